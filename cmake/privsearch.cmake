@@ -1,0 +1,20 @@
+# Shared compile settings for every privsearch target.
+add_library(privsearch_warnings INTERFACE)
+target_compile_options(privsearch_warnings INTERFACE -Wall -Wextra -Wconversion -Wshadow
+                       -Wno-sign-conversion)
+if(PRIVSEARCH_WERROR)
+  target_compile_options(privsearch_warnings INTERFACE -Werror)
+endif()
+if(PRIVSEARCH_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# privsearch_module(<name> SOURCES ... DEPS ...): one static library per module, includes
+# rooted at src/.
+function(privsearch_module name)
+  cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${M_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(${name} PUBLIC ${M_DEPS} PRIVATE privsearch_warnings)
+endfunction()

@@ -1,0 +1,220 @@
+#include "ckks/encoder.h"
+
+#include <bit>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "ckks/poly_util.h"
+#include "ring/ntt.h"
+
+namespace privsearch::ckks {
+
+Result<Encoder> Encoder::create(const Params& params) {
+  const std::size_t s = params.slots();
+  const std::size_t two_n = 2 * params.n();
+  const int log_s = std::countr_zero(s);
+  auto t = std::make_shared<Tables>();
+  t->twist_re.resize(s);
+  t->twist_im.resize(s);
+  for (std::size_t k = 0; k < s; ++k) {
+    // zeta^k = exp(i pi k / n)
+    const double angle = std::numbers::pi * static_cast<double>(k) / static_cast<double>(params.n());
+    t->twist_re[k] = std::cos(angle);
+    t->twist_im[k] = std::sin(angle);
+  }
+  t->fft_re.resize(s > 1 ? s - 1 : 1);
+  t->fft_im.resize(s > 1 ? s - 1 : 1);
+  for (std::size_t half = 1; half < s; half <<= 1) {
+    const std::size_t len = 2 * half;
+    for (std::size_t j = 0; j < half; ++j) {
+      const double angle = 2 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(len);
+      t->fft_re[half - 1 + j] = std::cos(angle);
+      t->fft_im[half - 1 + j] = std::sin(angle);
+    }
+  }
+  t->slot_index.resize(s);
+  std::uint64_t g = 1;
+  for (std::size_t j = 0; j < s; ++j) {
+    const std::size_t tj = static_cast<std::size_t>((g - 1) / 4);
+    t->slot_index[j] = ring::reverse_bits(tj, log_s);
+    g = (g * 5) % two_n;
+  }
+  return Encoder(params, std::move(t));
+}
+
+void Encoder::dft_forward(double* re, double* im) const {
+  // Gentleman-Sande: X_t = sum_k x_k omega^(t k), output in bit-reversed order.
+  const std::size_t s = slots();
+  for (std::size_t half = s / 2; half >= 1; half >>= 1) {
+    const double* wr = t_->fft_re.data() + half - 1;
+    const double* wi = t_->fft_im.data() + half - 1;
+    for (std::size_t i = 0; i < s; i += 2 * half) {
+      double* xr = re + i;
+      double* xi = im + i;
+      double* yr = xr + half;
+      double* yi = xi + half;
+      for (std::size_t j = 0; j < half; ++j) {
+        const double ur = xr[j], ui = xi[j], vr = yr[j], vi = yi[j];
+        xr[j] = ur + vr;
+        xi[j] = ui + vi;
+        const double dr = ur - vr, di = ui - vi;
+        yr[j] = dr * wr[j] - di * wi[j];
+        yi[j] = dr * wi[j] + di * wr[j];
+      }
+    }
+  }
+}
+
+void Encoder::dft_inverse(double* re, double* im) const {
+  // Cooley-Tukey: x_k = sum_t y_t omega^(-t k), input in bit-reversed order.
+  const std::size_t s = slots();
+  for (std::size_t half = 1; half < s; half <<= 1) {
+    const double* wr = t_->fft_re.data() + half - 1;
+    const double* wi = t_->fft_im.data() + half - 1;
+    for (std::size_t i = 0; i < s; i += 2 * half) {
+      double* xr = re + i;
+      double* xi = im + i;
+      double* yr = xr + half;
+      double* yi = xi + half;
+      for (std::size_t j = 0; j < half; ++j) {
+        // v = y * conj(w)
+        const double vr = yr[j] * wr[j] + yi[j] * wi[j];
+        const double vi = yi[j] * wr[j] - yr[j] * wi[j];
+        const double ur = xr[j], ui = xi[j];
+        xr[j] = ur + vr;
+        xi[j] = ui + vi;
+        yr[j] = ur - vr;
+        yi[j] = ui - vi;
+      }
+    }
+  }
+}
+
+namespace {
+Status check_level_scale(const Params& params, std::size_t level, double scale) {
+  if (level > params.max_level()) {
+    return invalid_argument_error(
+        fmt::format("`level` = {} exceeds the maximum level {}", level, params.max_level()));
+  }
+  if (!(scale >= 1.0) || !std::isfinite(scale) || std::log2(scale) >= 62) {
+    return invalid_argument_error(fmt::format("`scale` = {} is not in [1, 2^62)", scale));
+  }
+  return Status();
+}
+}  // namespace
+
+Result<Plaintext> Encoder::encode(std::span<const double> values, std::size_t level,
+                                  double scale) const {
+  PRIVSEARCH_RETURN_IF_ERROR(check_level_scale(params_, level, scale));
+  const std::size_t s = slots();
+  if (values.size() > s) {
+    return invalid_argument_error(
+        fmt::format("{} values do not fit {} slots", values.size(), s));
+  }
+  std::vector<double> re(s, 0.0), im(s, 0.0);
+  for (std::size_t j = 0; j < values.size(); ++j) {
+    if (!std::isfinite(values[j])) {
+      return invalid_argument_error(fmt::format("value {} is not finite", j));
+    }
+    re[t_->slot_index[j]] = values[j];
+  }
+  return encode_spectrum(re, im, level, scale);
+}
+
+Result<Plaintext> Encoder::encode(std::span<const std::complex<double>> values, std::size_t level,
+                                  double scale) const {
+  PRIVSEARCH_RETURN_IF_ERROR(check_level_scale(params_, level, scale));
+  const std::size_t s = slots();
+  if (values.size() > s) {
+    return invalid_argument_error(
+        fmt::format("{} values do not fit {} slots", values.size(), s));
+  }
+  std::vector<double> re(s, 0.0), im(s, 0.0);
+  for (std::size_t j = 0; j < values.size(); ++j) {
+    if (!std::isfinite(values[j].real()) || !std::isfinite(values[j].imag())) {
+      return invalid_argument_error(fmt::format("value {} is not finite", j));
+    }
+    re[t_->slot_index[j]] = values[j].real();
+    im[t_->slot_index[j]] = values[j].imag();
+  }
+  return encode_spectrum(re, im, level, scale);
+}
+
+Result<Plaintext> Encoder::encode_constant(double value, std::size_t level, double scale) const {
+  std::vector<double> v(slots(), value);
+  return encode(v, level, scale);
+}
+
+Result<Plaintext> Encoder::encode_spectrum(std::vector<double>& re, std::vector<double>& im,
+                                           std::size_t level, double scale) const {
+  const std::size_t s = slots();
+  const std::size_t n = params_.n();
+  dft_inverse(re.data(), im.data());
+  // w_k = x_k * zeta^-k / S, coefficients m_k = round(delta Re w_k), m_{k+S} = round(delta Im w_k)
+  const double factor = scale / static_cast<double>(s);
+  std::vector<std::int64_t> coeffs(n);
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  double max_abs = 0;
+  for (std::size_t k = 0; k < s; ++k) {
+    const double tr = t_->twist_re[k], ti = -t_->twist_im[k];
+    const double wr = (re[k] * tr - im[k] * ti) * factor;
+    const double wi = (re[k] * ti + im[k] * tr) * factor;
+    const double a = std::nearbyint(wr), b = std::nearbyint(wi);
+    max_abs = std::fmax(max_abs, std::fmax(std::fabs(a), std::fabs(b)));
+    coeffs[k] = static_cast<std::int64_t>(std::fmin(std::fmax(a, -kLimit), kLimit));
+    coeffs[k + s] = static_cast<std::int64_t>(std::fmin(std::fmax(b, -kLimit), kLimit));
+  }
+  if (!(max_abs < kLimit)) {
+    return out_of_range_error(fmt::format(
+        "encoding needs a coefficient of magnitude {:.3g} >= 2^62; lower the scale or the values",
+        max_abs));
+  }
+  const auto rows = key_rows(params_, level, false);
+  ring::RnsPoly poly(n, rows.size(), false);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ring::Modulus& q = params_.key_moduli()[rows[i]];
+    std::uint64_t* row = poly.row(i);
+    for (std::size_t k = 0; k < n; ++k) row[k] = q.from_signed(coeffs[k]);
+  }
+  to_ntt(params_, rows, poly);
+  return Plaintext(params_.id(), level, scale, std::move(poly));
+}
+
+Result<std::vector<std::complex<double>>> Encoder::decode_complex(const Plaintext& pt) const {
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params_, pt.params_id(), "plaintext"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_level_scale(params_, pt.level(), pt.scale()));
+  if (!pt.poly().is_ntt() || pt.poly().num_moduli() != pt.level() + 1 ||
+      pt.poly().n() != params_.n()) {
+    return invalid_argument_error("plaintext polynomial does not match its level");
+  }
+  const std::size_t s = slots();
+  const std::size_t n = params_.n();
+  ring::RnsPoly poly = pt.poly();
+  const auto rows = key_rows(params_, pt.level(), false);
+  from_ntt(params_, rows, poly);
+  const ring::RnsBase& base = params_.q_base(pt.level());
+  std::vector<double> coeff(n);
+  for (std::size_t k = 0; k < n; ++k) coeff[k] = base.compose_centered(poly.data().data() + k, n);
+  std::vector<double> re(s), im(s);
+  const double inv_scale = 1.0 / pt.scale();
+  for (std::size_t k = 0; k < s; ++k) {
+    const double wr = coeff[k] * inv_scale, wi = coeff[k + s] * inv_scale;
+    re[k] = wr * t_->twist_re[k] - wi * t_->twist_im[k];
+    im[k] = wr * t_->twist_im[k] + wi * t_->twist_re[k];
+  }
+  dft_forward(re.data(), im.data());
+  std::vector<std::complex<double>> out(s);
+  for (std::size_t j = 0; j < s; ++j) out[j] = {re[t_->slot_index[j]], im[t_->slot_index[j]]};
+  return out;
+}
+
+Result<std::vector<double>> Encoder::decode(const Plaintext& pt) const {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto c, decode_complex(pt));
+  std::vector<double> out(c.size());
+  for (std::size_t j = 0; j < c.size(); ++j) out[j] = c[j].real();
+  return out;
+}
+
+}  // namespace privsearch::ckks

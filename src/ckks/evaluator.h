@@ -1,0 +1,58 @@
+// Homomorphic operations on CKKS ciphertexts (RNS form, NTT domain), public material only.
+//
+// A ciphertext at level l is (c0, c1) in R_{Q_l}^2 with c0 + c1*s = delta*m + e.
+// - add/sub/negate: componentwise; operands must share params id, level and scale.
+// - add_plain: c0 + pt (same level and scale); multiply_plain: (c0*pt, c1*pt), scale multiplies.
+// - rescale: divide by the last prime q_l with rounding (Cheon et al. 2018, RNS variant):
+//     c'_i = (c_i - [c]_{q_l}) * q_l^-1 mod q_i, i < l, with [c]_{q_l} the centred residue;
+//   the scale becomes scale / q_l and the level drops by one.
+// - mod_switch_to_level: drop primes q_{l'+1}..q_l without scaling (valid because Q_{l'} | Q_l).
+// Errors: kFailedPrecondition for mismatched params id / level / scale / no level left,
+// kOutOfRange when a product's scale would not fit the modulus.
+// Thread safety: immutable; all methods may run concurrently. Constant time: public data only.
+#pragma once
+
+#include <cstddef>
+
+#include "ckks/ciphertext.h"
+#include "ckks/params.h"
+#include "ckks/plaintext.h"
+#include "core/status.h"
+
+namespace privsearch::ckks {
+
+class Evaluator {
+ public:
+  explicit Evaluator(Params params) : params_(std::move(params)) {}
+  const Params& params() const { return params_; }
+
+  Status add_inplace(Ciphertext& a, const Ciphertext& b) const;
+  Status sub_inplace(Ciphertext& a, const Ciphertext& b) const;
+  Status negate_inplace(Ciphertext& a) const;
+  Status add_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  Status sub_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  Status multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const;
+  Status rescale_inplace(Ciphertext& a) const;
+  Status mod_switch_to_level_inplace(Ciphertext& a, std::size_t level) const;
+
+  Result<Ciphertext> add(Ciphertext a, const Ciphertext& b) const;
+  Result<Ciphertext> sub(Ciphertext a, const Ciphertext& b) const;
+  Result<Ciphertext> negate(Ciphertext a) const;
+  Result<Ciphertext> add_plain(Ciphertext a, const Plaintext& p) const;
+  Result<Ciphertext> multiply_plain(Ciphertext a, const Plaintext& p) const;
+  Result<Ciphertext> rescale(Ciphertext a) const;
+  Result<Ciphertext> mod_switch_to_level(Ciphertext a, std::size_t level) const;
+
+  // Validates a ciphertext's shape against the params (used by every operation).
+  Status check_ciphertext(const Ciphertext& c, const char* what) const;
+  Status check_plaintext(const Plaintext& p, const char* what) const;
+
+ private:
+  Params params_;
+};
+
+// True if two scales are equal up to a relative 2^-40 (scales are products of primes and
+// powers of two; bit-exact equality is too strict after rescaling).
+bool scales_match(double a, double b);
+
+}  // namespace privsearch::ckks

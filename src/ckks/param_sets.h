@@ -1,0 +1,35 @@
+// Named CKKS parameter presets. Provenance of each is in docs/PARAMETERS.md.
+//
+// - "paper-n8192": the search paper's record (hybrid-search-reference.md Table 3): n = 8192,
+//   q = [60, 40] bits, P = [60] bits, delta = 2^40, ternary secret, CBD(21) noise. SEAL's prime
+//   rule reproduces its primes 1152921504606748673, 1099511480321 and 1152921504606830593.
+//   log2(QP) = 160 <= 218 (HE standard, n = 8192).
+// - "ifma-n8192": same ring and security, every prime below 2^50 so the AVX-512 IFMA kernels
+//   apply: q = [50, 40, 40], P = [50], delta = 2^40; log2(QP) = 180 <= 218. The extra 40-bit
+//   prime gives the level that a 50-bit q_0 lacks for masks at delta scale.
+// - "insecure-test-n64" etc.: tiny rings for unit tests only; marked insecure, never accepted
+//   by the service.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ckks/params.h"
+#include "core/status.h"
+
+namespace privsearch::ckks {
+
+inline constexpr std::string_view kPaperPresetName = "paper-n8192";
+inline constexpr std::string_view kIfmaPresetName = "ifma-n8192";
+
+ParamsLiteral paper_n8192_literal();
+ParamsLiteral ifma_n8192_literal();
+// Insecure: n in [16, 1024], q = [50, 40, 40], P = [50]; for tests and fuzzing only.
+ParamsLiteral insecure_test_literal(std::size_t n);
+
+// The secure presets by name (kNotFound for unknown names, listing the known ones).
+Result<ParamsLiteral> preset_literal(std::string_view name);
+std::vector<std::string> preset_names();
+
+}  // namespace privsearch::ckks

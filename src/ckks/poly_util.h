@@ -1,0 +1,42 @@
+// Polynomial plumbing shared by the ckks objects: NTT over a chosen set of key-basis rows,
+// seed expansion of uniform polynomials, and ModDown (division by the special modulus P).
+//
+// Row sets: a polynomial "at level l over Q" has rows q_0..q_l; "at level l over QP" has rows
+// q_0..q_l followed by p_0..p_{k-1}. key_rows(params, level, with_p) lists the key-basis
+// indices (into Params::key_moduli()) of those rows.
+//
+// ModDown (Gentry-Halevi-Smart 2012, hybrid key switching; RNS form as in Bajard et al. 2016 and
+// SEAL's `divide_and_round_q_last`): for x over QP,
+//   ModDown(x) = (x - FastConv_{P->Q}([x]_P)) * P^-1 mod q_i,
+// which is x/P up to an additive error below k + 1 (k special primes).
+// Thread safety: pure functions. Constant time: yes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ckks/params.h"
+#include "core/csprng.h"
+#include "ring/rns_poly.h"
+
+namespace privsearch::ckks {
+
+std::vector<std::size_t> key_rows(const Params& params, std::size_t level, bool with_p);
+std::vector<ring::Modulus> moduli_for_rows(const Params& params,
+                                           const std::vector<std::size_t>& rows);
+
+// In-place NTT / inverse NTT of every row; rows[i] names the key-basis modulus of row i.
+void to_ntt(const Params& params, const std::vector<std::size_t>& rows, ring::RnsPoly& poly);
+void from_ntt(const Params& params, const std::vector<std::size_t>& rows, ring::RnsPoly& poly);
+
+// A polynomial whose rows are uniform modulo the given moduli, in NTT form, expanded from
+// stream `stream` of `seed`. The same (seed, stream, rows) always gives the same polynomial.
+ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t>& rows,
+                             const Seed& seed, std::uint64_t stream);
+
+// poly: rows q_0..q_level, p_0..p_{k-1} in NTT form. Result: rows q_0..q_level in NTT form
+// holding round-ish(poly / P).
+void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly);
+
+}  // namespace privsearch::ckks

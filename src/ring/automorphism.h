@@ -1,0 +1,46 @@
+// Ring automorphisms sigma_g: X -> X^g of Z_q[X]/(X^n + 1) for odd g (Galois elements).
+//
+// Rotation of CKKS slots by k positions to the left is sigma_g with g = 5^k mod 2n (the slots
+// are ordered by powers of 5, as in SEAL); conjugation is g = 2n - 1.
+// Coefficient form: a_j X^j -> a_j X^(jg mod 2n), with X^n = -1 giving a sign.
+// NTT form (see ntt.h): index i holds a(psi^(e_i)), e_i = 2 brv(i) + 1, and
+// sigma_g(a)(psi^e) = a(psi^(e g)), so sigma_g permutes the NTT values: no arithmetic at all.
+// Thread safety: immutable tables. Constant time: data-independent indices.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "ring/modulus.h"
+
+namespace privsearch::ring {
+
+// 5^step mod 2n for any integer step (negative = rotate right); the group <5> has order n/2.
+std::uint64_t galois_elt_for_step(int step, std::size_t n);
+// 2n - 1.
+inline std::uint64_t galois_elt_conjugate(std::size_t n) { return 2 * n - 1; }
+// The step k with 5^k = g, if g is in <5> (kNotFound otherwise).
+Result<int> step_for_galois_elt(std::uint64_t galois_elt, std::size_t n);
+
+// out = sigma_g(in) in coefficient form; in != out.
+void apply_galois_coeff(const std::uint64_t* in, std::uint64_t galois_elt, const Modulus& q,
+                        std::uint64_t* out, std::size_t n);
+
+// Precomputed NTT-domain permutation for one Galois element.
+class GaloisPermutation {
+ public:
+  static Result<GaloisPermutation> create(std::uint64_t galois_elt, std::size_t n);
+  std::uint64_t galois_elt() const { return galois_elt_; }
+  // out[i] = in[perm[i]]; in != out.
+  void apply(const std::uint64_t* in, std::uint64_t* out) const;
+  const std::vector<std::uint32_t>& table() const { return perm_; }
+
+ private:
+  GaloisPermutation() = default;
+  std::uint64_t galois_elt_ = 0;
+  std::vector<std::uint32_t> perm_;
+};
+
+}  // namespace privsearch::ring

@@ -1,0 +1,102 @@
+#include "ring/ntt.h"
+
+#include <fmt/format.h>
+
+#include "ring/primes.h"
+
+namespace privsearch::ring {
+
+std::string_view ntt_path_name(NttPath path) {
+  switch (path) {
+    case NttPath::kScalar: return "scalar";
+    case NttPath::kIfma: return "avx512ifma";
+  }
+  return "unknown";
+}
+
+bool cpu_has_ifma() {
+  static const bool has = detail::ifma_compiled() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512ifma");
+  return has;
+}
+
+Result<NttTables> NttTables::create(std::size_t n, const Modulus& q) {
+  if (n < 2 || n > (std::size_t{1} << 17) || (n & (n - 1)) != 0) {
+    return invalid_argument_error(
+        fmt::format("NTT degree `n` = {} is not a power of two in [2, 2^17]", n));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const u64 psi, minimal_primitive_root(q.value(), 2 * n));
+  NttTables t(q);
+  t.n_ = n;
+  t.log_n_ = std::countr_zero(n);
+  t.psi_ = psi;
+  const u64 psi_inv = q.inv(psi);
+  const bool small = q.value() < (u64{1} << 50);
+  auto shoup52 = [&](u64 w) {
+    return static_cast<u64>((static_cast<u128>(w) << 52) / q.value());
+  };
+  Twiddles& tw = t.tw_;
+  tw.root.resize(n);
+  tw.inv_root.resize(n);
+  // powers in standard order, then scattered to bit-reversed positions
+  u64 p = 1, pi = 1;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t r = reverse_bits(k, t.log_n_);
+    tw.root[r] = p;
+    tw.inv_root[r] = pi;
+    p = q.mul(p, psi);
+    pi = q.mul(pi, psi_inv);
+  }
+  tw.root_shoup64.resize(n);
+  tw.inv_root_shoup64.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    tw.root_shoup64[k] = q.shoup(tw.root[k]);
+    tw.inv_root_shoup64[k] = q.shoup(tw.inv_root[k]);
+  }
+  if (small) {
+    tw.root_shoup52.resize(n);
+    tw.inv_root_shoup52.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      tw.root_shoup52[k] = shoup52(tw.root[k]);
+      tw.inv_root_shoup52[k] = shoup52(tw.inv_root[k]);
+    }
+  }
+  t.n_inv_ = q.inv(static_cast<u64>(n) % q.value());
+  t.n_inv_shoup64_ = q.shoup(t.n_inv_);
+  t.last_scaled_ = q.mul(tw.inv_root[1], t.n_inv_);
+  t.last_scaled_shoup64_ = q.shoup(t.last_scaled_);
+  if (small) {
+    t.n_inv_shoup52_ = shoup52(t.n_inv_);
+    t.last_scaled_shoup52_ = shoup52(t.last_scaled_);
+  }
+  t.default_path_ = (small && n >= 16 && cpu_has_ifma()) ? NttPath::kIfma : NttPath::kScalar;
+  return t;
+}
+
+bool NttTables::supports(NttPath path) const {
+  switch (path) {
+    case NttPath::kScalar: return true;
+    case NttPath::kIfma: return q_.value() < (u64{1} << 50) && n_ >= 16 && cpu_has_ifma();
+  }
+  return false;
+}
+
+void NttTables::forward(std::uint64_t* a, NttPath path) const {
+  PRIVSEARCH_DCHECK(supports(path), "NTT path not supported for this modulus/CPU");
+  if (path == NttPath::kIfma) {
+    detail::ntt_forward_ifma(*this, a);
+  } else {
+    detail::ntt_forward_scalar(*this, a);
+  }
+}
+
+void NttTables::inverse(std::uint64_t* a, NttPath path) const {
+  PRIVSEARCH_DCHECK(supports(path), "NTT path not supported for this modulus/CPU");
+  if (path == NttPath::kIfma) {
+    detail::ntt_inverse_ifma(*this, a);
+  } else {
+    detail::ntt_inverse_scalar(*this, a);
+  }
+}
+
+}  // namespace privsearch::ring

@@ -1,0 +1,102 @@
+// Negacyclic number-theoretic transform over Z_q[X]/(X^n + 1).
+//
+// With psi a primitive 2n-th root of unity mod q, forward() maps coefficients a_0..a_{n-1}
+// (standard order) to the evaluations a(psi^(2*brv(i)+1)) at index i, where brv reverses log2(n)
+// bits; inverse() undoes it. This is the merged-twist Cooley-Tukey / Gentleman-Sande pair of
+// Longa-Naehrig (2016), "Speeding up the NTT...", Algorithms 1 and 2, with Harvey's lazy
+// butterflies (Harvey 2014, "Faster arithmetic for number-theoretic transforms"): forward
+// values stay in [0, 4q), inverse values in [0, 2q), and one final pass reduces to [0, q).
+//
+// Two implementations with identical results: a portable scalar one (q < 2^62) and an AVX-512
+// IFMA one (52-bit multiply-add lanes, q < 2^50 so that 4q < 2^52). The path is chosen at run
+// time from CPUID; tests run both on the same inputs.
+// Thread safety: NttTables is immutable after create(). Constant time: yes (no data-dependent
+// branches or indices).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "ring/modulus.h"
+
+namespace privsearch::ring {
+
+enum class NttPath { kScalar, kIfma };
+std::string_view ntt_path_name(NttPath path);
+
+// True if this CPU has AVX-512F and AVX-512 IFMA (and the binary carries that path).
+bool cpu_has_ifma();
+
+class NttTables {
+ public:
+  // q must be a prime with q = 1 mod 2n; n a power of two in [2, 2^17].
+  static Result<NttTables> create(std::size_t n, const Modulus& q);
+
+  std::size_t n() const { return n_; }
+  const Modulus& modulus() const { return q_; }
+  std::uint64_t psi() const { return psi_; }
+  // The path forward()/inverse() take: IFMA when the CPU has it and q < 2^50.
+  NttPath default_path() const { return default_path_; }
+  bool supports(NttPath path) const;
+
+  // In place; input in [0, q) standard order, output in [0, q) bit-reversed order.
+  void forward(std::uint64_t* a) const { forward(a, default_path_); }
+  // In place; input in [0, q) bit-reversed order, output in [0, q) standard order.
+  void inverse(std::uint64_t* a) const { inverse(a, default_path_); }
+  // Explicit path (for tests and benchmarks). Precondition: supports(path).
+  void forward(std::uint64_t* a, NttPath path) const;
+  void inverse(std::uint64_t* a, NttPath path) const;
+
+  // Twiddles, exposed for the SIMD kernels: psi^brv(k) and psi^-brv(k) with their Shoup
+  // companions for 64-bit (scalar) and 52-bit (IFMA) words. Each array has n entries.
+  struct Twiddles {
+    std::vector<std::uint64_t> root;          // psi^brv(k) (forward)
+    std::vector<std::uint64_t> root_shoup64;  // floor(root * 2^64 / q)
+    std::vector<std::uint64_t> root_shoup52;  // floor(root * 2^52 / q), only if q < 2^50
+    std::vector<std::uint64_t> inv_root;      // psi^-brv(k) (inverse)
+    std::vector<std::uint64_t> inv_root_shoup64;
+    std::vector<std::uint64_t> inv_root_shoup52;
+  };
+  const Twiddles& twiddles() const { return tw_; }
+  std::uint64_t n_inv() const { return n_inv_; }
+  std::uint64_t n_inv_shoup64() const { return n_inv_shoup64_; }
+  std::uint64_t n_inv_shoup52() const { return n_inv_shoup52_; }
+  // psi^-brv(1) * n^-1, the last inverse stage's twiddle with the 1/n scaling folded in.
+  std::uint64_t last_inv_root_scaled() const { return last_scaled_; }
+  std::uint64_t last_inv_root_scaled_shoup64() const { return last_scaled_shoup64_; }
+  std::uint64_t last_inv_root_scaled_shoup52() const { return last_scaled_shoup52_; }
+
+ private:
+  NttTables(const Modulus& q) : q_(q) {}
+  std::size_t n_ = 0;
+  int log_n_ = 0;
+  Modulus q_;
+  std::uint64_t psi_ = 0;
+  Twiddles tw_;
+  std::uint64_t n_inv_ = 0, n_inv_shoup64_ = 0, n_inv_shoup52_ = 0;
+  std::uint64_t last_scaled_ = 0, last_scaled_shoup64_ = 0, last_scaled_shoup52_ = 0;
+  NttPath default_path_ = NttPath::kScalar;
+};
+
+// Bit reversal of the low `bits` bits of x.
+inline std::size_t reverse_bits(std::size_t x, int bits) {
+  std::size_t r = 0;
+  for (int i = 0; i < bits; ++i) {
+    r = (r << 1) | (x & 1);
+    x >>= 1;
+  }
+  return r;
+}
+
+namespace detail {
+void ntt_forward_scalar(const NttTables& t, std::uint64_t* a);
+void ntt_inverse_scalar(const NttTables& t, std::uint64_t* a);
+void ntt_forward_ifma(const NttTables& t, std::uint64_t* a);
+void ntt_inverse_ifma(const NttTables& t, std::uint64_t* a);
+bool ifma_compiled();
+}  // namespace detail
+
+}  // namespace privsearch::ring

@@ -1,0 +1,68 @@
+// RNS bases: a list of pairwise coprime word-size moduli {m_0..m_{k-1}} with product M, and
+// the conversions privsearch needs.
+//
+// CRT: x = sum_i [x_i * (M/m_i)^-1]_{m_i} * (M/m_i) mod M.
+// Fast base conversion (Bajard, Eynard, Hasan, Zucca 2016, "A full RNS variant of FV"):
+//   conv_B(x)_j = sum_i [x_i * (M/m_i)^-1]_{m_i} * (M/m_i mod b_j) mod b_j
+// equals x + u*M for some 0 <= u < k; callers that divide by M afterwards (ModDown) absorb the
+// u*M term as a small rounding error.
+// Thread safety: immutable after create(). Constant time: the conversions are straight-line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "ring/modulus.h"
+
+namespace privsearch::ring {
+
+class RnsBase {
+ public:
+  // Moduli must be distinct primes below 2^62 (pairwise coprime suffices; primes are what
+  // privsearch uses).
+  static Result<RnsBase> create(std::span<const std::uint64_t> moduli);
+
+  std::size_t size() const { return moduli_.size(); }
+  const Modulus& operator[](std::size_t i) const { return moduli_[i]; }
+  const std::vector<Modulus>& moduli() const { return moduli_; }
+  // [(M/m_i)^-1]_{m_i} and its Shoup companion.
+  std::uint64_t punctured_inverse(std::size_t i) const { return punct_inv_[i]; }
+  std::uint64_t punctured_inverse_shoup(std::size_t i) const { return punct_inv_shoup_[i]; }
+  // M as little-endian 64-bit limbs.
+  const std::vector<std::uint64_t>& product() const { return product_; }
+
+  // Centred CRT reconstruction of one residue vector to the nearest double: the result is the
+  // representative of x in (-M/2, M/2], rounded to double. `residues` has size() entries.
+  double compose_centered(const std::uint64_t* residues, std::size_t stride) const;
+
+ private:
+  RnsBase() = default;
+  std::vector<Modulus> moduli_;
+  std::vector<std::uint64_t> punct_inv_, punct_inv_shoup_;
+  std::vector<std::uint64_t> product_;            // M
+  std::vector<std::uint64_t> half_product_;       // floor(M/2)
+  std::vector<std::vector<std::uint64_t>> punct_; // M/m_i as limbs (size() limbs each)
+};
+
+// Fast base conversion from base `from` to base `to` (see header), for n coefficients.
+class BaseConverter {
+ public:
+  static Result<BaseConverter> create(const RnsBase& from, const RnsBase& to);
+  // in: from.size() rows of n values (row stride n), each < its modulus.
+  // out: to.size() rows of n values in [0, to[j]).
+  // Only the first `to_count` target moduli are produced (to_count <= to.size()).
+  void convert(const std::uint64_t* in, std::uint64_t* out, std::size_t n,
+               std::size_t to_count) const;
+  const RnsBase& from() const { return from_; }
+  const RnsBase& to() const { return to_; }
+
+ private:
+  BaseConverter(RnsBase from, RnsBase to) : from_(std::move(from)), to_(std::move(to)) {}
+  RnsBase from_, to_;
+  std::vector<std::uint64_t> punct_mod_to_;  // (M/m_i) mod b_j at [j * from.size() + i]
+};
+
+}  // namespace privsearch::ring

@@ -1,0 +1,111 @@
+#include "ring/ntt.h"
+
+#include <gtest/gtest.h>
+
+#include "core/csprng.h"
+#include "ring/primes.h"
+#include "testing/reference.h"
+
+namespace privsearch::ring {
+namespace {
+
+std::vector<u64> random_poly(Prng& p, std::size_t n, u64 q) {
+  std::vector<u64> v(n);
+  for (auto& x : v) x = p.uniform_below(q);
+  return v;
+}
+
+NttTables tables_for(std::size_t n, int bits) {
+  const auto q = largest_ntt_primes(bits, n, 1).value()[0];
+  return NttTables::create(n, Modulus::create(q).value()).value();
+}
+
+TEST(NttTables, RejectsBadDegreesAndModuli) {
+  const auto q = *Modulus::create(97);
+  EXPECT_FALSE(NttTables::create(6, q).ok());
+  EXPECT_FALSE(NttTables::create(64, q).ok());  // 97 != 1 mod 128
+  EXPECT_FALSE(NttTables::create(8, *Modulus::create(99)).ok());  // not prime
+}
+
+TEST(NttTables, ForwardMatchesDirectEvaluation) {
+  Prng prng = Prng::from_seed(Seed{}, 21);
+  for (std::size_t n : {2u, 4u, 16u, 64u, 256u}) {
+    for (int bits : {30, 49, 60}) {
+      const auto t = tables_for(n, bits);
+      const u64 q = t.modulus().value();
+      const auto a = random_poly(prng, n, q);
+      const auto expected = testing::ref_ntt(a, t.psi(), q);
+      for (NttPath path : {NttPath::kScalar, NttPath::kIfma}) {
+        if (!t.supports(path)) continue;
+        auto b = a;
+        t.forward(b.data(), path);
+        EXPECT_EQ(b, expected) << "n = " << n << " bits = " << bits << " "
+                               << ntt_path_name(path);
+      }
+    }
+  }
+}
+
+TEST(NttTables, ForwardThenInverseIsIdentity) {
+  Prng prng = Prng::from_seed(Seed{}, 22);
+  for (std::size_t n : {16u, 1024u, 8192u}) {
+    for (int bits : {40, 50, 60, 61}) {
+      const auto t = tables_for(n, bits);
+      const auto a = random_poly(prng, n, t.modulus().value());
+      for (NttPath path : {NttPath::kScalar, NttPath::kIfma}) {
+        if (!t.supports(path)) continue;
+        auto b = a;
+        t.forward(b.data(), path);
+        t.inverse(b.data(), path);
+        EXPECT_EQ(b, a) << n << " " << bits << " " << ntt_path_name(path);
+      }
+    }
+  }
+}
+
+TEST(NttTables, NttProductEqualsSchoolbookNegacyclicProduct) {
+  Prng prng = Prng::from_seed(Seed{}, 23);
+  for (std::size_t n : {8u, 32u, 128u}) {
+    for (int bits : {45, 60}) {
+      const auto t = tables_for(n, bits);
+      const u64 q = t.modulus().value();
+      const auto a = random_poly(prng, n, q), b = random_poly(prng, n, q);
+      auto fa = a, fb = b;
+      t.forward(fa.data());
+      t.forward(fb.data());
+      for (std::size_t i = 0; i < n; ++i) fa[i] = t.modulus().mul(fa[i], fb[i]);
+      t.inverse(fa.data());
+      EXPECT_EQ(fa, testing::ref_negacyclic_mul(a, b, q)) << n << " " << bits;
+    }
+  }
+}
+
+TEST(NttTables, IfmaPathEqualsScalarPath) {
+  const auto t = tables_for(8192, 50);
+  if (!t.supports(NttPath::kIfma)) GTEST_SKIP() << "CPU without AVX-512 IFMA";
+  EXPECT_EQ(t.default_path(), NttPath::kIfma);
+  Prng prng = Prng::from_seed(Seed{}, 24);
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto a = random_poly(prng, 8192, t.modulus().value());
+    auto s = a, v = a;
+    t.forward(s.data(), NttPath::kScalar);
+    t.forward(v.data(), NttPath::kIfma);
+    ASSERT_EQ(s, v) << "forward, trial " << trial;
+    t.inverse(s.data(), NttPath::kScalar);
+    t.inverse(v.data(), NttPath::kIfma);
+    ASSERT_EQ(s, v) << "inverse, trial " << trial;
+    // Edge values: all q-1 stress the lazy ranges.
+  }
+  std::vector<u64> edge(8192, t.modulus().value() - 1);
+  auto s = edge, v = edge;
+  t.forward(s.data(), NttPath::kScalar);
+  t.forward(v.data(), NttPath::kIfma);
+  EXPECT_EQ(s, v);
+}
+
+TEST(NttTables, SixtyBitPrimesUseTheScalarPath) {
+  EXPECT_EQ(tables_for(8192, 60).default_path(), NttPath::kScalar);
+}
+
+}  // namespace
+}  // namespace privsearch::ring

@@ -1,0 +1,64 @@
+#include "ring/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace privsearch::ring {
+namespace {
+
+TEST(Sampler, TernaryIsBalancedOverMinusOneZeroOne) {
+  Prng prng = Prng::from_seed(Seed{}, 51);
+  SecureVector<std::int64_t> v(30000);
+  sample_ternary(prng, v);
+  int counts[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    ASSERT_GE(v[i], -1);
+    ASSERT_LE(v[i], 1);
+    ++counts[v[i] + 1];
+  }
+  for (int c : counts) EXPECT_NEAR(c, 10000, 400);
+}
+
+TEST(Sampler, CenteredBinomialHasTheStatedVariance) {
+  Prng prng = Prng::from_seed(Seed{}, 52);
+  SecureVector<std::int64_t> v(100000);
+  sample_cbd(prng, 21, v);
+  double sum = 0, sq = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    ASSERT_LE(std::abs(v[i]), 21);
+    sum += static_cast<double>(v[i]);
+    sq += static_cast<double>(v[i] * v[i]);
+  }
+  const double mean = sum / static_cast<double>(v.size());
+  const double var = sq / static_cast<double>(v.size()) - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.05);
+  EXPECT_NEAR(var, 10.5, 0.3);  // eta / 2, sigma = 3.24
+}
+
+TEST(Sampler, UniformRowsAreBelowTheirModuliAndSeedDeterministic) {
+  const Modulus mods[] = {*Modulus::create(97), *Modulus::create(1099511480321ULL)};
+  RnsPoly a(256, 2, true), b(256, 2, true);
+  Prng p1 = Prng::from_seed(Seed{}, 53), p2 = Prng::from_seed(Seed{}, 53);
+  sample_uniform_rows(p1, mods, a);
+  sample_uniform_rows(p2, mods, b);
+  EXPECT_EQ(a, b);
+  for (std::size_t i = 0; i < 256; ++i) {
+    EXPECT_LT(a.row(0)[i], 97u);
+    EXPECT_LT(a.row(1)[i], 1099511480321ULL);
+  }
+}
+
+TEST(Sampler, SmallToRnsMapsNegativesToTheTopOfTheRange) {
+  const Modulus mods[] = {*Modulus::create(97), *Modulus::create(101)};
+  const std::int64_t small[] = {-1, 0, 1, -21};
+  RnsPoly out(4, 2, false);
+  small_to_rns(small, mods, out);
+  EXPECT_EQ(out.row(0)[0], 96u);
+  EXPECT_EQ(out.row(1)[0], 100u);
+  EXPECT_EQ(out.row(0)[2], 1u);
+  EXPECT_EQ(out.row(1)[3], 80u);
+}
+
+}  // namespace
+}  // namespace privsearch::ring

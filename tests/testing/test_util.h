@@ -1,0 +1,51 @@
+// Shared test helpers: deterministic PRNG seeds, insecure params, precision in bits.
+#pragma once
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ckks/param_sets.h"
+#include "ckks/params.h"
+#include "core/csprng.h"
+
+namespace privsearch::testing {
+
+// A deterministic generator for tests; `label` picks the stream so tests do not share one.
+inline Prng test_prng(std::uint64_t label) {
+  Seed seed{};
+  for (std::size_t i = 0; i < seed.size(); ++i) seed[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  return Prng::from_seed(seed, label);
+}
+
+// Uniform double in [-1, 1) from the test generator.
+inline double uniform_pm1(Prng& p) {
+  return static_cast<double>(p.next_u64() >> 11) * 0x1p-52 - 1.0;
+}
+
+inline std::vector<double> random_values(Prng& p, std::size_t count) {
+  std::vector<double> v(count);
+  for (auto& x : v) x = uniform_pm1(p);
+  return v;
+}
+
+// log2(1 / max |a_i - b_i|): bits of precision.
+inline double precision_bits(std::span<const double> a, std::span<const double> b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(a[i] - b[i]));
+  return m == 0 ? 64.0 : -std::log2(m);
+}
+
+inline ckks::Params insecure_params(std::size_t n) {
+  return ckks::Params::create(ckks::insecure_test_literal(n)).value();
+}
+inline ckks::Params paper_params() {
+  return ckks::Params::create(ckks::paper_n8192_literal()).value();
+}
+inline ckks::Params ifma_params() {
+  return ckks::Params::create(ckks::ifma_n8192_literal()).value();
+}
+
+}  // namespace privsearch::testing
