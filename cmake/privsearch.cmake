@@ -18,3 +18,8 @@ function(privsearch_module name)
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${name} PUBLIC ${M_DEPS} PRIVATE privsearch_warnings)
 endfunction()
+if(PRIVSEARCH_BUILD_FUZZ)
+  # Instrument every library for coverage and sanitizers; only fuzz targets link libFuzzer.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,64 @@
+# privsearch: the two commands a newcomer needs are `make demo` and `make test`.
+# Every target installs its own Debian dependencies first (scripts/setup.sh, idempotent).
+
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
+
+.PHONY: all setup configure build test test-all test-slow sanitize fuzz fuzz-run bench demo format clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Unit, known-answer and fuzz-corpus tests (everything not labelled slow).
+test: build
+	@cd $(BUILD_DIR) && ctest -j $(JOBS) -LE slow --output-on-failure
+
+test-slow: build
+	@cd $(BUILD_DIR) && ctest -j $(JOBS) -L slow --output-on-failure
+
+test-all: build
+	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
+
+# Address + undefined-behaviour sanitizers over the unit tests and the fuzz corpus.
+sanitize: setup
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPRIVSEARCH_SANITIZE=ON \
+	  -DPRIVSEARCH_BUILD_BENCH=OFF > /dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && ctest -j $(JOBS) -LE slow --output-on-failure
+
+# libFuzzer targets (clang); `make fuzz-run FUZZ_TARGET=ckks_ciphertext FUZZ_SECONDS=60`.
+fuzz: setup
+	@CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DPRIVSEARCH_BUILD_FUZZ=ON -DPRIVSEARCH_BUILD_BENCH=OFF > /dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+
+FUZZ_TARGET ?= ckks_ciphertext
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz
+	@mkdir -p build-fuzz/corpus/$(FUZZ_TARGET)
+	@build-fuzz/fuzz/$(FUZZ_TARGET)_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  build-fuzz/corpus/$(FUZZ_TARGET) fuzz/corpus/$(FUZZ_TARGET)
+
+bench: build
+	@$(BUILD_DIR)/tools/privsearch bench ckks --json
+
+# The main job. For now: the CKKS core on the paper's preset (params, an encrypted
+# computation, figures); it grows into the full private-search demo as the issues land.
+demo: build
+	@$(BUILD_DIR)/examples/01_ckks_basics
+	@$(BUILD_DIR)/tools/privsearch params --preset paper-n8192
+
+format:
+	@find src tests tools fuzz bench examples -name '*.h' -o -name '*.cpp' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD_DIR) build-asan build-fuzz

@@ -1,0 +1,63 @@
+// Writes a seed corpus for every decoder fuzz target: valid objects from the fuzz params plus
+// a few near-misses (truncated, wrong type). Run: make_corpus <fuzz/corpus dir>.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ckks/client/encryptor.h"
+#include "ckks/client/keygen.h"
+#include "ckks/encoder.h"
+#include "ckks/evaluator.h"
+#include "ckks/serialization.h"
+#include "fuzz_common.h"
+
+namespace {
+void write(const std::filesystem::path& dir, const std::string& name,
+           const std::vector<std::uint8_t>& bytes) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+std::vector<std::uint8_t> truncated(std::vector<std::uint8_t> b, std::size_t keep) {
+  b.resize(std::min(keep, b.size()));
+  return b;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace privsearch;
+  using namespace privsearch::ckks;
+  if (argc != 2) return 2;
+  const std::filesystem::path root = argv[1];
+  const Params& params = fuzz::fuzz_params();
+  Prng prng = Prng::from_seed(Seed{}, 777);
+  const Encoder enc = *Encoder::create(params);
+  const KeyGenerator kg(params);
+  const SecretKey sk = kg.create_secret_key(prng);
+  const PublicKey pk = *kg.create_public_key(sk, prng);
+  const Encryptor encryptor(params);
+  const std::vector<double> v = {0.5, -0.25, 0.75};
+
+  write(root / "ckks_params", "valid", serialize_params(params));
+  write(root / "ckks_params", "paper", serialize_params(*Params::create(paper_n8192_literal())));
+  write(root / "ckks_params", "truncated", truncated(serialize_params(params), 30));
+
+  const auto pt = *enc.encode(v, 1, 1e9);
+  write(root / "ckks_plaintext", "valid", serialize_plaintext(params, pt));
+  write(root / "ckks_plaintext", "truncated", truncated(serialize_plaintext(params, pt), 60));
+
+  for (std::size_t level = 0; level <= params.max_level(); ++level) {
+    const auto p = *enc.encode(v, level, 1e9);
+    const auto ct = *encryptor.encrypt_symmetric(sk, p, prng);
+    write(root / "ckks_ciphertext", "seeded_l" + std::to_string(level),
+          *serialize_ciphertext(params, ct, CiphertextForm::kSeeded));
+    write(root / "ckks_ciphertext", "full_l" + std::to_string(level),
+          *serialize_ciphertext(params, ct, CiphertextForm::kFull));
+  }
+  write(root / "ckks_ciphertext", "wrong_type", serialize_plaintext(params, pt));
+
+  write(root / "ckks_public_key", "valid", serialize_public_key(params, pk));
+  write(root / "ckks_public_key", "truncated", truncated(serialize_public_key(params, pk), 100));
+  return 0;
+}

@@ -1,0 +1,159 @@
+#include "bench_ckks.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "bench_util.h"
+#include "ckks/client/decryptor.h"
+#include "ckks/client/encryptor.h"
+#include "ckks/client/keygen.h"
+#include "ckks/encoder.h"
+#include "ckks/evaluator.h"
+#include "ckks/param_sets.h"
+#include "ckks/serialization.h"
+
+namespace privsearch::tools {
+
+namespace {
+
+using namespace privsearch::ckks;
+
+std::vector<double> random_unit_values(Prng& prng, std::size_t count) {
+  std::vector<double> v(count);
+  for (auto& x : v) x = static_cast<double>(prng.next_u64() >> 11) * 0x1p-52 * 2.0 - 1.0;
+  return v;
+}
+
+double precision_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(a[i] - b[i]));
+  return m == 0 ? 64.0 : -std::log2(m);
+}
+
+Result<nlohmann::json> bench_preset(const Params& params, const CkksBenchOptions& o) {
+  nlohmann::json j;
+  const std::size_t runs = o.runs, warm = o.warmup;
+  // Per-operation timings are at two data primes (the fresh query level of the paper's
+  // preset); for the three-prime IFMA preset that is level 1.
+  const std::size_t level = 1;
+  j["n"] = params.n();
+  j["log_qp"] = std::round(params.log_qp() * 100) / 100;
+  j["data_primes_timed"] = level + 1;
+  Prng prng = Prng::create();
+
+  // NTT of one polynomial modulo q_0.
+  const auto& ntt = params.ntt(0);
+  std::vector<std::uint64_t> poly(params.n());
+  for (auto& x : poly) x = prng.uniform_below(params.q_moduli()[0].value());
+  put_timing(j, "ntt_forward_us", time_runs(warm, runs, [&] { ntt.forward(poly.data()); }));
+  put_timing(j, "ntt_inverse_us", time_runs(warm, runs, [&] { ntt.inverse(poly.data()); }));
+  j["ntt_path"] = std::string(ring::ntt_path_name(ntt.default_path()));
+  if (ntt.default_path() != ring::NttPath::kScalar) {
+    put_timing(j, "ntt_forward_scalar_us",
+               time_runs(warm, runs, [&] { ntt.forward(poly.data(), ring::NttPath::kScalar); }));
+  }
+
+  PRIVSEARCH_ASSIGN_OR_RETURN(const Encoder encoder, Encoder::create(params));
+  const auto values = random_unit_values(prng, params.slots());
+  const auto other = random_unit_values(prng, params.slots());
+  const double delta = params.default_scale();
+  Plaintext pt;
+  put_timing(j, "encode_us", time_runs(warm, runs, [&] {
+               pt = encoder.encode(values, level, delta).value();
+             }));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt0, encoder.encode(values, 0, delta));
+  std::vector<double> decoded;
+  put_timing(j, "decode_us", time_runs(warm, runs, [&] { decoded = encoder.decode(pt0).value(); }));
+
+  const KeyGenerator keygen(params);
+  std::optional<SecretKey> sk;
+  std::optional<PublicKey> pk;
+  put_timing(j, "keygen_ms", time_runs(1, std::max<std::size_t>(runs / 5, 10), [&] {
+               sk.emplace(keygen.create_secret_key(prng));
+               pk = keygen.create_public_key(*sk, prng).value();
+             }),
+             1000.0);
+  const Encryptor encryptor(params);
+  const Decryptor decryptor(params);
+  const Evaluator evaluator(params);
+  Ciphertext ct;
+  put_timing(j, "encrypt_symmetric_us", time_runs(warm, runs, [&] {
+               ct = encryptor.encrypt_symmetric(*sk, pt, prng).value();
+             }));
+  std::vector<std::uint8_t> query_bytes;
+  put_timing(j, "encrypt_symmetric_serialize_us", time_runs(warm, runs, [&] {
+               const auto c = encryptor.encrypt_symmetric(*sk, pt, prng).value();
+               query_bytes = serialize_ciphertext(params, c, CiphertextForm::kSeeded).value();
+             }));
+  Ciphertext ct_pub;
+  put_timing(j, "encrypt_public_us", time_runs(warm, runs, [&] {
+               ct_pub = encryptor.encrypt_public(*pk, pt, prng).value();
+             }));
+  Plaintext dec;
+  put_timing(j, "decrypt_us", time_runs(warm, runs, [&] { dec = decryptor.decrypt(*sk, ct).value(); }));
+  PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext ct_last, evaluator.mod_switch_to_level(ct, 0));
+  put_timing(j, "decrypt_decode_last_level_us", time_runs(warm, runs, [&] {
+               decoded = encoder.decode(decryptor.decrypt(*sk, ct_last).value()).value();
+             }));
+
+  PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt_other, encoder.encode(other, level, delta));
+  Ciphertext prod;
+  put_timing(j, "multiply_plain_us", time_runs(warm, runs, [&] {
+               prod = evaluator.multiply_plain(ct, pt_other).value();
+             }));
+  Ciphertext rescaled;
+  put_timing(j, "rescale_us", time_runs(warm, runs, [&] {
+               rescaled = evaluator.rescale(prod).value();
+             }));
+
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto seeded, serialize_ciphertext(params, ct, CiphertextForm::kSeeded));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto full, serialize_ciphertext(params, ct, CiphertextForm::kFull));
+  j["ciphertext_seeded_bytes"] = seeded.size();
+  j["ciphertext_bytes"] = full.size();
+  j["public_key_bytes"] = serialize_public_key(params, *pk).size();
+
+  // Correctness checks after timing.
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto back_ct, deserialize_ciphertext(params, query_bytes));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto back_pt, decryptor.decrypt(*sk, back_ct));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto back, encoder.decode(back_pt));
+  const double bits_sym = precision_bits(values, back);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pub_pt, decryptor.decrypt(*sk, ct_pub));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pub_back, encoder.decode(pub_pt));
+  const double bits_pub = precision_bits(values, pub_back);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto prod_pt, decryptor.decrypt(*sk, rescaled));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto prod_back, encoder.decode(prod_pt));
+  std::vector<double> expected(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) expected[i] = values[i] * other[i];
+  const double bits_prod = precision_bits(expected, prod_back);
+  j["encrypt_decrypt_precision_bits"] = std::round(std::min(bits_sym, bits_pub) * 100) / 100;
+  j["encrypt_symmetric_precision_bits"] = std::round(bits_sym * 100) / 100;
+  j["encrypt_public_precision_bits"] = std::round(bits_pub * 100) / 100;
+  j["multiply_plain_rescale_precision_bits"] = std::round(bits_prod * 100) / 100;
+  if (bits_sym < 20 || bits_pub < 20 || bits_prod < 18) {
+    return internal_error(fmt::format(
+        "correctness check failed for {}: precision {:.1f}/{:.1f}/{:.1f} bits", params.name(),
+        bits_sym, bits_pub, bits_prod));
+  }
+  return j;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_ckks_bench(const CkksBenchOptions& options) {
+  nlohmann::json out;
+  out["suite"] = "ckks";
+  out["machine"] = machine_description();
+  out["threads"] = 1;
+  out["runs"] = options.runs;
+  out["warmup"] = options.warmup;
+  const auto names = options.presets.empty() ? preset_names() : options.presets;
+  for (const auto& name : names) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, preset_literal(name));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, Params::create(lit));
+    PRIVSEARCH_ASSIGN_OR_RETURN(out["presets"][name], bench_preset(params, options));
+  }
+  return out;
+}
+
+}  // namespace privsearch::tools
