@@ -1,4 +1,8 @@
 # Shared compile settings for every privsearch target.
+# Baseline ISA: x86-64-v2 (SSE4.2, POPCNT; every x86-64 server since 2009). Wider paths (AVX-512
+# NTT kernels, vectorized FFT loops) are compiled separately and chosen at run time from CPUID.
+set(PRIVSEARCH_ARCH "x86-64-v2" CACHE STRING "Baseline -march for all code")
+add_compile_options(-march=${PRIVSEARCH_ARCH})
 add_library(privsearch_warnings INTERFACE)
 target_compile_options(privsearch_warnings INTERFACE -Wall -Wextra -Wconversion -Wshadow
                        -Wno-sign-conversion)

@@ -35,8 +35,9 @@ class Modulus {
   u64 value() const { return value_; }
   int bit_count() const { return bit_count_; }
 
-  // x mod q for any 64-bit x.
-  u64 reduce(u64 x) const { return reduce_u128(x); }
+  // x mod q for any 64-bit x: qhat = floor(x * floor(2^64/q) / 2^64) is at most one below
+  // floor(x/q), so one conditional subtraction finishes.
+  u64 reduce(u64 x) const { return reduce_once(x - mul_hi(x, ratio_hi_) * value_, value_); }
   // x mod q for any 128-bit x.
   u64 reduce_u128(u128 x) const {
     const u64 x0 = static_cast<u64>(x);

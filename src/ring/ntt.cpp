@@ -9,6 +9,7 @@ namespace privsearch::ring {
 std::string_view ntt_path_name(NttPath path) {
   switch (path) {
     case NttPath::kScalar: return "scalar";
+    case NttPath::kAvx512: return "avx512dq";
     case NttPath::kIfma: return "avx512ifma";
   }
   return "unknown";
@@ -17,6 +18,12 @@ std::string_view ntt_path_name(NttPath path) {
 bool cpu_has_ifma() {
   static const bool has = detail::ifma_compiled() && __builtin_cpu_supports("avx512f") &&
                           __builtin_cpu_supports("avx512ifma");
+  return has;
+}
+
+bool cpu_has_avx512dq() {
+  static const bool has = detail::avx512_compiled() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512dq");
   return has;
 }
 
@@ -69,13 +76,19 @@ Result<NttTables> NttTables::create(std::size_t n, const Modulus& q) {
     t.n_inv_shoup52_ = shoup52(t.n_inv_);
     t.last_scaled_shoup52_ = shoup52(t.last_scaled_);
   }
-  t.default_path_ = (small && n >= 16 && cpu_has_ifma()) ? NttPath::kIfma : NttPath::kScalar;
+  t.default_path_ = NttPath::kScalar;
+  if (t.supports(NttPath::kIfma)) {
+    t.default_path_ = NttPath::kIfma;
+  } else if (t.supports(NttPath::kAvx512)) {
+    t.default_path_ = NttPath::kAvx512;
+  }
   return t;
 }
 
 bool NttTables::supports(NttPath path) const {
   switch (path) {
     case NttPath::kScalar: return true;
+    case NttPath::kAvx512: return n_ >= 16 && cpu_has_avx512dq();
     case NttPath::kIfma: return q_.value() < (u64{1} << 50) && n_ >= 16 && cpu_has_ifma();
   }
   return false;
@@ -85,6 +98,8 @@ void NttTables::forward(std::uint64_t* a, NttPath path) const {
   PRIVSEARCH_DCHECK(supports(path), "NTT path not supported for this modulus/CPU");
   if (path == NttPath::kIfma) {
     detail::ntt_forward_ifma(*this, a);
+  } else if (path == NttPath::kAvx512) {
+    detail::ntt_forward_avx512(*this, a);
   } else {
     detail::ntt_forward_scalar(*this, a);
   }
@@ -94,6 +109,8 @@ void NttTables::inverse(std::uint64_t* a, NttPath path) const {
   PRIVSEARCH_DCHECK(supports(path), "NTT path not supported for this modulus/CPU");
   if (path == NttPath::kIfma) {
     detail::ntt_inverse_ifma(*this, a);
+  } else if (path == NttPath::kAvx512) {
+    detail::ntt_inverse_avx512(*this, a);
   } else {
     detail::ntt_inverse_scalar(*this, a);
   }

@@ -7,9 +7,10 @@
 // butterflies (Harvey 2014, "Faster arithmetic for number-theoretic transforms"): forward
 // values stay in [0, 4q), inverse values in [0, 2q), and one final pass reduces to [0, q).
 //
-// Two implementations with identical results: a portable scalar one (q < 2^62) and an AVX-512
-// IFMA one (52-bit multiply-add lanes, q < 2^50 so that 4q < 2^52). The path is chosen at run
-// time from CPUID; tests run both on the same inputs.
+// Three implementations with identical results: a portable scalar one (q < 2^62), an AVX-512
+// F/DQ one (q < 2^62, approximate high products) and an AVX-512 IFMA one (52-bit multiply-add
+// lanes, q < 2^50 so that 4q < 2^52). The path is chosen at run time from CPUID and the size
+// of q (IFMA, else AVX-512, else scalar); tests run every path on the same inputs.
 // Thread safety: NttTables is immutable after create(). Constant time: yes (no data-dependent
 // branches or indices).
 #pragma once
@@ -24,11 +25,13 @@
 
 namespace privsearch::ring {
 
-enum class NttPath { kScalar, kIfma };
+enum class NttPath { kScalar, kAvx512, kIfma };
 std::string_view ntt_path_name(NttPath path);
 
 // True if this CPU has AVX-512F and AVX-512 IFMA (and the binary carries that path).
 bool cpu_has_ifma();
+// True if this CPU has AVX-512F and AVX-512DQ (and the binary carries that path).
+bool cpu_has_avx512dq();
 
 class NttTables {
  public:
@@ -38,7 +41,7 @@ class NttTables {
   std::size_t n() const { return n_; }
   const Modulus& modulus() const { return q_; }
   std::uint64_t psi() const { return psi_; }
-  // The path forward()/inverse() take: IFMA when the CPU has it and q < 2^50.
+  // The path forward()/inverse() take: IFMA when the CPU has it and q < 2^50, else AVX-512.
   NttPath default_path() const { return default_path_; }
   bool supports(NttPath path) const;
 
@@ -97,6 +100,9 @@ void ntt_inverse_scalar(const NttTables& t, std::uint64_t* a);
 void ntt_forward_ifma(const NttTables& t, std::uint64_t* a);
 void ntt_inverse_ifma(const NttTables& t, std::uint64_t* a);
 bool ifma_compiled();
+void ntt_forward_avx512(const NttTables& t, std::uint64_t* a);
+void ntt_inverse_avx512(const NttTables& t, std::uint64_t* a);
+bool avx512_compiled();
 }  // namespace detail
 
 }  // namespace privsearch::ring

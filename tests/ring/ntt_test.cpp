@@ -35,7 +35,7 @@ TEST(NttTables, ForwardMatchesDirectEvaluation) {
       const u64 q = t.modulus().value();
       const auto a = random_poly(prng, n, q);
       const auto expected = testing::ref_ntt(a, t.psi(), q);
-      for (NttPath path : {NttPath::kScalar, NttPath::kIfma}) {
+      for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
         if (!t.supports(path)) continue;
         auto b = a;
         t.forward(b.data(), path);
@@ -52,7 +52,7 @@ TEST(NttTables, ForwardThenInverseIsIdentity) {
     for (int bits : {40, 50, 60, 61}) {
       const auto t = tables_for(n, bits);
       const auto a = random_poly(prng, n, t.modulus().value());
-      for (NttPath path : {NttPath::kScalar, NttPath::kIfma}) {
+      for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
         if (!t.supports(path)) continue;
         auto b = a;
         t.forward(b.data(), path);
@@ -103,8 +103,28 @@ TEST(NttTables, IfmaPathEqualsScalarPath) {
   EXPECT_EQ(s, v);
 }
 
-TEST(NttTables, SixtyBitPrimesUseTheScalarPath) {
-  EXPECT_EQ(tables_for(8192, 60).default_path(), NttPath::kScalar);
+TEST(NttTables, Avx512PathEqualsScalarPathForSixtyOneBitPrimes) {
+  for (int bits : {51, 60, 61}) {
+    const auto t = tables_for(8192, bits);
+    if (!t.supports(NttPath::kAvx512)) GTEST_SKIP() << "CPU without AVX-512DQ";
+    EXPECT_EQ(t.default_path(), NttPath::kAvx512);
+    Prng prng = Prng::from_seed(Seed{}, 25);
+    for (int trial = 0; trial < 10; ++trial) {
+      const auto a = random_poly(prng, 8192, t.modulus().value());
+      auto s = a, v = a;
+      t.forward(s.data(), NttPath::kScalar);
+      t.forward(v.data(), NttPath::kAvx512);
+      ASSERT_EQ(s, v) << "forward, bits " << bits;
+      t.inverse(s.data(), NttPath::kScalar);
+      t.inverse(v.data(), NttPath::kAvx512);
+      ASSERT_EQ(s, v) << "inverse, bits " << bits;
+    }
+    std::vector<u64> edge(8192, t.modulus().value() - 1);
+    auto s = edge, v = edge;
+    t.forward(s.data(), NttPath::kScalar);
+    t.forward(v.data(), NttPath::kAvx512);
+    EXPECT_EQ(s, v);
+  }
 }
 
 }  // namespace

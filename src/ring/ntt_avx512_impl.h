@@ -1,0 +1,173 @@
+// AVX-512 NTT stage logic shared by the IFMA kernel (ntt_ifma.cpp, q < 2^50) and the
+// AVX-512F/DQ kernel (ntt_avx512.cpp, q < 2^62). Each includer compiles it with its own target
+// flags; everything here has internal linkage so the two instantiations never mix.
+//
+// A `Mul` policy supplies lazy Shoup multiplication by a twiddle: for x in the butterfly's input
+// range it returns x*w mod q in [0, 2q), given w and its precomputed companion ws.
+// Ranges as in ntt_scalar.cpp: forward values in [0, 4q), inverse in [0, 2q).
+// Stages with butterfly distance >= 8 broadcast one twiddle per group; the three stages with
+// distance 4, 2, 1 work on 16 values at a time with two-source permutes.
+#pragma once
+
+#include <immintrin.h>
+
+#include "ring/ntt.h"
+
+namespace privsearch::ring::detail {
+namespace {
+
+using V = __m512i;
+
+// x >= b ? x - b : x for x < 2^63 + b: if x < b the difference wraps to a huge value.
+inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
+
+template <typename Mul>
+struct Butterflies {
+  const Mul& mul;
+  V two_q;
+  // Cooley-Tukey, inputs/outputs in [0, 4q).
+  void ct(V& x, V& y, V w, V ws) const {
+    const V u = sub_if_ge(x, two_q);
+    const V v = mul.lazy(y, w, ws);
+    x = _mm512_add_epi64(u, v);
+    y = _mm512_add_epi64(_mm512_sub_epi64(u, v), two_q);
+  }
+  // Gentleman-Sande, inputs/outputs in [0, 2q).
+  void gs(V& x, V& y, V w, V ws) const {
+    const V s = sub_if_ge(_mm512_add_epi64(x, y), two_q);
+    const V d = _mm512_add_epi64(_mm512_sub_epi64(x, y), two_q);
+    x = s;
+    y = mul.lazy(d, w, ws);
+  }
+};
+
+struct Shuffles {
+  V x_idx, y_idx, lo_idx, hi_idx;
+};
+inline Shuffles shuffles_for_gap(std::size_t gap) {
+  Shuffles s;
+  if (gap == 4) {
+    s.x_idx = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+    s.y_idx = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+    s.lo_idx = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+    s.hi_idx = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  } else if (gap == 2) {
+    s.x_idx = _mm512_setr_epi64(0, 1, 4, 5, 8, 9, 12, 13);
+    s.y_idx = _mm512_setr_epi64(2, 3, 6, 7, 10, 11, 14, 15);
+    s.lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    s.hi_idx = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  } else {
+    s.x_idx = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    s.y_idx = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    s.lo_idx = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+    s.hi_idx = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+  }
+  return s;
+}
+
+// The twiddles of the groups covering 16 values, each repeated `gap` times.
+inline V load_small_gap_twiddles(const u64* w, std::size_t gap) {
+  if (gap == 4) {
+    const V t = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 0, 0, 1, 1, 1, 1), t);
+  }
+  if (gap == 2) {
+    const V t = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), t);
+  }
+  return _mm512_loadu_si512(w);
+}
+
+template <bool kForward, typename Mul>
+void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, const u64* w,
+                     const u64* ws, const Butterflies<Mul>& bf) {
+  const Shuffles s = shuffles_for_gap(gap);
+  const std::size_t groups_per_block = 8 / gap;
+  for (std::size_t b = 0, g = 0; b < n; b += 16, g += groups_per_block) {
+    const V lo = _mm512_loadu_si512(a + b);
+    const V hi = _mm512_loadu_si512(a + b + 8);
+    V x = _mm512_permutex2var_epi64(lo, s.x_idx, hi);
+    V y = _mm512_permutex2var_epi64(lo, s.y_idx, hi);
+    const V wv = load_small_gap_twiddles(w + m + g, gap);
+    const V wsv = load_small_gap_twiddles(ws + m + g, gap);
+    if constexpr (kForward) {
+      bf.ct(x, y, wv, wsv);
+    } else {
+      bf.gs(x, y, wv, wsv);
+    }
+    _mm512_storeu_si512(a + b, _mm512_permutex2var_epi64(x, s.lo_idx, y));
+    _mm512_storeu_si512(a + b + 8, _mm512_permutex2var_epi64(x, s.hi_idx, y));
+  }
+}
+
+inline V bcast(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+
+template <typename Mul>
+void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
+  const std::size_t n = t.n();
+  const V q = bcast(t.modulus().value());
+  const Butterflies<Mul> bf{mul, bcast(2 * t.modulus().value())};
+  const u64* w = t.twiddles().root.data();
+  std::size_t m = 1, gap = n >> 1;
+  for (; gap >= 8; m <<= 1, gap >>= 1) {
+    for (std::size_t i = 0; i < m; ++i) {
+      const V wv = bcast(w[m + i]), wsv = bcast(ws[m + i]);
+      u64* x = a + 2 * i * gap;
+      u64* y = x + gap;
+      for (std::size_t j = 0; j < gap; j += 8) {
+        V xv = _mm512_loadu_si512(x + j);
+        V yv = _mm512_loadu_si512(y + j);
+        bf.ct(xv, yv, wv, wsv);
+        _mm512_storeu_si512(x + j, xv);
+        _mm512_storeu_si512(y + j, yv);
+      }
+    }
+  }
+  for (; gap >= 1; m <<= 1, gap >>= 1) small_gap_stage<true>(a, n, gap, m, w, ws, bf);
+  for (std::size_t j = 0; j < n; j += 8) {
+    const V v = _mm512_loadu_si512(a + j);
+    _mm512_storeu_si512(a + j, sub_if_ge(sub_if_ge(v, bf.two_q), q));
+  }
+}
+
+template <typename Mul>
+void inverse_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws, u64 n_inv_s,
+                    u64 last_s) {
+  const std::size_t n = t.n();
+  const V q = bcast(t.modulus().value());
+  const Butterflies<Mul> bf{mul, bcast(2 * t.modulus().value())};
+  const u64* w = t.twiddles().inv_root.data();
+  std::size_t m = n, gap = 1;
+  for (; gap < 8; m >>= 1, gap <<= 1) small_gap_stage<false>(a, n, gap, m >> 1, w, ws, bf);
+  for (; m > 2; m >>= 1, gap <<= 1) {
+    const std::size_t h = m >> 1;
+    for (std::size_t i = 0; i < h; ++i) {
+      const V wv = bcast(w[h + i]), wsv = bcast(ws[h + i]);
+      u64* x = a + 2 * i * gap;
+      u64* y = x + gap;
+      for (std::size_t j = 0; j < gap; j += 8) {
+        V xv = _mm512_loadu_si512(x + j);
+        V yv = _mm512_loadu_si512(y + j);
+        bf.gs(xv, yv, wv, wsv);
+        _mm512_storeu_si512(x + j, xv);
+        _mm512_storeu_si512(y + j, yv);
+      }
+    }
+  }
+  // Last stage, one group of distance n/2, with n^-1 folded into both outputs.
+  const V ni = bcast(t.n_inv()), nis = bcast(n_inv_s);
+  const V wl = bcast(t.last_inv_root_scaled()), wls = bcast(last_s);
+  u64* x = a;
+  u64* y = a + gap;
+  for (std::size_t j = 0; j < gap; j += 8) {
+    const V u = _mm512_loadu_si512(x + j);
+    const V v = _mm512_loadu_si512(y + j);
+    const V s = _mm512_add_epi64(u, v);                                // [0, 4q)
+    const V d = _mm512_add_epi64(_mm512_sub_epi64(u, v), bf.two_q);    // (0, 4q)
+    _mm512_storeu_si512(x + j, sub_if_ge(mul.lazy(s, ni, nis), q));
+    _mm512_storeu_si512(y + j, sub_if_ge(mul.lazy(d, wl, wls), q));
+  }
+}
+
+}  // namespace
+}  // namespace privsearch::ring::detail
