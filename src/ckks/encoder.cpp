@@ -142,22 +142,40 @@ Status check_level_scale(const Params& params, std::size_t level, double scale) 
 }
 }  // namespace
 
-Result<Plaintext> Encoder::encode(std::span<const double> values, std::size_t level,
-                                  double scale) const {
+Status Encoder::place_real(std::span<const double> values, std::size_t level, double scale,
+                           std::vector<double>& re) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_level_scale(params_, level, scale));
   const std::size_t s = slots();
   if (values.size() > s) {
     return invalid_argument_error(
         fmt::format("{} values do not fit {} slots", values.size(), s));
   }
-  std::vector<double> re(s, 0.0), im(s, 0.0);
+  re.assign(s, 0.0);
   for (std::size_t j = 0; j < values.size(); ++j) {
     if (!std::isfinite(values[j])) {
       return invalid_argument_error(fmt::format("value {} is not finite", j));
     }
     re[t_->slot_index[j]] = values[j];
   }
-  return encode_spectrum(re, im, level, scale);
+  return Status();
+}
+
+Result<Plaintext> Encoder::encode(std::span<const double> values, std::size_t level,
+                                  double scale) const {
+  std::vector<double> re, im(slots(), 0.0);
+  PRIVSEARCH_RETURN_IF_ERROR(place_real(values, level, scale, re));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto poly,
+                              encode_spectrum(re, im, key_rows(params_, level, false), scale));
+  return Plaintext(params_.id(), level, scale, std::move(poly));
+}
+
+Result<ExtendedPlaintext> Encoder::encode_extended(std::span<const double> values,
+                                                   std::size_t level, double scale) const {
+  std::vector<double> re, im(slots(), 0.0);
+  PRIVSEARCH_RETURN_IF_ERROR(place_real(values, level, scale, re));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto poly,
+                              encode_spectrum(re, im, key_rows(params_, level, true), scale));
+  return ExtendedPlaintext(params_.id(), level, scale, std::move(poly));
 }
 
 Result<Plaintext> Encoder::encode(std::span<const std::complex<double>> values, std::size_t level,
@@ -176,7 +194,9 @@ Result<Plaintext> Encoder::encode(std::span<const std::complex<double>> values, 
     re[t_->slot_index[j]] = values[j].real();
     im[t_->slot_index[j]] = values[j].imag();
   }
-  return encode_spectrum(re, im, level, scale);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto poly,
+                              encode_spectrum(re, im, key_rows(params_, level, false), scale));
+  return Plaintext(params_.id(), level, scale, std::move(poly));
 }
 
 Result<Plaintext> Encoder::encode_constant(double value, std::size_t level, double scale) const {
@@ -184,8 +204,9 @@ Result<Plaintext> Encoder::encode_constant(double value, std::size_t level, doub
   return encode(v, level, scale);
 }
 
-Result<Plaintext> Encoder::encode_spectrum(std::vector<double>& re, std::vector<double>& im,
-                                           std::size_t level, double scale) const {
+Result<ring::RnsPoly> Encoder::encode_spectrum(std::vector<double>& re, std::vector<double>& im,
+                                               const std::vector<std::size_t>& rows,
+                                               double scale) const {
   const std::size_t s = slots();
   const std::size_t n = params_.n();
   dft_inverse(re.data(), im.data());
@@ -202,7 +223,6 @@ Result<Plaintext> Encoder::encode_spectrum(std::vector<double>& re, std::vector<
   }
   std::vector<std::int64_t> coeffs(n);
   for (std::size_t k = 0; k < n; ++k) coeffs[k] = static_cast<std::int64_t>(rounded[k]);
-  const auto rows = key_rows(params_, level, false);
   ring::RnsPoly poly(n, rows.size(), false);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ring::Modulus& q = params_.key_moduli()[rows[i]];
@@ -210,7 +230,7 @@ Result<Plaintext> Encoder::encode_spectrum(std::vector<double>& re, std::vector<
     for (std::size_t k = 0; k < n; ++k) row[k] = q.from_signed(coeffs[k]);
   }
   to_ntt(params_, rows, poly);
-  return Plaintext(params_.id(), level, scale, std::move(poly));
+  return poly;
 }
 
 Result<std::vector<std::complex<double>>> Encoder::decode_complex(const Plaintext& pt) const {

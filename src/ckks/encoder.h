@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "ckks/extended.h"
 #include "ckks/params.h"
 #include "ckks/plaintext.h"
 #include "core/status.h"
@@ -42,6 +43,9 @@ class Encoder {
   Result<Plaintext> encode(std::span<const double> values, std::size_t level, double scale) const;
   Result<Plaintext> encode(std::span<const std::complex<double>> values, std::size_t level,
                            double scale) const;
+  // The same encoding over the extended basis q_0..q_level, P (for double hoisting).
+  Result<ExtendedPlaintext> encode_extended(std::span<const double> values, std::size_t level,
+                                            double scale) const;
   // Every slot equal to `value`.
   Result<Plaintext> encode_constant(double value, std::size_t level, double scale) const;
 
@@ -57,8 +61,11 @@ class Encoder {
   };
   Encoder(Params params, std::shared_ptr<const Tables> t)
       : params_(std::move(params)), t_(std::move(t)) {}
-  Result<Plaintext> encode_spectrum(std::vector<double>& re, std::vector<double>& im,
-                                    std::size_t level, double scale) const;
+  // Inverse DFT, scaling and rounding into `rows` (key-basis indices), NTT form.
+  Result<ring::RnsPoly> encode_spectrum(std::vector<double>& re, std::vector<double>& im,
+                                        const std::vector<std::size_t>& rows, double scale) const;
+  Status place_real(std::span<const double> values, std::size_t level, double scale,
+                    std::vector<double>& re) const;
   void dft_forward(double* re, double* im) const;  // natural -> bit-reversed
   void dft_inverse(double* re, double* im) const;  // bit-reversed -> natural, unscaled
 

@@ -1,0 +1,137 @@
+#include "ckks/galois_keys.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ckks/poly_util.h"
+#include "ckks/serialization.h"
+#include "ring/automorphism.h"
+
+namespace privsearch::ckks {
+
+int normalize_step(int step, std::size_t slots) {
+  const long long s = static_cast<long long>(slots);
+  long long k = step % s;
+  if (k < 0) k += s;
+  return static_cast<int>(k);
+}
+
+std::vector<ring::RnsPoly> expand_key_switch_uniform(const Params& params, const Seed& seed) {
+  const auto rows = key_rows(params, params.max_level(), true);
+  std::vector<ring::RnsPoly> a;
+  a.reserve(params.num_q());
+  for (std::size_t j = 0; j < params.num_q(); ++j) a.push_back(expand_uniform(params, rows, seed, j));
+  return a;
+}
+
+Result<const KeySwitchKey*> GaloisKeys::key_for_elt(std::uint64_t galois_elt) const {
+  const auto it = keys_.find(galois_elt);
+  if (it == keys_.end()) {
+    return not_found_error(fmt::format(
+        "no Galois key for element {} in this key set (it has {} keys); generate it explicitly",
+        galois_elt, keys_.size()));
+  }
+  return &it->second;
+}
+
+Result<const KeySwitchKey*> GaloisKeys::key_for_step(int step, std::size_t n) const {
+  const int k = normalize_step(step, n / 2);
+  const auto it = keys_.find(ring::galois_elt_for_step(k, n));
+  if (it == keys_.end()) {
+    return not_found_error(fmt::format(
+        "no Galois key for rotation step {} in this key set (steps: {}); keys are never "
+        "derived from other steps",
+        step, fmt::join(steps_, ", ")));
+  }
+  return &it->second;
+}
+
+// ---- serialization ----
+// body: u32 key count | u8 conjugate | per key: u64 galois elt | i32 step (or -1 for the
+// conjugation key) | 32-byte seed | b_j rows for j = 0..L over the key basis.
+
+std::vector<std::uint8_t> serialize_galois_keys(const Params& params, const GaloisKeys& keys) {
+  const auto rows = key_rows(params, params.max_level(), true);
+  ByteWriter w;
+  w.reserve(48 + keys.size() * (44 + params.num_q() * packed_rows_bytes(params, rows)));
+  write_header(w, ObjectType::kGaloisKeys, keys.params_id());
+  w.put_u32(static_cast<std::uint32_t>(keys.size()));
+  w.put_u8(keys.has_conjugate() ? 1 : 0);
+  const std::uint64_t conj = ring::galois_elt_conjugate(params.n());
+  for (const auto& [elt, key] : keys.keys()) {
+    w.put_u64(elt);
+    int step = -1;
+    if (elt != conj) step = *ring::step_for_galois_elt(elt, params.n());
+    w.put_u32(static_cast<std::uint32_t>(step));
+    w.put_bytes(key.seed());
+    for (std::size_t j = 0; j < key.digits(); ++j) write_rows(w, params, rows, key.b(j));
+  }
+  return w.take();
+}
+
+Result<GaloisKeys> deserialize_galois_keys(const Params& params,
+                                           std::span<const std::uint8_t> bytes,
+                                           std::size_t max_keys) {
+  ByteReader r(bytes);
+  ParamsId id{};
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, ObjectType::kGaloisKeys, id));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params, id, "serialized Galois key set"));
+  std::uint32_t count = 0;
+  std::uint8_t conjugate = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(conjugate));
+  if (conjugate > 1) return data_loss_error("conjugation flag is not 0 or 1");
+  if (count > max_keys) {
+    return resource_exhausted_error(
+        fmt::format("Galois key set declares {} keys; the limit is {}", count, max_keys));
+  }
+  const auto rows = key_rows(params, params.max_level(), true);
+  const std::size_t key_bytes = 8 + 4 + sizeof(Seed) + params.num_q() * packed_rows_bytes(params, rows);
+  std::size_t expected = 0;
+  if (!checked_mul(count, key_bytes, expected) || r.remaining() != expected) {
+    return data_loss_error(fmt::format("Galois key set body is {} bytes, expected {} for {} keys",
+                                       r.remaining(), expected, count));
+  }
+  const std::uint64_t conj = ring::galois_elt_conjugate(params.n());
+  std::map<std::uint64_t, KeySwitchKey> keys;
+  std::vector<int> steps;
+  bool saw_conjugate = false;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    std::uint64_t elt = 0;
+    std::uint32_t step_raw = 0;
+    Seed seed{};
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(elt));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(step_raw));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(seed));
+    const int step = static_cast<int>(step_raw);
+    if (elt == conj) {
+      if (step != -1) return data_loss_error("conjugation key with a rotation step");
+      saw_conjugate = true;
+    } else {
+      if (step < 1 || static_cast<std::size_t>(step) >= params.slots() ||
+          ring::galois_elt_for_step(step, params.n()) != elt) {
+        return data_loss_error(fmt::format(
+            "key {}: Galois element {} does not match rotation step {}", k, elt, step));
+      }
+      steps.push_back(step);
+    }
+    if (keys.count(elt) != 0) return data_loss_error(fmt::format("duplicate Galois element {}", elt));
+    std::vector<ring::RnsPoly> b;
+    for (std::size_t j = 0; j < params.num_q(); ++j) {
+      ring::RnsPoly bj(params.n(), rows.size(), true);
+      PRIVSEARCH_RETURN_IF_ERROR(read_rows(r, params, rows, bj, "Galois key"));
+      b.push_back(std::move(bj));
+    }
+    keys.emplace(elt, KeySwitchKey(std::move(b), expand_key_switch_uniform(params, seed), seed));
+  }
+  if (saw_conjugate != (conjugate == 1)) {
+    return data_loss_error("conjugation flag does not match the keys present");
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  std::sort(steps.begin(), steps.end());
+  return GaloisKeys(params.id(), std::move(steps), conjugate == 1, std::move(keys));
+}
+
+}  // namespace privsearch::ckks

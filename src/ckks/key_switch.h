@@ -1,0 +1,43 @@
+// Hybrid key switching with hoisting (public library).
+//
+// For a ciphertext at level l, the hoisted decomposition of c1 is, for each digit j <= l,
+//   D_j = NTT( lift([c1]_{q_j}) )  over the rows q_0..q_l, p_0..p_{k-1},
+// where lift takes the centred coefficients of [c1]_{q_j}, in (-q_j/2, q_j/2], to every other
+// modulus (centring keeps the digits zero-mean, so the key noise is not amplified).
+// Key switching with key (b_j, a_j) computes over Q_l * P
+//   (u0, u1) = sum_j D_j * (b_j, a_j),   u0 + u1*s = P * c1 * s' + sum_j D_j e_j,
+// and ModDown by P returns (u0, u1)/P in R_{Q_l} with u0 + u1*s ~ c1*s' (noise ~ l*q_j*e/P).
+// Hoisting (Halevi-Shoup 2018): sigma_g permutes NTT values and commutes with the lift up to
+// adding q_j to some coefficients, which keeps D_j a valid digit (congruent to c1 mod q_j and
+// below q_j in size). So one decomposition serves every rotation of the same ciphertext: each
+// further rotation is a permutation plus the inner product (and ModDown, unless the caller
+// keeps the result in the extended basis: "double hoisting", Bossuat et al. 2021).
+// Thread safety: pure functions over immutable inputs. Constant time: public data only.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "ckks/ciphertext.h"
+#include "ckks/galois_keys.h"
+#include "ckks/params.h"
+#include "ring/rns_poly.h"
+
+namespace privsearch::ckks {
+
+// The decomposed c1 of one ciphertext, reusable across rotations.
+struct HoistedDigits {
+  std::size_t level = 0;
+  std::vector<ring::RnsPoly> digits;  // level + 1 entries, each level + 1 + num_p rows, NTT
+};
+
+HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly& c1,
+                                       std::size_t level);
+
+// (u0, u1) = sum_j perm(D_j) * (b_j, a_j) over rows q_0..q_l, P (NTT form); `perm` may be
+// null (identity). Outputs are resized to level + 1 + num_p rows.
+void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
+                              const std::uint32_t* perm, const KeySwitchKey& key,
+                              ring::RnsPoly& u0, ring::RnsPoly& u1);
+
+}  // namespace privsearch::ckks
