@@ -10,6 +10,7 @@
 #include "ckks/client/keygen.h"
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
+#include "ckks/galois_keys.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
 
@@ -106,6 +107,47 @@ Result<nlohmann::json> bench_preset(const Params& params, const CkksBenchOptions
   put_timing(j, "rescale_us", time_runs(warm, runs, [&] {
                rescaled = evaluator.rescale(prod).value();
              }));
+
+  // Rotations (issue "CKKS rotations"): one Galois key per step, timed at one data prime (the
+  // response level) and at two (a fresh query), plus the marginal cost of a hoisted rotation.
+  std::vector<int> steps(16);
+  for (int k = 0; k < 16; ++k) steps[static_cast<std::size_t>(k)] = k + 1;
+  GaloisKeys gk;
+  const TimingStats gk_time = time_runs(1, 3, [&] {
+    gk = keygen.create_galois_keys(*sk, steps, false, prng).value();
+  });
+  j["galois_keygen_ms"] = std::round(gk_time.median_us / 16.0) / 1000.0;
+  {
+    const std::vector<int> one = {1};
+    const auto gk1 = keygen.create_galois_keys(*sk, one, false, prng).value();
+    j["galois_key_bytes"] = serialize_galois_keys(params, gk1).size();
+  }
+  Ciphertext rot;
+  put_timing(j, "rotate_last_level_us", time_runs(warm, runs, [&] {
+               rot = evaluator.rotate(ct_last, 1, gk).value();
+             }));
+  put_timing(j, "rotate_fresh_us", time_runs(warm, runs, [&] {
+               rot = evaluator.rotate(ct, 1, gk).value();
+             }));
+  const TimingStats hoist16 = time_runs(warm, std::max<std::size_t>(runs / 4, 20), [&] {
+    const auto h = evaluator.hoist(ct).value();
+    for (int k = 1; k <= 16; ++k) rot = evaluator.rotate_hoisted(h, k, gk).value();
+  });
+  const TimingStats hoist1 = time_runs(warm, std::max<std::size_t>(runs / 4, 20), [&] {
+    const auto h = evaluator.hoist(ct).value();
+    rot = evaluator.rotate_hoisted(h, 1, gk).value();
+  });
+  j["hoisted_rotation_us"] = std::round((hoist16.median_us - hoist1.median_us) / 15.0 * 1000) / 1000;
+  j["hoist16_total_us"] = std::round(hoist16.median_us * 1000) / 1000;
+  {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_pt, decryptor.decrypt(*sk, rot));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_back, encoder.decode(rot_pt));
+    std::vector<double> expect_rot(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) expect_rot[i] = values[(i + 1) % values.size()];
+    const double bits_rot = precision_bits(expect_rot, rot_back);
+    j["rotate_precision_bits"] = std::round(bits_rot * 100) / 100;
+    if (bits_rot < 18) return internal_error("rotation correctness check failed");
+  }
 
   PRIVSEARCH_ASSIGN_OR_RETURN(auto seeded, serialize_ciphertext(params, ct, CiphertextForm::kSeeded));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto full, serialize_ciphertext(params, ct, CiphertextForm::kFull));

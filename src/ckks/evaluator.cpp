@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ckks/poly_util.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -125,20 +126,19 @@ void divide_round_by_last(const Params& params, std::size_t level, ring::RnsPoly
   const std::size_t n = params.n();
   const ring::Modulus& ql = params.key_moduli()[level];
   const std::uint64_t half = ql.value() >> 1;
-  std::vector<std::uint64_t> last(c.row(level), c.row(level) + n);
+  thread_local std::vector<std::uint64_t> last, tmp;
+  last.assign(c.row(level), c.row(level) + n);
+  tmp.resize(n);
   params.ntt(level).inverse(last.data());
   // Centred lift: r = [c]_{q_l} + half, then subtract half again modulo q_i (SEAL's trick).
-  for (auto& v : last) v = ql.add(v, half);
-  std::vector<std::uint64_t> tmp(n);
+  ring::add_constant_row(last.data(), half, n, ql);
   for (std::size_t i = 0; i < level; ++i) {
     const ring::Modulus& qi = params.key_moduli()[i];
-    const std::uint64_t half_i = qi.reduce(half);
-    for (std::size_t k = 0; k < n; ++k) tmp[k] = qi.sub(qi.reduce(last[k]), half_i);
+    ring::mul_scalar_shoup_row(last.data(), 1, tmp.data(), n, qi);  // reduce mod q_i
+    ring::add_constant_row(tmp.data(), qi.value() - qi.reduce(half), n, qi);
     params.ntt(i).forward(tmp.data());
-    const std::uint64_t inv = params.q_inv_mod_q(level, i);
-    const std::uint64_t inv_s = qi.shoup(inv);
-    std::uint64_t* x = c.row(i);
-    for (std::size_t k = 0; k < n; ++k) x[k] = qi.mul_shoup(qi.sub(x[k], tmp[k]), inv, inv_s);
+    ring::sub_add_mul_scalar_row(c.row(i), tmp.data(), qi.value(), params.q_inv_mod_q(level, i),
+                                 c.row(i), n, qi);
   }
   c.truncate_moduli(level);
 }

@@ -8,8 +8,29 @@
 #include "ckks/poly_util.h"
 #include "ckks/serialization.h"
 #include "ring/automorphism.h"
+#include "ring/dot_kernels.h"
 
 namespace privsearch::ckks {
+
+KeySwitchKey::KeySwitchKey(const Params& params, std::vector<ring::RnsPoly> b,
+                           std::vector<ring::RnsPoly> a, const Seed& seed)
+    : b_(std::move(b)), a_(std::move(a)), seed_(seed) {
+  PRIVSEARCH_CHECK(b_.size() == a_.size(), "key switching key halves differ in digits");
+  auto companions = [&](const std::vector<ring::RnsPoly>& polys) {
+    std::vector<ring::RnsPoly> out;
+    out.reserve(polys.size());
+    for (const auto& p : polys) {
+      ring::RnsPoly c(p.n(), p.num_moduli(), true);
+      for (std::size_t r = 0; r < p.num_moduli(); ++r) {
+        ring::shoup_companions(p.row(r), p.n(), params.key_moduli()[r], c.row(r));
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  };
+  b_shoup_ = companions(b_);
+  a_shoup_ = companions(a_);
+}
 
 int normalize_step(int step, std::size_t slots) {
   const long long s = static_cast<long long>(slots);
@@ -124,7 +145,8 @@ Result<GaloisKeys> deserialize_galois_keys(const Params& params,
       PRIVSEARCH_RETURN_IF_ERROR(read_rows(r, params, rows, bj, "Galois key"));
       b.push_back(std::move(bj));
     }
-    keys.emplace(elt, KeySwitchKey(std::move(b), expand_key_switch_uniform(params, seed), seed));
+    keys.emplace(elt, KeySwitchKey(params, std::move(b), expand_key_switch_uniform(params, seed),
+                                   seed));
   }
   if (saw_conjugate != (conjugate == 1)) {
     return data_loss_error("conjugation flag does not match the keys present");

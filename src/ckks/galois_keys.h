@@ -30,17 +30,21 @@ namespace privsearch::ckks {
 class KeySwitchKey {
  public:
   KeySwitchKey() = default;
-  KeySwitchKey(std::vector<ring::RnsPoly> b, std::vector<ring::RnsPoly> a, const Seed& seed)
-      : b_(std::move(b)), a_(std::move(a)), seed_(seed) {}
+  // b, a: params.num_q() digits over the full key basis, NTT form. Precomputes the Shoup
+  // companions the inner product uses (derived data; not serialized, not compared).
+  KeySwitchKey(const Params& params, std::vector<ring::RnsPoly> b, std::vector<ring::RnsPoly> a,
+               const Seed& seed);
   // Digit j's pair, each over the full key basis (num_q + num_p rows), NTT form.
   const ring::RnsPoly& b(std::size_t j) const { return b_[j]; }
   const ring::RnsPoly& a(std::size_t j) const { return a_[j]; }
+  const ring::RnsPoly& b_shoup(std::size_t j) const { return b_shoup_[j]; }
+  const ring::RnsPoly& a_shoup(std::size_t j) const { return a_shoup_[j]; }
   std::size_t digits() const { return b_.size(); }
   const Seed& seed() const { return seed_; }
   bool operator==(const KeySwitchKey& o) const { return b_ == o.b_ && a_ == o.a_ && seed_ == o.seed_; }
 
  private:
-  std::vector<ring::RnsPoly> b_, a_;
+  std::vector<ring::RnsPoly> b_, a_, b_shoup_, a_shoup_;
   Seed seed_{};
 };
 

@@ -4,6 +4,7 @@
 
 #include "ckks/poly_util.h"
 #include "core/check.h"
+#include "ring/dot_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -53,29 +54,17 @@ void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
   u0 = ring::RnsPoly(n, rows.size(), true);
   u1 = ring::RnsPoly(n, rows.size(), true);
   const std::size_t nd = level + 1;
-  // Products are below 2^122 and at most 15 digits are summed, so 128-bit accumulators hold
-  // the exact sum and one Barrett reduction per output suffices.
-  std::vector<const std::uint64_t*> d(nd), b(nd), a(nd);
+  std::vector<const std::uint64_t*> x(nd), b(nd), bs(nd), a(nd), as(nd);
+  const ring::ShoupDotOperands ops{nd, x.data(), b.data(), bs.data(), a.data(), as.data()};
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const ring::Modulus& m = params.key_moduli()[rows[r]];
     for (std::size_t j = 0; j < nd; ++j) {
-      d[j] = digits.digits[j].row(r);
+      x[j] = digits.digits[j].row(r);
       b[j] = key.b(j).row(rows[r]);
+      bs[j] = key.b_shoup(j).row(rows[r]);
       a[j] = key.a(j).row(rows[r]);
+      as[j] = key.a_shoup(j).row(rows[r]);
     }
-    std::uint64_t* o0 = u0.row(r);
-    std::uint64_t* o1 = u1.row(r);
-    for (std::size_t t = 0; t < n; ++t) {
-      const std::size_t src = perm != nullptr ? perm[t] : t;
-      ring::u128 acc0 = 0, acc1 = 0;
-      for (std::size_t j = 0; j < nd; ++j) {
-        const std::uint64_t x = d[j][src];
-        acc0 += static_cast<ring::u128>(x) * b[j][t];
-        acc1 += static_cast<ring::u128>(x) * a[j][t];
-      }
-      o0[t] = m.reduce_u128(acc0);
-      o1[t] = m.reduce_u128(acc1);
-    }
+    ring::shoup_dot2(ops, perm, n, params.key_moduli()[rows[r]], u0.row(r), u1.row(r));
   }
 }
 

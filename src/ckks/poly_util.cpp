@@ -4,6 +4,7 @@
 
 #include "core/check.h"
 #include "ring/sampler.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -50,29 +51,29 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
   const std::size_t nq = level + 1;
   const std::size_t np = params.num_p();
   PRIVSEARCH_CHECK(poly.is_ntt() && poly.num_moduli() == nq + np, "mod_down shape mismatch");
+  // Scratch reused across calls on this thread: ModDown runs once or twice per rotation.
+  thread_local std::vector<std::uint64_t> xp, conv;
+  xp.resize(np * n);
+  conv.resize(nq * n);
   // [x + h]_P in coefficient form with h = (P-1)/2, so that the division rounds to nearest:
   // (x + h - [x + h]_P) / P = round(x / P). h = (p_j - 1)/2 mod p_j since P = 0 mod p_j.
-  std::vector<std::uint64_t> xp(np * n);
   for (std::size_t j = 0; j < np; ++j) {
     const ring::Modulus& pj = params.key_moduli()[params.num_q() + j];
     std::uint64_t* row = xp.data() + j * n;
     std::copy_n(poly.row(nq + j), n, row);
     params.ntt(params.num_q() + j).inverse(row);
-    const std::uint64_t h = (pj.value() - 1) >> 1;
-    for (std::size_t t = 0; t < n; ++t) row[t] = pj.add(row[t], h);
+    ring::add_constant_row(row, (pj.value() - 1) >> 1, n, pj);
   }
-  std::vector<std::uint64_t> conv(nq * n);
   params.p_to_q().convert(xp.data(), conv.data(), n, nq);
   for (std::size_t i = 0; i < nq; ++i) {
     const ring::Modulus& qi = params.key_moduli()[i];
     std::uint64_t* c = conv.data() + i * n;
-    const std::uint64_t h = params.p_half_mod_q(i);
-    for (std::size_t t = 0; t < n; ++t) c[t] = qi.sub(c[t], h);
+    // Undo the offset h on every coefficient (h*(1 + X + ... + X^(n-1)), not a constant), then
+    // x' = (x + q - NTT(conv - h)) * P^-1.
+    ring::add_constant_row(c, qi.value() - params.p_half_mod_q(i), n, qi);
     params.ntt(i).forward(c);
-    std::uint64_t* x = poly.row(i);
-    const std::uint64_t pinv = params.p_inv_mod_q(i);
-    const std::uint64_t pinv_s = qi.shoup(pinv);
-    for (std::size_t t = 0; t < n; ++t) x[t] = qi.mul_shoup(qi.sub(x[t], c[t]), pinv, pinv_s);
+    ring::sub_add_mul_scalar_row(poly.row(i), c, qi.value(), params.p_inv_mod_q(i), poly.row(i),
+                                 n, qi);
   }
   poly.truncate_moduli(nq);
 }

@@ -1,5 +1,9 @@
 #include "ring/rns.h"
 
+#include <algorithm>
+
+#include "ring/shoup_kernels.h"
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -125,7 +129,7 @@ double RnsBase::compose_centered(const std::uint64_t* residues, std::size_t stri
 Result<BaseConverter> BaseConverter::create(const RnsBase& from, const RnsBase& to) {
   const std::size_t kf = from.size();
   if (kf > 15) {
-    // convert() accumulates kf products below 2^124 in 128 bits.
+    // Bounded like the data primes (at most 15); keeps the lazy sums far from 2^64.
     return invalid_argument_error(fmt::format("base conversion from {} moduli (max 15)", kf));
   }
   BaseConverter c(from, to);
@@ -140,6 +144,13 @@ Result<BaseConverter> BaseConverter::create(const RnsBase& from, const RnsBase& 
       c.punct_mod_to_[j * kf + i] = prod;
     }
   }
+  c.punct_mod_to_shoup_.resize(c.punct_mod_to_.size());
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    for (std::size_t i = 0; i < kf; ++i) {
+      c.punct_mod_to_shoup_[j * kf + i] = to[j].shoup(c.punct_mod_to_[j * kf + i]);
+    }
+  }
+  c.identity_scaling_ = kf == 1;
   return c;
 }
 
@@ -147,24 +158,30 @@ void BaseConverter::convert(const std::uint64_t* in, std::uint64_t* out, std::si
                             std::size_t to_count) const {
   PRIVSEARCH_CHECK(to_count <= to_.size(), "base conversion to too many moduli");
   const std::size_t kf = from_.size();
-  const std::size_t kt = to_count;
-  // t_i = [x_i * (M/m_i)^-1]_{m_i}, computed once per coefficient and source modulus.
-  std::vector<u64> t(kf * n);
-  for (std::size_t i = 0; i < kf; ++i) {
-    const Modulus& m = from_[i];
-    const u64 w = from_.punctured_inverse(i), ws = from_.punctured_inverse_shoup(i);
-    for (std::size_t c = 0; c < n; ++c) t[i * n + c] = m.mul_shoup(in[i * n + c], w, ws);
+  // t_i = [x_i * (M/m_i)^-1]_{m_i}, computed once per coefficient and source modulus (skipped
+  // for a single source modulus, where it is x itself).
+  std::vector<u64> t_storage;
+  const u64* t = in;
+  if (!identity_scaling_) {
+    t_storage.resize(kf * n);
+    for (std::size_t i = 0; i < kf; ++i) {
+      mul_scalar_shoup_row(in + i * n, from_.punctured_inverse(i), t_storage.data() + i * n, n,
+                           from_[i]);
+    }
+    t = t_storage.data();
   }
-  for (std::size_t j = 0; j < kt; ++j) {
+  // out_j = sum_i t_i * (M/m_i mod b_j): lazy Shoup products accumulated in [0, 2b).
+  for (std::size_t j = 0; j < to_count; ++j) {
     const Modulus& b = to_[j];
     const u64* pm = punct_mod_to_.data() + j * kf;
     u64* o = out + j * n;
-    for (std::size_t c = 0; c < n; ++c) {
-      // Accumulate in 128 bits: kf products each < 2^124 fit for kf < 16.
-      u128 acc = 0;
-      for (std::size_t i = 0; i < kf; ++i) acc += static_cast<u128>(t[i * n + c]) * pm[i];
-      o[c] = b.reduce_u128(acc);
+    if (kf == 1) {
+      mul_scalar_shoup_row(t, pm[0], o, n, b);
+      continue;
     }
+    std::fill_n(o, n, 0);
+    for (std::size_t i = 0; i < kf; ++i) mul_scalar_shoup_acc_lazy_row(t + i * n, pm[i], o, n, b);
+    reduce_from_2q_row(o, n, b);
   }
 }
 

@@ -63,6 +63,8 @@ class BaseConverter {
   BaseConverter(RnsBase from, RnsBase to) : from_(std::move(from)), to_(std::move(to)) {}
   RnsBase from_, to_;
   std::vector<std::uint64_t> punct_mod_to_;  // (M/m_i) mod b_j at [j * from.size() + i]
+  std::vector<std::uint64_t> punct_mod_to_shoup_;
+  bool identity_scaling_ = false;  // one source modulus: (M/m_0)^-1 = 1, t_0 = x_0
 };
 
 }  // namespace privsearch::ring

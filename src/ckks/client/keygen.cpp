@@ -65,7 +65,7 @@ KeySwitchKey KeyGenerator::create_galois_key(const SecretKey& sk, std::uint64_t 
     for (std::size_t t = 0; t < n; ++t) out[t] = qj.add(out[t], qj.mul_shoup(s_rot[t], pm, pms));
     b.push_back(std::move(bj));
   }
-  return KeySwitchKey(std::move(b), std::move(a), seed);
+  return KeySwitchKey(params_, std::move(b), std::move(a), seed);
 }
 
 Result<GaloisKeys> KeyGenerator::create_galois_keys(const SecretKey& sk,

@@ -1,0 +1,46 @@
+#include "ring/shoup_kernels.h"
+
+#include "ring/ntt.h"
+
+namespace privsearch::ring {
+
+namespace {
+bool use_avx512(std::size_t n) { return n % 8 == 0 && cpu_has_avx512dq(); }
+}  // namespace
+
+void mul_scalar_shoup_row(const u64* in, u64 w, u64* out, std::size_t n, const Modulus& q) {
+  const u64 ws = q.shoup(w);
+  if (use_avx512(n)) return detail::mul_scalar_shoup_row_avx512(in, w, ws, out, n, q.value());
+  for (std::size_t t = 0; t < n; ++t) out[t] = q.mul_shoup(in[t], w, ws);
+}
+
+void mul_scalar_shoup_acc_lazy_row(const u64* in, u64 w, u64* acc, std::size_t n,
+                                   const Modulus& q) {
+  const u64 ws = q.shoup(w);
+  if (use_avx512(n)) {
+    return detail::mul_scalar_shoup_acc_lazy_row_avx512(in, w, ws, acc, n, q.value());
+  }
+  const u64 two_q = 2 * q.value();
+  for (std::size_t t = 0; t < n; ++t) acc[t] = reduce_once(acc[t] + q.mul_shoup_lazy(in[t], w, ws), two_q);
+}
+
+void sub_add_mul_scalar_row(const u64* x, const u64* y, u64 c_add, u64 w, u64* out,
+                            std::size_t n, const Modulus& q) {
+  const u64 ws = q.shoup(w);
+  if (use_avx512(n)) {
+    return detail::sub_add_mul_scalar_row_avx512(x, y, c_add, w, ws, out, n, q.value());
+  }
+  for (std::size_t t = 0; t < n; ++t) out[t] = q.mul_shoup(x[t] + c_add - y[t], w, ws);
+}
+
+void add_constant_row(u64* a, u64 c, std::size_t n, const Modulus& q) {
+  if (use_avx512(n)) return detail::add_constant_row_avx512(a, c, n, q.value());
+  for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t] + c, q.value());
+}
+
+void reduce_from_2q_row(u64* a, std::size_t n, const Modulus& q) {
+  if (use_avx512(n)) return detail::reduce_from_2q_row_avx512(a, n, q.value());
+  for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t], q.value());
+}
+
+}  // namespace privsearch::ring

@@ -1,0 +1,43 @@
+// Vectorized element-wise kernels with a fixed multiplier (Shoup), used by ModDown, rescaling
+// and base conversion. Scalar and AVX-512F/DQ paths with identical results (runtime dispatch).
+// Preconditions: q < 2^61; w < q; inputs below 2^63 unless stated.
+// Thread safety: pure functions. Constant time: data-independent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ring/modulus.h"
+
+namespace privsearch::ring {
+
+// out = in * w mod q, fully reduced. in == out allowed.
+void mul_scalar_shoup_row(const std::uint64_t* in, std::uint64_t w, std::uint64_t* out,
+                          std::size_t n, const Modulus& q);
+// acc = (acc + in * w) reduced to [0, 2q); acc must be in [0, 2q) on entry.
+void mul_scalar_shoup_acc_lazy_row(const std::uint64_t* in, std::uint64_t w, std::uint64_t* acc,
+                                   std::size_t n, const Modulus& q);
+// out = (x + c_add - y) * w mod q with x, y < q and c_add < 2q (so the sum is positive and
+// below 3q). out == x allowed.
+void sub_add_mul_scalar_row(const std::uint64_t* x, const std::uint64_t* y, std::uint64_t c_add,
+                            std::uint64_t w, std::uint64_t* out, std::size_t n, const Modulus& q);
+// a = a + c mod q for a constant c < q (in place).
+void add_constant_row(std::uint64_t* a, std::uint64_t c, std::size_t n, const Modulus& q);
+// a in [0, 2q) -> [0, q) (in place).
+void reduce_from_2q_row(std::uint64_t* a, std::size_t n, const Modulus& q);
+
+namespace detail {
+bool shoup_avx512_compiled();
+void mul_scalar_shoup_row_avx512(const std::uint64_t* in, std::uint64_t w, std::uint64_t ws,
+                                 std::uint64_t* out, std::size_t n, std::uint64_t q);
+void mul_scalar_shoup_acc_lazy_row_avx512(const std::uint64_t* in, std::uint64_t w,
+                                          std::uint64_t ws, std::uint64_t* acc, std::size_t n,
+                                          std::uint64_t q);
+void sub_add_mul_scalar_row_avx512(const std::uint64_t* x, const std::uint64_t* y,
+                                   std::uint64_t c_add, std::uint64_t w, std::uint64_t ws,
+                                   std::uint64_t* out, std::size_t n, std::uint64_t q);
+void add_constant_row_avx512(std::uint64_t* a, std::uint64_t c, std::size_t n, std::uint64_t q);
+void reduce_from_2q_row_avx512(std::uint64_t* a, std::size_t n, std::uint64_t q);
+}  // namespace detail
+
+}  // namespace privsearch::ring

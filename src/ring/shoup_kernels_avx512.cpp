@@ -1,0 +1,101 @@
+// AVX-512F/DQ paths of shoup_kernels.h. Lazy Shoup with the approximate high product of
+// ntt_avx512.cpp (qhat at most 2 low: x*w - qhat*q in [0, 4q), one subtraction to [0, 2q)).
+// Compiled with -mavx512f -mavx512dq; called only after CPUID says so.
+#include "ring/shoup_kernels.h"
+
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+#include <immintrin.h>
+
+namespace privsearch::ring::detail {
+
+namespace {
+using V = __m512i;
+inline V bcast(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
+inline V lazy_shoup(V x, V w, V ws, V q, V two_q) {
+  const V x_hi = _mm512_srli_epi64(x, 32);
+  const V ws_hi = _mm512_srli_epi64(ws, 32);
+  const V p11 = _mm512_mul_epu32(x_hi, ws_hi);
+  const V p01 = _mm512_mul_epu32(x, ws_hi);
+  const V p10 = _mm512_mul_epu32(x_hi, ws);
+  const V qhat = _mm512_add_epi64(
+      p11, _mm512_add_epi64(_mm512_srli_epi64(p01, 32), _mm512_srli_epi64(p10, 32)));
+  const V r = _mm512_sub_epi64(_mm512_mullo_epi64(x, w), _mm512_mullo_epi64(qhat, q));
+  return sub_if_ge(r, two_q);
+}
+}  // namespace
+
+bool shoup_avx512_compiled() { return true; }
+
+void mul_scalar_shoup_row_avx512(const u64* in, u64 w, u64 ws, u64* out, std::size_t n, u64 q) {
+  const V vq = bcast(q), v2q = bcast(2 * q), vw = bcast(w), vws = bcast(ws);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V x = _mm512_loadu_si512(in + t);
+    _mm512_storeu_si512(out + t, sub_if_ge(lazy_shoup(x, vw, vws, vq, v2q), vq));
+  }
+}
+
+void mul_scalar_shoup_acc_lazy_row_avx512(const u64* in, u64 w, u64 ws, u64* acc, std::size_t n,
+                                          u64 q) {
+  const V vq = bcast(q), v2q = bcast(2 * q), vw = bcast(w), vws = bcast(ws);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V x = _mm512_loadu_si512(in + t);
+    const V a = _mm512_loadu_si512(acc + t);
+    _mm512_storeu_si512(acc + t,
+                        sub_if_ge(_mm512_add_epi64(a, lazy_shoup(x, vw, vws, vq, v2q)), v2q));
+  }
+}
+
+void sub_add_mul_scalar_row_avx512(const u64* x, const u64* y, u64 c_add, u64 w, u64 ws,
+                                   u64* out, std::size_t n, u64 q) {
+  const V vq = bcast(q), v2q = bcast(2 * q), vw = bcast(w), vws = bcast(ws), vc = bcast(c_add);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V a = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(x + t), vc),
+                                 _mm512_loadu_si512(y + t));
+    _mm512_storeu_si512(out + t, sub_if_ge(lazy_shoup(a, vw, vws, vq, v2q), vq));
+  }
+}
+
+void add_constant_row_avx512(u64* a, u64 c, std::size_t n, u64 q) {
+  const V vq = bcast(q), vc = bcast(c);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V x = _mm512_add_epi64(_mm512_loadu_si512(a + t), vc);
+    _mm512_storeu_si512(a + t, sub_if_ge(x, vq));
+  }
+}
+
+void reduce_from_2q_row_avx512(u64* a, std::size_t n, u64 q) {
+  const V vq = bcast(q);
+  for (std::size_t t = 0; t < n; t += 8) {
+    _mm512_storeu_si512(a + t, sub_if_ge(_mm512_loadu_si512(a + t), vq));
+  }
+}
+
+}  // namespace privsearch::ring::detail
+
+#else
+
+#include "core/check.h"
+
+namespace privsearch::ring::detail {
+// Never called: the dispatcher checks cpu_has_avx512dq(), false when AVX-512 is not compiled.
+bool shoup_avx512_compiled() { return false; }
+void mul_scalar_shoup_row_avx512(const u64*, u64, u64, u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void mul_scalar_shoup_acc_lazy_row_avx512(const u64*, u64, u64, u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void sub_add_mul_scalar_row_avx512(const u64*, const u64*, u64, u64, u64, u64*, std::size_t,
+                                   u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void add_constant_row_avx512(u64*, u64, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void reduce_from_2q_row_avx512(u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+}  // namespace privsearch::ring::detail
+
+#endif

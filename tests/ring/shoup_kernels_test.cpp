@@ -1,0 +1,107 @@
+#include "ring/shoup_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/csprng.h"
+#include "ring/dot_kernels.h"
+#include "ring/ntt.h"
+#include "testing/reference.h"
+
+namespace privsearch::ring {
+namespace {
+
+std::vector<u64> random_row(Prng& p, std::size_t n, u64 bound) {
+  std::vector<u64> v(n);
+  for (auto& x : v) x = p.uniform_below(bound);
+  return v;
+}
+
+class ShoupKernels : public ::testing::TestWithParam<u64> {};
+
+TEST_P(ShoupKernels, MatchPlainModularArithmetic) {
+  const u64 qv = GetParam();
+  const auto q = *Modulus::create(qv);
+  Prng prng = Prng::from_seed(Seed{}, 71);
+  const std::size_t n = 64;
+  const auto x = random_row(prng, n, qv), y = random_row(prng, n, qv);
+  const auto big = random_row(prng, n, u64{1} << 62);
+  const u64 w = prng.uniform_below(qv), c = prng.uniform_below(qv);
+
+  std::vector<u64> out(n);
+  mul_scalar_shoup_row(big.data(), w, out.data(), n, q);
+  for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(out[t], testing::ref_mulmod(big[t] % qv, w, qv));
+
+  std::vector<u64> acc = x;  // in [0, q) subset of [0, 2q)
+  mul_scalar_shoup_acc_lazy_row(y.data(), w, acc.data(), n, q);
+  for (std::size_t t = 0; t < n; ++t) {
+    ASSERT_LT(acc[t], 2 * qv);
+    ASSERT_EQ(acc[t] % qv, (x[t] + testing::ref_mulmod(y[t], w, qv)) % qv);
+  }
+
+  sub_add_mul_scalar_row(x.data(), y.data(), qv + c, w, out.data(), n, q);
+  for (std::size_t t = 0; t < n; ++t) {
+    const u64 inner = (x[t] + qv + c - y[t]) % qv;
+    ASSERT_EQ(out[t], testing::ref_mulmod(inner, w, qv));
+  }
+
+  std::vector<u64> a = x;
+  add_constant_row(a.data(), c, n, q);
+  for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(a[t], (x[t] + c) % qv);
+
+  std::vector<u64> r(n);
+  for (std::size_t t = 0; t < n; ++t) r[t] = x[t] + (t % 2) * qv;
+  reduce_from_2q_row(r.data(), n, q);
+  EXPECT_EQ(r, x);
+}
+
+TEST_P(ShoupKernels, DotProductPathsAgree) {
+  const u64 qv = GetParam();
+  const auto q = *Modulus::create(qv);
+  Prng prng = Prng::from_seed(Seed{}, 72);
+  const std::size_t n = 64, terms = 3;
+  std::vector<std::vector<u64>> x, b, bs, a, as;
+  for (std::size_t j = 0; j < terms; ++j) {
+    x.push_back(random_row(prng, n, qv));
+    b.push_back(random_row(prng, n, qv));
+    a.push_back(random_row(prng, n, qv));
+    bs.emplace_back(n);
+    as.emplace_back(n);
+    shoup_companions(b[j].data(), n, q, bs[j].data());
+    shoup_companions(a[j].data(), n, q, as[j].data());
+  }
+  std::vector<const u64*> px, pb, pbs, pa, pas;
+  for (std::size_t j = 0; j < terms; ++j) {
+    px.push_back(x[j].data());
+    pb.push_back(b[j].data());
+    pbs.push_back(bs[j].data());
+    pa.push_back(a[j].data());
+    pas.push_back(as[j].data());
+  }
+  const ShoupDotOperands ops{terms, px.data(), pb.data(), pbs.data(), pa.data(), pas.data()};
+  std::vector<std::uint32_t> perm(n);
+  for (std::size_t t = 0; t < n; ++t) perm[t] = static_cast<std::uint32_t>((t * 5 + 3) % n);
+  std::vector<u64> o0(n), o1(n), s0(n), s1(n);
+  shoup_dot2(ops, perm.data(), n, q, o0.data(), o1.data());
+  shoup_dot2_scalar(ops, perm.data(), n, q, s0.data(), s1.data());
+  EXPECT_EQ(o0, s0);
+  EXPECT_EQ(o1, s1);
+  for (std::size_t t = 0; t < n; ++t) {
+    u64 e0 = 0, e1 = 0;
+    for (std::size_t j = 0; j < terms; ++j) {
+      e0 = (e0 + testing::ref_mulmod(x[j][perm[t]], b[j][t], qv)) % qv;
+      e1 = (e1 + testing::ref_mulmod(x[j][perm[t]], a[j][t], qv)) % qv;
+    }
+    ASSERT_EQ(s0[t], e0);
+    ASSERT_EQ(s1[t], e1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Moduli, ShoupKernels,
+                         ::testing::Values(u64{97}, u64{1099511480321ULL},
+                                           u64{1152921504606748673ULL},
+                                           (u64{1} << 61) - 1));
+
+}  // namespace
+}  // namespace privsearch::ring
