@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "ckks/client/encryptor.h"
+#include "ckks/compact.h"
+#include "ckks/galois_keys.h"
 #include "ckks/client/keygen.h"
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
@@ -59,5 +61,16 @@ int main(int argc, char** argv) {
 
   write(root / "ckks_public_key", "valid", serialize_public_key(params, pk));
   write(root / "ckks_public_key", "truncated", truncated(serialize_public_key(params, pk), 100));
+  const std::vector<int> steps = {1, 5};
+  const auto gk = *kg.create_galois_keys(sk, steps, true, prng);
+  write(root / "ckks_galois_keys", "valid", serialize_galois_keys(params, gk));
+  write(root / "ckks_galois_keys", "truncated", truncated(serialize_galois_keys(params, gk), 200));
+
+  const auto ct0 = *encryptor.encrypt_symmetric(sk, *enc.encode(v, 0, 1e9), prng);
+  for (double bits : {8.0, 16.0}) {
+    const auto c = *compact(params, ct0, CompactOptions{1.0, bits});
+    write(root / "ckks_compact", "valid_" + std::to_string(static_cast<int>(bits)),
+          serialize_compact(c));
+  }
   return 0;
 }

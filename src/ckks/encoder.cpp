@@ -240,7 +240,6 @@ Result<std::vector<std::complex<double>>> Encoder::decode_complex(const Plaintex
       pt.poly().n() != params_.n()) {
     return invalid_argument_error("plaintext polynomial does not match its level");
   }
-  const std::size_t s = slots();
   const std::size_t n = params_.n();
   ring::RnsPoly poly = pt.poly();
   const auto rows = key_rows(params_, pt.level(), false);
@@ -248,8 +247,18 @@ Result<std::vector<std::complex<double>>> Encoder::decode_complex(const Plaintex
   const ring::RnsBase& base = params_.q_base(pt.level());
   std::vector<double> coeff(n);
   for (std::size_t k = 0; k < n; ++k) coeff[k] = base.compose_centered(poly.data().data() + k, n);
+  return decode_coefficients(coeff, pt.scale());
+}
+
+Result<std::vector<std::complex<double>>> Encoder::decode_coefficients(
+    std::span<const double> coeff, double scale) const {
+  const std::size_t s = slots();
+  if (coeff.size() != params_.n() || !(scale > 0) || !std::isfinite(scale)) {
+    return invalid_argument_error(fmt::format(
+        "decode_coefficients needs {} coefficients and a positive scale", params_.n()));
+  }
   std::vector<double> re(s), im(s);
-  const double inv_scale = 1.0 / pt.scale();
+  const double inv_scale = 1.0 / scale;
   for (std::size_t k = 0; k < s; ++k) {
     const double wr = coeff[k] * inv_scale, wi = coeff[k + s] * inv_scale;
     re[k] = wr * t_->twist_re[k] - wi * t_->twist_im[k];

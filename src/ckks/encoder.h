@@ -52,6 +52,10 @@ class Encoder {
   Result<std::vector<std::complex<double>>> decode_complex(const Plaintext& pt) const;
   // Real parts of all slots.
   Result<std::vector<double>> decode(const Plaintext& pt) const;
+  // Slots of the polynomial with the given (already centred) integer coefficients, divided by
+  // `scale`. coeffs.size() must be n. Used for decryptions outside R_Q (compact responses).
+  Result<std::vector<std::complex<double>>> decode_coefficients(std::span<const double> coeffs,
+                                                                double scale) const;
 
  private:
   struct Tables {

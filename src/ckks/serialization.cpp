@@ -22,6 +22,7 @@ std::string_view type_name(ObjectType t) {
     case ObjectType::kPublicKey: return "public key";
     case ObjectType::kGaloisKeys: return "Galois key set";
     case ObjectType::kSecretKey: return "secret key";
+    case ObjectType::kCompactCiphertext: return "compact ciphertext";
   }
   return "unknown";
 }

@@ -36,6 +36,7 @@ enum class ObjectType : std::uint16_t {
   kPublicKey = 4,
   kGaloisKeys = 5,
   kSecretKey = 6,
+  kCompactCiphertext = 7,
 };
 
 enum class CiphertextForm : std::uint8_t { kFull = 1, kSeeded = 2 };

@@ -32,24 +32,31 @@ void ByteWriter::put_string(std::string_view s) {
 void ByteWriter::put_packed(std::span<const std::uint64_t> values, int bits) {
   PRIVSEARCH_CHECK(bits >= 1 && bits <= 64, "bit width out of [1, 64]");
   const std::size_t start = bytes_.size();
-  bytes_.resize(start + packed_bytes(values.size(), bits), 0);
+  const std::size_t total = packed_bytes(values.size(), bits);
+  // 8 bytes of slack so whole 64-bit words can be stored; trimmed below.
+  bytes_.resize(start + total + 8, 0);
   std::uint8_t* out = bytes_.data() + start;
-  // Accumulate into a 128-bit window and flush whole bytes; LSB first.
-  unsigned __int128 acc = 0;
+  const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  // LSB first: a 64-bit window `acc` holding `acc_bits` pending bits, flushed 8 bytes at a time.
+  std::uint64_t acc = 0;
   int acc_bits = 0;
   std::size_t pos = 0;
-  const std::uint64_t limit_mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
   for (std::uint64_t v : values) {
-    PRIVSEARCH_DCHECK((v & ~limit_mask) == 0, "value wider than the packing width");
-    acc |= static_cast<unsigned __int128>(v & limit_mask) << acc_bits;
-    acc_bits += bits;
-    while (acc_bits >= 8) {
-      out[pos++] = static_cast<std::uint8_t>(acc);
-      acc >>= 8;
-      acc_bits -= 8;
+    PRIVSEARCH_DCHECK((v & ~mask) == 0, "value wider than the packing width");
+    v &= mask;
+    acc |= v << acc_bits;  // acc_bits < 64 here
+    const int filled = acc_bits + bits;
+    if (filled >= 64) {
+      std::memcpy(out + pos, &acc, 8);  // little-endian host (x86-64)
+      pos += 8;
+      acc = acc_bits == 0 ? 0 : v >> (64 - acc_bits);
+      acc_bits = filled - 64;
+    } else {
+      acc_bits = filled;
     }
   }
-  if (acc_bits > 0) out[pos++] = static_cast<std::uint8_t>(acc);
+  std::memcpy(out + pos, &acc, 8);
+  bytes_.resize(start + total);
 }
 
 Status ByteReader::need(std::size_t n, std::string_view what) const {
@@ -132,30 +139,45 @@ Status ByteReader::get_packed(std::span<std::uint64_t> out, int bits, std::uint6
   PRIVSEARCH_RETURN_IF_ERROR(need(nbytes, what));
   const std::uint8_t* in = data_.data() + offset_;
   const std::uint64_t mask = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-  unsigned __int128 acc = 0;
-  int acc_bits = 0;
-  std::size_t pos = 0;
+  // Value i starts at bit i*bits. While 16 bytes remain from its first byte, two unaligned
+  // 64-bit loads cover it (shift < 8, bits <= 64); the tail goes byte by byte.
+  auto load64 = [&](std::size_t byte) {
+    std::uint64_t w;
+    std::memcpy(&w, in + byte, 8);  // little-endian host (x86-64)
+    return w;
+  };
   std::uint64_t bad = 0;  // OR of "value >= bound" flags; checked once after the loop
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    while (acc_bits < bits) {
-      acc |= static_cast<unsigned __int128>(in[pos++]) << acc_bits;
-      acc_bits += 8;
+  std::size_t i = 0;
+  std::size_t bit = 0;
+  for (; i < out.size() && (bit >> 3) + 16 <= nbytes; ++i, bit += static_cast<std::size_t>(bits)) {
+    const std::size_t byte = bit >> 3;
+    const unsigned shift = static_cast<unsigned>(bit & 7);
+    const unsigned __int128 w =
+        (static_cast<unsigned __int128>(load64(byte + 8)) << 64) | load64(byte);
+    const std::uint64_t v = static_cast<std::uint64_t>(w >> shift) & mask;
+    out[i] = v;
+    bad |= static_cast<std::uint64_t>(v >= bound);
+  }
+  for (; i < out.size(); ++i, bit += static_cast<std::size_t>(bits)) {
+    unsigned __int128 w = 0;
+    const std::size_t byte = bit >> 3;
+    for (std::size_t b = 0; b < 9 && byte + b < nbytes; ++b) {
+      w |= static_cast<unsigned __int128>(in[byte + b]) << (8 * b);
     }
-    const std::uint64_t v = static_cast<std::uint64_t>(acc) & mask;
-    acc >>= bits;
-    acc_bits -= bits;
+    const std::uint64_t v = static_cast<std::uint64_t>(w >> (bit & 7)) & mask;
     out[i] = v;
     bad |= static_cast<std::uint64_t>(v >= bound);
   }
   // Padding bits of the last byte must be zero so every value has one encoding.
-  if (acc_bits > 0 && static_cast<std::uint64_t>(acc) != 0) {
+  const std::size_t pad = nbytes * 8 - total;
+  if (pad > 0 && (in[nbytes - 1] >> (8 - pad)) != 0) {
     return data_loss_error(fmt::format("{}: nonzero padding bits", what));
   }
   if (bad != 0) {
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out[i] >= bound) {
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      if (out[k] >= bound) {
         return data_loss_error(fmt::format("{}: element {} = {} is not below the modulus {}", what,
-                                           i, out[i], bound));
+                                           k, out[k], bound));
       }
     }
   }
