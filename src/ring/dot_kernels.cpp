@@ -1,11 +1,22 @@
 #include "ring/dot_kernels.h"
 
+#include "core/check.h"
 #include "ring/ntt.h"
 
 namespace privsearch::ring {
 
+bool dot_uses_ifma(const Modulus& m) {
+  return m.value() < (u64{1} << 50) && cpu_has_ifma() && detail::dot_ifma_compiled();
+}
+
 void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
                       std::uint64_t* out) {
+  if (dot_uses_ifma(m)) {
+    for (std::size_t t = 0; t < n; ++t) {
+      out[t] = static_cast<u64>((static_cast<u128>(w[t]) << 52) / m.value());
+    }
+    return;
+  }
   for (std::size_t t = 0; t < n; ++t) out[t] = m.shoup(w[t]);
 }
 
@@ -27,7 +38,10 @@ void shoup_dot2_scalar(const ShoupDotOperands& ops, const std::uint32_t* perm, s
 
 void shoup_dot2(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
                 const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
-  if (n % 8 == 0 && cpu_has_avx512dq()) {
+  if (dot_uses_ifma(m)) {
+    PRIVSEARCH_CHECK(n % 8 == 0, "IFMA dot kernel needs n divisible by 8");
+    detail::shoup_dot2_ifma(ops, perm, n, m, out0, out1);
+  } else if (n % 8 == 0 && cpu_has_avx512dq()) {
     detail::shoup_dot2_avx512(ops, perm, n, m, out0, out1);
   } else {
     shoup_dot2_scalar(ops, perm, n, m, out0, out1);

@@ -1,10 +1,12 @@
 // Fused multiply-accumulate kernels for key switching: for one RNS row modulo m,
 //   out0[t] = sum_j x_j[perm[t]] * b_j[t],   out1[t] = sum_j x_j[perm[t]] * a_j[t]   (mod m)
 // where b_j, a_j are fixed (key) polynomials with precomputed Shoup companions
-// b'_j = floor(b_j * 2^64 / m). Each product is a lazy Shoup multiplication in [0, 2m) (any
+// b'_j = floor(b_j * 2^64 / m), or floor(b_j * 2^52 / m) for rows the IFMA kernel handles
+// (m < 2^50 on a CPU with AVX-512 IFMA: three 52-bit multiply-adds per product instead of
+// five 64-bit multiplies). shoup_companions() computes the form the dispatcher expects. Each product is a lazy Shoup multiplication in [0, 2m) (any
 // x < 2^64), accumulated with a conditional subtraction of 2m, so m < 2^61 keeps every value
 // below 2^63. Outputs are fully reduced.
-// Two paths with identical results: scalar and AVX-512F/DQ (runtime dispatch, CPUID).
+// Three paths with identical results: scalar, AVX-512F/DQ and AVX-512 IFMA (runtime dispatch).
 // Thread safety: pure functions. Constant time: data-independent (perm is public).
 #pragma once
 
@@ -24,18 +26,26 @@ struct ShoupDotOperands {
   const std::uint64_t* const* a_shoup = nullptr;
 };
 
-// perm may be null (identity). out0/out1: n values each.
+// True if rows modulo m use the IFMA kernel (and 52-bit companions).
+bool dot_uses_ifma(const Modulus& m);
+
+// perm may be null (identity). out0/out1: n values each; n a multiple of 8 when a SIMD path
+// applies.
 void shoup_dot2(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
                 const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
+// Reference path; always takes 64-bit companions.
 void shoup_dot2_scalar(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 
-// Shoup companions of a row: out[t] = floor(w[t] * 2^64 / m).
+// Shoup companions of a row in the form shoup_dot2 expects for m.
 void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
                       std::uint64_t* out);
 
 namespace detail {
 bool dot_avx512_compiled();
+bool dot_ifma_compiled();
+void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+                     const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 void shoup_dot2_avx512(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 }  // namespace detail

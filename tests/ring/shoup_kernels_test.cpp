@@ -61,30 +61,39 @@ TEST_P(ShoupKernels, DotProductPathsAgree) {
   const auto q = *Modulus::create(qv);
   Prng prng = Prng::from_seed(Seed{}, 72);
   const std::size_t n = 64, terms = 3;
-  std::vector<std::vector<u64>> x, b, bs, a, as;
+  std::vector<std::vector<u64>> x, b, bs, a, as, bs64, as64;
   for (std::size_t j = 0; j < terms; ++j) {
     x.push_back(random_row(prng, n, qv));
     b.push_back(random_row(prng, n, qv));
     a.push_back(random_row(prng, n, qv));
     bs.emplace_back(n);
     as.emplace_back(n);
-    shoup_companions(b[j].data(), n, q, bs[j].data());
+    shoup_companions(b[j].data(), n, q, bs[j].data());  // the dispatcher's form
     shoup_companions(a[j].data(), n, q, as[j].data());
+    bs64.emplace_back(n);
+    as64.emplace_back(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      bs64[j][t] = q.shoup(b[j][t]);
+      as64[j][t] = q.shoup(a[j][t]);
+    }
   }
-  std::vector<const u64*> px, pb, pbs, pa, pas;
+  std::vector<const u64*> px, pb, pbs, pa, pas, pbs64, pas64;
   for (std::size_t j = 0; j < terms; ++j) {
     px.push_back(x[j].data());
     pb.push_back(b[j].data());
     pbs.push_back(bs[j].data());
     pa.push_back(a[j].data());
     pas.push_back(as[j].data());
+    pbs64.push_back(bs64[j].data());
+    pas64.push_back(as64[j].data());
   }
   const ShoupDotOperands ops{terms, px.data(), pb.data(), pbs.data(), pa.data(), pas.data()};
   std::vector<std::uint32_t> perm(n);
   for (std::size_t t = 0; t < n; ++t) perm[t] = static_cast<std::uint32_t>((t * 5 + 3) % n);
   std::vector<u64> o0(n), o1(n), s0(n), s1(n);
   shoup_dot2(ops, perm.data(), n, q, o0.data(), o1.data());
-  shoup_dot2_scalar(ops, perm.data(), n, q, s0.data(), s1.data());
+  const ShoupDotOperands ops64{terms, px.data(), pb.data(), pbs64.data(), pa.data(), pas64.data()};
+  shoup_dot2_scalar(ops64, perm.data(), n, q, s0.data(), s1.data());
   EXPECT_EQ(o0, s0);
   EXPECT_EQ(o1, s1);
   for (std::size_t t = 0; t < n; ++t) {
