@@ -62,6 +62,7 @@ class Evaluator {
   struct Hoisted {
     Ciphertext ct;
     HoistedDigits digits;
+    ring::RnsPoly p_c0;  // [P]_{q_i} * c0, the c0 part of every extended rotation
   };
   Result<Hoisted> hoist(const Ciphertext& a) const;
   // Rotation by `step` (0 returns the ciphertext itself) from a hoisted decomposition.

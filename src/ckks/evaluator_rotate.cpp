@@ -6,6 +6,7 @@
 
 #include "ckks/evaluator.h"
 #include "ckks/poly_util.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -29,7 +30,12 @@ const ring::GaloisPermutation& Evaluator::permutation(std::uint64_t galois_elt) 
 
 Result<Evaluator::Hoisted> Evaluator::hoist(const Ciphertext& a) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_ciphertext(a, "ciphertext"));
-  Hoisted h{a, decompose_for_key_switch(params_, a.c1(), a.level())};
+  Hoisted h{a, decompose_for_key_switch(params_, a.c1(), a.level()),
+            ring::RnsPoly::uninitialized(params_.n(), a.level() + 1, true)};
+  for (std::size_t i = 0; i <= a.level(); ++i) {
+    ring::mul_scalar_shoup_row(a.c0().row(i), params_.p_mod_q(i), h.p_c0.row(i), params_.n(),
+                               params_.key_moduli()[i]);
+  }
   return h;
 }
 
@@ -94,7 +100,7 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
   const std::size_t n = params_.n();
   const auto rows = key_rows(params_, level, true);
   const int k = normalize_step(step, params_.slots());
-  ring::RnsPoly u0(n, rows.size(), true), u1(n, rows.size(), true);
+  ring::RnsPoly u0, u1;
   const ring::GaloisPermutation* perm = nullptr;
   if (k != 0) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const KeySwitchKey* key, keys.key_for_step(step, n));
@@ -102,23 +108,24 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
     key_switch_inner_product(params_, h.digits, perm->table().data(), *key, u0, u1);
   } else {
     // P * (c0, c1): zero modulo P, [P]_{q_i} * c modulo q_i.
+    u0 = ring::RnsPoly(n, rows.size(), true);
+    u1 = ring::RnsPoly(n, rows.size(), true);
     for (std::size_t i = 0; i <= level; ++i) {
-      ring::mul_scalar_row(h.ct.c1().row(i), params_.p_mod_q(i), u1.row(i), n,
-                           params_.key_moduli()[i]);
+      ring::mul_scalar_shoup_row(h.ct.c1().row(i), params_.p_mod_q(i), u1.row(i), n,
+                                 params_.key_moduli()[i]);
     }
   }
-  // u0 += P * sigma(c0) on the q rows (P * anything is 0 modulo the special primes).
-  std::vector<std::uint64_t> rotated(n);
+  // u0 += sigma(P * c0) on the q rows (P * anything is 0 modulo the special primes).
   for (std::size_t i = 0; i <= level; ++i) {
-    const ring::Modulus& qi = params_.key_moduli()[i];
-    const std::uint64_t* src = h.ct.c0().row(i);
-    if (perm != nullptr) {
-      perm->apply(src, rotated.data());
-      src = rotated.data();
-    }
-    const std::uint64_t pm = params_.p_mod_q(i), pms = qi.shoup(pm);
+    const std::uint64_t qv = params_.key_moduli()[i].value();
+    const std::uint64_t* src = h.p_c0.row(i);
     std::uint64_t* o = u0.row(i);
-    for (std::size_t t = 0; t < n; ++t) o[t] = qi.add(o[t], qi.mul_shoup(src[t], pm, pms));
+    if (perm != nullptr) {
+      const std::uint32_t* pt = perm->table().data();
+      for (std::size_t t = 0; t < n; ++t) o[t] = ring::reduce_once(o[t] + src[pt[t]], qv);
+    } else {
+      for (std::size_t t = 0; t < n; ++t) o[t] = ring::reduce_once(o[t] + src[t], qv);
+    }
   }
   return ExtendedCiphertext(params_.id(), level, h.ct.scale(), std::move(u0), std::move(u1));
 }

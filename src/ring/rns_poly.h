@@ -9,7 +9,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "core/check.h"
@@ -17,11 +19,43 @@
 
 namespace privsearch::ring {
 
+// std::allocator that leaves trivially constructible elements uninitialized on resize(), so
+// polynomials that are about to be overwritten are not zero-filled first (measured: the memset
+// was 8% of a hoisted rotation).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}  // NOLINT
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 class RnsPoly {
  public:
   RnsPoly() = default;
+  // Zero polynomial.
   RnsPoly(std::size_t n, std::size_t num_moduli, bool ntt_form)
       : n_(n), num_moduli_(num_moduli), ntt_(ntt_form), data_(n * num_moduli, 0) {}
+  // Polynomial with unspecified contents, for outputs that are overwritten entirely.
+  static RnsPoly uninitialized(std::size_t n, std::size_t num_moduli, bool ntt_form) {
+    RnsPoly p;
+    p.n_ = n;
+    p.num_moduli_ = num_moduli;
+    p.ntt_ = ntt_form;
+    p.data_.resize(n * num_moduli);
+    return p;
+  }
 
   std::size_t n() const { return n_; }
   std::size_t num_moduli() const { return num_moduli_; }
@@ -54,7 +88,7 @@ class RnsPoly {
   std::size_t n_ = 0;
   std::size_t num_moduli_ = 0;
   bool ntt_ = false;
-  std::vector<std::uint64_t> data_;
+  std::vector<std::uint64_t, DefaultInitAllocator<std::uint64_t>> data_;
 };
 
 // Element-wise kernels over one row of n values, all inputs in [0, q), outputs in [0, q).
