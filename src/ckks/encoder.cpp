@@ -119,6 +119,16 @@ double untwist_and_round(const double* __restrict re, const double* __restrict i
   return max_abs;
 }
 
+// row[k] = c_k mod q for integral doubles |c_k| < q.
+PRIVSEARCH_SIMD_CLONES
+void signed_to_residues(const double* __restrict c, std::size_t n, std::uint64_t q,
+                        std::uint64_t* __restrict row) {
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto v = static_cast<std::int64_t>(c[k]);
+    row[k] = static_cast<std::uint64_t>(v) + (q & static_cast<std::uint64_t>(v >> 63));
+  }
+}
+
 }  // namespace
 
 void Encoder::dft_forward(double* re, double* im) const {
@@ -212,7 +222,8 @@ Result<ring::RnsPoly> Encoder::encode_spectrum(std::vector<double>& re, std::vec
   dft_inverse(re.data(), im.data());
   // w_k = x_k * zeta^-k / S, coefficients m_k = round(delta Re w_k), m_{k+S} = round(delta Im w_k)
   const double factor = scale / static_cast<double>(s);
-  std::vector<double> rounded(n);
+  thread_local std::vector<double> rounded;
+  rounded.resize(n);
   const double max_abs = untwist_and_round(re.data(), im.data(), t_->twist_re.data(),
                                            t_->twist_im.data(), factor, s, rounded.data());
   constexpr double kLimit = 4611686018427387904.0;  // 2^62
@@ -221,13 +232,19 @@ Result<ring::RnsPoly> Encoder::encode_spectrum(std::vector<double>& re, std::vec
         "encoding needs a coefficient of magnitude {:.3g} >= 2^62; lower the scale or the values",
         max_abs));
   }
-  std::vector<std::int64_t> coeffs(n);
-  for (std::size_t k = 0; k < n; ++k) coeffs[k] = static_cast<std::int64_t>(rounded[k]);
-  ring::RnsPoly poly(n, rows.size(), false);
+  ring::RnsPoly poly = ring::RnsPoly::uninitialized(n, rows.size(), false);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ring::Modulus& q = params_.key_moduli()[rows[i]];
     std::uint64_t* row = poly.row(i);
-    for (std::size_t k = 0; k < n; ++k) row[k] = q.from_signed(coeffs[k]);
+    if (max_abs < static_cast<double>(q.value())) {
+      // |c| < q: the residue is c, or c + q for negative c (the common case: a fast,
+      // vectorizable loop).
+      signed_to_residues(rounded.data(), n, q.value(), row);
+    } else {
+      for (std::size_t k = 0; k < n; ++k) {
+        row[k] = q.from_signed(static_cast<std::int64_t>(rounded[k]));
+      }
+    }
   }
   to_ntt(params_, rows, poly);
   return poly;
