@@ -42,8 +42,10 @@ int normalize_step(int step, std::size_t slots) {
 std::vector<ring::RnsPoly> expand_key_switch_uniform(const Params& params, const Seed& seed) {
   const auto rows = key_rows(params, params.max_level(), true);
   std::vector<ring::RnsPoly> a;
-  a.reserve(params.num_q());
-  for (std::size_t j = 0; j < params.num_q(); ++j) a.push_back(expand_uniform(params, rows, seed, j));
+  a.reserve(params.num_digits());
+  for (std::size_t j = 0; j < params.num_digits(); ++j) {
+    a.push_back(expand_uniform(params, rows, seed, j));
+  }
   return a;
 }
 
@@ -76,7 +78,7 @@ Result<const KeySwitchKey*> GaloisKeys::key_for_step(int step, std::size_t n) co
 std::vector<std::uint8_t> serialize_galois_keys(const Params& params, const GaloisKeys& keys) {
   const auto rows = key_rows(params, params.max_level(), true);
   ByteWriter w;
-  w.reserve(48 + keys.size() * (44 + params.num_q() * packed_rows_bytes(params, rows)));
+  w.reserve(48 + keys.size() * (44 + params.num_digits() * packed_rows_bytes(params, rows)));
   write_header(w, ObjectType::kGaloisKeys, keys.params_id());
   w.put_u32(static_cast<std::uint32_t>(keys.size()));
   w.put_u8(keys.has_conjugate() ? 1 : 0);
@@ -109,7 +111,8 @@ Result<GaloisKeys> deserialize_galois_keys(const Params& params,
         fmt::format("Galois key set declares {} keys; the limit is {}", count, max_keys));
   }
   const auto rows = key_rows(params, params.max_level(), true);
-  const std::size_t key_bytes = 8 + 4 + sizeof(Seed) + params.num_q() * packed_rows_bytes(params, rows);
+  const std::size_t key_bytes =
+      8 + 4 + sizeof(Seed) + params.num_digits() * packed_rows_bytes(params, rows);
   std::size_t expected = 0;
   if (!checked_mul(count, key_bytes, expected) || r.remaining() != expected) {
     return data_loss_error(fmt::format("Galois key set body is {} bytes, expected {} for {} keys",
@@ -140,7 +143,7 @@ Result<GaloisKeys> deserialize_galois_keys(const Params& params,
     }
     if (keys.count(elt) != 0) return data_loss_error(fmt::format("duplicate Galois element {}", elt));
     std::vector<ring::RnsPoly> b;
-    for (std::size_t j = 0; j < params.num_q(); ++j) {
+    for (std::size_t j = 0; j < params.num_digits(); ++j) {
       ring::RnsPoly bj(params.n(), rows.size(), true);
       PRIVSEARCH_RETURN_IF_ERROR(read_rows(r, params, rows, bj, "Galois key"));
       b.push_back(std::move(bj));

@@ -1,10 +1,10 @@
 // Key-switching keys and Galois key sets (public objects).
 //
-// Hybrid key switching (Han-Ki 2020; SEAL's "special prime" variant, one RNS digit per data
-// prime): a key switching s' -> s holds, for every digit j in 0..L, a pair over the key basis
-// Q_L * P, NTT form,
-//   b_j = -a_j * s + e_j + P * [i == j] * s'   (mod q_i),     b_j = -a_j * s + e_j  (mod p_k),
-// i.e. the gadget vector is P times the CRT idempotents of Q_L. The uniform a_j are expanded
+// Hybrid key switching (Han-Ki 2020; SEAL's "special prime" variant): the data primes are
+// grouped into digits Q_j (Params::num_digits(), one prime each by default). A key switching
+// s' -> s holds, for every digit j, a pair over the key basis Q_L * P, NTT form,
+//   b_j = -a_j * s + e_j + P * [q_i in Q_j] * s'   (mod q_i),   b_j = -a_j * s + e_j  (mod p_k),
+// i.e. the gadget vector is P times the CRT idempotents of the digits. The uniform a_j are expanded
 // from one 32-byte seed (stream j), so a key serializes as its b_j plus the seed.
 // A Galois key for element g switches from sigma_g(s) to s; rotating slots left by k uses
 // g = 5^k mod 2n, conjugation g = 2n - 1.
@@ -30,7 +30,7 @@ namespace privsearch::ckks {
 class KeySwitchKey {
  public:
   KeySwitchKey() = default;
-  // b, a: params.num_q() digits over the full key basis, NTT form. Precomputes the Shoup
+  // b, a: params.num_digits() digits over the full key basis, NTT form. Precomputes the Shoup
   // companions the inner product uses (derived data; not serialized, not compared).
   KeySwitchKey(const Params& params, std::vector<ring::RnsPoly> b, std::vector<ring::RnsPoly> a,
                const Seed& seed);

@@ -15,29 +15,32 @@ HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly
   const auto rows = key_rows(params, level, true);
   HoistedDigits h;
   h.level = level;
-  h.digits.reserve(level + 1);
-  std::vector<std::uint64_t> coeff(n);
-  for (std::size_t j = 0; j <= level; ++j) {
-    std::copy_n(c1.row(j), n, coeff.data());
-    params.ntt(j).inverse(coeff.data());
-    const std::uint64_t half_qj = params.key_moduli()[j].value() >> 1;
-    auto d = ring::RnsPoly::uninitialized(n, rows.size(), true);
+  thread_local std::vector<std::uint64_t> coeff, converted;
+  for (std::size_t j = 0; j < params.num_digits() && params.digit_first(j) <= level; ++j) {
+    const std::size_t first = params.digit_first(j);
+    const std::size_t count = std::min(params.digit_size(j), level + 1 - first);
+    // [c1]_{Q_j} in coefficient form (rows first..first+count-1).
+    coeff.resize(count * n);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::copy_n(c1.row(first + i), n, coeff.data() + i * n);
+      params.ntt(first + i).inverse(coeff.data() + i * n);
+    }
+    // Centred lift to every other row of Q_l * P (exact: see ring/rns.h).
+    std::vector<std::size_t> targets, target_rows;
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      std::uint64_t* out = d.row(r);
-      if (rows[r] == j) {
-        std::copy_n(c1.row(j), n, out);  // already the NTT form modulo q_j
-        continue;
+      if (rows[r] < first || rows[r] >= first + count) {
+        targets.push_back(rows[r]);
+        target_rows.push_back(r);
       }
-      // Centred lift: x > q_j/2 stands for x - q_j. A digit with mean q_j/2 would multiply
-      // the key noise by the all-ones polynomial, whose embedding reaches 2n/pi near 1.
-      const ring::Modulus& m = params.key_moduli()[rows[r]];
-      const std::uint64_t qj_mod_m = m.reduce(params.key_moduli()[j].value());
-      for (std::size_t t = 0; t < n; ++t) {
-        const std::uint64_t x = coeff[t];
-        const std::uint64_t negative = (half_qj - x) >> 63;
-        out[t] = m.sub(m.reduce(x), qj_mod_m & (std::uint64_t{0} - negative));
-      }
-      params.ntt(rows[r]).forward(out);
+    }
+    converted.resize(targets.size() * n);
+    params.digit_converter(j, count).convert_centered(coeff.data(), converted.data(), n, targets);
+    auto d = ring::RnsPoly::uninitialized(n, rows.size(), true);
+    for (std::size_t i = 0; i < count; ++i) std::copy_n(c1.row(first + i), n, d.row(first + i));
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      std::uint64_t* out = d.row(target_rows[t]);
+      std::copy_n(converted.data() + t * n, n, out);
+      params.ntt(targets[t]).forward(out);
     }
     h.digits.push_back(std::move(d));
   }
@@ -50,10 +53,10 @@ void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
   const std::size_t n = params.n();
   const std::size_t level = digits.level;
   const auto rows = key_rows(params, level, true);
-  PRIVSEARCH_CHECK(key.digits() == params.num_q(), "key has the wrong number of digits");
+  PRIVSEARCH_CHECK(key.digits() == params.num_digits(), "key has the wrong number of digits");
   u0 = ring::RnsPoly::uninitialized(n, rows.size(), true);
   u1 = ring::RnsPoly::uninitialized(n, rows.size(), true);
-  const std::size_t nd = level + 1;
+  const std::size_t nd = digits.digits.size();
   std::vector<const std::uint64_t*> x(nd), b(nd), bs(nd), a(nd), as(nd);
   const ring::ShoupDotOperands ops{nd, x.data(), b.data(), bs.data(), a.data(), as.data()};
   // Permuting each digit row once into scratch and streaming it is faster than gathering

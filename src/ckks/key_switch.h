@@ -1,9 +1,11 @@
 // Hybrid key switching with hoisting (public library).
 //
-// For a ciphertext at level l, the hoisted decomposition of c1 is, for each digit j <= l,
-//   D_j = NTT( lift([c1]_{q_j}) )  over the rows q_0..q_l, p_0..p_{k-1},
-// where lift takes the centred coefficients of [c1]_{q_j}, in (-q_j/2, q_j/2], to every other
-// modulus (centring keeps the digits zero-mean, so the key noise is not amplified).
+// The data primes are grouped into digits Q_j (Params::num_digits(); one prime each by
+// default). For a ciphertext at level l, the hoisted decomposition of c1 is, for each digit
+// present at level l,
+//   D_j = NTT( lift([c1]_{Q_j}) )  over the rows q_0..q_l, p_0..p_{k-1},
+// where lift is the exact centred base conversion of [c1]_{Q_j}, in (-Q_j/2, Q_j/2], to every
+// other modulus (centring keeps the digits zero-mean, so the key noise is not amplified).
 // Key switching with key (b_j, a_j) computes over Q_l * P
 //   (u0, u1) = sum_j D_j * (b_j, a_j),   u0 + u1*s = P * c1 * s' + sum_j D_j e_j,
 // and ModDown by P returns (u0, u1)/P in R_{Q_l} with u0 + u1*s ~ c1*s' (noise ~ l*q_j*e/P).
@@ -28,7 +30,8 @@ namespace privsearch::ckks {
 // The decomposed c1 of one ciphertext, reusable across rotations.
 struct HoistedDigits {
   std::size_t level = 0;
-  std::vector<ring::RnsPoly> digits;  // level + 1 entries, each level + 1 + num_p rows, NTT
+  std::vector<ring::RnsPoly> digits;  // one per digit present at the level, each over
+                                      // level + 1 + num_p rows, NTT
 };
 
 HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly& c1,

@@ -25,6 +25,17 @@ ParamsLiteral ifma_n8192_literal() {
   return l;
 }
 
+ParamsLiteral rerank_n8192_literal() {
+  ParamsLiteral l;
+  l.name = std::string(kRerankPresetName);
+  l.n = 8192;
+  l.q_bits = {37, 34, 34};
+  l.p_bits = {36, 36, 36};
+  l.log_scale = 34;
+  l.dnum = 1;
+  return l;
+}
+
 ParamsLiteral insecure_test_literal(std::size_t n) {
   ParamsLiteral l;
   l.name = fmt::format("insecure-test-n{}", n);
@@ -37,12 +48,14 @@ ParamsLiteral insecure_test_literal(std::size_t n) {
 }
 
 std::vector<std::string> preset_names() {
-  return {std::string(kPaperPresetName), std::string(kIfmaPresetName)};
+  return {std::string(kPaperPresetName), std::string(kIfmaPresetName),
+          std::string(kRerankPresetName)};
 }
 
 Result<ParamsLiteral> preset_literal(std::string_view name) {
   if (name == kPaperPresetName) return paper_n8192_literal();
   if (name == kIfmaPresetName) return ifma_n8192_literal();
+  if (name == kRerankPresetName) return rerank_n8192_literal();
   return not_found_error(fmt::format("unknown CKKS preset `{}`; known presets: {}", name,
                                      fmt::join(preset_names(), ", ")));
 }

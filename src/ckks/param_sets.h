@@ -7,6 +7,12 @@
 // - "ifma-n8192": same ring and security, every prime below 2^50 so the AVX-512 IFMA kernels
 //   apply: q = [50, 40, 40], P = [50], delta = 2^40; log2(QP) = 180 <= 218. The extra 40-bit
 //   prime gives the level that a 50-bit q_0 lacks for masks at delta scale.
+// - "rerank-n8192": the fast rerank kernel's preset. Two multiplicative levels (row products,
+//   then the score mask) at delta = 2^34: q = [37, 34, 34] bits (105 bits: a seeded query is
+//   107.6 kB), P = [36, 36, 36] bits >= Q with one key-switching digit (dnum = 1: a Galois key
+//   is one digit over 213 bits, about 218 kB per step), every prime below 2^50 (IFMA).
+//   log2(QP) = 213 <= 218. Delta is as large as the request budget allows because ModDown's
+//   own rounding (+-1/2 on c1, times s) is ~2^13 in slot units: 2^-21 of 2^34.
 // - "insecure-test-n64" etc.: tiny rings for unit tests only; marked insecure, never accepted
 //   by the service.
 #pragma once
@@ -22,9 +28,11 @@ namespace privsearch::ckks {
 
 inline constexpr std::string_view kPaperPresetName = "paper-n8192";
 inline constexpr std::string_view kIfmaPresetName = "ifma-n8192";
+inline constexpr std::string_view kRerankPresetName = "rerank-n8192";
 
 ParamsLiteral paper_n8192_literal();
 ParamsLiteral ifma_n8192_literal();
+ParamsLiteral rerank_n8192_literal();
 // Insecure: n in [16, 1024], q = [50, 40, 40], P = [50]; for tests and fuzzing only.
 ParamsLiteral insecure_test_literal(std::size_t n);
 

@@ -67,6 +67,9 @@ ParamsId compute_id(const ParamsLiteral& lit, std::size_t n, std::span<const std
   w.put_u8(static_cast<std::uint8_t>(lit.secret));
   w.put_u8(static_cast<std::uint8_t>(lit.error));
   w.put_u8(lit.insecure_for_tests ? 1 : 0);
+  // Grouped digits change the key format; the default (one digit per prime) keeps the ids of
+  // parameter sets defined before digits could be grouped.
+  if (lit.dnum != 0 && lit.dnum != q.size()) w.put_u64(lit.dnum);
   return sha256(w.bytes());
 }
 
@@ -137,14 +140,31 @@ Result<Params> Params::create(const ParamsLiteral& lit) {
                       lit.log_scale, std::bit_width(q[i]), i, q[i]));
     }
   }
+  const std::size_t dnum = lit.dnum == 0 ? q.size() : lit.dnum;
+  if (dnum > q.size()) {
+    return invalid_argument_error(fmt::format(
+        "`dnum` = {} exceeds the {} data primes", lit.dnum, q.size()));
+  }
+  // Digit j gets ceil or floor of L/dnum consecutive primes, larger groups first.
+  std::vector<std::size_t> digit_first, digit_size;
+  for (std::size_t j = 0, first = 0; j < dnum; ++j) {
+    const std::size_t size = q.size() / dnum + (j < q.size() % dnum ? 1 : 0);
+    digit_first.push_back(first);
+    digit_size.push_back(size);
+    first += size;
+  }
   double log_p = 0;
   for (auto v : p) log_p += std::log2(static_cast<double>(v));
-  for (std::size_t i = 0; i < q.size(); ++i) {
-    if (std::log2(static_cast<double>(q[i])) > log_p) {
+  for (std::size_t j = 0; j < dnum; ++j) {
+    double log_digit = 0;
+    for (std::size_t i = digit_first[j]; i < digit_first[j] + digit_size[j]; ++i) {
+      log_digit += std::log2(static_cast<double>(q[i]));
+    }
+    if (log_digit > log_p) {
       return invalid_argument_error(fmt::format(
-          "special modulus P ({:.1f} bits) is smaller than data prime q_{} = {}; key switching "
-          "would add noise above the scale",
-          log_p, i, q[i]));
+          "special modulus P ({:.1f} bits) is smaller than key-switching digit {} ({:.1f} bits, "
+          "primes q_{}..q_{}); key switching would add noise above the scale",
+          log_p, j, log_digit, digit_first[j], digit_first[j] + digit_size[j] - 1));
     }
   }
   if (lit.secret != SecretDistribution::kTernary || lit.error != ErrorDistribution::kCbd21) {
@@ -165,6 +185,21 @@ Result<Params> Params::create(const ParamsLiteral& lit) {
   for (std::size_t l = 0; l < q.size(); ++l) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto b, ring::RnsBase::create(std::span(q).first(l + 1)));
     d->q_bases.push_back(std::move(b));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto all_base, ring::RnsBase::create(all));
+  d->digit_first = digit_first;
+  d->digit_size = digit_size;
+  d->digit_of_prime.resize(q.size());
+  for (std::size_t j = 0; j < dnum; ++j) {
+    std::vector<ring::BaseConverter> convs;
+    for (std::size_t t = 1; t <= digit_size[j]; ++t) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto from, ring::RnsBase::create(std::span(q).subspan(digit_first[j], t)));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto conv, ring::BaseConverter::create(from, all_base));
+      convs.push_back(std::move(conv));
+      d->digit_of_prime[digit_first[j] + t - 1] = j;
+    }
+    d->digit_converters.push_back(std::move(convs));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto base_p, ring::RnsBase::create(p));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto conv, ring::BaseConverter::create(base_p, d->q_bases.back()));

@@ -46,6 +46,10 @@ struct ParamsLiteral {
   std::vector<std::uint64_t> q;      // explicit data primes
   std::vector<std::uint64_t> p;      // explicit special primes
   int log_scale = 0;                 // default scale delta = 2^log_scale
+  // Key-switching digits: the data primes are split into `dnum` groups of consecutive primes
+  // (sizes differ by at most one, larger groups first); 0 means one digit per data prime.
+  // Fewer digits mean smaller, faster keys but need P at least as large as every group.
+  std::size_t dnum = 0;
   SecretDistribution secret = SecretDistribution::kTernary;
   ErrorDistribution error = ErrorDistribution::kCbd21;
   // Skips the security table and allows small n. Only for tests; named presets say "insecure".
@@ -88,6 +92,17 @@ class Params {
     return q_moduli().first(level + 1);
   }
   const ring::NttTables& ntt(std::size_t key_index) const { return d_->ntt[key_index]; }
+  // Key-switching digits: digit j covers data primes [digit_first(j), digit_first(j) +
+  // digit_size(j)); at level l only digits with digit_first(j) <= l take part, truncated to
+  // the primes <= l.
+  std::size_t num_digits() const { return d_->digit_first.size(); }
+  std::size_t digit_first(std::size_t j) const { return d_->digit_first[j]; }
+  std::size_t digit_size(std::size_t j) const { return d_->digit_size[j]; }
+  std::size_t digit_of_prime(std::size_t i) const { return d_->digit_of_prime[i]; }
+  // Exact centred conversion from the first `count` primes of digit j to every key modulus.
+  const ring::BaseConverter& digit_converter(std::size_t j, std::size_t count) const {
+    return d_->digit_converters[j][count - 1];
+  }
   // RNS base q_0..q_level (for decoding).
   const ring::RnsBase& q_base(std::size_t level) const { return d_->q_bases[level]; }
   // Base P of the special primes and the converter P -> q_0..q_L (ModDown).
@@ -114,6 +129,8 @@ class Params {
     std::vector<ring::NttTables> ntt;
     std::vector<ring::RnsBase> q_bases;
     std::optional<ring::BaseConverter> p_to_q;
+    std::vector<std::size_t> digit_first, digit_size, digit_of_prime;
+    std::vector<std::vector<ring::BaseConverter>> digit_converters;
     std::vector<std::uint64_t> p_inv_mod_q, p_mod_q, p_half_mod_q, q_inv_mod_q;
     int log_scale = 0;
     double default_scale = 0;

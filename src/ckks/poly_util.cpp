@@ -55,22 +55,20 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
   thread_local std::vector<std::uint64_t> xp, conv;
   xp.resize(np * n);
   conv.resize(nq * n);
-  // [x + h]_P in coefficient form with h = (P-1)/2, so that the division rounds to nearest:
-  // (x + h - [x + h]_P) / P = round(x / P). h = (p_j - 1)/2 mod p_j since P = 0 mod p_j.
+  // [x]_P centred, in coefficient form, converted exactly to q_0..q_level; then
+  // (x - [x]_P) / P = round(x / P).
   for (std::size_t j = 0; j < np; ++j) {
-    const ring::Modulus& pj = params.key_moduli()[params.num_q() + j];
     std::uint64_t* row = xp.data() + j * n;
     std::copy_n(poly.row(nq + j), n, row);
     params.ntt(params.num_q() + j).inverse(row);
-    ring::add_constant_row(row, (pj.value() - 1) >> 1, n, pj);
   }
-  params.p_to_q().convert(xp.data(), conv.data(), n, nq);
+  thread_local std::vector<std::size_t> targets;
+  targets.resize(nq);
+  for (std::size_t i = 0; i < nq; ++i) targets[i] = i;
+  params.p_to_q().convert_centered(xp.data(), conv.data(), n, targets);
   for (std::size_t i = 0; i < nq; ++i) {
     const ring::Modulus& qi = params.key_moduli()[i];
     std::uint64_t* c = conv.data() + i * n;
-    // Undo the offset h on every coefficient (h*(1 + X + ... + X^(n-1)), not a constant), then
-    // x' = (x + q - NTT(conv - h)) * P^-1.
-    ring::add_constant_row(c, qi.value() - params.p_half_mod_q(i), n, qi);
     params.ntt(i).forward(c);
     ring::sub_add_mul_scalar_row(poly.row(i), c, qi.value(), params.p_inv_mod_q(i), poly.row(i),
                                  n, qi);

@@ -7,8 +7,8 @@
 //
 // ModDown (Gentry-Halevi-Smart 2012, hybrid key switching; RNS form as in Bajard et al. 2016 and
 // SEAL's `divide_and_round_q_last`): for x over QP,
-//   ModDown(x) = (x - FastConv_{P->Q}([x]_P)) * P^-1 mod q_i,
-// which is x/P up to an additive error below k + 1 (k special primes).
+//   ModDown(x) = (x - Conv_{P->Q}([x]_P)) * P^-1 mod q_i,
+// with the exact centred conversion of ring/rns.h, so the result is round(x / P).
 // Thread safety: pure functions. Constant time: yes.
 #pragma once
 

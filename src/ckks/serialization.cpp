@@ -123,6 +123,7 @@ std::vector<std::uint8_t> serialize_params(const Params& params) {
   w.put_u8(static_cast<std::uint8_t>(params.secret_distribution()));
   w.put_u8(static_cast<std::uint8_t>(params.error_distribution()));
   w.put_u8(params.insecure() ? 1 : 0);
+  w.put_u8(static_cast<std::uint8_t>(params.num_digits()));
   w.put_string(params.name().substr(0, kMaxNameBytes));
   return w.take();
 }
@@ -152,6 +153,12 @@ Result<Params> deserialize_params(std::span<const std::uint8_t> bytes) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(error));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(insecure));
   if (insecure > 1) return data_loss_error("insecure flag is not 0 or 1");
+  std::uint8_t dnum = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(dnum));
+  if (dnum == 0 || dnum > lit.q.size()) {
+    return data_loss_error(fmt::format("digit count {} outside [1, {}]", dnum, lit.q.size()));
+  }
+  lit.dnum = dnum;
   lit.secret = static_cast<SecretDistribution>(secret);
   lit.error = static_cast<ErrorDistribution>(error);
   lit.insecure_for_tests = insecure == 1;

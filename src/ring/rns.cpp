@@ -5,6 +5,7 @@
 #include "ring/shoup_kernels.h"
 
 #include <cmath>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -151,6 +152,12 @@ Result<BaseConverter> BaseConverter::create(const RnsBase& from, const RnsBase& 
     }
   }
   c.identity_scaling_ = kf == 1;
+  for (std::size_t j = 0; j < to.size(); ++j) {
+    u64 m = 1;
+    for (std::size_t i = 0; i < kf; ++i) m = to[j].mul(m, to[j].reduce(from[i].value()));
+    c.m_mod_to_.push_back(m);
+  }
+  for (std::size_t i = 0; i < kf; ++i) c.inv_from_.push_back(1.0 / static_cast<double>(from[i].value()));
   return c;
 }
 
@@ -182,6 +189,40 @@ void BaseConverter::convert(const std::uint64_t* in, std::uint64_t* out, std::si
     std::fill_n(o, n, 0);
     for (std::size_t i = 0; i < kf; ++i) mul_scalar_shoup_acc_lazy_row(t + i * n, pm[i], o, n, b);
     reduce_from_2q_row(o, n, b);
+  }
+}
+
+void BaseConverter::convert_centered(const std::uint64_t* in, std::uint64_t* out, std::size_t n,
+                                     std::span<const std::size_t> targets) const {
+  const std::size_t kf = from_.size();
+  thread_local std::vector<u64> t_storage;
+  thread_local std::vector<u64> u_storage;
+  t_storage.resize(kf * n);
+  u_storage.resize(n);
+  for (std::size_t i = 0; i < kf; ++i) {
+    mul_scalar_shoup_row(in + i * n, from_.punctured_inverse(i), t_storage.data() + i * n, n,
+                         from_[i]);
+  }
+  const u64* t = t_storage.data();
+  // u = round(sum_i t_i / m_i): x = sum_i t_i (M/m_i) - u M is the centred representative.
+  for (std::size_t c = 0; c < n; ++c) {
+    double v = 0;
+    for (std::size_t i = 0; i < kf; ++i) v += static_cast<double>(t[i * n + c]) * inv_from_[i];
+    u_storage[c] = static_cast<u64>(std::llround(v));
+  }
+  for (std::size_t r = 0; r < targets.size(); ++r) {
+    const std::size_t j = targets[r];
+    PRIVSEARCH_CHECK(j < to_.size(), "conversion target out of range");
+    const Modulus& b = to_[j];
+    const u64* pm = punct_mod_to_.data() + j * kf;
+    u64* o = out + r * n;
+    std::fill_n(o, n, 0);
+    for (std::size_t i = 0; i < kf; ++i) mul_scalar_shoup_acc_lazy_row(t + i * n, pm[i], o, n, b);
+    reduce_from_2q_row(o, n, b);
+    // o -= u * [M]_b   (u <= kf, so u * [M]_b < 2^66 is reduced via Shoup by the constant)
+    const u64 mb = m_mod_to_[j];
+    const u64 mbs = b.shoup(mb);
+    for (std::size_t c = 0; c < n; ++c) o[c] = b.sub(o[c], b.mul_shoup(u_storage[c], mb, mbs));
   }
 }
 

@@ -47,7 +47,15 @@ class RnsBase {
   std::vector<std::vector<std::uint64_t>> punct_; // M/m_i as limbs (size() limbs each)
 };
 
-// Fast base conversion from base `from` to base `to` (see header), for n coefficients.
+// Base conversion from base `from` to base `to` (see header), for n coefficients.
+//
+// convert(): the fast, approximate conversion (result x + u*M, 0 <= u < from.size()).
+// convert_centered(): the exact conversion of the centred representative of x, in (-M/2, M/2]:
+//   u = round(sum_i t_i / m_i) computed in double precision (Halevi-Polyakov-Shoup 2019,
+//   section 2.3) and subtracted as u * [M]_{b_j}. With at most 15 source moduli the double sum
+//   is off by less than 2^-40, so u is exact unless the fraction lies within that of 1/2, where
+//   either neighbour is still a valid representative. Centring matters: a biased lift multiplies
+//   noise by the all-ones polynomial, whose canonical embedding reaches 2n/pi.
 class BaseConverter {
  public:
   static Result<BaseConverter> create(const RnsBase& from, const RnsBase& to);
@@ -56,6 +64,10 @@ class BaseConverter {
   // Only the first `to_count` target moduli are produced (to_count <= to.size()).
   void convert(const std::uint64_t* in, std::uint64_t* out, std::size_t n,
                std::size_t to_count) const;
+  // Exact centred conversion; `targets` lists which `to` moduli to produce (out row r is
+  // to[targets[r]]).
+  void convert_centered(const std::uint64_t* in, std::uint64_t* out, std::size_t n,
+                        std::span<const std::size_t> targets) const;
   const RnsBase& from() const { return from_; }
   const RnsBase& to() const { return to_; }
 
@@ -65,6 +77,8 @@ class BaseConverter {
   std::vector<std::uint64_t> punct_mod_to_;  // (M/m_i) mod b_j at [j * from.size() + i]
   std::vector<std::uint64_t> punct_mod_to_shoup_;
   bool identity_scaling_ = false;  // one source modulus: (M/m_0)^-1 = 1, t_0 = x_0
+  std::vector<std::uint64_t> m_mod_to_;       // [M]_{b_j}
+  std::vector<double> inv_from_;              // 1 / m_i
 };
 
 }  // namespace privsearch::ring

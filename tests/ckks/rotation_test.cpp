@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ckks/galois_keys.h"
+#include "ckks/serialization.h"
 #include "ckks_fixture.h"
 
 namespace privsearch::ckks {
@@ -154,6 +155,61 @@ TEST(Hoisting, DoubleHoistedSumOfProductsEqualsThePlainComputation) {
     ASSERT_TRUE(kit.evaluator.rescale_inplace(out).ok());
     EXPECT_GE(testing::precision_bits(expected, kit.decrypt(out)), 21.0) << preset;
   }
+}
+
+}  // namespace
+}  // namespace privsearch::ckks
+
+namespace privsearch::ckks {
+namespace {
+
+TEST(GroupedDigits, RerankPresetUsesOneDigitAndRotatesPrecisely) {
+  CkksKit kit(*Params::create(rerank_n8192_literal()), 320);
+  EXPECT_EQ(kit.params.num_digits(), 1u);
+  const std::vector<int> steps = {1, 8, 512};
+  const auto gk = *kit.keygen.create_galois_keys(kit.sk, steps, false, kit.prng);
+  const auto v = testing::random_values(kit.prng, kit.params.slots());
+  for (std::size_t level = 0; level <= kit.params.max_level(); ++level) {
+    const auto ct = kit.encrypt(v, level);
+    for (int k : steps) {
+      const auto r = *kit.evaluator.rotate(ct, k, gk);
+      // delta = 2^34: ModDown rounding (~2^13 slot units at the worst slot) leaves ~21 bits.
+      EXPECT_GE(testing::precision_bits(rotated(v, k), kit.decrypt(r)), 20.0)
+          << "step " << k << " level " << level;
+    }
+  }
+}
+
+TEST(GroupedDigits, TwoDigitsOverThreePrimesMatchOneDigitPerPrime) {
+  auto lit = insecure_test_literal(256);
+  lit.p_bits = {50, 50};
+  lit.dnum = 2;  // digits {q0, q1} and {q2}
+  const auto params = *Params::create(lit);
+  ASSERT_EQ(params.num_digits(), 2u);
+  EXPECT_EQ(params.digit_size(0), 2u);
+  CkksKit kit(params, 321);
+  const std::vector<int> steps = {3};
+  const auto gk = *kit.keygen.create_galois_keys(kit.sk, steps, false, kit.prng);
+  const auto v = testing::random_values(kit.prng, kit.params.slots());
+  for (std::size_t level = 0; level <= 2; ++level) {
+    const auto r = *kit.evaluator.rotate(kit.encrypt(v, level), 3, gk);
+    EXPECT_GE(testing::precision_bits(rotated(v, 3), kit.decrypt(r)), 24.0) << level;
+  }
+  // Serialization carries the digit count.
+  const auto back = *deserialize_params(serialize_params(params));
+  EXPECT_EQ(back.num_digits(), 2u);
+  EXPECT_EQ(back.id(), params.id());
+  EXPECT_EQ(*deserialize_galois_keys(params, serialize_galois_keys(params, gk)), gk);
+}
+
+TEST(GroupedDigits, SpecialModulusSmallerThanADigitIsRejected) {
+  auto lit = insecure_test_literal(64);
+  lit.dnum = 1;  // one digit of 130 bits, P has 50
+  const auto r = Params::create(lit);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("digit"), std::string::npos);
+  lit.dnum = 4;  // more digits than primes
+  EXPECT_EQ(Params::create(lit).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

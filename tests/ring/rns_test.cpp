@@ -101,3 +101,52 @@ TEST(RnsPoly, ElementwiseOpsMatchScalarArithmetic) {
 
 }  // namespace
 }  // namespace privsearch::ring
+
+namespace privsearch::ring {
+namespace {
+
+TEST(BaseConverter, CenteredConversionIsExact) {
+  const auto from_primes = *largest_ntt_primes(40, 64, 3);
+  const auto to_primes = *largest_ntt_primes(50, 64, 2);
+  const auto conv = *BaseConverter::create(*RnsBase::create(from_primes), *RnsBase::create(to_primes));
+  Prng prng = Prng::from_seed(Seed{}, 33);
+  const std::size_t n = 64;
+  std::vector<std::uint64_t> in(3 * n), out(2 * n);
+  std::vector<__int128> x(n);
+  __int128 m = 1;
+  for (auto p : from_primes) m *= p;
+  for (std::size_t c = 0; c < n; ++c) {
+    // Centred values in (-M/2, M/2], including the extremes.
+    __int128 v = static_cast<__int128>(((static_cast<unsigned __int128>(prng.next_u64()) << 64) |
+                                        prng.next_u64()) % static_cast<unsigned __int128>(m)) -
+                 m / 2;
+    if (c == 0) v = m / 2;  // the tie: x or x - M are both acceptable (see rns.h)
+    if (c == 1) v = -m / 2 + 1;
+    if (c == 2) v = 0;
+    x[c] = v;
+    for (std::size_t i = 0; i < 3; ++i) {
+      __int128 r = v % static_cast<__int128>(from_primes[i]);
+      if (r < 0) r += from_primes[i];
+      in[i * n + c] = static_cast<std::uint64_t>(r);
+    }
+  }
+  const std::size_t targets[] = {1, 0};
+  conv.convert_centered(in.data(), out.data(), n, targets);
+  for (std::size_t r = 0; r < 2; ++r) {
+    const __int128 b = static_cast<__int128>(to_primes[targets[r]]);
+    for (std::size_t c = 0; c < n; ++c) {
+      auto residue = [&](__int128 v) {
+        __int128 e = v % b;
+        return static_cast<std::uint64_t>(e < 0 ? e + b : e);
+      };
+      if (c == 0) {
+        EXPECT_TRUE(out[r * n + c] == residue(x[c]) || out[r * n + c] == residue(x[c] - m));
+      } else {
+        EXPECT_EQ(out[r * n + c], residue(x[c])) << r << " " << c;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace privsearch::ring

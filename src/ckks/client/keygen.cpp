@@ -46,9 +46,9 @@ KeySwitchKey KeyGenerator::create_galois_key(const SecretKey& sk, std::uint64_t 
   prng.fill(seed);
   std::vector<ring::RnsPoly> a = expand_key_switch_uniform(params_, seed);
   std::vector<ring::RnsPoly> b;
-  b.reserve(params_.num_q());
+  b.reserve(params_.num_digits());
   SecureVector<std::uint64_t> s_rot(n);
-  for (std::size_t j = 0; j < params_.num_q(); ++j) {
+  for (std::size_t j = 0; j < params_.num_digits(); ++j) {
     ring::RnsPoly bj = sample_error_ntt(params_, rows, prng);
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const ring::Modulus& m = params_.key_moduli()[rows[r]];
@@ -57,12 +57,15 @@ KeySwitchKey KeyGenerator::create_galois_key(const SecretKey& sk, std::uint64_t 
       const std::uint64_t* sr = sk.row(rows[r]);
       for (std::size_t t = 0; t < n; ++t) out[t] = m.sub(out[t], m.mul(ar[t], sr[t]));
     }
-    // Gadget term on row j: + [P]_{q_j} * sigma_g(s).
-    const ring::Modulus& qj = params_.key_moduli()[j];
-    perm.apply(sk.row(j), s_rot.data());
-    const std::uint64_t pm = params_.p_mod_q(j), pms = qj.shoup(pm);
-    std::uint64_t* out = bj.row(j);
-    for (std::size_t t = 0; t < n; ++t) out[t] = qj.add(out[t], qj.mul_shoup(s_rot[t], pm, pms));
+    // Gadget term on the rows of digit j: + [P]_{q_i} * sigma_g(s).
+    for (std::size_t i = params_.digit_first(j); i < params_.digit_first(j) + params_.digit_size(j);
+         ++i) {
+      const ring::Modulus& qi = params_.key_moduli()[i];
+      perm.apply(sk.row(i), s_rot.data());
+      const std::uint64_t pm = params_.p_mod_q(i), pms = qi.shoup(pm);
+      std::uint64_t* out = bj.row(i);
+      for (std::size_t t = 0; t < n; ++t) out[t] = qi.add(out[t], qi.mul_shoup(s_rot[t], pm, pms));
+    }
     b.push_back(std::move(bj));
   }
   return KeySwitchKey(params_, std::move(b), std::move(a), seed);
