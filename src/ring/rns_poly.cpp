@@ -1,5 +1,7 @@
 #include "ring/rns_poly.h"
 
+#include "ring/ntt.h"
+
 namespace privsearch::ring {
 
 void add_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
@@ -17,11 +19,24 @@ void neg_row(const u64* a, u64* out, std::size_t n, const Modulus& q) {
   for (std::size_t i = 0; i < n; ++i) out[i] = reduce_once(qv - a[i], qv);
 }
 
-void mul_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
+namespace {
+bool use_ifma_mul(std::size_t n, const Modulus& q) {
+  static const bool available = detail::mul_ifma_compiled() && cpu_has_ifma() && cpu_has_avx512dq();
+  return available && n % 8 == 0 && q.value() < (u64{1} << 50);
+}
+}  // namespace
+
+void mul_row_scalar(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
   for (std::size_t i = 0; i < n; ++i) out[i] = q.mul(a[i], b[i]);
 }
 
+void mul_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
+  if (use_ifma_mul(n, q)) return detail::mul_row_ifma(a, b, out, n, q.value());
+  mul_row_scalar(a, b, out, n, q);
+}
+
 void mul_add_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
+  if (use_ifma_mul(n, q)) return detail::mul_add_row_ifma(a, b, out, n, q.value());
   for (std::size_t i = 0; i < n; ++i) out[i] = q.add(out[i], q.mul(a[i], b[i]));
 }
 

@@ -92,6 +92,8 @@ class RnsPoly {
 };
 
 // Element-wise kernels over one row of n values, all inputs in [0, q), outputs in [0, q).
+// mul_row / mul_add_row use an AVX-512 IFMA + double-precision kernel for q < 2^50 when the CPU
+// has it (mul_kernels_ifma.cpp), Barrett otherwise; mul_row_scalar is the reference.
 void add_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
              const Modulus& q);
 void sub_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
@@ -100,12 +102,22 @@ void neg_row(const std::uint64_t* a, std::uint64_t* out, std::size_t n, const Mo
 // out = a * b (Barrett).
 void mul_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
              const Modulus& q);
+void mul_row_scalar(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
+                    std::size_t n, const Modulus& q);
 // out += a * b.
 void mul_add_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
                  std::size_t n, const Modulus& q);
 // out = a * s for a scalar s < q (Shoup).
 void mul_scalar_row(const std::uint64_t* a, std::uint64_t s, std::uint64_t* out, std::size_t n,
                     const Modulus& q);
+
+namespace detail {
+bool mul_ifma_compiled();
+void mul_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
+                  std::size_t n, std::uint64_t q);
+void mul_add_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* acc,
+                      std::size_t n, std::uint64_t q);
+}  // namespace detail
 
 // Whole-polynomial versions over the first `moduli.size()` rows (which all operands must have).
 void add_inplace(RnsPoly& a, const RnsPoly& b, std::span<const Modulus> moduli);

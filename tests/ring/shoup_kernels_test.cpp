@@ -7,6 +7,7 @@
 #include "core/csprng.h"
 #include "ring/dot_kernels.h"
 #include "ring/ntt.h"
+#include "ring/rns_poly.h"
 #include "testing/reference.h"
 
 namespace privsearch::ring {
@@ -107,8 +108,27 @@ TEST_P(ShoupKernels, DotProductPathsAgree) {
   }
 }
 
+TEST_P(ShoupKernels, ElementwiseProductsMatchTheReference) {
+  const u64 qv = GetParam();
+  const auto q = *Modulus::create(qv);
+  Prng prng = Prng::from_seed(Seed{}, 73);
+  const std::size_t n = 1024;
+  auto a = random_row(prng, n, qv), b = random_row(prng, n, qv);
+  a[0] = qv - 1;  // extremes
+  b[0] = qv - 1;
+  a[1] = 0;
+  std::vector<u64> out(n), ref(n), acc = random_row(prng, n, qv), acc_ref = acc;
+  mul_row(a.data(), b.data(), out.data(), n, q);
+  mul_row_scalar(a.data(), b.data(), ref.data(), n, q);
+  EXPECT_EQ(out, ref);
+  mul_add_row(a.data(), b.data(), acc.data(), n, q);
+  for (std::size_t t = 0; t < n; ++t) acc_ref[t] = (acc_ref[t] + ref[t]) % qv;
+  EXPECT_EQ(acc, acc_ref);
+}
+
 INSTANTIATE_TEST_SUITE_P(Moduli, ShoupKernels,
-                         ::testing::Values(u64{97}, u64{1099511480321ULL},
+                         ::testing::Values(u64{97}, u64{1099511480321ULL}, u64{17179672577ULL},
+                                           u64{1125899906826241ULL},
                                            u64{1152921504606748673ULL},
                                            (u64{1} << 61) - 1));
 

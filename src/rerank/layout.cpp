@@ -1,0 +1,155 @@
+#include "rerank/layout.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace privsearch::rerank {
+
+std::string_view kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kNaive: return "naive";
+    case Kernel::kGrouped: return "grouped";
+    case Kernel::kOneResponse: return "one_response";
+    case Kernel::kFast: return "fast";
+  }
+  return "unknown";
+}
+
+Result<Kernel> kernel_from_name(std::string_view name) {
+  for (Kernel k : {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast}) {
+    if (kernel_name(k) == name) return k;
+  }
+  return invalid_argument_error(fmt::format(
+      "unknown kernel `{}`; known kernels: naive, grouped, one_response, fast", name));
+}
+
+std::vector<double> KernelLayout::replicate_query(std::span<const double> z) const {
+  std::vector<double> v(slots, 0.0);
+  for (std::size_t s = 0; s < slots; ++s) {
+    const std::size_t j = s % period;
+    v[s] = j < z.size() ? z[j] : 0.0;
+  }
+  return v;
+}
+
+namespace {
+
+std::size_t next_pow2(std::size_t x) { return std::bit_ceil(x); }
+
+Result<KernelLayout> paper_layout(std::size_t slots, Kernel kernel, std::size_t dim,
+                                  std::size_t k) {
+  KernelLayout l;
+  l.kernel = kernel;
+  l.dim = dim;
+  l.k = k;
+  l.slots = slots;
+  l.period = next_pow2(dim);
+  l.blocks = slots / l.period;
+  const std::size_t per_ct = kernel == Kernel::kNaive ? 1 : l.blocks;
+  const std::size_t groups = (k + per_ct - 1) / per_ct;
+  if (kernel == Kernel::kOneResponse) {
+    if (k > slots) {
+      return invalid_argument_error(fmt::format(
+          "one packed response cannot contain more than {} scores (K = {})", slots, k));
+    }
+    if (groups > l.period) {
+      return invalid_argument_error(fmt::format(
+          "K = {} at d' = {} creates {} groups, more than the {} distinct score-pack offsets",
+          k, dim, groups, l.period));
+    }
+  }
+  l.capacity = kernel == Kernel::kOneResponse ? k : per_ct;
+  l.outputs = kernel == Kernel::kOneResponse ? 1 : groups;
+  for (std::size_t s = 1; s < l.period; s <<= 1) l.rotation_steps.push_back(static_cast<int>(s));
+  if (l.rotation_steps.empty()) l.rotation_steps.push_back(1);  // as the paper: d = 1 keeps step 1
+  for (std::size_t c = 0; c < k; ++c) {
+    const std::size_t g = c / per_ct, b = c % per_ct;
+    switch (kernel) {
+      case Kernel::kNaive: l.slot_map.push_back({c, 0}); break;
+      case Kernel::kGrouped: l.slot_map.push_back({g, b * l.period}); break;
+      default: l.slot_map.push_back({0, (b * l.period + slots - g) % slots}); break;
+    }
+  }
+  return l;
+}
+
+Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t k) {
+  // Cost model (relative units measured on the rerank preset): a baby plaintext product
+  // (encode + multiply) ~ 1, a rotation ~ 2.
+  constexpr double kPlaintextCost = 1.0, kRotationCost = 2.0;
+  KernelLayout best;
+  double best_cost = 0;
+  bool found = false;
+  for (std::size_t w = 1; w <= slots; w <<= 1) {
+    const std::size_t b = (dim + w - 1) / w;
+    const std::size_t period = b * w;
+    if (period > slots || b == 0) continue;
+    const std::size_t blocks = (slots - (b - 1)) / period;
+    if (blocks == 0) continue;
+    const std::size_t capacity = blocks * b;
+    const std::size_t per_ct = std::min(capacity, k);
+    const std::size_t outputs = (k + capacity - 1) / capacity;
+    // BSGS split of the b baby products: b1 ~ sqrt(b), b2 = ceil(b / b1).
+    std::size_t b1 = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(b))));
+    std::size_t b2 = (b + b1 - 1) / b1;
+    const double rotations = static_cast<double>((b1 - 1) + (b2 - 1) + std::countr_zero(w));
+    const double cost = static_cast<double>(outputs) *
+                        (kPlaintextCost * static_cast<double>(b) + kRotationCost * rotations);
+    (void)per_ct;
+    if (!found || cost < best_cost) {
+      found = true;
+      best_cost = cost;
+      best = KernelLayout{};
+      best.period = period;
+      best.width = b;
+      best.windows = w;
+      best.blocks = blocks;
+      best.baby = b1;
+      best.giant = b2;
+      best.capacity = capacity;
+      best.outputs = outputs;
+    }
+  }
+  if (!found) return internal_error("no fast layout fits");
+  KernelLayout& l = best;
+  l.kernel = Kernel::kFast;
+  l.dim = dim;
+  l.k = k;
+  l.slots = slots;
+  std::set<int> steps;
+  for (std::size_t i = 1; i < l.baby; ++i) steps.insert(static_cast<int>(i));
+  for (std::size_t g = 1; g < l.giant; ++g) steps.insert(static_cast<int>(g * l.baby));
+  for (std::size_t stride = l.width; stride < l.period; stride <<= 1) {
+    steps.insert(static_cast<int>(stride));
+  }
+  l.rotation_steps.assign(steps.begin(), steps.end());
+  for (std::size_t c = 0; c < k; ++c) {
+    const std::size_t ct = c / l.capacity, local = c % l.capacity;
+    const std::size_t beta = local / l.width, r = local % l.width;
+    l.slot_map.push_back({ct, beta * l.period + r});
+  }
+  return l;
+}
+
+}  // namespace
+
+Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std::size_t dim,
+                                 std::size_t k) {
+  const std::size_t slots = params.slots();
+  if (dim < 1 || dim > slots) {
+    return invalid_argument_error(
+        fmt::format("dimension `d'` = {} outside [1, {}] (the slot count)", dim, slots));
+  }
+  if (k < 1 || k > kMaxCandidates) {
+    return invalid_argument_error(
+        fmt::format("candidate count `K` = {} outside [1, {}]", k, kMaxCandidates));
+  }
+  if (kernel == Kernel::kFast) return fast_layout(slots, dim, k);
+  return paper_layout(slots, kernel, dim, k);
+}
+
+}  // namespace privsearch::rerank

@@ -1,0 +1,79 @@
+// Slot layouts of the encrypted rerank kernels (module rerank, provider and client side).
+//
+// Notation: S = n/2 slots, d = projected dimension d', K candidates.
+//
+// Paper kernels (hybrid-search-reference.md section 2.5): L = next_pow2(d), B = S / L blocks,
+// the query z is tiled with period L. Candidate c is in group g = c / B at block b = c % B.
+//  - naive: one ciphertext per candidate, score at slot 0;
+//  - grouped: one ciphertext per group, score b at slot b*L;
+//  - one_response: the groups' score slots masked and shifted left by g into one ciphertext:
+//    score (g, b) at slot (b*L - g) mod S.
+//  Rotation keys: the powers of two below L.
+//
+// Fast kernel ("window" layout, ours; DESIGN.md section 5 generalized to block lengths that are
+// not powers of two): a block of L' = b * w slots (w a power of two, L' >= d) holds b residue
+// classes; class r of block beta is candidate c = beta * b + r and owns the w slots
+// beta*L' + r + k*b (k < w). The query is replicated with period L' over all S slots; for
+// j < b the plaintext P_j holds, at slot s of class c, x_c[(s mod L' + j) mod L'] (0 beyond d),
+// so sum_j P_j * rot(z, j) gives at each slot the window sum of b consecutive coordinates, and
+// w - 1 rotate-and-sums over strides b, 2b, ..., b*w/2 leave the full score <z, x_c> at slot
+// beta*L' + r. The b baby products are split baby-step/giant-step as b = b1 * b2. Since
+// rotations act on all S slots, slots up to B*L' + b - 2 must still carry the replicated query:
+// B = floor((S - b + 1) / L'). A mask keeps only the K score slots. One ciphertext holds up to
+// B * b candidates; larger K uses more ciphertexts with the same layout.
+// make_layout picks (w, b) minimizing a cost model of plaintext products and rotations.
+// Thread safety: value types and pure functions.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ckks/params.h"
+#include "core/status.h"
+
+namespace privsearch::rerank {
+
+enum class Kernel { kNaive = 1, kGrouped = 2, kOneResponse = 3, kFast = 4 };
+
+std::string_view kernel_name(Kernel kernel);
+Result<Kernel> kernel_from_name(std::string_view name);
+
+// Where candidate c's score lands.
+struct SlotRef {
+  std::size_t ciphertext = 0;
+  std::size_t slot = 0;
+};
+
+struct KernelLayout {
+  Kernel kernel = Kernel::kFast;
+  std::size_t dim = 0;         // d'
+  std::size_t k = 0;           // candidates
+  std::size_t slots = 0;       // S
+  std::size_t period = 0;      // replication period of the query (L or L')
+  std::size_t blocks = 0;      // B: blocks per ciphertext
+  // Fast kernel only:
+  std::size_t width = 0;       // b: classes per block (baby products)
+  std::size_t windows = 0;     // w: windows per class (rotate-and-sum factor)
+  std::size_t baby = 0;        // b1
+  std::size_t giant = 0;       // b2
+  std::size_t capacity = 0;    // candidates per output ciphertext
+  std::size_t outputs = 0;     // output ciphertexts
+  std::vector<int> rotation_steps;  // exactly the Galois keys the kernel uses, sorted
+  std::vector<SlotRef> slot_map;    // candidate c -> score position
+
+  // Query slot vector: z (dim values) replicated with `period` over all S slots.
+  std::vector<double> replicate_query(std::span<const double> z) const;
+};
+
+// Limits that make_layout enforces (the service adds its own, smaller ones).
+inline constexpr std::size_t kMaxCandidates = 65536;
+
+// Errors: kInvalidArgument for dim outside [1, S] or k outside [1, kMaxCandidates], and for the
+// one_response kernel when K > S or more groups than L (the paper's own limits).
+Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std::size_t dim,
+                                 std::size_t k);
+
+}  // namespace privsearch::rerank
