@@ -17,6 +17,7 @@ ALLOWED = {
     "pir/zippir": {"pir/zippir", "pir/lwe", "pir/paillier", "core"},
     "index": {"index", "core"},
     "rerank": {"rerank", "ckks", "ring", "index", "core"},
+    "rerank/client": {"rerank/client", "rerank", "ckks/client", "ckks", "ring", "core"},
     "protocol": {"protocol", "rerank", "ckks", "ckks/client", "ring", "pir/lwe", "pir/paillier",
                  "pir/zippir", "index", "core"},
     "net": {"net", "core"},

@@ -45,6 +45,8 @@ class Evaluator {
   Status sub_plain_inplace(Ciphertext& a, const Plaintext& p) const;
   Status multiply_plain_inplace(Ciphertext& a, const Plaintext& p) const;
   Status rescale_inplace(Ciphertext& a) const;
+  // acc += x * p without a temporary; an empty acc (default-constructed) becomes x * p.
+  Status multiply_plain_accumulate(Ciphertext& acc, const Ciphertext& x, const Plaintext& p) const;
   Status mod_switch_to_level_inplace(Ciphertext& a, std::size_t level) const;
 
   Result<Ciphertext> add(Ciphertext a, const Ciphertext& b) const;

@@ -81,9 +81,12 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
   // Cost model (relative units measured on the rerank preset): a baby plaintext product
   // (encode + multiply) ~ 1, a rotation ~ 2.
   constexpr double kPlaintextCost = 1.0, kRotationCost = 2.0;
+  // Prefer layouts whose one ciphertext holds all K candidates; only when none does, split K
+  // over several ciphertexts of the cheapest layout.
   KernelLayout best;
   double best_cost = 0;
   bool found = false;
+  bool best_single = false;
   for (std::size_t w = 1; w <= slots; w <<= 1) {
     const std::size_t b = (dim + w - 1) / w;
     const std::size_t period = b * w;
@@ -100,8 +103,10 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
     const double cost = static_cast<double>(outputs) *
                         (kPlaintextCost * static_cast<double>(b) + kRotationCost * rotations);
     (void)per_ct;
-    if (!found || cost < best_cost) {
+    const bool single = outputs == 1;
+    if (!found || (single && !best_single) || (single == best_single && cost < best_cost)) {
       found = true;
+      best_single = single;
       best_cost = cost;
       best = KernelLayout{};
       best.period = period;

@@ -21,7 +21,9 @@
 // rotations act on all S slots, slots up to B*L' + b - 2 must still carry the replicated query:
 // B = floor((S - b + 1) / L'). A mask keeps only the K score slots. One ciphertext holds up to
 // B * b candidates; larger K uses more ciphertexts with the same layout.
-// make_layout picks (w, b) minimizing a cost model of plaintext products and rotations.
+// make_layout picks (w, b) minimizing a cost model of plaintext products and rotations among the
+// layouts whose single ciphertext holds all K candidates (several ciphertexts only when none
+// can, roughly K > S - d').
 // Thread safety: value types and pure functions.
 #pragma once
 

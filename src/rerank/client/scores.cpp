@@ -1,0 +1,86 @@
+#include "rerank/client/scores.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ckks/client/compact_decryptor.h"
+#include "ckks/client/decryptor.h"
+#include "ckks/client/encryptor.h"
+
+namespace privsearch::rerank {
+
+Result<ckks::Ciphertext> encrypt_query(const KernelLayout& layout, const ckks::Params& params,
+                                       const ckks::SecretKey& sk, std::span<const double> z,
+                                       Prng& prng) {
+  if (z.size() != layout.dim) {
+    return invalid_argument_error(
+        fmt::format("query has {} values, the layout expects d' = {}", z.size(), layout.dim));
+  }
+  for (std::size_t j = 0; j < z.size(); ++j) {
+    if (!std::isfinite(z[j])) {
+      return invalid_argument_error(fmt::format("query value {} is not finite", j));
+    }
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, ckks::Encoder::create(params));
+  const auto slots = layout.replicate_query(z);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pt,
+                              encoder.encode(slots, params.max_level(), params.default_scale()));
+  return ckks::Encryptor(params).encrypt_symmetric(sk, pt, prng);
+}
+
+Result<ckks::GaloisKeys> make_rotation_keys(const KernelLayout& layout,
+                                            const ckks::KeyGenerator& keygen,
+                                            const ckks::SecretKey& sk, Prng& prng) {
+  return keygen.create_galois_keys(sk, layout.rotation_steps, false, prng);
+}
+
+namespace {
+Result<std::vector<double>> gather(const KernelLayout& layout,
+                                   const std::vector<std::vector<double>>& decoded) {
+  std::vector<double> scores(layout.k);
+  for (std::size_t c = 0; c < layout.k; ++c) {
+    const SlotRef& ref = layout.slot_map[c];
+    scores[c] = decoded[ref.ciphertext][ref.slot];
+  }
+  return scores;
+}
+Status check_count(const KernelLayout& layout, std::size_t count) {
+  if (count != layout.outputs) {
+    return invalid_argument_error(fmt::format("{} response ciphertexts, the layout has {}", count,
+                                              layout.outputs));
+  }
+  return Status();
+}
+}  // namespace
+
+Result<std::vector<double>> decrypt_scores(const KernelLayout& layout, const ckks::Params& params,
+                                           const ckks::SecretKey& sk,
+                                           std::span<const ckks::Ciphertext> outputs) {
+  PRIVSEARCH_RETURN_IF_ERROR(check_count(layout, outputs.size()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, ckks::Encoder::create(params));
+  const ckks::Decryptor decryptor(params);
+  std::vector<std::vector<double>> decoded;
+  for (const auto& ct : outputs) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pt, decryptor.decrypt(sk, ct));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto values, encoder.decode(pt));
+    decoded.push_back(std::move(values));
+  }
+  return gather(layout, decoded);
+}
+
+Result<std::vector<double>> decrypt_compact_scores(
+    const KernelLayout& layout, const ckks::Params& params, const ckks::SecretKey& sk,
+    std::span<const ckks::CompactCiphertext> outputs) {
+  PRIVSEARCH_RETURN_IF_ERROR(check_count(layout, outputs.size()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, ckks::Encoder::create(params));
+  const ckks::CompactDecryptor decryptor(params);
+  std::vector<std::vector<double>> decoded;
+  for (const auto& ct : outputs) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto values, decryptor.decrypt_decode(sk, encoder, ct));
+    decoded.push_back(std::move(values));
+  }
+  return gather(layout, decoded);
+}
+
+}  // namespace privsearch::rerank

@@ -1,0 +1,255 @@
+#include "rerank/kernels.h"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace privsearch::rerank {
+
+namespace {
+
+using ckks::Ciphertext;
+using ckks::Plaintext;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Thin wrapper that counts every homomorphic operation a kernel performs.
+class Counted {
+ public:
+  Counted(const ckks::Encoder& enc, const ckks::Evaluator& ev, const ckks::GaloisKeys& keys,
+          KernelResult& out)
+      : enc_(enc), ev_(ev), keys_(keys), out_(out) {}
+
+  Result<Plaintext> encode(std::span<const double> v, std::size_t level, double scale) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = enc_.encode(v, level, scale);
+    out_.encode_ms += ms_since(t0);
+    ++out_.counts.encodes;
+    return r;
+  }
+  Status multiply(Ciphertext& a, const Plaintext& p) {
+    ++out_.counts.multiply_plain;
+    return ev_.multiply_plain_inplace(a, p);
+  }
+  Status multiply_accumulate(Ciphertext& acc, const Ciphertext& x, const Plaintext& p) {
+    ++out_.counts.multiply_plain;
+    if (acc.c0().num_moduli() != 0) ++out_.counts.additions;
+    return ev_.multiply_plain_accumulate(acc, x, p);
+  }
+  Status rescale(Ciphertext& a) {
+    ++out_.counts.rescales;
+    return ev_.rescale_inplace(a);
+  }
+  Result<Ciphertext> rotate(const Ciphertext& a, int step) {
+    ++out_.counts.rotations;
+    return ev_.rotate(a, step, keys_);
+  }
+  Result<Ciphertext> rotate_hoisted(const ckks::Evaluator::Hoisted& h, int step) {
+    ++out_.counts.rotations;
+    return ev_.rotate_hoisted(h, step, keys_);
+  }
+  Status add(Ciphertext& a, const Ciphertext& b) {
+    ++out_.counts.additions;
+    return ev_.add_inplace(a, b);
+  }
+  const ckks::Evaluator& evaluator() const { return ev_; }
+
+ private:
+  const ckks::Encoder& enc_;
+  const ckks::Evaluator& ev_;
+  const ckks::GaloisKeys& keys_;
+  KernelResult& out_;
+};
+
+// Rotate-and-sum over the given strides: ct += rot(ct, s) for each s in order.
+Status rotate_and_sum(Counted& op, Ciphertext& ct, std::span<const int> strides) {
+  for (int s : strides) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext r, op.rotate(ct, s));
+    PRIVSEARCH_RETURN_IF_ERROR(op.add(ct, r));
+  }
+  return Status();
+}
+
+// Scale for a mask that is not rescaled: 2^19 as the paper (scale 2^59 under its 60-bit q_0,
+// so scores must stay below 1 in magnitude, as cosine scores do), or less when q_0 has less
+// than half a bit of room above that.
+double unrescaled_mask_scale(const ckks::Params& params, double ct_scale) {
+  const double bits_q0 = std::log2(static_cast<double>(params.q_moduli()[0].value()));
+  const double room = bits_q0 - std::log2(ct_scale) - 0.5;
+  return std::ldexp(1.0, static_cast<int>(std::min(19.0, std::floor(room))));
+}
+
+Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted& op,
+                     const Ciphertext& query, std::span<const float> rows,
+                     std::vector<Ciphertext>& outputs) {
+  const std::size_t s_count = l.slots, d = l.dim, period = l.period;
+  const std::size_t per = l.kernel == Kernel::kNaive ? 1 : l.blocks;
+  const std::size_t groups = (l.k + per - 1) / per;
+  const double delta = params.default_scale();
+  Ciphertext packed;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t first = g * per, count = std::min(per, l.k - first);
+    std::vector<double> slots(s_count, 0.0);
+    for (std::size_t b = 0; b < count; ++b) {
+      const float* x = rows.data() + (first + b) * d;
+      for (std::size_t j = 0; j < d; ++j) slots[b * period + j] = x[j];
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, query.level(), delta));
+    Ciphertext ct = query;
+    PRIVSEARCH_RETURN_IF_ERROR(op.multiply(ct, pt));
+    PRIVSEARCH_RETURN_IF_ERROR(op.rescale(ct));
+    PRIVSEARCH_RETURN_IF_ERROR(rotate_and_sum(op, ct, l.rotation_steps));
+    if (l.kernel != Kernel::kOneResponse) {
+      outputs.push_back(std::move(ct));
+      continue;
+    }
+    // Sparse mask at the score slots b*L, not rescaled, then a left shift by g composed from
+    // the power-of-two rotations.
+    std::vector<double> mask(s_count, 0.0);
+    for (std::size_t b = 0; b < count; ++b) mask[b * period] = 1.0;
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        Plaintext pm, op.encode(mask, ct.level(), unrescaled_mask_scale(params, ct.scale())));
+    PRIVSEARCH_RETURN_IF_ERROR(op.multiply(ct, pm));
+    for (int s : l.rotation_steps) {
+      if ((g & static_cast<std::size_t>(s)) != 0) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(ct, op.rotate(ct, s));
+      }
+    }
+    if (g == 0) {
+      packed = std::move(ct);
+    } else {
+      PRIVSEARCH_RETURN_IF_ERROR(op.add(packed, ct));
+    }
+  }
+  if (l.kernel == Kernel::kOneResponse) outputs.push_back(std::move(packed));
+  return Status();
+}
+
+Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
+                   const Ciphertext& query, std::span<const float> rows,
+                   std::vector<Ciphertext>& outputs) {
+  const std::size_t s_count = l.slots, d = l.dim, period = l.period, b = l.width;
+  const std::size_t b1 = l.baby, b2 = l.giant;
+  const std::size_t used = l.blocks * period;  // slots carrying candidate classes
+  const double delta = params.default_scale();
+  const std::size_t level = query.level();
+  // Baby steps: rot(z, i) for i < b1, hoisted (one decomposition of the query).
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hoisted, op.evaluator().hoist(query));
+  std::vector<Ciphertext> baby(std::min(b1, b));
+  baby[0] = query;
+  for (std::size_t i = 1; i < baby.size(); ++i) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(baby[i], op.rotate_hoisted(hoisted, static_cast<int>(i)));
+  }
+  std::vector<int> strides;
+  for (std::size_t s = b; s < period; s <<= 1) strides.push_back(static_cast<int>(s));
+  std::vector<double> slots(s_count);
+  for (std::size_t o = 0; o < l.outputs; ++o) {
+    const std::size_t first = o * l.capacity;
+    const std::size_t count = std::min(l.capacity, l.k - first);
+    Ciphertext acc;
+    for (std::size_t g = 0; g < b2; ++g) {
+      Ciphertext inner;
+      const std::size_t shift = g * b1;
+      for (std::size_t i = 0; i < b1; ++i) {
+        const std::size_t j = shift + i;
+        if (j >= b) break;
+        // P'_{g,i}[s] = P_j[(s - shift) mod S]: the value x_c[(pos + j) mod L'] of the class
+        // owning slot s' = s - shift.
+        for (std::size_t s = 0; s < s_count; ++s) {
+          const std::size_t sp = (s + s_count - shift) % s_count;
+          double v = 0.0;
+          if (sp < used) {
+            const std::size_t pos = sp % period;
+            const std::size_t c = (sp / period) * b + pos % b;
+            const std::size_t dim = (pos + j) % period;
+            if (c < count && dim < d) v = rows[(first + c) * d + dim];
+          }
+          slots[s] = v;
+        }
+        PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, level, delta));
+        PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pt));
+      }
+      if (shift != 0) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(inner, op.rotate(inner, static_cast<int>(shift)));
+      }
+      if (g == 0) {
+        acc = std::move(inner);
+      } else {
+        PRIVSEARCH_RETURN_IF_ERROR(op.add(acc, inner));
+      }
+    }
+    // Rotate-and-sum before rescaling: at scale delta^2 the ModDown rounding of each rotation
+    // (~2^13 slot units) is negligible, while at delta it would add up over log2(w) steps.
+    PRIVSEARCH_RETURN_IF_ERROR(rotate_and_sum(op, acc, strides));
+    PRIVSEARCH_RETURN_IF_ERROR(op.rescale(acc));
+    // Keep only the score slots: the other slots hold partial sums of other windows.
+    std::fill(slots.begin(), slots.end(), 0.0);
+    for (std::size_t c = 0; c < count; ++c) slots[(c / b) * period + c % b] = 1.0;
+    const bool can_rescale = acc.level() >= 1;
+    const double mask_scale = can_rescale ? delta : unrescaled_mask_scale(params, acc.scale());
+    PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pm, op.encode(slots, acc.level(), mask_scale));
+    PRIVSEARCH_RETURN_IF_ERROR(op.multiply(acc, pm));
+    if (can_rescale) PRIVSEARCH_RETURN_IF_ERROR(op.rescale(acc));
+    outputs.push_back(std::move(acc));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
+                              const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
+                              std::span<const float> rows) {
+  if (l.slots != params.slots()) {
+    return failed_precondition_error("layout was made for other parameters");
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(ckks::Evaluator(params).check_ciphertext(query, "query"));
+  if (query.level() != params.max_level()) {
+    return failed_precondition_error(fmt::format(
+        "query is at level {}; the kernels need the top level {}", query.level(),
+        params.max_level()));
+  }
+  if (l.kernel == Kernel::kFast && params.max_level() < 1) {
+    return failed_precondition_error("the fast kernel needs at least two data primes");
+  }
+  if (rows.size() != l.k * l.dim) {
+    return invalid_argument_error(fmt::format(
+        "rows hold {} values; K x d' = {} x {} = {} expected", rows.size(), l.k, l.dim,
+        l.k * l.dim));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!std::isfinite(rows[i])) {
+      return invalid_argument_error(fmt::format(
+          "row {} (candidate {}) has a non-finite value at dimension {}", i / l.dim, i / l.dim,
+          i % l.dim));
+    }
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params, keys.params_id(), "Galois key set"));
+  for (int step : l.rotation_steps) {
+    PRIVSEARCH_RETURN_IF_ERROR(keys.key_for_step(step, params.n()).status());
+  }
+  return Status();
+}
+
+Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
+                                     const ckks::Evaluator& evaluator,
+                                     const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
+                                     std::span<const float> rows) {
+  const ckks::Params& params = evaluator.params();
+  PRIVSEARCH_RETURN_IF_ERROR(validate_kernel_inputs(layout, params, keys, query, rows));
+  KernelResult out;
+  Counted op(encoder, evaluator, keys, out);
+  const auto t0 = std::chrono::steady_clock::now();
+  if (layout.kernel == Kernel::kFast) {
+    PRIVSEARCH_RETURN_IF_ERROR(fast_kernel(layout, params, op, query, rows, out.outputs));
+  } else {
+    PRIVSEARCH_RETURN_IF_ERROR(paper_kernels(layout, params, op, query, rows, out.outputs));
+  }
+  out.he_ms = ms_since(t0) - out.encode_ms;
+  return out;
+}
+
+}  // namespace privsearch::rerank
