@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "bench_ckks.h"
+#include "bench_rerank.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
 
@@ -63,19 +64,43 @@ int main(int argc, char** argv) {
   std::string suite;
   bool json = false;
   privsearch::tools::CkksBenchOptions ckks_opts;
-  bench_cmd->add_option("suite", suite, "Suite: ckks")->required()->check(CLI::IsMember({"ckks"}));
+  privsearch::tools::RerankBenchOptions rerank_opts;
+  bench_cmd->add_option("suite", suite, "Suite: ckks (CKKS core per preset) or rerank (kernels)")
+      ->required()
+      ->check(CLI::IsMember({"ckks", "rerank"}));
   bench_cmd->add_flag("--json", json, "Print the result as one JSON object (the default format)");
   bench_cmd->add_option("--preset", ckks_opts.presets, "Preset(s) to run (default: all)")
       ->check(CLI::IsMember(privsearch::ckks::preset_names()));
-  bench_cmd->add_option("--runs", ckks_opts.runs, "Timed runs per figure (>= 20)")
-      ->check(CLI::Range(20, 100000));
+  std::size_t runs = 0;
+  bench_cmd->add_option("--runs", runs, "Timed runs per figure (ckks: >= 20, default 50; rerank: default 20)")
+      ->check(CLI::Range(3, 100000));
+  bench_cmd->add_option("--kernel", rerank_opts.kernels,
+                        "rerank: kernel(s) naive, grouped, one_response, fast (default: all four "
+                        "at d'=672, K=100 plus the fast kernel at K=20, 200 and d'=192, 384, 768)");
+  bench_cmd->add_option("--dim", rerank_opts.dims, "rerank: projected dimension(s) d'")
+      ->check(CLI::Range(1, 4096));
+  bench_cmd->add_option("--k", rerank_opts.ks, "rerank: candidate count(s) K")
+      ->check(CLI::Range(1, 65536));
+  bench_cmd->add_option("--order-queries", rerank_opts.order_queries,
+                        "rerank: random queries for top10_order_match (default 200)");
   bench_cmd->add_option("--warmup", ckks_opts.warmup, "Untimed warm-up runs")
       ->check(CLI::Range(1, 1000));
 
   CLI11_PARSE(app, argc, argv);
 
   if (params_cmd->parsed()) return run_params(preset);
+  if (bench_cmd->parsed() && suite == "rerank") {
+    if (runs != 0) rerank_opts.runs = runs;
+    auto result = privsearch::tools::run_rerank_bench(rerank_opts);
+    if (!result.ok()) return fail(result.status());
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
   if (bench_cmd->parsed()) {
+    if (runs != 0) {
+      if (runs < 20) return fail(privsearch::invalid_argument_error("`--runs` must be >= 20 for the ckks suite"));
+      ckks_opts.runs = runs;
+    }
     auto result = privsearch::tools::run_ckks_bench(ckks_opts);
     if (!result.ok()) return fail(result.status());
     std::cout << result->dump(json ? 2 : 2) << std::endl;

@@ -72,6 +72,9 @@ class Evaluator {
   // The same rotation left in the extended basis Q_l * P (no ModDown); step 0 gives P * ct.
   Result<ExtendedCiphertext> rotate_hoisted_extended(const Hoisted& h, int step,
                                                      const GaloisKeys& keys) const;
+  // P * a in the extended basis (what rotate_hoisted_extended gives for step 0, without the
+  // decomposition).
+  Result<ExtendedCiphertext> to_extended(const Ciphertext& a) const;
   // acc += x * p (acc may be empty: then acc = x * p). Scales multiply; all must match.
   Status multiply_plain_accumulate(ExtendedCiphertext& acc, const ExtendedCiphertext& x,
                                    const ExtendedPlaintext& p) const;

@@ -130,6 +130,19 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
   return ExtendedCiphertext(params_.id(), level, h.ct.scale(), std::move(u0), std::move(u1));
 }
 
+Result<ExtendedCiphertext> Evaluator::to_extended(const Ciphertext& a) const {
+  PRIVSEARCH_RETURN_IF_ERROR(check_ciphertext(a, "ciphertext"));
+  const std::size_t n = params_.n(), level = a.level();
+  const auto rows = key_rows(params_, level, true);
+  ring::RnsPoly u0(n, rows.size(), true), u1(n, rows.size(), true);
+  for (std::size_t i = 0; i <= level; ++i) {
+    const ring::Modulus& qi = params_.key_moduli()[i];
+    ring::mul_scalar_shoup_row(a.c0().row(i), params_.p_mod_q(i), u0.row(i), n, qi);
+    ring::mul_scalar_shoup_row(a.c1().row(i), params_.p_mod_q(i), u1.row(i), n, qi);
+  }
+  return ExtendedCiphertext(params_.id(), level, a.scale(), std::move(u0), std::move(u1));
+}
+
 Status Evaluator::multiply_plain_accumulate(ExtendedCiphertext& acc, const ExtendedCiphertext& x,
                                             const ExtendedPlaintext& p) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params_, x.params_id(), "extended ciphertext"));

@@ -29,9 +29,9 @@ ParamsLiteral rerank_n8192_literal() {
   ParamsLiteral l;
   l.name = std::string(kRerankPresetName);
   l.n = 8192;
-  l.q_bits = {37, 34, 34};
-  l.p_bits = {36, 36, 36};
-  l.log_scale = 34;
+  l.q_bits = {35, 32, 32};
+  l.p_bits = {50, 50};
+  l.log_scale = 32;
   l.dnum = 1;
   return l;
 }

@@ -8,11 +8,12 @@
 //   apply: q = [50, 40, 40], P = [50], delta = 2^40; log2(QP) = 180 <= 218. The extra 40-bit
 //   prime gives the level that a 50-bit q_0 lacks for masks at delta scale.
 // - "rerank-n8192": the fast rerank kernel's preset. Two multiplicative levels (row products,
-//   then the score mask) at delta = 2^34: q = [37, 34, 34] bits (105 bits: a seeded query is
-//   107.6 kB), P = [36, 36, 36] bits >= Q with one key-switching digit (dnum = 1: a Galois key
-//   is one digit over 213 bits, about 218 kB per step), every prime below 2^50 (IFMA).
-//   log2(QP) = 213 <= 218. Delta is as large as the request budget allows because ModDown's
-//   own rounding (+-1/2 on c1, times s) is ~2^13 in slot units: 2^-21 of 2^34.
+//   then the score mask) at delta = 2^32: q = [35, 32, 32] bits (99 bits: a seeded query is
+//   101.5 kB), P = [50, 50] bits >= Q with one key-switching digit (dnum = 1: a Galois key is
+//   one digit over 199 bits, about 204 kB per step), every prime below 2^50 (IFMA).
+//   log2(QP) = 199 <= 218. Rescaling and ModDown each round c1 by +-1/2, which times s is
+//   ~2^11 slot units (std): the kernel keeps rotations at scale delta^2 where possible so that
+//   only the two rescales' rounding reaches the scores (~2^-20 of delta).
 // - "insecure-test-n64" etc.: tiny rings for unit tests only; marked insecure, never accepted
 //   by the service.
 #pragma once

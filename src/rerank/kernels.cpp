@@ -51,6 +51,22 @@ class Counted {
     ++out_.counts.rotations;
     return ev_.rotate_hoisted(h, step, keys_);
   }
+  // Rotation left in the extended basis (its ModDown is shared by a later sum).
+  Result<ckks::ExtendedCiphertext> rotate_extended(const Ciphertext& a, int step) {
+    if (step == 0) return ev_.to_extended(a);
+    ++out_.counts.rotations;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, ev_.hoist(a));
+    return ev_.rotate_hoisted_extended(h, step, keys_);
+  }
+  Result<ckks::ExtendedCiphertext> rotate_hoisted_extended(const ckks::Evaluator::Hoisted& h,
+                                                           int step) {
+    if (step != 0) ++out_.counts.rotations;
+    return ev_.rotate_hoisted_extended(h, step, keys_);
+  }
+  Status add(ckks::ExtendedCiphertext& a, const ckks::ExtendedCiphertext& b) {
+    ++out_.counts.additions;
+    return ev_.add_inplace(a, b);
+  }
   Status add(Ciphertext& a, const Ciphertext& b) {
     ++out_.counts.additions;
     return ev_.add_inplace(a, b);
@@ -69,6 +85,32 @@ Status rotate_and_sum(Counted& op, Ciphertext& ct, std::span<const int> strides)
   for (int s : strides) {
     PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext r, op.rotate(ct, s));
     PRIVSEARCH_RETURN_IF_ERROR(op.add(ct, r));
+  }
+  return Status();
+}
+
+// sum_{k < count} rot(ct, k * stride) for count = c1 * c2: c1 double-hoisted rotations summed
+// in the extended basis, one ModDown, then c2 more on that sum and a second ModDown.
+Status sum_of_rotations(Counted& op, Ciphertext& ct, std::size_t stride, std::size_t c1,
+                        std::size_t c2) {
+  std::size_t step = stride;
+  for (std::size_t count : {c1, c2}) {
+    if (count <= 1) {
+      step *= count;
+      continue;
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, op.evaluator().hoist(ct));
+    ckks::ExtendedCiphertext sum;
+    for (std::size_t k = 0; k < count; ++k) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto r, op.rotate_hoisted_extended(h, static_cast<int>(k * step)));
+      if (k == 0) {
+        sum = std::move(r);
+      } else {
+        PRIVSEARCH_RETURN_IF_ERROR(op.add(sum, r));
+      }
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(ct, op.evaluator().mod_down(std::move(sum)));
+    step *= count;
   }
   return Status();
 }
@@ -143,47 +185,50 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
   for (std::size_t i = 1; i < baby.size(); ++i) {
     PRIVSEARCH_ASSIGN_OR_RETURN(baby[i], op.rotate_hoisted(hoisted, static_cast<int>(i)));
   }
-  std::vector<int> strides;
-  for (std::size_t s = b; s < period; s <<= 1) strides.push_back(static_cast<int>(s));
   std::vector<double> slots(s_count);
+  // Per slot s' of the used range: its candidate class and its position in the block.
+  std::vector<std::uint32_t> slot_class(used), slot_pos(used);
+  for (std::size_t sp = 0; sp < used; ++sp) {
+    const std::size_t pos = sp % period;
+    slot_class[sp] = static_cast<std::uint32_t>((sp / period) * b + pos % b);
+    slot_pos[sp] = static_cast<std::uint32_t>(pos);
+  }
   for (std::size_t o = 0; o < l.outputs; ++o) {
     const std::size_t first = o * l.capacity;
     const std::size_t count = std::min(l.capacity, l.k - first);
-    Ciphertext acc;
+    // Giant steps: each group's products are rotated into place in the extended basis and
+    // summed there, so all b2 rotations share one ModDown.
+    ckks::ExtendedCiphertext giant_sum;
     for (std::size_t g = 0; g < b2; ++g) {
       Ciphertext inner;
       const std::size_t shift = g * b1;
+      if (shift >= b) break;
       for (std::size_t i = 0; i < b1; ++i) {
         const std::size_t j = shift + i;
         if (j >= b) break;
         // P'_{g,i}[s] = P_j[(s - shift) mod S]: the value x_c[(pos + j) mod L'] of the class
         // owning slot s' = s - shift.
-        for (std::size_t s = 0; s < s_count; ++s) {
-          const std::size_t sp = (s + s_count - shift) % s_count;
-          double v = 0.0;
-          if (sp < used) {
-            const std::size_t pos = sp % period;
-            const std::size_t c = (sp / period) * b + pos % b;
-            const std::size_t dim = (pos + j) % period;
-            if (c < count && dim < d) v = rows[(first + c) * d + dim];
-          }
-          slots[s] = v;
+        std::fill(slots.begin(), slots.end(), 0.0);
+        for (std::size_t sp = 0; sp < used; ++sp) {
+          const std::size_t c = slot_class[sp];
+          std::size_t dim = slot_pos[sp] + j;
+          if (dim >= period) dim -= period;
+          if (c < count && dim < d) slots[(sp + shift) % s_count] = rows[(first + c) * d + dim];
         }
         PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, level, delta));
         PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pt));
       }
-      if (shift != 0) {
-        PRIVSEARCH_ASSIGN_OR_RETURN(inner, op.rotate(inner, static_cast<int>(shift)));
-      }
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated, op.rotate_extended(inner, static_cast<int>(shift)));
       if (g == 0) {
-        acc = std::move(inner);
+        giant_sum = std::move(rotated);
       } else {
-        PRIVSEARCH_RETURN_IF_ERROR(op.add(acc, inner));
+        PRIVSEARCH_RETURN_IF_ERROR(op.add(giant_sum, rotated));
       }
     }
-    // Rotate-and-sum before rescaling: at scale delta^2 the ModDown rounding of each rotation
-    // (~2^13 slot units) is negligible, while at delta it would add up over log2(w) steps.
-    PRIVSEARCH_RETURN_IF_ERROR(rotate_and_sum(op, acc, strides));
+    PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext acc, op.evaluator().mod_down(std::move(giant_sum)));
+    // Window sum before the rescale: at scale delta^2 the rotations' ModDown rounding (~2^11
+    // slot units) is negligible, and the rescale's own rounding is not multiplied by w.
+    PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op, acc, b, l.sum_baby, l.sum_giant));
     PRIVSEARCH_RETURN_IF_ERROR(op.rescale(acc));
     // Keep only the score slots: the other slots hold partial sums of other windows.
     std::fill(slots.begin(), slots.end(), 0.0);

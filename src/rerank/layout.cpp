@@ -99,7 +99,12 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
     // BSGS split of the b baby products: b1 ~ sqrt(b), b2 = ceil(b / b1).
     std::size_t b1 = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(b))));
     std::size_t b2 = (b + b1 - 1) / b1;
-    const double rotations = static_cast<double>((b1 - 1) + (b2 - 1) + std::countr_zero(w));
+    const std::size_t w1 = std::size_t{1} << ((std::countr_zero(w) + 1) / 2);
+    const std::size_t w2 = w / w1;
+    // Hoisted/extended rotations cost about half a full one.
+    const double rotations =
+        0.5 * static_cast<double>((b1 - 1) + (b2 - 1) + (w1 - 1) + (w2 - 1)) +
+        (w > 1 ? 1.0 : 0.0) + (w2 > 1 ? 1.0 : 0.0);
     const double cost = static_cast<double>(outputs) *
                         (kPlaintextCost * static_cast<double>(b) + kRotationCost * rotations);
     (void)per_ct;
@@ -115,6 +120,8 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
       best.blocks = blocks;
       best.baby = b1;
       best.giant = b2;
+      best.sum_baby = w1;
+      best.sum_giant = w2;
       best.capacity = capacity;
       best.outputs = outputs;
     }
@@ -128,8 +135,9 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
   std::set<int> steps;
   for (std::size_t i = 1; i < l.baby; ++i) steps.insert(static_cast<int>(i));
   for (std::size_t g = 1; g < l.giant; ++g) steps.insert(static_cast<int>(g * l.baby));
-  for (std::size_t stride = l.width; stride < l.period; stride <<= 1) {
-    steps.insert(static_cast<int>(stride));
+  for (std::size_t k1 = 1; k1 < l.sum_baby; ++k1) steps.insert(static_cast<int>(k1 * l.width));
+  for (std::size_t k2 = 1; k2 < l.sum_giant; ++k2) {
+    steps.insert(static_cast<int>(k2 * l.sum_baby * l.width));
   }
   l.rotation_steps.assign(steps.begin(), steps.end());
   for (std::size_t c = 0; c < k; ++c) {

@@ -16,8 +16,9 @@
 // beta*L' + r + k*b (k < w). The query is replicated with period L' over all S slots; for
 // j < b the plaintext P_j holds, at slot s of class c, x_c[(s mod L' + j) mod L'] (0 beyond d),
 // so sum_j P_j * rot(z, j) gives at each slot the window sum of b consecutive coordinates, and
-// w - 1 rotate-and-sums over strides b, 2b, ..., b*w/2 leave the full score <z, x_c> at slot
-// beta*L' + r. The b baby products are split baby-step/giant-step as b = b1 * b2. Since
+// the sum over k < w of rot(W, k*b) leaves the full score <z, x_c> at slot beta*L' + r. That sum
+// of rotations of one ciphertext is itself split baby-step/giant-step, w = w1 * w2, with
+// double-hoisted rotations (two ModDowns in all). The b baby products are split baby-step/giant-step as b = b1 * b2. Since
 // rotations act on all S slots, slots up to B*L' + b - 2 must still carry the replicated query:
 // B = floor((S - b + 1) / L'). A mask keeps only the K score slots. One ciphertext holds up to
 // B * b candidates; larger K uses more ciphertexts with the same layout.
@@ -61,6 +62,8 @@ struct KernelLayout {
   std::size_t windows = 0;     // w: windows per class (rotate-and-sum factor)
   std::size_t baby = 0;        // b1
   std::size_t giant = 0;       // b2
+  std::size_t sum_baby = 0;    // w1: the window sum over k < w = w1 * w2 is done as
+  std::size_t sum_giant = 0;   // w2:   sum_k2 rot( sum_k1 rot(W, k1*b), k2*w1*b )
   std::size_t capacity = 0;    // candidates per output ciphertext
   std::size_t outputs = 0;     // output ciphertexts
   std::vector<int> rotation_steps;  // exactly the Galois keys the kernel uses, sorted

@@ -205,24 +205,17 @@ void BaseConverter::convert_centered(const std::uint64_t* in, std::uint64_t* out
   }
   const u64* t = t_storage.data();
   // u = round(sum_i t_i / m_i): x = sum_i t_i (M/m_i) - u M is the centred representative.
-  for (std::size_t c = 0; c < n; ++c) {
-    double v = 0;
-    for (std::size_t i = 0; i < kf; ++i) v += static_cast<double>(t[i * n + c]) * inv_from_[i];
-    u_storage[c] = static_cast<u64>(std::llround(v));
-  }
+  round_quotient_row(t, inv_from_.data(), kf, n, u_storage.data());
   for (std::size_t r = 0; r < targets.size(); ++r) {
     const std::size_t j = targets[r];
     PRIVSEARCH_CHECK(j < to_.size(), "conversion target out of range");
     const Modulus& b = to_[j];
     const u64* pm = punct_mod_to_.data() + j * kf;
     u64* o = out + r * n;
-    std::fill_n(o, n, 0);
+    // The correction -u * [M]_b is one more lazy term with multiplier [-M]_b (u <= kf).
+    mul_scalar_shoup_row(u_storage.data(), b.neg(m_mod_to_[j]), o, n, b);
     for (std::size_t i = 0; i < kf; ++i) mul_scalar_shoup_acc_lazy_row(t + i * n, pm[i], o, n, b);
     reduce_from_2q_row(o, n, b);
-    // o -= u * [M]_b   (u <= kf, so u * [M]_b < 2^66 is reduced via Shoup by the constant)
-    const u64 mb = m_mod_to_[j];
-    const u64 mbs = b.shoup(mb);
-    for (std::size_t c = 0; c < n; ++c) o[c] = b.sub(o[c], b.mul_shoup(u_storage[c], mb, mbs));
   }
 }
 

@@ -43,4 +43,13 @@ void reduce_from_2q_row(u64* a, std::size_t n, const Modulus& q) {
   for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t], q.value());
 }
 
+void round_quotient_row(const u64* t, const double* inv, std::size_t kf, std::size_t n, u64* u) {
+  if (use_avx512(n)) return detail::round_quotient_row_avx512(t, inv, kf, n, u);
+  for (std::size_t c = 0; c < n; ++c) {
+    double v = 0.5;
+    for (std::size_t i = 0; i < kf; ++i) v += static_cast<double>(t[i * n + c]) * inv[i];
+    u[c] = static_cast<u64>(v);
+  }
+}
+
 }  // namespace privsearch::ring

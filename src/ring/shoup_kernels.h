@@ -26,8 +26,15 @@ void add_constant_row(std::uint64_t* a, std::uint64_t c, std::size_t n, const Mo
 // a in [0, 2q) -> [0, q) (in place).
 void reduce_from_2q_row(std::uint64_t* a, std::size_t n, const Modulus& q);
 
+// u[c] = floor(sum_i t[i*n + c] * inv[i] + 1/2) in double precision, for kf rows of values
+// below 2^62 (the rounding quotient of an exact base conversion; see rns.h).
+void round_quotient_row(const std::uint64_t* t, const double* inv, std::size_t kf, std::size_t n,
+                        std::uint64_t* u);
+
 namespace detail {
 bool shoup_avx512_compiled();
+void round_quotient_row_avx512(const std::uint64_t* t, const double* inv, std::size_t kf,
+                               std::size_t n, std::uint64_t* u);
 void mul_scalar_shoup_row_avx512(const std::uint64_t* in, std::uint64_t w, std::uint64_t ws,
                                  std::uint64_t* out, std::size_t n, std::uint64_t q);
 void mul_scalar_shoup_acc_lazy_row_avx512(const std::uint64_t* in, std::uint64_t w,

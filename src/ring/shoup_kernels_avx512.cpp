@@ -71,6 +71,18 @@ void reduce_from_2q_row_avx512(u64* a, std::size_t n, u64 q) {
   }
 }
 
+void round_quotient_row_avx512(const u64* t, const double* inv, std::size_t kf, std::size_t n,
+                               u64* u) {
+  for (std::size_t c = 0; c < n; c += 8) {
+    __m512d v = _mm512_set1_pd(0.5);
+    for (std::size_t i = 0; i < kf; ++i) {
+      v = _mm512_fmadd_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512(t + i * n + c)),
+                          _mm512_set1_pd(inv[i]), v);
+    }
+    _mm512_storeu_si512(u + c, _mm512_cvttpd_epu64(v));
+  }
+}
+
 }  // namespace privsearch::ring::detail
 
 #else
@@ -94,6 +106,9 @@ void add_constant_row_avx512(u64*, u64, std::size_t, u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 void reduce_from_2q_row_avx512(u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void round_quotient_row_avx512(const u64*, const double*, std::size_t, std::size_t, u64*) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 }  // namespace privsearch::ring::detail
