@@ -50,12 +50,16 @@ fuzz-run: fuzz
 
 bench: build
 	@$(BUILD_DIR)/tools/privsearch bench ckks --json
+	@$(BUILD_DIR)/tools/privsearch bench rerank --json
 
-# The main job. For now: the CKKS core on the paper's preset (params, an encrypted
-# computation, figures); it grows into the full private-search demo as the issues land.
+# The main job. For now: the CKKS core on the paper's preset and a private rerank with the fast
+# kernel (encrypted query, provider scoring with public material only, compact response,
+# client ranking); it grows into the full private-search demo (index, provider process over
+# gRPC/TLS, PIR fetch) as the issues land.
 demo: build
 	@$(BUILD_DIR)/examples/01_ckks_basics
-	@$(BUILD_DIR)/tools/privsearch params --preset paper-n8192
+	@$(BUILD_DIR)/examples/02_encrypted_rerank
+	@$(BUILD_DIR)/tools/privsearch params --preset rerank-n8192
 
 format:
 	@find src tests tools fuzz bench examples -name '*.h' -o -name '*.cpp' | xargs clang-format -i
