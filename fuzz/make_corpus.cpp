@@ -13,6 +13,8 @@
 #include "ckks/evaluator.h"
 #include "ckks/serialization.h"
 #include "fuzz_common.h"
+#include "rerank/client/scores.h"
+#include "rerank/messages.h"
 
 namespace {
 void write(const std::filesystem::path& dir, const std::string& name,
@@ -71,6 +73,18 @@ int main(int argc, char** argv) {
     const auto c = *compact(params, ct0, CompactOptions{1.0, bits});
     write(root / "ckks_compact", "valid_" + std::to_string(static_cast<int>(bits)),
           serialize_compact(c));
+  }
+  {
+    using namespace privsearch::rerank;
+    const auto layout = *make_layout(params, Kernel::kFast, 5, 3);
+    const std::vector<double> z = {0.1, 0.2, 0.3, 0.4, 0.5};
+    const auto q = *encrypt_query(layout, params, sk, z, prng);
+    RerankRequest req{params.id(), Kernel::kFast, 5, layout.period, 3,
+                      *serialize_ciphertext(params, q, CiphertextForm::kSeeded)};
+    write(root / "rerank_messages", "request", serialize_request(req));
+    RerankResponse resp{params.id(), Kernel::kFast, 5, layout.period, 3, layout.slot_map, true,
+                        {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};
+    write(root / "rerank_messages", "response", serialize_response(resp));
   }
   return 0;
 }
