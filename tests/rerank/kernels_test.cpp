@@ -6,6 +6,7 @@
 
 #include "ckks/client/decryptor.h"
 #include "ckks/param_sets.h"
+#include "ckks/compact.h"
 #include "ckks/serialization.h"
 #include "rerank/client/scores.h"
 #include "testing/test_util.h"
@@ -217,6 +218,29 @@ TEST(KernelValidation, RejectsBadInputs) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace privsearch::rerank
+
+namespace privsearch::rerank {
+namespace {
+
+TEST(FastKernel, CompactResponseDecryptsToTheScores) {
+  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  const Problem p = make_problem(672, 100, 77);
+  const auto layout = *make_layout(kit.params, Kernel::kFast, 672, 100);
+  const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
+  const auto query = *encrypt_query(layout, kit.params, kit.sk, p.query, kit.prng);
+  const auto result = *evaluate_kernel(layout, kit.encoder, kit.evaluator, keys, query, p.rows);
+  const auto compacted = *ckks::compact(kit.params, result.outputs[0], {1.0, 18.0});
+  const auto bytes = ckks::serialize_compact(compacted);
+  EXPECT_LE(bytes.size(), 66000u);
+  const auto back = *ckks::deserialize_compact(kit.params, bytes);
+  const auto scores = *decrypt_compact_scores(layout, kit.params, kit.sk, std::span(&back, 1));
+  double max_err = 0;
+  for (std::size_t c = 0; c < 100; ++c) max_err = std::fmax(max_err, std::fabs(scores[c] - p.expected[c]));
+  EXPECT_LT(max_err, 5e-6);
 }
 
 }  // namespace

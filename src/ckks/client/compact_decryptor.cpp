@@ -13,12 +13,17 @@ Result<std::vector<double>> CompactDecryptor::decrypt_coefficients(
   if (ct.c0().size() != n || ct.c1().size() != n) {
     return failed_precondition_error("compact ciphertext does not have n coefficients");
   }
-  // c1'' * s modulo m0 = q_0 and, unless the exact product already fits q_0, m1 = p_0.
+  // c1'' * s exactly: |c1'' * s|_inf <= n * 2^b1, so one key-basis prime m with
+  // n * 2^(b1 + 1) < m suffices (centred residue); otherwise q_0 and p_0 with a CRT.
   const int k = l.log_modulus;
-  const ring::Modulus& q0 = params_.key_moduli()[0];
-  const bool one_prime =
-      std::log2(static_cast<double>(params_.n())) + l.c1_bits + 1 < std::log2(static_cast<double>(q0.value())) - 1;
-  const std::size_t idx[2] = {0, params_.num_q()};
+  const double need = std::log2(static_cast<double>(params_.n())) + l.c1_bits + 1;
+  std::size_t single = params_.key_moduli().size();
+  for (std::size_t i = 0; i < params_.key_moduli().size(); ++i) {
+    if (need < std::log2(static_cast<double>(params_.key_moduli()[i].value())) - 0.5) single = i;
+  }
+  const bool one_prime = single < params_.key_moduli().size();
+  const ring::Modulus& q0 = params_.key_moduli()[one_prime ? single : 0];
+  const std::size_t idx[2] = {one_prime ? single : 0, params_.num_q()};
   std::vector<std::uint64_t> res[2];
   for (int r = 0; r < (one_prime ? 1 : 2); ++r) {
     const ring::Modulus& m = params_.key_moduli()[idx[r]];

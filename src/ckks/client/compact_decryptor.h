@@ -1,8 +1,8 @@
 // Decryption of compact result ciphertexts (client library; see ckks/compact.h):
 //   m = c0'' * 2^(k - b0) + c1'' * 2^(k - b1) * s  (mod 2^k),
 // decoded at the compact scale. The product c1'' * s is computed exactly over the integers
-// (|coefficients| < n * 2^62 < 2^76) by NTT modulo q_0 alone when n * 2^(b1) < q_0 / 4, else
-// modulo two primes of the key basis (q_0 and the
+// (|coefficients| < n * 2^62 < 2^76) by NTT modulo a single key-basis prime when one exceeds
+// n * 2^(b1 + 1), else modulo two primes of the key basis (q_0 and the
 // first special prime, product >= 2^98) and a two-prime CRT, then reduced modulo 2^k.
 // Thread safety: stateless. Constant time: branch-free per coefficient.
 #pragma once
