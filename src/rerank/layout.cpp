@@ -96,9 +96,17 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
     const std::size_t capacity = blocks * b;
     const std::size_t per_ct = std::min(capacity, k);
     const std::size_t outputs = (k + capacity - 1) / capacity;
-    // BSGS split of the b baby products: b1 ~ sqrt(b), b2 = ceil(b / b1).
-    std::size_t b1 = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(b))));
-    std::size_t b2 = (b + b1 - 1) / b1;
+    // BSGS split of the b baby products, b1 * b2 >= b. A baby rotation of the query pays a
+    // ModDown (~10 NTTs) and an inner product; a giant one, summed in the extended basis, a
+    // decomposition (~5 NTTs) and an inner product: weights 3 and 2.
+    std::size_t b1 = 1, b2 = b;
+    for (std::size_t cand = 1; cand <= b; ++cand) {
+      const std::size_t cand2 = (b + cand - 1) / cand;
+      if (3 * (cand - 1) + 2 * (cand2 - 1) < 3 * (b1 - 1) + 2 * (b2 - 1)) {
+        b1 = cand;
+        b2 = cand2;
+      }
+    }
     const std::size_t w1 = std::size_t{1} << ((std::countr_zero(w) + 1) / 2);
     const std::size_t w2 = w / w1;
     // Hoisted/extended rotations cost about half a full one.
