@@ -48,7 +48,9 @@ namespace {
 
 // The radix-2 passes, cloned for AVX-512 and AVX2 (chosen at load time by the dynamic linker
 // from CPUID); the inner loops are unit-stride over split real/imaginary arrays so they vectorize.
-#define PRIVSEARCH_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// x86-64-v4 = AVX-512 F/CD/BW/DQ/VL (DQ converts between doubles and 64-bit integers).
+#define PRIVSEARCH_SIMD_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 
 // Gentleman-Sande: X_t = sum_k x_k omega^(t k), output in bit-reversed order.
 PRIVSEARCH_SIMD_CLONES
@@ -217,14 +219,45 @@ Result<Plaintext> Encoder::encode_constant(double value, std::size_t level, doub
 Result<ring::RnsPoly> Encoder::encode_spectrum(std::vector<double>& re, std::vector<double>& im,
                                                const std::vector<std::size_t>& rows,
                                                double scale) const {
+  dft_inverse(re.data(), im.data());
+  return round_to_rows(re.data(), im.data(), rows, scale);
+}
+
+Result<std::pair<Plaintext, Plaintext>> Encoder::encode_pair(std::span<const double> a,
+                                                             std::span<const double> b,
+                                                             std::size_t level,
+                                                             double scale) const {
+  std::vector<double> re, im;
+  PRIVSEARCH_RETURN_IF_ERROR(place_real(a, level, scale, re));
+  PRIVSEARCH_RETURN_IF_ERROR(place_real(b, level, scale, im));
+  dft_inverse(re.data(), im.data());
+  const std::size_t s = slots();
+  std::vector<double> ar(s), ai(s), br(s), bi(s);
+  for (std::size_t k = 0; k < s; ++k) {
+    const std::size_t m = (s - k) & (s - 1);
+    // A = (W[k] + conj W[m]) / 2, B = (W[k] - conj W[m]) / 2i.
+    ar[k] = 0.5 * (re[k] + re[m]);
+    ai[k] = 0.5 * (im[k] - im[m]);
+    br[k] = 0.5 * (im[k] + im[m]);
+    bi[k] = -0.5 * (re[k] - re[m]);
+  }
+  const auto rows = key_rows(params_, level, false);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pa, round_to_rows(ar.data(), ai.data(), rows, scale));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pb, round_to_rows(br.data(), bi.data(), rows, scale));
+  return std::make_pair(Plaintext(params_.id(), level, scale, std::move(pa)),
+                        Plaintext(params_.id(), level, scale, std::move(pb)));
+}
+
+Result<ring::RnsPoly> Encoder::round_to_rows(const double* re, const double* im,
+                                             const std::vector<std::size_t>& rows,
+                                             double scale) const {
   const std::size_t s = slots();
   const std::size_t n = params_.n();
-  dft_inverse(re.data(), im.data());
   // w_k = x_k * zeta^-k / S, coefficients m_k = round(delta Re w_k), m_{k+S} = round(delta Im w_k)
   const double factor = scale / static_cast<double>(s);
   thread_local std::vector<double> rounded;
   rounded.resize(n);
-  const double max_abs = untwist_and_round(re.data(), im.data(), t_->twist_re.data(),
+  const double max_abs = untwist_and_round(re, im, t_->twist_re.data(),
                                            t_->twist_im.data(), factor, s, rounded.data());
   constexpr double kLimit = 4611686018427387904.0;  // 2^62
   if (!(max_abs < kLimit)) {

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "ckks/extended.h"
@@ -46,6 +47,12 @@ class Encoder {
   // The same encoding over the extended basis q_0..q_level, P (for double hoisting).
   Result<ExtendedPlaintext> encode_extended(std::span<const double> values, std::size_t level,
                                             double scale) const;
+  // Two real vectors with one complex inverse DFT: for real slot values the DFT output is
+  // Hermitian, so W = IDFT(a + i b) splits as A[k] = (W[k] + conj W[-k]) / 2 and
+  // B[k] = (W[k] - conj W[-k]) / 2i. Same results as two encode() calls, half the FFT work.
+  Result<std::pair<Plaintext, Plaintext>> encode_pair(std::span<const double> a,
+                                                      std::span<const double> b,
+                                                      std::size_t level, double scale) const;
   // Every slot equal to `value`.
   Result<Plaintext> encode_constant(double value, std::size_t level, double scale) const;
 
@@ -68,6 +75,9 @@ class Encoder {
   // Inverse DFT, scaling and rounding into `rows` (key-basis indices), NTT form.
   Result<ring::RnsPoly> encode_spectrum(std::vector<double>& re, std::vector<double>& im,
                                         const std::vector<std::size_t>& rows, double scale) const;
+  // Scaling and rounding of an inverse-DFT output (natural order) into `rows`, NTT form.
+  Result<ring::RnsPoly> round_to_rows(const double* re, const double* im,
+                                      const std::vector<std::size_t>& rows, double scale) const;
   Status place_real(std::span<const double> values, std::size_t level, double scale,
                     std::vector<double>& re) const;
   void dft_forward(double* re, double* im) const;  // natural -> bit-reversed

@@ -120,11 +120,11 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
     const std::uint64_t qv = params_.key_moduli()[i].value();
     const std::uint64_t* src = h.p_c0.row(i);
     std::uint64_t* o = u0.row(i);
+    (void)qv;
     if (perm != nullptr) {
-      const std::uint32_t* pt = perm->table().data();
-      for (std::size_t t = 0; t < n; ++t) o[t] = ring::reduce_once(o[t] + src[pt[t]], qv);
+      ring::add_permuted_row(src, perm->table().data(), o, n, params_.key_moduli()[i]);
     } else {
-      for (std::size_t t = 0; t < n; ++t) o[t] = ring::reduce_once(o[t] + src[t], qv);
+      ring::add_mod_row(src, o, o, n, params_.key_moduli()[i]);
     }
   }
   return ExtendedCiphertext(params_.id(), level, h.ct.scale(), std::move(u0), std::move(u1));

@@ -5,6 +5,7 @@
 #include "ckks/poly_util.h"
 #include "core/check.h"
 #include "ring/dot_kernels.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -68,7 +69,7 @@ void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
       x[j] = digits.digits[j].row(r);
       if (perm != nullptr) {
         std::uint64_t* dst = permuted.data() + j * n;
-        for (std::size_t t = 0; t < n; ++t) dst[t] = x[j][perm[t]];
+        ring::permute_row(x[j], perm, dst, n);
         x[j] = dst;
       }
       b[j] = key.b(j).row(rows[r]);

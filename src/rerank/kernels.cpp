@@ -30,6 +30,15 @@ class Counted {
     ++out_.counts.encodes;
     return r;
   }
+  Result<std::pair<Plaintext, Plaintext>> encode_pair(std::span<const double> a,
+                                                      std::span<const double> b,
+                                                      std::size_t level, double scale) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = enc_.encode_pair(a, b, level, scale);
+    out_.encode_ms += ms_since(t0);
+    out_.counts.encodes += 2;
+    return r;
+  }
   Status multiply(Ciphertext& a, const Plaintext& p) {
     ++out_.counts.multiply_plain;
     return ev_.multiply_plain_inplace(a, p);
@@ -185,7 +194,7 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
   for (std::size_t i = 1; i < baby.size(); ++i) {
     PRIVSEARCH_ASSIGN_OR_RETURN(baby[i], op.rotate_hoisted(hoisted, static_cast<int>(i)));
   }
-  std::vector<double> slots(s_count);
+  std::vector<double> slots(s_count), slots2(s_count);
   // Per slot s' of the used range: its candidate class and its position in the block.
   std::vector<std::uint32_t> slot_class(used), slot_pos(used);
   for (std::size_t sp = 0; sp < used; ++sp) {
@@ -203,20 +212,29 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
       Ciphertext inner;
       const std::size_t shift = g * b1;
       if (shift >= b) break;
-      for (std::size_t i = 0; i < b1; ++i) {
-        const std::size_t j = shift + i;
-        if (j >= b) break;
-        // P'_{g,i}[s] = P_j[(s - shift) mod S]: the value x_c[(pos + j) mod L'] of the class
-        // owning slot s' = s - shift.
-        std::fill(slots.begin(), slots.end(), 0.0);
+      // P'_{g,i}[s] = P_j[(s - shift) mod S], j = shift + i: the value x_c[(pos + j) mod L']
+      // of the class owning slot s' = s - shift. Two plaintexts share one complex DFT.
+      auto fill = [&](std::size_t j, std::vector<double>& out) {
+        std::fill(out.begin(), out.end(), 0.0);
         for (std::size_t sp = 0; sp < used; ++sp) {
           const std::size_t c = slot_class[sp];
           std::size_t dim = slot_pos[sp] + j;
           if (dim >= period) dim -= period;
-          if (c < count && dim < d) slots[(sp + shift) % s_count] = rows[(first + c) * d + dim];
+          if (c < count && dim < d) out[(sp + shift) % s_count] = rows[(first + c) * d + dim];
         }
-        PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, level, delta));
-        PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pt));
+      };
+      const std::size_t terms = std::min(b1, b - shift);
+      for (std::size_t i = 0; i < terms; i += 2) {
+        fill(shift + i, slots);
+        if (i + 1 < terms) {
+          fill(shift + i + 1, slots2);
+          PRIVSEARCH_ASSIGN_OR_RETURN(auto pts, op.encode_pair(slots, slots2, level, delta));
+          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pts.first));
+          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i + 1], pts.second));
+        } else {
+          PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, level, delta));
+          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pt));
+        }
       }
       PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated, op.rotate_extended(inner, static_cast<int>(shift)));
       if (g == 0) {

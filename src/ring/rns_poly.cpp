@@ -1,17 +1,16 @@
 #include "ring/rns_poly.h"
 
 #include "ring/ntt.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ring {
 
 void add_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
-  const u64 qv = q.value();
-  for (std::size_t i = 0; i < n; ++i) out[i] = reduce_once(a[i] + b[i], qv);
+  add_mod_row(a, b, out, n, q);
 }
 
 void sub_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
-  const u64 qv = q.value();
-  for (std::size_t i = 0; i < n; ++i) out[i] = reduce_once(a[i] + qv - b[i], qv);
+  sub_mod_row(a, b, out, n, q);
 }
 
 void neg_row(const u64* a, u64* out, std::size_t n, const Modulus& q) {

@@ -38,6 +38,27 @@ void add_constant_row(u64* a, u64 c, std::size_t n, const Modulus& q) {
   for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t] + c, q.value());
 }
 
+void add_mod_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
+  if (use_avx512(n)) return detail::add_mod_row_avx512(a, b, out, n, q.value());
+  for (std::size_t t = 0; t < n; ++t) out[t] = reduce_once(a[t] + b[t], q.value());
+}
+
+void sub_mod_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modulus& q) {
+  if (use_avx512(n)) return detail::sub_mod_row_avx512(a, b, out, n, q.value());
+  for (std::size_t t = 0; t < n; ++t) out[t] = reduce_once(a[t] + q.value() - b[t], q.value());
+}
+
+void add_permuted_row(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n,
+                      const Modulus& q) {
+  if (use_avx512(n)) return detail::add_permuted_row_avx512(in, perm, out, n, q.value());
+  for (std::size_t t = 0; t < n; ++t) out[t] = reduce_once(out[t] + in[perm[t]], q.value());
+}
+
+void permute_row(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n) {
+  if (use_avx512(n)) return detail::permute_row_avx512(in, perm, out, n);
+  for (std::size_t t = 0; t < n; ++t) out[t] = in[perm[t]];
+}
+
 void reduce_from_2q_row(u64* a, std::size_t n, const Modulus& q) {
   if (use_avx512(n)) return detail::reduce_from_2q_row_avx512(a, n, q.value());
   for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t], q.value());

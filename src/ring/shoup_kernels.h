@@ -23,6 +23,17 @@ void sub_add_mul_scalar_row(const std::uint64_t* x, const std::uint64_t* y, std:
                             std::uint64_t w, std::uint64_t* out, std::size_t n, const Modulus& q);
 // a = a + c mod q for a constant c < q (in place).
 void add_constant_row(std::uint64_t* a, std::uint64_t c, std::size_t n, const Modulus& q);
+// out = a + b mod q and out = a - b mod q for a, b < q (out may alias a or b).
+void add_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
+                 std::size_t n, const Modulus& q);
+void sub_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
+                 std::size_t n, const Modulus& q);
+// out[t] = out[t] + in[perm[t]] mod q (a permuted accumulate; in != out).
+void add_permuted_row(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
+                      std::size_t n, const Modulus& q);
+// out[t] = in[perm[t]] (in != out).
+void permute_row(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
+                 std::size_t n);
 // a in [0, 2q) -> [0, q) (in place).
 void reduce_from_2q_row(std::uint64_t* a, std::size_t n, const Modulus& q);
 
@@ -35,6 +46,14 @@ namespace detail {
 bool shoup_avx512_compiled();
 void round_quotient_row_avx512(const std::uint64_t* t, const double* inv, std::size_t kf,
                                std::size_t n, std::uint64_t* u);
+void add_mod_row_avx512(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
+                        std::size_t n, std::uint64_t q);
+void sub_mod_row_avx512(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
+                        std::size_t n, std::uint64_t q);
+void add_permuted_row_avx512(const std::uint64_t* in, const std::uint32_t* perm,
+                             std::uint64_t* out, std::size_t n, std::uint64_t q);
+void permute_row_avx512(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
+                        std::size_t n);
 void mul_scalar_shoup_row_avx512(const std::uint64_t* in, std::uint64_t w, std::uint64_t ws,
                                  std::uint64_t* out, std::size_t n, std::uint64_t q);
 void mul_scalar_shoup_acc_lazy_row_avx512(const std::uint64_t* in, std::uint64_t w,

@@ -83,6 +83,41 @@ void round_quotient_row_avx512(const u64* t, const double* inv, std::size_t kf, 
   }
 }
 
+void add_mod_row_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q) {
+  const V vq = bcast(q);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V s = _mm512_add_epi64(_mm512_loadu_si512(a + t), _mm512_loadu_si512(b + t));
+    _mm512_storeu_si512(out + t, sub_if_ge(s, vq));
+  }
+}
+
+void sub_mod_row_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64 q) {
+  const V vq = bcast(q);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(a + t), vq),
+                                 _mm512_loadu_si512(b + t));
+    _mm512_storeu_si512(out + t, sub_if_ge(d, vq));
+  }
+}
+
+void add_permuted_row_avx512(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n,
+                             u64 q) {
+  const V vq = bcast(q);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
+    const V g = _mm512_i32gather_epi64(idx, reinterpret_cast<const long long*>(in), 8);
+    _mm512_storeu_si512(out + t, sub_if_ge(_mm512_add_epi64(_mm512_loadu_si512(out + t), g), vq));
+  }
+}
+
+void permute_row_avx512(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n) {
+  for (std::size_t t = 0; t < n; t += 8) {
+    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
+    _mm512_storeu_si512(out + t,
+                        _mm512_i32gather_epi64(idx, reinterpret_cast<const long long*>(in), 8));
+  }
+}
+
 }  // namespace privsearch::ring::detail
 
 #else
@@ -109,6 +144,18 @@ void reduce_from_2q_row_avx512(u64*, std::size_t, u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 void round_quotient_row_avx512(const u64*, const double*, std::size_t, std::size_t, u64*) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void add_mod_row_avx512(const u64*, const u64*, u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void sub_mod_row_avx512(const u64*, const u64*, u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void add_permuted_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void permute_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 }  // namespace privsearch::ring::detail

@@ -54,6 +54,25 @@ TEST(Encoder, ComplexValuesRoundTrip) {
   for (std::size_t j = 0; j < v.size(); ++j) EXPECT_LT(std::abs(back[j] - v[j]), 1e-9);
 }
 
+TEST(Encoder, PairEncodingMatchesTwoSingleEncodings) {
+  const Params params = testing::ifma_params();
+  const Encoder enc = *Encoder::create(params);
+  Prng prng = testing::test_prng(62);
+  const auto a = testing::random_values(prng, params.slots());
+  const auto b = testing::random_values(prng, 1000);  // shorter: zero padded
+  const auto [pa, pb] = *enc.encode_pair(a, b, 2, params.default_scale());
+  const auto da = *enc.decode(pa), db = *enc.decode(pb);
+  EXPECT_GE(testing::precision_bits(a, da), 30.0);
+  std::vector<double> b_full(params.slots(), 0.0);
+  std::copy(b.begin(), b.end(), b_full.begin());
+  EXPECT_GE(testing::precision_bits(b_full, db), 30.0);
+  // Coefficients agree with single encodings up to a rounding tie in rare positions.
+  const auto sa = *enc.encode(a, 2, params.default_scale());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < pa.poly().data().size(); ++i) differ += pa.poly().data()[i] != sa.poly().data()[i];
+  EXPECT_LT(differ, pa.poly().data().size() / 100);
+}
+
 TEST(Encoder, ShortInputsAreZeroPadded) {
   const Params params = testing::insecure_params(64);
   const Encoder enc = *Encoder::create(params);
