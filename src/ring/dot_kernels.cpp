@@ -12,9 +12,10 @@ bool dot_uses_ifma(const Modulus& m) {
 void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
                       std::uint64_t* out) {
   if (dot_uses_ifma(m)) {
-    for (std::size_t t = 0; t < n; ++t) {
-      out[t] = static_cast<u64>((static_cast<u128>(w[t]) << 52) / m.value());
-    }
+    // Montgomery form w * 2^52 mod m.
+    const u64 r = m.reduce_u128(static_cast<u128>(1) << 52);
+    const u64 rs = m.shoup(r);
+    for (std::size_t t = 0; t < n; ++t) out[t] = m.mul_shoup(w[t], r, rs);
     return;
   }
   for (std::size_t t = 0; t < n; ++t) out[t] = m.shoup(w[t]);

@@ -1,9 +1,11 @@
 // Fused multiply-accumulate kernels for key switching: for one RNS row modulo m,
 //   out0[t] = sum_j x_j[perm[t]] * b_j[t],   out1[t] = sum_j x_j[perm[t]] * a_j[t]   (mod m)
 // where b_j, a_j are fixed (key) polynomials with precomputed Shoup companions
-// b'_j = floor(b_j * 2^64 / m), or floor(b_j * 2^52 / m) for rows the IFMA kernel handles
-// (m < 2^50 on a CPU with AVX-512 IFMA: three 52-bit multiply-adds per product instead of
-// five 64-bit multiplies). shoup_companions() computes the form the dispatcher expects. Each product is a lazy Shoup multiplication in [0, 2m) (any
+// b'_j = floor(b_j * 2^64 / m). Rows the IFMA kernel handles (m < 2^50 on a CPU with AVX-512
+// IFMA) instead use the Montgomery form b'_j = b_j * 2^52 mod m, and the kernel reads only
+// b'_j and a'_j (Montgomery reduction of x * b'_j gives x * b_j): half the key bytes per
+// product, which matters because key switching streams megabytes of keys per request.
+// shoup_companions() computes the form the dispatcher expects. Each product is a lazy Shoup multiplication in [0, 2m) (any
 // x < 2^64), accumulated with a conditional subtraction of 2m, so m < 2^61 keeps every value
 // below 2^63. Outputs are fully reduced.
 // Three paths with identical results: scalar, AVX-512F/DQ and AVX-512 IFMA (runtime dispatch).

@@ -1,6 +1,7 @@
-// AVX-512 IFMA version of shoup_dot2 for rows modulo m < 2^50 (see dot_kernels.h), with 52-bit
-// Shoup companions w' = floor(w * 2^52 / m): for x < 2^52, qhat = madd52hi(x, w') is at most one
-// below floor(x*w/m), so x*w - qhat*m lies in [0, 2m) and is exact in the low 52 bits.
+// AVX-512 IFMA version of shoup_dot2 for rows modulo m < 2^50 (see dot_kernels.h), with keys in
+// Montgomery form w' = w * 2^52 mod m. REDC with R = 2^52: T = x * w' (x < 2^52), lo/hi its
+// 52-bit halves, u = lo * (-m^-1) mod 2^52, and (T + u*m) / 2^52 = hi + hi52(u*m) + [lo != 0]
+// (the low halves sum to 0 or 2^52), a value in [0, 2m) equal to x * w mod m.
 // Compiled with -mavx512f -mavx512ifma; called only after CPUID says so.
 #include "ring/dot_kernels.h"
 
@@ -12,12 +13,14 @@ namespace privsearch::ring::detail {
 namespace {
 using V = __m512i;
 inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
-inline V lazy_shoup52(V x, V w, V ws, V q, V mask52) {
+inline V montgomery52(V x, V w_mont, V q, V q_neg_inv) {
   const V zero = _mm512_setzero_si512();
-  const V qhat = _mm512_madd52hi_epu64(zero, x, ws);
-  const V xw = _mm512_madd52lo_epu64(zero, x, w);
-  const V qq = _mm512_madd52lo_epu64(zero, qhat, q);
-  return _mm512_and_si512(_mm512_sub_epi64(xw, qq), mask52);
+  const V lo = _mm512_madd52lo_epu64(zero, x, w_mont);
+  const V hi = _mm512_madd52hi_epu64(zero, x, w_mont);
+  const V u = _mm512_madd52lo_epu64(zero, lo, q_neg_inv);
+  const V t = _mm512_madd52hi_epu64(hi, u, q);
+  const __mmask8 carry = _mm512_test_epi64_mask(lo, lo);
+  return _mm512_mask_add_epi64(t, carry, t, _mm512_set1_epi64(1));
 }
 }  // namespace
 
@@ -27,7 +30,10 @@ void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std
                      const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
   const V q = _mm512_set1_epi64(static_cast<long long>(m.value()));
   const V two_q = _mm512_add_epi64(q, q);
-  const V mask52 = _mm512_set1_epi64((1LL << 52) - 1);
+  // -m^-1 mod 2^52 by Newton iteration (m odd): inv <- inv * (2 - m * inv) doubles the bits.
+  std::uint64_t inv = m.value();
+  for (int i = 0; i < 6; ++i) inv *= 2 - m.value() * inv;
+  const V q_neg_inv = _mm512_set1_epi64(static_cast<long long>((0 - inv) & ((1ULL << 52) - 1)));
   for (std::size_t t = 0; t < n; t += 8) {
     __m256i idx32 = _mm256_setzero_si256();
     if (perm != nullptr) idx32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
@@ -36,13 +42,12 @@ void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std
       const V x = perm != nullptr
                       ? _mm512_i32gather_epi64(idx32, reinterpret_cast<const long long*>(ops.x[j]), 8)
                       : _mm512_loadu_si512(ops.x[j] + t);
-      acc0 = sub_if_ge(_mm512_add_epi64(acc0, lazy_shoup52(x, _mm512_loadu_si512(ops.b[j] + t),
-                                                           _mm512_loadu_si512(ops.b_shoup[j] + t),
-                                                           q, mask52)),
+      // b_shoup / a_shoup hold the Montgomery forms for IFMA rows; b and a are not read.
+      acc0 = sub_if_ge(_mm512_add_epi64(acc0, montgomery52(x, _mm512_loadu_si512(ops.b_shoup[j] + t),
+                                                           q, q_neg_inv)),
                        two_q);
-      acc1 = sub_if_ge(_mm512_add_epi64(acc1, lazy_shoup52(x, _mm512_loadu_si512(ops.a[j] + t),
-                                                           _mm512_loadu_si512(ops.a_shoup[j] + t),
-                                                           q, mask52)),
+      acc1 = sub_if_ge(_mm512_add_epi64(acc1, montgomery52(x, _mm512_loadu_si512(ops.a_shoup[j] + t),
+                                                           q, q_neg_inv)),
                        two_q);
     }
     _mm512_storeu_si512(out0 + t, sub_if_ge(acc0, q));
