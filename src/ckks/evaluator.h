@@ -67,6 +67,8 @@ class Evaluator {
     ring::RnsPoly p_c0;  // [P]_{q_i} * c0, the c0 part of every extended rotation
   };
   Result<Hoisted> hoist(const Ciphertext& a) const;
+  // The same, taking ownership of `a` (no copy of the ciphertext).
+  Result<Hoisted> hoist(Ciphertext&& a) const;
   // Rotation by `step` (0 returns the ciphertext itself) from a hoisted decomposition.
   Result<Ciphertext> rotate_hoisted(const Hoisted& h, int step, const GaloisKeys& keys) const;
   // The same rotation left in the extended basis Q_l * P (no ModDown); step 0 gives P * ct.

@@ -29,11 +29,17 @@ const ring::GaloisPermutation& Evaluator::permutation(std::uint64_t galois_elt) 
 }
 
 Result<Evaluator::Hoisted> Evaluator::hoist(const Ciphertext& a) const {
+  return hoist(Ciphertext(a));
+}
+
+Result<Evaluator::Hoisted> Evaluator::hoist(Ciphertext&& a) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_ciphertext(a, "ciphertext"));
-  Hoisted h{a, decompose_for_key_switch(params_, a.c1(), a.level()),
-            ring::RnsPoly::uninitialized(params_.n(), a.level() + 1, true)};
-  for (std::size_t i = 0; i <= a.level(); ++i) {
-    ring::mul_scalar_shoup_row(a.c0().row(i), params_.p_mod_q(i), h.p_c0.row(i), params_.n(),
+  HoistedDigits digits = decompose_for_key_switch(params_, a.c1(), a.level());
+  const std::size_t level = a.level();
+  Hoisted h{std::move(a), std::move(digits),
+            ring::RnsPoly::uninitialized(params_.n(), level + 1, true)};
+  for (std::size_t i = 0; i <= level; ++i) {
+    ring::mul_scalar_shoup_row(h.ct.c0().row(i), params_.p_mod_q(i), h.p_c0.row(i), params_.n(),
                                params_.key_moduli()[i]);
   }
   return h;

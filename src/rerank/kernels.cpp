@@ -61,10 +61,10 @@ class Counted {
     return ev_.rotate_hoisted(h, step, keys_);
   }
   // Rotation left in the extended basis (its ModDown is shared by a later sum).
-  Result<ckks::ExtendedCiphertext> rotate_extended(const Ciphertext& a, int step) {
+  Result<ckks::ExtendedCiphertext> rotate_extended(Ciphertext&& a, int step) {
     if (step == 0) return ev_.to_extended(a);
     ++out_.counts.rotations;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, ev_.hoist(a));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, ev_.hoist(std::move(a)));
     return ev_.rotate_hoisted_extended(h, step, keys_);
   }
   Result<ckks::ExtendedCiphertext> rotate_hoisted_extended(const ckks::Evaluator::Hoisted& h,
@@ -108,7 +108,7 @@ Status sum_of_rotations(Counted& op, Ciphertext& ct, std::size_t stride, std::si
       step *= count;
       continue;
     }
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, op.evaluator().hoist(ct));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, op.evaluator().hoist(std::move(ct)));
     ckks::ExtendedCiphertext sum;
     for (std::size_t k = 0; k < count; ++k) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto r, op.rotate_hoisted_extended(h, static_cast<int>(k * step)));
@@ -220,7 +220,9 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
           const std::size_t c = slot_class[sp];
           std::size_t dim = slot_pos[sp] + j;
           if (dim >= period) dim -= period;
-          if (c < count && dim < d) out[(sp + shift) % s_count] = rows[(first + c) * d + dim];
+          std::size_t dst = sp + shift;
+          if (dst >= s_count) dst -= s_count;
+          if (c < count && dim < d) out[dst] = rows[(first + c) * d + dim];
         }
       };
       const std::size_t terms = std::min(b1, b - shift);
@@ -236,7 +238,8 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
           PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pt));
         }
       }
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated, op.rotate_extended(inner, static_cast<int>(shift)));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated,
+                                  op.rotate_extended(std::move(inner), static_cast<int>(shift)));
       if (g == 0) {
         giant_sum = std::move(rotated);
       } else {
