@@ -140,6 +140,10 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
   const std::size_t per = l.kernel == Kernel::kNaive ? 1 : l.blocks;
   const std::size_t groups = (l.k + per - 1) / per;
   const double delta = params.default_scale();
+  // Rotate-and-sum strides 1, 2, ..., L/2 (none for L = 1, although the paper still generates
+  // a key for step 1 then).
+  std::vector<int> strides;
+  for (std::size_t s = 1; s < period; s <<= 1) strides.push_back(static_cast<int>(s));
   Ciphertext packed;
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t first = g * per, count = std::min(per, l.k - first);
@@ -152,7 +156,7 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
     Ciphertext ct = query;
     PRIVSEARCH_RETURN_IF_ERROR(op.multiply(ct, pt));
     PRIVSEARCH_RETURN_IF_ERROR(op.rescale(ct));
-    PRIVSEARCH_RETURN_IF_ERROR(rotate_and_sum(op, ct, l.rotation_steps));
+    PRIVSEARCH_RETURN_IF_ERROR(rotate_and_sum(op, ct, strides));
     if (l.kernel != Kernel::kOneResponse) {
       outputs.push_back(std::move(ct));
       continue;
@@ -164,7 +168,7 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
     PRIVSEARCH_ASSIGN_OR_RETURN(
         Plaintext pm, op.encode(mask, ct.level(), unrescaled_mask_scale(params, ct.scale())));
     PRIVSEARCH_RETURN_IF_ERROR(op.multiply(ct, pm));
-    for (int s : l.rotation_steps) {
+    for (int s : strides) {
       if ((g & static_cast<std::size_t>(s)) != 0) {
         PRIVSEARCH_ASSIGN_OR_RETURN(ct, op.rotate(ct, s));
       }
