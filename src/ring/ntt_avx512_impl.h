@@ -78,9 +78,11 @@ inline V load_small_gap_twiddles(const u64* w, std::size_t gap) {
   return _mm512_loadu_si512(w);
 }
 
-template <bool kForward, typename Mul>
+// kReduce (forward, last stage only): also bring the outputs from [0, 4q) to [0, q) before
+// storing, instead of a separate pass over the array.
+template <bool kForward, typename Mul, bool kReduce = false>
 void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, const u64* w,
-                     const u64* ws, const Butterflies<Mul>& bf) {
+                     const u64* ws, const Butterflies<Mul>& bf, V q = V{}) {
   const Shuffles s = shuffles_for_gap(gap);
   const std::size_t groups_per_block = 8 / gap;
   for (std::size_t b = 0, g = 0; b < n; b += 16, g += groups_per_block) {
@@ -94,6 +96,10 @@ void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, cons
       bf.ct(x, y, wv, wsv);
     } else {
       bf.gs(x, y, wv, wsv);
+    }
+    if constexpr (kReduce) {
+      x = sub_if_ge(sub_if_ge(x, bf.two_q), q);
+      y = sub_if_ge(sub_if_ge(y, bf.two_q), q);
     }
     _mm512_storeu_si512(a + b, _mm512_permutex2var_epi64(x, s.lo_idx, y));
     _mm512_storeu_si512(a + b + 8, _mm512_permutex2var_epi64(x, s.hi_idx, y));
@@ -123,11 +129,8 @@ void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
       }
     }
   }
-  for (; gap >= 1; m <<= 1, gap >>= 1) small_gap_stage<true>(a, n, gap, m, w, ws, bf);
-  for (std::size_t j = 0; j < n; j += 8) {
-    const V v = _mm512_loadu_si512(a + j);
-    _mm512_storeu_si512(a + j, sub_if_ge(sub_if_ge(v, bf.two_q), q));
-  }
+  for (; gap >= 2; m <<= 1, gap >>= 1) small_gap_stage<true>(a, n, gap, m, w, ws, bf);
+  small_gap_stage<true, Mul, true>(a, n, 1, m, w, ws, bf, q);
 }
 
 template <typename Mul>
