@@ -195,6 +195,14 @@ void BaseConverter::convert(const std::uint64_t* in, std::uint64_t* out, std::si
 void BaseConverter::convert_centered(const std::uint64_t* in, std::uint64_t* out, std::size_t n,
                                      std::span<const std::size_t> targets) const {
   const std::size_t kf = from_.size();
+  if (kf == 1) {
+    // One source prime: the centred lift is x or x - m_0 (branch-free per coefficient).
+    for (std::size_t r = 0; r < targets.size(); ++r) {
+      PRIVSEARCH_CHECK(targets[r] < to_.size(), "conversion target out of range");
+      lift_centered_row(in, from_[0].value(), out + r * n, n, to_[targets[r]]);
+    }
+    return;
+  }
   thread_local std::vector<u64> t_storage;
   thread_local std::vector<u64> u_storage;
   t_storage.resize(kf * n);

@@ -59,6 +59,18 @@ void permute_row(const u64* in, const std::uint32_t* perm, u64* out, std::size_t
   for (std::size_t t = 0; t < n; ++t) out[t] = in[perm[t]];
 }
 
+void lift_centered_row(const u64* x, u64 p, u64* out, std::size_t n, const Modulus& q) {
+  const u64 pq = q.reduce(p);
+  if (use_avx512(n)) {
+    return detail::lift_centered_row_avx512(x, p, out, n, q.value(), q.shoup(1), pq);
+  }
+  const u64 half = p >> 1;
+  for (std::size_t t = 0; t < n; ++t) {
+    const u64 negative = (half - x[t]) >> 63;
+    out[t] = q.sub(q.reduce(x[t]), pq & (u64{0} - negative));
+  }
+}
+
 void reduce_from_2q_row(u64* a, std::size_t n, const Modulus& q) {
   if (use_avx512(n)) return detail::reduce_from_2q_row_avx512(a, n, q.value());
   for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t], q.value());

@@ -34,6 +34,10 @@ void add_permuted_row(const std::uint64_t* in, const std::uint32_t* perm, std::u
 // out[t] = in[perm[t]] (in != out).
 void permute_row(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
                  std::size_t n);
+// The centred lift of x in [0, p) (x > p/2 stands for x - p) reduced modulo q:
+// out = (x mod q) - (x > p/2 ? p mod q : 0) mod q. in != out not required.
+void lift_centered_row(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,
+                       std::size_t n, const Modulus& q);
 // a in [0, 2q) -> [0, q) (in place).
 void reduce_from_2q_row(std::uint64_t* a, std::size_t n, const Modulus& q);
 
@@ -54,6 +58,9 @@ void add_permuted_row_avx512(const std::uint64_t* in, const std::uint32_t* perm,
                              std::uint64_t* out, std::size_t n, std::uint64_t q);
 void permute_row_avx512(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
                         std::size_t n);
+void lift_centered_row_avx512(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,
+                              std::size_t n, std::uint64_t q, std::uint64_t q_shoup_one,
+                              std::uint64_t p_mod_q);
 void mul_scalar_shoup_row_avx512(const std::uint64_t* in, std::uint64_t w, std::uint64_t ws,
                                  std::uint64_t* out, std::size_t n, std::uint64_t q);
 void mul_scalar_shoup_acc_lazy_row_avx512(const std::uint64_t* in, std::uint64_t w,

@@ -118,6 +118,19 @@ void permute_row_avx512(const u64* in, const std::uint32_t* perm, u64* out, std:
   }
 }
 
+void lift_centered_row_avx512(const u64* x, u64 p, u64* out, std::size_t n, u64 q,
+                              u64 q_shoup_one, u64 p_mod_q) {
+  const V vq = bcast(q), v2q = bcast(2 * q), one = bcast(1), ones = bcast(q_shoup_one);
+  const V half = bcast(p >> 1), pq = bcast(p_mod_q);
+  for (std::size_t t = 0; t < n; t += 8) {
+    const V v = _mm512_loadu_si512(x + t);
+    const V r = sub_if_ge(lazy_shoup(v, one, ones, vq, v2q), vq);  // v mod q
+    const __mmask8 negative = _mm512_cmpgt_epu64_mask(v, half);
+    const V d = sub_if_ge(_mm512_sub_epi64(_mm512_add_epi64(r, vq), pq), vq);
+    _mm512_storeu_si512(out + t, _mm512_mask_mov_epi64(r, negative, d));
+  }
+}
+
 }  // namespace privsearch::ring::detail
 
 #else
@@ -156,6 +169,9 @@ void add_permuted_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 void permute_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void lift_centered_row_avx512(const u64*, u64, u64*, std::size_t, u64, u64, u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 }  // namespace privsearch::ring::detail

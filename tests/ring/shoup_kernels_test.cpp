@@ -51,6 +51,20 @@ TEST_P(ShoupKernels, MatchPlainModularArithmetic) {
   add_constant_row(a.data(), c, n, q);
   for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(a[t], (x[t] + c) % qv);
 
+  // Centred lift from a larger and from a smaller prime.
+  for (u64 p : {u64{(1ULL << 61) - 1}, u64{1009}}) {
+    std::vector<u64> in = random_row(prng, n, p), lifted(n);
+    in[0] = p / 2;
+    in[1] = p / 2 + 1;
+    lift_centered_row(in.data(), p, lifted.data(), n, q);
+    for (std::size_t t = 0; t < n; ++t) {
+      const __int128 v = in[t] > p / 2 ? static_cast<__int128>(in[t]) - p : in[t];
+      __int128 e = v % static_cast<__int128>(qv);
+      if (e < 0) e += qv;
+      ASSERT_EQ(lifted[t], static_cast<u64>(e)) << p << " " << t;
+    }
+  }
+
   std::vector<u64> r(n);
   for (std::size_t t = 0; t < n; ++t) r[t] = x[t] + (t % 2) * qv;
   reduce_from_2q_row(r.data(), n, q);
