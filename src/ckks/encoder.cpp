@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ckks/poly_util.h"
+#include "ring/shoup_kernels.h"
 #include "ring/ntt.h"
 
 namespace privsearch::ckks {
@@ -119,16 +120,6 @@ double untwist_and_round(const double* __restrict re, const double* __restrict i
     max_abs = m > max_abs ? m : max_abs;
   }
   return max_abs;
-}
-
-// row[k] = c_k mod q for integral doubles |c_k| < q.
-PRIVSEARCH_SIMD_CLONES
-void signed_to_residues(const double* __restrict c, std::size_t n, std::uint64_t q,
-                        std::uint64_t* __restrict row) {
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto v = static_cast<std::int64_t>(c[k]);
-    row[k] = static_cast<std::uint64_t>(v) + (q & static_cast<std::uint64_t>(v >> 63));
-  }
 }
 
 }  // namespace
@@ -272,7 +263,7 @@ Result<ring::RnsPoly> Encoder::round_to_rows(const double* re, const double* im,
     if (max_abs < static_cast<double>(q.value())) {
       // |c| < q: the residue is c, or c + q for negative c (the common case: a fast,
       // vectorizable loop).
-      signed_to_residues(rounded.data(), n, q.value(), row);
+      ring::signed_doubles_to_residues(rounded.data(), n, q.value(), row);
     } else {
       for (std::size_t k = 0; k < n; ++k) {
         row[k] = q.from_signed(static_cast<std::int64_t>(rounded[k]));

@@ -193,10 +193,13 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
   const std::size_t level = query.level();
   // Baby steps: rot(z, i) for i < b1, hoisted (one decomposition of the query).
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto hoisted, op.evaluator().hoist(query));
-  std::vector<Ciphertext> baby(std::min(b1, b));
-  baby[0] = query;
+  // baby[0] is the query itself (no copy); baby[i] = rot(z, i).
+  std::vector<Ciphertext> rotated_storage(std::min(b1, b));
+  std::vector<const Ciphertext*> baby(rotated_storage.size());
+  baby[0] = &query;
   for (std::size_t i = 1; i < baby.size(); ++i) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(baby[i], op.rotate_hoisted(hoisted, static_cast<int>(i)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(rotated_storage[i], op.rotate_hoisted(hoisted, static_cast<int>(i)));
+    baby[i] = &rotated_storage[i];
   }
   std::vector<double> slots(s_count), slots2(s_count);
   // Per slot s' of the used range: its candidate class and its position in the block.
@@ -235,11 +238,11 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
         if (i + 1 < terms) {
           fill(shift + i + 1, slots2);
           PRIVSEARCH_ASSIGN_OR_RETURN(auto pts, op.encode_pair(slots, slots2, level, delta));
-          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pts.first));
-          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i + 1], pts.second));
+          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i], pts.first));
+          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i + 1], pts.second));
         } else {
           PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, level, delta));
-          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, baby[i], pt));
+          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i], pt));
         }
       }
       PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated,

@@ -71,6 +71,14 @@ void lift_centered_row(const u64* x, u64 p, u64* out, std::size_t n, const Modul
   }
 }
 
+void signed_doubles_to_residues(const double* c, std::size_t n, u64 q, u64* out) {
+  if (use_avx512(n)) return detail::signed_doubles_to_residues_avx512(c, n, q, out);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto v = static_cast<std::int64_t>(c[k]);
+    out[k] = static_cast<u64>(v) + (q & static_cast<u64>(v >> 63));
+  }
+}
+
 void reduce_from_2q_row(u64* a, std::size_t n, const Modulus& q) {
   if (use_avx512(n)) return detail::reduce_from_2q_row_avx512(a, n, q.value());
   for (std::size_t t = 0; t < n; ++t) a[t] = reduce_once(a[t], q.value());

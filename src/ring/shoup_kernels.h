@@ -38,6 +38,9 @@ void permute_row(const std::uint64_t* in, const std::uint32_t* perm, std::uint64
 // out = (x mod q) - (x > p/2 ? p mod q : 0) mod q. in != out not required.
 void lift_centered_row(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,
                        std::size_t n, const Modulus& q);
+// out[k] = c[k] mod q for doubles c[k] that are integers with |c[k]| < q.
+void signed_doubles_to_residues(const double* c, std::size_t n, std::uint64_t q,
+                                std::uint64_t* out);
 // a in [0, 2q) -> [0, q) (in place).
 void reduce_from_2q_row(std::uint64_t* a, std::size_t n, const Modulus& q);
 
@@ -58,6 +61,8 @@ void add_permuted_row_avx512(const std::uint64_t* in, const std::uint32_t* perm,
                              std::uint64_t* out, std::size_t n, std::uint64_t q);
 void permute_row_avx512(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
                         std::size_t n);
+void signed_doubles_to_residues_avx512(const double* c, std::size_t n, std::uint64_t q,
+                                       std::uint64_t* out);
 void lift_centered_row_avx512(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,
                               std::size_t n, std::uint64_t q, std::uint64_t q_shoup_one,
                               std::uint64_t p_mod_q);

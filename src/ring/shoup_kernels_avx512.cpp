@@ -131,6 +131,15 @@ void lift_centered_row_avx512(const u64* x, u64 p, u64* out, std::size_t n, u64 
   }
 }
 
+void signed_doubles_to_residues_avx512(const double* c, std::size_t n, u64 q, u64* out) {
+  const V vq = bcast(q);
+  for (std::size_t k = 0; k < n; k += 8) {
+    const V v = _mm512_cvttpd_epi64(_mm512_loadu_pd(c + k));
+    const V sign = _mm512_srai_epi64(v, 63);
+    _mm512_storeu_si512(out + k, _mm512_add_epi64(v, _mm512_and_si512(sign, vq)));
+  }
+}
+
 }  // namespace privsearch::ring::detail
 
 #else
@@ -172,6 +181,9 @@ void permute_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 void lift_centered_row_avx512(const u64*, u64, u64*, std::size_t, u64, u64, u64) {
+  PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
+}
+void signed_doubles_to_residues_avx512(const double*, std::size_t, u64, u64*) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 }  // namespace privsearch::ring::detail
