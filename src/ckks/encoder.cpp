@@ -78,10 +78,32 @@ void dft_forward_passes(double* __restrict re, double* __restrict im, std::size_
 }
 
 // Cooley-Tukey: x_k = sum_t y_t omega^(-t k), input in bit-reversed order.
+// The first two stages have twiddles 1 and (1, -i): no multiplications, fused into one pass
+// over blocks of four (the general loop would run with inner trip counts of 1 and 2).
 PRIVSEARCH_SIMD_CLONES
 void dft_inverse_passes(double* __restrict re, double* __restrict im, std::size_t s,
                         const double* __restrict fft_re, const double* __restrict fft_im) {
-  for (std::size_t half = 1; half < s; half <<= 1) {
+  std::size_t half = 1;
+  if (s >= 4) {
+    for (std::size_t i = 0; i < s; i += 4) {
+      // stage half = 1: (x0, x1) -> (x0 + x1, x0 - x1), same for (x2, x3)
+      const double a0r = re[i] + re[i + 1], a0i = im[i] + im[i + 1];
+      const double a1r = re[i] - re[i + 1], a1i = im[i] - im[i + 1];
+      const double a2r = re[i + 2] + re[i + 3], a2i = im[i + 2] + im[i + 3];
+      const double a3r = re[i + 2] - re[i + 3], a3i = im[i + 2] - im[i + 3];
+      // stage half = 2: twiddles conj(1) = 1 and conj(i) = -i; (a3 * -i) = (a3i, -a3r)
+      re[i] = a0r + a2r;
+      im[i] = a0i + a2i;
+      re[i + 2] = a0r - a2r;
+      im[i + 2] = a0i - a2i;
+      re[i + 1] = a1r + a3i;
+      im[i + 1] = a1i - a3r;
+      re[i + 3] = a1r - a3i;
+      im[i + 3] = a1i + a3r;
+    }
+    half = 4;
+  }
+  for (; half < s; half <<= 1) {
     const double* wr = fft_re + half - 1;
     const double* wi = fft_im + half - 1;
     for (std::size_t i = 0; i < s; i += 2 * half) {
