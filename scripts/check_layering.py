@@ -21,6 +21,7 @@ ALLOWED = {
     "protocol": {"protocol", "rerank", "ckks", "ckks/client", "ring", "pir/lwe", "pir/paillier",
                  "pir/zippir", "index", "core"},
     "net": {"net", "core"},
+    "eval": {"eval", "index", "rerank", "ckks", "ring", "core"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

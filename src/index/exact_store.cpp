@@ -1,0 +1,140 @@
+#include "index/exact_store.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/bytes.h"
+#include "index/atomic_file.h"
+
+namespace privsearch::index {
+
+namespace {
+constexpr std::uint8_t kMagic[4] = {'P', 'S', 'X', 'S'};
+constexpr std::uint16_t kVersion = 1;
+constexpr std::size_t kHeaderBytes = 64;
+}  // namespace
+
+Status ExactStore::write(const std::filesystem::path& file, const Matrix& m) {
+  if (m.rows == 0 || m.cols == 0 || m.data.size() != m.rows * m.cols) {
+    return invalid_argument_error("exact store needs a non-empty rows x cols matrix");
+  }
+  ByteWriter h;
+  h.put_bytes(kMagic);
+  h.put_u16(kVersion);
+  h.put_u16(0);
+  h.put_u64(m.rows);
+  h.put_u32(static_cast<std::uint32_t>(m.cols));
+  h.put_u32(0);
+  std::vector<std::uint8_t> header = h.take();
+  header.resize(kHeaderBytes, 0);
+  return write_file_atomically(file, [&](std::FILE* f) {
+    if (std::fwrite(header.data(), 1, header.size(), f) != header.size() ||
+        std::fwrite(m.data.data(), 4, m.data.size(), f) != m.data.size()) {
+      return unavailable_error("short write");
+    }
+    return Status();
+  });
+}
+
+Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found_error(fmt::format("cannot open exact store `{}`", file.string()));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return unavailable_error(fmt::format("cannot stat `{}`", file.string()));
+  }
+  const auto size = static_cast<std::size_t>(st.st_size);
+  std::uint8_t header[kHeaderBytes];
+  if (size < kHeaderBytes || ::pread(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+    ::close(fd);
+    return data_loss_error(fmt::format("{}: truncated header", file.string()));
+  }
+  ByteReader r({header, kHeaderBytes});
+  std::uint8_t magic[4];
+  std::uint16_t version = 0, zero = 0;
+  std::uint64_t rows = 0;
+  std::uint32_t cols = 0;
+  (void)r.get_bytes(magic);
+  (void)r.get_u16(version);
+  (void)r.get_u16(zero);
+  (void)r.get_u64(rows);
+  (void)r.get_u32(cols);
+  std::size_t count = 0, bytes = 0;
+  Status bad;
+  if (std::memcmp(magic, kMagic, 4) != 0) {
+    bad = data_loss_error("not an exact store (bad magic)");
+  } else if (version != kVersion) {
+    bad = data_loss_error(fmt::format("exact store version {} (this build reads {})", version, kVersion));
+  } else if (rows == 0 || cols == 0 || !checked_mul(rows, cols, count) ||
+             !checked_mul(count, 4, bytes) || kHeaderBytes + bytes != size) {
+    bad = data_loss_error(fmt::format("shape {} x {} does not match the file size {}", rows, cols, size));
+  }
+  if (!bad.ok()) {
+    ::close(fd);
+    return bad.with_context(file.string());
+  }
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return unavailable_error(fmt::format("mmap of `{}` failed", file.string()));
+  ExactStore s;
+  s.map_ = map;
+  s.map_bytes_ = size;
+  s.data_ = reinterpret_cast<const float*>(static_cast<const std::uint8_t*>(map) + kHeaderBytes);
+  s.rows_ = rows;
+  s.cols_ = cols;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(s.data_[i])) {
+      return data_loss_error(fmt::format("{}: non-finite value at row {}, column {}",
+                                         file.string(), i / cols, i % cols));
+    }
+  }
+  return s;
+}
+
+ExactStore::ExactStore(ExactStore&& o) noexcept
+    : map_(std::exchange(o.map_, nullptr)),
+      map_bytes_(std::exchange(o.map_bytes_, 0)),
+      data_(std::exchange(o.data_, nullptr)),
+      rows_(std::exchange(o.rows_, 0)),
+      cols_(std::exchange(o.cols_, 0)) {}
+
+ExactStore& ExactStore::operator=(ExactStore&& o) noexcept {
+  if (this != &o) {
+    if (map_ != nullptr) ::munmap(map_, map_bytes_);
+    map_ = std::exchange(o.map_, nullptr);
+    map_bytes_ = std::exchange(o.map_bytes_, 0);
+    data_ = std::exchange(o.data_, nullptr);
+    rows_ = std::exchange(o.rows_, 0);
+    cols_ = std::exchange(o.cols_, 0);
+  }
+  return *this;
+}
+
+ExactStore::~ExactStore() {
+  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+}
+
+Status ExactStore::gather(std::span<const std::uint64_t> ids, std::vector<float>& out) const {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] >= rows_) {
+      return out_of_range_error(fmt::format("candidate {} is row {}; the store has {} rows", i,
+                                            ids[i], rows_));
+    }
+  }
+  out.resize(ids.size() * cols_);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::memcpy(out.data() + i * cols_, row(ids[i]), cols_ * sizeof(float));
+  }
+  return Status();
+}
+
+}  // namespace privsearch::index
