@@ -1,0 +1,103 @@
+#include "index/pq.h"
+
+#include <faiss/impl/FaissException.h>
+#include <faiss/impl/ProductQuantizer.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/csprng.h"
+
+namespace privsearch::index {
+
+Result<PqArtifact> build_pq(const Matrix& x, const PqOptions& o) {
+  const std::size_t m = o.m == 0 ? std::max<std::size_t>(1, x.cols / 8) : o.m;
+  if (x.rows == 0 || x.cols == 0 || x.cols % m != 0) {
+    return invalid_argument_error(fmt::format(
+        "`M` = {} subquantizers must divide the dimension d' = {}", m, x.cols));
+  }
+  // Seeded training sample.
+  const std::size_t n_train = std::min(o.train_size, x.rows);
+  if (n_train < 256) {
+    return invalid_argument_error(
+        fmt::format("{} training vectors; PQ with 8 bits needs at least 256", n_train));
+  }
+  std::vector<std::size_t> order(x.rows);
+  std::iota(order.begin(), order.end(), 0);
+  Seed s{};
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(o.seed >> (8 * i));
+  Prng prng = Prng::from_seed(s, 4);
+  for (std::size_t i = 0; i < n_train; ++i) {
+    std::swap(order[i], order[i + prng.uniform_below(x.rows - i)]);
+  }
+  std::vector<float> train(n_train * x.cols);
+  for (std::size_t i = 0; i < n_train; ++i) {
+    std::copy_n(x.row(order[i]), x.cols, train.data() + i * x.cols);
+  }
+  PqArtifact a;
+  try {
+    faiss::ProductQuantizer pq(x.cols, m, 8);
+    pq.cp.seed = static_cast<int>(o.seed & 0x7fffffff);
+    pq.verbose = false;
+    pq.train(n_train, train.data());
+    a.codebook.dim = x.cols;
+    a.codebook.m = m;
+    a.codebook.ksub = pq.ksub;
+    a.codebook.dsub = pq.dsub;
+    a.codebook.centroids = pq.centroids;
+    a.count = x.rows;
+    a.codes.resize(x.rows * pq.code_size);
+    pq.compute_codes(x.data.data(), a.codes.data(), x.rows);
+  } catch (const faiss::FaissException& e) {
+    return internal_error(fmt::format("Faiss PQ training failed: {}", e.what()));
+  }
+  return a;
+}
+
+std::vector<float> pq_decode(const PqCodebook& cb, const std::uint8_t* code) {
+  std::vector<float> v(cb.dim);
+  for (std::size_t j = 0; j < cb.m; ++j) {
+    const float* c = cb.centroids.data() + (j * cb.ksub + code[j]) * cb.dsub;
+    std::copy_n(c, cb.dsub, v.data() + j * cb.dsub);
+  }
+  return v;
+}
+
+Result<std::vector<std::uint32_t>> pq_search(const PqArtifact& a, std::span<const float> q,
+                                             std::size_t k) {
+  const PqCodebook& cb = a.codebook;
+  if (q.size() != cb.dim) {
+    return invalid_argument_error(
+        fmt::format("query has {} values; the PQ artifact has d' = {}", q.size(), cb.dim));
+  }
+  k = std::min(k, a.count);
+  // lut[j][c] = <q_j, centroid_{j,c}>.
+  std::vector<float> lut(cb.m * cb.ksub);
+  for (std::size_t j = 0; j < cb.m; ++j) {
+    for (std::size_t c = 0; c < cb.ksub; ++c) {
+      const float* cen = cb.centroids.data() + (j * cb.ksub + c) * cb.dsub;
+      float s = 0;
+      for (std::size_t t = 0; t < cb.dsub; ++t) s += q[j * cb.dsub + t] * cen[t];
+      lut[j * cb.ksub + c] = s;
+    }
+  }
+  std::vector<float> scores(a.count);
+  for (std::size_t i = 0; i < a.count; ++i) {
+    const std::uint8_t* code = a.codes.data() + i * cb.m;
+    float s = 0;
+    for (std::size_t j = 0; j < cb.m; ++j) s += lut[j * cb.ksub + code[j]];
+    scores[i] = s;
+  }
+  std::vector<std::uint32_t> idx(a.count);
+  std::iota(idx.begin(), idx.end(), 0u);
+  auto better = [&](std::uint32_t x, std::uint32_t y) {
+    return scores[x] > scores[y] || (scores[x] == scores[y] && x < y);
+  };
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), better);
+  idx.resize(k);
+  return idx;
+}
+
+}  // namespace privsearch::index
