@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "bench_ckks.h"
+#include "bench_pq.h"
 #include "bench_rerank.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
@@ -65,9 +66,17 @@ int main(int argc, char** argv) {
   bool json = false;
   privsearch::tools::CkksBenchOptions ckks_opts;
   privsearch::tools::RerankBenchOptions rerank_opts;
-  bench_cmd->add_option("suite", suite, "Suite: ckks (CKKS core per preset) or rerank (kernels)")
+  privsearch::tools::PqBenchOptions pq_opts;
+  bench_cmd->add_option("suite", suite,
+                        "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
+                        "candidate scan)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank"}));
+      ->check(CLI::IsMember({"ckks", "rerank", "pq"}));
+  bench_cmd->add_option("--codes", pq_opts.codes, "pq: documents scanned (default 1,000,000)");
+  bench_cmd->add_option("--train", pq_opts.train,
+                        "pq: PQ training vectors (default 200,000; 0 skips train_s)");
+  bench_cmd->add_option("--svd-rows", pq_opts.svd_rows,
+                        "pq: SVD fit rows of dimension 768 (default 200,000; 0 skips svd_fit_s)");
   bench_cmd->add_flag("--json", json, "Print the result as one JSON object (the default format)");
   bench_cmd->add_option("--preset", ckks_opts.presets, "Preset(s) to run (default: all)")
       ->check(CLI::IsMember(privsearch::ckks::preset_names()));
@@ -89,6 +98,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (params_cmd->parsed()) return run_params(preset);
+  if (bench_cmd->parsed() && suite == "pq") {
+    if (runs != 0) pq_opts.runs = runs;
+    auto result = privsearch::tools::run_pq_bench(pq_opts);
+    if (!result.ok()) return fail(result.status());
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
   if (bench_cmd->parsed() && suite == "rerank") {
     if (runs != 0) rerank_opts.runs = runs;
     auto result = privsearch::tools::run_rerank_bench(rerank_opts);

@@ -172,3 +172,42 @@ TEST(Pq, InvalidShapesAreRejected) {
 
 }  // namespace
 }  // namespace privsearch::index
+
+#include "index/pq_scan.h"
+
+namespace privsearch::index {
+namespace {
+
+TEST(PqScan, FastScanReturnsExactlyTheReferenceTopK) {
+  const auto m = low_rank(3000, 64, 16, 11);
+  PqOptions o;
+  o.m = 16;
+  const auto a = *build_pq(m, o);
+  const auto scanner = *PqScanner::create(a);
+  Prng p = testing::test_prng(12);
+  for (int trial = 0; trial < 10; ++trial) {
+    std::vector<float> q(64);
+    for (auto& v : q) v = static_cast<float>(testing::uniform_pm1(p));
+    for (std::size_t k : {1u, 10u, 100u, 3000u}) {
+      EXPECT_EQ(*scanner.search(q, k), *pq_search(a, q, k)) << "k = " << k;
+    }
+  }
+}
+
+TEST(PqScan, TiesAndPartialBlocksMatchTheReference) {
+  Matrix x;
+  x.rows = 301;  // not a multiple of 64
+  x.cols = 8;
+  x.data.assign(301 * 8, 1.0f);
+  PqOptions o;
+  o.m = 2;
+  const auto a = *build_pq(x, o);
+  const auto scanner = *PqScanner::create(a);
+  const std::vector<float> q(8, 0.5f);
+  EXPECT_EQ(*scanner.search(q, 7), *pq_search(a, q, 7));
+  EXPECT_EQ(scanner.search(std::vector<float>(7, 0.f), 3).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace privsearch::index

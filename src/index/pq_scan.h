@@ -1,0 +1,47 @@
+// Fast exhaustive PQ scan (client candidate search) with AVX-512 VBMI.
+//
+// Codes are kept transposed in blocks of 64 documents (layout (n/64, m, 64)). Per query, each
+// subquantizer's 256-entry inner-product table is quantized to bytes with one step delta over
+// all tables: t8[j][c] = round((lut[j][c] - min_j) / delta). For 64 documents at a time, byte
+// lookups (two vpermi2b over 128 entries each, selected by the code's top bit) are summed in
+// 16-bit lanes (m * 255 < 2^16 for m <= 257). The approximate score differs from the float
+// score by at most m * delta / 2 (plus the constant sum_j min_j), so every document whose
+// approximate score is within m * delta of the K-th best can be in the true top K: those are
+// rescored exactly in float and the exact top K is returned (ties by document index), i.e. the
+// same result as pq_search().
+// Thread safety: the scanner is immutable; search may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "index/pq.h"
+
+namespace privsearch::index {
+
+class PqScanner {
+ public:
+  // Transposes the artifact's codes (kept by reference: the artifact must outlive the scanner).
+  static Result<PqScanner> create(const PqArtifact& artifact);
+  // Same contract as pq_search(); uses the AVX-512 VBMI kernel when the CPU has it.
+  Result<std::vector<std::uint32_t>> search(std::span<const float> query, std::size_t k) const;
+  bool uses_simd() const { return simd_; }
+
+ private:
+  explicit PqScanner(const PqArtifact& a) : artifact_(&a) {}
+  const PqArtifact* artifact_;
+  std::vector<std::uint8_t> blocked_;  // (ceil(n/64), m, 64)
+  bool simd_ = false;
+};
+
+namespace detail {
+bool vbmi_available();
+// Adds, for every document of every block, the byte table entries of its codes.
+// out: blocks * 64 uint16 sums.
+void scan_blocks_vbmi(const std::uint8_t* blocked, std::size_t blocks, std::size_t m,
+                      const std::uint8_t* tables /* m x 256 */, std::uint16_t* out);
+}  // namespace detail
+
+}  // namespace privsearch::index
