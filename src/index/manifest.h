@@ -1,0 +1,55 @@
+// The index manifest: what was built, from what, and the SHA-256 of every artifact file.
+//
+// manifest.json (written atomically) holds the build settings (collection, encoder id,
+// projection kind, dtype, counts, dimensions, PQ M, seed) and one entry per artifact (name,
+// file name relative to the index directory, byte size, SHA-256). The version id is the
+// SHA-256 of the canonical JSON of all of that; client and provider exchange it and refuse to
+// work on different versions. load_manifest() re-hashes every artifact and refuses any
+// mismatch (tampered or truncated file) with a named error.
+// Thread safety: value types and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace privsearch::index {
+
+struct ArtifactEntry {
+  std::string name;    // e.g. "exact_store", "pq", "projection", "payloads"
+  std::string file;    // relative to the index directory
+  std::uint64_t bytes = 0;
+  std::string sha256;  // hex
+};
+
+struct Manifest {
+  static constexpr int kFormatVersion = 1;
+  int format_version = kFormatVersion;
+  std::string collection;
+  std::string encoder_id;
+  std::string projection = "svd";
+  std::string dtype = "float32";
+  std::uint64_t documents = 0;
+  std::uint64_t input_dim = 0;
+  std::uint64_t dim = 0;
+  std::uint64_t pq_m = 0;
+  std::uint64_t seed = 0;
+  std::vector<ArtifactEntry> artifacts;
+  std::string version_id;  // hex SHA-256 of everything above (set by write/load)
+
+  const ArtifactEntry* find(const std::string& name) const;
+};
+
+// Hashes the listed artifact files (entries need name and file), fills bytes/sha256/version_id
+// and writes dir/manifest.json atomically.
+Status write_manifest(const std::filesystem::path& dir, Manifest& manifest);
+// Reads dir/manifest.json, checks the format version, re-hashes every artifact (when `verify`)
+// and recomputes the version id.
+Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify = true);
+// kFailedPrecondition when the ids differ (client and provider built from different indexes).
+Status check_version(const Manifest& manifest, const std::string& expected_version_id);
+
+}  // namespace privsearch::index

@@ -1,0 +1,101 @@
+#include "index/payload_store.h"
+
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/bytes.h"
+#include "index/atomic_file.h"
+
+namespace privsearch::index {
+
+namespace {
+constexpr std::uint8_t kMagic[4] = {'P', 'S', 'P', 'L'};
+constexpr std::size_t kHeaderBytes = 64;
+
+// Cuts a UTF-8 string to at most `limit` bytes without splitting a character.
+std::string cut_utf8(const std::string& s, std::size_t limit) {
+  if (s.size() <= limit) return s;
+  std::size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
+}
+}  // namespace
+
+Status PayloadStore::write(const std::filesystem::path& file, const std::vector<Document>& docs,
+                           std::size_t record_bytes) {
+  if (record_bytes < 64 || record_bytes > (1u << 20)) {
+    return invalid_argument_error(fmt::format("`record_bytes` = {} outside [64, 1048576]", record_bytes));
+  }
+  ByteWriter h;
+  h.put_bytes(kMagic);
+  h.put_u16(1);
+  h.put_u16(0);
+  h.put_u64(docs.size());
+  h.put_u32(static_cast<std::uint32_t>(record_bytes));
+  std::vector<std::uint8_t> header = h.take();
+  header.resize(kHeaderBytes, 0);
+  return write_file_atomically(file, [&](std::FILE* f) {
+    if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) return unavailable_error("short write");
+    std::vector<std::uint8_t> rec(record_bytes);
+    const std::size_t room = record_bytes - 4;
+    for (const auto& d : docs) {
+      std::string body = d.title.empty() ? d.text : d.title + "\n\n" + d.text;
+      if (body.size() > room) body = cut_utf8(body, room - kTruncatedMarker.size()) + std::string(kTruncatedMarker);
+      std::fill(rec.begin(), rec.end(), 0);
+      const auto len = static_cast<std::uint32_t>(body.size());
+      std::memcpy(rec.data(), &len, 4);
+      std::memcpy(rec.data() + 4, body.data(), body.size());
+      if (std::fwrite(rec.data(), 1, rec.size(), f) != rec.size()) return unavailable_error("short write");
+    }
+    return Status();
+  });
+}
+
+Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return not_found_error(fmt::format("cannot open payload store `{}`", file.string()));
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+    return data_loss_error(fmt::format("{}: not a payload store", file.string()));
+  }
+  ByteReader r({bytes.data() + 4, kHeaderBytes - 4});
+  std::uint16_t version = 0, zero = 0;
+  std::uint64_t records = 0;
+  std::uint32_t record_bytes = 0;
+  (void)r.get_u16(version);
+  (void)r.get_u16(zero);
+  (void)r.get_u64(records);
+  (void)r.get_u32(record_bytes);
+  std::size_t body = 0;
+  if (version != 1 || record_bytes < 64 || !checked_mul(records, record_bytes, body) ||
+      kHeaderBytes + body != bytes.size()) {
+    return data_loss_error(fmt::format("{}: header ({} records of {} bytes, version {}) does not "
+                                       "match the file size {}",
+                                       file.string(), records, record_bytes, version, bytes.size()));
+  }
+  PayloadStore s;
+  s.records_ = records;
+  s.record_bytes_ = record_bytes;
+  s.data_.assign(bytes.begin() + kHeaderBytes, bytes.end());
+  return s;
+}
+
+Result<std::string> PayloadStore::decode_record(const std::uint8_t* record, std::size_t record_bytes) {
+  std::uint32_t len = 0;
+  std::memcpy(&len, record, 4);
+  if (len > record_bytes - 4) {
+    return data_loss_error(fmt::format("record declares {} bytes; it holds {}", len, record_bytes - 4));
+  }
+  return std::string(reinterpret_cast<const char*>(record + 4), len);
+}
+
+Result<std::string> PayloadStore::text(std::size_t i) const {
+  if (i >= records_) {
+    return out_of_range_error(fmt::format("record {} of {}", i, records_));
+  }
+  return decode_record(record(i), record_bytes_);
+}
+
+}  // namespace privsearch::index
