@@ -51,6 +51,7 @@ fuzz-run: fuzz
 bench: build
 	@$(BUILD_DIR)/tools/privsearch bench ckks --json
 	@$(BUILD_DIR)/tools/privsearch bench rerank --json
+	@$(BUILD_DIR)/tools/privsearch bench pq --json
 
 # The main job. For now: the CKKS core on the paper's preset and a private rerank with the fast
 # kernel (encrypted query, provider scoring with public material only, compact response,

@@ -7,6 +7,9 @@
 // butterflies (Harvey 2014, "Faster arithmetic for number-theoretic transforms"): forward
 // values stay in [0, 4q), inverse values in [0, 2q), and one final pass reduces to [0, q).
 //
+// The AVX-512 kernels are cache-blocked: stages whose butterflies stay inside a 16 KB block run
+// block by block while it sits in L1 (an 8192-value polynomial is 64 KB, twice Zen 4's L1D);
+// only the stages with larger distances stream the whole array.
 // Three implementations with identical results: a portable scalar one (q < 2^62), an AVX-512
 // F/DQ one (q < 2^62, approximate high products) and an AVX-512 IFMA one (52-bit multiply-add
 // lanes, q < 2^50 so that 4q < 2^52). The path is chosen at run time from CPUID and the size

@@ -83,6 +83,7 @@ inline V load_small_gap_twiddles(const u64* w, std::size_t gap) {
 template <bool kForward, typename Mul, bool kReduce = false>
 void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, const u64* w,
                      const u64* ws, const Butterflies<Mul>& bf, V q = V{}) {
+  // a: n values starting at group offset 0 of w + m (callers shift w and ws for sub-blocks).
   const Shuffles s = shuffles_for_gap(gap);
   const std::size_t groups_per_block = 8 / gap;
   for (std::size_t b = 0, g = 0; b < n; b += 16, g += groups_per_block) {
@@ -108,29 +109,71 @@ void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, cons
 
 inline V bcast(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
 
+// One Cooley-Tukey stage with butterfly distance gap >= 8 over the groups [g_begin, g_end).
+template <typename Mul>
+inline void large_gap_stage_ct(u64* a, std::size_t gap, std::size_t m, std::size_t g_begin,
+                               std::size_t g_end, const u64* w, const u64* ws,
+                               const Butterflies<Mul>& bf) {
+  for (std::size_t i = g_begin; i < g_end; ++i) {
+    const V wv = bcast(w[m + i]), wsv = bcast(ws[m + i]);
+    u64* x = a + 2 * i * gap;
+    u64* y = x + gap;
+    for (std::size_t j = 0; j < gap; j += 8) {
+      V xv = _mm512_loadu_si512(x + j);
+      V yv = _mm512_loadu_si512(y + j);
+      bf.ct(xv, yv, wv, wsv);
+      _mm512_storeu_si512(x + j, xv);
+      _mm512_storeu_si512(y + j, yv);
+    }
+  }
+}
+
+template <typename Mul>
+inline void large_gap_stage_gs(u64* a, std::size_t gap, std::size_t h, std::size_t g_begin,
+                               std::size_t g_end, const u64* w, const u64* ws,
+                               const Butterflies<Mul>& bf) {
+  for (std::size_t i = g_begin; i < g_end; ++i) {
+    const V wv = bcast(w[h + i]), wsv = bcast(ws[h + i]);
+    u64* x = a + 2 * i * gap;
+    u64* y = x + gap;
+    for (std::size_t j = 0; j < gap; j += 8) {
+      V xv = _mm512_loadu_si512(x + j);
+      V yv = _mm512_loadu_si512(y + j);
+      bf.gs(xv, yv, wv, wsv);
+      _mm512_storeu_si512(x + j, xv);
+      _mm512_storeu_si512(y + j, yv);
+    }
+  }
+}
+
+// Cache blocking: a block of kBlock values (16 KB) stays in L1 while it goes through every
+// stage whose butterflies stay inside it; only the stages with larger distances are full
+// passes over the array (an 8192-value polynomial is 64 KB, twice Zen 4's L1).
+inline constexpr std::size_t kBlock = 2048;
+
 template <typename Mul>
 void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
   const std::size_t n = t.n();
   const V q = bcast(t.modulus().value());
   const Butterflies<Mul> bf{mul, bcast(2 * t.modulus().value())};
   const u64* w = t.twiddles().root.data();
+  const std::size_t block = std::min(n, kBlock);
   std::size_t m = 1, gap = n >> 1;
-  for (; gap >= 8; m <<= 1, gap >>= 1) {
-    for (std::size_t i = 0; i < m; ++i) {
-      const V wv = bcast(w[m + i]), wsv = bcast(ws[m + i]);
-      u64* x = a + 2 * i * gap;
-      u64* y = x + gap;
-      for (std::size_t j = 0; j < gap; j += 8) {
-        V xv = _mm512_loadu_si512(x + j);
-        V yv = _mm512_loadu_si512(y + j);
-        bf.ct(xv, yv, wv, wsv);
-        _mm512_storeu_si512(x + j, xv);
-        _mm512_storeu_si512(y + j, yv);
-      }
+  // Full passes while a butterfly spans more than one block.
+  for (; gap >= block; m <<= 1, gap >>= 1) large_gap_stage_ct(a, gap, m, 0, m, w, ws, bf);
+  // Then block by block through the remaining stages.
+  for (std::size_t s = 0; s < n; s += block) {
+    std::size_t mb = m, gb = gap;
+    for (; gb >= 8; mb <<= 1, gb >>= 1) {
+      const std::size_t g0 = s / (2 * gb);
+      large_gap_stage_ct(a, gb, mb, g0, g0 + block / (2 * gb), w, ws, bf);
     }
+    for (; gb >= 2; mb <<= 1, gb >>= 1) {
+      const std::size_t g0 = s / (2 * gb);
+      small_gap_stage<true>(a + s, block, gb, mb, w + g0, ws + g0, bf);
+    }
+    small_gap_stage<true, Mul, true>(a + s, block, 1, mb, w + s / 2, ws + s / 2, bf, q);
   }
-  for (; gap >= 2; m <<= 1, gap >>= 1) small_gap_stage<true>(a, n, gap, m, w, ws, bf);
-  small_gap_stage<true, Mul, true>(a, n, 1, m, w, ws, bf, q);
 }
 
 template <typename Mul>
@@ -140,22 +183,27 @@ void inverse_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws, u
   const V q = bcast(t.modulus().value());
   const Butterflies<Mul> bf{mul, bcast(2 * t.modulus().value())};
   const u64* w = t.twiddles().inv_root.data();
-  std::size_t m = n, gap = 1;
-  for (; gap < 8; m >>= 1, gap <<= 1) small_gap_stage<false>(a, n, gap, m >> 1, w, ws, bf);
-  for (; m > 2; m >>= 1, gap <<= 1) {
-    const std::size_t h = m >> 1;
-    for (std::size_t i = 0; i < h; ++i) {
-      const V wv = bcast(w[h + i]), wsv = bcast(ws[h + i]);
-      u64* x = a + 2 * i * gap;
-      u64* y = x + gap;
-      for (std::size_t j = 0; j < gap; j += 8) {
-        V xv = _mm512_loadu_si512(x + j);
-        V yv = _mm512_loadu_si512(y + j);
-        bf.gs(xv, yv, wv, wsv);
-        _mm512_storeu_si512(x + j, xv);
-        _mm512_storeu_si512(y + j, yv);
-      }
+  const std::size_t block = std::min(n, kBlock);
+  // Stages with distance below `first_full` stay inside one block; the last stage (distance
+  // n/2) is separate because it folds in n^-1.
+  const std::size_t first_full = std::min(block, n / 2);
+  // Block by block: the stages with distances 1 .. first_full/2 (h = n/(2 gap) groups each).
+  for (std::size_t s = 0; s < n; s += block) {
+    std::size_t gb = 1;
+    for (; gb < 8 && gb < first_full; gb <<= 1) {
+      const std::size_t h = n / (2 * gb), g0 = s / (2 * gb);
+      small_gap_stage<false>(a + s, block, gb, h, w + g0, ws + g0, bf);
     }
+    for (; gb < first_full; gb <<= 1) {
+      const std::size_t h = n / (2 * gb), g0 = s / (2 * gb);
+      large_gap_stage_gs(a, gb, h, g0, g0 + block / (2 * gb), w, ws, bf);
+    }
+  }
+  // Full passes for the larger distances, except the last stage (distance n/2).
+  std::size_t gap = first_full;
+  for (; gap < n / 2; gap <<= 1) {
+    const std::size_t h = n / (2 * gap);
+    large_gap_stage_gs(a, gap, h, 0, h, w, ws, bf);
   }
   // Last stage, one group of distance n/2, with n^-1 folded into both outputs.
   const V ni = bcast(t.n_inv()), nis = bcast(n_inv_s);
@@ -165,9 +213,9 @@ void inverse_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws, u
   for (std::size_t j = 0; j < gap; j += 8) {
     const V u = _mm512_loadu_si512(x + j);
     const V v = _mm512_loadu_si512(y + j);
-    const V s = _mm512_add_epi64(u, v);                                // [0, 4q)
+    const V sum = _mm512_add_epi64(u, v);                              // [0, 4q)
     const V d = _mm512_add_epi64(_mm512_sub_epi64(u, v), bf.two_q);    // (0, 4q)
-    _mm512_storeu_si512(x + j, sub_if_ge(mul.lazy(s, ni, nis), q));
+    _mm512_storeu_si512(x + j, sub_if_ge(mul.lazy(sum, ni, nis), q));
     _mm512_storeu_si512(y + j, sub_if_ge(mul.lazy(d, wl, wls), q));
   }
 }
