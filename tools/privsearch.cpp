@@ -1,6 +1,7 @@
 // The privsearch command line. Subcommands grow with the system; see `privsearch --help`.
 #include <malloc.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 
 #include "bench_ckks.h"
 #include "bench_pq.h"
+#include "index/build.h"
 #include "bench_rerank.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
@@ -61,6 +63,30 @@ int main(int argc, char** argv) {
   params_cmd->add_option("--preset", preset, "Preset name")
       ->check(CLI::IsMember(privsearch::ckks::preset_names()));
 
+  auto* build_cmd = app.add_subcommand(
+      "build",
+      "Build the index of a BEIR collection from precomputed document embeddings: SVD "
+      "projection, private exact store, public PQ artifact, payload store, manifest");
+  privsearch::index::BuildOptions build_opts;
+  build_cmd->add_option("--collection", build_opts.collection,
+                        "BEIR directory (corpus.jsonl, queries.jsonl, qrels/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  build_cmd->add_option("--doc-vectors", build_opts.doc_vectors,
+                        "Document embeddings: .npy (float32/float64, C order) or .fvecs")
+      ->required()
+      ->check(CLI::ExistingFile);
+  build_cmd->add_option("--doc-ids", build_opts.doc_ids,
+                        "One document id per vector row (default: rows in corpus order)")
+      ->check(CLI::ExistingFile);
+  build_cmd->add_option("--out", build_opts.out, "Index directory to write")->required();
+  build_cmd->add_option("--dim", build_opts.dim, "Projected dimension d' (default 672)")
+      ->check(CLI::Range(1, 4096));
+  build_cmd->add_option("--pq-m", build_opts.pq_m, "PQ subquantizers (default d'/8)");
+  build_cmd->add_option("--seed", build_opts.seed, "Seed of the samples and of the PQ training");
+  build_cmd->add_option("--encoder-id", build_opts.encoder_id,
+                        "Name of the model that produced the vectors (recorded in the manifest)");
+
   auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and print one JSON object");
   std::string suite;
   bool json = false;
@@ -98,6 +124,18 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (params_cmd->parsed()) return run_params(preset);
+  if (build_cmd->parsed()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = privsearch::index::build_index(build_opts, [&](const std::string& step) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "[%7.1fs] %s\n", s, step.c_str());
+    });
+    if (!result.ok()) return fail(result.status());
+    fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n",
+               build_opts.out.string(), result->documents, result->dim, result->pq_m,
+               result->version_id.substr(0, 16));
+    return 0;
+  }
   if (bench_cmd->parsed() && suite == "pq") {
     if (runs != 0) pq_opts.runs = runs;
     auto result = privsearch::tools::run_pq_bench(pq_opts);

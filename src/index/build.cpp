@@ -1,0 +1,104 @@
+#include "index/build.h"
+
+#include <fmt/format.h>
+
+#include "index/artifacts.h"
+#include "index/beir.h"
+#include "index/exact_store.h"
+#include "index/payload_store.h"
+#include "index/pq.h"
+#include "index/vectors_io.h"
+
+namespace privsearch::index {
+
+Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  say(fmt::format("loading corpus {}", o.collection.string()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
+  say(fmt::format("loading vectors {}", o.doc_vectors.string()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(Matrix vectors, load_vectors(o.doc_vectors));
+  if (!o.doc_ids.empty()) {
+    // Reorder rows into corpus order by id.
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids, load_ids(o.doc_ids, vectors.rows));
+    std::unordered_map<std::string, std::size_t> row_of;
+    for (std::size_t i = 0; i < ids.size(); ++i) row_of.emplace(ids[i], i);
+    Matrix ordered;
+    ordered.rows = docs.size();
+    ordered.cols = vectors.cols;
+    ordered.data.resize(docs.size() * vectors.cols);
+    for (std::size_t d = 0; d < docs.size(); ++d) {
+      const auto it = row_of.find(docs[d].id);
+      if (it == row_of.end()) {
+        return data_loss_error(fmt::format("document `{}` has no vector in {}", docs[d].id, o.doc_ids.string()));
+      }
+      std::copy_n(vectors.row(it->second), vectors.cols, ordered.data.data() + d * vectors.cols);
+    }
+    vectors = std::move(ordered);
+  }
+  if (vectors.rows != docs.size()) {
+    return invalid_argument_error(fmt::format(
+        "{} vectors for {} documents (give --doc-ids to match rows to documents)", vectors.rows, docs.size()));
+  }
+  const std::size_t dim = std::min(o.dim, vectors.cols);
+  std::size_t m = o.pq_m;
+  if (m == 0) {
+    m = std::max<std::size_t>(1, dim / 8);
+    while (dim % m != 0) --m;
+  }
+  say(fmt::format("fitting {} projection {} -> {} on up to {} documents", projection_kind_name(o.projection),
+                  vectors.cols, dim, o.sample));
+  Projection proj;
+  switch (o.projection) {
+    case ProjectionKind::kSvd: {
+      SvdOptions so;
+      so.sample_size = o.sample;
+      so.seed = o.seed;
+      PRIVSEARCH_ASSIGN_OR_RETURN(proj, fit_svd(vectors, dim, so));
+      break;
+    }
+    case ProjectionKind::kFirstCoordinates: {
+      PRIVSEARCH_ASSIGN_OR_RETURN(proj, first_coordinates(vectors, dim));
+      break;
+    }
+    case ProjectionKind::kGaussian: {
+      PRIVSEARCH_ASSIGN_OR_RETURN(proj, gaussian_orthoprojector(vectors, dim, o.seed));
+      break;
+    }
+  }
+  say(fmt::format("projecting {} documents", vectors.rows));
+  const Matrix projected = proj.project_documents(vectors);
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", o.out.string(), ec.message()));
+  PRIVSEARCH_RETURN_IF_ERROR(save_projection(o.out / "projection.bin", proj));
+  PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(o.out / "exact.store", projected));
+  say(fmt::format("training PQ (M = {}) on up to {} vectors", m, o.sample));
+  PqOptions po;
+  po.m = m;
+  po.train_size = o.sample;
+  po.seed = o.seed;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, build_pq(projected, po));
+  PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
+  say("writing payload store");
+  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", docs, o.record_bytes));
+  Manifest man;
+  man.collection = o.collection.filename().string();
+  man.encoder_id = o.encoder_id;
+  man.projection = std::string(projection_kind_name(o.projection));
+  man.documents = docs.size();
+  man.input_dim = vectors.cols;
+  man.dim = dim;
+  man.pq_m = m;
+  man.seed = o.seed;
+  man.artifacts = {{"projection", "projection.bin", 0, ""},
+                   {"exact_store", "exact.store", 0, ""},
+                   {"pq", "pq.bin", 0, ""},
+                   {"payloads", "payloads.bin", 0, ""}};
+  say("writing manifest");
+  PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
+  return man;
+}
+
+}  // namespace privsearch::index

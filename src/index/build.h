@@ -1,0 +1,40 @@
+// `privsearch build`: the provider's offline index build from a BEIR collection and its
+// precomputed document embeddings (a user's model of choice).
+//
+// Steps: load the corpus and the vectors (rows in corpus order, or named by an ID file), fit
+// the projection on a seeded document sample, project every document (the private exact
+// store), train the PQ artifact on a seeded sample (public), write the payload store, and
+// finally the manifest with every artifact's SHA-256. Every file is written atomically; the
+// manifest is written last, so an interrupted build never looks complete.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "index/manifest.h"
+#include "index/projection.h"
+
+namespace privsearch::index {
+
+struct BuildOptions {
+  std::filesystem::path collection;   // BEIR directory
+  std::filesystem::path doc_vectors;  // .npy or .fvecs
+  std::filesystem::path doc_ids;      // optional: one id per vector row
+  std::filesystem::path out;          // index directory (created)
+  std::string encoder_id = "external";
+  ProjectionKind projection = ProjectionKind::kSvd;
+  std::size_t dim = 672;              // d' (capped at the embedding dimension)
+  std::size_t pq_m = 0;               // 0 = d'/8 rounded to a divisor of d'
+  std::size_t sample = 200000;
+  std::size_t record_bytes = 2048;    // payload record size
+  std::uint64_t seed = 1;
+};
+
+using Progress = std::function<void(const std::string& step)>;
+
+Result<Manifest> build_index(const BuildOptions& options, const Progress& progress);
+
+}  // namespace privsearch::index

@@ -1,0 +1,114 @@
+#include "index/build.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "index/artifacts.h"
+#include "index/exact_store.h"
+#include "index/payload_store.h"
+#include "index/pq_scan.h"
+#include "testing/test_util.h"
+
+namespace privsearch::index {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Collection {
+  Collection() : dir(fs::temp_directory_path() / ("privsearch-build-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "qrels");
+    std::ofstream corpus(dir / "corpus.jsonl");
+    Prng p = testing::test_prng(77);
+    vectors.rows = 400;
+    vectors.cols = 32;
+    for (std::size_t i = 0; i < 400; ++i) {
+      corpus << R"({"_id": "doc)" << i << R"(", "title": "Title )" << i << R"(", "text": "text of document )" << i << "\"}\n";
+      for (std::size_t c = 0; c < 32; ++c) {
+        // Low-rank structure plus noise so the projection has something to find.
+        vectors.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
+                                                  0.05 * testing::uniform_pm1(p)));
+      }
+    }
+    std::ofstream(dir / "queries.jsonl") << R"({"_id": "q1", "text": "x"})" << "\n";
+    std::ofstream(dir / "qrels" / "test.tsv") << "q1\tdoc1\t1\n";
+    EXPECT_TRUE(save_npy(dir / "vectors.npy", vectors).ok());
+  }
+  ~Collection() { fs::remove_all(dir); }
+  fs::path dir;
+  Matrix vectors;
+};
+
+TEST(BuildIndex, BuildsVerifiableArtifactsThatSearch) {
+  Collection c;
+  BuildOptions o;
+  o.collection = c.dir;
+  o.doc_vectors = c.dir / "vectors.npy";
+  o.out = c.dir / "index";
+  o.dim = 16;
+  o.pq_m = 4;
+  o.record_bytes = 256;
+  std::vector<std::string> steps;
+  const auto man = build_index(o, [&](const std::string& s) { steps.push_back(s); });
+  ASSERT_TRUE(man.ok()) << man.status().to_string();
+  EXPECT_GE(steps.size(), 5u);
+  const auto loaded = *load_manifest(o.out);
+  EXPECT_EQ(loaded.version_id, man->version_id);
+  EXPECT_EQ(loaded.documents, 400u);
+  const auto proj = *load_projection(o.out / "projection.bin");
+  const auto pq = *load_pq(o.out / "pq.bin");
+  const auto store = *ExactStore::open(o.out / "exact.store");
+  const auto payloads = *PayloadStore::open(o.out / "payloads.bin");
+  EXPECT_EQ(store.rows(), 400u);
+  EXPECT_EQ(store.cols(), 16u);
+  EXPECT_EQ(*payloads.text(7), "Title 7\n\ntext of document 7");
+  // A document's own (query-side) projection finds it among the PQ top 10 most of the time.
+  const auto scanner = *PqScanner::create(pq);
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < 400; i += 20) {
+    const std::vector<float> q(c.vectors.row(i), c.vectors.row(i) + 32);
+    const auto z = proj.project_query(q);
+    const auto cand = *scanner.search(z, 10);
+    found += std::find(cand.begin(), cand.end(), static_cast<std::uint32_t>(i)) != cand.end() ? 1 : 0;
+  }
+  EXPECT_GE(found, 10u);
+}
+
+TEST(BuildIndex, MismatchedVectorsFailWithoutAManifest) {
+  Collection c;
+  Matrix fewer = c.vectors;
+  fewer.rows = 399;
+  fewer.data.resize(399 * 32);
+  ASSERT_TRUE(save_npy(c.dir / "fewer.npy", fewer).ok());
+  BuildOptions o;
+  o.collection = c.dir;
+  o.doc_vectors = c.dir / "fewer.npy";
+  o.out = c.dir / "index2";
+  o.dim = 16;
+  const auto r = build_index(o, nullptr);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(o.out / "manifest.json"));
+}
+
+TEST(Artifacts, TruncatedFilesAreRejected) {
+  Collection c;
+  BuildOptions o;
+  o.collection = c.dir;
+  o.doc_vectors = c.dir / "vectors.npy";
+  o.out = c.dir / "index3";
+  o.dim = 16;
+  o.pq_m = 4;
+  ASSERT_TRUE(build_index(o, nullptr).ok());
+  fs::resize_file(o.out / "pq.bin", fs::file_size(o.out / "pq.bin") - 1);
+  EXPECT_EQ(load_pq(o.out / "pq.bin").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(load_manifest(o.out).status().code(), StatusCode::kDataLoss);
+  fs::resize_file(o.out / "projection.bin", 40);
+  EXPECT_EQ(load_projection(o.out / "projection.bin").status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace privsearch::index
