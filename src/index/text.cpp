@@ -80,6 +80,9 @@ Bm25Model Bm25Model::fit(const std::vector<std::string>& documents, double k1, d
   const double n = static_cast<double>(documents.size());
   double avgdl = 0;
   for (auto l : lengths) avgdl += static_cast<double>(l) / n;
+  m.k1_ = k1;
+  m.b_ = b;
+  m.avgdl_ = avgdl > 0 ? avgdl : 1;
   m.idf_.resize(df.size());
   for (std::size_t t = 0; t < df.size(); ++t) {
     m.idf_[t] = std::log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5));
@@ -102,6 +105,27 @@ SparseVector Bm25Model::query_vector(std::string_view query) const {
     if (it != vocab_.end()) counts[it->second] += 1.0f;
   }
   return SparseVector(counts.begin(), counts.end());
+}
+
+SparseVector Bm25Model::weigh_document(std::string_view text) const {
+  std::map<std::uint32_t, std::uint32_t> counts;
+  std::size_t length = 0;
+  for (const auto& t : tokenize(text)) {
+    ++length;
+    const auto it = vocab_.find(t);
+    if (it != vocab_.end()) ++counts[it->second];
+  }
+  const double norm = k1_ * (1 - b_ + b_ * static_cast<double>(length) / avgdl_);
+  SparseVector out;
+  for (const auto& [t, tf] : counts) {
+    out.push_back({t, static_cast<float>(idf_[t] * tf * (k1_ + 1) / (tf + norm))});
+  }
+  return out;
+}
+
+std::int64_t Bm25Model::term_id(const std::string& term) const {
+  const auto it = vocab_.find(term);
+  return it == vocab_.end() ? -1 : static_cast<std::int64_t>(it->second);
 }
 
 double Bm25Model::dot(const SparseVector& a, const SparseVector& b) {

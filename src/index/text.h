@@ -35,12 +35,17 @@ class Bm25Model {
   const SparseVector& document_vector(std::size_t i) const { return doc_vectors_[i]; }
   // Term counts of the query's known terms.
   SparseVector query_vector(std::string_view query) const;
+  // BM25 weights of a new document's known terms, with the fitted idf and average length.
+  SparseVector weigh_document(std::string_view text) const;
+  // Term id or -1.
+  std::int64_t term_id(const std::string& term) const;
   double idf(std::uint32_t term) const { return idf_[term]; }
   static double dot(const SparseVector& a, const SparseVector& b);
 
  private:
   std::unordered_map<std::string, std::uint32_t> vocab_;
   std::vector<double> idf_;
+  double k1_ = 0.9, b_ = 0.4, avgdl_ = 1;
   std::vector<SparseVector> doc_vectors_;
 };
 

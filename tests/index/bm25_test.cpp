@@ -57,3 +57,67 @@ TEST(Bm25, SciFactMatchesThePublishedBaseline) {
 
 }  // namespace
 }  // namespace privsearch::index
+
+#include "index/lexical_encoder.h"
+
+namespace privsearch::index {
+namespace {
+
+double search_ndcg(const Collection& c, const LexicalEncoder& enc) {
+  std::vector<std::vector<float>> docs;
+  for (const auto& d : c.corpus) docs.push_back(enc.encode_document(d.title + " " + d.text));
+  double total = 0;
+  for (const auto& q : c.queries) {
+    const auto z = enc.encode_query(q.text);
+    std::vector<double> s(docs.size());
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      double a = 0;
+      for (std::size_t j = 0; j < z.size(); ++j) a += double(z[j]) * docs[i][j];
+      s[i] = a;
+    }
+    std::vector<std::size_t> idx(s.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(), [&](auto a, auto b) { return s[a] > s[b]; });
+    std::vector<std::string> ranking;
+    for (std::size_t i = 0; i < 10; ++i) ranking.push_back(c.corpus[idx[i]].id);
+    total += eval::score_ranking(ranking, c.qrels.at(q.id)).ndcg_at_10;
+  }
+  return total / static_cast<double>(c.queries.size());
+}
+
+TEST(LexicalEncoder, ProjectionEstimatesTheBm25InnerProduct) {
+  const std::vector<std::string> docs = {"alpha beta gamma", "beta delta", "epsilon zeta eta"};
+  LexicalEncoderConfig cfg;
+  cfg.dim = 4096;
+  cfg.doc_terms = 100;
+  cfg.alpha = 0;
+  const auto enc = LexicalEncoder::fit(docs, cfg);
+  const auto m = Bm25Model::fit(docs);
+  const auto q = enc.encode_query("beta");
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const auto d = enc.encode_document(docs[i]);
+    double dot = 0;
+    for (std::size_t j = 0; j < d.size(); ++j) dot += double(q[j]) * d[j];
+    const double exact = Bm25Model::dot(m.query_vector("beta"), m.weigh_document(docs[i]));
+    EXPECT_NEAR(dot, exact, 0.15 * (exact + 0.5)) << i;
+  }
+  EXPECT_EQ(enc.encode_query("beta"), enc.encode_query("beta"));  // deterministic
+  EXPECT_NE(enc.id().find("lexical-jl-v1/4096"), std::string::npos);
+}
+
+TEST(LexicalEncoderSlow, SciFactAndCranfieldQuality) {
+  for (const char* name : {"scifact", "cranfield"}) {
+    const auto dir = std::filesystem::path(PRIVSEARCH_SHARED_DATA) / name;
+    if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared data absent: " << dir;
+    const auto c = *load_collection(dir);
+    std::vector<std::string> texts;
+    for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
+    const auto enc = LexicalEncoder::fit(texts, LexicalEncoderConfig{});
+    const double ndcg = search_ndcg(c, enc);
+    std::printf("%s lexical-jl-768 nDCG@10 = %.4f\n", name, ndcg);
+    EXPECT_GT(ndcg, std::string(name) == "scifact" ? 0.55 : 0.27) << name;
+  }
+}
+
+}  // namespace
+}  // namespace privsearch::index
