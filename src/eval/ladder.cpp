@@ -1,0 +1,157 @@
+#include "eval/ladder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "index/lexical_encoder.h"
+#include "index/pq.h"
+#include "index/pq_scan.h"
+#include "index/projection.h"
+
+namespace privsearch::eval {
+
+namespace {
+
+std::vector<std::size_t> top_by_score(const std::vector<double>& s, std::size_t k) {
+  std::vector<std::size_t> idx(s.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  k = std::min(k, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+                    [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+  idx.resize(k);
+  return idx;
+}
+
+double dot(const float* a, const float* b, std::size_t n) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+MethodResult summarize(std::string name, std::vector<QueryMetrics> per_query, const LadderOptions& o) {
+  MethodResult m;
+  m.name = std::move(name);
+  m.per_query = std::move(per_query);
+  auto column = [&](double QueryMetrics::*field) {
+    std::vector<double> v;
+    for (const auto& q : m.per_query) v.push_back(q.*field);
+    return bootstrap_mean(v, o.resamples, o.seed);
+  };
+  m.ndcg_at_10 = column(&QueryMetrics::ndcg_at_10);
+  m.mrr_at_10 = column(&QueryMetrics::mrr_at_10);
+  m.recall_at_10 = column(&QueryMetrics::recall_at_10);
+  m.recall_at_100 = column(&QueryMetrics::recall_at_100);
+  return m;
+}
+
+nlohmann::json interval_json(const Interval& i) {
+  auto r = [](double v) { return std::round(v * 1e5) / 1e5; };
+  return {{"mean", r(i.mean)}, {"ci95", {r(i.low), r(i.high)}}};
+}
+
+}  // namespace
+
+nlohmann::json LadderResult::to_json() const {
+  nlohmann::json j;
+  j["encoder"] = encoder_id;
+  j["dim"] = dim;
+  j["k"] = k;
+  j["pq_m"] = pq_m;
+  j["svd_retained_variance"] = retained_variance;
+  j["queries"] = methods.empty() ? 0 : methods[0].per_query.size();
+  for (const auto& m : methods) {
+    j["methods"][m.name] = {{"ndcg@10", interval_json(m.ndcg_at_10)},
+                            {"mrr@10", interval_json(m.mrr_at_10)},
+                            {"recall@10", interval_json(m.recall_at_10)},
+                            {"recall@100", interval_json(m.recall_at_100)}};
+  }
+  j["pq_rerank_minus_exact_projected_ndcg@10"] = interval_json(rerank_minus_projected);
+  return j;
+}
+
+Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions& o,
+                                const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  if (c.corpus.empty() || c.queries.empty()) {
+    return invalid_argument_error("the collection needs documents and judged queries");
+  }
+  say(fmt::format("fitting the lexical encoder on {} documents", c.corpus.size()));
+  std::vector<std::string> texts;
+  for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
+  const auto encoder = index::LexicalEncoder::fit(texts, index::LexicalEncoderConfig{});
+  const std::size_t raw_dim = encoder.dim();
+  index::Matrix docs;
+  docs.rows = c.corpus.size();
+  docs.cols = raw_dim;
+  docs.data.reserve(docs.rows * raw_dim);
+  for (const auto& t : texts) {
+    const auto v = encoder.encode_document(t);
+    docs.data.insert(docs.data.end(), v.begin(), v.end());
+  }
+  LadderResult out;
+  out.encoder_id = encoder.id();
+  out.dim = std::min(o.dim, raw_dim);
+  out.k = o.k;
+  say(fmt::format("fitting the SVD projection {} -> {}", raw_dim, out.dim));
+  index::SvdOptions so;
+  so.seed = o.seed;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::fit_svd(docs, out.dim, so));
+  out.retained_variance = proj.retained_variance;
+  const auto x = proj.project_documents(docs);
+  std::size_t m = o.pq_m;
+  if (m == 0) {
+    m = std::max<std::size_t>(1, out.dim / 8);
+    while (out.dim % m != 0) --m;
+  }
+  out.pq_m = m;
+  say(fmt::format("training PQ (M = {})", m));
+  index::PqOptions po;
+  po.m = m;
+  po.seed = o.seed;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::build_pq(x, po));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  say(fmt::format("scoring {} queries", c.queries.size()));
+  std::vector<QueryMetrics> raw, projected, pq_only, rerank;
+  auto ids = [&](const std::vector<std::size_t>& order) {
+    std::vector<std::string> r;
+    for (auto i : order) r.push_back(c.corpus[i].id);
+    return r;
+  };
+  for (const auto& q : c.queries) {
+    const auto& judged = c.qrels.at(q.id);
+    const auto qv = encoder.encode_query(q.text);
+    const auto z = proj.project_query(qv);
+    std::vector<double> s_raw(docs.rows), s_proj(docs.rows);
+    for (std::size_t i = 0; i < docs.rows; ++i) {
+      s_raw[i] = dot(qv.data(), docs.row(i), raw_dim);
+      s_proj[i] = dot(z.data(), x.row(i), out.dim);
+    }
+    raw.push_back(score_ranking(ids(top_by_score(s_raw, 100)), judged));
+    projected.push_back(score_ranking(ids(top_by_score(s_proj, 100)), judged));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner.search(z, o.k));
+    std::vector<std::size_t> pq_order(cand.begin(), cand.end());
+    pq_only.push_back(score_ranking(ids(pq_order), judged));
+    std::vector<std::size_t> reranked = pq_order;
+    std::stable_sort(reranked.begin(), reranked.end(),
+                     [&](std::size_t a, std::size_t b) { return s_proj[a] > s_proj[b]; });
+    rerank.push_back(score_ranking(ids(reranked), judged));
+  }
+  out.methods.push_back(summarize("exact_raw", std::move(raw), o));
+  out.methods.push_back(summarize("exact_projected", projected, o));
+  out.methods.push_back(summarize("pq_only", std::move(pq_only), o));
+  out.methods.push_back(summarize("pq_rerank", rerank, o));
+  std::vector<double> a, b;
+  for (std::size_t i = 0; i < rerank.size(); ++i) {
+    a.push_back(rerank[i].ndcg_at_10);
+    b.push_back(projected[i].ndcg_at_10);
+  }
+  out.rerank_minus_projected = paired_bootstrap_difference(a, b, o.resamples, o.seed);
+  return out;
+}
+
+}  // namespace privsearch::eval
