@@ -97,6 +97,10 @@ Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions&
   out.encoder_id = encoder.id();
   out.dim = std::min(o.dim, raw_dim);
   out.k = o.k;
+  if (o.dim > raw_dim) {
+    say(fmt::format("requested d' = {} exceeds the encoder's {} dimensions; using {}", o.dim,
+                    raw_dim, raw_dim));
+  }
   say(fmt::format("fitting the SVD projection {} -> {}", raw_dim, out.dim));
   index::SvdOptions so;
   so.seed = o.seed;
