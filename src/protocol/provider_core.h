@@ -1,0 +1,82 @@
+// The provider's request handling without sockets: protobuf messages in, protobuf messages out
+// (DESIGN.md section 2, layer L4). The gRPC service in src/server forwards to it unchanged, so
+// every refusal below is testable without a network.
+//
+// Rerank (search paper, section 3.1, provider side): check the artifact version and the
+// candidate count, charge the key id's budget, decode and accept the PSRR request (params id,
+// kernel, d', K, query level), gather the K exact rows from the read-only store, evaluate the
+// kernel with the cached rotation keys, and answer with the slot map and the output ciphertexts
+// (compact for the fast kernel). Each refusal is an Error with its ErrorCode (see
+// privsearch.proto); the core never throws and never stops serving.
+// Score bound: compact responses need |score| <= bound. Clients send a unit-norm query, so the
+// bound is the largest row norm of the store (computed at create() unless configured).
+// Thread safety: server_info/upload_keys/rerank may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ckks/encoder.h"
+#include "ckks/evaluator.h"
+#include "ckks/params.h"
+#include "core/status.h"
+#include "index/exact_store.h"
+#include "protocol/key_cache.h"
+#include "protocol/privsearch.pb.h"
+#include "rerank/layout.h"
+
+namespace privsearch::protocol {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+struct ProviderLimits {
+  std::uint64_t max_message_bytes = 8u << 20;  // a K = 1024 request is ~0.1 MB; keys ~4 MB
+  std::uint32_t max_candidates = 1024;
+  std::uint32_t max_key_sets = 64;
+  std::uint32_t max_concurrent_requests = 0;  // 0: twice the worker threads (set by the server)
+  std::uint64_t requests_per_key_id = 100000;
+  std::uint32_t max_rotation_keys = 256;
+};
+
+struct ProviderConfig {
+  explicit ProviderConfig(ckks::Params p) : params(std::move(p)) {}
+  ckks::Params params;
+  std::string params_name;
+  std::string artifact_version;
+  std::vector<rerank::Kernel> kernels{rerank::Kernel::kFast};
+  ProviderLimits limits;
+  double score_bound = 0;              // 0: largest row norm of the store
+  double response_precision_bits = 18;  // compact-response precision
+  bool store_read_only = true;
+};
+
+class ProviderCore {
+ public:
+  // `store` must outlive the core. kInvalidArgument when the store's d' does not fit the params.
+  static Result<std::unique_ptr<ProviderCore>> create(ProviderConfig config,
+                                                      const index::ExactStore* store);
+
+  v1::ServerInfo server_info() const;
+  v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request);
+  v1::RerankResponse rerank(const v1::RerankRequest& request);
+
+  const ProviderConfig& config() const { return config_; }
+  std::size_t cached_key_sets() const { return keys_.size(); }
+
+ private:
+  ProviderCore(ProviderConfig config, const index::ExactStore* store, ckks::Encoder encoder);
+
+  ProviderConfig config_;
+  const index::ExactStore* store_;
+  ckks::Encoder encoder_;
+  ckks::Evaluator evaluator_;
+  KeyCache keys_;
+};
+
+// Builds an Error message.
+v1::Error make_error(v1::ErrorCode code, std::string message);
+
+}  // namespace privsearch::protocol

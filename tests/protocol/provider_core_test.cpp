@@ -1,0 +1,296 @@
+// The provider's request handling: a full rerank through protobuf messages equals the plaintext
+// scores of the same candidates, and every refusal returns its ErrorCode while the core keeps
+// serving.
+#include "protocol/provider_core.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "ckks/client/keygen.h"
+#include "ckks/compact.h"
+#include "ckks/galois_keys.h"
+#include "ckks/serialization.h"
+#include "rerank/client/scores.h"
+#include "rerank/messages.h"
+#include "testing/test_util.h"
+
+namespace privsearch::protocol {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::size_t kDocs = 40;
+constexpr std::size_t kDim = 8;
+constexpr std::size_t kK = 6;
+
+std::string bytes_of(std::span<const std::uint8_t> b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+class ProviderCoreTest : public ::testing::Test {
+ protected:
+  ProviderCoreTest()
+      : params(*ckks::Params::create(ckks::insecure_test_literal(64))),
+        prng(testing::test_prng(1701)),
+        keygen(params),
+        sk(keygen.create_secret_key(prng)),
+        dir(fs::temp_directory_path() / ("privsearch-provider-" + std::to_string(::getpid()))) {
+    fs::create_directories(dir);
+    docs.rows = kDocs;
+    docs.cols = kDim;
+    for (std::size_t i = 0; i < kDocs * kDim; ++i) {
+      docs.data.push_back(static_cast<float>(testing::uniform_pm1(prng) * 0.3));
+    }
+    EXPECT_TRUE(index::ExactStore::write(dir / "exact.bin", docs).ok());
+    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(dir / "exact.bin"));
+    layout = *rerank::make_layout(params, rerank::Kernel::kFast, kDim, kK);
+  }
+  ~ProviderCoreTest() override { fs::remove_all(dir); }
+
+  std::unique_ptr<ProviderCore> make_core(ProviderLimits limits = {}) {
+    ProviderConfig c(params);
+    c.params_name = "insecure-test-64";
+    c.artifact_version = "artifact-v1";
+    c.limits = limits;
+    return *ProviderCore::create(std::move(c), store.get());
+  }
+
+  std::string upload(ProviderCore& core) {
+    const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
+    v1::UploadKeysRequest req;
+    req.set_params_id(bytes_of(params.id()));
+    req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+    const auto resp = core.upload_keys(req);
+    EXPECT_EQ(resp.result_case(), v1::UploadKeysResponse::kKeyId) << resp.error().message();
+    return resp.key_id();
+  }
+
+  v1::RerankRequest request(const std::string& key_id, const std::vector<std::uint64_t>& ids) {
+    z.assign(kDim, 0.0);
+    double norm = 0;
+    for (auto& v : z) {
+      v = testing::uniform_pm1(prng);
+      norm += v * v;
+    }
+    for (auto& v : z) v /= std::sqrt(norm);
+    const auto l = *rerank::make_layout(params, rerank::Kernel::kFast, kDim, ids.size());
+    const auto ct = *rerank::encrypt_query(l, params, sk, z, prng);
+    rerank::RerankRequest rr{params.id(), rerank::Kernel::kFast, kDim, l.period, ids.size(),
+                             *ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded)};
+    v1::RerankRequest req;
+    req.set_key_id(key_id);
+    req.set_artifact_version("artifact-v1");
+    for (const auto id : ids) req.add_candidate_ids(id);
+    req.set_query(bytes_of(rerank::serialize_request(rr)));
+    return req;
+  }
+
+  // Decrypts a successful response and compares with the plaintext scores of `ids`.
+  void expect_scores(const v1::RerankResponse& resp, const std::vector<std::uint64_t>& ids) {
+    ASSERT_EQ(resp.result_case(), v1::RerankResponse::kPayload) << resp.error().message();
+    const auto& p = resp.payload();
+    const auto out = *rerank::deserialize_response(
+        {reinterpret_cast<const std::uint8_t*>(p.data()), p.size()});
+    const auto l = *rerank::make_layout(params, rerank::Kernel::kFast, kDim, ids.size());
+    ASSERT_TRUE(rerank::check_response(params, l, out).ok());
+    std::vector<ckks::CompactCiphertext> cts;
+    for (const auto& b : out.outputs) cts.push_back(*ckks::deserialize_compact(params, b));
+    const auto scores = *rerank::decrypt_compact_scores(l, params, sk, cts);
+    ASSERT_EQ(scores.size(), ids.size());
+    for (std::size_t c = 0; c < ids.size(); ++c) {
+      double want = 0;
+      for (std::size_t j = 0; j < kDim; ++j) want += z[j] * docs.row(ids[c])[j];
+      EXPECT_NEAR(scores[c], want, 1e-3) << "candidate " << c;
+    }
+  }
+
+  ckks::Params params;
+  Prng prng;
+  ckks::KeyGenerator keygen;
+  ckks::SecretKey sk;
+  fs::path dir;
+  index::Matrix docs;
+  std::unique_ptr<index::ExactStore> store;
+  rerank::KernelLayout layout;
+  std::vector<double> z;
+  const std::vector<std::uint64_t> ids_{3, 17, 0, 39, 22, 8};
+};
+
+TEST_F(ProviderCoreTest, ServerInfoDescribesTheProvider) {
+  const auto core = make_core();
+  const auto info = core->server_info();
+  EXPECT_EQ(info.protocol_version(), kProtocolVersion);
+  EXPECT_EQ(info.params_id(), bytes_of(params.id()));
+  EXPECT_EQ(info.artifact_version(), "artifact-v1");
+  EXPECT_EQ(info.dim(), kDim);
+  EXPECT_EQ(info.documents(), kDocs);
+  ASSERT_EQ(info.kernels_size(), 1);
+  EXPECT_EQ(info.kernels(0), "fast");
+  EXPECT_FALSE(info.attestation().secret_key_code_linked());
+  EXPECT_TRUE(info.attestation().store_read_only());
+  EXPECT_EQ(info.attestation().process_id(), static_cast<std::uint32_t>(::getpid()));
+}
+
+TEST_F(ProviderCoreTest, RerankMatchesPlaintextScores) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  EXPECT_EQ(key_id.size(), 32u);
+  const auto resp = core->rerank(request(key_id, ids_));
+  expect_scores(resp, ids_);
+  EXPECT_GT(resp.provider_ms(), 0.0);
+  EXPECT_EQ(resp.budget_remaining(), ProviderLimits{}.requests_per_key_id - 1);
+}
+
+TEST_F(ProviderCoreTest, KeyIdIsTheHashOfTheKeySet) {
+  const auto core = make_core();
+  const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
+  const auto bytes = ckks::serialize_galois_keys(params, keys);
+  v1::UploadKeysRequest req;
+  req.set_params_id(bytes_of(params.id()));
+  req.set_galois_keys(bytes_of(bytes));
+  EXPECT_EQ(core->upload_keys(req).key_id(), bytes_of(sha256(bytes)));
+}
+
+class ProviderErrorTest : public ProviderCoreTest {
+ protected:
+  // After any refusal the same core still answers a valid request correctly.
+  void expect_still_serving(ProviderCore& core, const std::string& key_id) {
+    expect_scores(core.rerank(request(key_id, ids_)), ids_);
+  }
+};
+
+TEST_F(ProviderErrorTest, UnknownKeyId) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  const auto resp = core->rerank(request(std::string(32, '\x01'), ids_));
+  EXPECT_EQ(resp.error().code(), v1::UNKNOWN_KEY_ID);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, WrongArtifactVersion) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  auto req = request(key_id, ids_);
+  req.set_artifact_version("artifact-v0");
+  EXPECT_EQ(core->rerank(req).error().code(), v1::WRONG_ARTIFACT_VERSION);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, TooManyCandidates) {
+  ProviderLimits limits;
+  limits.max_candidates = kK;
+  const auto core = make_core(limits);
+  const auto key_id = upload(*core);
+  const auto resp = core->rerank(request(key_id, {1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(resp.error().code(), v1::TOO_MANY_CANDIDATES);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, MalformedQuery) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  auto req = request(key_id, ids_);
+  auto q = req.query();
+  q[q.size() / 2] ^= 0x5a;  // corrupt the ciphertext body
+  q.resize(q.size() - 3);   // and truncate it
+  req.set_query(q);
+  EXPECT_EQ(core->rerank(req).error().code(), v1::MALFORMED_REQUEST);
+  req.set_query("not a request");
+  EXPECT_EQ(core->rerank(req).error().code(), v1::MALFORMED_REQUEST);
+  req = request(key_id, ids_);
+  req.add_candidate_ids(5);  // K in the query no longer matches the ID count
+  EXPECT_EQ(core->rerank(req).error().code(), v1::MALFORMED_REQUEST);
+  req = request(key_id, ids_);
+  req.set_key_id("short");
+  EXPECT_EQ(core->rerank(req).error().code(), v1::MALFORMED_REQUEST);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, UnknownCandidate) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  const auto resp = core->rerank(request(key_id, {1, 2, 3, 4, 5, kDocs}));
+  EXPECT_EQ(resp.error().code(), v1::UNKNOWN_CANDIDATE);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, BudgetExhausted) {
+  ProviderLimits limits;
+  limits.requests_per_key_id = 2;
+  const auto core = make_core(limits);
+  const auto key_id = upload(*core);
+  expect_scores(core->rerank(request(key_id, ids_)), ids_);
+  const auto second = core->rerank(request(key_id, ids_));
+  expect_scores(second, ids_);
+  EXPECT_EQ(second.budget_remaining(), 0u);
+  EXPECT_EQ(core->rerank(request(key_id, ids_)).error().code(), v1::BUDGET_EXHAUSTED);
+  // A new key epoch gets a fresh budget.
+  expect_still_serving(*core, upload(*core));
+}
+
+TEST_F(ProviderErrorTest, MissingRotationKey) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  v1::UploadKeysRequest req;
+  req.set_params_id(bytes_of(params.id()));
+  req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(
+      params, ckks::GaloisKeys(params.id(), {}, false, {}))));
+  const auto empty = core->upload_keys(req);
+  ASSERT_EQ(empty.result_case(), v1::UploadKeysResponse::kKeyId) << empty.error().message();
+  EXPECT_EQ(core->rerank(request(empty.key_id(), ids_)).error().code(),
+            v1::MISSING_ROTATION_KEY);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, OversizedMessages) {
+  ProviderLimits limits;
+  limits.max_message_bytes = 4096;
+  const auto core = make_core(limits);
+  const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
+  v1::UploadKeysRequest up;
+  up.set_params_id(bytes_of(params.id()));
+  up.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+  ASSERT_GT(up.ByteSizeLong(), 4096u);
+  EXPECT_EQ(core->upload_keys(up).error().code(), v1::MESSAGE_TOO_LARGE);
+  v1::RerankRequest big;
+  big.set_artifact_version("artifact-v1");
+  big.set_query(std::string(5000, 'x'));
+  EXPECT_EQ(core->rerank(big).error().code(), v1::MESSAGE_TOO_LARGE);
+}
+
+TEST_F(ProviderErrorTest, UploadRefusals) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  v1::UploadKeysRequest req;
+  req.set_params_id(std::string(32, '\0'));
+  req.set_galois_keys("x");
+  EXPECT_EQ(core->upload_keys(req).error().code(), v1::PARAMS_MISMATCH);
+  req.set_params_id(bytes_of(params.id()));
+  EXPECT_EQ(core->upload_keys(req).error().code(), v1::MALFORMED_REQUEST);
+  ProviderLimits limits;
+  limits.max_rotation_keys = 1;
+  const auto small = make_core(limits);
+  const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
+  ASSERT_GT(keys.steps().size(), 1u);
+  req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+  EXPECT_EQ(small->upload_keys(req).error().code(), v1::MALFORMED_REQUEST);
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, ParamsMismatchInQuery) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  auto req = request(key_id, ids_);
+  auto rr = *rerank::deserialize_request(
+      {reinterpret_cast<const std::uint8_t*>(req.query().data()), req.query().size()});
+  rr.params_id[0] ^= 1;
+  req.set_query(bytes_of(rerank::serialize_request(rr)));
+  EXPECT_EQ(core->rerank(req).error().code(), v1::PARAMS_MISMATCH);
+  expect_still_serving(*core, key_id);
+}
+
+}  // namespace
+}  // namespace privsearch::protocol
