@@ -14,6 +14,7 @@
 #include "ckks/serialization.h"
 #include "fuzz_common.h"
 #include "rerank/client/scores.h"
+#include "protocol/privsearch.pb.h"
 #include "rerank/messages.h"
 
 namespace {
@@ -85,6 +86,28 @@ int main(int argc, char** argv) {
     RerankResponse resp{params.id(), Kernel::kFast, 5, layout.period, 3, layout.slot_map, true,
                         {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};
     write(root / "rerank_messages", "response", serialize_response(resp));
+
+    // protocol_messages: selector byte + protobuf request (see fuzz_protocol_messages.cpp).
+    auto as_string = [](const std::vector<std::uint8_t>& b) {
+      return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    };
+    auto framed = [](char selector, const std::string& body) {
+      const std::string framed_bytes = std::string(1, selector) + body;
+      return std::vector<std::uint8_t>(framed_bytes.begin(), framed_bytes.end());
+    };
+    privsearch::v1::UploadKeysRequest up;
+    up.set_params_id(as_string({params.id().begin(), params.id().end()}));
+    const auto rk = *make_rotation_keys(layout, kg, sk, prng);
+    up.set_galois_keys(as_string(serialize_galois_keys(params, rk)));
+    write(root / "protocol_messages", "upload", framed(0, up.SerializeAsString()));
+    privsearch::v1::RerankRequest rr;
+    rr.set_key_id(as_string(std::vector<std::uint8_t>(32, 7)));
+    rr.set_artifact_version("fuzz");
+    for (std::uint64_t id : {1, 4, 7}) rr.add_candidate_ids(id);
+    rr.set_query(as_string(serialize_request(req)));
+    write(root / "protocol_messages", "rerank", framed(1, rr.SerializeAsString()));
+    rr.set_artifact_version("other");
+    write(root / "protocol_messages", "rerank_wrong_version", framed(1, rr.SerializeAsString()));
   }
   return 0;
 }
