@@ -21,6 +21,9 @@ ALLOWED = {
     "protocol": {"protocol", "rerank", "ckks", "ckks/client", "ring", "pir/lwe", "pir/paillier",
                  "pir/zippir", "index", "core"},
     "net": {"net", "core"},
+    "server": {"server", "protocol", "net", "index", "rerank", "ckks", "ring", "core"},
+    "client": {"client", "protocol", "net", "index", "rerank", "rerank/client", "ckks",
+               "ckks/client", "ring", "core"},
     "eval": {"eval", "index", "rerank", "ckks", "ring", "core"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

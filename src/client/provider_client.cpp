@@ -1,0 +1,122 @@
+#include "client/provider_client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/credentials.h>
+
+#include <cctype>
+#include <chrono>
+
+#include "net/tls.h"
+#include "protocol/privsearch.grpc.pb.h"
+
+namespace privsearch::client {
+namespace {
+
+bool is_loopback_host(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host == "localhost";
+}
+
+Status from_grpc(const grpc::Status& s, const char* call) {
+  const std::string what = std::string(call) + ": " + s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return Status(StatusCode::kResourceExhausted, what + " (message above the size limit)");
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return Status(StatusCode::kInvalidArgument, what);
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return Status(StatusCode::kFailedPrecondition, what + " (not a privsearch provider?)");
+    default:
+      return Status(StatusCode::kUnavailable, what);
+  }
+}
+
+}  // namespace
+
+std::string normalize_fingerprint(const std::string& fingerprint) {
+  std::string out;
+  for (const char c : fingerprint) {
+    if (std::isxdigit(static_cast<unsigned char>(c))) {
+      out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    }
+  }
+  return out;
+}
+
+struct ProviderClient::Impl {
+  std::unique_ptr<v1::Provider::Stub> stub;
+  int deadline_ms = 30000;
+
+  template <class Req, class Resp, class Call>
+  Result<Resp> invoke(const Req& request, Call call, const char* name) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(deadline_ms));
+    Resp response;
+    const grpc::Status s = (stub.get()->*call)(&context, request, &response);
+    if (!s.ok()) return from_grpc(s, name);
+    return response;
+  }
+};
+
+ProviderClient::ProviderClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProviderClient::~ProviderClient() = default;
+
+Result<std::unique_ptr<ProviderClient>> ProviderClient::connect(const ConnectOptions& options) {
+  if (options.port == 0) return Status(StatusCode::kInvalidArgument, "provider port missing");
+  const std::string target =
+      (options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host) +
+      ":" + std::to_string(options.port);
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.insecure_loopback) {
+    if (!is_loopback_host(options.host)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "plaintext transport is only allowed to a loopback provider");
+    }
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    std::string roots = options.ca_pem;
+    if (roots.empty()) {
+      if (options.pinned_fingerprint.empty()) {
+        return Status(StatusCode::kInvalidArgument,
+                      "verify the provider with a CA file or a pinned certificate fingerprint");
+      }
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto pem,
+                                  net::fetch_server_certificate(options.host, options.port));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto fp, net::certificate_fingerprint(pem));
+      if (normalize_fingerprint(fp) != normalize_fingerprint(options.pinned_fingerprint)) {
+        return Status(StatusCode::kFailedPrecondition,
+                      "the provider's certificate fingerprint " + fp +
+                          " does not match the pinned one");
+      }
+      roots = std::move(pem);  // the pinned self-signed certificate is its own root
+    }
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = roots;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_bytes));
+  args.SetMaxSendMessageSize(static_cast<int>(options.max_message_bytes));
+  auto channel = grpc::CreateCustomChannel(target, credentials, args);
+  auto impl = std::make_unique<Impl>();
+  impl->stub = v1::Provider::NewStub(channel);
+  impl->deadline_ms = options.deadline_ms;
+  return std::unique_ptr<ProviderClient>(new ProviderClient(std::move(impl)));
+}
+
+Result<v1::ServerInfo> ProviderClient::server_info() {
+  return impl_->invoke<v1::ServerInfoRequest, v1::ServerInfo>(
+      v1::ServerInfoRequest(), &v1::Provider::Stub::GetServerInfo, "GetServerInfo");
+}
+
+Result<v1::UploadKeysResponse> ProviderClient::upload_keys(const v1::UploadKeysRequest& request) {
+  return impl_->invoke<v1::UploadKeysRequest, v1::UploadKeysResponse>(
+      request, &v1::Provider::Stub::UploadKeys, "UploadKeys");
+}
+
+Result<v1::RerankResponse> ProviderClient::rerank(const v1::RerankRequest& request) {
+  return impl_->invoke<v1::RerankRequest, v1::RerankResponse>(request,
+                                                              &v1::Provider::Stub::Rerank, "Rerank");
+}
+
+}  // namespace privsearch::client

@@ -1,0 +1,146 @@
+#include "server/provider_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+#include <grpcpp/security/server_credentials.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "protocol/privsearch.grpc.pb.h"
+
+namespace privsearch::server {
+namespace {
+
+bool is_loopback(const std::string& listen) {
+  return listen.rfind("127.0.0.1:", 0) == 0 || listen.rfind("[::1]:", 0) == 0 ||
+         listen.rfind("localhost:", 0) == 0;
+}
+
+class Service final : public v1::Provider::Service {
+ public:
+  Service(protocol::ProviderCore& core, unsigned max_in_flight)
+      : core_(core), max_in_flight_(max_in_flight) {}
+
+  grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
+                             v1::ServerInfo* out) override {
+    *out = core_.server_info();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status UploadKeys(grpc::ServerContext*, const v1::UploadKeysRequest* request,
+                          v1::UploadKeysResponse* out) override {
+    InFlight guard(in_flight_);
+    if (guard.count > max_in_flight_) {
+      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
+      return grpc::Status::OK;
+    }
+    *out = core_.upload_keys(*request);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Rerank(grpc::ServerContext* context, const v1::RerankRequest* request,
+                      v1::RerankResponse* out) override {
+    InFlight guard(in_flight_);
+    if (guard.count > max_in_flight_) {
+      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
+      return grpc::Status::OK;
+    }
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    *out = core_.rerank(*request);
+    return grpc::Status::OK;
+  }
+
+ private:
+  struct InFlight {
+    explicit InFlight(std::atomic<unsigned>& c) : counter(c), count(++c) {}
+    ~InFlight() { --counter; }
+    std::atomic<unsigned>& counter;
+    unsigned count;
+  };
+  std::string overloaded_message() const {
+    return "more than " + std::to_string(max_in_flight_) + " concurrent requests; retry later";
+  }
+
+  protocol::ProviderCore& core_;
+  const unsigned max_in_flight_;
+  std::atomic<unsigned> in_flight_{0};
+};
+
+}  // namespace
+
+struct ProviderServer::Impl {
+  std::unique_ptr<Service> service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  bool stopped = false;
+};
+
+ProviderServer::ProviderServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ProviderServer::~ProviderServer() {
+  if (impl_ && !impl_->stopped) shutdown(0);
+}
+
+Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::ProviderCore& core,
+                                                              const ServeOptions& options) {
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (options.insecure_loopback) {
+    if (!is_loopback(options.listen)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "plaintext transport is only allowed on a loopback address, not " +
+                        options.listen);
+    }
+    credentials = grpc::InsecureServerCredentials();
+  } else {
+    if (options.identity == nullptr) {
+      return Status(StatusCode::kInvalidArgument,
+                    "the provider needs a TLS certificate and key (or --self-signed)");
+    }
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back(
+        {options.identity->private_key_pem(), options.identity->certificate_pem()});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  const unsigned threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  auto& limits = core.config().limits;
+  const unsigned max_in_flight =
+      limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 2 * threads;
+
+  auto impl = std::make_unique<Impl>();
+  impl->service = std::make_unique<Service>(core, max_in_flight);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, credentials, &impl->port);
+  builder.RegisterService(impl->service.get());
+  // gRPC refuses bigger messages itself (RESOURCE_EXHAUSTED) before allocating for them.
+  const auto cap = static_cast<int>(std::min<std::uint64_t>(limits.max_message_bytes + 4096,
+                                                            std::uint64_t{1} << 30));
+  builder.SetMaxReceiveMessageSize(cap);
+  builder.SetMaxSendMessageSize(cap);
+  grpc::ResourceQuota quota("privsearch-provider");
+  // Pollers plus workers: each sync request occupies one thread while the kernel runs.
+  quota.SetMaxThreads(static_cast<int>(max_in_flight + threads + 2));
+  builder.SetResourceQuota(quota);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              static_cast<int>(threads));
+  impl->server = builder.BuildAndStart();
+  if (!impl->server || impl->port == 0) {
+    return Status(StatusCode::kUnavailable, "cannot listen on " + options.listen);
+  }
+  return std::unique_ptr<ProviderServer>(new ProviderServer(std::move(impl)));
+}
+
+int ProviderServer::port() const { return impl_->port; }
+
+void ProviderServer::shutdown(int grace_ms) {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
+}
+
+void ProviderServer::wait() { impl_->server->Wait(); }
+
+}  // namespace privsearch::server

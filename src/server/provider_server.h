@@ -1,0 +1,49 @@
+// The provider's gRPC service over TLS (DESIGN.md section 8): forwards GetServerInfo, UploadKeys
+// and Rerank to a ProviderCore, and adds what only the transport can do — the message-size cap
+// (gRPC refuses larger messages with RESOURCE_EXHAUSTED before parsing them), a bound on
+// concurrent requests (beyond it: Error OVERLOADED), a worker pool sized to the cores, and
+// graceful shutdown. gRPC types stay behind this header.
+// Thread safety: start/port/shutdown/wait from the owning thread; the service itself is
+// concurrent.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "net/tls.h"
+#include "protocol/provider_core.h"
+
+namespace privsearch::server {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:0";     // port 0: pick a free port (see port())
+  const net::TlsIdentity* identity = nullptr;  // required unless insecure_loopback
+  bool insecure_loopback = false;          // plaintext; only accepted for 127.0.0.1 / [::1]
+  unsigned threads = 0;                    // 0: hardware concurrency
+};
+
+class ProviderServer {
+ public:
+  // `core` must outlive the server. Errors: kInvalidArgument (no identity, plaintext on a
+  // non-loopback address), kUnavailable (cannot bind).
+  static Result<std::unique_ptr<ProviderServer>> start(protocol::ProviderCore& core,
+                                                       const ServeOptions& options);
+  ~ProviderServer();
+  ProviderServer(const ProviderServer&) = delete;
+  ProviderServer& operator=(const ProviderServer&) = delete;
+
+  int port() const;
+  // Stops accepting, lets in-flight requests finish for up to `grace_ms`, then cancels them.
+  void shutdown(int grace_ms = 5000);
+  void wait();
+
+  struct Impl;
+
+ private:
+  explicit ProviderServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace privsearch::server
