@@ -1,5 +1,9 @@
 // The privsearch command line. Subcommands grow with the system; see `privsearch --help`.
 #include <malloc.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -47,6 +51,20 @@ int run_params(const std::string& preset) {
 }
 
 }  // namespace
+
+// `privsearch serve ...` replaces this process with privsearch-provider from the same directory,
+// so the serving process never contains the client's secret-key code.
+int exec_provider(const std::vector<std::string>& args) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto provider = (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+  std::vector<char*> argv{const_cast<char*>(provider.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(provider.c_str(), argv.data());
+  std::fprintf(stderr, "privsearch: cannot run %s: %s\n", provider.c_str(), std::strerror(errno));
+  return 1;
+}
 
 int main(int argc, char** argv) {
   // Keep freed polynomial buffers in the heap: returning them to the OS and faulting them back
@@ -106,6 +124,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(100, 1000000));
   eval_cmd->add_flag("--json", eval_json, "Print one JSON object (the default format)");
 
+  auto* serve_cmd = app.add_subcommand(
+      "serve",
+      "Run the provider process (privsearch-provider, built without any secret-key code) on an "
+      "index; every option is passed through, see `privsearch serve --help`");
+  serve_cmd->prefix_command();
+  serve_cmd->set_help_flag();  // --help goes to the provider
+
   auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and print one JSON object");
   std::string suite;
   bool json = false;
@@ -143,6 +168,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (params_cmd->parsed()) return run_params(preset);
+  if (serve_cmd->parsed()) return exec_provider(serve_cmd->remaining());
   if (eval_cmd->parsed()) {
     const auto t0 = std::chrono::steady_clock::now();
     auto progress = [&](const std::string& step) {

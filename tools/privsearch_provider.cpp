@@ -1,0 +1,180 @@
+// privsearch-provider: the provider process (`privsearch serve` runs it). Linked only against
+// the public CKKS library, the index, the protocol core and the server — never against key
+// generation, encryption or decryption (tests/provider_only checks this binary's symbols).
+//
+// It verifies the index manifest (re-hashing every artifact), maps the exact store read-only,
+// and serves GetServerInfo / UploadKeys / Rerank over gRPC with TLS until SIGTERM or SIGINT,
+// then lets in-flight requests finish (up to 5 s).
+#include <malloc.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "ckks/param_sets.h"
+#include "index/atomic_file.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+#include "net/tls.h"
+#include "protocol/provider_core.h"
+#include "server/provider_server.h"
+
+namespace {
+
+using namespace privsearch;
+
+Status write_text(const std::filesystem::path& file, const std::string& text) {
+  return index::write_bytes_atomically(
+      file, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+void log(const std::string& msg) { fmt::print(stderr, "privsearch-provider: {}\n", msg); }
+
+int fail(const Status& s) {
+  log(s.to_string());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  CLI::App app{
+      "privsearch-provider: serves encrypted reranking of a privsearch index over gRPC + TLS. "
+      "It holds no secret key: clients upload evaluation keys and send encrypted queries; the "
+      "provider learns the candidate IDs only (docs/SECURITY.md)."};
+  std::filesystem::path index_dir, cert_file, key_file, port_file, fingerprint_file;
+  std::string listen = "127.0.0.1:50051";
+  std::string preset = "rerank-n8192";
+  bool self_signed = false, insecure_loopback = false;
+  unsigned threads = 0;
+  protocol::ProviderLimits limits;
+  app.add_option("--index", index_dir, "Index directory written by `privsearch build`")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--listen", listen, "Address to listen on (default 127.0.0.1:50051; port 0 picks one)");
+  app.add_option("--preset", preset, "CKKS parameter preset (default rerank-n8192)");
+  auto* cert_opt = app.add_option("--cert", cert_file, "PEM certificate (chain)")
+                       ->check(CLI::ExistingFile);
+  auto* key_opt = app.add_option("--key", key_file, "PEM private key of the certificate")
+                      ->check(CLI::ExistingFile);
+  cert_opt->needs(key_opt);
+  key_opt->needs(cert_opt);
+  auto* ss_opt = app.add_flag("--self-signed", self_signed,
+                              "Generate a throwaway certificate for local use and print its "
+                              "SHA-256 fingerprint (clients pin it)");
+  auto* insecure_opt = app.add_flag("--insecure-loopback", insecure_loopback,
+                                    "Plaintext transport; only allowed on 127.0.0.1 / [::1]");
+  ss_opt->excludes(cert_opt)->excludes(insecure_opt);
+  insecure_opt->excludes(cert_opt);
+  app.add_option("--port-file", port_file, "Write the listening port to this file when ready");
+  app.add_option("--fingerprint-file", fingerprint_file,
+                 "Write the certificate fingerprint to this file when ready");
+  app.add_option("--threads", threads, "Worker threads (default: the cores)");
+  app.add_option("--max-message-bytes", limits.max_message_bytes, "Largest accepted message")
+      ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 30));
+  app.add_option("--max-candidates", limits.max_candidates, "Most candidate IDs per request")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--max-key-sets", limits.max_key_sets, "Cached evaluation-key sets (LRU)")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--max-concurrent", limits.max_concurrent_requests,
+                 "Concurrent requests before OVERLOADED (default: twice the threads)");
+  app.add_option("--requests-per-key", limits.requests_per_key_id,
+                 "Request budget of one key id (score-oracle guard)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  CLI11_PARSE(app, argc, argv);
+  if (cert_file.empty() && !self_signed && !insecure_loopback) {
+    log("choose a TLS identity: --cert/--key, --self-signed, or (loopback only) "
+        "--insecure-loopback");
+    return 2;
+  }
+
+  // Block the stop signals in every thread (gRPC's included); main waits for them below.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  auto lit = ckks::preset_literal(preset);
+  if (!lit.ok()) return fail(lit.status());
+  auto params = ckks::Params::create(lit.value());
+  if (!params.ok()) return fail(params.status());
+  log("verifying the index manifest in " + index_dir.string());
+  auto manifest = index::load_manifest(index_dir, /*verify=*/true);
+  if (!manifest.ok()) return fail(manifest.status());
+  const auto* entry = manifest.value().find("exact_store");
+  if (entry == nullptr) {
+    return fail(Status(StatusCode::kNotFound, "the manifest lists no exact_store"));
+  }
+  auto store = index::ExactStore::open(index_dir / entry->file);
+  if (!store.ok()) return fail(store.status());
+  if (store.value().cols() != manifest.value().dim ||
+      store.value().rows() != manifest.value().documents) {
+    return fail(Status(StatusCode::kDataLoss, "the exact store's shape differs from the manifest"));
+  }
+
+  protocol::ProviderConfig config(params.value());
+  config.params_name = preset;
+  config.artifact_version = manifest.value().version_id;
+  config.limits = limits;
+  auto core = protocol::ProviderCore::create(std::move(config), &store.value());
+  if (!core.ok()) return fail(core.status());
+
+  std::optional<net::TlsIdentity> identity;
+  if (self_signed) {
+    auto id = net::make_self_signed("localhost", 30);
+    if (!id.ok()) return fail(id.status());
+    identity.emplace(std::move(id).value());
+  } else if (!cert_file.empty()) {
+    auto id = net::load_identity(cert_file, key_file);
+    if (!id.ok()) return fail(id.status());
+    identity.emplace(std::move(id).value());
+  }
+  server::ServeOptions so;
+  so.listen = listen;
+  so.identity = identity ? &*identity : nullptr;
+  so.insecure_loopback = insecure_loopback;
+  so.threads = threads;
+  auto srv = server::ProviderServer::start(*core.value(), so);
+  if (!srv.ok()) return fail(srv.status());
+
+  const int port = srv.value()->port();
+  std::string fingerprint;
+  if (identity) {
+    auto fp = net::certificate_fingerprint(identity->certificate_pem());
+    if (!fp.ok()) return fail(fp.status());
+    fingerprint = fp.value();
+  }
+  if (!fingerprint_file.empty() && !fingerprint.empty()) {
+    if (auto s = write_text(fingerprint_file, fingerprint + "\n"); !s.ok()) {
+      return fail(s);
+    }
+  }
+  if (!port_file.empty()) {
+    if (auto s = write_text(port_file, std::to_string(port) + "\n"); !s.ok()) {
+      return fail(s);
+    }
+  }
+  const auto info = core.value()->server_info();
+  log(fmt::format("serving {} documents (d' = {}), artifact {}, params {}, pid {}",
+                  info.documents(), info.dim(), info.artifact_version().substr(0, 16), preset,
+                  ::getpid()));
+  fmt::print("listening on {} port {}{}\n", listen.substr(0, listen.rfind(':')), port,
+             fingerprint.empty() ? " (plaintext, loopback only)"
+                                 : "; certificate SHA-256 fingerprint " + fingerprint);
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&stop, &sig);
+  log(fmt::format("received signal {}; finishing in-flight requests", sig));
+  srv.value()->shutdown(5000);
+  srv.value()->wait();
+  log("stopped");
+  return 0;
+}
