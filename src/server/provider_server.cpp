@@ -53,6 +53,8 @@ class Service final : public v1::Provider::Service {
     return grpc::Status::OK;
   }
 
+  unsigned in_flight() const { return in_flight_.load(); }
+
  private:
   struct InFlight {
     explicit InFlight(std::atomic<unsigned>& c) : counter(c), count(++c) {}
@@ -138,7 +140,13 @@ int ProviderServer::port() const { return impl_->port; }
 void ProviderServer::shutdown(int grace_ms) {
   if (impl_->stopped) return;
   impl_->stopped = true;
-  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(grace_ms));
+  // gRPC's deadline-based Shutdown also waits for idle client connections until the deadline,
+  // so drain the in-flight requests ourselves and then shut down at once.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  while (impl_->service->in_flight() != 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  impl_->server->Shutdown(std::chrono::system_clock::now());
 }
 
 void ProviderServer::wait() { impl_->server->Wait(); }

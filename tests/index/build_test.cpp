@@ -12,36 +12,14 @@
 #include "index/payload_store.h"
 #include "index/pq_scan.h"
 #include "testing/test_util.h"
+#include "testing/tiny_collection.h"
 
 namespace privsearch::index {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Collection {
-  Collection() : dir(fs::temp_directory_path() / ("privsearch-build-" + std::to_string(::getpid()))) {
-    fs::remove_all(dir);
-    fs::create_directories(dir / "qrels");
-    std::ofstream corpus(dir / "corpus.jsonl");
-    Prng p = testing::test_prng(77);
-    vectors.rows = 400;
-    vectors.cols = 32;
-    for (std::size_t i = 0; i < 400; ++i) {
-      corpus << R"({"_id": "doc)" << i << R"(", "title": "Title )" << i << R"(", "text": "text of document )" << i << "\"}\n";
-      for (std::size_t c = 0; c < 32; ++c) {
-        // Low-rank structure plus noise so the projection has something to find.
-        vectors.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
-                                                  0.05 * testing::uniform_pm1(p)));
-      }
-    }
-    std::ofstream(dir / "queries.jsonl") << R"({"_id": "q1", "text": "x"})" << "\n";
-    std::ofstream(dir / "qrels" / "test.tsv") << "q1\tdoc1\t1\n";
-    EXPECT_TRUE(save_npy(dir / "vectors.npy", vectors).ok());
-  }
-  ~Collection() { fs::remove_all(dir); }
-  fs::path dir;
-  Matrix vectors;
-};
+using testing::Collection;
 
 TEST(BuildIndex, BuildsVerifiableArtifactsThatSearch) {
   Collection c;

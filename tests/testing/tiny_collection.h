@@ -1,0 +1,45 @@
+// A tiny BEIR collection on disk (400 documents, 32-d vectors with low-rank structure) for
+// index-building and provider-process tests. Removed with the object.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "index/vectors_io.h"
+#include "testing/test_util.h"
+
+namespace privsearch::testing {
+
+struct Collection {
+  explicit Collection(const std::string& tag = "build")
+      : dir(std::filesystem::temp_directory_path() /
+            ("privsearch-" + tag + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "qrels");
+    std::ofstream corpus(dir / "corpus.jsonl");
+    Prng p = test_prng(77);
+    vectors.rows = 400;
+    vectors.cols = 32;
+    for (std::size_t i = 0; i < 400; ++i) {
+      corpus << R"({"_id": "doc)" << i << R"(", "title": "Title )" << i << R"(", "text": "text of document )" << i << "\"}\n";
+      for (std::size_t c = 0; c < 32; ++c) {
+        // Low-rank structure plus noise so the projection has something to find.
+        vectors.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
+                                                  0.05 * uniform_pm1(p)));
+      }
+    }
+    std::ofstream(dir / "queries.jsonl") << R"({"_id": "q1", "text": "x"})" << "\n";
+    std::ofstream(dir / "qrels" / "test.tsv") << "q1\tdoc1\t1\n";
+    EXPECT_TRUE(index::save_npy(dir / "vectors.npy", vectors).ok());
+  }
+  ~Collection() { std::filesystem::remove_all(dir); }
+  std::filesystem::path dir;
+  index::Matrix vectors;
+};
+
+}  // namespace privsearch::testing
