@@ -85,17 +85,22 @@ int main(int argc, char** argv) {
 
   auto* build_cmd = app.add_subcommand(
       "build",
-      "Build the index of a BEIR collection from precomputed document embeddings: SVD "
+      "Build the index of a BEIR collection from document embeddings or the built-in encoder: SVD "
       "projection, private exact store, public PQ artifact, payload store, manifest");
   privsearch::index::BuildOptions build_opts;
   build_cmd->add_option("--collection", build_opts.collection,
                         "BEIR directory (corpus.jsonl, queries.jsonl, qrels/)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  build_cmd->add_option("--doc-vectors", build_opts.doc_vectors,
-                        "Document embeddings: .npy (float32/float64, C order) or .fvecs")
-      ->required()
+  auto* vectors_opt = build_cmd->add_option(
+      "--doc-vectors", build_opts.doc_vectors,
+      "Document embeddings: .npy (float32/float64, C order) or .fvecs (default: none, use the "
+      "built-in encoder)")
       ->check(CLI::ExistingFile);
+  build_cmd->add_option("--encoder", build_opts.encoder,
+                        "Built-in encoder when no --doc-vectors are given (default lexical: "
+                        "BM25 under a seeded 768-d projection, saved in the index for queries)")
+      ->excludes(vectors_opt);
   build_cmd->add_option("--doc-ids", build_opts.doc_ids,
                         "One document id per vector row (default: rows in corpus order)")
       ->check(CLI::ExistingFile);

@@ -13,12 +13,6 @@ namespace privsearch::index {
 
 namespace {
 
-Result<std::vector<std::uint8_t>> read_all(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return not_found_error(fmt::format("cannot open `{}`", file.string()));
-  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
 void put_floats(ByteWriter& w, std::span<const float> v) {
   w.put_bytes({reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4});
 }
@@ -64,7 +58,7 @@ Status save_projection(const std::filesystem::path& file, const Projection& p) {
 }
 
 Result<Projection> load_projection(const std::filesystem::path& file) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_all(file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
   ByteReader r(bytes);
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, "PSPJ", file));
   Projection p;
@@ -108,7 +102,7 @@ Status save_pq(const std::filesystem::path& file, const PqArtifact& a) {
 }
 
 Result<PqArtifact> load_pq(const std::filesystem::path& file) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_all(file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
   ByteReader r(bytes);
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, "PSPQ", file));
   std::uint32_t dim = 0, m = 0;

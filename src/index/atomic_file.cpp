@@ -1,5 +1,8 @@
 #include "index/atomic_file.h"
 
+#include <fstream>
+#include <iterator>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +49,12 @@ Status write_bytes_atomically(const std::filesystem::path& path,
     }
     return Status();
   });
+}
+
+Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(StatusCode::kNotFound, "cannot open `" + path.string() + "`");
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace privsearch::index

@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 
@@ -18,5 +19,7 @@ Status write_file_atomically(const std::filesystem::path& path,
                              const std::function<Status(std::FILE*)>& write);
 Status write_bytes_atomically(const std::filesystem::path& path,
                               std::span<const std::uint8_t> bytes);
+// The whole file (kNotFound naming it when it cannot be opened).
+Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path);
 
 }  // namespace privsearch::index

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "index/artifacts.h"
 #include "index/beir.h"
 #include "index/exact_store.h"
+#include "index/lexical_encoder.h"
 #include "index/payload_store.h"
 #include "index/pq.h"
 #include "index/vectors_io.h"
@@ -17,9 +20,30 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   };
   say(fmt::format("loading corpus {}", o.collection.string()));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
-  say(fmt::format("loading vectors {}", o.doc_vectors.string()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(Matrix vectors, load_vectors(o.doc_vectors));
-  if (!o.doc_ids.empty()) {
+  Matrix vectors;
+  std::optional<LexicalEncoder> encoder;
+  if (o.doc_vectors.empty()) {
+    if (o.encoder != "lexical") {
+      return invalid_argument_error(fmt::format(
+          "unknown built-in encoder `{}` (known: lexical); or give document vectors", o.encoder));
+    }
+    say(fmt::format("fitting the built-in lexical encoder on {} documents", docs.size()));
+    std::vector<std::string> texts;
+    texts.reserve(docs.size());
+    for (const auto& d : docs) texts.push_back(d.title + " " + d.text);
+    encoder = LexicalEncoder::fit(texts, LexicalEncoderConfig{});
+    vectors.rows = docs.size();
+    vectors.cols = encoder->dim();
+    vectors.data.reserve(vectors.rows * vectors.cols);
+    for (const auto& t : texts) {
+      const auto v = encoder->encode_document(t);
+      vectors.data.insert(vectors.data.end(), v.begin(), v.end());
+    }
+  } else {
+    say(fmt::format("loading vectors {}", o.doc_vectors.string()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(vectors, load_vectors(o.doc_vectors));
+  }
+  if (!o.doc_ids.empty() && !encoder) {
     // Reorder rows into corpus order by id.
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids, load_ids(o.doc_ids, vectors.rows));
     std::unordered_map<std::string, std::size_t> row_of;
@@ -83,9 +107,10 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
   say("writing payload store");
   PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", docs, o.record_bytes));
+  if (encoder) PRIVSEARCH_RETURN_IF_ERROR(encoder->save(o.out / "encoder.bin"));
   Manifest man;
   man.collection = o.collection.filename().string();
-  man.encoder_id = o.encoder_id;
+  man.encoder_id = encoder ? encoder->id() : o.encoder_id;
   man.projection = std::string(projection_kind_name(o.projection));
   man.documents = docs.size();
   man.input_dim = vectors.cols;
@@ -96,6 +121,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
                    {"exact_store", "exact.store", 0, ""},
                    {"pq", "pq.bin", 0, ""},
                    {"payloads", "payloads.bin", 0, ""}};
+  if (encoder) man.artifacts.push_back({"encoder", "encoder.bin", 0, ""});
   say("writing manifest");
   PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
   return man;

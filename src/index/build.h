@@ -21,7 +21,11 @@ namespace privsearch::index {
 
 struct BuildOptions {
   std::filesystem::path collection;   // BEIR directory
-  std::filesystem::path doc_vectors;  // .npy or .fvecs
+  std::filesystem::path doc_vectors;  // .npy or .fvecs; empty: use the built-in encoder
+  // Built-in encoder when doc_vectors is empty: "lexical" fits LexicalEncoder on the corpus
+  // (title + " " + text), encodes the documents, and saves the encoder as the public artifact
+  // "encoder" (encoder.bin) so clients encode their queries the same way.
+  std::string encoder = "lexical";
   std::filesystem::path doc_ids;      // optional: one id per vector row
   std::filesystem::path out;          // index directory (created)
   std::string encoder_id = "external";

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "core/bytes.h"
 #include "core/csprng.h"
+#include "index/atomic_file.h"
 
 namespace privsearch::index {
 
@@ -56,6 +58,55 @@ std::vector<float> LexicalEncoder::encode_query(std::string_view text) const {
 std::string LexicalEncoder::id() const {
   return fmt::format("lexical-jl-v1/{}/{}/{:.2f}/{}/{}", config_.dim, config_.doc_terms,
                      config_.alpha, config_.seed, bm25_.vocabulary_size());
+}
+
+namespace {
+constexpr std::uint8_t kEncoderMagic[4] = {'P', 'S', 'L', 'E'};
+constexpr std::uint16_t kEncoderVersion = 1;
+}  // namespace
+
+Status LexicalEncoder::save(const std::filesystem::path& file) const {
+  ByteWriter w;
+  w.put_bytes(kEncoderMagic);
+  w.put_u16(kEncoderVersion);
+  w.put_u32(static_cast<std::uint32_t>(config_.dim));
+  w.put_u32(static_cast<std::uint32_t>(config_.doc_terms));
+  w.put_f64(config_.alpha);
+  w.put_u64(config_.seed);
+  bm25_.save(w);
+  return write_bytes_atomically(file, w.bytes());
+}
+
+Result<LexicalEncoder> LexicalEncoder::load(const std::filesystem::path& file) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
+  ByteReader r(bytes);
+  auto bad = [&](const std::string& what) {
+    return Status(StatusCode::kDataLoss, "`" + file.string() + "`: " + what);
+  };
+  std::uint8_t magic[4];
+  std::uint16_t version = 0;
+  std::uint32_t dim = 0, doc_terms = 0;
+  LexicalEncoder e;
+  if (!r.get_bytes(magic).ok() || !std::equal(magic, magic + 4, kEncoderMagic)) {
+    return bad("not a lexical encoder artifact");
+  }
+  if (!r.get_u16(version).ok() || version != kEncoderVersion) {
+    return bad("unsupported encoder artifact version");
+  }
+  if (!r.get_u32(dim).ok() || !r.get_u32(doc_terms).ok() || !r.get_f64(e.config_.alpha).ok() ||
+      !r.get_u64(e.config_.seed).ok()) {
+    return bad("truncated encoder header");
+  }
+  if (dim == 0 || dim > 65536 || doc_terms == 0 || e.config_.alpha < 0 || e.config_.alpha > 4) {
+    return bad("encoder settings out of range");
+  }
+  e.config_.dim = dim;
+  e.config_.doc_terms = doc_terms;
+  auto bm25 = Bm25Model::load(r);
+  if (!bm25.ok()) return bad(bm25.status().message());
+  e.bm25_ = std::move(bm25).value();
+  if (!r.expect_end().ok()) return bad("trailing bytes");
+  return e;
 }
 
 }  // namespace privsearch::index

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,12 @@ class LexicalEncoder {
   std::vector<float> encode_query(std::string_view text) const;
   // "lexical-jl-v1/<dim>/<doc_terms>/<alpha>/<seed>/<vocabulary size>"
   std::string id() const;
+
+  // The encoder artifact (public: what a client needs to encode queries). Format: magic "PSLE",
+  // u16 version 1, u32 dim, u32 doc_terms, f64 alpha, u64 seed, then the BM25 query-side state
+  // (Bm25Model::save). Written atomically; load() checks every field and that nothing trails.
+  Status save(const std::filesystem::path& file) const;
+  static Result<LexicalEncoder> load(const std::filesystem::path& file);
 
  private:
   std::vector<float> project(const SparseVector& v) const;

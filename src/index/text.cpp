@@ -98,6 +98,50 @@ Bm25Model Bm25Model::fit(const std::vector<std::string>& documents, double k1, d
   return m;
 }
 
+void Bm25Model::save(ByteWriter& w) const {
+  std::vector<const std::string*> terms(vocab_.size());
+  for (const auto& [term, id] : vocab_) terms[id] = &term;
+  w.put_f64(k1_);
+  w.put_f64(b_);
+  w.put_f64(avgdl_);
+  w.put_u32(static_cast<std::uint32_t>(terms.size()));
+  for (std::size_t t = 0; t < terms.size(); ++t) {
+    w.put_string(*terms[t]);
+    w.put_f64(idf_[t]);
+  }
+}
+
+Result<Bm25Model> Bm25Model::load(ByteReader& r) {
+  constexpr std::uint32_t kMaxVocabulary = 1u << 24;
+  constexpr std::size_t kMaxTermBytes = 256;
+  Bm25Model m;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(m.k1_));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(m.b_));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(m.avgdl_));
+  if (m.k1_ < 0 || m.b_ < 0 || m.b_ > 1 || m.avgdl_ <= 0) {
+    return Status(StatusCode::kDataLoss, "BM25 model: statistics out of range");
+  }
+  std::uint32_t n = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(n));
+  if (n > kMaxVocabulary) return Status(StatusCode::kDataLoss, "BM25 model: vocabulary too large");
+  // Each term takes at least 12 bytes (u32 length + f64 idf): check before reserving.
+  if (std::size_t{n} * 12 > r.remaining()) {
+    return Status(StatusCode::kDataLoss, "BM25 model: truncated vocabulary");
+  }
+  m.idf_.resize(n);
+  m.vocab_.reserve(n);
+  for (std::uint32_t t = 0; t < n; ++t) {
+    std::string term;
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_string(term, kMaxTermBytes));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(m.idf_[t]));
+    if (m.idf_[t] < 0) return Status(StatusCode::kDataLoss, "BM25 model: negative idf");
+    if (!m.vocab_.emplace(std::move(term), t).second) {
+      return Status(StatusCode::kDataLoss, "BM25 model: duplicate term");
+    }
+  }
+  return m;
+}
+
 SparseVector Bm25Model::query_vector(std::string_view query) const {
   std::map<std::uint32_t, float> counts;
   for (const auto& t : tokenize(query)) {

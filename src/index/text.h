@@ -18,6 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/bytes.h"
+#include "core/status.h"
+
 namespace privsearch::index {
 
 std::vector<std::string> tokenize(std::string_view text);
@@ -41,6 +44,12 @@ class Bm25Model {
   std::int64_t term_id(const std::string& term) const;
   double idf(std::uint32_t term) const { return idf_[term]; }
   static double dot(const SparseVector& a, const SparseVector& b);
+
+  // The query-side state (vocabulary in id order, idf, k1, b, average length); document
+  // vectors are not saved. load() caps the vocabulary at 2^24 terms of <= 256 bytes each,
+  // rejects duplicate terms and non-finite or negative statistics.
+  void save(ByteWriter& w) const;
+  static Result<Bm25Model> load(ByteReader& r);
 
  private:
   std::unordered_map<std::string, std::uint32_t> vocab_;

@@ -9,6 +9,7 @@
 
 #include "index/artifacts.h"
 #include "index/exact_store.h"
+#include "index/lexical_encoder.h"
 #include "index/payload_store.h"
 #include "index/pq_scan.h"
 #include "testing/test_util.h"
@@ -86,6 +87,33 @@ TEST(Artifacts, TruncatedFilesAreRejected) {
   EXPECT_EQ(load_manifest(o.out).status().code(), StatusCode::kDataLoss);
   fs::resize_file(o.out / "projection.bin", 40);
   EXPECT_EQ(load_projection(o.out / "projection.bin").status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace privsearch::index
+
+namespace privsearch::index {
+namespace {
+
+TEST(BuildIndex, BuiltInEncoderIsSavedAsAnArtifact) {
+  testing::Collection c("build-encoder");
+  BuildOptions o;
+  o.collection = c.dir;  // no doc_vectors: the built-in lexical encoder
+  o.out = c.dir / "index";
+  o.dim = 16;
+  o.pq_m = 4;
+  o.record_bytes = 256;
+  const auto man = build_index(o, nullptr);
+  ASSERT_TRUE(man.ok()) << man.status().to_string();
+  ASSERT_NE(man->find("encoder"), nullptr);
+  EXPECT_EQ(man->encoder_id.rfind("lexical-jl-v1/", 0), 0u) << man->encoder_id;
+  const auto loaded = *load_manifest(o.out);  // re-hashes encoder.bin too
+  const auto enc = *LexicalEncoder::load(o.out / loaded.find("encoder")->file);
+  EXPECT_EQ(enc.id(), man->encoder_id);
+  o.encoder = "word2vec";
+  o.out = c.dir / "index2";
+  EXPECT_EQ(build_index(o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(o.out / "manifest.json"));
 }
 
 }  // namespace
