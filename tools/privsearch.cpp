@@ -19,6 +19,7 @@
 #include "eval/ladder.h"
 #include "index/build.h"
 #include "bench_rerank.h"
+#include "search_cmd.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
 
@@ -136,6 +137,8 @@ int main(int argc, char** argv) {
   serve_cmd->prefix_command();
   serve_cmd->set_help_flag();  // --help goes to the provider
 
+  const auto search_cmd = privsearch::tools::add_search_command(app);
+
   auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and print one JSON object");
   std::string suite;
   bool json = false;
@@ -174,6 +177,7 @@ int main(int argc, char** argv) {
 
   if (params_cmd->parsed()) return run_params(preset);
   if (serve_cmd->parsed()) return exec_provider(serve_cmd->remaining());
+  if (search_cmd.cmd->parsed()) return search_cmd.run();
   if (eval_cmd->parsed()) {
     const auto t0 = std::chrono::steady_clock::now();
     auto progress = [&](const std::string& step) {

@@ -1,0 +1,250 @@
+#include "client/search_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include "ckks/client/keygen.h"
+#include "ckks/compact.h"
+#include "ckks/galois_keys.h"
+#include "ckks/param_sets.h"
+#include "ckks/serialization.h"
+#include "core/csprng.h"
+#include "index/artifacts.h"
+#include "index/lexical_encoder.h"
+#include "index/manifest.h"
+#include "index/payload_store.h"
+#include "index/pq_scan.h"
+#include "rerank/client/scores.h"
+#include "rerank/messages.h"
+
+namespace privsearch::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string bytes_of(std::span<const std::uint8_t> b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+std::span<const std::uint8_t> span_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+struct SearchClient::Impl {
+  std::unique_ptr<ProviderClient> transport;
+  index::Manifest manifest;
+  index::Projection projection;
+  std::unique_ptr<index::PqArtifact> pq;  // the scanner keeps a pointer: stable address
+  std::optional<index::PqScanner> scanner;
+  std::optional<index::LexicalEncoder> encoder;
+  std::optional<index::PayloadStore> payloads;
+  std::optional<ckks::Params> params;
+  std::optional<ckks::KeyGenerator> keygen;
+  std::optional<ckks::SecretKey> secret_key;
+  Prng prng = Prng::create();
+  std::map<std::size_t, std::string> key_ids;  // K -> key id of this epoch
+
+  Result<std::string> key_id_for(const rerank::KernelLayout& layout, SearchTiming& t,
+                                 bool force_upload) {
+    auto it = key_ids.find(layout.k);
+    if (it != key_ids.end() && !force_upload) return it->second;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys,
+                                rerank::make_rotation_keys(layout, *keygen, *secret_key, prng));
+    v1::UploadKeysRequest req;
+    req.set_params_id(bytes_of(params->id()));
+    req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(*params, keys)));
+    t.key_upload_bytes += req.ByteSizeLong();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, transport->upload_keys(req));
+    if (resp.has_error()) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "provider refused the keys: " + v1::ErrorCode_Name(resp.error().code()) +
+                        ": " + resp.error().message());
+    }
+    key_ids[layout.k] = resp.key_id();
+    return resp.key_id();
+  }
+};
+
+SearchClient::SearchClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SearchClient::~SearchClient() = default;
+
+Result<std::unique_ptr<SearchClient>> SearchClient::open(
+    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport) {
+  auto impl = std::make_unique<Impl>();
+  impl->transport = std::move(transport);
+  PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/true));
+  const auto& man = impl->manifest;
+  auto path_of = [&](const char* name) -> Result<std::filesystem::path> {
+    const auto* e = man.find(name);
+    if (e == nullptr) {
+      return Status(StatusCode::kNotFound, std::string("the index has no `") + name + "` artifact");
+    }
+    return index_dir / e->file;
+  };
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj_file, path_of("projection"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(impl->projection, index::load_projection(proj_file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of("pq"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(pq_file));
+  impl->pq = std::make_unique<index::PqArtifact>(std::move(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*impl->pq));
+  impl->scanner.emplace(std::move(scanner));
+  if (man.find("encoder") != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto enc_file, path_of("encoder"));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto enc, index::LexicalEncoder::load(enc_file));
+    impl->encoder.emplace(std::move(enc));
+  }
+  if (man.find("payloads") != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pay_file, path_of("payloads"));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto p, index::PayloadStore::open(pay_file));
+    impl->payloads.emplace(std::move(p));
+  }
+
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, impl->transport->server_info());
+  if (info.artifact_version() != man.version_id) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "the provider serves artifact version " + info.artifact_version().substr(0, 16) +
+                      "; this index is " + man.version_id.substr(0, 16));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(info.params_name()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
+  if (bytes_of(params.id()) != info.params_id()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "the provider's CKKS parameters differ from preset " + info.params_name());
+  }
+  impl->params.emplace(std::move(params));
+  impl->keygen.emplace(*impl->params);
+  impl->secret_key.emplace(impl->keygen->create_secret_key(impl->prng));
+  return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
+}
+
+Result<SearchResult> SearchClient::search(std::string_view text, const SearchOptions& options) {
+  if (!impl_->encoder) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "this index was built from external vectors: search with a query vector");
+  }
+  const auto t0 = Clock::now();
+  const auto q = impl_->encoder->encode_query(text);
+  const double encode_ms = ms_since(t0);
+  auto r = search_vector(q, options);
+  if (r.ok()) {
+    r.value().timing.encode_ms = encode_ms;
+    r.value().timing.total_ms += encode_ms;
+  }
+  return r;
+}
+
+Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_query,
+                                                 const SearchOptions& options) {
+  auto& m = *impl_;
+  const auto t_start = Clock::now();
+  if (raw_query.size() != m.projection.input_dim) {
+    return Status(StatusCode::kInvalidArgument, "query vector of dimension " +
+                                                    std::to_string(raw_query.size()) +
+                                                    "; the index expects " +
+                                                    std::to_string(m.projection.input_dim));
+  }
+  const std::size_t k = std::min<std::size_t>(options.candidates, m.pq->count);
+  if (k == 0) return Status(StatusCode::kInvalidArgument, "--candidates must be at least 1");
+  SearchResult out;
+  auto& t = out.timing;
+
+  // Project and normalize (|z| = 1 keeps every score inside the provider's compact bound).
+  auto z32 = m.projection.project_query(raw_query);
+  double norm = 0;
+  for (const float v : z32) norm += static_cast<double>(v) * v;
+  norm = std::sqrt(norm);
+  if (norm == 0) return Status(StatusCode::kInvalidArgument, "the query has no known terms");
+  auto t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.scanner->search(z32, k));
+  t.pq_scan_ms = ms_since(t0);
+
+  // The order sent to the provider: a uniformly random permutation (CSPRNG) unless disabled.
+  std::vector<std::size_t> order(out.candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (options.permute) {
+    for (std::size_t i = order.size(); i > 1; --i) {
+      const auto j = static_cast<std::size_t>(m.prng.uniform_below(i));
+      std::swap(order[i - 1], order[j]);
+    }
+  }
+
+  t0 = Clock::now();
+  std::vector<double> z(z32.size());
+  for (std::size_t i = 0; i < z.size(); ++i) z[i] = z32[i] / norm;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, rerank::make_layout(*m.params, rerank::Kernel::kFast,
+                                                                     z.size(), order.size()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct,
+                              rerank::encrypt_query(layout, *m.params, *m.secret_key, z, m.prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct_bytes, ckks::serialize_ciphertext(
+                                                       *m.params, ct, ckks::CiphertextForm::kSeeded));
+  rerank::RerankRequest rr{m.params->id(), rerank::Kernel::kFast, z.size(), layout.period,
+                           order.size(), ct_bytes};
+  v1::RerankRequest req;
+  req.set_artifact_version(m.manifest.version_id);
+  for (const auto i : order) req.add_candidate_ids(out.candidates[i]);
+  req.set_query(bytes_of(rerank::serialize_request(rr)));
+  t.encrypt_ms = ms_since(t0);
+
+  v1::RerankResponse resp;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto key_id, m.key_id_for(layout, t, attempt > 0));
+    req.set_key_id(key_id);
+    t.request_bytes = req.ByteSizeLong();
+    t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(resp, m.transport->rerank(req));
+    t.rpc_ms = ms_since(t0);
+    if (!resp.has_error() || resp.error().code() != v1::UNKNOWN_KEY_ID) break;
+  }
+  if (resp.has_error()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "provider refused the request: " + v1::ErrorCode_Name(resp.error().code()) +
+                      ": " + resp.error().message());
+  }
+  t.provider_ms = resp.provider_ms();
+  t.response_bytes = resp.ByteSizeLong();
+
+  t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto answer,
+                              rerank::deserialize_response(span_of(resp.payload())));
+  PRIVSEARCH_RETURN_IF_ERROR(rerank::check_response(*m.params, layout, answer));
+  std::vector<ckks::CompactCiphertext> cts;
+  for (const auto& b : answer.outputs) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(*m.params, b));
+    cts.push_back(std::move(c));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores,
+                              rerank::decrypt_compact_scores(layout, *m.params, *m.secret_key, cts));
+  out.candidate_scores.assign(out.candidates.size(), 0.0);
+  for (std::size_t s = 0; s < order.size(); ++s) out.candidate_scores[order[s]] = sent_scores[s];
+  t.decrypt_ms = ms_since(t0);
+
+  std::vector<std::size_t> rank(out.candidates.size());
+  std::iota(rank.begin(), rank.end(), 0);
+  std::stable_sort(rank.begin(), rank.end(), [&](std::size_t a, std::size_t b) {
+    return out.candidate_scores[a] > out.candidate_scores[b];
+  });
+  for (std::size_t i = 0; i < std::min(options.top, rank.size()); ++i) {
+    SearchHit h;
+    h.doc = out.candidates[rank[i]];
+    h.score = out.candidate_scores[rank[i]];
+    if (m.payloads) {
+      auto text = m.payloads->text(h.doc);
+      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
+    }
+    out.hits.push_back(std::move(h));
+  }
+  t.total_ms = ms_since(t_start);
+  return out;
+}
+
+}  // namespace privsearch::client

@@ -1,0 +1,67 @@
+// The search client (search paper, section 3.1, client side): encode the text with the index's
+// encoder, project with the public SVD basis, scan the public PQ codes for K candidates, send
+// them (in random order by default) with the CKKS-encrypted projected query, decrypt the
+// provider's scores and rank. The secret key never leaves this object; evaluation keys are
+// uploaded once per (key epoch, K) and re-uploaded when the provider has evicted them.
+// Thread safety: one search at a time per SearchClient.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/provider_client.h"
+#include "core/status.h"
+
+namespace privsearch::client {
+
+struct SearchOptions {
+  std::size_t candidates = 100;  // K
+  std::size_t top = 10;
+  bool permute = true;  // send the candidate IDs in random order (hides the PQ rank order)
+};
+
+struct SearchHit {
+  std::uint64_t doc = 0;  // row in corpus order
+  double score = 0;       // decrypted <z, x_doc>
+  std::string title;      // from the local payload store, when present
+};
+
+struct SearchTiming {
+  double encode_ms = 0, pq_scan_ms = 0, encrypt_ms = 0, rpc_ms = 0, provider_ms = 0,
+         decrypt_ms = 0, total_ms = 0;
+  std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
+};
+
+struct SearchResult {
+  std::vector<SearchHit> hits;               // best first
+  std::vector<std::uint32_t> candidates;     // PQ order
+  std::vector<double> candidate_scores;      // decrypted, aligned with `candidates`
+  SearchTiming timing;
+};
+
+class SearchClient {
+ public:
+  // Loads and verifies the index's public artifacts (manifest, projection, PQ, encoder) and
+  // checks that the provider serves the same artifact version and known CKKS parameters.
+  static Result<std::unique_ptr<SearchClient>> open(const std::filesystem::path& index_dir,
+                                                    std::unique_ptr<ProviderClient> transport);
+  ~SearchClient();
+
+  Result<SearchResult> search(std::string_view text, const SearchOptions& options);
+  // For callers with their own encoder: a raw (input-dimension) query vector.
+  Result<SearchResult> search_vector(std::span<const float> raw_query,
+                                     const SearchOptions& options);
+
+  struct Impl;
+
+ private:
+  explicit SearchClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace privsearch::client

@@ -1,0 +1,128 @@
+// The search client against an in-process provider over TLS, on a tiny index built with the
+// built-in encoder and the real rerank-n8192 parameters: decrypted candidate scores equal the
+// plaintext scores of the exact store, results are ranked, evicted keys are re-uploaded, and a
+// provider serving another artifact version is refused at open().
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ckks/param_sets.h"
+#include "client/search_client.h"
+#include "index/artifacts.h"
+#include "index/build.h"
+#include "index/exact_store.h"
+#include "index/lexical_encoder.h"
+#include "net/tls.h"
+#include "protocol/provider_core.h"
+#include "server/provider_server.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch::client {
+namespace {
+
+class SearchClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    o.collection = c.dir;
+    o.out = c.dir / "index";
+    o.dim = 16;
+    o.pq_m = 4;
+    o.record_bytes = 256;
+    manifest = *index::build_index(o, nullptr);
+    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
+  }
+  void start(const std::string& artifact_version, protocol::ProviderLimits limits = {}) {
+    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+    config.params_name = "rerank-n8192";
+    config.artifact_version = artifact_version;
+    config.limits = limits;
+    core = *protocol::ProviderCore::create(std::move(config), store.get());
+    server::ServeOptions so;
+    so.identity = identity.get();
+    so.threads = 2;
+    server = *server::ProviderServer::start(*core, so);
+  }
+  void TearDown() override {
+    if (server) server->shutdown(1000);
+  }
+  std::unique_ptr<ProviderClient> transport() {
+    ConnectOptions co;
+    co.port = static_cast<std::uint16_t>(server->port());
+    co.ca_pem = identity->certificate_pem();
+    return *ProviderClient::connect(co);
+  }
+  // Plaintext <z, x_doc> with z the normalized projected query, as the client encrypts it.
+  double plain_score(const std::string& text, std::uint64_t doc) {
+    const auto enc = *index::LexicalEncoder::load(o.out / "encoder.bin");
+    const auto proj = *index::load_projection(o.out / "projection.bin");
+    const auto z = proj.project_query(enc.encode_query(text));
+    double norm = 0, dot = 0;
+    for (std::size_t j = 0; j < z.size(); ++j) {
+      norm += static_cast<double>(z[j]) * z[j];
+      dot += static_cast<double>(z[j]) * store->row(doc)[j];
+    }
+    return dot / std::sqrt(norm);
+  }
+
+  testing::Collection c{"search-client"};
+  index::BuildOptions o;
+  index::Manifest manifest;
+  std::unique_ptr<index::ExactStore> store;
+  std::unique_ptr<net::TlsIdentity> identity;
+  std::unique_ptr<protocol::ProviderCore> core;
+  std::unique_ptr<server::ProviderServer> server;
+};
+
+TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {
+  start(manifest.version_id);
+  auto sc = *SearchClient::open(o.out, transport());
+  SearchOptions so;
+  so.candidates = 20;
+  so.top = 5;
+  const std::string q = "Title 17 text of document 17";
+  const auto r = *sc->search(q, so);
+  ASSERT_EQ(r.candidates.size(), 20u);
+  ASSERT_EQ(r.hits.size(), 5u);
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const double want = plain_score(q, r.candidates[i]);
+    EXPECT_NEAR(r.candidate_scores[i], want, 1e-4 * std::max(1.0, std::abs(want))) << i;
+  }
+  for (std::size_t i = 1; i < r.hits.size(); ++i) EXPECT_GE(r.hits[i - 1].score, r.hits[i].score);
+  EXPECT_EQ(r.hits[0].title.rfind("Title ", 0), 0u) << r.hits[0].title;
+  EXPECT_GT(r.timing.key_upload_bytes, 0u);
+  EXPECT_GT(r.timing.request_bytes, 0u);
+  // The second query of the same key epoch and K uploads nothing.
+  EXPECT_EQ(sc->search("document 3", so)->timing.key_upload_bytes, 0u);
+}
+
+TEST_F(SearchClientTest, EvictedKeysAreUploadedAgain) {
+  protocol::ProviderLimits limits;
+  limits.max_key_sets = 1;
+  start(manifest.version_id, limits);
+  auto sc = *SearchClient::open(o.out, transport());
+  SearchOptions a, b;
+  a.candidates = 10;
+  b.candidates = 12;  // another layout, another key set: evicts the first
+  ASSERT_TRUE(sc->search("document 5", a).ok());
+  ASSERT_TRUE(sc->search("document 5", b).ok());
+  const auto again = sc->search("document 5", a);  // UNKNOWN_KEY_ID, re-upload, retry
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_GT(again->timing.key_upload_bytes, 0u);
+}
+
+TEST_F(SearchClientTest, OtherArtifactVersionIsRefusedAtOpen) {
+  start("some-other-version");
+  EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST_F(SearchClientTest, QueryWithoutKnownTermsIsAnError) {
+  start(manifest.version_id);
+  auto sc = *SearchClient::open(o.out, transport());
+  EXPECT_EQ(sc->search("zzzz qqqq", SearchOptions{}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace privsearch::client
