@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
 
-.PHONY: all setup configure build test test-all test-slow sanitize fuzz fuzz-run bench demo format clean
+.PHONY: all setup configure build test test-all test-slow sanitize fuzz fuzz-run bench demo examples format clean
 
 all: build
 
@@ -58,6 +58,9 @@ bench: build
 # client ranking); it grows into the full private-search demo (index, provider process over
 # gRPC/TLS, PIR fetch) as the issues land.
 demo: build
+	@BUILD_DIR=$(BUILD_DIR) scripts/demo.sh $(DEMO_DATA)
+
+examples: build
 	@$(BUILD_DIR)/examples/01_ckks_basics
 	@$(BUILD_DIR)/examples/02_encrypted_rerank
 	@$(BUILD_DIR)/tools/privsearch params --preset rerank-n8192

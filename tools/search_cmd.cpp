@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -11,6 +13,10 @@
 #include <vector>
 
 #include "client/search_client.h"
+#include "eval/metrics.h"
+#include "index/beir.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
 
 namespace privsearch::tools {
 namespace {
@@ -22,12 +28,116 @@ struct Args {
   bool insecure_loopback = false, no_permute = false, json = false;
   std::size_t candidates = 100, top = 10;
   std::vector<std::string> queries;
+  std::filesystem::path evaluate;
 };
 Args args;
 
 int fail(const Status& s) {
   fmt::print(stderr, "privsearch search: {}\n", s.to_string());
   return 1;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+// Every judged query through the encrypted path; nDCG@10 against the plaintext rerank of the
+// same K candidates (exact store of the index: evaluation only).
+int evaluate(client::SearchClient& sc, client::SearchOptions so) {
+  auto col = index::load_collection(args.evaluate);
+  if (!col.ok()) return fail(col.status());
+  const auto& c = col.value();
+  auto man = index::load_manifest(args.index_dir, /*verify=*/false);
+  if (!man.ok()) return fail(man.status());
+  if (man.value().documents != c.corpus.size()) {
+    return fail(Status(StatusCode::kFailedPrecondition,
+                       "the collection's corpus does not match the index's documents"));
+  }
+  auto store = index::ExactStore::open(args.index_dir / man.value().find("exact_store")->file);
+  if (!store.ok()) return fail(store.status());
+  so.top = 10;
+  std::vector<double> enc_ndcg, plain_ndcg, total, provider, rpc;
+  std::size_t same_top10 = 0, req_bytes = 0, resp_bytes = 0, key_bytes = 0;
+  for (std::size_t qi = 0; qi < c.queries.size(); ++qi) {
+    const auto& q = c.queries[qi];
+    auto r = sc.search(q.text, so);
+    if (r.status().code() == StatusCode::kInvalidArgument) {  // no known terms
+      enc_ndcg.push_back(0);
+      plain_ndcg.push_back(0);
+      continue;
+    }
+    if (!r.ok()) return fail(r.status());
+    const auto& res = r.value();
+    std::vector<std::string> enc_ids;
+    for (const auto& h : res.hits) enc_ids.push_back(c.corpus[h.doc].id);
+    // Plaintext rerank: exact <z, x> of the same candidates (no decrypted value involved).
+    std::vector<std::string> plain_ids;
+    {
+      auto qz = sc.project_text(q.text);
+      std::vector<std::pair<double, std::uint32_t>> exact;
+      for (const auto d : res.candidates) {
+        double s = 0;
+        for (std::size_t j = 0; j < store.value().cols(); ++j) s += qz[j] * store.value().row(d)[j];
+        exact.push_back({s, d});
+      }
+      std::stable_sort(exact.begin(), exact.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (std::size_t i = 0; i < std::min<std::size_t>(10, exact.size()); ++i) {
+        plain_ids.push_back(c.corpus[exact[i].second].id);
+      }
+    }
+    same_top10 += enc_ids == plain_ids ? 1 : 0;
+    const auto& judged = c.qrels.at(q.id);
+    enc_ndcg.push_back(eval::ndcg_at(enc_ids, judged, 10));
+    plain_ndcg.push_back(eval::ndcg_at(plain_ids, judged, 10));
+    total.push_back(res.timing.total_ms);
+    provider.push_back(res.timing.provider_ms);
+    rpc.push_back(res.timing.rpc_ms);
+    req_bytes = res.timing.request_bytes;
+    resp_bytes = res.timing.response_bytes;
+    key_bytes += res.timing.key_upload_bytes;
+    if (!args.json && (qi + 1) % 50 == 0) {
+      fmt::print(stderr, "  {} / {} queries\n", qi + 1, c.queries.size());
+    }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (const double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+  };
+  nlohmann::json j;
+  j["collection"] = args.evaluate.filename().string();
+  j["queries"] = c.queries.size();
+  j["candidates"] = so.candidates;
+  j["ndcg@10_encrypted"] = mean(enc_ndcg);
+  j["ndcg@10_plaintext_rerank"] = mean(plain_ndcg);
+  j["identical_top10_fraction"] =
+      static_cast<double>(same_top10) / static_cast<double>(std::max<std::size_t>(1, total.size()));
+  j["end_to_end_ms"] = {{"median", percentile(total, 0.5)}, {"p95", percentile(total, 0.95)}};
+  j["provider_ms"] = {{"median", percentile(provider, 0.5)}, {"p95", percentile(provider, 0.95)}};
+  j["rpc_ms"] = {{"median", percentile(rpc, 0.5)}, {"p95", percentile(rpc, 0.95)}};
+  j["request_bytes"] = req_bytes;
+  j["response_bytes"] = resp_bytes;
+  j["key_upload_bytes"] = key_bytes;
+  if (args.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{} queries of {}, K = {}:\n", c.queries.size(), j["collection"].get<std::string>(),
+               so.candidates);
+    fmt::print("  nDCG@10 encrypted path   {:.4f}\n", j["ndcg@10_encrypted"].get<double>());
+    fmt::print("  nDCG@10 plaintext rerank {:.4f}  (same candidates, exact scores)\n",
+               j["ndcg@10_plaintext_rerank"].get<double>());
+    fmt::print("  identical top-10 order   {:.1f}% of queries\n",
+               100 * j["identical_top10_fraction"].get<double>());
+    fmt::print("  per request: end to end {:.1f} ms median ({:.1f} p95), provider {:.1f} ms, "
+               "request {} B, response {} B; keys uploaded once: {} B\n",
+               percentile(total, 0.5), percentile(total, 0.95), percentile(provider, 0.5),
+               req_bytes, resp_bytes, key_bytes);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -58,7 +168,19 @@ SearchCommand add_search_command(CLI::App& app) {
   c->add_flag("--no-permute", args.no_permute,
               "Send the candidate IDs in PQ order (reveals the PQ ranking; default permutes)");
   c->add_flag("--json", args.json, "One JSON object per query");
-  c->add_option("query", args.queries, "Query text(s)")->required();
+  auto* queries = c->add_option("query", args.queries, "Query text(s)");
+  auto* evaluate = c->add_option(
+      "--evaluate", args.evaluate,
+      "Run every judged test query of this BEIR collection through the encrypted path and "
+      "report nDCG@10 next to the plaintext rerank of the same candidates (evaluation only: "
+      "reads the index's exact store) and the per-request figures")
+      ->check(CLI::ExistingDirectory);
+  queries->excludes(evaluate);
+  c->callback([queries, evaluate] {
+    if (queries->count() == 0 && evaluate->count() == 0) {
+      throw CLI::ValidationError("give query text(s) or --evaluate DIR");
+    }
+  });
   return SearchCommand{c};
 }
 
@@ -82,6 +204,7 @@ int SearchCommand::run() const {
   so.candidates = args.candidates;
   so.top = args.top;
   so.permute = !args.no_permute;
+  if (!args.evaluate.empty()) return evaluate(*sc.value(), so);
   for (const auto& q : args.queries) {
     auto r = sc.value()->search(q, so);
     if (!r.ok()) return fail(r.status());

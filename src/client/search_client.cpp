@@ -143,6 +143,11 @@ Result<SearchResult> SearchClient::search(std::string_view text, const SearchOpt
   return r;
 }
 
+std::vector<float> SearchClient::project_text(std::string_view text) const {
+  if (!impl_->encoder) return {};
+  return impl_->projection.project_query(impl_->encoder->encode_query(text));
+}
+
 Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_query,
                                                  const SearchOptions& options) {
   auto& m = *impl_;

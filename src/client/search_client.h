@@ -53,6 +53,8 @@ class SearchClient {
   ~SearchClient();
 
   Result<SearchResult> search(std::string_view text, const SearchOptions& options);
+  // The projected query of `text` (unnormalized), for evaluation against plaintext.
+  std::vector<float> project_text(std::string_view text) const;
   // For callers with their own encoder: a raw (input-dimension) query vector.
   Result<SearchResult> search_vector(std::span<const float> raw_query,
                                      const SearchOptions& options);
