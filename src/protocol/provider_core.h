@@ -36,7 +36,7 @@ struct ProviderLimits {
   std::uint64_t max_message_bytes = 8u << 20;  // a K = 1024 request is ~0.1 MB; keys ~4 MB
   std::uint32_t max_candidates = 1024;
   std::uint32_t max_key_sets = 64;
-  std::uint32_t max_concurrent_requests = 0;  // 0: twice the worker threads (set by the server)
+  std::uint32_t max_concurrent_requests = 0;  // 0: 8 x the worker threads (set by the server)
   std::uint64_t requests_per_key_id = 100000;
   std::uint32_t max_rotation_keys = 256;
 };

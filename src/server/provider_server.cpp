@@ -110,7 +110,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::Provider
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   auto& limits = core.config().limits;
   const unsigned max_in_flight =
-      limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 2 * threads;
+      limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 8 * threads;
 
   auto impl = std::make_unique<Impl>();
   impl->service = std::make_unique<Service>(core, max_in_flight);

@@ -122,7 +122,7 @@ TEST_F(E2eTlsTest, ConcurrentClientsWithoutFailures) {
   auto c0 = *client::ProviderClient::connect(pinned());
   const auto key_id = upload_over(*c0);
   // Requests are made up front (the fixture's PRNG is not shared across threads).
-  constexpr int kClients = 4, kPerClient = 10;
+  constexpr int kClients = 8, kPerClient = 50;
   std::vector<std::vector<v1::RerankRequest>> reqs(kClients);
   for (auto& r : reqs) {
     for (int i = 0; i < kPerClient; ++i) r.push_back(request(key_id, ids_));
