@@ -44,7 +44,7 @@ int fail(const Status& s) {
 
 int main(int argc, char** argv) {
   // Keep freed request buffers in the heap: returning them to the kernel after every request
-  // costs page faults on the next one (measured: provider time per request roughly doubles).
+  // costs page faults on the next one (as in the privsearch CLI).
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   CLI::App app{
