@@ -3,17 +3,26 @@
 # start the provider (its own process, no secret-key code) on 127.0.0.1 with a throwaway TLS
 # certificate, run text queries through the encrypted path, evaluate every judged query
 # (encrypted nDCG@10 next to the plaintext rerank, per-request figures), stop the provider.
-# Usage: scripts/demo.sh [BEIR_DIR]   (default ../shared/data/scifact)
+# Usage: scripts/demo.sh [BEIR_DIR]   (default ../shared/data/scifact; without it, a collection
+# made from this machine's Debian package lists by scripts/debian_corpus.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
-data=${1:-../shared/data/scifact}
 bin=$build/tools/privsearch
+work=$build/demo
+data=${1:-../shared/data/scifact}
+if [ -z "${1:-}" ] && [ ! -f "$data/corpus.jsonl" ]; then
+  # No shared data on this machine: a real corpus every Debian machine has, the package lists.
+  data=$work/debian-packages
+  if [ ! -f "$data/corpus.jsonl" ]; then
+    echo "demo: ../shared/data/scifact not found; building a collection from apt-cache dumpavail"
+    python3 scripts/debian_corpus.py "$data"
+  fi
+fi
 if [ ! -f "$data/corpus.jsonl" ]; then
   echo "demo: no BEIR collection at $data (corpus.jsonl, queries.jsonl, qrels/test.tsv)" >&2
   exit 1
 fi
-work=$build/demo
 index=$work/index-$(basename "$data")
 mkdir -p "$work"
 
@@ -41,10 +50,13 @@ port=$(cat "$work/port")
 fingerprint=$(cat "$work/fingerprint")
 
 step "3. private searches (the provider sees only the 100 candidate IDs, in random order)"
-"$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 5 \
-  "vitamin D deficiency and cancer risk" \
-  "antibiotic resistance in hospital bacteria" \
-  "stem cells regenerate heart tissue"
+if [ "$(basename "$data")" = debian-packages ]; then
+  queries=("secure shell client" "image editor for photos" "python web framework")
+else
+  queries=("vitamin D deficiency and cancer risk" "antibiotic resistance in hospital bacteria"
+           "stem cells regenerate heart tissue")
+fi
+"$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 5 "${queries[@]}"
 
 step "4. every judged query of $(basename "$data") through the encrypted path"
 "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --evaluate "$data"

@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build pkg-config g++ ccache clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev libgmp-dev libfaiss-dev liblapacke-dev libopenblas-dev
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
 )
 
