@@ -44,7 +44,8 @@ int fail(const Status& s) {
 
 int main(int argc, char** argv) {
   // Keep freed request buffers in the heap: returning them to the kernel after every request
-  // costs page faults on the next one (as in the privsearch CLI).
+  // costs page faults on the next one (measured in make demo, SciFact, K = 100: provider time
+  // per request 15.4 ms -> 8.0 ms median).
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   CLI::App app{
