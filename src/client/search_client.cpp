@@ -82,8 +82,14 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
     const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport) {
   auto impl = std::make_unique<Impl>();
   impl->transport = std::move(transport);
-  PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/true));
+  // The client needs (and verifies) only the public artifacts; the exact store may be absent.
+  PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/false));
   const auto& man = impl->manifest;
+  std::vector<std::string> needed{"projection", "pq"};
+  for (const char* optional : {"encoder", "payloads"}) {
+    if (man.find(optional) != nullptr) needed.emplace_back(optional);
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(index_dir, man, needed));
   auto path_of = [&](const char* name) -> Result<std::filesystem::path> {
     const auto* e = man.find(name);
     if (e == nullptr) {

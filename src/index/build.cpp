@@ -22,7 +22,9 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
   Matrix vectors;
   std::optional<LexicalEncoder> encoder;
-  if (o.doc_vectors.empty()) {
+  if (o.doc_vectors.empty() && o.vectors != nullptr) {
+    vectors = *o.vectors;
+  } else if (o.doc_vectors.empty()) {
     if (o.encoder != "lexical") {
       return invalid_argument_error(fmt::format(
           "unknown built-in encoder `{}` (known: lexical); or give document vectors", o.encoder));

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "index/manifest.h"
 #include "index/projection.h"
+#include "index/vectors_io.h"
 
 namespace privsearch::index {
 
@@ -26,6 +27,9 @@ struct BuildOptions {
   // (title + " " + text), encodes the documents, and saves the encoder as the public artifact
   // "encoder" (encoder.bin) so clients encode their queries the same way.
   std::string encoder = "lexical";
+  // Or document vectors already in memory (rows in corpus order; used when doc_vectors is
+  // empty; not owned).
+  const Matrix* vectors = nullptr;
   std::filesystem::path doc_ids;      // optional: one id per vector row
   std::filesystem::path out;          // index directory (created)
   std::string encoder_id = "external";

@@ -1,5 +1,7 @@
 #include "index/manifest.h"
 
+#include <algorithm>
+
 #include <fstream>
 
 #include <fmt/format.h>
@@ -114,21 +116,26 @@ Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify) {
   if (version_of(m) != m.version_id) {
     return data_loss_error(fmt::format("`{}`: version id does not match its contents", file.string()));
   }
-  if (verify) {
-    for (const auto& a : m.artifacts) {
-      if (a.file.find("..") != std::string::npos || (!a.file.empty() && a.file.front() == '/')) {
-        return data_loss_error(fmt::format("artifact file `{}` escapes the index directory", a.file));
-      }
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto hb, hash_file(dir / a.file));
-      if (hb.second != a.bytes || hb.first != a.sha256) {
-        return data_loss_error(fmt::format(
-            "artifact `{}` ({}) does not match the manifest: {} bytes, SHA-256 {}..., expected {} "
-            "bytes, {}...",
-            a.name, a.file, hb.second, hb.first.substr(0, 12), a.bytes, a.sha256.substr(0, 12)));
-      }
+  if (verify) PRIVSEARCH_RETURN_IF_ERROR(verify_artifacts(dir, m, {}));
+  return m;
+}
+
+Status verify_artifacts(const std::filesystem::path& dir, const Manifest& m,
+                        const std::vector<std::string>& names) {
+  for (const auto& a : m.artifacts) {
+    if (!names.empty() && std::find(names.begin(), names.end(), a.name) == names.end()) continue;
+    if (a.file.find("..") != std::string::npos || (!a.file.empty() && a.file.front() == '/')) {
+      return data_loss_error(fmt::format("artifact file `{}` escapes the index directory", a.file));
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto hb, hash_file(dir / a.file));
+    if (hb.second != a.bytes || hb.first != a.sha256) {
+      return data_loss_error(fmt::format(
+          "artifact `{}` ({}) does not match the manifest: {} bytes, SHA-256 {}..., expected {} "
+          "bytes, {}...",
+          a.name, a.file, hb.second, hb.first.substr(0, 12), a.bytes, a.sha256.substr(0, 12)));
     }
   }
-  return m;
+  return Status();
 }
 
 Status check_version(const Manifest& m, const std::string& expected) {

@@ -49,6 +49,10 @@ Status write_manifest(const std::filesystem::path& dir, Manifest& manifest);
 // Reads dir/manifest.json, checks the format version, re-hashes every artifact (when `verify`)
 // and recomputes the version id.
 Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify = true);
+// Re-hashes the named artifacts (all when `names` is empty): a client verifies only the public
+// ones it reads (projection, pq, encoder, payloads), never needing the private exact store.
+Status verify_artifacts(const std::filesystem::path& dir, const Manifest& manifest,
+                        const std::vector<std::string>& names);
 // kFailedPrecondition when the ids differ (client and provider built from different indexes).
 Status check_version(const Manifest& manifest, const std::string& expected_version_id);
 

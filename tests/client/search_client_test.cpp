@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "ckks/param_sets.h"
 #include "client/search_client.h"
@@ -115,6 +116,22 @@ TEST_F(SearchClientTest, OtherArtifactVersionIsRefusedAtOpen) {
   start("some-other-version");
   EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(),
             StatusCode::kFailedPrecondition);
+}
+
+TEST_F(SearchClientTest, ClientNeedsOnlyThePublicArtifacts) {
+  start(manifest.version_id);
+  const auto client_dir = c.dir / "client-copy";
+  std::filesystem::copy(o.out, client_dir);
+  std::filesystem::remove(client_dir / "exact.store");  // private: the client never has it
+  auto sc = SearchClient::open(client_dir, transport());
+  ASSERT_TRUE(sc.ok()) << sc.status().to_string();
+  EXPECT_TRUE(sc.value()->search("document 9", SearchOptions{}).ok());
+  {
+    std::fstream f(client_dir / "pq.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x7f');
+  }
+  EXPECT_EQ(SearchClient::open(client_dir, transport()).status().code(), StatusCode::kDataLoss);
 }
 
 TEST_F(SearchClientTest, QueryWithoutKnownTermsIsAnError) {
