@@ -19,6 +19,7 @@
 #include "eval/ladder.h"
 #include "index/build.h"
 #include "bench_rerank.h"
+#include "bench_e2e.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
@@ -147,9 +148,19 @@ int main(int argc, char** argv) {
   privsearch::tools::PqBenchOptions pq_opts;
   bench_cmd->add_option("suite", suite,
                         "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
-                        "candidate scan)")
+                        "candidate scan), e2e (private search end to end, provider process over "
+                        "TLS on loopback)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank", "pq"}));
+      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e"}));
+  privsearch::tools::E2eBenchOptions e2e_opts;
+  bench_cmd->add_option("--docs", e2e_opts.docs,
+                        "e2e: synthetic documents (default 1,000,000; built once under "
+                        "build/bench-e2e)")
+      ->check(CLI::Range(1000, 100000000));
+  bench_cmd->add_option("--queries", e2e_opts.queries, "e2e: timed searches (default 200)")
+      ->check(CLI::Range(1, 1000000));
+  bench_cmd->add_option("--candidates", e2e_opts.k, "e2e: K (default 100)")
+      ->check(CLI::Range(1, 65536));
   bench_cmd->add_option("--codes", pq_opts.codes, "pq: documents scanned (default 1,000,000)");
   bench_cmd->add_option("--train", pq_opts.train,
                         "pq: PQ training vectors (default 200,000; 0 skips train_s)");
@@ -210,6 +221,12 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed() && suite == "pq") {
     if (runs != 0) pq_opts.runs = runs;
     auto result = privsearch::tools::run_pq_bench(pq_opts);
+    if (!result.ok()) return fail(result.status());
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
+  if (bench_cmd->parsed() && suite == "e2e") {
+    auto result = privsearch::tools::run_e2e_bench(e2e_opts);
     if (!result.ok()) return fail(result.status());
     std::cout << result->dump(2) << std::endl;
     return 0;

@@ -1,0 +1,269 @@
+#include "bench_e2e.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench_util.h"
+#include "client/search_client.h"
+#include "core/csprng.h"
+#include "index/build.h"
+
+namespace privsearch::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+nlohmann::json dist(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double p) {
+    return v.empty() ? 0.0
+                     : v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+  };
+  return {{"median", std::round(at(0.5) * 1000) / 1000},
+          {"p95", std::round(at(0.95) * 1000) / 1000},
+          {"p99", std::round(at(0.99) * 1000) / 1000}};
+}
+
+// Synthetic embeddings with structure: x = normalize(L u + 0.3 e), u a 32-d latent vector, L a
+// fixed 32 x input_dim mixing matrix, e noise; all from one seeded stream, so document i is
+// the same vector in every run.
+class Synthetic {
+ public:
+  explicit Synthetic(std::size_t input_dim) : dim_(input_dim), mix_(kLatent * input_dim) {
+    Prng p = Prng::from_seed(seed(), 0);
+    for (auto& m : mix_) m = uniform(p);
+  }
+  std::vector<float> vector(std::uint64_t id, double noise = 0.3) const {
+    Prng p = Prng::from_seed(seed(), id + 1);
+    float u[kLatent];
+    for (auto& x : u) x = uniform(p);
+    std::vector<float> v(dim_);
+    for (std::size_t j = 0; j < dim_; ++j) {
+      float s = 0;
+      for (std::size_t r = 0; r < kLatent; ++r) s += u[r] * mix_[r * dim_ + j];
+      v[j] = s + static_cast<float>(noise) * uniform(p);
+    }
+    float n = 0;
+    for (const float x : v) n += x * x;
+    for (auto& x : v) x /= std::sqrt(n);
+    return v;
+  }
+
+ private:
+  static constexpr std::size_t kLatent = 32;
+  static Seed seed() {
+    Seed s{};
+    s[0] = 0xe2;
+    return s;
+  }
+  static float uniform(Prng& p) {
+    return static_cast<float>(static_cast<double>(p.next_u64() >> 11) * 0x1p-52 - 1.0);
+  }
+  std::size_t dim_;
+  std::vector<float> mix_;
+};
+
+Result<std::filesystem::path> ensure_index(const E2eBenchOptions& o, const Synthetic& gen) {
+  const auto dir = o.cache / fmt::format("synthetic-{}-{}-{}-m{}", o.docs, o.input_dim, o.dim, o.pq_m);
+  const auto index_dir = dir / "index";
+  if (std::filesystem::exists(index_dir / "manifest.json")) return index_dir;
+  std::filesystem::create_directories(dir);
+  fmt::print(stderr, "bench e2e: building a synthetic index of {} documents in {} (once)\n",
+             o.docs, dir.string());
+  {
+    std::ofstream corpus(dir / "corpus.jsonl");
+    for (std::size_t i = 0; i < o.docs; ++i) {
+      corpus << R"({"_id":"d)" << i << R"(","title":"document )" << i << R"(","text":""})" << '\n';
+    }
+  }
+  index::Matrix m;
+  m.rows = o.docs;
+  m.cols = o.input_dim;
+  m.data.resize(o.docs * o.input_dim);
+  for (std::size_t i = 0; i < o.docs; ++i) {
+    const auto v = gen.vector(i);
+    std::copy(v.begin(), v.end(), m.data.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
+  }
+  index::BuildOptions b;
+  b.collection = dir;
+  b.vectors = &m;
+  b.out = index_dir;
+  b.encoder_id = "synthetic-32-latent";
+  b.dim = o.dim;
+  b.pq_m = o.pq_m;
+  b.record_bytes = 64;
+  const auto t0 = Clock::now();
+  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, [&](const std::string& s) {
+                               fmt::print(stderr, "[{:7.1f}s] {}\n", ms_since(t0) / 1000, s);
+                             }).status());
+  return index_dir;
+}
+
+struct Provider {
+  pid_t pid = -1;
+  std::uint16_t port = 0;
+  std::string fingerprint;
+  ~Provider() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+  }
+};
+
+Status start_provider(const std::filesystem::path& index_dir, const E2eBenchOptions& o,
+                      Provider& p) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto bin = (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+  const auto port_file = index_dir.parent_path() / "provider.port";
+  const auto fp_file = index_dir.parent_path() / "provider.fingerprint";
+  std::filesystem::remove(port_file);
+  std::filesystem::remove(fp_file);
+  const std::string idx = index_dir.string(), pf = port_file.string(), ff = fp_file.string(),
+                    maxk = std::to_string(std::max<std::size_t>(1024, o.k));
+  p.pid = ::fork();
+  if (p.pid < 0) return Status(StatusCode::kInternal, "fork failed");
+  if (p.pid == 0) {
+    ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
+            "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
+            "--max-candidates", maxk.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto until = Clock::now() + std::chrono::minutes(5);
+  while (!std::filesystem::exists(port_file)) {
+    int st = 0;
+    if (::waitpid(p.pid, &st, WNOHANG) == p.pid) {
+      p.pid = -1;
+      return Status(StatusCode::kUnavailable, "the provider process exited at start-up");
+    }
+    if (Clock::now() > until) return Status(StatusCode::kUnavailable, "the provider did not start");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::ifstream(port_file) >> p.port;
+  std::ifstream(fp_file) >> p.fingerprint;
+  return Status();
+}
+
+Result<std::unique_ptr<client::SearchClient>> connect(const std::filesystem::path& index_dir,
+                                                      const Provider& p) {
+  client::ConnectOptions co;
+  co.port = p.port;
+  co.pinned_fingerprint = p.fingerprint;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
+  return client::SearchClient::open(index_dir, std::move(transport));
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
+  if (o.docs < 1000 || o.k == 0 || o.k > o.docs) {
+    return Status(StatusCode::kInvalidArgument, "bench e2e: need --docs >= 1000 and 1 <= K <= docs");
+  }
+  const Synthetic gen(o.input_dim);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir, ensure_index(o, gen));
+  Provider provider;
+  PRIVSEARCH_RETURN_IF_ERROR(start_provider(index_dir, o, provider));
+  client::SearchOptions so;
+  so.candidates = o.k;
+  // Queries: noisy copies of random documents (so the candidates are meaningful).
+  Prng pick = Prng::create();
+  auto query = [&] { return gen.vector(pick.uniform_below(o.docs), 0.6); };
+
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect(index_dir, provider));
+  auto t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto first, sc->search_vector(query(), so));
+  const double first_result_ms = ms_since(t0);
+
+  std::vector<double> online, pq, enc, rpc, prov, dec;
+  std::size_t failures = 0;
+  for (std::size_t i = 0; i < 5 + o.queries; ++i) {
+    auto r = sc->search_vector(query(), so);
+    if (!r.ok()) {
+      ++failures;
+      continue;
+    }
+    if (i < 5) continue;
+    const auto& t = r.value().timing;
+    online.push_back(t.total_ms);
+    pq.push_back(t.pq_scan_ms);
+    enc.push_back(t.encrypt_ms);
+    rpc.push_back(t.rpc_ms);
+    prov.push_back(t.provider_ms);
+    dec.push_back(t.decrypt_ms);
+  }
+
+  nlohmann::json j;
+  j["suite"] = "e2e";
+  j["machine"] = machine_description();
+  j["docs"] = o.docs;
+  j["input_dim"] = o.input_dim;
+  j["dim"] = o.dim;
+  j["pq_m"] = o.pq_m;
+  j["k"] = o.k;
+  j["queries"] = online.size();
+  j["transport"] = "gRPC over TLS 1.3, 127.0.0.1, provider in its own process";
+  j["online_ms"] = dist(online);
+  j["pq_scan_ms"] = dist(pq);
+  j["encrypt_ms"] = dist(enc);
+  j["rpc_ms"] = dist(rpc);
+  j["provider_ms"] = dist(prov);
+  j["decrypt_ms"] = dist(dec);
+  j["request_bytes"] = first.timing.request_bytes;
+  j["response_bytes"] = first.timing.response_bytes;
+  j["key_upload_bytes"] = first.timing.key_upload_bytes;
+  j["first_result_ms"] = std::round(first_result_ms * 1000) / 1000;
+
+  // Throughput: c client threads, each with its own key epoch, `throughput_requests` in all.
+  nlohmann::json tp = nlohmann::json::object();
+  for (const int clients : {1, 2, 4}) {
+    std::vector<std::unique_ptr<client::SearchClient>> cs;
+    for (int c = 0; c < clients; ++c) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto s, connect(index_dir, provider));
+      PRIVSEARCH_RETURN_IF_ERROR(s->search_vector(query(), so).status());  // keys uploaded
+      cs.push_back(std::move(s));
+    }
+    std::vector<std::vector<std::vector<float>>> qs(static_cast<std::size_t>(clients));
+    for (std::size_t i = 0; i < o.throughput_requests; ++i) {
+      qs[i % static_cast<std::size_t>(clients)].push_back(query());
+    }
+    std::atomic<std::size_t> fails{0};
+    t0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&, c] {
+        for (const auto& q : qs[static_cast<std::size_t>(c)]) {
+          if (!cs[static_cast<std::size_t>(c)]->search_vector(q, so).ok()) ++fails;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double s = ms_since(t0) / 1000;
+    tp[std::to_string(clients)] = {
+        {"throughput_rps", std::round(static_cast<double>(o.throughput_requests) / s * 100) / 100},
+        {"failures", fails.load()}};
+    failures += fails.load();
+  }
+  j["throughput"] = tp;
+  j["failures"] = failures;
+  j["note"] = "client and provider share this machine's cores; throughput counts whole searches "
+              "(client PQ scan, encryption and decryption included)";
+  return j;
+}
+
+}  // namespace privsearch::tools
