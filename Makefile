@@ -52,11 +52,10 @@ bench: build
 	@$(BUILD_DIR)/tools/privsearch bench ckks --json
 	@$(BUILD_DIR)/tools/privsearch bench rerank --json
 	@$(BUILD_DIR)/tools/privsearch bench pq --json
+	@$(BUILD_DIR)/tools/privsearch bench e2e --json
 
-# The main job. For now: the CKKS core on the paper's preset and a private rerank with the fast
-# kernel (encrypted query, provider scoring with public material only, compact response,
-# client ranking); it grows into the full private-search demo (index, provider process over
-# gRPC/TLS, PIR fetch) as the issues land.
+# The main job: index a collection, start the provider process on loopback over TLS, run
+# private searches and the encrypted-path evaluation (scripts/demo.sh).
 demo: build
 	@BUILD_DIR=$(BUILD_DIR) scripts/demo.sh $(DEMO_DATA)
 
