@@ -80,6 +80,10 @@ int main(int argc, char** argv) {
   app.add_option("--fingerprint-file", fingerprint_file,
                  "Write the certificate fingerprint to this file when ready");
   app.add_option("--threads", threads, "Worker threads (default: the cores)");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet,
+               "No per-request log (default: one JSON line per request on stderr: rpc, outcome, "
+               "K, bytes, ms; never keys, queries, candidate IDs or scores)");
   app.add_option("--max-message-bytes", limits.max_message_bytes, "Largest accepted message")
       ->check(CLI::Range(std::uint64_t{1} << 16, std::uint64_t{1} << 30));
   app.add_option("--max-candidates", limits.max_candidates, "Most candidate IDs per request")
@@ -145,6 +149,9 @@ int main(int argc, char** argv) {
   so.identity = identity ? &*identity : nullptr;
   so.insecure_loopback = insecure_loopback;
   so.threads = threads;
+  if (!quiet) {
+    so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  }
   auto srv = server::ProviderServer::start(*core.value(), so);
   if (!srv.ok()) return fail(srv.status());
 

@@ -1,5 +1,6 @@
 #include "server/provider_server.h"
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
@@ -21,8 +22,9 @@ bool is_loopback(const std::string& listen) {
 
 class Service final : public v1::Provider::Service {
  public:
-  Service(protocol::ProviderCore& core, unsigned max_in_flight)
-      : core_(core), max_in_flight_(max_in_flight) {}
+  Service(protocol::ProviderCore& core, unsigned max_in_flight,
+          std::function<void(const std::string&)> log)
+      : core_(core), max_in_flight_(max_in_flight), log_(std::move(log)) {}
 
   grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
                              v1::ServerInfo* out) override {
@@ -37,7 +39,10 @@ class Service final : public v1::Provider::Service {
       *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
       return grpc::Status::OK;
     }
+    const auto t0 = std::chrono::steady_clock::now();
     *out = core_.upload_keys(*request);
+    log("UploadKeys", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
+        request->ByteSizeLong(), out->ByteSizeLong(), t0);
     return grpc::Status::OK;
   }
 
@@ -49,7 +54,11 @@ class Service final : public v1::Provider::Service {
       return grpc::Status::OK;
     }
     if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    const auto t0 = std::chrono::steady_clock::now();
     *out = core_.rerank(*request);
+    log("Rerank", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
+        static_cast<std::size_t>(request->candidate_ids_size()), request->ByteSizeLong(),
+        out->ByteSizeLong(), t0);
     return grpc::Status::OK;
   }
 
@@ -62,12 +71,29 @@ class Service final : public v1::Provider::Service {
     std::atomic<unsigned>& counter;
     unsigned count;
   };
+  // One JSON line per request: sizes, counts, outcome and time only (no secret material, no
+  // candidate IDs).
+  void log(const char* rpc, v1::ErrorCode code, std::size_t k, std::size_t bytes_in,
+           std::size_t bytes_out, std::chrono::steady_clock::time_point t0) const {
+    if (!log_) return;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    log_(fmt::format(R"({{"ts_ms":{},"rpc":"{}","outcome":"{}","k":{},"bytes_in":{},)"
+                     R"("bytes_out":{},"ms":{:.3f}}})",
+                     wall, rpc,
+                     code == v1::ERROR_CODE_UNSPECIFIED ? "OK" : v1::ErrorCode_Name(code), k,
+                     bytes_in, bytes_out, ms));
+  }
   std::string overloaded_message() const {
     return "more than " + std::to_string(max_in_flight_) + " concurrent requests; retry later";
   }
 
   protocol::ProviderCore& core_;
   const unsigned max_in_flight_;
+  std::function<void(const std::string&)> log_;
   std::atomic<unsigned> in_flight_{0};
 };
 
@@ -113,7 +139,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::Provider
       limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 8 * threads;
 
   auto impl = std::make_unique<Impl>();
-  impl->service = std::make_unique<Service>(core, max_in_flight);
+  impl->service = std::make_unique<Service>(core, max_in_flight, options.request_log);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,9 @@ struct ServeOptions {
   const net::TlsIdentity* identity = nullptr;  // required unless insecure_loopback
   bool insecure_loopback = false;          // plaintext; only accepted for 127.0.0.1 / [::1]
   unsigned threads = 0;                    // 0: hardware concurrency
+  // Called once per request with one JSON object (rpc, outcome code, K, bytes in/out, provider
+  // ms). It carries no key, query, candidate or score material. Empty: no request log.
+  std::function<void(const std::string&)> request_log;
 };
 
 class ProviderServer {

@@ -2,7 +2,9 @@
 // the certificate (or trusts it as a CA), uploads keys, reranks, and gets the plaintext scores;
 // typed refusals and transport limits come back as named errors while the provider keeps
 // serving; a bounded concurrent load completes without failures.
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "client/provider_client.h"
@@ -25,8 +27,18 @@ class E2eTlsTest : public ProviderCoreTest {
     server::ServeOptions so;
     so.identity = identity.get();
     so.threads = 2;
+    so.request_log = [this](const std::string& line) {
+      std::lock_guard lock(log_mu);
+      log_lines.push_back(line);
+    };
     server = *server::ProviderServer::start(*core, so);
   }
+  std::vector<std::string> logs() {
+    std::lock_guard lock(log_mu);
+    return log_lines;
+  }
+  std::mutex log_mu;
+  std::vector<std::string> log_lines;
   void TearDown() override { server->shutdown(1000); }
 
   client::ConnectOptions pinned() {
@@ -116,6 +128,16 @@ TEST_F(E2eTlsTest, TypedErrorsAndLimitsOverTheWire) {
   huge.set_query(std::string(2 << 20, 'x'));
   EXPECT_EQ(c->rerank(huge).status().code(), StatusCode::kResourceExhausted);
   expect_scores(*c->rerank(request(key_id, ids_)), ids_);  // still serving
+  // The request log names outcomes and sizes; never the key id or candidate IDs.
+  const auto lines = logs();
+  const auto has = [&](const std::string& needle) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+  };
+  EXPECT_TRUE(has(R"("rpc":"Rerank","outcome":"UNKNOWN_KEY_ID","k":6)"));
+  EXPECT_TRUE(has(R"("rpc":"Rerank","outcome":"OK","k":6)"));
+  EXPECT_TRUE(has(R"("rpc":"UploadKeys","outcome":"OK")"));
+  EXPECT_FALSE(has("candidate"));
 }
 
 TEST_F(E2eTlsTest, ConcurrentClientsWithoutFailures) {
