@@ -142,7 +142,7 @@ Status start_provider(const std::filesystem::path& index_dir, const E2eBenchOpti
   if (p.pid == 0) {
     ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
             "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
-            "--max-candidates", maxk.c_str(), static_cast<char*>(nullptr));
+            "--max-candidates", maxk.c_str(), "--quiet", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   const auto until = Clock::now() + std::chrono::minutes(5);
