@@ -25,7 +25,7 @@ struct Args {
   std::filesystem::path index_dir, ca_file;
   std::string host = "127.0.0.1", fingerprint;
   std::uint16_t port = 0;
-  bool insecure_loopback = false, no_permute = false, json = false;
+  bool insecure_loopback = false, permute = true, json = false;
   std::size_t candidates = 100, top = 10;
   std::vector<std::string> queries;
   std::filesystem::path evaluate;
@@ -165,8 +165,9 @@ SearchCommand add_search_command(CLI::App& app) {
       ->check(CLI::Range(1, 65536));
   c->add_option("--top", args.top, "Results printed per query (default 10)")
       ->check(CLI::Range(1, 65536));
-  c->add_flag("--no-permute", args.no_permute,
-              "Send the candidate IDs in PQ order (reveals the PQ ranking; default permutes)");
+  c->add_flag("--permute,!--no-permute", args.permute,
+              "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
+              "and reveals the PQ ranking to the provider)");
   c->add_flag("--json", args.json, "One JSON object per query");
   auto* queries = c->add_option("query", args.queries, "Query text(s)");
   auto* evaluate = c->add_option(
@@ -203,7 +204,7 @@ int SearchCommand::run() const {
   client::SearchOptions so;
   so.candidates = args.candidates;
   so.top = args.top;
-  so.permute = !args.no_permute;
+  so.permute = args.permute;
   if (!args.evaluate.empty()) return evaluate(*sc.value(), so);
   for (const auto& q : args.queries) {
     auto r = sc.value()->search(q, so);
