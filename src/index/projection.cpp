@@ -89,16 +89,21 @@ Matrix Projection::project_documents(const Matrix& docs, std::size_t dims) const
   out.rows = docs.rows;
   out.cols = k;
   out.data.resize(docs.rows * k);
-  std::vector<float> centred(docs.cols);
-  for (std::size_t r = 0; r < docs.rows; ++r) {
-    for (std::size_t c = 0; c < docs.cols; ++c) centred[c] = docs.row(r)[c] - mean[c];
-    float* o = out.data.data() + r * k;
-    for (std::size_t j = 0; j < k; ++j) o[j] = 0.0f;
-    for (std::size_t c = 0; c < docs.cols; ++c) {
-      const float v = centred[c];
-      const float* b = basis.data() + c * output_dim;
-      for (std::size_t j = 0; j < k; ++j) o[j] += v * b[j];
+  // (d - mu) V[:, :k] in blocks of rows with OpenBLAS sgemm (1M x 768 x 672 is 0.5 TFLOP:
+  // minutes with plain loops, seconds with a tuned GEMM).
+  constexpr std::size_t kBlock = 4096;
+  std::vector<float> centred(kBlock * docs.cols);
+  for (std::size_t r0 = 0; r0 < docs.rows; r0 += kBlock) {
+    const std::size_t n = std::min(kBlock, docs.rows - r0);
+    for (std::size_t r = 0; r < n; ++r) {
+      const float* src = docs.row(r0 + r);
+      float* dst = centred.data() + r * docs.cols;
+      for (std::size_t c = 0; c < docs.cols; ++c) dst[c] = src[c] - mean[c];
     }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
+                static_cast<int>(k), static_cast<int>(docs.cols), 1.0f, centred.data(),
+                static_cast<int>(docs.cols), basis.data(), static_cast<int>(output_dim), 0.0f,
+                out.data.data() + r0 * k, static_cast<int>(k));
   }
   return out;
 }
