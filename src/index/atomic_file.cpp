@@ -44,7 +44,8 @@ Status write_file_atomically(const std::filesystem::path& path,
 Status write_bytes_atomically(const std::filesystem::path& path,
                               std::span<const std::uint8_t> bytes) {
   return write_file_atomically(path, [&](std::FILE* f) {
-    if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+    // An empty span may carry a null pointer, which fwrite must not receive.
+    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
       return unavailable_error("short write");
     }
     return Status();
