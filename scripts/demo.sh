@@ -38,14 +38,19 @@ fi
 step "2. start the provider on 127.0.0.1 (self-signed TLS certificate)"
 rm -f "$work/port" "$work/fingerprint"
 "$bin" serve --index "$index" --listen 127.0.0.1:0 --self-signed \
-  --port-file "$work/port" --fingerprint-file "$work/fingerprint" &
+  --port-file "$work/port" --fingerprint-file "$work/fingerprint" 2> "$work/provider.log" &
 provider=$!
 trap 'kill -TERM $provider 2>/dev/null || true; wait $provider 2>/dev/null || true' EXIT
 for _ in $(seq 1 600); do
   [ -f "$work/port" ] && break
-  kill -0 $provider 2>/dev/null || { echo "demo: the provider did not start" >&2; exit 1; }
+  kill -0 $provider 2>/dev/null || {
+    echo "demo: the provider did not start:" >&2
+    cat "$work/provider.log" >&2
+    exit 1
+  }
   sleep 0.2
 done
+echo "provider log (one JSON line per request, no secret material): $work/provider.log"
 port=$(cat "$work/port")
 fingerprint=$(cat "$work/fingerprint")
 
@@ -65,4 +70,6 @@ step "5. stop the provider"
 kill -TERM $provider
 wait $provider || true
 trap - EXIT
+echo "last lines of the provider log:"
+tail -n 3 "$work/provider.log"
 echo "done"
