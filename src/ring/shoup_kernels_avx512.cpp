@@ -6,23 +6,14 @@
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
 
+#include "ring/avx512dq_shoup.h"
+
 namespace privsearch::ring::detail {
 
 namespace {
 using V = __m512i;
 inline V bcast(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
 inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
-inline V lazy_shoup(V x, V w, V ws, V q, V two_q) {
-  const V x_hi = _mm512_srli_epi64(x, 32);
-  const V ws_hi = _mm512_srli_epi64(ws, 32);
-  const V p11 = _mm512_mul_epu32(x_hi, ws_hi);
-  const V p01 = _mm512_mul_epu32(x, ws_hi);
-  const V p10 = _mm512_mul_epu32(x_hi, ws);
-  const V qhat = _mm512_add_epi64(
-      p11, _mm512_add_epi64(_mm512_srli_epi64(p01, 32), _mm512_srli_epi64(p10, 32)));
-  const V r = _mm512_sub_epi64(_mm512_mullo_epi64(x, w), _mm512_mullo_epi64(qhat, q));
-  return sub_if_ge(r, two_q);
-}
 }  // namespace
 
 bool shoup_avx512_compiled() { return true; }
@@ -31,7 +22,7 @@ void mul_scalar_shoup_row_avx512(const u64* in, u64 w, u64 ws, u64* out, std::si
   const V vq = bcast(q), v2q = bcast(2 * q), vw = bcast(w), vws = bcast(ws);
   for (std::size_t t = 0; t < n; t += 8) {
     const V x = _mm512_loadu_si512(in + t);
-    _mm512_storeu_si512(out + t, sub_if_ge(lazy_shoup(x, vw, vws, vq, v2q), vq));
+    _mm512_storeu_si512(out + t, sub_if_ge(lazy_shoup_dq(x, vw, vws, vq, v2q), vq));
   }
 }
 
@@ -42,7 +33,7 @@ void mul_scalar_shoup_acc_lazy_row_avx512(const u64* in, u64 w, u64 ws, u64* acc
     const V x = _mm512_loadu_si512(in + t);
     const V a = _mm512_loadu_si512(acc + t);
     _mm512_storeu_si512(acc + t,
-                        sub_if_ge(_mm512_add_epi64(a, lazy_shoup(x, vw, vws, vq, v2q)), v2q));
+                        sub_if_ge(_mm512_add_epi64(a, lazy_shoup_dq(x, vw, vws, vq, v2q)), v2q));
   }
 }
 
@@ -52,7 +43,7 @@ void sub_add_mul_scalar_row_avx512(const u64* x, const u64* y, u64 c_add, u64 w,
   for (std::size_t t = 0; t < n; t += 8) {
     const V a = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(x + t), vc),
                                  _mm512_loadu_si512(y + t));
-    _mm512_storeu_si512(out + t, sub_if_ge(lazy_shoup(a, vw, vws, vq, v2q), vq));
+    _mm512_storeu_si512(out + t, sub_if_ge(lazy_shoup_dq(a, vw, vws, vq, v2q), vq));
   }
 }
 
@@ -124,7 +115,7 @@ void lift_centered_row_avx512(const u64* x, u64 p, u64* out, std::size_t n, u64 
   const V half = bcast(p >> 1), pq = bcast(p_mod_q);
   for (std::size_t t = 0; t < n; t += 8) {
     const V v = _mm512_loadu_si512(x + t);
-    const V r = sub_if_ge(lazy_shoup(v, one, ones, vq, v2q), vq);  // v mod q
+    const V r = sub_if_ge(lazy_shoup_dq(v, one, ones, vq, v2q), vq);  // v mod q
     const __mmask8 negative = _mm512_cmpgt_epu64_mask(v, half);
     const V d = sub_if_ge(_mm512_sub_epi64(_mm512_add_epi64(r, vq), pq), vq);
     _mm512_storeu_si512(out + t, _mm512_mask_mov_epi64(r, negative, d));
