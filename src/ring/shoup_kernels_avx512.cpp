@@ -1,5 +1,5 @@
 // AVX-512F/DQ paths of shoup_kernels.h. Lazy Shoup with the approximate high product of
-// ntt_avx512.cpp (qhat at most 2 low: x*w - qhat*q in [0, 4q), one subtraction to [0, 2q)).
+// ring/avx512dq_shoup.h (qhat at most 2 low: x*w - qhat*q in [0, 4q), one subtraction to [0, 2q)).
 // Compiled with -mavx512f -mavx512dq; called only after CPUID says so.
 #include "ring/shoup_kernels.h"
 
