@@ -46,6 +46,7 @@ class PaillierPublicKey {
   const mpz_class& ciphertext_modulus() const { return ns1_; }  // N^{s+1}
   int degree() const { return degree_; }
   std::size_t modulus_bits() const { return bits_; }
+  std::size_t n_bytes() const { return (bits_ + 7) / 8; }
   std::size_t plaintext_bytes() const { return (bits_ * degree_ + 7) / 8; }
   std::size_t ciphertext_bytes() const { return (bits_ * (degree_ + 1) + 7) / 8; }
 

@@ -1,0 +1,245 @@
+#include "pir/zippir/hint_engine.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/sha256.h"
+#include "pir/paillier/bigint.h"
+#include "pir/paillier/mont_batch.h"
+#include "pir/paillier/multiexp.h"
+
+namespace privsearch::pir {
+namespace {
+
+constexpr int kGroupBits = 11;
+constexpr std::uint64_t kCkStream = 0x5a50434b00000000ull;  // "ZPCK"
+
+// Runs products in batches of 8 through MontgomeryBatch.
+class Batcher {
+ public:
+  explicit Batcher(const MontgomeryBatch& mb) : mb_(mb) {}
+  void add(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out) {
+    a_[count_] = a;
+    b_[count_] = b;
+    out_[count_] = out;
+    if (++count_ == MontgomeryBatch::kLanes) flush();
+  }
+  void flush() {
+    if (count_ == 0) return;
+    mb_.mul(a_, b_, out_, count_);
+    products_ += count_;
+    count_ = 0;
+  }
+  std::size_t products() const { return products_; }
+
+ private:
+  const MontgomeryBatch& mb_;
+  const std::uint64_t* a_[MontgomeryBatch::kLanes]{};
+  const std::uint64_t* b_[MontgomeryBatch::kLanes]{};
+  std::uint64_t* out_[MontgomeryBatch::kLanes]{};
+  std::size_t count_ = 0;
+  std::size_t products_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
+                                                   std::size_t n, std::size_t ld, int hint_bits) {
+  const int shift = 32 - hint_bits;
+  const std::uint64_t mask = (std::uint64_t{1} << hint_bits) - 1;
+  const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
+  std::vector<std::uint32_t> e(rows * n);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::uint64_t rounded = ((h[r * ld + j] + half) >> shift) & mask;
+      e[r * n + j] = static_cast<std::uint32_t>(mask - rounded);
+    }
+  }
+  return e;
+}
+
+std::vector<mpz_class> expand_compression_randomness(const PaillierPublicKey& pk,
+                                                     std::span<const std::uint8_t> client_seed,
+                                                     std::uint64_t query_index, std::size_t n) {
+  Sha256 h;
+  static constexpr char kLabel[] = "privsearch zippir compression randomness v1";
+  h.update(std::span(reinterpret_cast<const std::uint8_t*>(kLabel), sizeof(kLabel) - 1));
+  h.update(client_seed);
+  const Sha256Digest digest = h.finish();
+  Seed seed{};
+  std::copy(digest.begin(), digest.end(), seed.begin());
+  Prng prng = Prng::from_seed(seed, kCkStream + query_index);
+  std::vector<mpz_class> ck(n);
+  for (auto& c : ck) {
+    do {
+      c = random_below(pk.ciphertext_modulus(), prng);
+    } while (c == 0 || gcd(c, pk.n()) != 1);  // public values: rejection leaks nothing
+  }
+  return ck;
+}
+
+mpz_class packed_hint_entry(std::span<const std::uint32_t> exponents, std::size_t rows,
+                            std::size_t n, std::size_t slots, int hint_bits, std::size_t i,
+                            std::size_t j) {
+  mpz_class v = 0;
+  for (std::size_t l = slots; l-- > 0;) {
+    mpz_mul_2exp(v.get_mpz_t(), v.get_mpz_t(), static_cast<mp_bitcnt_t>(hint_bits));
+    const std::size_t r = i * slots + l;
+    if (r < rows) v += static_cast<unsigned long>(exponents[r * n + j]);
+  }
+  return v;
+}
+
+std::vector<mpz_class> compute_compressed_hint_reference(const PaillierPublicKey& pk,
+                                                         std::span<const mpz_class> ck_r,
+                                                         std::span<const std::uint32_t> exponents,
+                                                         std::size_t rows, std::size_t n,
+                                                         std::size_t slots, int hint_bits) {
+  const std::size_t packed = (rows + slots - 1) / slots;
+  std::vector<mpz_class> out(packed);
+  std::vector<mpz_class> exps(n);
+  for (std::size_t i = 0; i < packed; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      exps[j] = packed_hint_entry(exponents, rows, n, slots, hint_bits, i, j);
+    }
+    out[i] = multi_exp(ck_r, exps, pk.ciphertext_modulus());
+  }
+  return out;
+}
+
+std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
+                                               std::span<const mpz_class> ck_r,
+                                               std::span<const std::uint32_t> exponents,
+                                               std::size_t rows, std::size_t n,
+                                               std::size_t slots, int hint_bits, unsigned threads,
+                                               HintEngineStats* stats) {
+  auto mb_result = MontgomeryBatch::create(pk.ciphertext_modulus());
+  PRIVSEARCH_CHECK(mb_result.ok(), "N^2 is odd");
+  const MontgomeryBatch& mb = *mb_result;
+  const std::size_t L = mb.limbs();
+  const std::size_t b = static_cast<std::size_t>(hint_bits);
+  const std::size_t bits_per_row = b * n;
+  const std::size_t words_per_row = (bits_per_row + 63) / 64 + 1;
+  std::size_t products = 0;
+
+  // Bit strings of the exponent rows: bit u = j b + t is bit t of E[r][j].
+  std::vector<std::uint64_t> bitrows(rows * words_per_row, 0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::uint64_t* w = bitrows.data() + r * words_per_row;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::uint64_t e = exponents[r * n + j];
+      const std::size_t u = j * b;
+      w[u / 64] |= e << (u % 64);
+      if (u % 64 + b > 64) w[u / 64 + 1] |= e >> (64 - u % 64);
+    }
+  }
+
+  // Bit bases beta_{j,t} = ck_r[j]^{2^t} in Montgomery form: n b entries of L words.
+  std::vector<std::uint64_t> beta(bits_per_row * L);
+  for (std::size_t j = 0; j < n; ++j) mb.to_mont(ck_r[j], beta.data() + (j * b) * L);
+  {
+    Batcher batch(mb);
+    for (std::size_t t = 1; t < b; ++t) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::uint64_t* prev = beta.data() + (j * b + t - 1) * L;
+        batch.add(prev, prev, beta.data() + (j * b + t) * L);
+      }
+      batch.flush();
+    }
+    products += batch.products();
+  }
+
+  // Step 1 over groups of kGroupBits bit-columns, split over threads.
+  const std::size_t groups = (bits_per_row + kGroupBits - 1) / kGroupBits;
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(groups)));
+  std::vector<std::vector<std::uint64_t>> acc(threads);
+  std::vector<std::size_t> thread_products(threads, 0);
+  std::vector<std::uint64_t> one(L);
+  mb.one(one.data());
+  auto worker = [&](unsigned t) {
+    std::vector<std::uint64_t>& a = acc[t];
+    a.resize(rows * L);
+    for (std::size_t r = 0; r < rows; ++r) std::copy(one.begin(), one.end(), a.begin() + r * L);
+    std::vector<std::uint64_t> table((std::size_t{1} << kGroupBits) * L);
+    Batcher batch(mb);
+    for (std::size_t g = t; g < groups; g += threads) {
+      const std::size_t u0 = g * kGroupBits;
+      const std::size_t width = std::min<std::size_t>(kGroupBits, bits_per_row - u0);
+      // table[m] = prod_{bits k of m} beta_{u0 + k}; table[0] is never used.
+      for (std::size_t k = 0; k < width; ++k) {
+        const std::uint64_t* base = beta.data() + (u0 + k) * L;
+        const std::size_t lo = std::size_t{1} << k;
+        std::copy(base, base + L, table.begin() + lo * L);
+        for (std::size_t m = lo + 1; m < 2 * lo; ++m) {
+          batch.add(table.data() + (m - lo) * L, base, table.data() + m * L);
+        }
+        batch.flush();
+      }
+      const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::uint64_t* w = bitrows.data() + r * words_per_row;
+        const std::size_t q = u0 / 64, s = u0 % 64;
+        std::uint64_t bits = w[q] >> s;
+        if (s + width > 64) bits |= w[q + 1] << (64 - s);
+        bits &= mask;
+        if (bits == 0) continue;  // public exponent bits
+        batch.add(a.data() + r * L, table.data() + bits * L, a.data() + r * L);
+      }
+      batch.flush();
+    }
+    thread_products[t] = batch.products();
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
+  for (unsigned t = 0; t < threads; ++t) products += thread_products[t];
+  std::vector<std::uint64_t>& g_rows = acc[0];
+  {
+    Batcher batch(mb);
+    for (unsigned t = 1; t < threads; ++t) {
+      for (std::size_t r = 0; r < rows; ++r) {
+        batch.add(g_rows.data() + r * L, acc[t].data() + r * L, g_rows.data() + r * L);
+      }
+      batch.flush();
+      std::vector<std::uint64_t>().swap(acc[t]);
+    }
+    products += batch.products();
+  }
+
+  // Step 2: k_i = prod_l g_{ik+l}^{gamma^l} by Horner, eight packed rows per batch.
+  const std::size_t packed = (rows + slots - 1) / slots;
+  std::vector<std::uint64_t> k_acc(packed * L);
+  Batcher batch(mb);
+  for (std::size_t i = 0; i < packed; ++i) {
+    const std::size_t top = std::min(rows, (i + 1) * slots) - 1;
+    std::copy(g_rows.begin() + top * L, g_rows.begin() + (top + 1) * L, k_acc.begin() + i * L);
+  }
+  for (std::size_t l = slots - 1; l-- > 0;) {
+    // Blocks whose row i*slots + l exists (all but possibly the last block's upper slots).
+    std::vector<std::size_t> live;
+    for (std::size_t i = 0; i < packed; ++i) {
+      if (i * slots + l < rows && i * slots + l < std::min(rows, (i + 1) * slots) - 1) {
+        live.push_back(i);
+      }
+    }
+    if (live.empty()) continue;
+    for (std::size_t s = 0; s < b; ++s) {
+      for (std::size_t i : live) {
+        batch.add(k_acc.data() + i * L, k_acc.data() + i * L, k_acc.data() + i * L);
+      }
+      batch.flush();
+    }
+    for (std::size_t i : live) {
+      batch.add(k_acc.data() + i * L, g_rows.data() + (i * slots + l) * L, k_acc.data() + i * L);
+    }
+    batch.flush();
+  }
+  products += batch.products();
+  std::vector<mpz_class> out(packed);
+  for (std::size_t i = 0; i < packed; ++i) out[i] = mb.from_mont(k_acc.data() + i * L);
+  if (stats != nullptr) stats->products = products;
+  return out;
+}
+
+}  // namespace privsearch::pir

@@ -1,0 +1,594 @@
+#include "pir/zippir/zippir.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "core/bytes.h"
+#include "core/sha256.h"
+#include "pir/lwe/kernels.h"
+#include "pir/paillier/bigint.h"
+#include "pir/zippir/hint_engine.h"
+
+namespace privsearch::pir {
+namespace {
+
+constexpr std::uint8_t kVersion = 1;
+constexpr std::uint8_t kInfoMagic[4] = {'Z', 'P', 'I', 'N'};
+constexpr std::uint8_t kSetupMagic[4] = {'Z', 'P', 'S', 'U'};
+constexpr std::uint8_t kQueryMagic[4] = {'Z', 'P', 'Q', 'U'};
+constexpr std::uint8_t kResponseMagic[4] = {'Z', 'P', 'R', 'S'};
+constexpr std::uint8_t kHintMagic[4] = {'Z', 'P', 'H', 'T'};
+constexpr std::uint8_t kModeCombined = 1;  // Enc(T_i) per packed row
+constexpr std::uint8_t kModeTOnly = 2;     // t_i only; the client holds k_i
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void put_header(ByteWriter& w, const std::uint8_t (&magic)[4]) {
+  w.put_bytes(magic);
+  w.put_u8(kVersion);
+}
+
+Status read_header(ByteReader& r, const std::uint8_t (&magic)[4], const char* what) {
+  std::uint8_t got[4];
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(got));
+  if (std::memcmp(got, magic, 4) != 0) return data_loss_error(std::string(what) + ": bad magic");
+  std::uint8_t version = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(version));
+  if (version != kVersion) {
+    return failed_precondition_error(std::string(what) + ": `version` = " +
+                                     std::to_string(version) + ", this build reads 1");
+  }
+  return Status();
+}
+
+Status check_params_id(ByteReader& r, std::uint64_t expected, const char* what) {
+  std::uint64_t id = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(id));
+  if (id != expected) {
+    return failed_precondition_error(std::string(what) +
+                                     ": `params_id` does not match this database");
+  }
+  return Status();
+}
+
+// sum_l values[l] 2^(b l) as a big integer.
+mpz_class pack_slots(const std::uint32_t* values, std::size_t count, int bits) {
+  std::vector<std::uint64_t> words((count * static_cast<std::size_t>(bits) + 63) / 64 + 1, 0);
+  for (std::size_t l = 0; l < count; ++l) {
+    const std::size_t u = l * static_cast<std::size_t>(bits);
+    const std::uint64_t v = values[l];
+    words[u / 64] |= v << (u % 64);
+    if (u % 64 + static_cast<std::size_t>(bits) > 64) words[u / 64 + 1] |= v >> (64 - u % 64);
+  }
+  mpz_class out;
+  mpz_import(out.get_mpz_t(), words.size(), -1, 8, 0, 0, words.data());
+  return out;
+}
+
+std::uint64_t slot_of(const mpz_class& t, std::size_t l, int bits) {
+  std::uint64_t v = 0;
+  const std::size_t base = l * static_cast<std::size_t>(bits);
+  for (int k = bits - 1; k >= 0; --k) {
+    v = (v << 1) | static_cast<std::uint64_t>(
+                       mpz_tstbit(t.get_mpz_t(), base + static_cast<std::size_t>(k)));
+  }
+  return v;
+}
+
+std::uint64_t id_of_setup(std::span<const std::uint8_t> setup) {
+  const auto d = sha256(setup);
+  std::uint64_t v = 0;
+  std::memcpy(&v, d.data(), 8);
+  return v;
+}
+
+}  // namespace
+
+// --- public info -------------------------------------------------------------------------------
+
+std::vector<std::uint8_t> ZipPirPublicInfo::serialize() const {
+  ByteWriter w;
+  put_header(w, kInfoMagic);
+  w.put_string(params.lwe.name);
+  w.put_u16(static_cast<std::uint16_t>(params.paillier_bits));
+  w.put_u8(static_cast<std::uint8_t>(params.hint_bits));
+  w.put_u64(shape.records);
+  w.put_u64(shape.record_bytes);
+  w.put_u64(shape.records_per_column);
+  w.put_bytes(a_seed);
+  return w.take();
+}
+
+Result<ZipPirPublicInfo> ZipPirPublicInfo::deserialize(std::span<const std::uint8_t> bytes,
+                                                       bool allow_insecure) {
+  ByteReader r(bytes);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kInfoMagic, "ZipPIR info"));
+  std::string name;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_string(name, 64));
+  std::uint16_t pbits = 0;
+  std::uint8_t hbits = 0;
+  std::uint64_t records = 0, record_bytes = 0, per_column = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(pbits));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(hbits));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(records));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(record_bytes));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(per_column));
+  ZipPirPublicInfo info;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(info.a_seed));
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  PRIVSEARCH_ASSIGN_OR_RETURN(info.params.lwe, find_lwe_params(name, allow_insecure));
+  info.params.paillier_bits = pbits;
+  info.params.hint_bits = hbits;
+  info.params.allow_insecure = allow_insecure;
+  PRIVSEARCH_RETURN_IF_ERROR(info.params.validate());
+  if (records == 0 || record_bytes == 0 || per_column == 0 || record_bytes > kMaxRecordBytes ||
+      per_column > records || records > kMaxDatabaseBytes) {
+    return data_loss_error("ZipPIR info: invalid database shape");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(info.shape,
+                              choose_database_shape(records, record_bytes,
+                                                    per_column * record_bytes));
+  if (info.shape.records_per_column != per_column) {
+    return data_loss_error("ZipPIR info: `records_per_column` is not reproducible");
+  }
+  return info;
+}
+
+// --- server ------------------------------------------------------------------------------------
+
+Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& params,
+                                                           LweDatabase db, const Seed& a_seed,
+                                                           unsigned threads,
+                                                           ZipPirServerLimits limits) {
+  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
+  const DatabaseShape shape = db.shape();
+  const double fail = params.correctness_log2(shape.columns);
+  if (fail > kZipPirMaxFailureLog2) {
+    return invalid_argument_error("ZipPIR: decoding failure probability 2^" +
+                                  std::to_string(fail) + " per byte exceeds 2^-40 for " +
+                                  std::to_string(shape.columns) + " columns; raise `hint_bits`");
+  }
+  auto server = std::unique_ptr<ZipPirServer>(new ZipPirServer());
+  server->info_ = ZipPirPublicInfo{params, shape, a_seed};
+  server->limits_ = limits;
+  server->slots_ = params.slots_per_plaintext();
+  server->packed_rows_ = params.packed_rows(shape);
+  const std::size_t n = params.lwe.n;
+  {
+    const auto h = compute_lwe_hint(db, a_seed, n, threads);
+    server->exponents_ =
+        rescaled_hint_exponents(h.data(), shape.rows, n, hint_ld(n), params.hint_bits);
+  }
+  // P in RNS: the primes depend only on the product size, so any modulus of the right size
+  // gives the same basis; 2^(bits-1) + 1 stands in for N here.
+  mpz_class stand_in = 1;
+  mpz_mul_2exp(stand_in.get_mpz_t(), stand_in.get_mpz_t(),
+               static_cast<mp_bitcnt_t>(params.paillier_bits - 1));
+  stand_in += 1;
+  PRIVSEARCH_ASSIGN_OR_RETURN(RnsBasis basis,
+                              RnsBasis::create(params.online_product_bits(), stand_in));
+  server->primes_.assign(basis.primes().begin(), basis.primes().end());
+  const std::size_t L = basis.size(), packed = server->packed_rows_;
+  server->p_rns_.assign(L * packed * n, 0);
+  const std::size_t pwords = (server->slots_ * static_cast<std::size_t>(params.hint_bits) + 31) / 32;
+  PRIVSEARCH_CHECK(pwords <= basis.input_words(), "packed hint entry wider than N");
+  auto fill = [&](std::size_t i0, std::size_t i1) {
+    std::vector<std::uint32_t> words(basis.input_words()), res(L);
+    std::vector<std::uint32_t> slot_values(server->slots_);
+    for (std::size_t i = i0; i < i1; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t l = 0; l < server->slots_; ++l) {
+          const std::size_t r = i * server->slots_ + l;
+          slot_values[l] = r < shape.rows ? server->exponents_[r * n + j] : 0;
+        }
+        const mpz_class v = pack_slots(slot_values.data(), server->slots_, params.hint_bits);
+        std::fill(words.begin(), words.end(), 0u);
+        std::size_t count = 0;
+        mpz_export(words.data(), &count, -1, 4, 0, 0, v.get_mpz_t());
+        basis.to_rns(words, res.data());
+        for (std::size_t l = 0; l < L; ++l) server->p_rns_[(l * packed + i) * n + j] = res[l];
+      }
+    }
+  };
+  threads = std::max(1u, threads);
+  std::vector<std::thread> pool;
+  const std::size_t per = (packed + threads - 1) / threads;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t i0 = std::min(packed, t * per), i1 = std::min(packed, i0 + per);
+    if (i0 < i1) pool.emplace_back(fill, i0, i1);
+  }
+  for (auto& th : pool) th.join();
+  server->db_.emplace(std::move(db));
+  return server;
+}
+
+std::size_t ZipPirServer::state_bytes_per_query() const {
+  return packed_rows_ * static_cast<std::size_t>(info_.params.paillier_bits) / 4;
+}
+
+std::size_t ZipPirServer::client_state_bytes(std::uint64_t client_id) const {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) return 0;
+  return it->second.hints.size() * state_bytes_per_query();
+}
+
+Result<std::uint64_t> ZipPirServer::register_client(std::span<const std::uint8_t> setup_message) {
+  ByteReader r(setup_message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kSetupMagic, "ZipPIR setup"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR setup"));
+  std::vector<std::uint8_t> nbytes(static_cast<std::size_t>(info_.params.paillier_bits) / 8);
+  std::vector<std::uint8_t> seed(kZipPirSeedBytes);
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(nbytes));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(seed));
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  const mpz_class n = read_fixed(nbytes);
+  if (bit_length(n) != static_cast<std::size_t>(info_.params.paillier_bits)) {
+    return invalid_argument_error("ZipPIR setup: `N` has " + std::to_string(bit_length(n)) +
+                                  " bits, the parameters need " +
+                                  std::to_string(info_.params.paillier_bits));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(PaillierPublicKey pk,
+                              PaillierPublicKey::create(n, 1, info_.params.allow_insecure));
+  PRIVSEARCH_ASSIGN_OR_RETURN(RnsBasis basis,
+                              RnsBasis::create(info_.params.online_product_bits(), n));
+  const std::uint64_t id = id_of_setup(setup_message);
+  std::lock_guard lock(mu_);
+  if (clients_.count(id) == 0 && clients_.size() >= limits_.max_clients) {
+    return resource_exhausted_error("ZipPIR: `max_clients` = " +
+                                    std::to_string(limits_.max_clients) + " reached");
+  }
+  Client c{std::move(pk), std::move(seed), std::make_shared<const RnsBasis>(std::move(basis)), {},
+           {}};
+  clients_.insert_or_assign(id, std::move(c));
+  return id;
+}
+
+Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_index,
+                                std::size_t count, unsigned threads) {
+  std::optional<PaillierPublicKey> pk;
+  std::vector<std::uint8_t> seed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+    if (it->second.hints.size() + count > limits_.max_queued_queries) {
+      return resource_exhausted_error("ZipPIR: at most " +
+                                      std::to_string(limits_.max_queued_queries) +
+                                      " precomputed queries per client");
+    }
+    pk.emplace(it->second.pk);
+    seed = it->second.seed;
+  }
+  const std::size_t n = info_.params.lwe.n;
+  for (std::uint64_t q = first_index; q < first_index + count; ++q) {
+    const auto ck = expand_compression_randomness(*pk, seed, q, n);
+    auto hint = compute_compressed_hint(*pk, ck, exponents_, info_.shape.rows, n, slots_,
+                                        info_.params.hint_bits, threads);
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: client left during precompute");
+    it->second.hints.insert_or_assign(q, std::move(hint));
+  }
+  return Status();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirServer::export_hint(std::uint64_t client_id,
+                                                            std::uint64_t query_index) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+  auto h = it->second.hints.find(query_index);
+  if (h == it->second.hints.end()) {
+    return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
+                                     std::to_string(query_index));
+  }
+  ByteWriter w;
+  put_header(w, kHintMagic);
+  w.put_u64(info_.params_id());
+  w.put_u64(query_index);
+  w.put_u32(static_cast<std::uint32_t>(h->second.size()));
+  for (const auto& k : h->second) w.put_bytes(it->second.pk.ciphertext_to_bytes(k));
+  it->second.hints.erase(h);
+  it->second.exported[query_index] = true;
+  return w.take();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint8_t> message,
+                                                       ZipPirAnswerTimings* timings) {
+  const std::size_t n = info_.params.lwe.n;
+  const DatabaseShape& shape = info_.shape;
+  ByteReader r(message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kQueryMagic, "ZipPIR query"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR query"));
+  std::uint64_t client_id = 0, index = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(client_id));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
+  if (r.remaining() != n * nbytes + shape.columns * 4) {
+    return data_loss_error("ZipPIR query has " + std::to_string(r.remaining()) +
+                           " payload bytes, expected " +
+                           std::to_string(n * nbytes + shape.columns * 4));
+  }
+  std::shared_ptr<const RnsBasis> rns;
+  std::optional<PaillierPublicKey> pk;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+    rns = it->second.rns;
+    pk.emplace(it->second.pk);
+  }
+  // Parse and check the whole message before consuming the one-time hint.
+  const std::size_t words = rns->input_words();
+  std::vector<std::uint32_t> ck_words(n * words, 0);
+  std::vector<std::uint8_t> offset(nbytes);
+  for (std::size_t j = 0; j < n; ++j) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(offset));
+    if (read_fixed(offset) >= pk->n()) {
+      return data_loss_error("ZipPIR query: offset `ck_o` is not below N");
+    }
+    std::memcpy(ck_words.data() + j * words, offset.data(), nbytes);
+  }
+  std::vector<std::uint32_t> qu(shape.stride, 0);
+  for (std::size_t c = 0; c < shape.columns; ++c) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(qu[c]));
+  // Take the client's hint for this index (it is used once).
+  std::vector<mpz_class> hint;
+  bool t_only = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+    auto h = it->second.hints.find(index);
+    if (h != it->second.hints.end()) {
+      hint = std::move(h->second);
+      it->second.hints.erase(h);
+    } else if (it->second.exported.erase(index) > 0) {
+      t_only = true;
+    } else {
+      return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
+                                       std::to_string(index) + " of this client");
+    }
+  }
+
+  auto t0 = Clock::now();
+  std::vector<std::uint32_t> ans(shape.rows);
+  matvec_u8_u32(db_->data(), shape.rows, shape.stride, qu.data(), ans.data());
+  const double db_ms = ms_since(t0);
+
+  auto t1 = Clock::now();
+  const int b = info_.params.hint_bits;
+  const int shift = info_.params.shift();
+  const std::uint64_t mask = (std::uint64_t{1} << b) - 1;
+  const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
+  std::vector<std::uint32_t> ans_scaled(packed_rows_ * slots_, 0);
+  for (std::size_t i = 0; i < shape.rows; ++i) {
+    ans_scaled[i] = static_cast<std::uint32_t>(((ans[i] + half) >> shift) & mask);
+  }
+  const std::size_t L = primes_.size(), packed = packed_rows_;
+  std::vector<std::uint32_t> ck_rns(L * n);
+  rns->to_rns_many(ck_words, n, ck_rns.data());
+  std::vector<std::uint32_t> t_rns(L * packed);
+  rns_matvec(primes_, p_rns_.data(), packed, n, ck_rns.data(), t_rns.data());
+  ByteWriter w;
+  put_header(w, kResponseMagic);
+  w.put_u64(info_.params_id());
+  w.put_u64(index);
+  w.put_u8(t_only ? kModeTOnly : kModeCombined);
+  w.put_u32(static_cast<std::uint32_t>(packed));
+  for (std::size_t i = 0; i < packed; ++i) {
+    mpz_class t = rns->crt_mod(t_rns.data() + i, packed);
+    t += pack_slots(ans_scaled.data() + i * slots_, slots_, b);
+    t %= pk->n();
+    if (t_only) {
+      w.put_bytes(to_fixed_bytes(t, nbytes));
+    } else {
+      // Enc(P_i r) + t_i: k_i (1 + t_i N) mod N^2.
+      const mpz_class c = hint[i] * (1 + t * pk->n()) % pk->ciphertext_modulus();
+      w.put_bytes(pk->ciphertext_to_bytes(c));
+    }
+  }
+  if (timings != nullptr) {
+    timings->db_pass_ms = db_ms;
+    timings->hint_part_ms = ms_since(t1);
+  }
+  return w.take();
+}
+
+// --- client ------------------------------------------------------------------------------------
+
+Result<ZipPirClient> ZipPirClient::create(const ZipPirPublicInfo& info, Prng& prng) {
+  PRIVSEARCH_RETURN_IF_ERROR(info.params.validate());
+  PRIVSEARCH_ASSIGN_OR_RETURN(PaillierKeyPair keys,
+                              paillier_keygen(info.params.paillier_bits, prng, 1,
+                                              info.params.allow_insecure));
+  ZipPirClient client(info, std::move(keys));
+  client.seed_.resize(kZipPirSeedBytes);
+  prng.fill(client.seed_);
+  return client;
+}
+
+std::vector<std::uint8_t> ZipPirClient::setup_message() const {
+  ByteWriter w;
+  put_header(w, kSetupMagic);
+  w.put_u64(info_.params_id());
+  w.put_bytes(to_fixed_bytes(keys_->public_key.n(),
+                             static_cast<std::size_t>(info_.params.paillier_bits) / 8));
+  w.put_bytes(seed_);
+  return w.take();
+}
+
+std::uint64_t ZipPirClient::client_id() const { return id_of_setup(setup_message()); }
+
+Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
+  if (offsets_.count(index) != 0) return Status();
+  auto t0 = Clock::now();
+  const std::size_t n = info_.params.lwe.n;
+  const auto ck = expand_compression_randomness(keys_->public_key, seed_, index, n);
+  std::vector<mpz_class> r(n);
+  threads = std::max(1u, threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t j = t; j < n; j += threads) {
+        r[j] = keys_->private_key.decrypt_unchecked(ck[j]);
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  offsets_.insert_or_assign(index, std::move(r));
+  timings_.offsets_ms = ms_since(t0);
+  return Status();
+}
+
+Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
+  ByteReader r(message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kHintMagic, "ZipPIR hint"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR hint"));
+  std::uint64_t index = 0;
+  std::uint32_t count = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  if (count != info_.params.packed_rows(info_.shape)) {
+    return data_loss_error("ZipPIR hint: `count` = " + std::to_string(count) + ", expected " +
+                           std::to_string(info_.params.packed_rows(info_.shape)));
+  }
+  const auto& pk = keys_->public_key;
+  std::vector<mpz_class> k(count);
+  std::vector<std::uint8_t> b(pk.ciphertext_bytes());
+  for (auto& v : k) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(b));
+    PRIVSEARCH_ASSIGN_OR_RETURN(v, pk.ciphertext_from_bytes(b));
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  hints_.insert_or_assign(index, std::move(k));
+  return Status();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& prng,
+                                                      std::optional<ZipPirPendingQuery>& pending,
+                                                      unsigned threads) {
+  const DatabaseShape& shape = info_.shape;
+  if (record >= shape.records) {
+    return out_of_range_error("ZipPIR `record` = " + std::to_string(record) + " >= " +
+                              std::to_string(shape.records) + " records");
+  }
+  const std::uint64_t index = next_index_;
+  PRIVSEARCH_RETURN_IF_ERROR(precompute_query(index, threads));
+  auto t0 = Clock::now();
+  const std::size_t n = info_.params.lwe.n;
+  LweSecret s = LweSecret::sample(info_.params.lwe, prng);
+  std::uint32_t weight = 0;
+  for (std::uint32_t v : s.values()) weight += v;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto qu, make_lwe_query(info_.params.lwe, info_.a_seed, shape, s,
+                                                      shape.column_of(record), prng));
+  const auto& pk = keys_->public_key;
+  const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
+  auto& r = offsets_.at(index);
+  ByteWriter w;
+  w.reserve(64 + n * nbytes + shape.columns * 4);
+  put_header(w, kQueryMagic);
+  w.put_u64(info_.params_id());
+  w.put_u64(client_id());
+  w.put_u64(index);
+  std::vector<std::uint8_t> buf(nbytes);
+  for (std::size_t j = 0; j < n; ++j) {
+    // ck_o = s_j - r_j mod N.
+    mpz_class o = pk.n() - r[j] + s.values()[j];
+    if (o >= pk.n()) o -= pk.n();
+    PRIVSEARCH_RETURN_IF_ERROR(write_fixed(o, buf));
+    w.put_bytes(buf);
+  }
+  secure_zero(buf.data(), buf.size());
+  for (std::size_t c = 0; c < shape.columns; ++c) w.put_u32(qu[c]);
+  offsets_.erase(index);  // r of an index is used once
+  ++next_index_;
+  pending.emplace(ZipPirPendingQuery(std::move(s), index, record, weight));
+  timings_.query_ms = ms_since(t0);
+  return w.take();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery& pending,
+                                                        std::span<const std::uint8_t> response) {
+  auto t0 = Clock::now();
+  const DatabaseShape& shape = info_.shape;
+  const auto& pk = keys_->public_key;
+  const std::size_t slots = info_.params.slots_per_plaintext();
+  const std::size_t packed = info_.params.packed_rows(shape);
+  ByteReader r(response);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kResponseMagic, "ZipPIR response"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR response"));
+  std::uint64_t index = 0;
+  std::uint8_t mode = 0;
+  std::uint32_t count = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(mode));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  if (index != pending.query_index_) {
+    return failed_precondition_error("ZipPIR response is for query index " +
+                                     std::to_string(index) + ", expected " +
+                                     std::to_string(pending.query_index_));
+  }
+  if (mode != kModeCombined && mode != kModeTOnly) {
+    return data_loss_error("ZipPIR response: unknown `mode` " + std::to_string(mode));
+  }
+  if (count != packed) {
+    return data_loss_error("ZipPIR response: `count` = " + std::to_string(count) +
+                           ", expected " + std::to_string(packed));
+  }
+  const std::size_t item = mode == kModeCombined ? pk.ciphertext_bytes() : pk.n_bytes();
+  if (r.remaining() != item * packed) {
+    return data_loss_error("ZipPIR response: " + std::to_string(r.remaining()) +
+                           " payload bytes, expected " + std::to_string(item * packed));
+  }
+  const std::vector<mpz_class>* stored = nullptr;
+  if (mode == kModeTOnly) {
+    auto it = hints_.find(index);
+    if (it == hints_.end()) {
+      return failed_precondition_error("ZipPIR: the client holds no hint for query index " +
+                                       std::to_string(index));
+    }
+    stored = &it->second;
+  }
+  const std::size_t first_row = shape.first_row_of(pending.record_);
+  const std::size_t last_row = first_row + shape.record_bytes;  // exclusive
+  const std::size_t i0 = first_row / slots, i1 = (last_row - 1) / slots;
+  const int b = info_.params.hint_bits;
+  const std::uint64_t gamma_mask = (std::uint64_t{1} << b) - 1;
+  const std::uint64_t carry_estimate = pending.weight_ / 2;
+  std::vector<std::uint8_t> out(shape.record_bytes);
+  std::vector<std::uint8_t> item_bytes(item);
+  for (std::size_t i = 0; i < packed; ++i) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(item_bytes));
+    if (i < i0 || i > i1) continue;  // only the packed rows that hold the record
+    mpz_class t;
+    if (mode == kModeCombined) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(mpz_class c, pk.ciphertext_from_bytes(item_bytes));
+      t = keys_->private_key.decrypt_unchecked(c);
+    } else {
+      const mpz_class ti = read_fixed(item_bytes);
+      if (ti >= pk.n()) return data_loss_error("ZipPIR response: `t` is not below N");
+      t = (keys_->private_key.decrypt_unchecked((*stored)[i]) + ti) % pk.n();
+    }
+    for (std::size_t l = 0; l < slots; ++l) {
+      const std::size_t row = i * slots + l;
+      if (row < first_row || row >= last_row) continue;
+      const std::uint64_t x = slot_of(t, l, b);
+      const std::uint64_t y = (x + pending.weight_ - (l == 0 ? 0 : carry_estimate)) & gamma_mask;
+      // round(y / Delta') mod p with Delta' = 2^(b - 8).
+      out[row - first_row] =
+          static_cast<std::uint8_t>((y + (std::uint64_t{1} << (b - 9))) >> (b - 8));
+    }
+  }
+  if (mode == kModeTOnly) hints_.erase(index);
+  timings_.extract_ms = ms_since(t0);
+  return out;
+}
+
+}  // namespace privsearch::pir

@@ -1,0 +1,261 @@
+#include "pir/zippir/zippir.h"
+
+#include <gtest/gtest.h>
+
+#include "pir/paillier/bigint.h"
+#include "pir/zippir/hint_engine.h"
+#include "pir/zippir/rns.h"
+
+namespace privsearch::pir {
+namespace {
+
+// Insecure sizes keep the tests fast: LWE n = 64, 512-bit Paillier.
+ZipPirParams test_params(int paillier_bits = 512, int hint_bits = 16) {
+  ZipPirParams p;
+  p.lwe = *find_lwe_params("insecure-test-n64-binary", true);
+  p.paillier_bits = paillier_bits;
+  p.hint_bits = hint_bits;
+  p.allow_insecure = true;
+  return p;
+}
+
+TEST(ZipPirParams, PaperShapeFigures) {
+  ZipPirParams p;
+  p.lwe = *find_lwe_params("zippir-n1400-binary");
+  ASSERT_TRUE(p.validate().ok());
+  EXPECT_EQ(p.slots_per_plaintext(), 180u);  // floor((3071 - log2 1402) / 17)
+  auto shape = *choose_database_shape(65536, 16384);
+  EXPECT_EQ(p.packed_rows(shape), 92u);
+  EXPECT_LT(p.correctness_log2(shape.columns), -60.0);
+  // b = 12 leaves too little margin and is refused by the bound.
+  ZipPirParams small = p;
+  small.hint_bits = 12;
+  EXPECT_GT(small.correctness_log2(shape.columns), kZipPirMaxFailureLog2);
+  ZipPirParams ternary = p;
+  ternary.lwe = *find_lwe_params("hintless-n1400-ternary");
+  EXPECT_EQ(ternary.validate().code(), StatusCode::kInvalidArgument);
+  ZipPirParams weak = p;
+  weak.paillier_bits = 1024;
+  EXPECT_EQ(weak.validate().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Rns, MatvecAndCrtEqualBigIntegerArithmetic) {
+  Prng prng = Prng::from_seed(Seed{1});
+  mpz_class n = random_bits(512, prng);
+  mpz_setbit(n.get_mpz_t(), 511);
+  const std::size_t rows = 3, cols = 20, pbits = 480;
+  auto basis = RnsBasis::create(pbits + 512 + 6, n);
+  ASSERT_TRUE(basis.ok());
+  const std::size_t L = basis->size();
+  std::vector<mpz_class> p(rows * cols), x(cols);
+  std::vector<std::uint32_t> p_rns(L * rows * cols), x_rns(L * cols), out(L * rows), tmp(L);
+  auto words_of = [&](const mpz_class& v) {
+    std::vector<std::uint32_t> w(basis->input_words(), 0);
+    std::size_t count = 0;
+    mpz_export(w.data(), &count, -1, 4, 0, 0, v.get_mpz_t());
+    return w;
+  };
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      p[i * cols + j] = random_bits(pbits, prng);
+      basis->to_rns(words_of(p[i * cols + j]), tmp.data());
+      for (std::size_t l = 0; l < L; ++l) p_rns[(l * rows + i) * cols + j] = tmp[l];
+    }
+  }
+  for (std::size_t j = 0; j < cols; ++j) {
+    x[j] = random_below(n, prng);
+    basis->to_rns(words_of(x[j]), tmp.data());
+    for (std::size_t l = 0; l < L; ++l) x_rns[l * cols + j] = tmp[l];
+    // Residues equal GMP's.
+    for (std::size_t l = 0; l < L; ++l) {
+      EXPECT_EQ(tmp[l], mpz_fdiv_ui(x[j].get_mpz_t(), basis->primes()[l]));
+    }
+  }
+  rns_matvec(basis->primes(), p_rns.data(), rows, cols, x_rns.data(), out.data());
+  std::vector<std::uint32_t> out2(L * rows);
+  rns_matvec_scalar(basis->primes(), p_rns.data(), rows, cols, x_rns.data(), out2.data());
+  EXPECT_EQ(out, out2);
+  for (std::size_t i = 0; i < rows; ++i) {
+    mpz_class v = 0;
+    for (std::size_t j = 0; j < cols; ++j) v += p[i * cols + j] * x[j];
+    EXPECT_EQ(basis->crt_exact(out.data() + i, rows), v);
+    EXPECT_EQ(basis->crt_mod(out.data() + i, rows), mpz_class(v % n));
+  }
+}
+
+TEST(HintEngine, FourRussiansEqualsMultiExponentiation) {
+  Prng prng = Prng::from_seed(Seed{2});
+  auto kp = *paillier_keygen(512, prng, 1, true);
+  for (int bits : {16, 13}) {
+    const std::size_t rows = 21, n = 9, slots = 4;
+    std::vector<std::uint32_t> e(rows * n);
+    for (auto& v : e) v = static_cast<std::uint32_t>(prng.next_u64() & ((1u << bits) - 1));
+    e[5] = 0;
+    std::vector<std::uint8_t> seed(16, 3);
+    const auto ck = expand_compression_randomness(kp.public_key, seed, 0, n);
+    HintEngineStats stats;
+    const auto fast =
+        compute_compressed_hint(kp.public_key, ck, e, rows, n, slots, bits, 2, &stats);
+    const auto ref =
+        compute_compressed_hint_reference(kp.public_key, ck, e, rows, n, slots, bits);
+    ASSERT_EQ(fast.size(), 6u);
+    EXPECT_EQ(fast, ref);
+    EXPECT_GT(stats.products, 0u);
+  }
+}
+
+TEST(HintEngine, RandomnessDependsOnSeedAndIndex) {
+  Prng prng = Prng::from_seed(Seed{3});
+  auto kp = *paillier_keygen(512, prng, 1, true);
+  std::vector<std::uint8_t> seed(16, 1), other(16, 2);
+  const auto a = expand_compression_randomness(kp.public_key, seed, 0, 4);
+  EXPECT_EQ(a, expand_compression_randomness(kp.public_key, seed, 0, 4));
+  EXPECT_NE(a, expand_compression_randomness(kp.public_key, seed, 1, 4));
+  EXPECT_NE(a, expand_compression_randomness(kp.public_key, other, 0, 4));
+  for (const auto& c : a) EXPECT_TRUE(kp.public_key.validate_ciphertext(c).ok());
+}
+
+struct Fixture {
+  std::unique_ptr<ZipPirServer> server;
+  std::optional<ZipPirClient> client;
+  std::uint64_t id = 0;
+  LweDatabase* db = nullptr;
+};
+
+Fixture make(std::size_t records, std::size_t bytes, std::size_t target_rows, Prng& prng,
+             std::vector<std::vector<std::uint8_t>>& expected, int hint_bits = 16) {
+  auto shape = *choose_database_shape(records, bytes, target_rows);
+  auto db = *LweDatabase::create(shape);
+  db.fill_pseudorandom(records * 31 + bytes);
+  expected.clear();
+  for (std::size_t i = 0; i < records; ++i) expected.push_back(db.record(i));
+  Fixture f;
+  auto server = ZipPirServer::create(test_params(512, hint_bits), std::move(db),
+                                     Prng::random_seed(), 2);
+  EXPECT_TRUE(server.ok()) << server.status().to_string();
+  f.server = std::move(server).value();
+  auto info = ZipPirPublicInfo::deserialize(f.server->info().serialize(), true);
+  EXPECT_TRUE(info.ok());
+  auto client = ZipPirClient::create(*info, prng);
+  EXPECT_TRUE(client.ok());
+  f.client.emplace(std::move(client).value());
+  auto id = f.server->register_client(f.client->setup_message());
+  EXPECT_TRUE(id.ok());
+  f.id = *id;
+  EXPECT_EQ(f.id, f.client->client_id());
+  return f;
+}
+
+// PIR recovers every record of small random databases of several shapes and record sizes.
+TEST(ZipPir, RecoversEveryRecord) {
+  Prng prng = Prng::from_seed(Seed{4});
+  struct Case { std::size_t records, bytes, target; int bits; };
+  for (const Case c : {Case{12, 40, 120, 16}, Case{30, 7, 21, 16}, Case{5, 300, 300, 14},
+                       Case{64, 1, 16, 16}}) {
+    std::vector<std::vector<std::uint8_t>> expected;
+    Fixture f = make(c.records, c.bytes, c.target, prng, expected, c.bits);
+    ASSERT_TRUE(f.server->precompute(f.id, 0, c.records, 2).ok());
+    EXPECT_EQ(f.server->client_state_bytes(f.id), c.records * f.server->state_bytes_per_query());
+    for (std::size_t i = 0; i < c.records; ++i) {
+      std::optional<ZipPirPendingQuery> pending;
+      auto q = f.client->query(i, prng, pending);
+      ASSERT_TRUE(q.ok()) << q.status().to_string();
+      auto resp = f.server->answer(*q);
+      ASSERT_TRUE(resp.ok()) << resp.status().to_string();
+      auto rec = f.client->extract(*pending, *resp);
+      ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+      EXPECT_EQ(*rec, expected[i]) << "record " << i << " of " << c.records << "x" << c.bytes;
+      // The hint of an index is used once.
+      EXPECT_EQ(f.server->answer(*q).status().code(), StatusCode::kFailedPrecondition);
+    }
+    EXPECT_EQ(f.server->client_state_bytes(f.id), 0u);
+  }
+}
+
+TEST(ZipPir, ClientStorageVariant) {
+  Prng prng = Prng::from_seed(Seed{5});
+  std::vector<std::vector<std::uint8_t>> expected;
+  Fixture f = make(20, 16, 64, prng, expected);
+  ASSERT_TRUE(f.server->precompute(f.id, 0, 1, 2).ok());
+  auto hint = f.server->export_hint(f.id, 0);
+  ASSERT_TRUE(hint.ok());
+  EXPECT_EQ(f.server->client_state_bytes(f.id), 0u);  // the client holds it now
+  ASSERT_TRUE(f.client->store_hint(*hint).ok());
+  std::optional<ZipPirPendingQuery> pending;
+  auto q = f.client->query(13, prng, pending);
+  ASSERT_TRUE(q.ok());
+  auto resp = f.server->answer(*q);
+  ASSERT_TRUE(resp.ok());
+  auto rec = f.client->extract(*pending, *resp);
+  ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+  EXPECT_EQ(*rec, expected[13]);
+}
+
+TEST(ZipPir, RejectsBadMessages) {
+  Prng prng = Prng::from_seed(Seed{6});
+  std::vector<std::vector<std::uint8_t>> expected;
+  Fixture f = make(10, 8, 20, prng, expected);
+  // Unknown client, no hint, tampered and truncated queries.
+  std::optional<ZipPirPendingQuery> pending;
+  auto q = f.client->query(3, prng, pending);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(f.server->answer(*q).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(f.server->precompute(f.id, 0, 1, 1).ok());
+  for (std::size_t cut : {0u, 4u, 20u, 100u}) {
+    EXPECT_FALSE(f.server->answer(std::span(*q).first(std::min(cut, q->size()))).ok());
+  }
+  EXPECT_FALSE(f.server->answer(std::span(*q).first(q->size() - 1)).ok());
+  auto bad_id = *q;
+  bad_id[5] ^= 1;  // params id
+  EXPECT_EQ(f.server->answer(bad_id).status().code(), StatusCode::kFailedPrecondition);
+  auto other_client = *q;
+  other_client[13] ^= 1;  // client id
+  EXPECT_EQ(f.server->answer(other_client).status().code(), StatusCode::kNotFound);
+  auto big_offset = *q;
+  const std::size_t off0 = 4 + 1 + 8 + 8 + 8;
+  for (std::size_t k = 0; k < 64; ++k) big_offset[off0 + k] = 0xff;  // ck_o[0] >= N
+  EXPECT_EQ(f.server->answer(big_offset).status().code(), StatusCode::kDataLoss);
+  // The server keeps serving: the genuine query still works.
+  auto resp = f.server->answer(*q);
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(*f.client->extract(*pending, *resp), expected[3]);
+  // Damaged responses.
+  EXPECT_FALSE(f.client->extract(*pending, std::span(*resp).first(resp->size() - 1)).ok());
+  auto wrong_mode = *resp;
+  wrong_mode[4 + 1 + 8 + 8] = 9;
+  EXPECT_EQ(f.client->extract(*pending, wrong_mode).status().code(), StatusCode::kDataLoss);
+  // Setup validation: wrong params id, truncated, bad N.
+  auto setup = f.client->setup_message();
+  EXPECT_FALSE(f.server->register_client(std::span(setup).first(setup.size() - 1)).ok());
+  auto even = setup;
+  even[4 + 1 + 8] &= 0xfe;  // N even
+  EXPECT_EQ(f.server->register_client(even).status().code(), StatusCode::kInvalidArgument);
+  // Record index out of range.
+  std::optional<ZipPirPendingQuery> p2;
+  EXPECT_EQ(f.client->query(10, prng, p2).status().code(), StatusCode::kOutOfRange);
+  // Info round trip refuses insecure params unless allowed, and damaged bytes.
+  const auto info = f.server->info().serialize();
+  EXPECT_EQ(ZipPirPublicInfo::deserialize(info).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(ZipPirPublicInfo::deserialize(std::span(info).first(info.size() - 2), true).ok());
+}
+
+TEST(ZipPir, ServerLimits) {
+  auto shape = *choose_database_shape(4, 4, 8);
+  auto db = *LweDatabase::create(shape);
+  ZipPirServerLimits limits;
+  limits.max_clients = 1;
+  limits.max_queued_queries = 2;
+  auto server = *ZipPirServer::create(test_params(), std::move(db), Seed{}, 1, limits);
+  Prng prng = Prng::from_seed(Seed{7});
+  auto c1 = *ZipPirClient::create(server->info(), prng);
+  auto c2 = *ZipPirClient::create(server->info(), prng);
+  auto id = server->register_client(c1.setup_message());
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(server->register_client(c2.setup_message()).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(server->precompute(*id, 0, 3, 1).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(server->precompute(12345, 0, 1, 1).code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace privsearch::pir
