@@ -20,6 +20,7 @@
 #include "index/build.h"
 #include "bench_rerank.h"
 #include "bench_e2e.h"
+#include "bench_pir.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
@@ -149,9 +150,21 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("suite", suite,
                         "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
                         "candidate scan), e2e (private search end to end, provider process over "
-                        "TLS on loopback)")
+                        "TLS on loopback), pir (ZipPIR online/offline/client costs)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e"}));
+      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir"}));
+  privsearch::tools::PirBenchOptions pir_opts;
+  bench_cmd->add_option("--db-mb", pir_opts.db_mb,
+                        "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
+      ->check(CLI::Range(1, 65536));
+  bench_cmd->add_option("--record-bytes", pir_opts.record_bytes,
+                        "pir: record size in bytes (default 16384)")
+      ->check(CLI::Range(1, 1 << 24));
+  bench_cmd->add_option("--threads", pir_opts.threads,
+                        "pir: threads for the offline work (default: all cores)");
+  bench_cmd->add_option("--hint-bits", pir_opts.hint_bits,
+                        "pir: bits of the rescaled hint (default 17)")
+      ->check(CLI::Range(9, 32));
   privsearch::tools::E2eBenchOptions e2e_opts;
   bench_cmd->add_option("--docs", e2e_opts.docs,
                         "e2e: synthetic documents (default 1,000,000; built once under "
@@ -221,6 +234,13 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed() && suite == "pq") {
     if (runs != 0) pq_opts.runs = runs;
     auto result = privsearch::tools::run_pq_bench(pq_opts);
+    if (!result.ok()) return fail(result.status());
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
+  if (bench_cmd->parsed() && suite == "pir") {
+    if (runs != 0) pir_opts.runs = runs;
+    auto result = privsearch::tools::run_pir_bench(pir_opts);
     if (!result.ok()) return fail(result.status());
     std::cout << result->dump(2) << std::endl;
     return 0;

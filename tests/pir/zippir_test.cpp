@@ -259,3 +259,32 @@ TEST(ZipPir, ServerLimits) {
 
 }  // namespace
 }  // namespace privsearch::pir
+
+namespace privsearch::pir {
+namespace {
+
+TEST(ZipPir, RetainedHintAnswersOnlyIdenticalRetries) {
+  auto shape = *choose_database_shape(8, 8, 16);
+  auto db = *LweDatabase::create(shape);
+  db.fill_pseudorandom(3);
+  std::vector<std::uint8_t> want = db.record(5);
+  ZipPirServerLimits limits;
+  limits.retain_hints_for_retries = true;
+  auto server = *ZipPirServer::create(test_params(), std::move(db), Seed{9}, 1, limits);
+  Prng prng = Prng::from_seed(Seed{8});
+  auto client = *ZipPirClient::create(server->info(), prng);
+  auto id = *server->register_client(client.setup_message());
+  ASSERT_TRUE(server->precompute(id, 0, 1, 1).ok());
+  std::optional<ZipPirPendingQuery> pending;
+  auto q = *client.query(5, prng, pending);
+  auto r1 = server->answer(q);
+  auto r2 = server->answer(q);  // a retry after a lost response
+  ASSERT_TRUE(r1.ok() && r2.ok());
+  EXPECT_EQ(*client.extract(*pending, *r2), want);
+  auto other = q;
+  other.back() ^= 1;  // a different query under the same index
+  EXPECT_EQ(server->answer(other).status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace privsearch::pir

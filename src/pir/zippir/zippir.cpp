@@ -244,7 +244,7 @@ Result<std::uint64_t> ZipPirServer::register_client(std::span<const std::uint8_t
     return resource_exhausted_error("ZipPIR: `max_clients` = " +
                                     std::to_string(limits_.max_clients) + " reached");
   }
-  Client c{std::move(pk), std::move(seed), std::make_shared<const RnsBasis>(std::move(basis)), {},
+  Client c{std::move(pk), std::move(seed), std::make_shared<const RnsBasis>(std::move(basis)), {}, {},
            {}};
   clients_.insert_or_assign(id, std::move(c));
   return id;
@@ -346,7 +346,18 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint
     auto it = clients_.find(client_id);
     if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
     auto h = it->second.hints.find(index);
-    if (h != it->second.hints.end()) {
+    if (h != it->second.hints.end() && limits_.retain_hints_for_retries) {
+      const auto digest = sha256(message);
+      std::array<std::uint8_t, 32> d{};
+      std::copy(digest.begin(), digest.end(), d.begin());
+      auto prior = it->second.answered.find(index);
+      if (prior != it->second.answered.end() && prior->second != d) {
+        return failed_precondition_error("ZipPIR: query index " + std::to_string(index) +
+                                         " was already used by a different query");
+      }
+      it->second.answered[index] = d;
+      hint = h->second;
+    } else if (h != it->second.hints.end()) {
       hint = std::move(h->second);
       it->second.hints.erase(h);
     } else if (it->second.exported.erase(index) > 0) {

@@ -24,6 +24,7 @@
 #include <gmpxx.h>
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,6 +60,11 @@ struct ZipPirPublicInfo {
 struct ZipPirServerLimits {
   std::size_t max_clients = 1024;
   std::size_t max_queued_queries = kZipPirMaxQueriesPerClient;
+  // Keep a hint after answering so a byte-identical retry of the same query (a lost response)
+  // can be answered again; a different query under a used index is refused (two answered
+  // queries under one hint would reveal s1 - s2). Off by default; benchmarks turn it on to time
+  // repeated answers.
+  bool retain_hints_for_retries = false;
 };
 
 struct ZipPirAnswerTimings {
@@ -102,6 +108,7 @@ class ZipPirServer {
     std::shared_ptr<const RnsBasis> rns;
     std::map<std::uint64_t, std::vector<mpz_class>> hints;  // query index -> k_i
     std::map<std::uint64_t, bool> exported;                 // indices whose hint the client holds
+    std::map<std::uint64_t, std::array<std::uint8_t, 32>> answered;  // retained: query digest
   };
   ZipPirServer() = default;
 
