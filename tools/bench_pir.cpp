@@ -74,7 +74,7 @@ Result<nlohmann::json> run_one(const PirBenchOptions& o, std::size_t db_mb, unsi
   const double client_query_ms = client.timings().query_ms;
 
   progress("online answers (one thread)");
-  std::vector<double> db_ms, hint_ms;
+  std::vector<double> db_ms, hint_ms, conv_ms, mv_ms, crt_ms;
   std::vector<std::uint8_t> response;
   Status failure;
   auto stats = time_runs(1, o.runs, [&] {
@@ -87,6 +87,9 @@ Result<nlohmann::json> run_one(const PirBenchOptions& o, std::size_t db_mb, unsi
     response = std::move(r).value();
     db_ms.push_back(t.db_pass_ms);
     hint_ms.push_back(t.hint_part_ms);
+    conv_ms.push_back(t.offsets_to_rns_ms);
+    mv_ms.push_back(t.rns_matvec_ms);
+    crt_ms.push_back(t.crt_pack_add_ms);
   });
   PRIVSEARCH_RETURN_IF_ERROR(failure);
   PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.extract(*pending, response));
@@ -112,6 +115,9 @@ Result<nlohmann::json> run_one(const PirBenchOptions& o, std::size_t db_mb, unsi
   j["db_pass_ms"] = median(db_ms);
   j["db_pass_gbps"] = bytes / (median(db_ms) * 1e-3) / 1e9;
   j["hint_part_ms"] = median(hint_ms);
+  j["hint_part_breakdown_ms"] = {{"offsets_to_rns", median(conv_ms)},
+                                 {"rns_matvec", median(mv_ms)},
+                                 {"crt_pack_paillier_add", median(crt_ms)}};
   j["offline_s_per_query"] = {{"wall_all_cores", offline_wall},
                               {"cpu_s", offline_cpu},
                               {"threads", threads}};

@@ -43,7 +43,7 @@ TEST(Rns, MatvecAndCrtEqualBigIntegerArithmetic) {
   Prng prng = Prng::from_seed(Seed{1});
   mpz_class n = random_bits(512, prng);
   mpz_setbit(n.get_mpz_t(), 511);
-  const std::size_t rows = 3, cols = 20, pbits = 480;
+  const std::size_t rows = 7, cols = 37, pbits = 480;
   auto basis = RnsBasis::create(pbits + 512 + 6, n);
   ASSERT_TRUE(basis.ok());
   const std::size_t L = basis->size();
@@ -71,6 +71,15 @@ TEST(Rns, MatvecAndCrtEqualBigIntegerArithmetic) {
       EXPECT_EQ(tmp[l], mpz_fdiv_ui(x[j].get_mpz_t(), basis->primes()[l]));
     }
   }
+  // The batched (AVX-512 when available) conversion equals the scalar one.
+  std::vector<std::uint32_t> all_words;
+  for (std::size_t j = 0; j < cols; ++j) {
+    const auto w = words_of(x[j]);
+    all_words.insert(all_words.end(), w.begin(), w.end());
+  }
+  std::vector<std::uint32_t> x_many(L * cols);
+  basis->to_rns_many(all_words, cols, x_many.data());
+  EXPECT_EQ(x_many, x_rns);
   rns_matvec(basis->primes(), p_rns.data(), rows, cols, x_rns.data(), out.data());
   std::vector<std::uint32_t> out2(L * rows);
   rns_matvec_scalar(basis->primes(), p_rns.data(), rows, cols, x_rns.data(), out2.data());

@@ -6,7 +6,38 @@
 namespace privsearch::pir {
 namespace {
 
-#include "pir/zippir/rns_kernels.inc"
+// Scalar reference kernels.
+// out[l] = sum_w words[w] * table[w * nprimes + l] mod primes[l], reducing every 48 words.
+static inline void rns_words_body(const std::uint32_t* words, std::size_t nwords,
+                                  const std::uint32_t* table, std::size_t nprimes,
+                                  const std::uint32_t* primes, std::uint32_t* out,
+                                  std::uint64_t* acc) {
+  for (std::size_t l = 0; l < nprimes; ++l) acc[l] = 0;
+  for (std::size_t w0 = 0; w0 < nwords; w0 += 48) {
+    const std::size_t w1 = w0 + 48 < nwords ? w0 + 48 : nwords;
+    for (std::size_t w = w0; w < w1; ++w) {
+      const std::uint64_t x = words[w];
+      const std::uint32_t* t = table + w * nprimes;
+      for (std::size_t l = 0; l < nprimes; ++l) acc[l] += x * t[l];
+    }
+    for (std::size_t l = 0; l < nprimes; ++l) acc[l] %= primes[l];
+  }
+  for (std::size_t l = 0; l < nprimes; ++l) out[l] = static_cast<std::uint32_t>(acc[l]);
+}
+
+static inline void rns_matvec_body(const std::uint32_t* primes, std::size_t nprimes,
+                                   const std::uint32_t* p, std::size_t rows, std::size_t cols,
+                                   const std::uint32_t* x, std::uint32_t* out) {
+  for (std::size_t l = 0; l < nprimes; ++l) {
+    const std::uint32_t* xl = x + l * cols;
+    for (std::size_t i = 0; i < rows; ++i) {
+      const std::uint32_t* row = p + (l * rows + i) * cols;
+      std::uint64_t acc = 0;
+      for (std::size_t j = 0; j < cols; ++j) acc += static_cast<std::uint64_t>(row[j]) * xl[j];
+      out[l * rows + i] = static_cast<std::uint32_t>(acc % primes[l]);
+    }
+  }
+}
 
 bool use_avx512() {
   static const bool has = detail::rns_avx512_compiled() && __builtin_cpu_supports("avx512f") &&
@@ -53,6 +84,18 @@ Result<RnsBasis> RnsBasis::create(std::size_t product_bits, const mpz_class& n) 
       pw = (pw << 32) % b.primes_[l];
     }
   }
+  b.padded_ = (L + 7) / 8 * 8;
+  const std::size_t pieces = 2 * b.input_words_;
+  b.pow16_.assign(pieces * b.padded_, 0.0);
+  b.prime_f_.assign(b.padded_, 1.0);
+  for (std::size_t l = 0; l < L; ++l) {
+    std::uint64_t pw = 1;
+    b.prime_f_[l] = static_cast<double>(b.primes_[l]);
+    for (std::size_t k = 0; k < pieces; ++k) {
+      b.pow16_[k * b.padded_ + l] = static_cast<double>(pw);
+      pw = (pw << 16) % b.primes_[l];
+    }
+  }
   b.inv_hat_.resize(L);
   b.inv_prime_.resize(L);
   b.w_mod_n_.resize(L);
@@ -72,19 +115,20 @@ Result<RnsBasis> RnsBasis::create(std::size_t product_bits, const mpz_class& n) 
 
 void RnsBasis::to_rns(std::span<const std::uint32_t> words, std::uint32_t* out) const {
   PRIVSEARCH_CHECK(words.size() <= input_words_, "to_rns input wider than the basis allows");
-  if (use_avx512()) {
-    detail::rns_words_avx512(words.data(), words.size(), pow_table_.data(), primes_.size(),
-                             primes_.data(), out);
-  } else {
-    std::vector<std::uint64_t> acc(primes_.size());
-    rns_words_body(words.data(), words.size(), pow_table_.data(), primes_.size(), primes_.data(),
-                   out, acc.data());
-  }
+  std::vector<std::uint64_t> acc(primes_.size());
+  rns_words_body(words.data(), words.size(), pow_table_.data(), primes_.size(), primes_.data(),
+                 out, acc.data());
 }
 
 void RnsBasis::to_rns_many(std::span<const std::uint32_t> words, std::size_t count,
                            std::uint32_t* out) const {
+  PRIVSEARCH_CHECK(words.size() == count * input_words_, "to_rns_many: size mismatch");
   const std::size_t L = primes_.size();
+  if (use_avx512()) {
+    detail::rns_words_avx512(words.data(), input_words_, count, pow16_.data(), prime_f_.data(),
+                             L, padded_, out);
+    return;
+  }
   std::vector<std::uint32_t> tmp(L);
   for (std::size_t j = 0; j < count; ++j) {
     to_rns(words.subspan(j * input_words_, input_words_), tmp.data());

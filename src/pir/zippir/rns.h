@@ -8,9 +8,10 @@
 // p_l and alpha = round(sum_l y_l / p_l) (the fraction V / M is tiny, so rounding a double sum
 // of 240 terms is exact). V mod N is then sum_l y_l W_l - alpha (M mod N) with W_l = (M/p_l)
 // mod N precomputed.
-// Big integers enter as little-endian 32-bit words; word w contributes word * (2^(32w) mod p_l)
-// from a precomputed table (48 words of 64 bits would overflow the lazy sum; 32-bit words with
-// a reduction after every 48 keep it below 2^64).
+// Big integers enter as little-endian 32-bit words, split into 16-bit pieces; piece w contributes
+// piece * (2^(16w) mod p_l) from a precomputed table. Each term is below 2^42 and 192 of them
+// (3072 bits) stay below 2^50, so the AVX-512 kernel accumulates in doubles with FMA exactly
+// (integers below 2^53) and reduces once: q = floor(x / p), r = x - q p, one correction.
 // Thread safety: immutable after create(); methods are reentrant.
 #pragma once
 
@@ -51,6 +52,9 @@ class RnsBasis {
   RnsBasis() = default;
   std::vector<std::uint32_t> primes_;
   std::vector<std::uint32_t> pow_table_;  // [w][l] = 2^(32 w) mod p_l
+  std::vector<double> pow16_;             // [w16][l padded to 8] = 2^(16 w16) mod p_l
+  std::vector<double> prime_f_;           // p_l, padded with 1
+  std::size_t padded_ = 0;
   std::vector<std::uint32_t> inv_hat_;    // (M/p_l)^{-1} mod p_l
   std::vector<double> inv_prime_;
   std::vector<mpz_class> w_mod_n_;        // (M/p_l) mod N
@@ -72,8 +76,11 @@ bool rns_avx512_compiled();
 void rns_matvec_avx512(std::span<const std::uint32_t> primes, const std::uint32_t* p,
                        std::size_t rows, std::size_t cols, const std::uint32_t* x,
                        std::uint32_t* out);
-void rns_words_avx512(const std::uint32_t* words, std::size_t nwords, const std::uint32_t* table,
-                      std::size_t nprimes, const std::uint32_t* primes, std::uint32_t* out);
+// Residues of `count` inputs of `nwords` words each (row-major) into out[l * count + j], via the
+// 16-bit-piece double table (pieces = 2 nwords, padded primes).
+void rns_words_avx512(const std::uint32_t* words, std::size_t nwords, std::size_t count,
+                      const double* pow16, const double* primes_f, std::size_t nprimes,
+                      std::size_t padded, std::uint32_t* out);
 }  // namespace detail
 
 }  // namespace privsearch::pir

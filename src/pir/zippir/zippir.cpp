@@ -385,8 +385,12 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint
   const std::size_t L = primes_.size(), packed = packed_rows_;
   std::vector<std::uint32_t> ck_rns(L * n);
   rns->to_rns_many(ck_words, n, ck_rns.data());
+  const double convert_ms = ms_since(t1);
+  auto t2 = Clock::now();
   std::vector<std::uint32_t> t_rns(L * packed);
   rns_matvec(primes_, p_rns_.data(), packed, n, ck_rns.data(), t_rns.data());
+  const double matvec_ms = ms_since(t2);
+  auto t3 = Clock::now();
   ByteWriter w;
   put_header(w, kResponseMagic);
   w.put_u64(info_.params_id());
@@ -408,6 +412,9 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint
   if (timings != nullptr) {
     timings->db_pass_ms = db_ms;
     timings->hint_part_ms = ms_since(t1);
+    timings->offsets_to_rns_ms = convert_ms;
+    timings->rns_matvec_ms = matvec_ms;
+    timings->crt_pack_add_ms = ms_since(t3);
   }
   return w.take();
 }

@@ -70,6 +70,9 @@ struct ZipPirServerLimits {
 struct ZipPirAnswerTimings {
   double db_pass_ms = 0;    // D qu
   double hint_part_ms = 0;  // ck_o to RNS, P ck_o, CRT, packing, Paillier addition
+  double offsets_to_rns_ms = 0;
+  double rns_matvec_ms = 0;
+  double crt_pack_add_ms = 0;
 };
 
 class ZipPirServer {
