@@ -192,3 +192,30 @@ TEST(MultiExp, PippengerEqualsNaive) {
 
 }  // namespace
 }  // namespace privsearch::pir
+
+namespace privsearch::pir {
+namespace {
+
+TEST(MultiExp, BatchedWindowsEqualNaive) {
+  Prng prng = Prng::from_seed(Seed{12});
+  mpz_class m = random_bits(700, prng);
+  mpz_setbit(m.get_mpz_t(), 699);
+  mpz_setbit(m.get_mpz_t(), 0);
+  for (bool ifma : {false, true}) {
+    auto mb = *MontgomeryBatch::create(m, ifma);
+    for (std::size_t n : {1u, 3u, 40u, 200u}) {
+      for (std::size_t bits : {5u, 64u, 900u}) {
+        std::vector<mpz_class> b(n), e(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          b[i] = random_below(m, prng);
+          e[i] = random_bits(bits, prng);
+        }
+        if (n > 2) e[2] = 0;
+        EXPECT_EQ(multi_exp_batched(mb, b, e), multi_exp_naive(b, e, m)) << n << " " << bits;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace privsearch::pir
