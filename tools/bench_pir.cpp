@@ -92,7 +92,7 @@ Result<nlohmann::json> run_one(const PirBenchOptions& o, std::size_t db_mb, unsi
     crt_ms.push_back(t.crt_pack_add_ms);
   });
   PRIVSEARCH_RETURN_IF_ERROR(failure);
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.extract(*pending, response));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.extract(*pending, response, threads));
   const double extract_ms = client.timings().extract_ms;
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());

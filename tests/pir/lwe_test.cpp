@@ -31,15 +31,26 @@ TEST(LweParams, DecodingMarginForTheZipPirShape) {
 
 TEST(LweKernels, Avx512MatvecEqualsScalar) {
   Prng prng = Prng::from_seed(Seed{1});
-  for (std::size_t rows : {1u, 5u, 64u}) {
+  for (std::size_t rows : {1u, 5u, 13u, 64u}) {
     for (std::size_t stride : {64u, 128u, 192u}) {
       std::vector<std::uint8_t> d(rows * stride);
-      std::vector<std::uint32_t> v(stride), a(rows), b(rows);
+      std::vector<std::uint32_t> v(stride), a(rows), b(rows), c(rows);
       prng.fill(d);
       for (auto& x : v) x = static_cast<std::uint32_t>(prng.next_u64());
+      v[0] = 0xffffffffu;  // digit carries through every byte
+      v[1] = 0x80808080u;
       matvec_u8_u32(d.data(), rows, stride, v.data(), a.data());
       matvec_u8_u32_scalar(d.data(), rows, stride, v.data(), b.data());
+      matvec_u8_u32_avx512_only(d.data(), rows, stride, v.data(), c.data());
       EXPECT_EQ(a, b);
+      EXPECT_EQ(c, b);
+      if (lwe_kernels_use_vnni()) {
+        std::vector<std::uint32_t> e(rows), f(rows);
+        detail::matvec_u8_u32_vnni(d.data(), rows, stride, v.data(), e.data());
+        detail::matvec_u8_u32_madd(d.data(), rows, stride, v.data(), f.data());
+        EXPECT_EQ(e, b);
+        EXPECT_EQ(f, b);
+      }
     }
   }
 }

@@ -171,7 +171,7 @@ TEST(ZipPir, RecoversEveryRecord) {
       ASSERT_TRUE(q.ok()) << q.status().to_string();
       auto resp = f.server->answer(*q);
       ASSERT_TRUE(resp.ok()) << resp.status().to_string();
-      auto rec = f.client->extract(*pending, *resp);
+      auto rec = f.client->extract(*pending, *resp, static_cast<unsigned>(i % 3 + 1));
       ASSERT_TRUE(rec.ok()) << rec.status().to_string();
       EXPECT_EQ(*rec, expected[i]) << "record " << i << " of " << c.records << "x" << c.bytes;
       // The hint of an index is used once.

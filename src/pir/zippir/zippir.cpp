@@ -533,7 +533,8 @@ Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& 
 }
 
 Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery& pending,
-                                                        std::span<const std::uint8_t> response) {
+                                                        std::span<const std::uint8_t> response,
+                                                        unsigned threads) {
   auto t0 = Clock::now();
   const DatabaseShape& shape = info_.shape;
   const auto& pk = keys_->public_key;
@@ -580,20 +581,38 @@ Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery
   const int b = info_.params.hint_bits;
   const std::uint64_t gamma_mask = (std::uint64_t{1} << b) - 1;
   const std::uint64_t carry_estimate = pending.weight_ / 2;
-  std::vector<std::uint8_t> out(shape.record_bytes);
+  // Read and validate the packed rows that hold the record, then decrypt them in parallel.
+  std::vector<mpz_class> items(i1 - i0 + 1);
   std::vector<std::uint8_t> item_bytes(item);
   for (std::size_t i = 0; i < packed; ++i) {
     PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(item_bytes));
-    if (i < i0 || i > i1) continue;  // only the packed rows that hold the record
-    mpz_class t;
+    if (i < i0 || i > i1) continue;
     if (mode == kModeCombined) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(mpz_class c, pk.ciphertext_from_bytes(item_bytes));
-      t = keys_->private_key.decrypt_unchecked(c);
+      PRIVSEARCH_ASSIGN_OR_RETURN(items[i - i0], pk.ciphertext_from_bytes(item_bytes));
     } else {
-      const mpz_class ti = read_fixed(item_bytes);
-      if (ti >= pk.n()) return data_loss_error("ZipPIR response: `t` is not below N");
-      t = (keys_->private_key.decrypt_unchecked((*stored)[i]) + ti) % pk.n();
+      items[i - i0] = read_fixed(item_bytes);
+      if (items[i - i0] >= pk.n()) return data_loss_error("ZipPIR response: `t` is not below N");
     }
+  }
+  std::vector<mpz_class> plain(items.size());
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(items.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t k = t; k < items.size(); k += threads) {
+        if (mode == kModeCombined) {
+          plain[k] = keys_->private_key.decrypt_unchecked(items[k]);
+        } else {
+          plain[k] = (keys_->private_key.decrypt_unchecked((*stored)[i0 + k]) + items[k]) %
+                     pk.n();
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  std::vector<std::uint8_t> out(shape.record_bytes);
+  for (std::size_t i = i0; i <= i1; ++i) {
+    const mpz_class& t = plain[i - i0];
     for (std::size_t l = 0; l < slots; ++l) {
       const std::size_t row = i * slots + l;
       if (row < first_row || row >= last_row) continue;

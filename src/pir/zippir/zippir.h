@@ -170,8 +170,10 @@ class ZipPirClient {
                                           std::optional<ZipPirPendingQuery>& pending,
                                           unsigned threads = 1);
   // Recovers the record bytes from the server's response.
+  // `threads` decrypt the needed packed rows in parallel.
   Result<std::vector<std::uint8_t>> extract(const ZipPirPendingQuery& pending,
-                                            std::span<const std::uint8_t> response);
+                                            std::span<const std::uint8_t> response,
+                                            unsigned threads = 1);
 
   const ZipPirClientTimings& timings() const { return timings_; }
   std::uint64_t next_query_index() const { return next_index_; }
