@@ -13,6 +13,7 @@
 #include "ckks/evaluator.h"
 #include "ckks/serialization.h"
 #include "fuzz_common.h"
+#include "fuzz_pir_common.h"
 #include "rerank/client/scores.h"
 #include "protocol/privsearch.pb.h"
 #include "rerank/messages.h"
@@ -108,6 +109,30 @@ int main(int argc, char** argv) {
     write(root / "protocol_messages", "rerank", framed(1, rr.SerializeAsString()));
     rr.set_artifact_version("other");
     write(root / "protocol_messages", "rerank_wrong_version", framed(1, rr.SerializeAsString()));
+  }
+  {
+    // PIR decoders: selector byte + message.
+    auto sel = [](std::uint8_t selector, const std::vector<std::uint8_t>& body) {
+      std::vector<std::uint8_t> out(body.size() + 1, selector);
+      std::copy(body.begin(), body.end(), out.begin() + 1);
+      return out;
+    };
+    Prng kprng = Prng::from_seed(Seed{3});
+    const auto kp = *pir::paillier_keygen(256, kprng, 1, true);
+    write(root / "pir_paillier", "public_key", sel(0, kp.public_key.serialize()));
+    write(root / "pir_paillier", "public_key_truncated",
+          sel(0, truncated(kp.public_key.serialize(), 20)));
+    write(root / "pir_paillier", "private_key", sel(1, kp.private_key.serialize()));
+    const auto ct = *kp.public_key.encrypt(12345, kprng);
+    write(root / "pir_paillier", "ciphertext", sel(2, kp.public_key.ciphertext_to_bytes(ct)));
+    auto& f = fuzz::pir_fixture();
+    write(root / "pir_zippir", "info", sel(0, f.server->info().serialize()));
+    write(root / "pir_zippir", "setup", sel(1, f.client->setup_message()));
+    write(root / "pir_zippir", "query", sel(2, f.query));
+    write(root / "pir_zippir", "query_truncated", sel(2, truncated(f.query, f.query.size() / 2)));
+    write(root / "pir_zippir", "hint", sel(3, f.hint));
+    write(root / "pir_zippir", "response", sel(4, f.response));
+    write(root / "pir_zippir", "response_truncated", sel(4, truncated(f.response, 40)));
   }
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "bench_rerank.h"
 #include "bench_e2e.h"
 #include "bench_pir.h"
+#include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
@@ -150,9 +151,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("suite", suite,
                         "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
                         "candidate scan), e2e (private search end to end, provider process over "
-                        "TLS on loopback), pir (ZipPIR online/offline/client costs)")
+                        "TLS on loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
+                        "with Paillier)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir"}));
+      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress"}));
   privsearch::tools::PirBenchOptions pir_opts;
   bench_cmd->add_option("--db-mb", pir_opts.db_mb,
                         "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
@@ -234,6 +236,15 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed() && suite == "pq") {
     if (runs != 0) pq_opts.runs = runs;
     auto result = privsearch::tools::run_pq_bench(pq_opts);
+    if (!result.ok()) return fail(result.status());
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
+  if (bench_cmd->parsed() && suite == "compress") {
+    privsearch::tools::CompressBenchOptions compress_opts;
+    if (runs != 0) compress_opts.runs = runs;
+    compress_opts.threads = pir_opts.threads;
+    auto result = privsearch::tools::run_compress_bench(compress_opts);
     if (!result.ok()) return fail(result.status());
     std::cout << result->dump(2) << std::endl;
     return 0;

@@ -297,3 +297,19 @@ TEST(ZipPir, RetainedHintAnswersOnlyIdenticalRetries) {
 
 }  // namespace
 }  // namespace privsearch::pir
+
+namespace privsearch::pir {
+namespace {
+
+// Found by the fuzz replay: a repeated setup message used to reset the client's hints.
+TEST(ZipPir, RepeatedSetupKeepsHints) {
+  Prng prng = Prng::from_seed(Seed{10});
+  std::vector<std::vector<std::uint8_t>> expected;
+  Fixture f = make(6, 4, 8, prng, expected);
+  ASSERT_TRUE(f.server->precompute(f.id, 0, 1, 1).ok());
+  EXPECT_EQ(*f.server->register_client(f.client->setup_message()), f.id);
+  EXPECT_EQ(f.server->client_state_bytes(f.id), f.server->state_bytes_per_query());
+}
+
+}  // namespace
+}  // namespace privsearch::pir

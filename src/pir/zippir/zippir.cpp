@@ -240,13 +240,15 @@ Result<std::uint64_t> ZipPirServer::register_client(std::span<const std::uint8_t
                               RnsBasis::create(info_.params.online_product_bits(), n));
   const std::uint64_t id = id_of_setup(setup_message);
   std::lock_guard lock(mu_);
-  if (clients_.count(id) == 0 && clients_.size() >= limits_.max_clients) {
+  // Registration is idempotent: a repeated setup keeps the client's precomputed hints.
+  if (clients_.count(id) != 0) return id;
+  if (clients_.size() >= limits_.max_clients) {
     return resource_exhausted_error("ZipPIR: `max_clients` = " +
                                     std::to_string(limits_.max_clients) + " reached");
   }
   Client c{std::move(pk), std::move(seed), std::make_shared<const RnsBasis>(std::move(basis)), {}, {},
            {}};
-  clients_.insert_or_assign(id, std::move(c));
+  clients_.emplace(id, std::move(c));
   return id;
 }
 

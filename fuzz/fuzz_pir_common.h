@@ -1,0 +1,47 @@
+// Shared setup for the PIR decoder fuzz targets: a deterministic tiny ZipPIR deployment
+// (LWE n = 64, 256-bit Paillier, 24 records of 8 bytes) so valid messages are a few kilobytes.
+// The server retains hints so a byte-identical query can be answered on every run.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "pir/zippir/zippir.h"
+
+namespace privsearch::fuzz {
+
+struct PirFixture {
+  std::unique_ptr<pir::ZipPirServer> server;
+  std::optional<pir::ZipPirClient> client;
+  std::optional<pir::ZipPirPendingQuery> pending;
+  std::vector<std::uint8_t> query;
+  std::vector<std::uint8_t> response;
+  std::vector<std::uint8_t> hint;
+};
+
+inline PirFixture& pir_fixture() {
+  static PirFixture* f = [] {
+    auto* fx = new PirFixture();
+    pir::ZipPirParams params;
+    params.lwe = *pir::find_lwe_params("insecure-test-n64-binary", true);
+    params.paillier_bits = 256;
+    params.allow_insecure = true;
+    auto shape = *pir::choose_database_shape(24, 8, 32);
+    auto db = *pir::LweDatabase::create(shape);
+    db.fill_pseudorandom(5);
+    pir::ZipPirServerLimits limits;
+    limits.retain_hints_for_retries = true;
+    fx->server = std::move(*pir::ZipPirServer::create(params, std::move(db), Seed{1}, 1, limits));
+    Prng prng = Prng::from_seed(Seed{2});
+    fx->client.emplace(std::move(*pir::ZipPirClient::create(fx->server->info(), prng)));
+    const auto id = *fx->server->register_client(fx->client->setup_message());
+    PRIVSEARCH_CHECK(fx->server->precompute(id, 0, 2, 1).ok(), "fixture precompute");
+    fx->hint = *fx->server->export_hint(id, 1);
+    fx->query = *fx->client->query(7, prng, fx->pending);
+    fx->response = *fx->server->answer(fx->query);
+    return fx;
+  }();
+  return *f;
+}
+
+}  // namespace privsearch::fuzz
