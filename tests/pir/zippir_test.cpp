@@ -313,3 +313,29 @@ TEST(ZipPir, RepeatedSetupKeepsHints) {
 
 }  // namespace
 }  // namespace privsearch::pir
+
+namespace privsearch::pir {
+namespace {
+
+// A setup whose seed was altered in transit registers a different client: the genuine client's
+// queries are then refused (unknown client) instead of being answered with the wrong hints.
+TEST(ZipPir, TamperedSetupSeedIsADifferentClient) {
+  auto shape = *choose_database_shape(6, 4, 8);
+  auto db = *LweDatabase::create(shape);
+  auto server = *ZipPirServer::create(test_params(), std::move(db), Seed{4}, 1);
+  Prng prng = Prng::from_seed(Seed{11});
+  auto client = *ZipPirClient::create(server->info(), prng);
+  auto setup = client.setup_message();
+  setup.back() ^= 0x40;  // last byte of the seed
+  auto id = server->register_client(setup);
+  ASSERT_TRUE(id.ok());
+  EXPECT_NE(*id, client.client_id());
+  ASSERT_TRUE(server->precompute(*id, 0, 1, 1).ok());
+  std::optional<ZipPirPendingQuery> pending;
+  auto q = client.query(2, prng, pending);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(server->answer(*q).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace privsearch::pir
