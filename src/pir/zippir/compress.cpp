@@ -163,13 +163,16 @@ std::vector<mpz_class> make_packed_compression_key(const PaillierPublicKey& pk,
 std::vector<mpz_class> unpack_compression_key(const PaillierPublicKey& pk,
                                               std::span<const mpz_class> packed,
                                               const PackedKeyLayout& layout, std::size_t n) {
+  // Within a block, digit j needs pck^{delta^{t-1-j}}: walk j downwards from t - 1, raising the
+  // previous power to delta each step (a ~43-bit exponent) instead of one ~1500-bit power each.
   const std::size_t t = layout.digits_per_ciphertext;
   std::vector<mpz_class> ck(n);
-  std::vector<mpz_class> powers(t);
-  powers[0] = 1;
-  for (std::size_t k = 1; k < t; ++k) powers[k] = powers[k - 1] * layout.delta;
-  for (std::size_t i = 0; i < n; ++i) {
-    ck[i] = pk.scalar_mul(packed[i / t], powers[t - 1 - i % t]);
+  for (std::size_t k = 0; k * t < n; ++k) {
+    mpz_class cur = packed[k];
+    for (std::size_t j = t; j-- > 0;) {
+      if (j != t - 1) cur = pk.scalar_mul(cur, layout.delta);
+      if (k * t + j < n) ck[k * t + j] = cur;
+    }
   }
   return ck;
 }

@@ -1,6 +1,7 @@
 #include "pir/zippir/hint_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "core/sha256.h"
@@ -11,7 +12,21 @@
 namespace privsearch::pir {
 namespace {
 
-constexpr int kGroupBits = 11;
+// Group width g minimizing (b n / g) (2^g + rows): table products plus one product per row and
+// group. 11 at the 1 GB shape (16,384 rows), 8-9 for a few thousand rows.
+std::size_t group_bits_for(std::size_t bit_columns, std::size_t rows) {
+  std::size_t best_g = 1;
+  double best = 1e300;
+  for (std::size_t g = 1; g <= 14; ++g) {
+    const double groups = static_cast<double>((bit_columns + g - 1) / g);
+    const double cost = groups * (std::ldexp(1.0, static_cast<int>(g)) + static_cast<double>(rows));
+    if (cost < best) {
+      best = cost;
+      best_g = g;
+    }
+  }
+  return best_g;
+}
 constexpr std::uint64_t kCkStream = 0x5a50434b00000000ull;  // "ZPCK"
 
 // Runs products in batches of 8 through MontgomeryBatch.
@@ -149,8 +164,9 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
     products += batch.products();
   }
 
-  // Step 1 over groups of kGroupBits bit-columns, split over threads.
-  const std::size_t groups = (bits_per_row + kGroupBits - 1) / kGroupBits;
+  // Step 1 over groups of group_bits bit-columns, split over threads.
+  const std::size_t group_bits = group_bits_for(bits_per_row, rows);
+  const std::size_t groups = (bits_per_row + group_bits - 1) / group_bits;
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(groups)));
   std::vector<std::vector<std::uint64_t>> acc(threads);
   std::vector<std::size_t> thread_products(threads, 0);
@@ -160,11 +176,11 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
     std::vector<std::uint64_t>& a = acc[t];
     a.resize(rows * L);
     for (std::size_t r = 0; r < rows; ++r) std::copy(one.begin(), one.end(), a.begin() + r * L);
-    std::vector<std::uint64_t> table((std::size_t{1} << kGroupBits) * L);
+    std::vector<std::uint64_t> table((std::size_t{1} << group_bits) * L);
     Batcher batch(mb);
     for (std::size_t g = t; g < groups; g += threads) {
-      const std::size_t u0 = g * kGroupBits;
-      const std::size_t width = std::min<std::size_t>(kGroupBits, bits_per_row - u0);
+      const std::size_t u0 = g * group_bits;
+      const std::size_t width = std::min<std::size_t>(group_bits, bits_per_row - u0);
       // table[m] = prod_{bits k of m} beta_{u0 + k}; table[0] is never used.
       for (std::size_t k = 0; k < width; ++k) {
         const std::uint64_t* base = beta.data() + (u0 + k) * L;

@@ -7,7 +7,8 @@
 //  1. per row of the rescaled hint, g_r = prod_j ck_r[j]^{E[r][j]} (E has b bits);
 //  2. k_i = prod_l g_{ik+l}^{gamma^l} by Horner (b squarings and one product per slot);
 //  3. step 1 by the "four Russians" method over the bits of E: bit bases
-//     beta_{j,t} = ck_r[j]^{2^t}, taken g = 11 at a time; each group's 2^g subset products form a
+//     beta_{j,t} = ck_r[j]^{2^t}, taken g at a time (g = 11 at 16,384 rows, chosen per shape);
+//     each group's 2^g subset products form a
 //     table (one product per entry) and each row multiplies in the entry its g bits select, so
 //     each row costs b n / g products instead of about b n / 8 for per-row windowing.
 // All products are 6144-bit Montgomery products, eight at a time on AVX-512 IFMA lanes
