@@ -1,7 +1,7 @@
 // Fuzz target: Paillier key and ciphertext decoders. Properties: an accepted public key
 // re-serializes byte-identically; an accepted ciphertext is a unit below N^2 and round-trips.
 #include "fuzz_pir_common.h"
-#include "pir/paillier/paillier.h"
+#include "pir/paillier/paillier_private.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace privsearch;

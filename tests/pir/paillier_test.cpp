@@ -1,4 +1,4 @@
-#include "pir/paillier/paillier.h"
+#include "pir/paillier/paillier_private.h"
 
 #include <gtest/gtest.h>
 

@@ -15,6 +15,8 @@
 // in GMP blocks wiped on free (install_wiping_gmp_allocator). PaillierPrivateKey is move-only.
 // Every ciphertext that crosses a trust boundary goes through validate_ciphertext
 // (0 < c < N^{s+1}, gcd(c, N) = 1).
+// The private key and key generation live in paillier_private.h (client library), so the
+// provider links no secret-key code.
 // Thread safety: keys are immutable after creation and safe to share; Prng is per thread.
 #pragma once
 
@@ -34,6 +36,11 @@ inline constexpr int kPaillierDefaultBits = 3072;
 inline constexpr int kPaillierMinSecureBits = 2048;
 inline constexpr int kPaillierMaxBits = 8192;
 inline constexpr int kPaillierMaxDegree = 8;
+
+namespace detail {
+// `bits` within [2048 (or 64 with allow_insecure), 8192].
+Status check_paillier_bits(std::size_t bits, bool allow_insecure);
+}  // namespace detail
 
 class PaillierPublicKey {
  public:
@@ -76,50 +83,5 @@ class PaillierPublicKey {
   std::size_t bits_ = 0;
   std::vector<mpz_class> inv_factorial_;  // (k!)^{-1} mod N^{s+1}, k <= s
 };
-
-class PaillierPrivateKey {
- public:
-  PaillierPrivateKey(PaillierPrivateKey&&) noexcept = default;
-  PaillierPrivateKey& operator=(PaillierPrivateKey&&) noexcept = default;
-  PaillierPrivateKey(const PaillierPrivateKey&) = delete;
-  PaillierPrivateKey& operator=(const PaillierPrivateKey&) = delete;
-  ~PaillierPrivateKey();
-
-  // Rebuilds the key from its primes (checks p q = N of `pub`).
-  static Result<PaillierPrivateKey> from_primes(const PaillierPublicKey& pub, const mpz_class& p,
-                                                const mpz_class& q);
-
-  const PaillierPublicKey& public_key() const { return pub_; }
-  // Validates c, then decrypts to [0, N^s).
-  Result<mpz_class> decrypt(const mpz_class& c) const;
-  // Decryption without validation, for ciphertexts the caller generated or validated.
-  mpz_class decrypt_unchecked(const mpz_class& c) const;
-  // Decrypts the centred representative in (-N^s/2, N^s/2].
-  Result<mpz_class> decrypt_signed(const mpz_class& c) const;
-
-  // "PSSK" v1: the public key, then p and q. SECRET bytes: store them like a private key file.
-  std::vector<std::uint8_t> serialize() const;
-  static Result<PaillierPrivateKey> deserialize(std::span<const std::uint8_t> bytes,
-                                                bool allow_insecure = false);
-
- private:
-  explicit PaillierPrivateKey(PaillierPublicKey pub) : pub_(std::move(pub)) {}
-  mpz_class decrypt_crt(const mpz_class& c) const;
-  mpz_class decrypt_dj(const mpz_class& c) const;
-  void wipe();
-
-  PaillierPublicKey pub_;
-  mpz_class p_, q_, p2_, q2_, hp_, hq_, p_inv_q_;  // CRT material (s = 1)
-  mpz_class lambda_, lambda_inv_;                  // lcm(p-1, q-1) and its inverse mod N^s
-};
-
-struct PaillierKeyPair {
-  PaillierPublicKey public_key;
-  PaillierPrivateKey private_key;
-};
-
-// Two random primes of bits/2 bits each (top two bits set so N has exactly `bits` bits).
-Result<PaillierKeyPair> paillier_keygen(int bits, Prng& prng, int degree = 1,
-                                        bool allow_insecure = false);
 
 }  // namespace privsearch::pir

@@ -33,7 +33,7 @@
 
 #include "core/csprng.h"
 #include "core/status.h"
-#include "pir/paillier/paillier.h"
+#include "pir/paillier/paillier_private.h"
 
 namespace privsearch::pir {
 

@@ -1,0 +1,243 @@
+#include "pir/zippir/zippir_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "core/bytes.h"
+#include "core/secure_buffer.h"
+#include "pir/paillier/bigint.h"
+#include "pir/zippir/hint_engine.h"
+
+namespace privsearch::pir {
+namespace {
+using detail::check_params_id;
+using detail::id_of_setup;
+using detail::kHintMagic;
+using detail::kModeCombined;
+using detail::kModeTOnly;
+using detail::kQueryMagic;
+using detail::kResponseMagic;
+using detail::kSetupMagic;
+using detail::pack_slots;
+using detail::put_header;
+using detail::read_header;
+using detail::slot_of;
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+}  // namespace
+
+// --- client ------------------------------------------------------------------------------------
+
+Result<ZipPirClient> ZipPirClient::create(const ZipPirPublicInfo& info, Prng& prng) {
+  PRIVSEARCH_RETURN_IF_ERROR(info.params.validate());
+  PRIVSEARCH_ASSIGN_OR_RETURN(PaillierKeyPair keys,
+                              paillier_keygen(info.params.paillier_bits, prng, 1,
+                                              info.params.allow_insecure));
+  ZipPirClient client(info, std::move(keys));
+  client.seed_.resize(kZipPirSeedBytes);
+  prng.fill(client.seed_);
+  return client;
+}
+
+std::vector<std::uint8_t> ZipPirClient::setup_message() const {
+  ByteWriter w;
+  put_header(w, kSetupMagic);
+  w.put_u64(info_.params_id());
+  w.put_bytes(to_fixed_bytes(keys_->public_key.n(),
+                             static_cast<std::size_t>(info_.params.paillier_bits) / 8));
+  w.put_bytes(seed_);
+  return w.take();
+}
+
+std::uint64_t ZipPirClient::client_id() const { return id_of_setup(setup_message()); }
+
+Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
+  if (offsets_.count(index) != 0) return Status();
+  auto t0 = Clock::now();
+  const std::size_t n = info_.params.lwe.n;
+  const auto ck = expand_compression_randomness(keys_->public_key, seed_, index, n);
+  std::vector<mpz_class> r(n);
+  threads = std::max(1u, threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t j = t; j < n; j += threads) {
+        r[j] = keys_->private_key.decrypt_unchecked(ck[j]);
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  offsets_.insert_or_assign(index, std::move(r));
+  timings_.offsets_ms = ms_since(t0);
+  return Status();
+}
+
+Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
+  ByteReader r(message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kHintMagic, "ZipPIR hint"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR hint"));
+  std::uint64_t index = 0;
+  std::uint32_t count = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  if (count != info_.params.packed_rows(info_.shape)) {
+    return data_loss_error("ZipPIR hint: `count` = " + std::to_string(count) + ", expected " +
+                           std::to_string(info_.params.packed_rows(info_.shape)));
+  }
+  const auto& pk = keys_->public_key;
+  std::vector<mpz_class> k(count);
+  std::vector<std::uint8_t> b(pk.ciphertext_bytes());
+  for (auto& v : k) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(b));
+    PRIVSEARCH_ASSIGN_OR_RETURN(v, pk.ciphertext_from_bytes(b));
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  hints_.insert_or_assign(index, std::move(k));
+  return Status();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& prng,
+                                                      std::optional<ZipPirPendingQuery>& pending,
+                                                      unsigned threads) {
+  const DatabaseShape& shape = info_.shape;
+  if (record >= shape.records) {
+    return out_of_range_error("ZipPIR `record` = " + std::to_string(record) + " >= " +
+                              std::to_string(shape.records) + " records");
+  }
+  const std::uint64_t index = next_index_;
+  PRIVSEARCH_RETURN_IF_ERROR(precompute_query(index, threads));
+  auto t0 = Clock::now();
+  const std::size_t n = info_.params.lwe.n;
+  LweSecret s = LweSecret::sample(info_.params.lwe, prng);
+  std::uint32_t weight = 0;
+  for (std::uint32_t v : s.values()) weight += v;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto qu, make_lwe_query(info_.params.lwe, info_.a_seed, shape, s,
+                                                      shape.column_of(record), prng));
+  const auto& pk = keys_->public_key;
+  const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
+  auto& r = offsets_.at(index);
+  ByteWriter w;
+  w.reserve(64 + n * nbytes + shape.columns * 4);
+  put_header(w, kQueryMagic);
+  w.put_u64(info_.params_id());
+  w.put_u64(client_id());
+  w.put_u64(index);
+  std::vector<std::uint8_t> buf(nbytes);
+  for (std::size_t j = 0; j < n; ++j) {
+    // ck_o = s_j - r_j mod N.
+    mpz_class o = pk.n() - r[j] + s.values()[j];
+    if (o >= pk.n()) o -= pk.n();
+    PRIVSEARCH_RETURN_IF_ERROR(write_fixed(o, buf));
+    w.put_bytes(buf);
+  }
+  secure_zero(buf.data(), buf.size());
+  for (std::size_t c = 0; c < shape.columns; ++c) w.put_u32(qu[c]);
+  offsets_.erase(index);  // r of an index is used once
+  ++next_index_;
+  pending.emplace(ZipPirPendingQuery(std::move(s), index, record, weight));
+  timings_.query_ms = ms_since(t0);
+  return w.take();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery& pending,
+                                                        std::span<const std::uint8_t> response,
+                                                        unsigned threads) {
+  auto t0 = Clock::now();
+  const DatabaseShape& shape = info_.shape;
+  const auto& pk = keys_->public_key;
+  const std::size_t slots = info_.params.slots_per_plaintext();
+  const std::size_t packed = info_.params.packed_rows(shape);
+  ByteReader r(response);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kResponseMagic, "ZipPIR response"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR response"));
+  std::uint64_t index = 0;
+  std::uint8_t mode = 0;
+  std::uint32_t count = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(mode));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  if (index != pending.query_index_) {
+    return failed_precondition_error("ZipPIR response is for query index " +
+                                     std::to_string(index) + ", expected " +
+                                     std::to_string(pending.query_index_));
+  }
+  if (mode != kModeCombined && mode != kModeTOnly) {
+    return data_loss_error("ZipPIR response: unknown `mode` " + std::to_string(mode));
+  }
+  if (count != packed) {
+    return data_loss_error("ZipPIR response: `count` = " + std::to_string(count) +
+                           ", expected " + std::to_string(packed));
+  }
+  const std::size_t item = mode == kModeCombined ? pk.ciphertext_bytes() : pk.n_bytes();
+  if (r.remaining() != item * packed) {
+    return data_loss_error("ZipPIR response: " + std::to_string(r.remaining()) +
+                           " payload bytes, expected " + std::to_string(item * packed));
+  }
+  const std::vector<mpz_class>* stored = nullptr;
+  if (mode == kModeTOnly) {
+    auto it = hints_.find(index);
+    if (it == hints_.end()) {
+      return failed_precondition_error("ZipPIR: the client holds no hint for query index " +
+                                       std::to_string(index));
+    }
+    stored = &it->second;
+  }
+  const std::size_t first_row = shape.first_row_of(pending.record_);
+  const std::size_t last_row = first_row + shape.record_bytes;  // exclusive
+  const std::size_t i0 = first_row / slots, i1 = (last_row - 1) / slots;
+  const int b = info_.params.hint_bits;
+  const std::uint64_t gamma_mask = (std::uint64_t{1} << b) - 1;
+  const std::uint64_t carry_estimate = pending.weight_ / 2;
+  // Read and validate the packed rows that hold the record, then decrypt them in parallel.
+  std::vector<mpz_class> items(i1 - i0 + 1);
+  std::vector<std::uint8_t> item_bytes(item);
+  for (std::size_t i = 0; i < packed; ++i) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(item_bytes));
+    if (i < i0 || i > i1) continue;
+    if (mode == kModeCombined) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(items[i - i0], pk.ciphertext_from_bytes(item_bytes));
+    } else {
+      items[i - i0] = read_fixed(item_bytes);
+      if (items[i - i0] >= pk.n()) return data_loss_error("ZipPIR response: `t` is not below N");
+    }
+  }
+  std::vector<mpz_class> plain(items.size());
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(items.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t k = t; k < items.size(); k += threads) {
+        if (mode == kModeCombined) {
+          plain[k] = keys_->private_key.decrypt_unchecked(items[k]);
+        } else {
+          plain[k] = (keys_->private_key.decrypt_unchecked((*stored)[i0 + k]) + items[k]) %
+                     pk.n();
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  std::vector<std::uint8_t> out(shape.record_bytes);
+  for (std::size_t i = i0; i <= i1; ++i) {
+    const mpz_class& t = plain[i - i0];
+    for (std::size_t l = 0; l < slots; ++l) {
+      const std::size_t row = i * slots + l;
+      if (row < first_row || row >= last_row) continue;
+      const std::uint64_t x = slot_of(t, l, b);
+      const std::uint64_t y = (x + pending.weight_ - (l == 0 ? 0 : carry_estimate)) & gamma_mask;
+      // round(y / Delta') mod p with Delta' = 2^(b - 8).
+      out[row - first_row] =
+          static_cast<std::uint8_t>((y + (std::uint64_t{1} << (b - 9))) >> (b - 8));
+    }
+  }
+  if (mode == kModeTOnly) hints_.erase(index);
+  timings_.extract_ms = ms_since(t0);
+  return out;
+}
+
+}  // namespace privsearch::pir

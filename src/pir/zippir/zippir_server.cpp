@@ -1,0 +1,316 @@
+#include "pir/zippir/zippir_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "core/bytes.h"
+#include "core/sha256.h"
+#include "pir/lwe/kernels.h"
+#include "pir/paillier/bigint.h"
+#include "pir/zippir/hint_engine.h"
+
+namespace privsearch::pir {
+namespace {
+using detail::check_params_id;
+using detail::id_of_setup;
+using detail::kHintMagic;
+using detail::kModeCombined;
+using detail::kModeTOnly;
+using detail::kQueryMagic;
+using detail::kResponseMagic;
+using detail::kSetupMagic;
+using detail::pack_slots;
+using detail::put_header;
+using detail::read_header;
+using detail::slot_of;
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+}  // namespace
+
+// --- server ------------------------------------------------------------------------------------
+
+Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& params,
+                                                           LweDatabase db, const Seed& a_seed,
+                                                           unsigned threads,
+                                                           ZipPirServerLimits limits) {
+  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
+  const DatabaseShape shape = db.shape();
+  const double fail = params.correctness_log2(shape.columns);
+  if (fail > kZipPirMaxFailureLog2) {
+    return invalid_argument_error("ZipPIR: decoding failure probability 2^" +
+                                  std::to_string(fail) + " per byte exceeds 2^-40 for " +
+                                  std::to_string(shape.columns) + " columns; raise `hint_bits`");
+  }
+  auto server = std::unique_ptr<ZipPirServer>(new ZipPirServer());
+  server->info_ = ZipPirPublicInfo{params, shape, a_seed};
+  server->limits_ = limits;
+  server->slots_ = params.slots_per_plaintext();
+  server->packed_rows_ = params.packed_rows(shape);
+  const std::size_t n = params.lwe.n;
+  {
+    const auto h = compute_lwe_hint(db, a_seed, n, threads);
+    server->exponents_ =
+        rescaled_hint_exponents(h.data(), shape.rows, n, hint_ld(n), params.hint_bits);
+  }
+  // P in RNS: the primes depend only on the product size, so any modulus of the right size
+  // gives the same basis; 2^(bits-1) + 1 stands in for N here.
+  mpz_class stand_in = 1;
+  mpz_mul_2exp(stand_in.get_mpz_t(), stand_in.get_mpz_t(),
+               static_cast<mp_bitcnt_t>(params.paillier_bits - 1));
+  stand_in += 1;
+  PRIVSEARCH_ASSIGN_OR_RETURN(RnsBasis basis,
+                              RnsBasis::create(params.online_product_bits(), stand_in));
+  server->primes_.assign(basis.primes().begin(), basis.primes().end());
+  const std::size_t L = basis.size(), packed = server->packed_rows_;
+  server->p_rns_.assign(L * packed * n, 0);
+  const std::size_t pwords = (server->slots_ * static_cast<std::size_t>(params.hint_bits) + 31) / 32;
+  PRIVSEARCH_CHECK(pwords <= basis.input_words(), "packed hint entry wider than N");
+  auto fill = [&](std::size_t i0, std::size_t i1) {
+    std::vector<std::uint32_t> words(basis.input_words()), res(L);
+    std::vector<std::uint32_t> slot_values(server->slots_);
+    for (std::size_t i = i0; i < i1; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t l = 0; l < server->slots_; ++l) {
+          const std::size_t r = i * server->slots_ + l;
+          slot_values[l] = r < shape.rows ? server->exponents_[r * n + j] : 0;
+        }
+        const mpz_class v = pack_slots(slot_values.data(), server->slots_, params.hint_bits);
+        std::fill(words.begin(), words.end(), 0u);
+        std::size_t count = 0;
+        mpz_export(words.data(), &count, -1, 4, 0, 0, v.get_mpz_t());
+        basis.to_rns(words, res.data());
+        for (std::size_t l = 0; l < L; ++l) server->p_rns_[(l * packed + i) * n + j] = res[l];
+      }
+    }
+  };
+  threads = std::max(1u, threads);
+  std::vector<std::thread> pool;
+  const std::size_t per = (packed + threads - 1) / threads;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t i0 = std::min(packed, t * per), i1 = std::min(packed, i0 + per);
+    if (i0 < i1) pool.emplace_back(fill, i0, i1);
+  }
+  for (auto& th : pool) th.join();
+  server->db_.emplace(std::move(db));
+  return server;
+}
+
+std::size_t ZipPirServer::state_bytes_per_query() const {
+  return packed_rows_ * static_cast<std::size_t>(info_.params.paillier_bits) / 4;
+}
+
+std::size_t ZipPirServer::client_state_bytes(std::uint64_t client_id) const {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) return 0;
+  return it->second.hints.size() * state_bytes_per_query();
+}
+
+Result<std::uint64_t> ZipPirServer::register_client(std::span<const std::uint8_t> setup_message) {
+  ByteReader r(setup_message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kSetupMagic, "ZipPIR setup"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR setup"));
+  std::vector<std::uint8_t> nbytes(static_cast<std::size_t>(info_.params.paillier_bits) / 8);
+  std::vector<std::uint8_t> seed(kZipPirSeedBytes);
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(nbytes));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(seed));
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  const mpz_class n = read_fixed(nbytes);
+  if (bit_length(n) != static_cast<std::size_t>(info_.params.paillier_bits)) {
+    return invalid_argument_error("ZipPIR setup: `N` has " + std::to_string(bit_length(n)) +
+                                  " bits, the parameters need " +
+                                  std::to_string(info_.params.paillier_bits));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(PaillierPublicKey pk,
+                              PaillierPublicKey::create(n, 1, info_.params.allow_insecure));
+  PRIVSEARCH_ASSIGN_OR_RETURN(RnsBasis basis,
+                              RnsBasis::create(info_.params.online_product_bits(), n));
+  const std::uint64_t id = id_of_setup(setup_message);
+  std::lock_guard lock(mu_);
+  // Registration is idempotent: a repeated setup keeps the client's precomputed hints.
+  if (clients_.count(id) != 0) return id;
+  if (clients_.size() >= limits_.max_clients) {
+    return resource_exhausted_error("ZipPIR: `max_clients` = " +
+                                    std::to_string(limits_.max_clients) + " reached");
+  }
+  Client c{std::move(pk), std::move(seed), std::make_shared<const RnsBasis>(std::move(basis)), {}, {},
+           {}};
+  clients_.emplace(id, std::move(c));
+  return id;
+}
+
+Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_index,
+                                std::size_t count, unsigned threads) {
+  std::optional<PaillierPublicKey> pk;
+  std::vector<std::uint8_t> seed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+    if (it->second.hints.size() + count > limits_.max_queued_queries) {
+      return resource_exhausted_error("ZipPIR: at most " +
+                                      std::to_string(limits_.max_queued_queries) +
+                                      " precomputed queries per client");
+    }
+    pk.emplace(it->second.pk);
+    seed = it->second.seed;
+  }
+  const std::size_t n = info_.params.lwe.n;
+  for (std::uint64_t q = first_index; q < first_index + count; ++q) {
+    const auto ck = expand_compression_randomness(*pk, seed, q, n);
+    auto hint = compute_compressed_hint(*pk, ck, exponents_, info_.shape.rows, n, slots_,
+                                        info_.params.hint_bits, threads);
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: client left during precompute");
+    it->second.hints.insert_or_assign(q, std::move(hint));
+  }
+  return Status();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirServer::export_hint(std::uint64_t client_id,
+                                                            std::uint64_t query_index) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+  auto h = it->second.hints.find(query_index);
+  if (h == it->second.hints.end()) {
+    return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
+                                     std::to_string(query_index));
+  }
+  ByteWriter w;
+  put_header(w, kHintMagic);
+  w.put_u64(info_.params_id());
+  w.put_u64(query_index);
+  w.put_u32(static_cast<std::uint32_t>(h->second.size()));
+  for (const auto& k : h->second) w.put_bytes(it->second.pk.ciphertext_to_bytes(k));
+  it->second.hints.erase(h);
+  it->second.exported[query_index] = true;
+  return w.take();
+}
+
+Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint8_t> message,
+                                                       ZipPirAnswerTimings* timings) {
+  const std::size_t n = info_.params.lwe.n;
+  const DatabaseShape& shape = info_.shape;
+  ByteReader r(message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kQueryMagic, "ZipPIR query"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR query"));
+  std::uint64_t client_id = 0, index = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(client_id));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
+  if (r.remaining() != n * nbytes + shape.columns * 4) {
+    return data_loss_error("ZipPIR query has " + std::to_string(r.remaining()) +
+                           " payload bytes, expected " +
+                           std::to_string(n * nbytes + shape.columns * 4));
+  }
+  std::shared_ptr<const RnsBasis> rns;
+  std::optional<PaillierPublicKey> pk;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+    rns = it->second.rns;
+    pk.emplace(it->second.pk);
+  }
+  // Parse and check the whole message before consuming the one-time hint.
+  const std::size_t words = rns->input_words();
+  std::vector<std::uint32_t> ck_words(n * words, 0);
+  std::vector<std::uint8_t> offset(nbytes);
+  for (std::size_t j = 0; j < n; ++j) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(offset));
+    if (read_fixed(offset) >= pk->n()) {
+      return data_loss_error("ZipPIR query: offset `ck_o` is not below N");
+    }
+    std::memcpy(ck_words.data() + j * words, offset.data(), nbytes);
+  }
+  std::vector<std::uint32_t> qu(shape.stride, 0);
+  for (std::size_t c = 0; c < shape.columns; ++c) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(qu[c]));
+  // Take the client's hint for this index (it is used once).
+  std::vector<mpz_class> hint;
+  bool t_only = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+    auto h = it->second.hints.find(index);
+    if (h != it->second.hints.end() && limits_.retain_hints_for_retries) {
+      const auto digest = sha256(message);
+      std::array<std::uint8_t, 32> d{};
+      std::copy(digest.begin(), digest.end(), d.begin());
+      auto prior = it->second.answered.find(index);
+      if (prior != it->second.answered.end() && prior->second != d) {
+        return failed_precondition_error("ZipPIR: query index " + std::to_string(index) +
+                                         " was already used by a different query");
+      }
+      it->second.answered[index] = d;
+      hint = h->second;
+    } else if (h != it->second.hints.end()) {
+      hint = std::move(h->second);
+      it->second.hints.erase(h);
+    } else if (it->second.exported.erase(index) > 0) {
+      t_only = true;
+    } else {
+      return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
+                                       std::to_string(index) + " of this client");
+    }
+  }
+
+  auto t0 = Clock::now();
+  std::vector<std::uint32_t> ans(shape.rows);
+  matvec_u8_u32(db_->data(), shape.rows, shape.stride, qu.data(), ans.data());
+  const double db_ms = ms_since(t0);
+
+  auto t1 = Clock::now();
+  const int b = info_.params.hint_bits;
+  const int shift = info_.params.shift();
+  const std::uint64_t mask = (std::uint64_t{1} << b) - 1;
+  const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
+  std::vector<std::uint32_t> ans_scaled(packed_rows_ * slots_, 0);
+  for (std::size_t i = 0; i < shape.rows; ++i) {
+    ans_scaled[i] = static_cast<std::uint32_t>(((ans[i] + half) >> shift) & mask);
+  }
+  const std::size_t L = primes_.size(), packed = packed_rows_;
+  std::vector<std::uint32_t> ck_rns(L * n);
+  rns->to_rns_many(ck_words, n, ck_rns.data());
+  const double convert_ms = ms_since(t1);
+  auto t2 = Clock::now();
+  std::vector<std::uint32_t> t_rns(L * packed);
+  rns_matvec(primes_, p_rns_.data(), packed, n, ck_rns.data(), t_rns.data());
+  const double matvec_ms = ms_since(t2);
+  auto t3 = Clock::now();
+  ByteWriter w;
+  put_header(w, kResponseMagic);
+  w.put_u64(info_.params_id());
+  w.put_u64(index);
+  w.put_u8(t_only ? kModeTOnly : kModeCombined);
+  w.put_u32(static_cast<std::uint32_t>(packed));
+  for (std::size_t i = 0; i < packed; ++i) {
+    mpz_class t = rns->crt_mod(t_rns.data() + i, packed);
+    t += pack_slots(ans_scaled.data() + i * slots_, slots_, b);
+    t %= pk->n();
+    if (t_only) {
+      w.put_bytes(to_fixed_bytes(t, nbytes));
+    } else {
+      // Enc(P_i r) + t_i: k_i (1 + t_i N) mod N^2.
+      const mpz_class c = hint[i] * (1 + t * pk->n()) % pk->ciphertext_modulus();
+      w.put_bytes(pk->ciphertext_to_bytes(c));
+    }
+  }
+  if (timings != nullptr) {
+    timings->db_pass_ms = db_ms;
+    timings->hint_part_ms = ms_since(t1);
+    timings->offsets_to_rns_ms = convert_ms;
+    timings->rns_matvec_ms = matvec_ms;
+    timings->crt_pack_add_ms = ms_since(t3);
+  }
+  return w.take();
+}
+
+}  // namespace privsearch::pir

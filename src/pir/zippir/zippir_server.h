@@ -1,0 +1,91 @@
+// ZipPIR server side (provider): preprocessing, offline hints, online answers. Links only the
+// Paillier public-key code. See zippir_common.h for the protocol.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "pir/paillier/paillier.h"
+#include "pir/zippir/rns.h"
+#include "pir/zippir/zippir_common.h"
+
+namespace privsearch::pir {
+
+struct ZipPirServerLimits {
+  std::size_t max_clients = 1024;
+  std::size_t max_queued_queries = kZipPirMaxQueriesPerClient;
+  // Keep a hint after answering so a byte-identical retry of the same query (a lost response)
+  // can be answered again; a different query under a used index is refused (two answered
+  // queries under one hint would reveal s1 - s2). Off by default; benchmarks turn it on to time
+  // repeated answers.
+  bool retain_hints_for_retries = false;
+};
+
+struct ZipPirAnswerTimings {
+  double db_pass_ms = 0;    // D qu
+  double hint_part_ms = 0;  // ck_o to RNS, P ck_o, CRT, packing, Paillier addition
+  double offsets_to_rns_ms = 0;
+  double rns_matvec_ms = 0;
+  double crt_pack_add_ms = 0;
+};
+
+class ZipPirServer {
+ public:
+  // Preprocesses the database: H = D A, the rescaled exponents, P in RNS. `threads` for the
+  // offline work.
+  static Result<std::unique_ptr<ZipPirServer>> create(const ZipPirParams& params,
+                                                      LweDatabase db, const Seed& a_seed,
+                                                      unsigned threads,
+                                                      ZipPirServerLimits limits = {});
+
+  const ZipPirPublicInfo& info() const { return info_; }
+  std::size_t packed_rows() const { return packed_rows_; }
+
+  // Registers a client from its setup message; returns its id (first 8 bytes of SHA-256 of the
+  // message, which the client computes too).
+  Result<std::uint64_t> register_client(std::span<const std::uint8_t> setup_message);
+  // Offline: compressed hints for query indices [first, first + count) of a client.
+  Status precompute(std::uint64_t client_id, std::uint64_t first_index, std::size_t count,
+                    unsigned threads);
+  // Client-storage variant: hands over (and forgets) the hint of one query index.
+  Result<std::vector<std::uint8_t>> export_hint(std::uint64_t client_id,
+                                                std::uint64_t query_index);
+  // Online: one query message in, one response message out.
+  Result<std::vector<std::uint8_t>> answer(std::span<const std::uint8_t> query_message,
+                                           ZipPirAnswerTimings* timings = nullptr);
+
+  // Bytes of per-client state currently held (hints), and per precomputed query.
+  std::size_t client_state_bytes(std::uint64_t client_id) const;
+  std::size_t state_bytes_per_query() const;
+
+ private:
+  struct Client {
+    PaillierPublicKey pk;
+    std::vector<std::uint8_t> seed;
+    std::shared_ptr<const RnsBasis> rns;
+    std::map<std::uint64_t, std::vector<mpz_class>> hints;  // query index -> k_i
+    std::map<std::uint64_t, bool> exported;                 // indices whose hint the client holds
+    std::map<std::uint64_t, std::array<std::uint8_t, 32>> answered;  // retained: query digest
+  };
+  ZipPirServer() = default;
+
+  ZipPirPublicInfo info_;
+  std::optional<LweDatabase> db_;
+  ZipPirServerLimits limits_;
+  std::size_t slots_ = 0;
+  std::size_t packed_rows_ = 0;
+  std::vector<std::uint32_t> exponents_;  // rows x n
+  std::vector<std::uint32_t> p_rns_;      // [prime][packed row][n]
+  std::vector<std::uint32_t> primes_;
+  mutable std::mutex mu_;
+  std::map<std::uint64_t, Client> clients_;
+};
+
+}  // namespace privsearch::pir
