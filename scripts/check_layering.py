@@ -23,7 +23,7 @@ ALLOWED = {
     "net": {"net", "core"},
     "server": {"server", "protocol", "net", "index", "rerank", "ckks", "ring", "core"},
     "client": {"client", "protocol", "net", "index", "rerank", "rerank/client", "ckks",
-               "ckks/client", "ring", "core"},
+               "ckks/client", "ring", "pir/zippir", "pir/paillier", "pir/lwe", "core"},
     "eval": {"eval", "index", "rerank", "ckks", "ring", "core"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

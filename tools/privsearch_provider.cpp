@@ -20,6 +20,7 @@
 #include "index/atomic_file.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
+#include "index/payload_store.h"
 #include "net/tls.h"
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
@@ -95,6 +96,20 @@ int main(int argc, char** argv) {
   app.add_option("--requests-per-key", limits.requests_per_key_id,
                  "Request budget of one key id (score-oracle guard)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  bool no_pir = false, pir_test_params = false;
+  protocol::PirConfig pir_config;
+  app.add_flag("--no-pir", no_pir, "Do not serve private payload fetch (ZipPIR)");
+  app.add_option("--pir-ready", pir_config.ready_per_client,
+                 "PIR hints kept precomputed per client (default 2)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--pir-offline-threads", pir_config.offline_threads,
+                 "Background threads (nice 19) computing PIR hints (default 1)")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--pir-max-clients", pir_config.max_clients,
+                 "Registered PIR clients (default 256)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_flag("--pir-test-params", pir_test_params,
+               "INSECURE small PIR parameters (LWE n = 64, 512-bit Paillier) for tests");
   CLI11_PARSE(app, argc, argv);
   if (cert_file.empty() && !self_signed && !insecure_loopback) {
     log("choose a TLS identity: --cert/--key, --self-signed, or (loopback only) "
@@ -134,6 +149,24 @@ int main(int argc, char** argv) {
   auto core = protocol::ProviderCore::create(std::move(config), &store.value());
   if (!core.ok()) return fail(core.status());
 
+  std::unique_ptr<protocol::PirService> pir;
+  const auto* payload_entry = manifest.value().find("payloads");
+  if (!no_pir && payload_entry != nullptr) {
+    auto payloads = index::PayloadStore::open(index_dir / payload_entry->file);
+    if (!payloads.ok()) return fail(payloads.status());
+    if (pir_test_params) {
+      pir_config.lwe_params = "insecure-test-n64-binary";
+      pir_config.paillier_bits = 512;
+      pir_config.allow_insecure = true;
+    }
+    log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A)",
+                    payloads.value().records(), payloads.value().record_bytes()));
+    auto service = protocol::PirService::create(payloads.value(), manifest.value().version_id,
+                                                pir_config);
+    if (!service.ok()) return fail(service.status());
+    pir = std::move(service).value();
+  }
+
   std::optional<net::TlsIdentity> identity;
   if (self_signed) {
     auto id = net::make_self_signed("localhost", 30);
@@ -149,6 +182,7 @@ int main(int argc, char** argv) {
   so.identity = identity ? &*identity : nullptr;
   so.insecure_loopback = insecure_loopback;
   so.threads = threads;
+  so.pir = pir.get();
   if (!quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }
@@ -173,9 +207,9 @@ int main(int argc, char** argv) {
     }
   }
   const auto info = core.value()->server_info();
-  log(fmt::format("serving {} documents (d' = {}), artifact {}, params {}, pid {}",
+  log(fmt::format("serving {} documents (d' = {}), artifact {}, params {}, pid {}{}",
                   info.documents(), info.dim(), info.artifact_version().substr(0, 16), preset,
-                  ::getpid()));
+                  ::getpid(), pir ? ", private payload fetch on" : ""));
   fmt::print("listening on {} port {}{}\n", listen.substr(0, listen.rfind(':')), port,
              fingerprint.empty() ? " (plaintext, loopback only)"
                                  : "; certificate SHA-256 fingerprint " + fingerprint);

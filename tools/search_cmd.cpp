@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "client/payload_fetcher.h"
 #include "client/search_client.h"
 #include "eval/metrics.h"
 #include "index/beir.h"
@@ -29,6 +30,8 @@ struct Args {
   std::size_t candidates = 100, top = 10;
   std::vector<std::string> queries;
   std::filesystem::path evaluate;
+  std::size_t fetch = 0;
+  bool pir_test_params = false;
 };
 Args args;
 
@@ -169,6 +172,12 @@ SearchCommand add_search_command(CLI::App& app) {
               "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
               "and reveals the PQ ranking to the provider)");
   c->add_flag("--json", args.json, "One JSON object per query");
+  c->add_option("--fetch", args.fetch,
+                "Fetch the top R documents privately by ZipPIR (the provider learns not which) "
+                "and print them; the first fetch waits for key setup and offline precomputation")
+      ->check(CLI::Range(0, 64));
+  c->add_flag("--pir-test-params", args.pir_test_params,
+              "Accept the provider's INSECURE test PIR parameters (tests only)");
   auto* queries = c->add_option("query", args.queries, "Query text(s)");
   auto* evaluate = c->add_option(
       "--evaluate", args.evaluate,
@@ -206,6 +215,18 @@ int SearchCommand::run() const {
   so.top = args.top;
   so.permute = args.permute;
   if (!args.evaluate.empty()) return evaluate(*sc.value(), so);
+  std::unique_ptr<client::PayloadFetcher> fetcher;
+  if (args.fetch > 0) {
+    // Key setup and the first offsets start now, off the critical path of the search.
+    client::FetchOptions fo;
+    fo.allow_insecure = args.pir_test_params;
+    if (!args.json) fmt::print(stderr, "setting up private payload fetch (Paillier keys)...\n");
+    auto f = client::PayloadFetcher::create(sc.value()->transport(),
+                                            sc.value()->artifact_version(), fo);
+    if (!f.ok()) return fail(f.status());
+    fetcher = std::move(f).value();
+    fetcher->precompute_async();
+  }
   for (const auto& q : args.queries) {
     auto r = sc.value()->search(q, so);
     if (!r.ok()) return fail(r.status());
@@ -237,6 +258,31 @@ int SearchCommand::run() const {
                  t.key_upload_bytes ? fmt::format(", keys uploaded {} B", t.key_upload_bytes)
                                     : std::string(),
                  t.provider_ms, t.total_ms);
+    }
+    for (std::size_t i = 0; fetcher && i < std::min(args.fetch, r.value().hits.size()); ++i) {
+      const auto& h = r.value().hits[i];
+      client::FetchTiming ft;
+      auto text = fetcher->fetch(h.doc, &ft);
+      if (!text.ok()) return fail(text.status());
+      if (args.json) {
+        nlohmann::json j;
+        j["fetched_doc"] = h.doc;
+        j["text"] = text.value();
+        j["fetch_ms"] = {{"wait", ft.wait_ms},       {"query", ft.query_ms},
+                         {"rpc", ft.rpc_ms},         {"provider", ft.provider_ms},
+                         {"extract", ft.extract_ms}, {"total", ft.total_ms}};
+        j["fetch_query_bytes"] = ft.query_bytes;
+        j["fetch_response_bytes"] = ft.response_bytes;
+        fmt::print("{}\n", j.dump());
+      } else {
+        fmt::print("  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
+                   "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
+                   h.doc, ft.query_bytes, ft.response_bytes, ft.provider_ms,
+                   ft.total_ms - ft.wait_ms, ft.wait_ms);
+        std::string shown = text.value().substr(0, 600);
+        if (text.value().size() > 600) shown += " ...";
+        fmt::print("    {}\n", shown);
+      }
     }
   }
   return 0;

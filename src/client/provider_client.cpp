@@ -119,4 +119,25 @@ Result<v1::RerankResponse> ProviderClient::rerank(const v1::RerankRequest& reque
                                                               &v1::Provider::Stub::Rerank, "Rerank");
 }
 
+Result<v1::PirInfo> ProviderClient::pir_info() {
+  return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(v1::PirInfoRequest(),
+                                                        &v1::Provider::Stub::GetPirInfo,
+                                                        "GetPirInfo");
+}
+
+Result<v1::PirSetupResponse> ProviderClient::pir_setup(const v1::PirSetupRequest& request) {
+  return impl_->invoke<v1::PirSetupRequest, v1::PirSetupResponse>(
+      request, &v1::Provider::Stub::PirSetup, "PirSetup");
+}
+
+Result<v1::PirStatusResponse> ProviderClient::pir_status(const v1::PirStatusRequest& request) {
+  return impl_->invoke<v1::PirStatusRequest, v1::PirStatusResponse>(
+      request, &v1::Provider::Stub::PirStatus, "PirStatus");
+}
+
+Result<v1::PirQueryResponse> ProviderClient::pir_query(const v1::PirQueryRequest& request) {
+  return impl_->invoke<v1::PirQueryRequest, v1::PirQueryResponse>(
+      request, &v1::Provider::Stub::PirQuery, "PirQuery");
+}
+
 }  // namespace privsearch::client

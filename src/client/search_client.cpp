@@ -258,4 +258,7 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
   return out;
 }
 
+ProviderClient& SearchClient::transport() { return *impl_->transport; }
+const std::string& SearchClient::artifact_version() const { return impl_->manifest.version_id; }
+
 }  // namespace privsearch::client

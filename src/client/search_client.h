@@ -59,6 +59,10 @@ class SearchClient {
   Result<SearchResult> search_vector(std::span<const float> raw_query,
                                      const SearchOptions& options);
 
+  // The provider connection and the index's artifact version (for the payload fetch).
+  ProviderClient& transport();
+  const std::string& artifact_version() const;
+
   struct Impl;
 
  private:

@@ -22,9 +22,60 @@ bool is_loopback(const std::string& listen) {
 
 class Service final : public v1::Provider::Service {
  public:
-  Service(protocol::ProviderCore& core, unsigned max_in_flight,
+  Service(protocol::ProviderCore& core, protocol::PirService* pir, unsigned max_in_flight,
           std::function<void(const std::string&)> log)
-      : core_(core), max_in_flight_(max_in_flight), log_(std::move(log)) {}
+      : core_(core), pir_(pir), max_in_flight_(max_in_flight), log_(std::move(log)) {}
+
+  grpc::Status GetPirInfo(grpc::ServerContext*, const v1::PirInfoRequest*,
+                          v1::PirInfo* out) override {
+    if (pir_ == nullptr) {
+      *out->mutable_error() = unavailable();
+    } else {
+      *out = pir_->info();
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PirSetup(grpc::ServerContext*, const v1::PirSetupRequest* request,
+                        v1::PirSetupResponse* out) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (pir_ == nullptr) {
+      *out->mutable_error() = unavailable();
+    } else {
+      *out = pir_->setup(*request);
+    }
+    log("PirSetup", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
+        request->ByteSizeLong(), out->ByteSizeLong(), t0);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PirStatus(grpc::ServerContext*, const v1::PirStatusRequest* request,
+                         v1::PirStatusResponse* out) override {
+    if (pir_ == nullptr) {
+      *out->mutable_error() = unavailable();
+    } else {
+      *out = pir_->status(*request);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PirQuery(grpc::ServerContext*, const v1::PirQueryRequest* request,
+                        v1::PirQueryResponse* out) override {
+    InFlight guard(in_flight_);
+    if (guard.count > max_in_flight_) {
+      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
+      return grpc::Status::OK;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (pir_ == nullptr) {
+      *out->mutable_error() = unavailable();
+    } else {
+      *out = pir_->query(*request);
+    }
+    log("PirQuery", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
+        request->ByteSizeLong(), out->ByteSizeLong(), t0);
+    return grpc::Status::OK;
+  }
 
   grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
                              v1::ServerInfo* out) override {
@@ -87,11 +138,17 @@ class Service final : public v1::Provider::Service {
                      code == v1::ERROR_CODE_UNSPECIFIED ? "OK" : v1::ErrorCode_Name(code), k,
                      bytes_in, bytes_out, ms));
   }
+  static v1::Error unavailable() {
+    return protocol::make_error(v1::PIR_UNAVAILABLE,
+                                "this provider serves no private payload fetch (no payload store "
+                                "or started with --no-pir)");
+  }
   std::string overloaded_message() const {
     return "more than " + std::to_string(max_in_flight_) + " concurrent requests; retry later";
   }
 
   protocol::ProviderCore& core_;
+  protocol::PirService* pir_;
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
   std::atomic<unsigned> in_flight_{0};
@@ -139,7 +196,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::Provider
       limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 8 * threads;
 
   auto impl = std::make_unique<Impl>();
-  impl->service = std::make_unique<Service>(core, max_in_flight, options.request_log);
+  impl->service = std::make_unique<Service>(core, options.pir, max_in_flight, options.request_log);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());

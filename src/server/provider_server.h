@@ -1,5 +1,5 @@
 // The provider's gRPC service over TLS (DESIGN.md section 8): forwards GetServerInfo, UploadKeys
-// and Rerank to a ProviderCore, and adds what only the transport can do — the message-size cap
+// and Rerank to a ProviderCore and the PIR RPCs to a PirService, and adds what only the transport can do — the message-size cap
 // (gRPC refuses larger messages with RESOURCE_EXHAUSTED before parsing them), a bound on
 // concurrent requests (beyond it: Error OVERLOADED), a worker pool sized to the cores, and
 // graceful shutdown. gRPC types stay behind this header.
@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "net/tls.h"
+#include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 
 namespace privsearch::server {
@@ -26,6 +27,8 @@ struct ServeOptions {
   // Called once per request with one JSON object (rpc, outcome code, K, bytes in/out, provider
   // ms). It carries no key, query, candidate or score material. Empty: no request log.
   std::function<void(const std::string&)> request_log;
+  // Private payload fetch; null: the PIR RPCs answer PIR_UNAVAILABLE. Must outlive the server.
+  protocol::PirService* pir = nullptr;
 };
 
 class ProviderServer {

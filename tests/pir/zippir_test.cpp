@@ -339,3 +339,43 @@ TEST(ZipPir, TamperedSetupSeedIsADifferentClient) {
 
 }  // namespace
 }  // namespace privsearch::pir
+
+namespace privsearch::pir {
+namespace {
+
+// Real-world records are structured: byte positions that are zero in every record (length-field
+// high bytes, padding) make rows of H zero. At n = 1400 their slot carry (|s| instead of |s|/2)
+// exceeds the decoding margin unless the public hint mask keeps E uniform; this test fails
+// without the mask.
+TEST(ZipPir, StructuredRecordsAtRealLweDimension) {
+  auto shape = *choose_database_shape(8, 64, 64);
+  auto db = *LweDatabase::create(shape);
+  std::vector<std::vector<std::uint8_t>> expected;
+  for (std::size_t i = 0; i < 8; ++i) {
+    std::vector<std::uint8_t> rec(64, 0);
+    const std::string text = "document " + std::to_string(i) + " says hello";
+    rec[0] = static_cast<std::uint8_t>(text.size());  // bytes 1..3 stay zero in every record
+    std::copy(text.begin(), text.end(), rec.begin() + 4);
+    ASSERT_TRUE(db.set_record(i, rec).ok());
+    expected.push_back(rec);
+  }
+  ZipPirParams params;
+  params.lwe = *find_lwe_params("zippir-n1400-binary");
+  params.paillier_bits = 512;
+  params.allow_insecure = true;
+  auto server = *ZipPirServer::create(params, std::move(db), Seed{12}, 2);
+  Prng prng = Prng::from_seed(Seed{13});
+  auto client = *ZipPirClient::create(server->info(), prng);
+  auto id = *server->register_client(client.setup_message());
+  ASSERT_TRUE(server->precompute(id, 0, 8, 2).ok());
+  for (std::size_t i = 0; i < 8; ++i) {
+    std::optional<ZipPirPendingQuery> pending;
+    auto q = *client.query(i, prng, pending, 2);
+    auto resp = server->answer(q);
+    ASSERT_TRUE(resp.ok());
+    EXPECT_EQ(*client.extract(*pending, *resp, 2), expected[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace privsearch::pir

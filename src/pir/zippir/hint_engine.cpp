@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/sha256.h"
+#include "pir/lwe/lwe.h"
 #include "pir/paillier/bigint.h"
 #include "pir/paillier/mont_batch.h"
 #include "pir/paillier/multiexp.h"
@@ -58,16 +59,34 @@ class Batcher {
 
 }  // namespace
 
+Seed hint_mask_seed(const Seed& a_seed) {
+  Sha256 h;
+  static constexpr char kLabel[] = "privsearch zippir hint mask v1";
+  h.update(std::span(reinterpret_cast<const std::uint8_t*>(kLabel), sizeof(kLabel) - 1));
+  h.update(a_seed);
+  const Sha256Digest d = h.finish();
+  Seed out{};
+  std::copy(d.begin(), d.end(), out.begin());
+  return out;
+}
+
 std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
-                                                   std::size_t n, std::size_t ld, int hint_bits) {
+                                                   std::size_t n, std::size_t ld, int hint_bits,
+                                                   const Seed& mask_seed) {
   const int shift = 32 - hint_bits;
   const std::uint64_t mask = (std::uint64_t{1} << hint_bits) - 1;
   const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
   std::vector<std::uint32_t> e(rows * n);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::uint64_t rounded = ((h[r * ld + j] + half) >> shift) & mask;
-      e[r * n + j] = static_cast<std::uint32_t>(mask - rounded);
+  std::vector<std::uint32_t> m(kLweMatrixChunkRows * n);
+  for (std::size_t r0 = 0; r0 < rows; r0 += kLweMatrixChunkRows) {
+    const std::size_t count = std::min(kLweMatrixChunkRows, rows - r0);
+    expand_lwe_matrix(mask_seed, r0, count, n, n, m.data());
+    for (std::size_t r = r0; r < r0 + count; ++r) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::uint32_t masked = h[r * ld + j] + m[(r - r0) * n + j];  // mod 2^32
+        const std::uint64_t rounded = ((masked + half) >> shift) & mask;
+        e[r * n + j] = static_cast<std::uint32_t>(mask - rounded);
+      }
     }
   }
   return e;

@@ -29,10 +29,18 @@
 
 namespace privsearch::pir {
 
-// E[r][j] = gamma - 1 - round(H[r][j] / 2^(32 - b)) mod gamma, rows x n (row-major), from H with
-// `ld` words per row.
+// The public mask M (d1 x n, uniform mod 2^32) added to H before rescaling. Without it a row of
+// H that is zero (a byte position that is 0 in every record, like the high bytes of a length
+// field) gives E = gamma - 1 throughout, whose slot carries |s| instead of the |s|/2 the client
+// assumes; with it every E row is uniform whatever the database holds. The client adds back
+// M_r . s for the rows it reads. Derived from A's seed (SHA-256 with a label), rows expanded like A.
+Seed hint_mask_seed(const Seed& a_seed);
+
+// E[r][j] = gamma - 1 - round((H[r][j] + M[r][j]) / 2^(32 - b)) mod gamma, rows x n (row-major),
+// from H with `ld` words per row.
 std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
-                                                   std::size_t n, std::size_t ld, int hint_bits);
+                                                   std::size_t n, std::size_t ld, int hint_bits,
+                                                   const Seed& mask_seed);
 
 // The compression-key randomness ck_r for one query: n uniform units of Z_{N^2} from the client
 // seed (16 bytes) and the query index. Identical on both sides.

@@ -77,6 +77,19 @@ Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
   return Status();
 }
 
+Status ZipPirClient::skip_to_query_index(std::uint64_t index) {
+  if (index < next_index_) {
+    return failed_precondition_error("ZipPIR: query index " + std::to_string(index) +
+                                     " was already used (next is " +
+                                     std::to_string(next_index_) + ")");
+  }
+  next_index_ = index;
+  for (auto it = offsets_.begin(); it != offsets_.end();) {
+    it = it->first < index ? offsets_.erase(it) : std::next(it);
+  }
+  return Status();
+}
+
 Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
   ByteReader r(message);
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kHintMagic, "ZipPIR hint"));
@@ -222,6 +235,20 @@ Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery
     });
   }
   for (auto& th : pool) th.join();
+  // The public mask's share M_r . s of each record row, in units of gamma (hint_engine.h).
+  const std::size_t n = info_.params.lwe.n;
+  const int shift = info_.params.shift();
+  std::vector<std::uint32_t> mask_rows(shape.record_bytes * n);
+  expand_lwe_matrix(hint_mask_seed(info_.a_seed), first_row, shape.record_bytes, n, n,
+                    mask_rows.data());
+  std::vector<std::uint64_t> mask_share(shape.record_bytes);
+  const auto s_values = pending.secret_.values();
+  for (std::size_t k = 0; k < shape.record_bytes; ++k) {
+    std::uint32_t dot = 0;
+    const std::uint32_t* row = mask_rows.data() + k * n;
+    for (std::size_t j = 0; j < n; ++j) dot += row[j] * s_values[j];
+    mask_share[k] = shift == 0 ? dot : (dot + (std::uint64_t{1} << (shift - 1))) >> shift;
+  }
   std::vector<std::uint8_t> out(shape.record_bytes);
   for (std::size_t i = i0; i <= i1; ++i) {
     const mpz_class& t = plain[i - i0];
@@ -229,7 +256,9 @@ Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery
       const std::size_t row = i * slots + l;
       if (row < first_row || row >= last_row) continue;
       const std::uint64_t x = slot_of(t, l, b);
-      const std::uint64_t y = (x + pending.weight_ - (l == 0 ? 0 : carry_estimate)) & gamma_mask;
+      const std::uint64_t y = (x + pending.weight_ - (l == 0 ? 0 : carry_estimate) +
+                               mask_share[row - first_row]) &
+                              gamma_mask;
       // round(y / Delta') mod p with Delta' = 2^(b - 8).
       out[row - first_row] =
           static_cast<std::uint8_t>((y + (std::uint64_t{1} << (b - 9))) >> (b - 8));

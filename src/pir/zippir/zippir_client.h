@@ -65,6 +65,9 @@ class ZipPirClient {
 
   const ZipPirClientTimings& timings() const { return timings_; }
   std::uint64_t next_query_index() const { return next_index_; }
+  // Moves the query index forward (never back: an index is used once) to one the server has a
+  // hint for; drops offsets precomputed for skipped indices.
+  Status skip_to_query_index(std::uint64_t index);
 
  private:
   ZipPirClient(ZipPirPublicInfo info, PaillierKeyPair keys)

@@ -54,8 +54,8 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& p
   const std::size_t n = params.lwe.n;
   {
     const auto h = compute_lwe_hint(db, a_seed, n, threads);
-    server->exponents_ =
-        rescaled_hint_exponents(h.data(), shape.rows, n, hint_ld(n), params.hint_bits);
+    server->exponents_ = rescaled_hint_exponents(h.data(), shape.rows, n, hint_ld(n),
+                                                 params.hint_bits, hint_mask_seed(a_seed));
   }
   // P in RNS: the primes depend only on the product size, so any modulus of the right size
   // gives the same basis; 2^(bits-1) + 1 stands in for N here.
@@ -109,6 +109,27 @@ std::size_t ZipPirServer::client_state_bytes(std::uint64_t client_id) const {
   auto it = clients_.find(client_id);
   if (it == clients_.end()) return 0;
   return it->second.hints.size() * state_bytes_per_query();
+}
+
+std::vector<std::uint64_t> ZipPirServer::ready_indices(std::uint64_t client_id) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::uint64_t> out;
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) return out;
+  for (const auto& [index, hint] : it->second.hints) out.push_back(index);
+  return out;
+}
+
+bool ZipPirServer::has_client(std::uint64_t client_id) const {
+  std::lock_guard lock(mu_);
+  return clients_.count(client_id) != 0;
+}
+
+std::vector<std::uint64_t> ZipPirServer::client_ids() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::uint64_t> out;
+  for (const auto& [id, c] : clients_) out.push_back(id);
+  return out;
 }
 
 Result<std::uint64_t> ZipPirServer::register_client(std::span<const std::uint8_t> setup_message) {

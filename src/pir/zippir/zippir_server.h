@@ -63,6 +63,10 @@ class ZipPirServer {
 
   // Bytes of per-client state currently held (hints), and per precomputed query.
   std::size_t client_state_bytes(std::uint64_t client_id) const;
+  // Query indices with a precomputed hint, ascending (empty for an unknown client).
+  std::vector<std::uint64_t> ready_indices(std::uint64_t client_id) const;
+  bool has_client(std::uint64_t client_id) const;
+  std::vector<std::uint64_t> client_ids() const;
   std::size_t state_bytes_per_query() const;
 
  private:

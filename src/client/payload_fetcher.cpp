@@ -1,0 +1,156 @@
+#include "client/payload_fetcher.h"
+
+#include <chrono>
+#include <thread>
+
+#include "index/payload_store.h"
+
+namespace privsearch::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+std::span<const std::uint8_t> as_span(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+std::string to_string(const std::vector<std::uint8_t>& v) { return {v.begin(), v.end()}; }
+
+Status from_error(const v1::Error& e) {
+  const std::string msg = v1::ErrorCode_Name(e.code()) + ": " + e.message();
+  switch (e.code()) {
+    case v1::PIR_VERSION_MISMATCH:
+      return failed_precondition_error(msg + " (the provider's index was rebuilt: refresh the "
+                                             "local index)");
+    case v1::UNKNOWN_PIR_CLIENT: return not_found_error(msg);
+    case v1::NO_PRECOMPUTED_QUERY: return failed_precondition_error(msg);
+    case v1::PIR_UNAVAILABLE: return unavailable_error(msg);
+    case v1::PIR_LIMIT:
+    case v1::OVERLOADED: return resource_exhausted_error(msg);
+    default: return invalid_argument_error(msg);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PayloadFetcher>> PayloadFetcher::create(ProviderClient& transport,
+                                                               std::string artifact_version,
+                                                               FetchOptions options) {
+  auto f = std::unique_ptr<PayloadFetcher>(
+      new PayloadFetcher(transport, std::move(artifact_version), options));
+  PRIVSEARCH_RETURN_IF_ERROR(f->setup());
+  return f;
+}
+
+PayloadFetcher::~PayloadFetcher() {
+  if (precompute_.valid()) (void)precompute_.get();
+}
+
+Status PayloadFetcher::setup() {
+  if (precompute_.valid()) (void)precompute_.get();
+  PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo info, transport_.pir_info());
+  if (info.has_error()) return from_error(info.error());
+  if (info.artifact_version() != version_) {
+    return failed_precondition_error("PIR database version `" + info.artifact_version() +
+                                     "` != local index `" + version_ +
+                                     "`: refresh the local index");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      info_, pir::ZipPirPublicInfo::deserialize(as_span(info.info()), options_.allow_insecure));
+  db_bytes_ = info.pir_db_bytes();
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*info_, prng_));
+  client_.emplace(std::move(c));
+  const auto setup = client_->setup_message();
+  setup_bytes_ = setup.size();
+  v1::PirSetupRequest req;
+  req.set_artifact_version(version_);
+  req.set_setup(to_string(setup));
+  PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirSetupResponse resp, transport_.pir_setup(req));
+  if (resp.has_error()) return from_error(resp.error());
+  client_id_ = resp.client_id();
+  return Status();
+}
+
+void PayloadFetcher::precompute_async() {
+  if (precompute_.valid() || !client_) return;
+  const std::uint64_t index = client_->next_query_index();
+  precompute_ = std::async(std::launch::async, [this, index] {
+    return client_->precompute_query(index, options_.threads);
+  });
+}
+
+Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.wait_ms);
+  for (;;) {
+    v1::PirStatusRequest req;
+    req.set_artifact_version(version_);
+    req.set_client_id(client_id_);
+    PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirStatusResponse resp, transport_.pir_status(req));
+    if (resp.has_error()) return from_error(resp.error());
+    for (std::uint64_t i : resp.ready_query_indices()) {
+      if (i >= client_->next_query_index()) {
+        index = i;
+        return Status();
+      }
+    }
+    if (Clock::now() > deadline) {
+      return unavailable_error("the provider has no precomputed PIR hint for this client after " +
+                               std::to_string(options_.wait_ms) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing) {
+  const auto t_all = Clock::now();
+  FetchTiming t;
+  for (int attempt = 0;; ++attempt) {
+    auto t0 = Clock::now();
+    std::uint64_t index = 0;
+    Status ready = wait_for_ready_index(index);
+    if (ready.code() == StatusCode::kNotFound && attempt == 0) {
+      PRIVSEARCH_RETURN_IF_ERROR(setup());  // provider restarted: register again
+      continue;
+    }
+    PRIVSEARCH_RETURN_IF_ERROR(ready);
+    if (index != client_->next_query_index()) {
+      if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
+      PRIVSEARCH_RETURN_IF_ERROR(client_->skip_to_query_index(index));
+    }
+    if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
+    t.wait_ms = ms_since(t0);
+    t0 = Clock::now();
+    std::optional<pir::ZipPirPendingQuery> pending;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto query,
+                                client_->query(doc, prng_, pending, options_.threads));
+    t.query_ms = ms_since(t0);
+    t.query_bytes = query.size();
+    v1::PirQueryRequest req;
+    req.set_artifact_version(version_);
+    req.set_query(to_string(query));
+    t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirQueryResponse resp, transport_.pir_query(req));
+    t.rpc_ms = ms_since(t0);
+    if (resp.has_error()) {
+      const Status s = from_error(resp.error());
+      if (s.code() == StatusCode::kNotFound && attempt == 0) {
+        PRIVSEARCH_RETURN_IF_ERROR(setup());
+        continue;
+      }
+      return s;
+    }
+    t.provider_ms = resp.provider_ms();
+    t.response_bytes = resp.answer().size();
+    t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto record,
+                                client_->extract(*pending, as_span(resp.answer()), options_.threads));
+    t.extract_ms = ms_since(t0);
+    precompute_async();  // the next fetch's offsets, off the critical path
+    t.total_ms = ms_since(t_all);
+    if (timing != nullptr) *timing = t;
+    return index::PayloadStore::decode_record(record.data(), record.size());
+  }
+}
+
+}  // namespace privsearch::client

@@ -1,0 +1,75 @@
+// Private payload fetch (client side): after ranking, read the chosen documents by ZipPIR so the
+// provider learns nothing of which ones (DESIGN.md; docs/SECURITY.md "leakage contract").
+//
+// create(): PirInfo (public parameters and database shape, version-checked against the index),
+// Paillier key generation, PirSetup (~413 bytes). The per-query offsets r = Dec(ck_r) (n Paillier
+// decryptions, seconds) are computed on a background thread (precompute_async) so they are off
+// the critical path; the provider meanwhile computes its matching hint offline. fetch(): wait for
+// the provider's hint of the next query index (PirStatus), query, decrypt, decode the record.
+// Recovery: UNKNOWN_PIR_CLIENT (provider restarted) -> set up again once; PIR_VERSION_MISMATCH
+// (index rebuilt) -> kFailedPrecondition telling the user to refresh the index.
+// Thread safety: one fetcher per thread.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/provider_client.h"
+#include "core/status.h"
+#include "pir/zippir/zippir_client.h"
+
+namespace privsearch::client {
+
+struct FetchOptions {
+  unsigned threads = 2;          // client decryptions (offsets, extract)
+  int wait_ms = 300000;          // longest wait for the provider's offline hint
+  bool allow_insecure = false;   // accept test-only PIR parameters (tests)
+};
+
+struct FetchTiming {
+  double wait_ms = 0;      // waiting for offsets and the provider's hint
+  double query_ms = 0;     // building the query
+  double rpc_ms = 0;       // PirQuery round trip
+  double provider_ms = 0;  // inside the provider
+  double extract_ms = 0;
+  double total_ms = 0;
+  std::size_t query_bytes = 0, response_bytes = 0;
+};
+
+class PayloadFetcher {
+ public:
+  static Result<std::unique_ptr<PayloadFetcher>> create(ProviderClient& transport,
+                                                        std::string artifact_version,
+                                                        FetchOptions options);
+  ~PayloadFetcher();
+
+  // Starts the offsets of the next query index on a background thread.
+  void precompute_async();
+  // The payload ("title\n\ntext") of document `doc`.
+  Result<std::string> fetch(std::uint64_t doc, FetchTiming* timing = nullptr);
+
+  std::uint64_t pir_db_bytes() const { return db_bytes_; }
+  std::size_t setup_bytes() const { return setup_bytes_; }
+
+ private:
+  PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options)
+      : transport_(transport), version_(std::move(version)), options_(options) {}
+  Status setup();
+  Status wait_for_ready_index(std::uint64_t& index);
+
+  ProviderClient& transport_;
+  std::string version_;
+  FetchOptions options_;
+  std::optional<pir::ZipPirPublicInfo> info_;
+  std::optional<pir::ZipPirClient> client_;
+  std::uint64_t client_id_ = 0;
+  std::uint64_t db_bytes_ = 0;
+  std::size_t setup_bytes_ = 0;
+  std::future<Status> precompute_;
+  Prng prng_ = Prng::create();
+};
+
+}  // namespace privsearch::client

@@ -1,0 +1,191 @@
+#include "protocol/pir_service.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "protocol/provider_core.h"
+
+namespace privsearch::protocol {
+namespace {
+
+std::string to_bytes(const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); }
+std::span<const std::uint8_t> as_span(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+v1::ErrorCode code_for(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound: return v1::UNKNOWN_PIR_CLIENT;
+    case StatusCode::kResourceExhausted: return v1::PIR_LIMIT;
+    case StatusCode::kFailedPrecondition:
+      return s.message().find("params_id") != std::string::npos ? v1::PIR_VERSION_MISMATCH
+                                                                 : v1::NO_PRECOMPUTED_QUERY;
+    case StatusCode::kInternal: return v1::INTERNAL;
+    default: return v1::MALFORMED_REQUEST;
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
+                                                       std::string artifact_version,
+                                                       PirConfig config) {
+  pir::ZipPirParams params;
+  PRIVSEARCH_ASSIGN_OR_RETURN(params.lwe,
+                              pir::find_lwe_params(config.lwe_params, config.allow_insecure));
+  params.paillier_bits = config.paillier_bits;
+  if (config.hint_bits != 0) params.hint_bits = config.hint_bits;
+  params.allow_insecure = config.allow_insecure;
+  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
+  if (payloads.records() == 0) return invalid_argument_error("PIR: the payload store is empty");
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      pir::DatabaseShape shape,
+      pir::choose_database_shape(payloads.records(), payloads.record_bytes()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, pir::LweDatabase::create(shape));
+  for (std::size_t i = 0; i < payloads.records(); ++i) {
+    PRIVSEARCH_RETURN_IF_ERROR(
+        db.set_record(i, std::span(payloads.record(i), payloads.record_bytes())));
+  }
+  pir::ZipPirServerLimits limits;
+  limits.max_clients = config.max_clients;
+  limits.max_queued_queries = std::max<std::size_t>(config.ready_per_client, 1);
+  auto service = std::unique_ptr<PirService>(new PirService());
+  service->artifact_version_ = std::move(artifact_version);
+  service->config_ = config;
+  PRIVSEARCH_ASSIGN_OR_RETURN(service->server_,
+                              pir::ZipPirServer::create(params, std::move(db), Prng::random_seed(),
+                                                        std::max(1u, config.preprocess_threads),
+                                                        limits));
+  for (unsigned t = 0; t < std::max(1u, config.offline_threads); ++t) {
+    service->workers_.emplace_back([s = service.get()] { s->worker_loop(); });
+  }
+  return service;
+}
+
+PirService::~PirService() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+std::size_t PirService::db_bytes() const { return server_->info().shape.matrix_bytes(); }
+
+void PirService::worker_loop() {
+  // Lowest priority for this thread only (Linux applies setpriority to a thread id).
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  for (;;) {
+    std::uint64_t client = 0, index = 0;
+    {
+      std::unique_lock lock(mu_);
+      bool found = false;
+      cv_.wait(lock, [&] {
+        if (stop_) return true;
+        for (auto& [id, next] : next_to_precompute_) {
+          const auto ready = server_->ready_indices(id);
+          if (ready.size() < config_.ready_per_client) {
+            client = id;
+            index = next++;
+            found = true;
+            return true;
+          }
+        }
+        return false;
+      });
+      if (stop_) return;
+      if (!found) continue;
+    }
+    // One query's hint; failures (a client that left) are not fatal to the worker.
+    (void)server_->precompute(client, index, 1, 1);
+    cv_.notify_all();
+  }
+}
+
+v1::PirInfo PirService::info() const {
+  v1::PirInfo out;
+  out.set_info(to_bytes(server_->info().serialize()));
+  out.set_artifact_version(artifact_version_);
+  out.set_ready_per_client(static_cast<std::uint32_t>(config_.ready_per_client));
+  out.set_pir_db_bytes(db_bytes());
+  return out;
+}
+
+v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
+  v1::PirSetupResponse out;
+  if (request.artifact_version() != artifact_version_) {
+    *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH,
+                                      "PIR database version `" + artifact_version_ +
+                                          "`, the client has `" + request.artifact_version() + "`");
+    return out;
+  }
+  auto id = server_->register_client(as_span(request.setup()));
+  if (!id.ok()) {
+    *out.mutable_error() = make_error(code_for(id.status()), id.status().message());
+    return out;
+  }
+  {
+    std::lock_guard lock(mu_);
+    next_to_precompute_.try_emplace(*id, 0);
+  }
+  cv_.notify_all();
+  out.set_client_id(*id);
+  return out;
+}
+
+v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) const {
+  v1::PirStatusResponse out;
+  if (request.artifact_version() != artifact_version_) {
+    *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
+    return out;
+  }
+  if (!server_->has_client(request.client_id())) {
+    *out.mutable_error() = make_error(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
+    return out;
+  }
+  for (std::uint64_t i : server_->ready_indices(request.client_id())) {
+    out.add_ready_query_indices(i);
+  }
+  return out;
+}
+
+v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
+  v1::PirQueryResponse out;
+  if (request.artifact_version() != artifact_version_) {
+    *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
+    return out;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto answer = server_->answer(as_span(request.query()));
+  out.set_provider_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (!answer.ok()) {
+    *out.mutable_error() = make_error(code_for(answer.status()), answer.status().message());
+    return out;
+  }
+  cv_.notify_all();  // a hint was consumed: the worker refills
+  out.set_answer(to_bytes(*answer));
+  return out;
+}
+
+bool PirService::wait_until_ready(int timeout_ms) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    bool all = true;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, next] : next_to_precompute_) {
+        if (server_->ready_indices(id).size() < config_.ready_per_client) all = false;
+      }
+    }
+    if (all) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace privsearch::protocol

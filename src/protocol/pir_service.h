@@ -1,0 +1,73 @@
+// The provider's private payload fetch (ZipPIR, arXiv 2603.09190) behind the protobuf messages of
+// privsearch.proto: PirInfo, PirSetup, PirStatus, PirQuery. No sockets (layer L4).
+//
+// The PIR database is the index's payload store (fixed-size records, one per document, built with
+// the index and versioned by its artifact version). On start the service computes the global hint
+// H = D A; a background worker keeps `ready_per_client` per-client compressed hints precomputed
+// (the paper's silent offline phase: it needs only the client's N and seed). The worker runs on
+// `offline_threads` threads at the lowest scheduling priority (nice 19) so reranking is never
+// starved. A rebuilt index is a new service with a new artifact version: every old client gets
+// PIR_VERSION_MISMATCH / UNKNOWN_PIR_CLIENT and sets up again; its hints are recomputed from the
+// new database without any client involvement.
+// Thread safety: all methods may run concurrently.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "index/payload_store.h"
+#include "pir/zippir/zippir_server.h"
+#include "protocol/privsearch.pb.h"
+
+namespace privsearch::protocol {
+
+struct PirConfig {
+  std::string lwe_params = "zippir-n1400-binary";
+  int paillier_bits = 3072;
+  int hint_bits = 0;                 // 0: default
+  std::size_t max_clients = 256;
+  std::size_t ready_per_client = 2;  // precomputed hints kept per client
+  unsigned offline_threads = 1;      // background hint workers (lowest priority)
+  unsigned preprocess_threads = 2;   // H = D A at start
+  bool allow_insecure = false;       // test-only parameter sets
+};
+
+class PirService {
+ public:
+  // Builds the PIR database from the payload store and starts the background worker.
+  static Result<std::unique_ptr<PirService>> create(const index::PayloadStore& payloads,
+                                                    std::string artifact_version,
+                                                    PirConfig config);
+  ~PirService();
+
+  v1::PirInfo info() const;
+  v1::PirSetupResponse setup(const v1::PirSetupRequest& request);
+  v1::PirStatusResponse status(const v1::PirStatusRequest& request) const;
+  v1::PirQueryResponse query(const v1::PirQueryRequest& request);
+
+  std::size_t db_bytes() const;
+  // Waits (for tests) until every registered client has its ready hints or `timeout_ms` passes.
+  bool wait_until_ready(int timeout_ms) const;
+
+ private:
+  PirService() = default;
+  void worker_loop();
+
+  std::string artifact_version_;
+  PirConfig config_;
+  std::unique_ptr<pir::ZipPirServer> server_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::map<std::uint64_t, std::uint64_t> next_to_precompute_;  // client -> next index
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace privsearch::protocol
