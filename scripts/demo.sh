@@ -66,7 +66,13 @@ fi
 step "4. every judged query of $(basename "$data") through the encrypted path"
 "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --evaluate "$data"
 
-step "5. stop the provider"
+step "5. private payload fetch: the top result read by ZipPIR (the provider learns not which)"
+echo "(first fetch: Paillier keys, ~413-byte setup; the provider computes the client's hint"
+echo " offline at low priority while the client precomputes its offsets: ~30 s here)"
+"$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 3 --fetch 1 \
+  "${queries[0]}"
+
+step "6. stop the provider"
 kill -TERM $provider
 wait $provider || true
 trap - EXIT

@@ -1,0 +1,156 @@
+// Private payload fetch end to end: an in-process provider over TLS with the PirService on the
+// index's payload store (insecure small PIR parameters for speed), the client's PayloadFetcher.
+// Fetched payloads equal the stored documents for random choices; a rebuilt database (new
+// artifact version) invalidates old hints and a new fetcher recovers; malformed and unknown
+// requests get typed errors while the provider keeps serving.
+#include <gtest/gtest.h>
+
+#include "ckks/param_sets.h"
+#include "client/payload_fetcher.h"
+#include "index/build.h"
+#include "index/exact_store.h"
+#include "index/payload_store.h"
+#include "net/tls.h"
+#include "protocol/pir_service.h"
+#include "protocol/provider_core.h"
+#include "server/provider_server.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch::client {
+namespace {
+
+class PayloadFetchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    o.collection = c.dir;
+    o.out = c.dir / "index";
+    o.dim = 16;
+    o.pq_m = 4;
+    o.record_bytes = 128;
+    manifest = *index::build_index(o, nullptr);
+    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+    payloads = std::make_unique<index::PayloadStore>(
+        *index::PayloadStore::open(o.out / "payloads.bin"));
+    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
+  }
+  void start(const std::string& version) {
+    if (server) server->shutdown(1000);
+    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+    config.artifact_version = version;
+    core = *protocol::ProviderCore::create(std::move(config), store.get());
+    protocol::PirConfig pc;
+    pc.lwe_params = "insecure-test-n64-binary";
+    pc.paillier_bits = 512;
+    pc.allow_insecure = true;
+    pc.ready_per_client = 2;
+    pir = *protocol::PirService::create(*payloads, version, pc);
+    server::ServeOptions so;
+    so.identity = identity.get();
+    so.threads = 2;
+    so.pir = pir.get();
+    server = *server::ProviderServer::start(*core, so);
+  }
+  void TearDown() override {
+    if (server) server->shutdown(1000);
+  }
+  std::unique_ptr<ProviderClient> transport() {
+    ConnectOptions co;
+    co.port = static_cast<std::uint16_t>(server->port());
+    co.ca_pem = identity->certificate_pem();
+    return *ProviderClient::connect(co);
+  }
+  FetchOptions options() {
+    FetchOptions fo;
+    fo.allow_insecure = true;
+    fo.wait_ms = 60000;
+    return fo;
+  }
+
+  testing::Collection c{"payload-fetch"};
+  index::BuildOptions o;
+  index::Manifest manifest;
+  std::unique_ptr<index::ExactStore> store;
+  std::unique_ptr<index::PayloadStore> payloads;
+  std::unique_ptr<net::TlsIdentity> identity;
+  std::unique_ptr<protocol::ProviderCore> core;
+  std::unique_ptr<protocol::PirService> pir;
+  std::unique_ptr<server::ProviderServer> server;
+};
+
+TEST_F(PayloadFetchTest, FetchedPayloadsEqualStoredDocuments) {
+  start(manifest.version_id);
+  auto t = transport();
+  auto fetcher = PayloadFetcher::create(*t, manifest.version_id, options());
+  ASSERT_TRUE(fetcher.ok()) << fetcher.status().to_string();
+  EXPECT_LT((*fetcher)->setup_bytes(), 200u);  // 64-byte N + seed + header at test size
+  Prng prng = Prng::from_seed(Seed{1});
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t doc = prng.uniform_below(payloads->records());
+    FetchTiming timing;
+    auto text = (*fetcher)->fetch(doc, &timing);
+    ASSERT_TRUE(text.ok()) << text.status().to_string();
+    EXPECT_EQ(*text, *payloads->text(doc)) << doc;
+    EXPECT_GT(timing.query_bytes, 0u);
+    EXPECT_GT(timing.response_bytes, 0u);
+  }
+}
+
+TEST_F(PayloadFetchTest, RebuiltDatabaseInvalidatesHintsAndANewFetcherRecovers) {
+  start(manifest.version_id);
+  auto t = transport();
+  auto fetcher = *PayloadFetcher::create(*t, manifest.version_id, options());
+  ASSERT_TRUE(fetcher->fetch(3).ok());
+  start("rebuilt-version");  // a new database: every hint of the old one is gone
+  auto t2 = transport();
+  auto stale = fetcher->fetch(4);
+  EXPECT_FALSE(stale.ok());
+  auto wrong = PayloadFetcher::create(*t2, manifest.version_id, options());
+  EXPECT_EQ(wrong.status().code(), StatusCode::kFailedPrecondition);
+  auto fresh = PayloadFetcher::create(*t2, "rebuilt-version", options());
+  ASSERT_TRUE(fresh.ok());
+  auto text = (*fresh)->fetch(4);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  EXPECT_EQ(*text, *payloads->text(4));
+}
+
+TEST_F(PayloadFetchTest, ErrorPathsKeepTheProviderServing) {
+  start(manifest.version_id);
+  auto t = transport();
+  v1::PirQueryRequest bad;
+  bad.set_artifact_version(manifest.version_id);
+  bad.set_query("not a query");
+  auto r = t->pir_query(bad);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error().code(), v1::MALFORMED_REQUEST);
+  v1::PirStatusRequest unknown;
+  unknown.set_artifact_version(manifest.version_id);
+  unknown.set_client_id(42);
+  EXPECT_EQ(t->pir_status(unknown)->error().code(), v1::UNKNOWN_PIR_CLIENT);
+  unknown.set_artifact_version("old");
+  EXPECT_EQ(t->pir_status(unknown)->error().code(), v1::PIR_VERSION_MISMATCH);
+  v1::PirSetupRequest setup;
+  setup.set_artifact_version(manifest.version_id);
+  setup.set_setup(std::string(50, 'x'));
+  EXPECT_EQ(t->pir_setup(setup)->error().code(), v1::MALFORMED_REQUEST);
+  // Still serving.
+  auto fetcher = PayloadFetcher::create(*t, manifest.version_id, options());
+  ASSERT_TRUE(fetcher.ok());
+  auto text = (*fetcher)->fetch(7);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, *payloads->text(7));
+}
+
+TEST_F(PayloadFetchTest, ProviderWithoutPirAnswersUnavailable) {
+  protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+  config.artifact_version = manifest.version_id;
+  core = *protocol::ProviderCore::create(std::move(config), store.get());
+  server::ServeOptions so;
+  so.identity = identity.get();
+  server = *server::ProviderServer::start(*core, so);
+  auto t = transport();
+  EXPECT_EQ(PayloadFetcher::create(*t, manifest.version_id, options()).status().code(),
+            StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace privsearch::client
