@@ -1,5 +1,6 @@
 #include "bench_e2e.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,9 +15,12 @@
 #include <fmt/format.h>
 
 #include "bench_util.h"
+#include "client/payload_fetcher.h"
 #include "client/search_client.h"
 #include "core/csprng.h"
 #include "index/build.h"
+#include "index/manifest.h"
+#include "index/payload_store.h"
 
 namespace privsearch::tools {
 namespace {
@@ -140,9 +144,20 @@ Status start_provider(const std::filesystem::path& index_dir, const E2eBenchOpti
   p.pid = ::fork();
   if (p.pid < 0) return Status(StatusCode::kInternal, "fork failed");
   if (p.pid == 0) {
-    ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
-            "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
-            "--max-candidates", maxk.c_str(), "--quiet", static_cast<char*>(nullptr));
+    // The provider's "listening on" line must not mix into this command's JSON on stdout.
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
+    if (o.fetch == 0) {
+      ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
+              "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
+              "--max-candidates", maxk.c_str(), "--quiet", "--no-pir",
+              static_cast<char*>(nullptr));
+    } else {
+      ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
+              "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
+              "--max-candidates", maxk.c_str(), "--quiet", "--pir-offline-threads", "2",
+              "--pir-ready", "2", static_cast<char*>(nullptr));
+    }
     ::_exit(127);
   }
   const auto until = Clock::now() + std::chrono::minutes(5);
@@ -268,6 +283,52 @@ Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
     failures += fails.load();
   }
   j["throughput"] = tp;
+  if (o.fetch > 0) {
+    // Private payload fetch after the search timings (no PIR client existed before, so the
+    // background hint work did not overlap them). fetch_ms is the critical path once the
+    // provider's hint and the client's offsets are ready: query + RPC + extract.
+    fmt::print(stderr, "bench e2e: private payload fetch ({} rounds of {})\n", o.fetches, o.fetch);
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect(index_dir, provider));
+    const auto man = index::load_manifest(index_dir, /*verify=*/false);
+    if (!man.ok()) return man.status();
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto payloads,
+        index::PayloadStore::open(index_dir / man.value().find("payloads")->file));
+    client::FetchOptions fo;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
+                                                  fsc->transport(), fsc->artifact_version(), fo));
+    fetcher->precompute_async();
+    std::vector<double> fetch_ms, wait_ms, provider_fetch_ms;
+    std::size_t fq = 0, fr = 0, wrong = 0;
+    for (std::size_t round = 0; round < o.fetches; ++round) {
+      for (std::size_t k = 0; k < o.fetch; ++k) {
+        const std::uint64_t doc = pick.uniform_below(o.docs);
+        client::FetchTiming ft;
+        auto text = fetcher->fetch(doc, &ft);
+        if (!text.ok()) return text.status();
+        const auto want = payloads.text(doc);
+        if (!want.ok() || *want != *text) ++wrong;
+        fetch_ms.push_back(ft.total_ms - ft.wait_ms);
+        wait_ms.push_back(ft.wait_ms);
+        provider_fetch_ms.push_back(ft.provider_ms);
+        fq = ft.query_bytes;
+        fr = ft.response_bytes;
+      }
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo pinfo, fsc->transport().pir_info());
+    j["fetch"] = o.fetch;
+    j["fetch_ms"] = dist(fetch_ms);
+    j["fetch_wait_for_hint_ms"] = dist(wait_ms);
+    j["fetch_provider_ms"] = dist(provider_fetch_ms);
+    j["fetch_query_bytes"] = fq;
+    j["fetch_response_bytes"] = fr;
+    j["fetch_setup_bytes"] = fetcher->setup_bytes();
+    j["fetch_wrong_payloads"] = wrong;
+    j["pir_db_bytes"] = pinfo.pir_db_bytes();
+    j["offline_s_per_query"] = {{"wall", pinfo.offline_s_per_query()},
+                                {"cpu_s", pinfo.offline_cpu_s_per_query()},
+                                {"threads_per_hint", 1}};
+  }
   j["failures"] = failures;
   j["note"] = "client and provider share this machine's cores; throughput counts whole searches "
               "(client PQ scan, encryption and decryption included)";

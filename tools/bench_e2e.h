@@ -20,6 +20,8 @@ struct E2eBenchOptions {
   std::size_t queries = 200;          // timed single-client searches (after 5 warm-up ones)
   std::size_t throughput_requests = 60;  // per concurrency level
   std::filesystem::path cache = "build/bench-e2e";  // synthetic indexes are built once here
+  std::size_t fetch = 0;    // payloads fetched by ZipPIR after each timed fetch round (0: none)
+  std::size_t fetches = 5;  // timed fetch rounds
 };
 
 Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& options);

@@ -174,6 +174,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1000, 100000000));
   bench_cmd->add_option("--queries", e2e_opts.queries, "e2e: timed searches (default 200)")
       ->check(CLI::Range(1, 1000000));
+  bench_cmd->add_option("--fetch", e2e_opts.fetch,
+                        "e2e: also fetch this many payloads per round by ZipPIR (default 0)")
+      ->check(CLI::Range(0, 64));
+  bench_cmd->add_option("--fetch-rounds", e2e_opts.fetches, "e2e: timed fetch rounds (default 5)")
+      ->check(CLI::Range(1, 1000));
   bench_cmd->add_option("--candidates", e2e_opts.k, "e2e: K (default 100)")
       ->check(CLI::Range(1, 65536));
   bench_cmd->add_option("--codes", pq_opts.codes, "pq: documents scanned (default 1,000,000)");

@@ -4,6 +4,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <chrono>
 
 #include "protocol/provider_core.h"
@@ -101,7 +103,18 @@ void PirService::worker_loop() {
       if (!found) continue;
     }
     // One query's hint; failures (a client that left) are not fatal to the worker.
-    (void)server_->precompute(client, index, 1, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    timespec c0{}, c1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    const Status s = server_->precompute(client, index, 1, 1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    if (s.ok()) {
+      std::lock_guard lock(mu_);
+      last_offline_s_ =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      last_offline_cpu_s_ = static_cast<double>(c1.tv_sec - c0.tv_sec) +
+                            1e-9 * static_cast<double>(c1.tv_nsec - c0.tv_nsec);
+    }
     cv_.notify_all();
   }
 }
@@ -112,6 +125,9 @@ v1::PirInfo PirService::info() const {
   out.set_artifact_version(artifact_version_);
   out.set_ready_per_client(static_cast<std::uint32_t>(config_.ready_per_client));
   out.set_pir_db_bytes(db_bytes());
+  std::lock_guard lock(mu_);
+  out.set_offline_s_per_query(last_offline_s_);
+  out.set_offline_cpu_s_per_query(last_offline_cpu_s_);
   return out;
 }
 

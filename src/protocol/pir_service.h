@@ -67,6 +67,7 @@ class PirService {
   mutable std::condition_variable cv_;
   std::map<std::uint64_t, std::uint64_t> next_to_precompute_;  // client -> next index
   bool stop_ = false;
+  double last_offline_s_ = 0, last_offline_cpu_s_ = 0;
   std::vector<std::thread> workers_;
 };
 
