@@ -69,6 +69,7 @@ Status PayloadFetcher::setup() {
   PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirSetupResponse resp, transport_.pir_setup(req));
   if (resp.has_error()) return from_error(resp.error());
   client_id_ = resp.client_id();
+  ++setups_;
   return Status();
 }
 

@@ -51,6 +51,12 @@ class PayloadFetcher {
   // The payload ("title\n\ntext") of document `doc`.
   Result<std::string> fetch(std::uint64_t doc, FetchTiming* timing = nullptr);
 
+  // After the provider rebuilt its database in place (same shape, same A seed) and the local
+  // index was refreshed: continue under the new version without a new setup; the provider has
+  // recomputed this client's hints on its own.
+  void set_artifact_version(std::string version) { version_ = std::move(version); }
+  std::size_t setups() const { return setups_; }
+
   std::uint64_t pir_db_bytes() const { return db_bytes_; }
   std::size_t setup_bytes() const { return setup_bytes_; }
 
@@ -68,6 +74,7 @@ class PayloadFetcher {
   std::uint64_t client_id_ = 0;
   std::uint64_t db_bytes_ = 0;
   std::size_t setup_bytes_ = 0;
+  std::size_t setups_ = 0;
   std::future<Status> precompute_;
   Prng prng_ = Prng::create();
 };

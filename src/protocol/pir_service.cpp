@@ -32,9 +32,8 @@ v1::ErrorCode code_for(const Status& s) {
 
 }  // namespace
 
-Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
-                                                       std::string artifact_version,
-                                                       PirConfig config) {
+Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
+    const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed) {
   pir::ZipPirParams params;
   PRIVSEARCH_ASSIGN_OR_RETURN(params.lwe,
                               pir::find_lwe_params(config.lwe_params, config.allow_insecure));
@@ -54,17 +53,41 @@ Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore
   pir::ZipPirServerLimits limits;
   limits.max_clients = config.max_clients;
   limits.max_queued_queries = std::max<std::size_t>(config.ready_per_client, 1);
+  return pir::ZipPirServer::create(params, std::move(db), a_seed,
+                                   std::max(1u, config.preprocess_threads), limits);
+}
+
+Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
+                                                       std::string artifact_version,
+                                                       PirConfig config) {
   auto service = std::unique_ptr<PirService>(new PirService());
   service->artifact_version_ = std::move(artifact_version);
   service->config_ = config;
+  service->a_seed_ = Prng::random_seed();
   PRIVSEARCH_ASSIGN_OR_RETURN(service->server_,
-                              pir::ZipPirServer::create(params, std::move(db), Prng::random_seed(),
-                                                        std::max(1u, config.preprocess_threads),
-                                                        limits));
+                              build_server(payloads, config, service->a_seed_));
   for (unsigned t = 0; t < std::max(1u, config.offline_threads); ++t) {
     service->workers_.emplace_back([s = service.get()] { s->worker_loop(); });
   }
   return service;
+}
+
+Status PirService::rebuild(const index::PayloadStore& payloads, std::string artifact_version) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(std::shared_ptr<pir::ZipPirServer> fresh,
+                              build_server(payloads, config_, a_seed_));
+  std::lock_guard lock(mu_);
+  for (auto it = setups_.begin(); it != setups_.end();) {
+    if (fresh->register_client(it->second).ok()) {
+      ++it;
+    } else {  // the shape changed: this client must set up again
+      next_to_precompute_.erase(it->first);
+      it = setups_.erase(it);
+    }
+  }
+  server_ = std::move(fresh);
+  artifact_version_ = std::move(artifact_version);
+  cv_.notify_all();
+  return Status();
 }
 
 PirService::~PirService() {
@@ -76,13 +99,17 @@ PirService::~PirService() {
   for (auto& t : workers_) t.join();
 }
 
-std::size_t PirService::db_bytes() const { return server_->info().shape.matrix_bytes(); }
+std::size_t PirService::db_bytes() const {
+  std::lock_guard lock(mu_);
+  return server_->info().shape.matrix_bytes();
+}
 
 void PirService::worker_loop() {
   // Lowest priority for this thread only (Linux applies setpriority to a thread id).
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   for (;;) {
     std::uint64_t client = 0, index = 0;
+    std::shared_ptr<pir::ZipPirServer> server;
     {
       std::unique_lock lock(mu_);
       bool found = false;
@@ -101,12 +128,13 @@ void PirService::worker_loop() {
       });
       if (stop_) return;
       if (!found) continue;
+      server = server_;
     }
     // One query's hint; failures (a client that left) are not fatal to the worker.
     const auto t0 = std::chrono::steady_clock::now();
     timespec c0{}, c1{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-    const Status s = server_->precompute(client, index, 1, 1);
+    const Status s = server->precompute(client, index, 1, 1);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     if (s.ok()) {
       std::lock_guard lock(mu_);
@@ -121,11 +149,11 @@ void PirService::worker_loop() {
 
 v1::PirInfo PirService::info() const {
   v1::PirInfo out;
+  std::lock_guard lock(mu_);
   out.set_info(to_bytes(server_->info().serialize()));
   out.set_artifact_version(artifact_version_);
   out.set_ready_per_client(static_cast<std::uint32_t>(config_.ready_per_client));
-  out.set_pir_db_bytes(db_bytes());
-  std::lock_guard lock(mu_);
+  out.set_pir_db_bytes(server_->info().shape.matrix_bytes());
   out.set_offline_s_per_query(last_offline_s_);
   out.set_offline_cpu_s_per_query(last_offline_cpu_s_);
   return out;
@@ -133,13 +161,20 @@ v1::PirInfo PirService::info() const {
 
 v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
   v1::PirSetupResponse out;
-  if (request.artifact_version() != artifact_version_) {
+  std::shared_ptr<pir::ZipPirServer> server;
+  std::string version;
+  {
+    std::lock_guard lock(mu_);
+    server = server_;
+    version = artifact_version_;
+  }
+  if (request.artifact_version() != version) {
     *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH,
-                                      "PIR database version `" + artifact_version_ +
+                                      "PIR database version `" + version +
                                           "`, the client has `" + request.artifact_version() + "`");
     return out;
   }
-  auto id = server_->register_client(as_span(request.setup()));
+  auto id = server->register_client(as_span(request.setup()));
   if (!id.ok()) {
     *out.mutable_error() = make_error(code_for(id.status()), id.status().message());
     return out;
@@ -147,6 +182,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
   {
     std::lock_guard lock(mu_);
     next_to_precompute_.try_emplace(*id, 0);
+    setups_.try_emplace(*id, request.setup().begin(), request.setup().end());
   }
   cv_.notify_all();
   out.set_client_id(*id);
@@ -155,15 +191,20 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
 
 v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) const {
   v1::PirStatusResponse out;
-  if (request.artifact_version() != artifact_version_) {
-    *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
-    return out;
+  std::shared_ptr<pir::ZipPirServer> server;
+  {
+    std::lock_guard lock(mu_);
+    if (request.artifact_version() != artifact_version_) {
+      *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
+      return out;
+    }
+    server = server_;
   }
-  if (!server_->has_client(request.client_id())) {
+  if (!server->has_client(request.client_id())) {
     *out.mutable_error() = make_error(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
     return out;
   }
-  for (std::uint64_t i : server_->ready_indices(request.client_id())) {
+  for (std::uint64_t i : server->ready_indices(request.client_id())) {
     out.add_ready_query_indices(i);
   }
   return out;
@@ -171,12 +212,17 @@ v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) co
 
 v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
   v1::PirQueryResponse out;
-  if (request.artifact_version() != artifact_version_) {
-    *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
-    return out;
+  std::shared_ptr<pir::ZipPirServer> server;
+  {
+    std::lock_guard lock(mu_);
+    if (request.artifact_version() != artifact_version_) {
+      *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
+      return out;
+    }
+    server = server_;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  auto answer = server_->answer(as_span(request.query()));
+  auto answer = server->answer(as_span(request.query()));
   out.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (!answer.ok()) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,6 +53,13 @@ class PirService {
   v1::PirStatusResponse status(const v1::PirStatusRequest& request) const;
   v1::PirQueryResponse query(const v1::PirQueryRequest& request);
 
+  // Database update (the paper's advantage over client-held hints): swaps in a PIR database
+  // built from `payloads` under a new artifact version, keeps A's seed (so the public info stays
+  // valid when the shape is unchanged), re-registers every client from its stored setup and lets
+  // the worker recompute their hints, continuing each client's query indices (an index is never
+  // reused). Clients then only switch their artifact version. Shape changes need a new setup.
+  Status rebuild(const index::PayloadStore& payloads, std::string artifact_version);
+
   std::size_t db_bytes() const;
   // Waits (for tests) until every registered client has its ready hints or `timeout_ms` passes.
   bool wait_until_ready(int timeout_ms) const;
@@ -59,10 +67,14 @@ class PirService {
  private:
   PirService() = default;
   void worker_loop();
+  static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
+      const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed);
 
   std::string artifact_version_;
   PirConfig config_;
-  std::unique_ptr<pir::ZipPirServer> server_;
+  std::shared_ptr<pir::ZipPirServer> server_;
+  Seed a_seed_{};
+  std::map<std::uint64_t, std::vector<std::uint8_t>> setups_;  // client -> setup message
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::map<std::uint64_t, std::uint64_t> next_to_precompute_;  // client -> next index

@@ -113,6 +113,34 @@ TEST_F(PayloadFetchTest, RebuiltDatabaseInvalidatesHintsAndANewFetcherRecovers) 
   EXPECT_EQ(*text, *payloads->text(4));
 }
 
+// The paper's database-update advantage: the provider rebuilds the PIR database in place and
+// recomputes every registered client's hints from its stored setup, without the client.
+TEST_F(PayloadFetchTest, InPlaceRebuildRecomputesHintsWithoutTheClient) {
+  start(manifest.version_id);
+  auto t = transport();
+  auto fetcher = *PayloadFetcher::create(*t, manifest.version_id, options());
+  ASSERT_TRUE(fetcher->fetch(2).ok());
+  // New contents, same shape: rewrite the payload store with every text changed.
+  std::vector<index::Document> docs;
+  for (std::size_t i = 0; i < payloads->records(); ++i) {
+    index::Document d;
+    d.id = "d" + std::to_string(i);
+    d.title = "updated " + std::to_string(i);
+    d.text = "new body of document " + std::to_string(i);
+    docs.push_back(d);
+  }
+  const auto updated_file = c.dir / "updated.bin";
+  ASSERT_TRUE(index::PayloadStore::write(updated_file, docs, payloads->record_bytes()).ok());
+  auto updated = *index::PayloadStore::open(updated_file);
+  ASSERT_TRUE(pir->rebuild(updated, "v2").ok());
+  ASSERT_TRUE(pir->wait_until_ready(60000));  // hints recomputed with no client message
+  fetcher->set_artifact_version("v2");
+  auto text = fetcher->fetch(9);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  EXPECT_EQ(*text, *updated.text(9));
+  EXPECT_EQ(fetcher->setups(), 1u);  // no new setup
+}
+
 TEST_F(PayloadFetchTest, ErrorPathsKeepTheProviderServing) {
   start(manifest.version_id);
   auto t = transport();
