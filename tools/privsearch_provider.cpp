@@ -52,7 +52,11 @@ int main(int argc, char** argv) {
   CLI::App app{
       "privsearch-provider: serves encrypted reranking of a privsearch index over gRPC + TLS. "
       "It holds no secret key: clients upload evaluation keys and send encrypted queries; the "
-      "provider learns the candidate IDs only (docs/SECURITY.md)."};
+      "provider learns the candidate IDs only (docs/SECURITY.md). With the index's payload store it "
+      "also serves private payload fetch (ZipPIR): clients read documents without the provider "
+      "learning which. SIGTERM/SIGINT stop it gracefully; SIGHUP reloads a rebuilt index from the "
+      "same directory (rerank switches version; PIR hints of registered clients are recomputed "
+      "in the background without them)."};
   std::filesystem::path index_dir, cert_file, key_file, port_file, fingerprint_file;
   std::string listen = "127.0.0.1:50051";
   std::string preset = "rerank-n8192";
@@ -122,32 +126,43 @@ int main(int argc, char** argv) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGHUP);  // reload the index (see --help)
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
   auto lit = ckks::preset_literal(preset);
   if (!lit.ok()) return fail(lit.status());
   auto params = ckks::Params::create(lit.value());
   if (!params.ok()) return fail(params.status());
-  log("verifying the index manifest in " + index_dir.string());
-  auto manifest = index::load_manifest(index_dir, /*verify=*/true);
-  if (!manifest.ok()) return fail(manifest.status());
-  const auto* entry = manifest.value().find("exact_store");
-  if (entry == nullptr) {
-    return fail(Status(StatusCode::kNotFound, "the manifest lists no exact_store"));
-  }
-  auto store = index::ExactStore::open(index_dir / entry->file);
-  if (!store.ok()) return fail(store.status());
-  if (store.value().cols() != manifest.value().dim ||
-      store.value().rows() != manifest.value().documents) {
-    return fail(Status(StatusCode::kDataLoss, "the exact store's shape differs from the manifest"));
-  }
-
-  protocol::ProviderConfig config(params.value());
-  config.params_name = preset;
-  config.artifact_version = manifest.value().version_id;
-  config.limits = limits;
-  auto core = protocol::ProviderCore::create(std::move(config), &store.value());
+  // The exact store and the core that points into it live and retire together.
+  struct Serving {
+    std::unique_ptr<index::ExactStore> store;
+    std::unique_ptr<protocol::ProviderCore> core;
+  };
+  auto load_serving = [&](index::Manifest& manifest_out) -> Result<std::shared_ptr<protocol::ProviderCore>> {
+    log("verifying the index manifest in " + index_dir.string());
+    PRIVSEARCH_ASSIGN_OR_RETURN(manifest_out, index::load_manifest(index_dir, /*verify=*/true));
+    const auto* entry = manifest_out.find("exact_store");
+    if (entry == nullptr) return Status(StatusCode::kNotFound, "the manifest lists no exact_store");
+    auto serving = std::make_shared<Serving>();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto store, index::ExactStore::open(index_dir / entry->file));
+    serving->store = std::make_unique<index::ExactStore>(std::move(store));
+    if (serving->store->cols() != manifest_out.dim ||
+        serving->store->rows() != manifest_out.documents) {
+      return Status(StatusCode::kDataLoss, "the exact store's shape differs from the manifest");
+    }
+    protocol::ProviderConfig config(params.value());
+    config.params_name = preset;
+    config.artifact_version = manifest_out.version_id;
+    config.limits = limits;
+    PRIVSEARCH_ASSIGN_OR_RETURN(serving->core,
+                                protocol::ProviderCore::create(std::move(config),
+                                                               serving->store.get()));
+    return std::shared_ptr<protocol::ProviderCore>(serving, serving->core.get());
+  };
+  index::Manifest manifest_value;
+  auto core = load_serving(manifest_value);
   if (!core.ok()) return fail(core.status());
+  auto manifest = Result<index::Manifest>(manifest_value);
 
   std::unique_ptr<protocol::PirService> pir;
   const auto* payload_entry = manifest.value().find("payloads");
@@ -186,7 +201,7 @@ int main(int argc, char** argv) {
   if (!quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }
-  auto srv = server::ProviderServer::start(*core.value(), so);
+  auto srv = server::ProviderServer::start(core.value(), so);
   if (!srv.ok()) return fail(srv.status());
 
   const int port = srv.value()->port();
@@ -216,7 +231,38 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&stop, &sig);
+  for (;;) {
+    sigwait(&stop, &sig);
+    if (sig != SIGHUP) break;
+    // Reload: a rebuilt index in the same directory. Rerank switches to the new artifact version;
+    // the PIR database is rebuilt in place and every registered client's hints are recomputed
+    // without the client (same shape: clients only switch their version).
+    index::Manifest next;
+    auto fresh = load_serving(next);
+    if (!fresh.ok()) {
+      log("reload failed, still serving the previous index: " + fresh.status().to_string());
+      continue;
+    }
+    if (next.version_id == manifest.value().version_id) {
+      log("reload: the index is unchanged");
+      continue;
+    }
+    if (pir) {
+      const auto* pe = next.find("payloads");
+      auto payloads = pe == nullptr ? Result<index::PayloadStore>(Status(
+                                          StatusCode::kNotFound, "the manifest lists no payloads"))
+                                    : index::PayloadStore::open(index_dir / pe->file);
+      Status rebuilt = payloads.ok() ? pir->rebuild(payloads.value(), next.version_id)
+                                     : payloads.status();
+      if (!rebuilt.ok()) {
+        log("reload failed (PIR), still serving the previous index: " + rebuilt.to_string());
+        continue;
+      }
+    }
+    srv.value()->replace_core(fresh.value());
+    manifest = Result<index::Manifest>(next);
+    log(fmt::format("reloaded: artifact {}", next.version_id.substr(0, 16)));
+  }
   log(fmt::format("received signal {}; finishing in-flight requests", sig));
   srv.value()->shutdown(5000);
   srv.value()->wait();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "protocol/privsearch.grpc.pb.h"
@@ -22,9 +23,15 @@ bool is_loopback(const std::string& listen) {
 
 class Service final : public v1::Provider::Service {
  public:
-  Service(protocol::ProviderCore& core, protocol::PirService* pir, unsigned max_in_flight,
-          std::function<void(const std::string&)> log)
-      : core_(core), pir_(pir), max_in_flight_(max_in_flight), log_(std::move(log)) {}
+  Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirService* pir,
+          unsigned max_in_flight, std::function<void(const std::string&)> log)
+      : core_(std::move(core)), pir_(pir), max_in_flight_(max_in_flight), log_(std::move(log)) {}
+
+  // Swaps the core for a reloaded index; requests in flight finish on the one they started with.
+  void replace_core(std::shared_ptr<protocol::ProviderCore> core) {
+    std::lock_guard lock(core_mu_);
+    core_ = std::move(core);
+  }
 
   grpc::Status GetPirInfo(grpc::ServerContext*, const v1::PirInfoRequest*,
                           v1::PirInfo* out) override {
@@ -79,7 +86,7 @@ class Service final : public v1::Provider::Service {
 
   grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
                              v1::ServerInfo* out) override {
-    *out = core_.server_info();
+    *out = core()->server_info();
     return grpc::Status::OK;
   }
 
@@ -91,7 +98,7 @@ class Service final : public v1::Provider::Service {
       return grpc::Status::OK;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    *out = core_.upload_keys(*request);
+    *out = core()->upload_keys(*request);
     log("UploadKeys", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
     return grpc::Status::OK;
@@ -106,7 +113,7 @@ class Service final : public v1::Provider::Service {
     }
     if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
     const auto t0 = std::chrono::steady_clock::now();
-    *out = core_.rerank(*request);
+    *out = core()->rerank(*request);
     log("Rerank", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
         static_cast<std::size_t>(request->candidate_ids_size()), request->ByteSizeLong(),
         out->ByteSizeLong(), t0);
@@ -147,7 +154,13 @@ class Service final : public v1::Provider::Service {
     return "more than " + std::to_string(max_in_flight_) + " concurrent requests; retry later";
   }
 
-  protocol::ProviderCore& core_;
+  std::shared_ptr<protocol::ProviderCore> core() const {
+    std::lock_guard lock(core_mu_);
+    return core_;
+  }
+
+  mutable std::mutex core_mu_;
+  std::shared_ptr<protocol::ProviderCore> core_;
   protocol::PirService* pir_;
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
@@ -171,6 +184,18 @@ ProviderServer::~ProviderServer() {
 
 Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::ProviderCore& core,
                                                               const ServeOptions& options) {
+  // Not owned: the caller keeps the core alive.
+  return start(std::shared_ptr<protocol::ProviderCore>(&core, [](protocol::ProviderCore*) {}),
+               options);
+}
+
+void ProviderServer::replace_core(std::shared_ptr<protocol::ProviderCore> core) {
+  impl_->service->replace_core(std::move(core));
+}
+
+Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
+    std::shared_ptr<protocol::ProviderCore> core_ptr, const ServeOptions& options) {
+  protocol::ProviderCore& core = *core_ptr;
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (options.insecure_loopback) {
     if (!is_loopback(options.listen)) {
@@ -196,7 +221,8 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::Provider
       limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 8 * threads;
 
   auto impl = std::make_unique<Impl>();
-  impl->service = std::make_unique<Service>(core, options.pir, max_in_flight, options.request_log);
+  impl->service =
+      std::make_unique<Service>(core_ptr, options.pir, max_in_flight, options.request_log);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());

@@ -37,6 +37,11 @@ class ProviderServer {
   // non-loopback address), kUnavailable (cannot bind).
   static Result<std::unique_ptr<ProviderServer>> start(protocol::ProviderCore& core,
                                                        const ServeOptions& options);
+  // Shared ownership, so replace_core() can retire a core once its last request finishes.
+  static Result<std::unique_ptr<ProviderServer>> start(
+      std::shared_ptr<protocol::ProviderCore> core, const ServeOptions& options);
+  // A reloaded index (SIGHUP in privsearch-provider): new requests use `core`.
+  void replace_core(std::shared_ptr<protocol::ProviderCore> core);
   ~ProviderServer();
   ProviderServer(const ProviderServer&) = delete;
   ProviderServer& operator=(const ProviderServer&) = delete;

@@ -14,6 +14,7 @@
 #include "ckks/compact.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
+#include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "index/build.h"
 #include "index/exact_store.h"
@@ -128,6 +129,81 @@ TEST(ProviderProcess, ServesTheIndexOverTlsAndStopsOnSigterm) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace privsearch
+
+namespace privsearch {
+namespace {
+
+// SIGHUP reload: rebuild the index in place with new document texts (same shape), signal the
+// provider, and the registered PIR client fetches the new text under the new version without a
+// new setup: its hints were recomputed by the provider alone.
+TEST(ProviderProcess, SighupReloadsARebuiltIndexAndRecomputesPirHints) {
+  testing::Collection c("provider-reload");
+  index::BuildOptions o;
+  o.collection = c.dir;
+  o.doc_vectors = c.dir / "vectors.npy";
+  o.out = c.dir / "index";
+  o.dim = 16;
+  o.pq_m = 4;
+  o.record_bytes = 128;
+  const auto manifest = *index::build_index(o, nullptr);
+  const auto port_file = c.dir / "port";
+  const auto fp_file = c.dir / "fingerprint";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string index_dir = o.out.string(), pf = port_file.string(), ff = fp_file.string();
+    ::execl(PRIVSEARCH_PROVIDER_BIN, PRIVSEARCH_PROVIDER_BIN, "--index", index_dir.c_str(),
+            "--listen", "127.0.0.1:0", "--self-signed", "--port-file", pf.c_str(),
+            "--fingerprint-file", ff.c_str(), "--threads", "2", "--pir-test-params", "--quiet",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_first_line(fp_file).empty() || read_first_line(port_file).empty()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "provider did not start";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  client::ConnectOptions co;
+  co.port = static_cast<std::uint16_t>(std::stoi(read_first_line(port_file)));
+  co.pinned_fingerprint = read_first_line(fp_file);
+  auto transport = *client::ProviderClient::connect(co);
+  client::FetchOptions fo;
+  fo.allow_insecure = true;
+  auto fetcher = *client::PayloadFetcher::create(*transport, manifest.version_id, fo);
+  auto before = fetcher->fetch(5);
+  ASSERT_TRUE(before.ok()) << before.status().to_string();
+
+  // Rebuild in place with changed texts (same documents, same record size: same PIR shape).
+  {
+    std::ofstream corpus(c.dir / "corpus.jsonl");
+    for (std::size_t i = 0; i < c.vectors.rows; ++i) {
+      corpus << R"({"_id": "doc)" << i << R"(", "title": "Revised )" << i
+             << R"(", "text": "revised body )" << i << R"("})" << '\n';
+    }
+  }
+  const auto rebuilt = *index::build_index(o, nullptr);
+  ASSERT_NE(rebuilt.version_id, manifest.version_id);
+  ::kill(pid, SIGHUP);
+  fetcher->set_artifact_version(rebuilt.version_id);
+  std::string text;
+  for (int attempt = 0; attempt < 200; ++attempt) {  // the reload takes a moment
+    auto r = fetcher->fetch(5);
+    if (r.ok()) {
+      text = *r;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(text.find("revised body 5"), std::string::npos) << text;
+  EXPECT_EQ(fetcher->setups(), 1u);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 }  // namespace
