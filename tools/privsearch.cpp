@@ -21,6 +21,7 @@
 #include "bench_rerank.h"
 #include "bench_e2e.h"
 #include "bench_pir.h"
+#include "eval/audit.h"
 #include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
@@ -142,6 +143,28 @@ int main(int argc, char** argv) {
 
   const auto search_cmd = privsearch::tools::add_search_command(app);
 
+  auto* audit_cmd = app.add_subcommand(
+      "audit",
+      "Leakage audits of the search paper on a BEIR collection: public-PQ reconstruction "
+      "fidelity and what the candidate IDs reveal (centroid, log-rank, ridge estimators; top-K "
+      "overlap; linkability AUC with and without the client's permutation); one JSON object");
+  privsearch::eval::AuditOptions audit_opts;
+  std::filesystem::path audit_dataset;
+  audit_cmd->add_option("--dataset", audit_dataset, "BEIR directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  audit_cmd->add_option("--k", audit_opts.ks, "Candidate counts K (default 20 50 100 200)")
+      ->check(CLI::Range(4, 65536));
+  audit_cmd->add_option("--dim", audit_opts.dim, "Projected dimension d' (default 672)")
+      ->check(CLI::Range(1, 4096));
+  audit_cmd->add_option("--sample", audit_opts.reconstruction_sample,
+                        "Documents in the PQ reconstruction sample (default 100000)");
+  audit_cmd->add_option("--max-queries", audit_opts.max_queries,
+                        "Judged queries used (default: all)");
+  audit_cmd->add_option("--seed", audit_opts.seed, "Seed of samples, shifts and permutations");
+  bool audit_json = false;
+  audit_cmd->add_flag("--json", audit_json, "Print one JSON object (the default format)");
+
   auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and print one JSON object");
   std::string suite;
   bool json = false;
@@ -209,6 +232,22 @@ int main(int argc, char** argv) {
   if (params_cmd->parsed()) return run_params(preset);
   if (serve_cmd->parsed()) return exec_provider(serve_cmd->remaining());
   if (search_cmd.cmd->parsed()) return search_cmd.run();
+  if (audit_cmd->parsed()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto progress = [&](const std::string& step) {
+      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "[%7.1fs] %s\n", sec, step.c_str());
+    };
+    progress("loading " + audit_dataset.string());
+    auto collection = privsearch::index::load_collection(audit_dataset);
+    if (!collection.ok()) return fail(collection.status());
+    auto result = privsearch::eval::run_audit(*collection, audit_opts, progress);
+    if (!result.ok()) return fail(result.status());
+    (*result)["dataset"] = audit_dataset.string();
+    (void)audit_json;
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
   if (eval_cmd->parsed()) {
     const auto t0 = std::chrono::steady_clock::now();
     auto progress = [&](const std::string& step) {
