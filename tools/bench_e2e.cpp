@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "bench_util.h"
+#include "provider_process.h"
 #include "client/payload_fetcher.h"
 #include "client/search_client.h"
 #include "core/csprng.h"
@@ -117,73 +118,6 @@ Result<std::filesystem::path> ensure_index(const E2eBenchOptions& o, const Synth
   return index_dir;
 }
 
-struct Provider {
-  pid_t pid = -1;
-  std::uint16_t port = 0;
-  std::string fingerprint;
-  ~Provider() {
-    if (pid > 0) {
-      ::kill(pid, SIGTERM);
-      int st = 0;
-      ::waitpid(pid, &st, 0);
-    }
-  }
-};
-
-Status start_provider(const std::filesystem::path& index_dir, const E2eBenchOptions& o,
-                      Provider& p) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto bin = (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
-  const auto port_file = index_dir.parent_path() / "provider.port";
-  const auto fp_file = index_dir.parent_path() / "provider.fingerprint";
-  std::filesystem::remove(port_file);
-  std::filesystem::remove(fp_file);
-  const std::string idx = index_dir.string(), pf = port_file.string(), ff = fp_file.string(),
-                    maxk = std::to_string(std::max<std::size_t>(1024, o.k));
-  p.pid = ::fork();
-  if (p.pid < 0) return Status(StatusCode::kInternal, "fork failed");
-  if (p.pid == 0) {
-    // The provider's "listening on" line must not mix into this command's JSON on stdout.
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
-    if (o.fetch == 0) {
-      ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
-              "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
-              "--max-candidates", maxk.c_str(), "--quiet", "--no-pir",
-              static_cast<char*>(nullptr));
-    } else {
-      ::execl(bin.c_str(), bin.c_str(), "--index", idx.c_str(), "--listen", "127.0.0.1:0",
-              "--self-signed", "--port-file", pf.c_str(), "--fingerprint-file", ff.c_str(),
-              "--max-candidates", maxk.c_str(), "--quiet", "--pir-offline-threads", "2",
-              "--pir-ready", "2", static_cast<char*>(nullptr));
-    }
-    ::_exit(127);
-  }
-  const auto until = Clock::now() + std::chrono::minutes(5);
-  while (!std::filesystem::exists(port_file)) {
-    int st = 0;
-    if (::waitpid(p.pid, &st, WNOHANG) == p.pid) {
-      p.pid = -1;
-      return Status(StatusCode::kUnavailable, "the provider process exited at start-up");
-    }
-    if (Clock::now() > until) return Status(StatusCode::kUnavailable, "the provider did not start");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  std::ifstream(port_file) >> p.port;
-  std::ifstream(fp_file) >> p.fingerprint;
-  return Status();
-}
-
-Result<std::unique_ptr<client::SearchClient>> connect(const std::filesystem::path& index_dir,
-                                                      const Provider& p) {
-  client::ConnectOptions co;
-  co.port = p.port;
-  co.pinned_fingerprint = p.fingerprint;
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
-  return client::SearchClient::open(index_dir, std::move(transport));
-}
-
 }  // namespace
 
 Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
@@ -192,15 +126,23 @@ Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
   }
   const Synthetic gen(o.input_dim);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir, ensure_index(o, gen));
-  Provider provider;
-  PRIVSEARCH_RETURN_IF_ERROR(start_provider(index_dir, o, provider));
+  ProviderProcess provider;
+  const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
+  std::vector<std::string> args = {"--max-candidates", maxk};
+  if (o.fetch == 0) {
+    args.push_back("--no-pir");
+  } else {
+    for (const char* a : {"--pir-offline-threads", "2", "--pir-ready", "2"}) args.push_back(a);
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(
+      start_provider_process(index_dir, index_dir.parent_path(), args, provider));
   client::SearchOptions so;
   so.candidates = o.k;
   // Queries: noisy copies of random documents (so the candidates are meaningful).
   Prng pick = Prng::create();
   auto query = [&] { return gen.vector(pick.uniform_below(o.docs), 0.6); };
 
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect(index_dir, provider));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, provider));
   auto t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto first, sc->search_vector(query(), so));
   const double first_result_ms = ms_since(t0);
@@ -257,7 +199,7 @@ Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
   for (const int clients : {1, 2, 4}) {
     std::vector<std::unique_ptr<client::SearchClient>> cs;
     for (int c = 0; c < clients; ++c) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto s, connect(index_dir, provider));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto s, connect_search_client(index_dir, provider));
       PRIVSEARCH_RETURN_IF_ERROR(s->search_vector(query(), so).status());  // keys uploaded
       cs.push_back(std::move(s));
     }
@@ -288,7 +230,7 @@ Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
     // background hint work did not overlap them). fetch_ms is the critical path once the
     // provider's hint and the client's offsets are ready: query + RPC + extract.
     fmt::print(stderr, "bench e2e: private payload fetch ({} rounds of {})\n", o.fetches, o.fetch);
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect(index_dir, provider));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect_search_client(index_dir, provider));
     const auto man = index::load_manifest(index_dir, /*verify=*/false);
     if (!man.ok()) return man.status();
     PRIVSEARCH_ASSIGN_OR_RETURN(

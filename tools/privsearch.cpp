@@ -22,6 +22,7 @@
 #include "bench_e2e.h"
 #include "bench_pir.h"
 #include "eval/audit.h"
+#include "eval_encrypted.h"
 #include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
@@ -133,6 +134,13 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--resamples", ladder_opts.resamples, "Bootstrap resamples (default 10000)")
       ->check(CLI::Range(100, 1000000));
   eval_cmd->add_flag("--json", eval_json, "Print one JSON object (the default format)");
+  bool eval_encrypted = false;
+  privsearch::tools::EncryptedEvalOptions enc_opts;
+  eval_cmd->add_flag("--encrypted", eval_encrypted,
+                     "Add the encrypted rerank through a real provider process (index built "
+                     "under build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
+  eval_cmd->add_option("--per-query", enc_opts.per_query_jsonl,
+                       "With --encrypted: write one JSON line per query to this file");
 
   auto* serve_cmd = app.add_subcommand(
       "serve",
@@ -260,6 +268,17 @@ int main(int argc, char** argv) {
     auto result = privsearch::eval::run_ladder(*collection, ladder_opts, progress);
     if (!result.ok()) return fail(result.status());
     auto j = result->to_json();
+    if (eval_encrypted) {
+      enc_opts.k = ladder_opts.k;
+      enc_opts.dim = ladder_opts.dim;
+      enc_opts.resamples = ladder_opts.resamples;
+      auto enc = privsearch::tools::run_encrypted_eval(*collection, eval_dataset, enc_opts, progress);
+      if (!enc.ok()) return fail(enc.status());
+      j["encrypted_rerank"] = *enc;
+      for (const char* key : {"top10_order_match", "ckks_minus_plain_ndcg10", "decision"}) {
+        j[key] = (*enc)[key];
+      }
+    }
     j["dataset"] = eval_dataset.string();
     (void)eval_json;
     std::cout << j.dump(2) << std::endl;

@@ -96,4 +96,11 @@ Interval paired_bootstrap_difference(const std::vector<double>& a, const std::ve
   return bootstrap(d, resamples, seed);
 }
 
+std::string equivalence_decision(const Interval& d, double margin) {
+  if (d.low >= -margin && d.high <= margin) return "equivalent";
+  if (d.high < -margin) return "inferior";
+  if (d.low >= -margin) return "non-inferior";
+  return "inconclusive";
+}
+
 }  // namespace privsearch::eval

@@ -37,6 +37,11 @@ struct Interval {
   double high = 0;  // 97.5th percentile
 };
 
+// The search paper's decision on a paired difference interval (CKKS minus plaintext): inside
+// [-margin, margin] -> "equivalent"; lower end >= -margin only -> "non-inferior"; upper end
+// below -margin -> "inferior"; otherwise "inconclusive" (containing zero is not evidence).
+std::string equivalence_decision(const Interval& difference, double margin);
+
 // CI of the mean of `values`.
 Interval bootstrap_mean(const std::vector<double>& values, std::size_t resamples,
                         std::uint64_t seed);

@@ -8,6 +8,7 @@
 
 #include "core/csprng.h"
 #include "eval/audit.h"
+#include "eval/metrics.h"
 #include "testing/test_util.h"
 
 namespace privsearch::eval {
@@ -73,6 +74,15 @@ TEST(Leakage, AucAndTprOnKnownInputs) {
   for (std::size_t i = 0; i < 100; ++i) neg[i] = static_cast<double>(i);  // 0..99
   // Threshold at FPR <= 1%: above 98 (only 99 may be exceeded... one negative above).
   EXPECT_DOUBLE_EQ(tpr_at_fpr(std::vector<double>{98.5, 100, 50}, neg, 0.01), 2.0 / 3.0);
+}
+
+TEST(Decision, PaperRuleOnKnownIntervals) {
+  EXPECT_EQ(equivalence_decision({0, -0.001, 0.0015}, 0.002), "equivalent");
+  EXPECT_EQ(equivalence_decision({0, 0, 0}, 0.002), "equivalent");
+  EXPECT_EQ(equivalence_decision({0.01, -0.001, 0.02}, 0.002), "non-inferior");
+  EXPECT_EQ(equivalence_decision({-0.01, -0.02, -0.005}, 0.002), "inferior");
+  // Contains zero but wider than the margin: not evidence of anything.
+  EXPECT_EQ(equivalence_decision({0, -0.01, 0.01}, 0.002), "inconclusive");
 }
 
 TEST(Leakage, DescribeQuantiles) {
