@@ -23,6 +23,7 @@
 #include "bench_pir.h"
 #include "eval/audit.h"
 #include "eval_encrypted.h"
+#include "audit_extraction.h"
 #include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
@@ -170,6 +171,10 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--max-queries", audit_opts.max_queries,
                         "Judged queries used (default: all)");
   audit_cmd->add_option("--seed", audit_opts.seed, "Seed of samples, shifts and permutations");
+  bool audit_extraction = false;
+  audit_cmd->add_flag("--extraction", audit_extraction,
+                      "Also run the score-oracle extraction through provider processes (budget "
+                      "disabled, then the default budget; ~30 s)");
   bool audit_json = false;
   audit_cmd->add_flag("--json", audit_json, "Print one JSON object (the default format)");
 
@@ -252,6 +257,17 @@ int main(int argc, char** argv) {
     auto result = privsearch::eval::run_audit(*collection, audit_opts, progress);
     if (!result.ok()) return fail(result.status());
     (*result)["dataset"] = audit_dataset.string();
+    if (audit_extraction) {
+      privsearch::tools::ExtractionOptions eo;
+      eo.dim = audit_opts.dim;
+      eo.seed = audit_opts.seed;
+      auto ex = privsearch::tools::run_extraction_audit(*collection, audit_dataset, eo, progress);
+      if (!ex.ok()) return fail(ex.status());
+      (*result)["score_oracle"] = *ex;
+      (*result)["extraction_cosine"] = (*ex)["extraction_cosine"];
+      (*result)["extraction_refused"] = (*ex)["extraction_refused"];
+      (*result)["not_covered"] = {"circuit-privacy hashes and response re-randomization"};
+    }
     (void)audit_json;
     std::cout << result->dump(2) << std::endl;
     return 0;

@@ -73,6 +73,67 @@ struct SearchClient::Impl {
     key_ids[layout.k] = resp.key_id();
     return resp.key_id();
   }
+
+  // Encrypts the unit query z, sends the candidate IDs in the given order, decrypts the scores
+  // (aligned with `ids`). Re-uploads keys on UNKNOWN_KEY_ID; on BUDGET_EXHAUSTED starts a new key
+  // epoch when the options allow, else returns kResourceExhausted.
+  Result<std::vector<double>> score(const std::vector<double>& z,
+                                    const std::vector<std::uint32_t>& ids,
+                                    const SearchOptions& options, SearchTiming& t) {
+    auto t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, rerank::make_layout(*params, rerank::Kernel::kFast,
+                                                                       z.size(), ids.size()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct,
+                                rerank::encrypt_query(layout, *params, *secret_key, z, prng));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct_bytes, ckks::serialize_ciphertext(
+                                                         *params, ct, ckks::CiphertextForm::kSeeded));
+    rerank::RerankRequest rr{params->id(), rerank::Kernel::kFast, z.size(), layout.period,
+                             ids.size(), ct_bytes};
+    v1::RerankRequest req;
+    req.set_artifact_version(manifest.version_id);
+    for (const auto id : ids) req.add_candidate_ids(id);
+    req.set_query(bytes_of(rerank::serialize_request(rr)));
+    t.encrypt_ms = ms_since(t0);
+
+    v1::RerankResponse resp;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto key_id, key_id_for(layout, t, attempt > 0));
+      req.set_key_id(key_id);
+      t.request_bytes = req.ByteSizeLong();
+      t0 = Clock::now();
+      PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->rerank(req));
+      t.rpc_ms = ms_since(t0);
+      if (!resp.has_error()) break;
+      const auto code = resp.error().code();
+      if (code == v1::UNKNOWN_KEY_ID) continue;
+      if (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch) continue;
+      break;
+    }
+    if (resp.has_error()) {
+      const std::string msg = "provider refused the request: " +
+                              v1::ErrorCode_Name(resp.error().code()) + ": " +
+                              resp.error().message();
+      return Status(resp.error().code() == v1::BUDGET_EXHAUSTED ? StatusCode::kResourceExhausted
+                                                               : StatusCode::kFailedPrecondition,
+                    msg);
+    }
+    t.provider_ms = resp.provider_ms();
+    t.response_bytes = resp.ByteSizeLong();
+
+    t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto answer,
+                                rerank::deserialize_response(span_of(resp.payload())));
+    PRIVSEARCH_RETURN_IF_ERROR(rerank::check_response(*params, layout, answer));
+    std::vector<ckks::CompactCiphertext> cts;
+    for (const auto& b : answer.outputs) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(*params, b));
+      cts.push_back(std::move(c));
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto scores,
+                                rerank::decrypt_compact_scores(layout, *params, *secret_key, cts));
+    t.decrypt_ms = ms_since(t0);
+    return scores;
+  }
 };
 
 SearchClient::SearchClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -189,55 +250,13 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
     }
   }
 
-  t0 = Clock::now();
   std::vector<double> z(z32.size());
   for (std::size_t i = 0; i < z.size(); ++i) z[i] = z32[i] / norm;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, rerank::make_layout(*m.params, rerank::Kernel::kFast,
-                                                                     z.size(), order.size()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct,
-                              rerank::encrypt_query(layout, *m.params, *m.secret_key, z, m.prng));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct_bytes, ckks::serialize_ciphertext(
-                                                       *m.params, ct, ckks::CiphertextForm::kSeeded));
-  rerank::RerankRequest rr{m.params->id(), rerank::Kernel::kFast, z.size(), layout.period,
-                           order.size(), ct_bytes};
-  v1::RerankRequest req;
-  req.set_artifact_version(m.manifest.version_id);
-  for (const auto i : order) req.add_candidate_ids(out.candidates[i]);
-  req.set_query(bytes_of(rerank::serialize_request(rr)));
-  t.encrypt_ms = ms_since(t0);
-
-  v1::RerankResponse resp;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto key_id, m.key_id_for(layout, t, attempt > 0));
-    req.set_key_id(key_id);
-    t.request_bytes = req.ByteSizeLong();
-    t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(resp, m.transport->rerank(req));
-    t.rpc_ms = ms_since(t0);
-    if (!resp.has_error() || resp.error().code() != v1::UNKNOWN_KEY_ID) break;
-  }
-  if (resp.has_error()) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "provider refused the request: " + v1::ErrorCode_Name(resp.error().code()) +
-                      ": " + resp.error().message());
-  }
-  t.provider_ms = resp.provider_ms();
-  t.response_bytes = resp.ByteSizeLong();
-
-  t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto answer,
-                              rerank::deserialize_response(span_of(resp.payload())));
-  PRIVSEARCH_RETURN_IF_ERROR(rerank::check_response(*m.params, layout, answer));
-  std::vector<ckks::CompactCiphertext> cts;
-  for (const auto& b : answer.outputs) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(*m.params, b));
-    cts.push_back(std::move(c));
-  }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores,
-                              rerank::decrypt_compact_scores(layout, *m.params, *m.secret_key, cts));
+  std::vector<std::uint32_t> sent(order.size());
+  for (std::size_t s = 0; s < order.size(); ++s) sent[s] = out.candidates[order[s]];
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores, m.score(z, sent, options, t));
   out.candidate_scores.assign(out.candidates.size(), 0.0);
   for (std::size_t s = 0; s < order.size(); ++s) out.candidate_scores[order[s]] = sent_scores[s];
-  t.decrypt_ms = ms_since(t0);
 
   std::vector<std::size_t> rank(out.candidates.size());
   std::iota(rank.begin(), rank.end(), 0);
@@ -256,6 +275,28 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
   }
   t.total_ms = ms_since(t_start);
   return out;
+}
+
+Result<std::vector<double>> SearchClient::score_candidates(std::span<const double> query,
+                                                           std::span<const std::uint32_t> ids,
+                                                           const SearchOptions& options,
+                                                           SearchTiming* timing) {
+  auto& m = *impl_;
+  if (query.size() != m.projection.output_dim) {
+    return Status(StatusCode::kInvalidArgument, "projected query of dimension " +
+                                                    std::to_string(query.size()) + "; expected " +
+                                                    std::to_string(m.projection.output_dim));
+  }
+  if (ids.empty()) return Status(StatusCode::kInvalidArgument, "no candidate IDs");
+  double norm = 0;
+  for (const double v : query) norm += v * v;
+  if (norm == 0) return Status(StatusCode::kInvalidArgument, "the query is zero");
+  std::vector<double> z(query.begin(), query.end());
+  for (double& v : z) v /= std::sqrt(norm);
+  SearchTiming t;
+  auto r = m.score(z, std::vector<std::uint32_t>(ids.begin(), ids.end()), options, t);
+  if (timing != nullptr) *timing = t;
+  return r;
 }
 
 ProviderClient& SearchClient::transport() { return *impl_->transport; }

@@ -23,6 +23,9 @@ struct SearchOptions {
   std::size_t candidates = 100;  // K
   std::size_t top = 10;
   bool permute = true;  // send the candidate IDs in random order (hides the PQ rank order)
+  // On BUDGET_EXHAUSTED (the provider's per-key-id request budget, a score-oracle guard), start
+  // a new key epoch (fresh Galois keys, one upload) and retry; false: report kResourceExhausted.
+  bool renew_key_epoch = true;
 };
 
 struct SearchHit {
@@ -58,6 +61,13 @@ class SearchClient {
   // For callers with their own encoder: a raw (input-dimension) query vector.
   Result<SearchResult> search_vector(std::span<const float> raw_query,
                                      const SearchOptions& options);
+
+  // The encrypted scores <unit(query), x_id> of chosen candidates (any client can send this;
+  // the score-oracle audit does): `query` in the projected space, IDs sent in the given order.
+  Result<std::vector<double>> score_candidates(std::span<const double> query,
+                                               std::span<const std::uint32_t> ids,
+                                               const SearchOptions& options,
+                                               SearchTiming* timing = nullptr);
 
   // The provider connection and the index's artifact version (for the payload fetch).
   ProviderClient& transport();

@@ -37,7 +37,9 @@ struct ProviderLimits {
   std::uint32_t max_candidates = 1024;
   std::uint32_t max_key_sets = 64;
   std::uint32_t max_concurrent_requests = 0;  // 0: 8 x the worker threads (set by the server)
-  std::uint64_t requests_per_key_id = 100000;
+  // Below d' = 672: one key epoch cannot read a whole exact row through K = 1 basis-vector
+  // queries (the score oracle, docs/SECURITY.md). Clients renew their key epoch when spent.
+  std::uint64_t requests_per_key_id = 512;
   std::uint32_t max_rotation_keys = 256;
 };
 

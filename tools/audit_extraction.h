@@ -1,0 +1,36 @@
+// The score-oracle extraction audit (search paper section 4.3; reference notes 4.3): a client
+// that chooses its query and candidates reads exact rows through the scores. For seeded target
+// documents and every j < d', it sends the basis vector e_j with the single candidate (K = 1)
+// through a real provider process and decrypts x_target[j]. Run twice: with the per-key-id
+// budget disabled (the rows come back: cosine, relative L2, RMSE, queries, bytes, seconds;
+// exact rows are opened only afterwards) and with the provider's default budget and one key
+// epoch (the attack is refused before one row completes). Query confidentiality is not at stake
+// here; document privacy against clients is not provided by the scheme, and the budget is rate
+// limiting, not cryptography.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "index/beir.h"
+
+namespace privsearch::tools {
+
+struct ExtractionOptions {
+  std::size_t targets = 3;
+  std::size_t dim = 672;
+  std::uint64_t seed = 2026;
+  std::filesystem::path work_dir = "build/audit-extraction";
+};
+
+Result<nlohmann::json> run_extraction_audit(const index::Collection& collection,
+                                            const std::filesystem::path& dataset_dir,
+                                            const ExtractionOptions& options,
+                                            const std::function<void(const std::string&)>& progress);
+
+}  // namespace privsearch::tools
