@@ -7,6 +7,16 @@
 
 namespace privsearch::pir::detail {
 
+// Horizontal sum of 16 uint32 lanes mod 2^32 with wrapping vector adds (GCC's
+// _mm512_reduce_add_epi32 adds in signed int, which is undefined on overflow).
+static inline std::uint32_t hsum_u32(__m512i v) {
+  const __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(t));
+}
+
 bool lwe_avx512_compiled() { return true; }
 
 // Eight rows share each 16-entry slice of v: per 16 bytes of D one zero-extending load
@@ -46,14 +56,14 @@ void matvec_u8_u32_avx512(const std::uint8_t* d, std::size_t rows, std::size_t s
       a6 = _mm512_add_epi32(a6, _mm512_mullo_epi32(ld(p6 + c), vv));
       a7 = _mm512_add_epi32(a7, _mm512_mullo_epi32(ld(p7 + c), vv));
     }
-    out[r] = tail(p0, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a0)));
-    out[r + 1] = tail(p1, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a1)));
-    out[r + 2] = tail(p2, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a2)));
-    out[r + 3] = tail(p3, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a3)));
-    out[r + 4] = tail(p4, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a4)));
-    out[r + 5] = tail(p5, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a5)));
-    out[r + 6] = tail(p6, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a6)));
-    out[r + 7] = tail(p7, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a7)));
+    out[r] = tail(p0, hsum_u32(a0));
+    out[r + 1] = tail(p1, hsum_u32(a1));
+    out[r + 2] = tail(p2, hsum_u32(a2));
+    out[r + 3] = tail(p3, hsum_u32(a3));
+    out[r + 4] = tail(p4, hsum_u32(a4));
+    out[r + 5] = tail(p5, hsum_u32(a5));
+    out[r + 6] = tail(p6, hsum_u32(a6));
+    out[r + 7] = tail(p7, hsum_u32(a7));
   }
   for (; r < rows; ++r) {
     const std::uint8_t* row = d + r * stride;
@@ -61,7 +71,7 @@ void matvec_u8_u32_avx512(const std::uint8_t* d, std::size_t rows, std::size_t s
     for (std::size_t c = 0; c < vec; c += 16) {
       a = _mm512_add_epi32(a, _mm512_mullo_epi32(ld(row + c), _mm512_loadu_si512(v + c)));
     }
-    out[r] = tail(row, static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a)));
+    out[r] = tail(row, hsum_u32(a));
   }
 }
 

@@ -14,6 +14,16 @@
 
 namespace privsearch::pir::detail {
 
+// Horizontal sum of 16 uint32 lanes mod 2^32 with wrapping vector adds (GCC's
+// _mm512_reduce_add_epi32 adds in signed int, which is undefined on overflow).
+static inline std::uint32_t hsum_u32(__m512i v) {
+  const __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+  t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+  return static_cast<std::uint32_t>(_mm_cvtsi128_si32(t));
+}
+
 bool lwe_vnni_compiled() { return true; }
 
 void matvec_u8_u32_vnni(const std::uint8_t* d, std::size_t rows, std::size_t stride,
@@ -33,10 +43,10 @@ void matvec_u8_u32_vnni(const std::uint8_t* d, std::size_t rows, std::size_t str
   const std::int8_t* q2 = q1 + stride;
   const std::int8_t* q3 = q2 + stride;
   auto combine = [](__m512i a0, __m512i a1, __m512i a2, __m512i a3) {
-    const std::uint32_t s0 = static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a0));
-    const std::uint32_t s1 = static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a1));
-    const std::uint32_t s2 = static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a2));
-    const std::uint32_t s3 = static_cast<std::uint32_t>(_mm512_reduce_add_epi32(a3));
+    const std::uint32_t s0 = hsum_u32(a0);
+    const std::uint32_t s1 = hsum_u32(a1);
+    const std::uint32_t s2 = hsum_u32(a2);
+    const std::uint32_t s3 = hsum_u32(a3);
     return s0 + (s1 << 8) + (s2 << 16) + (s3 << 24);
   };
   std::size_t r = 0;
@@ -136,8 +146,8 @@ void matvec_u8_u32_madd(const std::uint8_t* d, std::size_t rows, std::size_t str
       h3 = _mm512_add_epi32(h3, _mm512_madd_epi16(x3, kh));
     }
     auto fold = [](__m512i l, __m512i h) {
-      return static_cast<std::uint32_t>(_mm512_reduce_add_epi32(l)) +
-             (static_cast<std::uint32_t>(_mm512_reduce_add_epi32(h)) << 16);
+      return hsum_u32(l) +
+             (hsum_u32(h) << 16);
     };
     out[r] = fold(l0, h0);
     out[r + 1] = fold(l1, h1);
