@@ -22,6 +22,7 @@
 #include "bench_e2e.h"
 #include "bench_pir.h"
 #include "eval/audit.h"
+#include "eval/sweep.h"
 #include "eval_encrypted.h"
 #include "audit_extraction.h"
 #include "bench_compress.h"
@@ -140,6 +141,11 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--encrypted", eval_encrypted,
                      "Add the encrypted rerank through a real provider process (index built "
                      "under build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
+  bool eval_sweep = false;
+  eval_cmd->add_flag("--sweep", eval_sweep,
+                     "Run the paper's sweeps instead of the ladder: nested SVD dimensions, the "
+                     "joint PQ curve (M = d'/8), K in {20, 50, 100, 200}, M sensitivity and the "
+                     "projection controls, on a seeded validation/test split");
   eval_cmd->add_option("--per-query", enc_opts.per_query_jsonl,
                        "With --encrypted: write one JSON line per query to this file");
 
@@ -281,6 +287,14 @@ int main(int argc, char** argv) {
     progress("loading " + eval_dataset.string());
     auto collection = privsearch::index::load_collection(eval_dataset);
     if (!collection.ok()) return fail(collection.status());
+    if (eval_sweep) {
+      auto sweep = privsearch::eval::run_sweep(*collection, privsearch::eval::SweepOptions{},
+                                               progress);
+      if (!sweep.ok()) return fail(sweep.status());
+      (*sweep)["dataset"] = eval_dataset.string();
+      std::cout << sweep->dump(2) << std::endl;
+      return 0;
+    }
     auto result = privsearch::eval::run_ladder(*collection, ladder_opts, progress);
     if (!result.ok()) return fail(result.status());
     auto j = result->to_json();

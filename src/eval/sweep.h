@@ -1,0 +1,38 @@
+// The search paper's sweeps (section 4.1-4.2, Tables 5-8) on any BEIR collection with the
+// built-in encoder, on a seeded validation/test split of the judged queries:
+//   nested SVD dimensions   exact projected nDCG@10 and retained variance per prefix d' (one fit)
+//   joint PQ curve          per d' with M = d'/8: PQ-only and PQ + plaintext rerank (K = 100)
+//   K sweep                 at the largest d': rerank nDCG@10 and candidate recall (share of the
+//                           exact projected top-10 inside the K candidates)
+//   M sensitivity           at the largest d': M in {d'/16, d'/8, d'/4, d'/2}
+//   projection controls     SVD against the first coordinates and a seeded Gaussian
+//                           orthoprojector at the largest d'
+// Split: a query is "validation" when the first 8 bytes of SHA-256("privsearch-split" | seed |
+// id) are 0 mod 4 (about a quarter), else "test"; figures are reported for both.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "index/beir.h"
+
+namespace privsearch::eval {
+
+struct SweepOptions {
+  std::vector<std::size_t> dims = {32, 64, 128, 256, 384, 512, 672};
+  std::vector<std::size_t> ks = {20, 50, 100, 200};
+  std::uint64_t seed = 1;
+};
+
+// True when query `id` falls in the validation part of the seeded split.
+bool is_validation_query(const std::string& id, std::uint64_t seed);
+
+Result<nlohmann::json> run_sweep(const index::Collection& collection, const SweepOptions& options,
+                                 const std::function<void(const std::string&)>& progress);
+
+}  // namespace privsearch::eval
