@@ -301,8 +301,8 @@ Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions&
     out["link_auc_set_permuted"] = roc_auc(pos, neg);
     out["link_auc_set_permuted_k"] = k;
   }
-  out["not_covered"] = {"score-oracle extraction through a provider process",
-                        "circuit-privacy hashes and response re-randomization"};
+  out["not_covered"] = {"score-oracle extraction (privsearch audit --extraction)",
+                        "response re-randomization (noise flooding) option"};
   return out;
 }
 

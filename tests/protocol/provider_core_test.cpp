@@ -3,6 +3,8 @@
 // serving.
 #include "protocol/provider_core.h"
 
+#include <set>
+
 #include "protocol/provider_fixture.h"
 
 namespace privsearch::protocol {
@@ -189,3 +191,30 @@ TEST_F(ProviderErrorTest, ParamsMismatchInQuery) {
 
 }  // namespace
 }  // namespace privsearch::protocol
+
+namespace privsearch::protocol::testing_support {
+namespace {
+
+// Circuit-privacy boundary (search paper section 4.4): evaluation is deterministic, so one
+// request evaluated again gives a byte-identical response; fresh encryptions give distinct ones.
+TEST_F(ProviderCoreTest, RepeatedRequestGivesOneResponseFreshEncryptionsDiffer) {
+  auto core = make_core();
+  const auto key = upload(*core);
+  const auto req = request(key, ids_);
+  std::set<std::string> fixed, fresh;
+  for (int r = 0; r < 5; ++r) {
+    const auto resp = core->rerank(req);
+    ASSERT_FALSE(resp.has_error());
+    fixed.insert(resp.payload());
+  }
+  for (int r = 0; r < 5; ++r) {
+    const auto resp = core->rerank(request(key, ids_));
+    ASSERT_FALSE(resp.has_error());
+    fresh.insert(resp.payload());
+  }
+  EXPECT_EQ(fixed.size(), 1u);
+  EXPECT_EQ(fresh.size(), 5u);
+}
+
+}  // namespace
+}  // namespace privsearch::protocol::testing_support

@@ -1,0 +1,136 @@
+#include "audit_circuit.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "ckks/client/keygen.h"
+#include "ckks/compact.h"
+#include "ckks/param_sets.h"
+#include "ckks/serialization.h"
+#include "core/sha256.h"
+#include "index/exact_store.h"
+#include "protocol/provider_core.h"
+#include "rerank/client/scores.h"
+#include "rerank/messages.h"
+
+namespace privsearch::tools {
+namespace {
+std::string bytes_of(std::span<const std::uint8_t> b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+std::string hash_hex(const std::string& s) {
+  const auto d = sha256(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (auto b : d) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+}  // namespace
+
+Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint64_t seed) {
+  constexpr std::size_t kDocs = 64, kDim = 32, kK = 8;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto lit, ckks::preset_literal("rerank-n8192"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, ckks::Params::create(lit));
+  Seed s{};
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  Prng prng = Prng::from_seed(s, 44);
+  index::Matrix docs;
+  docs.rows = kDocs;
+  docs.cols = kDim;
+  for (std::size_t i = 0; i < kDocs * kDim; ++i) {
+    docs.data.push_back(static_cast<float>((static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5) * 0.3));
+  }
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("privsearch-circuit-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  struct Cleanup {
+    std::filesystem::path d;
+    ~Cleanup() { std::filesystem::remove_all(d); }
+  } cleanup{dir};
+  PRIVSEARCH_RETURN_IF_ERROR(index::ExactStore::write(dir / "exact.bin", docs));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(dir / "exact.bin"));
+  protocol::ProviderConfig config(params);
+  config.artifact_version = "circuit-audit";
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), &store));
+  const ckks::KeyGenerator keygen(params);
+  const auto sk = keygen.create_secret_key(prng);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout,
+                              rerank::make_layout(params, rerank::Kernel::kFast, kDim, kK));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys, rerank::make_rotation_keys(layout, keygen, sk, prng));
+  v1::UploadKeysRequest up;
+  up.set_params_id(bytes_of(params.id()));
+  up.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+  const auto upr = core->upload_keys(up);
+  if (upr.has_error()) return internal_error("key upload refused: " + upr.error().message());
+  std::vector<double> z(kDim);
+  double norm = 0;
+  for (auto& v : z) {
+    v = static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5;
+    norm += v * v;
+  }
+  for (auto& v : z) v /= std::sqrt(norm);
+  const std::vector<std::uint64_t> ids = {3, 17, 0, 39, 22, 8, 61, 45};
+  auto make_request = [&]() -> Result<v1::RerankRequest> {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct, rerank::encrypt_query(layout, params, sk, z, prng));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ctb, ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded));
+    rerank::RerankRequest rr{params.id(), rerank::Kernel::kFast, kDim, layout.period, kK, ctb};
+    v1::RerankRequest req;
+    req.set_key_id(upr.key_id());
+    req.set_artifact_version("circuit-audit");
+    for (auto id : ids) req.add_candidate_ids(id);
+    req.set_query(bytes_of(rerank::serialize_request(rr)));
+    return req;
+  };
+  double max_err = 0;
+  auto check = [&](const v1::RerankResponse& resp) -> Status {
+    if (resp.has_error()) return internal_error("rerank refused: " + resp.error().message());
+    const auto& p = resp.payload();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto out, rerank::deserialize_response(
+        {reinterpret_cast<const std::uint8_t*>(p.data()), p.size()}));
+    std::vector<ckks::CompactCiphertext> cts;
+    for (const auto& b : out.outputs) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(params, b));
+      cts.push_back(std::move(c));
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, rerank::decrypt_compact_scores(layout, params, sk, cts));
+    for (std::size_t c = 0; c < ids.size(); ++c) {
+      double want = 0;
+      for (std::size_t j = 0; j < kDim; ++j) want += z[j] * docs.row(ids[c])[j];
+      max_err = std::max(max_err, std::abs(scores[c] - want));
+    }
+    return Status();
+  };
+  std::set<std::string> fixed, fresh;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto one, make_request());
+  for (std::size_t r = 0; r < repeats; ++r) {
+    const auto resp = core->rerank(one);
+    PRIVSEARCH_RETURN_IF_ERROR(check(resp));
+    fixed.insert(hash_hex(resp.payload()));
+  }
+  for (std::size_t r = 0; r < repeats; ++r) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, make_request());
+    const auto resp = core->rerank(req);
+    PRIVSEARCH_RETURN_IF_ERROR(check(resp));
+    fresh.insert(hash_hex(resp.payload()));
+  }
+  nlohmann::json j;
+  j["params"] = "rerank-n8192";
+  j["dim"] = kDim;
+  j["k"] = kK;
+  j["repeats"] = repeats;
+  j["fixed_request_unique_response_hashes"] = fixed.size();
+  j["fresh_encryption_unique_response_hashes"] = fresh.size();
+  j["max_abs_error"] = max_err;
+  j["explicit_output_sanitisation_present"] = false;
+  j["note"] = "evaluation is deterministic; no noise flooding or re-randomization of the output, "
+              "so circuit privacy is not claimed (docs/SECURITY.md)";
+  return j;
+}
+
+}  // namespace privsearch::tools
