@@ -26,6 +26,7 @@
 #include "eval_encrypted.h"
 #include "audit_extraction.h"
 #include "audit_circuit.h"
+#include "report_html.h"
 #include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
@@ -142,6 +143,9 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--encrypted", eval_encrypted,
                      "Add the encrypted rerank through a real provider process (index built "
                      "under build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
+  std::filesystem::path eval_html;
+  eval_cmd->add_option("--html", eval_html,
+                       "Also write a self-contained HTML report (tables and SVG charts) here");
   bool eval_sweep = false;
   eval_cmd->add_flag("--sweep", eval_sweep,
                      "Run the paper's sweeps instead of the ladder: nested SVD dimensions, the "
@@ -182,6 +186,9 @@ int main(int argc, char** argv) {
   audit_cmd->add_flag("--extraction", audit_extraction,
                       "Also run the score-oracle extraction through provider processes (budget "
                       "disabled, then the default budget; ~30 s)");
+  std::filesystem::path audit_html;
+  audit_cmd->add_option("--html", audit_html,
+                        "Also write a self-contained HTML report (tables and SVG charts) here");
   bool audit_json = false;
   audit_cmd->add_flag("--json", audit_json, "Print one JSON object (the default format)");
 
@@ -282,6 +289,12 @@ int main(int argc, char** argv) {
       (*result)["not_covered"] = {"response re-randomization (noise flooding) option"};
     }
     (void)audit_json;
+    if (!audit_html.empty()) {
+      if (auto st = privsearch::tools::write_report_html(audit_html, "audit", *result); !st.ok()) {
+        return fail(st);
+      }
+      progress("report written to " + audit_html.string());
+    }
     std::cout << result->dump(2) << std::endl;
     return 0;
   }
@@ -299,6 +312,12 @@ int main(int argc, char** argv) {
                                                progress);
       if (!sweep.ok()) return fail(sweep.status());
       (*sweep)["dataset"] = eval_dataset.string();
+      if (!eval_html.empty()) {
+        if (auto st = privsearch::tools::write_report_html(eval_html, "sweep", *sweep); !st.ok()) {
+          return fail(st);
+        }
+        progress("report written to " + eval_html.string());
+      }
       std::cout << sweep->dump(2) << std::endl;
       return 0;
     }
@@ -318,6 +337,12 @@ int main(int argc, char** argv) {
     }
     j["dataset"] = eval_dataset.string();
     (void)eval_json;
+    if (!eval_html.empty()) {
+      if (auto st = privsearch::tools::write_report_html(eval_html, "eval", j); !st.ok()) {
+        return fail(st);
+      }
+      progress("report written to " + eval_html.string());
+    }
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
