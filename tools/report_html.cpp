@@ -44,7 +44,7 @@ struct Series {
 std::string line_chart(const std::string& title, const std::string& xlabel,
                        const std::string& ylabel, const std::vector<Series>& series,
                        bool logx = false) {
-  const double W = 560, H = 300, L = 60, R = 150, T = 30, B = 45;
+  const double W = 720, H = 320, L = 60, R = 170, T = 30, B = 45;
   double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
   for (const auto& s : series) {
     for (auto [x, y] : s.points) {
@@ -212,8 +212,11 @@ std::string audit_sections(const nlohmann::json& j) {
   if (j.contains("candidate_leakage")) {
     std::map<std::string, Series> auc;
     std::vector<std::vector<std::string>> rows;
-    for (auto& [key, v] : j["candidate_leakage"].items()) {
-      const double k = std::stod(key.substr(2));
+    std::vector<std::pair<double, std::string>> keys;  // numeric K order
+    for (auto& [key, v] : j["candidate_leakage"].items()) keys.push_back({std::stod(key.substr(2)), key});
+    std::sort(keys.begin(), keys.end());
+    for (const auto& [k, key] : keys) {
+      const auto& v = j["candidate_leakage"][key];
       for (auto& [name, m] : v.items()) {
         auc[name].name = name;
         auc[name].points.push_back({k, m["link_auc"].get<double>()});
