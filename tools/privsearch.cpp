@@ -27,6 +27,7 @@
 #include "audit_extraction.h"
 #include "audit_circuit.h"
 #include "report_html.h"
+#include "bench_systems.h"
 #include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
@@ -202,9 +203,13 @@ int main(int argc, char** argv) {
                         "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
                         "candidate scan), e2e (private search end to end, provider process over "
                         "TLS on loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
-                        "with Paillier)")
+                        "with Paillier), systems (closed-loop saturation, key epochs, "
+                        "vector-return baselines against a provider process)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress"}));
+      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems"}));
+  privsearch::tools::SystemsBenchOptions systems_opts;
+  bench_cmd->add_option("--index", systems_opts.index,
+                        "systems: index directory (default build/demo/index-scifact)");
   privsearch::tools::PirBenchOptions pir_opts;
   bench_cmd->add_option("--db-mb", pir_opts.db_mb,
                         "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
@@ -361,6 +366,13 @@ int main(int argc, char** argv) {
   if (bench_cmd->parsed() && suite == "pq") {
     if (runs != 0) pq_opts.runs = runs;
     auto result = privsearch::tools::run_pq_bench(pq_opts);
+    if (!result.ok()) return fail(result.status());
+    std::cout << result->dump(2) << std::endl;
+    return 0;
+  }
+  if (bench_cmd->parsed() && suite == "systems") {
+    systems_opts.k = e2e_opts.k;
+    auto result = privsearch::tools::run_systems_bench(systems_opts);
     if (!result.ok()) return fail(result.status());
     std::cout << result->dump(2) << std::endl;
     return 0;
