@@ -16,6 +16,7 @@
 
 #include "bench_util.h"
 #include "provider_process.h"
+#include "synthetic_index.h"
 #include "client/payload_fetcher.h"
 #include "client/search_client.h"
 #include "core/csprng.h"
@@ -43,81 +44,6 @@ nlohmann::json dist(std::vector<double> v) {
           {"p99", std::round(at(0.99) * 1000) / 1000}};
 }
 
-// Synthetic embeddings with structure: x = normalize(L u + 0.3 e), u a 32-d latent vector, L a
-// fixed 32 x input_dim mixing matrix, e noise; all from one seeded stream, so document i is
-// the same vector in every run.
-class Synthetic {
- public:
-  explicit Synthetic(std::size_t input_dim) : dim_(input_dim), mix_(kLatent * input_dim) {
-    Prng p = Prng::from_seed(seed(), 0);
-    for (auto& m : mix_) m = uniform(p);
-  }
-  std::vector<float> vector(std::uint64_t id, double noise = 0.3) const {
-    Prng p = Prng::from_seed(seed(), id + 1);
-    float u[kLatent];
-    for (auto& x : u) x = uniform(p);
-    std::vector<float> v(dim_);
-    for (std::size_t j = 0; j < dim_; ++j) {
-      float s = 0;
-      for (std::size_t r = 0; r < kLatent; ++r) s += u[r] * mix_[r * dim_ + j];
-      v[j] = s + static_cast<float>(noise) * uniform(p);
-    }
-    float n = 0;
-    for (const float x : v) n += x * x;
-    for (auto& x : v) x /= std::sqrt(n);
-    return v;
-  }
-
- private:
-  static constexpr std::size_t kLatent = 32;
-  static Seed seed() {
-    Seed s{};
-    s[0] = 0xe2;
-    return s;
-  }
-  static float uniform(Prng& p) {
-    return static_cast<float>(static_cast<double>(p.next_u64() >> 11) * 0x1p-52 - 1.0);
-  }
-  std::size_t dim_;
-  std::vector<float> mix_;
-};
-
-Result<std::filesystem::path> ensure_index(const E2eBenchOptions& o, const Synthetic& gen) {
-  const auto dir = o.cache / fmt::format("synthetic-{}-{}-{}-m{}", o.docs, o.input_dim, o.dim, o.pq_m);
-  const auto index_dir = dir / "index";
-  if (std::filesystem::exists(index_dir / "manifest.json")) return index_dir;
-  std::filesystem::create_directories(dir);
-  fmt::print(stderr, "bench e2e: building a synthetic index of {} documents in {} (once)\n",
-             o.docs, dir.string());
-  {
-    std::ofstream corpus(dir / "corpus.jsonl");
-    for (std::size_t i = 0; i < o.docs; ++i) {
-      corpus << R"({"_id":"d)" << i << R"(","title":"document )" << i << R"(","text":""})" << '\n';
-    }
-  }
-  index::Matrix m;
-  m.rows = o.docs;
-  m.cols = o.input_dim;
-  m.data.resize(o.docs * o.input_dim);
-  for (std::size_t i = 0; i < o.docs; ++i) {
-    const auto v = gen.vector(i);
-    std::copy(v.begin(), v.end(), m.data.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
-  }
-  index::BuildOptions b;
-  b.collection = dir;
-  b.vectors = &m;
-  b.out = index_dir;
-  b.encoder_id = "synthetic-32-latent";
-  b.dim = o.dim;
-  b.pq_m = o.pq_m;
-  b.record_bytes = 64;
-  const auto t0 = Clock::now();
-  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, [&](const std::string& s) {
-                               fmt::print(stderr, "[{:7.1f}s] {}\n", ms_since(t0) / 1000, s);
-                             }).status());
-  return index_dir;
-}
-
 }  // namespace
 
 Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
@@ -125,7 +51,7 @@ Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
     return Status(StatusCode::kInvalidArgument, "bench e2e: need --docs >= 1000 and 1 <= K <= docs");
   }
   const Synthetic gen(o.input_dim);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir, ensure_index(o, gen));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir, ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
   ProviderProcess provider;
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
   std::vector<std::string> args = {"--max-candidates", maxk};

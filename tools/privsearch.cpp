@@ -28,6 +28,7 @@
 #include "audit_circuit.h"
 #include "report_html.h"
 #include "bench_systems.h"
+#include "eval_self_retrieval.h"
 #include "bench_compress.h"
 #include "search_cmd.h"
 #include "ckks/param_sets.h"
@@ -131,7 +132,8 @@ int main(int argc, char** argv) {
   std::filesystem::path eval_dataset;
   privsearch::eval::LadderOptions ladder_opts;
   bool eval_json = false;
-  eval_cmd->add_option("--dataset", eval_dataset, "BEIR directory")->required()->check(CLI::ExistingDirectory);
+  eval_cmd->add_option("--dataset", eval_dataset, "BEIR directory (required unless --self-retrieval)")
+      ->check(CLI::ExistingDirectory);
   eval_cmd->add_option("--dim", ladder_opts.dim, "Projected dimension d' (default 672)")
       ->check(CLI::Range(1, 4096));
   eval_cmd->add_option("--k", ladder_opts.k, "PQ candidates reranked (default 100)")
@@ -144,6 +146,12 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--encrypted", eval_encrypted,
                      "Add the encrypted rerank through a real provider process (index built "
                      "under build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
+  privsearch::tools::SelfRetrievalOptions self_opts;
+  std::size_t self_docs = 0;
+  eval_cmd->add_option("--self-retrieval", self_docs,
+                       "Run the self-retrieval scale track on N synthetic 768-d documents instead "
+                       "(1000000 uses the index cached by `bench e2e`; ~7 min to build once)")
+      ->check(CLI::Range(1000, 100000000));
   std::filesystem::path eval_html;
   eval_cmd->add_option("--html", eval_html,
                        "Also write a self-contained HTML report (tables and SVG charts) here");
@@ -309,6 +317,16 @@ int main(int argc, char** argv) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "[%7.1fs] %s\n", s, step.c_str());
     };
+    if (self_docs != 0) {
+      self_opts.docs = self_docs;
+      auto r = privsearch::tools::run_self_retrieval(self_opts, progress);
+      if (!r.ok()) return fail(r.status());
+      std::cout << r->dump(2) << std::endl;
+      return 0;
+    }
+    if (eval_dataset.empty()) {
+      return fail(privsearch::invalid_argument_error("eval needs --dataset DIR (or --self-retrieval N)"));
+    }
     progress("loading " + eval_dataset.string());
     auto collection = privsearch::index::load_collection(eval_dataset);
     if (!collection.ok()) return fail(collection.status());
