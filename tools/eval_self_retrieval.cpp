@@ -102,8 +102,28 @@ Result<nlohmann::json> run_self_retrieval(const SelfRetrievalOptions& o,
   }
   std::vector<float> raw_q(nq * o.input_dim), proj_q(nq * d);
   std::vector<std::vector<float>> raw_queries(nq);
+  Prng noise_prng = Prng::from_seed(Seed{0x5f}, o.seed);
   for (std::size_t i = 0; i < nq; ++i) {
-    raw_queries[i] = gen.vector(sources[i], o.noise);
+    // q = unit(x + noise * g) with g the normalized sum of three other random documents: noise
+    // inside the data's own subspace (a direction orthogonal to every document would only
+    // rescale all scores and leave the ranking unchanged).
+    const auto x = gen.vector(sources[i]);
+    std::vector<double> g(o.input_dim, 0.0);
+    double gn = 0;
+    for (int t = 0; t < 3; ++t) {
+      const auto y = gen.vector(noise_prng.uniform_below(o.docs));
+      for (std::size_t j = 0; j < o.input_dim; ++j) g[j] += y[j];
+    }
+    for (double v : g) gn += v * v;
+    gn = std::sqrt(gn);
+    raw_queries[i].resize(o.input_dim);
+    double qn = 0;
+    for (std::size_t j = 0; j < o.input_dim; ++j) {
+      const double v = x[j] + o.noise * g[j] / gn;
+      raw_queries[i][j] = static_cast<float>(v);
+      qn += v * v;
+    }
+    for (auto& v : raw_queries[i]) v = static_cast<float>(v / std::sqrt(qn));
     std::copy(raw_queries[i].begin(), raw_queries[i].end(), raw_q.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
     const auto z = proj.project_query(raw_queries[i]);
     std::copy(z.begin(), z.end(), proj_q.begin() + static_cast<std::ptrdiff_t>(i * d));

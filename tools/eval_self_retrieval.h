@@ -1,7 +1,7 @@
 // `privsearch eval --self-retrieval N`: the search paper's scale track (section 4.2) on N
 // synthetic vectors (default 1,000,000 x 768, the cached index of `bench e2e`). Each query is a
-// noisy copy of a seeded document (noise 0.6 on the latent model) whose only relevant answer is
-// that document; 100 validation and 400 test queries. Stages: exact search on the raw vectors,
+// noisy copy of a seeded document, q = unit(x + noise g) with g the normalized sum of three
+// other random documents (default noise 0.7), whose only relevant answer is that document; 100 validation and 400 test queries. Stages: exact search on the raw vectors,
 // exact on the projected vectors, PQ-only order, PQ candidates reranked in plaintext, and the
 // encrypted rerank through a provider process; Hit@1, Hit@10, MRR@10, nDCG@10 and the recall of
 // the source document among the K candidates. Limits: this measures retrieval of a perturbed
@@ -24,7 +24,7 @@ struct SelfRetrievalOptions {
   std::size_t docs = 1000000;
   std::size_t input_dim = 768, dim = 672, pq_m = 96, k = 100;
   std::size_t validation = 100, test = 400;
-  double noise = 0.6;
+  double noise = 0.7;
   std::uint64_t seed = 2026;
   bool encrypted = true;
   std::filesystem::path cache = "build/bench-e2e";

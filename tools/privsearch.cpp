@@ -152,6 +152,9 @@ int main(int argc, char** argv) {
                        "Run the self-retrieval scale track on N synthetic 768-d documents instead "
                        "(1000000 uses the index cached by `bench e2e`; ~7 min to build once)")
       ->check(CLI::Range(1000, 100000000));
+  eval_cmd->add_option("--self-noise", self_opts.noise,
+                       "Self-retrieval: query noise, q = unit(x + noise g), g from three other documents (default 0.7)")
+      ->check(CLI::Range(0.0, 100.0));
   std::filesystem::path eval_html;
   eval_cmd->add_option("--html", eval_html,
                        "Also write a self-contained HTML report (tables and SVG charts) here");
