@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -24,7 +25,11 @@ Status start_provider_process(const std::filesystem::path& index_dir,
                               const std::vector<std::string>& extra_args, ProviderProcess& p) {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto bin = (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+  // PRIVSEARCH_PROVIDER_BIN overrides the location (tests run from another directory).
+  const char* env = std::getenv("PRIVSEARCH_PROVIDER_BIN");
+  const auto bin = env != nullptr && *env != '\0'
+                       ? std::filesystem::path(env)
+                       : (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
   std::filesystem::create_directories(work_dir);
   const auto port_file = work_dir / "provider.port";
   const auto fp_file = work_dir / "provider.fingerprint";
