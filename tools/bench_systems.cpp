@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_rerank.h"
 #include "bench_util.h"
 #include "ckks/client/keygen.h"
 #include "ckks/param_sets.h"
@@ -246,6 +247,30 @@ Result<nlohmann::json> run_systems_bench(const SystemsBenchOptions& o) {
     }
     return buf.size() + scales.size() * 4;
   });
+  // Kernel scaling (one thread, in process): the fast kernel over K at d' = 672 and over d' at
+  // K = 100.
+  {
+    fmt::print(stderr, "bench systems: kernel scaling in K and d'\n");
+    nlohmann::json scaling = nlohmann::json::array();
+    auto run = [&](std::vector<std::size_t> dims, std::vector<std::size_t> ks) -> Status {
+      RerankBenchOptions ro;
+      ro.kernels = {"fast"};
+      ro.dims = std::move(dims);
+      ro.ks = std::move(ks);
+      ro.runs = 10;
+      ro.order_queries = 1;
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_rerank_bench(ro));
+      for (const auto& row : r["results"]) {
+        scaling.push_back({{"dim", row.value("dim", 0)}, {"k", row.value("k", 0)},
+                           {"server_ms", row.value("server_ms", nlohmann::json())},
+                           {"response_bytes", row.value("response_bytes", 0)}});
+      }
+      return Status();
+    };
+    PRIVSEARCH_RETURN_IF_ERROR(run({672}, {20, 50, 100, 200}));
+    PRIVSEARCH_RETURN_IF_ERROR(run({192, 384, 768}, {100}));
+    out["kernel_scaling"] = scaling;
+  }
   out["vector_return_baselines"] = {
       {"note", "what the provider would send if it returned the K candidate rows in the clear "
                "(and revealed them): bytes, and the median time to gather and encode them"},
