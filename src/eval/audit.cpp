@@ -9,6 +9,7 @@
 
 #include "core/csprng.h"
 #include "eval/leakage.h"
+#include "eval/metrics.h"
 #include "index/lexical_encoder.h"
 #include "index/pq.h"
 #include "index/pq_scan.h"
@@ -22,17 +23,6 @@ nlohmann::json dist_json(const Distribution& d) {
   return {{"mean", r(d.mean)}, {"std", r(d.std)},   {"p01", r(d.p01)},
           {"p05", r(d.p05)},   {"median", r(d.median)}, {"p95", r(d.p95)},
           {"p99", r(d.p99)},   {"min", r(d.min)},   {"max", r(d.max)}};
-}
-
-// Indices of the top `k` scores (descending, ties by index).
-std::vector<std::size_t> top_k(const std::vector<double>& s, std::size_t k) {
-  std::vector<std::size_t> idx(s.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  k = std::min(k, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
-                    [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-  idx.resize(k);
-  return idx;
 }
 
 double overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b,
@@ -80,11 +70,7 @@ Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions&
   so.seed = 1;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::fit_svd(docs, dim, so));
   const auto x = proj.project_documents(docs);
-  std::size_t m = o.pq_m;
-  if (m == 0) {
-    m = std::max<std::size_t>(1, dim / 8);
-    while (dim % m != 0) --m;
-  }
+  const std::size_t m = o.pq_m != 0 ? o.pq_m : index::default_pq_m(dim);
   say(fmt::format("training PQ (M = {})", m));
   index::PqOptions po;
   po.m = m;
@@ -192,7 +178,7 @@ Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions&
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     const auto zf = proj.project_query(encoder.encode_query(queries[qi]->text));
     z[qi] = unit(Vec(zf.begin(), zf.end()));
-    true_top[qi] = top_k(exact_scores(z[qi]), 100);
+    true_top[qi] = top_indices(exact_scores(z[qi]), 100);
     true_hit10 += hit10(true_top[qi], *queries[qi]);
   }
   out["true_query_hit10"] = true_hit10 / static_cast<double>(queries.size());
@@ -230,7 +216,7 @@ Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions&
                                     : ridge_rank_estimate(r, kk, dim);
         };
         const Vec est = estimate(rows, v.ids->size());
-        const auto top = top_k(exact_scores(est), 100);
+        const auto top = top_indices(exact_scores(est), 100);
         auto& a = acc[v.name];
         a.cos.push_back(cosine(est, z[qi]));
         a.top10.push_back(overlap(top, true_top[qi], 10));

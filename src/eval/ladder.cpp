@@ -15,16 +15,6 @@ namespace privsearch::eval {
 
 namespace {
 
-std::vector<std::size_t> top_by_score(const std::vector<double>& s, std::size_t k) {
-  std::vector<std::size_t> idx(s.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  k = std::min(k, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
-                    [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-  idx.resize(k);
-  return idx;
-}
-
 double dot(const float* a, const float* b, std::size_t n) {
   double s = 0;
   for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
@@ -107,11 +97,7 @@ Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions&
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::fit_svd(docs, out.dim, so));
   out.retained_variance = proj.retained_variance;
   const auto x = proj.project_documents(docs);
-  std::size_t m = o.pq_m;
-  if (m == 0) {
-    m = std::max<std::size_t>(1, out.dim / 8);
-    while (out.dim % m != 0) --m;
-  }
+  const std::size_t m = o.pq_m != 0 ? o.pq_m : index::default_pq_m(out.dim);
   out.pq_m = m;
   say(fmt::format("training PQ (M = {})", m));
   index::PqOptions po;
@@ -135,8 +121,8 @@ Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions&
       s_raw[i] = dot(qv.data(), docs.row(i), raw_dim);
       s_proj[i] = dot(z.data(), x.row(i), out.dim);
     }
-    raw.push_back(score_ranking(ids(top_by_score(s_raw, 100)), judged));
-    projected.push_back(score_ranking(ids(top_by_score(s_proj, 100)), judged));
+    raw.push_back(score_ranking(ids(top_indices(s_raw, 100)), judged));
+    projected.push_back(score_ranking(ids(top_indices(s_proj, 100)), judged));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner.search(z, o.k));
     std::vector<std::size_t> pq_order(cand.begin(), cand.end());
     pq_only.push_back(score_ranking(ids(pq_order), judged));

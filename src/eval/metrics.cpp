@@ -103,4 +103,14 @@ std::string equivalence_decision(const Interval& d, double margin) {
   return "inconclusive";
 }
 
+std::vector<std::size_t> top_indices(const std::vector<double>& s, std::size_t k) {
+  std::vector<std::size_t> idx(s.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  k = std::min(k, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+                    [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+  idx.resize(k);
+  return idx;
+}
+
 }  // namespace privsearch::eval

@@ -37,6 +37,9 @@ struct Interval {
   double high = 0;  // 97.5th percentile
 };
 
+// Indices of the `k` largest scores, best first, ties by the smaller index (deterministic).
+std::vector<std::size_t> top_indices(const std::vector<double>& scores, std::size_t k);
+
 // The search paper's decision on a paired difference interval (CKKS minus plaintext): inside
 // [-margin, margin] -> "equivalent"; lower end >= -margin only -> "non-inferior"; upper end
 // below -margin -> "inferior"; otherwise "inconclusive" (containing zero is not evidence).

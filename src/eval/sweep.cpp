@@ -17,21 +17,6 @@
 namespace privsearch::eval {
 namespace {
 
-std::vector<std::size_t> top_by(const std::vector<double>& s, std::size_t k) {
-  std::vector<std::size_t> idx(s.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  k = std::min(k, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
-                    [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-  idx.resize(k);
-  return idx;
-}
-
-std::size_t pq_m_for(std::size_t dim, std::size_t divisor) {
-  std::size_t m = std::max<std::size_t>(1, dim / divisor);
-  while (dim % m != 0) --m;
-  return m;
-}
 
 struct Split {
   std::vector<double> validation, test;
@@ -135,7 +120,7 @@ Result<nlohmann::json> run_sweep(const index::Collection& c, const SweepOptions&
         for (std::size_t j = 0; j < dim; ++j) t += static_cast<double>(z[j]) * row[j];
         s[i] = t;
       }
-      const auto top = top_by(s, 100);
+      const auto top = top_indices(s, 100);
       exact.add(q.val, ndcg_at(ids_of(top), judged, 10));
       if (!with_pq) continue;
       const std::size_t kmax = *std::max_element(ks.begin(), ks.end());
@@ -172,7 +157,7 @@ Result<nlohmann::json> run_sweep(const index::Collection& c, const SweepOptions&
   say("nested SVD dimensions and the joint PQ curve (M = d'/8)");
   nlohmann::json curve = nlohmann::json::array();
   for (std::size_t d : dims) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto j, evaluate(svd, d, pq_m_for(d, 8), {100}, true));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto j, evaluate(svd, d, index::default_pq_m(d, 8), {100}, true));
     double kept = 0, total = 0;
     for (std::size_t i = 0; i < svd.singular_values.size(); ++i) {
       const double e = svd.singular_values[i] * svd.singular_values[i];
@@ -186,11 +171,11 @@ Result<nlohmann::json> run_sweep(const index::Collection& c, const SweepOptions&
   out["dimension_curve"] = curve;
   out["svd_retained_variance_top_dim"] = svd.retained_variance;
   say(fmt::format("K sweep at d' = {}", top_dim));
-  PRIVSEARCH_ASSIGN_OR_RETURN(out["k_sweep"], evaluate(svd, top_dim, pq_m_for(top_dim, 8), o.ks, true));
+  PRIVSEARCH_ASSIGN_OR_RETURN(out["k_sweep"], evaluate(svd, top_dim, index::default_pq_m(top_dim, 8), o.ks, true));
   say("M sensitivity");
   nlohmann::json msens = nlohmann::json::array();
   for (std::size_t div : {16u, 8u, 4u, 2u}) {
-    const std::size_t m = pq_m_for(top_dim, div);
+    const std::size_t m = index::default_pq_m(top_dim, div);
     PRIVSEARCH_ASSIGN_OR_RETURN(auto j, evaluate(svd, top_dim, m, {100}, true));
     msens.push_back(j);
   }

@@ -68,11 +68,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
         "{} vectors for {} documents (give --doc-ids to match rows to documents)", vectors.rows, docs.size()));
   }
   const std::size_t dim = std::min(o.dim, vectors.cols);
-  std::size_t m = o.pq_m;
-  if (m == 0) {
-    m = std::max<std::size_t>(1, dim / 8);
-    while (dim % m != 0) --m;
-  }
+  const std::size_t m = o.pq_m != 0 ? o.pq_m : default_pq_m(dim);
   say(fmt::format("fitting {} projection {} -> {} on up to {} documents", projection_kind_name(o.projection),
                   vectors.cols, dim, o.sample));
   Projection proj;

@@ -100,4 +100,10 @@ Result<std::vector<std::uint32_t>> pq_search(const PqArtifact& a, std::span<cons
   return idx;
 }
 
+std::size_t default_pq_m(std::size_t dim, std::size_t divisor) {
+  std::size_t m = std::max<std::size_t>(1, dim / std::max<std::size_t>(1, divisor));
+  while (m > 1 && dim % m != 0) --m;
+  return m;
+}
+
 }  // namespace privsearch::index

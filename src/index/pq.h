@@ -39,6 +39,10 @@ struct PqOptions {
   std::uint64_t seed = 1;
 };
 
+// The default number of subquantizers for d': d' / divisor (the paper's M = d'/8), lowered to the
+// nearest divisor of d' so the subspaces are equal; at least 1.
+std::size_t default_pq_m(std::size_t dim, std::size_t divisor = 8);
+
 // kInvalidArgument when m does not divide d' or the sample is smaller than 256 vectors;
 // kInternal wrapping a Faiss exception.
 Result<PqArtifact> build_pq(const Matrix& projected, const PqOptions& options);
