@@ -12,24 +12,8 @@
 #include "pir/zippir/hint_engine.h"
 
 namespace privsearch::pir {
-namespace {
-using detail::check_params_id;
-using detail::id_of_setup;
-using detail::kHintMagic;
-using detail::kModeCombined;
-using detail::kModeTOnly;
-using detail::kQueryMagic;
-using detail::kResponseMagic;
-using detail::kSetupMagic;
-using detail::pack_slots;
-using detail::put_header;
-using detail::read_header;
-using detail::slot_of;
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-}  // namespace
+// Message framing, slot packing and timing shared by the client and the server.
+using namespace detail;
 
 // --- client ------------------------------------------------------------------------------------
 
@@ -41,6 +25,7 @@ Result<ZipPirClient> ZipPirClient::create(const ZipPirPublicInfo& info, Prng& pr
   ZipPirClient client(info, std::move(keys));
   client.seed_.resize(kZipPirSeedBytes);
   prng.fill(client.seed_);
+  client.client_id_ = id_of_setup(client.setup_message());
   return client;
 }
 
@@ -54,7 +39,6 @@ std::vector<std::uint8_t> ZipPirClient::setup_message() const {
   return w.take();
 }
 
-std::uint64_t ZipPirClient::client_id() const { return id_of_setup(setup_message()); }
 
 Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
   if (offsets_.count(index) != 0) return Status();

@@ -48,7 +48,7 @@ class ZipPirClient {
   ZipPirClient& operator=(ZipPirClient&&) noexcept = default;
 
   std::vector<std::uint8_t> setup_message() const;
-  std::uint64_t client_id() const;
+  std::uint64_t client_id() const { return client_id_; }
   // Decrypts ck_r for query index `index` ahead of time (the n Paillier decryptions).
   Status precompute_query(std::uint64_t index, unsigned threads);
   // Stores a hint exported by the server (client-storage variant).
@@ -75,6 +75,7 @@ class ZipPirClient {
   ZipPirPublicInfo info_;
   std::unique_ptr<PaillierKeyPair> keys_;
   std::vector<std::uint8_t> seed_;
+  std::uint64_t client_id_ = 0;  // SHA-256 of the setup message, computed once
   std::uint64_t next_index_ = 0;
   std::map<std::uint64_t, std::vector<mpz_class>> offsets_;  // index -> r (secret)
   std::map<std::uint64_t, std::vector<mpz_class>> hints_;    // client-storage variant

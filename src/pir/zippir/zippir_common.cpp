@@ -68,14 +68,8 @@ std::uint64_t id_of_setup(std::span<const std::uint8_t> setup) {
   return v;
 }
 
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
-
-double ms_since(std::uint64_t start_ns) {
-  return static_cast<double>(now_ns() - start_ns) / 1e6;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 }  // namespace detail

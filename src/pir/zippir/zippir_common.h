@@ -21,6 +21,7 @@
 // a mutex; ZipPirClient is single-threaded.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -71,8 +72,8 @@ mpz_class pack_slots(const std::uint32_t* values, std::size_t count, int bits);
 std::uint64_t slot_of(const mpz_class& t, std::size_t l, int bits);
 // A client's id: the first 8 bytes of SHA-256 of its setup message.
 std::uint64_t id_of_setup(std::span<const std::uint8_t> setup);
-double ms_since(std::uint64_t start_ns);
-std::uint64_t now_ns();
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start);
 }  // namespace detail
 
 }  // namespace privsearch::pir

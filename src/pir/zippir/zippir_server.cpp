@@ -13,24 +13,8 @@
 #include "pir/zippir/hint_engine.h"
 
 namespace privsearch::pir {
-namespace {
-using detail::check_params_id;
-using detail::id_of_setup;
-using detail::kHintMagic;
-using detail::kModeCombined;
-using detail::kModeTOnly;
-using detail::kQueryMagic;
-using detail::kResponseMagic;
-using detail::kSetupMagic;
-using detail::pack_slots;
-using detail::put_header;
-using detail::read_header;
-using detail::slot_of;
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-}  // namespace
+// Message framing, slot packing and timing shared by the client and the server.
+using namespace detail;
 
 // --- server ------------------------------------------------------------------------------------
 
@@ -243,10 +227,19 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint
   // Parse and check the whole message before consuming the one-time hint.
   const std::size_t words = rns->input_words();
   std::vector<std::uint32_t> ck_words(n * words, 0);
+  // Offsets are little-endian; comparing bytes from the top against N's avoids a big-integer
+  // import per offset (n = 1400 per query).
+  const auto n_bytes = to_fixed_bytes(pk->n(), nbytes);
+  auto below_n = [&](const std::vector<std::uint8_t>& x) {
+    for (std::size_t i = nbytes; i-- > 0;) {
+      if (x[i] != n_bytes[i]) return x[i] < n_bytes[i];
+    }
+    return false;  // equal to N
+  };
   std::vector<std::uint8_t> offset(nbytes);
   for (std::size_t j = 0; j < n; ++j) {
     PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(offset));
-    if (read_fixed(offset) >= pk->n()) {
+    if (!below_n(offset)) {
       return data_loss_error("ZipPIR query: offset `ck_o` is not below N");
     }
     std::memcpy(ck_words.data() + j * words, offset.data(), nbytes);
