@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <thread>
 
 #include "core/sha256.h"
@@ -57,17 +58,21 @@ class Batcher {
   std::size_t products_ = 0;
 };
 
-}  // namespace
-
-Seed hint_mask_seed(const Seed& a_seed) {
+// SHA-256(label | data) as a generator seed: independent streams from one public or client seed.
+Seed labelled_seed(std::string_view label, std::span<const std::uint8_t> data) {
   Sha256 h;
-  static constexpr char kLabel[] = "privsearch zippir hint mask v1";
-  h.update(std::span(reinterpret_cast<const std::uint8_t*>(kLabel), sizeof(kLabel) - 1));
-  h.update(a_seed);
+  h.update(label);
+  h.update(data);
   const Sha256Digest d = h.finish();
   Seed out{};
   std::copy(d.begin(), d.end(), out.begin());
   return out;
+}
+
+}  // namespace
+
+Seed hint_mask_seed(const Seed& a_seed) {
+  return labelled_seed("privsearch zippir hint mask v1", a_seed);
 }
 
 std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
@@ -95,14 +100,9 @@ std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::
 std::vector<mpz_class> expand_compression_randomness(const PaillierPublicKey& pk,
                                                      std::span<const std::uint8_t> client_seed,
                                                      std::uint64_t query_index, std::size_t n) {
-  Sha256 h;
-  static constexpr char kLabel[] = "privsearch zippir compression randomness v1";
-  h.update(std::span(reinterpret_cast<const std::uint8_t*>(kLabel), sizeof(kLabel) - 1));
-  h.update(client_seed);
-  const Sha256Digest digest = h.finish();
-  Seed seed{};
-  std::copy(digest.begin(), digest.end(), seed.begin());
-  Prng prng = Prng::from_seed(seed, kCkStream + query_index);
+  Prng prng = Prng::from_seed(
+      labelled_seed("privsearch zippir compression randomness v1", client_seed),
+      kCkStream + query_index);
   std::vector<mpz_class> ck(n);
   for (auto& c : ck) {
     do {
