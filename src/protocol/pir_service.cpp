@@ -147,6 +147,18 @@ void PirService::worker_loop() {
   }
 }
 
+std::shared_ptr<pir::ZipPirServer> PirService::server_for(const std::string& version,
+                                                          v1::Error* error) const {
+  std::lock_guard lock(mu_);
+  if (version != artifact_version_) {
+    *error = make_error(v1::PIR_VERSION_MISMATCH, "PIR database version `" + artifact_version_ +
+                                                      "`, the client has `" + version +
+                                                      "`: the database was rebuilt");
+    return nullptr;
+  }
+  return server_;
+}
+
 v1::PirInfo PirService::info() const {
   v1::PirInfo out;
   std::lock_guard lock(mu_);
@@ -161,17 +173,10 @@ v1::PirInfo PirService::info() const {
 
 v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
   v1::PirSetupResponse out;
-  std::shared_ptr<pir::ZipPirServer> server;
-  std::string version;
-  {
-    std::lock_guard lock(mu_);
-    server = server_;
-    version = artifact_version_;
-  }
-  if (request.artifact_version() != version) {
-    *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH,
-                                      "PIR database version `" + version +
-                                          "`, the client has `" + request.artifact_version() + "`");
+  v1::Error refused;
+  const auto server = server_for(request.artifact_version(), &refused);
+  if (!server) {
+    *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
     return out;
   }
   auto id = server->register_client(as_span(request.setup()));
@@ -191,14 +196,11 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
 
 v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) const {
   v1::PirStatusResponse out;
-  std::shared_ptr<pir::ZipPirServer> server;
-  {
-    std::lock_guard lock(mu_);
-    if (request.artifact_version() != artifact_version_) {
-      *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
-      return out;
-    }
-    server = server_;
+  v1::Error refused;
+  const auto server = server_for(request.artifact_version(), &refused);
+  if (!server) {
+    *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
+    return out;
   }
   if (!server->has_client(request.client_id())) {
     *out.mutable_error() = make_error(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
@@ -212,14 +214,11 @@ v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) co
 
 v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
   v1::PirQueryResponse out;
-  std::shared_ptr<pir::ZipPirServer> server;
-  {
-    std::lock_guard lock(mu_);
-    if (request.artifact_version() != artifact_version_) {
-      *out.mutable_error() = make_error(v1::PIR_VERSION_MISMATCH, "PIR database was rebuilt");
-      return out;
-    }
-    server = server_;
+  v1::Error refused;
+  const auto server = server_for(request.artifact_version(), &refused);
+  if (!server) {
+    *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
+    return out;
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto answer = server->answer(as_span(request.query()));

@@ -67,6 +67,9 @@ class PirService {
  private:
   PirService() = default;
   void worker_loop();
+  // The current server for a request of `version`; null with PIR_VERSION_MISMATCH in `error`
+  // when the database has been rebuilt since.
+  std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
   static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
       const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed);
 
