@@ -15,12 +15,10 @@
 #include "protocol/provider_core.h"
 #include "rerank/client/scores.h"
 #include "rerank/messages.h"
+#include "rerank_requests.h"
 
 namespace privsearch::tools {
 namespace {
-std::string bytes_of(std::span<const std::uint8_t> b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
 std::string hash_hex(const std::string& s) {
   const auto d = sha256(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
   static const char* hex = "0123456789abcdef";
@@ -63,29 +61,12 @@ Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint6
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout,
                               rerank::make_layout(params, rerank::Kernel::kFast, kDim, kK));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys, rerank::make_rotation_keys(layout, keygen, sk, prng));
-  v1::UploadKeysRequest up;
-  up.set_params_id(bytes_of(params.id()));
-  up.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
-  const auto upr = core->upload_keys(up);
+  const auto upr = core->upload_keys(make_upload_request(params, keys));
   if (upr.has_error()) return internal_error("key upload refused: " + upr.error().message());
-  std::vector<double> z(kDim);
-  double norm = 0;
-  for (auto& v : z) {
-    v = static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5;
-    norm += v * v;
-  }
-  for (auto& v : z) v /= std::sqrt(norm);
+  const auto z = random_unit_vector(kDim, prng);
   const std::vector<std::uint64_t> ids = {3, 17, 0, 39, 22, 8, 61, 45};
-  auto make_request = [&]() -> Result<v1::RerankRequest> {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct, rerank::encrypt_query(layout, params, sk, z, prng));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ctb, ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded));
-    rerank::RerankRequest rr{params.id(), rerank::Kernel::kFast, kDim, layout.period, kK, ctb};
-    v1::RerankRequest req;
-    req.set_key_id(upr.key_id());
-    req.set_artifact_version("circuit-audit");
-    for (auto id : ids) req.add_candidate_ids(id);
-    req.set_query(bytes_of(rerank::serialize_request(rr)));
-    return req;
+  auto make_request = [&] {
+    return make_rerank_request(params, layout, sk, z, ids, upr.key_id(), "circuit-audit", prng);
   };
   double max_err = 0;
   auto check = [&](const v1::RerankResponse& resp) -> Status {

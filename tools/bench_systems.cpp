@@ -23,6 +23,7 @@
 #include "provider_process.h"
 #include "rerank/client/scores.h"
 #include "rerank/messages.h"
+#include "rerank_requests.h"
 
 namespace privsearch::tools {
 namespace {
@@ -30,9 +31,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-std::string bytes_of(std::span<const std::uint8_t> b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
 }
 // utime + stime of a process in seconds (/proc/<pid>/stat fields 14 and 15).
 double cpu_seconds(pid_t pid) {
@@ -95,34 +93,21 @@ Result<nlohmann::json> run_systems_bench(const SystemsBenchOptions& o) {
   // Cold: key upload + first request; warm: later requests of the epoch.
   auto t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys, rerank::make_rotation_keys(layout, keygen, sk, prng));
-  v1::UploadKeysRequest up;
-  up.set_params_id(bytes_of(params.id()));
-  up.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+  const auto up = make_upload_request(params, keys);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto upr, first->upload_keys(up));
   if (upr.has_error()) return internal_error("key upload refused: " + upr.error().message());
   const double keygen_upload_ms = ms_since(t0);
   std::vector<v1::RerankRequest> pool;
   for (std::size_t p = 0; p < o.pool; ++p) {
-    std::vector<double> z(d);
-    double norm = 0;
-    for (auto& v : z) {
-      v = static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5;
-      norm += v * v;
-    }
-    for (auto& v : z) v /= std::sqrt(norm);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct, rerank::encrypt_query(layout, params, sk, z, prng));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ctb, ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded));
-    rerank::RerankRequest rr{params.id(), rerank::Kernel::kFast, d, layout.period, o.k, ctb};
-    v1::RerankRequest req;
-    req.set_key_id(upr.key_id());
-    req.set_artifact_version(manifest.version_id);
+    const auto z = random_unit_vector(d, prng);
     std::vector<std::uint64_t> ids;
     while (ids.size() < o.k) {
       const auto id = prng.uniform_below(n);
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
-    for (auto id : ids) req.add_candidate_ids(id);
-    req.set_query(bytes_of(rerank::serialize_request(rr)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto req, make_rerank_request(params, layout, sk, z, ids,
+                                                              upr.key_id(), manifest.version_id,
+                                                              prng));
     pool.push_back(std::move(req));
   }
   t0 = Clock::now();
