@@ -26,13 +26,10 @@ Result<nlohmann::json> run_extraction_audit(const index::Collection& c,
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
-  const auto index_dir = o.work_dir / dataset_dir.filename() / "index";
-  index::BuildOptions b;
-  b.collection = dataset_dir;
-  b.out = index_dir;
-  b.dim = o.dim;
   say("indexing " + dataset_dir.string() + " for the extraction audit");
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::build_index(b, nullptr));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto built, index_collection(dataset_dir, o.work_dir, o.dim));
+  const auto& index_dir = built.dir;
+  const auto& manifest = built.manifest;
   const std::size_t d = manifest.dim;
   const std::size_t n = manifest.documents;
   if (n != c.corpus.size()) return internal_error("the index does not match the collection");

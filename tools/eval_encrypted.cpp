@@ -23,14 +23,10 @@ Result<nlohmann::json> run_encrypted_eval(const index::Collection& c,
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
-  const auto index_dir = o.work_dir / dataset_dir.filename() / "index";
-  index::BuildOptions b;
-  b.collection = dataset_dir;
-  b.out = index_dir;
-  b.dim = o.dim;
-  b.seed = o.seed;
-  say("indexing " + dataset_dir.string() + " for the provider (" + index_dir.string() + ")");
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::build_index(b, nullptr));
+  say("indexing " + dataset_dir.string() + " for the provider under " + o.work_dir.string());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto built, index_collection(dataset_dir, o.work_dir, o.dim, o.seed));
+  const auto& index_dir = built.dir;
+  const auto& manifest = built.manifest;
   say("starting the provider process (TLS, loopback)");
   ProviderProcess provider;
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));

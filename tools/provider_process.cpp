@@ -1,5 +1,7 @@
 #include "provider_process.h"
 
+#include "index/build.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -67,6 +69,18 @@ Status start_provider_process(const std::filesystem::path& index_dir,
   std::ifstream(port_file) >> p.port;
   std::ifstream(fp_file) >> p.fingerprint;
   return Status();
+}
+
+Result<CollectionIndex> index_collection(const std::filesystem::path& dataset_dir,
+                                         const std::filesystem::path& work_dir, std::size_t dim,
+                                         std::uint64_t seed) {
+  index::BuildOptions b;
+  b.collection = dataset_dir;
+  b.out = work_dir / dataset_dir.filename() / "index";
+  b.dim = dim;
+  b.seed = seed;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::build_index(b, nullptr));
+  return CollectionIndex{b.out, std::move(manifest)};
 }
 
 Result<std::unique_ptr<client::SearchClient>> connect_search_client(

@@ -13,6 +13,7 @@
 
 #include "client/search_client.h"
 #include "core/status.h"
+#include "index/manifest.h"
 
 namespace privsearch::tools {
 
@@ -30,6 +31,16 @@ struct ProviderProcess {
 Status start_provider_process(const std::filesystem::path& index_dir,
                               const std::filesystem::path& work_dir,
                               const std::vector<std::string>& extra_args, ProviderProcess& p);
+
+// Indexes a BEIR collection with the built-in encoder under work_dir/<collection name>/index
+// (rebuilt on every call) for a provider process to serve.
+struct CollectionIndex {
+  std::filesystem::path dir;
+  index::Manifest manifest;
+};
+Result<CollectionIndex> index_collection(const std::filesystem::path& dataset_dir,
+                                         const std::filesystem::path& work_dir, std::size_t dim,
+                                         std::uint64_t seed = 1);
 
 Result<std::unique_ptr<client::SearchClient>> connect_search_client(
     const std::filesystem::path& index_dir, const ProviderProcess& p);
