@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
@@ -36,28 +37,47 @@ std::string read_first_line(const std::filesystem::path& f) {
   return line;
 }
 
-TEST(ProviderProcess, ServesTheIndexOverTlsAndStopsOnSigterm) {
-  testing::Collection c("provider-process");
+// The tiny collection's index as both tests build it (external vectors, d' = 16, M = 4).
+index::BuildOptions tiny_index_options(const testing::Collection& c, std::size_t record_bytes) {
   index::BuildOptions o;
   o.collection = c.dir;
   o.doc_vectors = c.dir / "vectors.npy";
   o.out = c.dir / "index";
   o.dim = 16;
   o.pq_m = 4;
-  o.record_bytes = 256;
+  o.record_bytes = record_bytes;
+  return o;
+}
+
+// Forks and execs privsearch-provider on `index_dir` (self-signed TLS, port 0, two threads),
+// writing its port and fingerprint files into `dir`; `extra` arguments are appended.
+pid_t fork_provider(const std::filesystem::path& index_dir, const std::filesystem::path& dir,
+                    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {PRIVSEARCH_PROVIDER_BIN, "--index", index_dir.string(),
+                                   "--listen", "127.0.0.1:0", "--self-signed", "--port-file",
+                                   (dir / "port").string(), "--fingerprint-file",
+                                   (dir / "fingerprint").string(), "--threads", "2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+TEST(ProviderProcess, ServesTheIndexOverTlsAndStopsOnSigterm) {
+  testing::Collection c("provider-process");
+  const auto o = tiny_index_options(c, 256);
   const auto manifest = *index::build_index(o, nullptr);
 
   const auto port_file = c.dir / "port";
   const auto fp_file = c.dir / "fingerprint";
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_provider(o.out, c.dir, {});
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string index_dir = o.out.string(), pf = port_file.string(), ff = fp_file.string();
-    ::execl(PRIVSEARCH_PROVIDER_BIN, PRIVSEARCH_PROVIDER_BIN, "--index", index_dir.c_str(),
-            "--listen", "127.0.0.1:0", "--self-signed", "--port-file", pf.c_str(),
-            "--fingerprint-file", ff.c_str(), "--threads", "2", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
   // Wait until the provider says where it listens (it writes the files atomically).
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!std::filesystem::exists(port_file) && std::chrono::steady_clock::now() < until) {
@@ -142,26 +162,12 @@ namespace {
 // new setup: its hints were recomputed by the provider alone.
 TEST(ProviderProcess, SighupReloadsARebuiltIndexAndRecomputesPirHints) {
   testing::Collection c("provider-reload");
-  index::BuildOptions o;
-  o.collection = c.dir;
-  o.doc_vectors = c.dir / "vectors.npy";
-  o.out = c.dir / "index";
-  o.dim = 16;
-  o.pq_m = 4;
-  o.record_bytes = 128;
+  const auto o = tiny_index_options(c, 128);
   const auto manifest = *index::build_index(o, nullptr);
   const auto port_file = c.dir / "port";
   const auto fp_file = c.dir / "fingerprint";
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_provider(o.out, c.dir, {"--pir-test-params", "--quiet"});
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string index_dir = o.out.string(), pf = port_file.string(), ff = fp_file.string();
-    ::execl(PRIVSEARCH_PROVIDER_BIN, PRIVSEARCH_PROVIDER_BIN, "--index", index_dir.c_str(),
-            "--listen", "127.0.0.1:0", "--self-signed", "--port-file", pf.c_str(),
-            "--fingerprint-file", ff.c_str(), "--threads", "2", "--pir-test-params", "--quiet",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (read_first_line(fp_file).empty() || read_first_line(port_file).empty()) {
     ASSERT_LT(std::chrono::steady_clock::now(), until) << "provider did not start";
