@@ -97,11 +97,10 @@ TEST(Leakage, DescribeQuantiles) {
   EXPECT_DOUBLE_EQ(d.mean, 50);
 }
 
-// 300 documents over 10 topics, 12 queries: the audit runs end to end and its figures are in
-// range; the candidate sets of one query are linkable far above chance.
-TEST(Audit, SmallCollectionEndToEnd) {
+// 300 documents over 10 topics ("t<topic>w<word>" tokens), no queries yet.
+index::Collection topic_corpus(std::uint64_t seed) {
   index::Collection c;
-  Prng p = testing::test_prng(9);
+  Prng p = testing::test_prng(seed);
   for (std::size_t i = 0; i < 300; ++i) {
     std::string text;
     for (int k = 0; k < 30; ++k) {
@@ -110,6 +109,13 @@ TEST(Audit, SmallCollectionEndToEnd) {
     c.corpus.push_back({"d" + std::to_string(i), "", text});
     c.doc_index.emplace("d" + std::to_string(i), i);
   }
+  return c;
+}
+
+// 300 documents over 10 topics, 12 queries: the audit runs end to end and its figures are in
+// range; the candidate sets of one query are linkable far above chance.
+TEST(Audit, SmallCollectionEndToEnd) {
+  index::Collection c = topic_corpus(9);
   for (std::size_t qi = 0; qi < 12; ++qi) {
     const std::size_t topic = qi % 10;
     std::string text;
@@ -164,16 +170,7 @@ TEST(Sweep, SeededSplitIsDeterministicAndAboutAQuarter) {
 }
 
 TEST(Sweep, SmallCollectionEndToEnd) {
-  index::Collection c;
-  Prng p = testing::test_prng(21);
-  for (std::size_t i = 0; i < 300; ++i) {
-    std::string text;
-    for (int k = 0; k < 30; ++k) {
-      text += "t" + std::to_string(i % 10) + "w" + std::to_string(p.uniform_below(20)) + " ";
-    }
-    c.corpus.push_back({"d" + std::to_string(i), "", text});
-    c.doc_index.emplace("d" + std::to_string(i), i);
-  }
+  index::Collection c = topic_corpus(21);
   for (std::size_t qi = 0; qi < 20; ++qi) {
     const std::string id = "q" + std::to_string(qi);
     c.queries.push_back({id, "t" + std::to_string(qi % 10) + "w1 t" + std::to_string(qi % 10) + "w2"});
