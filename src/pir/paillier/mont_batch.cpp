@@ -79,7 +79,9 @@ void MontgomeryBatch::mul_scalar(const std::uint64_t* a, const std::uint64_t* b,
   const std::size_t L = limbs_;
   const std::uint64_t* m = m_limbs_.data();
   // acc[i .. i+L] is live at step i; 2L+1 columns in all.
-  std::vector<std::uint64_t> acc(2 * L + 2, 0);
+  // Per-thread scratch: this is the inner loop of the offline hint on CPUs without IFMA.
+  thread_local std::vector<std::uint64_t> acc;
+  acc.assign(2 * L + 2, 0);
   for (std::size_t i = 0; i < L; ++i) {
     const unsigned __int128 ai = a[i];
     // Column i decides m_i.
