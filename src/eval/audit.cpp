@@ -53,17 +53,8 @@ Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions&
     }
   }
   say(fmt::format("fitting the lexical encoder on {} documents", c.corpus.size()));
-  std::vector<std::string> texts;
-  for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
-  const auto encoder = index::LexicalEncoder::fit(texts, index::LexicalEncoderConfig{});
+  const auto [encoder, docs] = index::fit_and_encode(c.corpus);
   const std::size_t raw_dim = encoder.dim();
-  index::Matrix docs;
-  docs.rows = c.corpus.size();
-  docs.cols = raw_dim;
-  for (const auto& t : texts) {
-    const auto v = encoder.encode_document(t);
-    docs.data.insert(docs.data.end(), v.begin(), v.end());
-  }
   const std::size_t dim = std::min(o.dim, raw_dim);
   say(fmt::format("fitting the SVD projection {} -> {}", raw_dim, dim));
   index::SvdOptions so;

@@ -71,18 +71,8 @@ Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions&
     return invalid_argument_error("the collection needs documents and judged queries");
   }
   say(fmt::format("fitting the lexical encoder on {} documents", c.corpus.size()));
-  std::vector<std::string> texts;
-  for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
-  const auto encoder = index::LexicalEncoder::fit(texts, index::LexicalEncoderConfig{});
+  const auto [encoder, docs] = index::fit_and_encode(c.corpus);
   const std::size_t raw_dim = encoder.dim();
-  index::Matrix docs;
-  docs.rows = c.corpus.size();
-  docs.cols = raw_dim;
-  docs.data.reserve(docs.rows * raw_dim);
-  for (const auto& t : texts) {
-    const auto v = encoder.encode_document(t);
-    docs.data.insert(docs.data.end(), v.begin(), v.end());
-  }
   LadderResult out;
   out.encoder_id = encoder.id();
   out.dim = std::min(o.dim, raw_dim);

@@ -50,18 +50,9 @@ Result<nlohmann::json> run_sweep(const index::Collection& c, const SweepOptions&
     if (progress) progress(s);
   };
   if (c.corpus.size() < 256) return invalid_argument_error("the sweep needs >= 256 documents (PQ)");
-  std::vector<std::string> texts;
-  for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
   say(fmt::format("fitting the lexical encoder on {} documents", c.corpus.size()));
-  const auto encoder = index::LexicalEncoder::fit(texts, index::LexicalEncoderConfig{});
+  const auto [encoder, docs] = index::fit_and_encode(c.corpus);
   const std::size_t raw_dim = encoder.dim();
-  index::Matrix docs;
-  docs.rows = c.corpus.size();
-  docs.cols = raw_dim;
-  for (const auto& t : texts) {
-    const auto v = encoder.encode_document(t);
-    docs.data.insert(docs.data.end(), v.begin(), v.end());
-  }
   std::vector<std::size_t> dims;
   for (std::size_t d : o.dims) {
     if (d >= 8 && d <= raw_dim) dims.push_back(d);

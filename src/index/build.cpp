@@ -30,17 +30,9 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
           "unknown built-in encoder `{}` (known: lexical); or give document vectors", o.encoder));
     }
     say(fmt::format("fitting the built-in lexical encoder on {} documents", docs.size()));
-    std::vector<std::string> texts;
-    texts.reserve(docs.size());
-    for (const auto& d : docs) texts.push_back(d.title + " " + d.text);
-    encoder = LexicalEncoder::fit(texts, LexicalEncoderConfig{});
-    vectors.rows = docs.size();
-    vectors.cols = encoder->dim();
-    vectors.data.reserve(vectors.rows * vectors.cols);
-    for (const auto& t : texts) {
-      const auto v = encoder->encode_document(t);
-      vectors.data.insert(vectors.data.end(), v.begin(), v.end());
-    }
+    auto encoded = fit_and_encode(docs);
+    encoder = std::move(encoded.encoder);
+    vectors = std::move(encoded.vectors);
   } else {
     say(fmt::format("loading vectors {}", o.doc_vectors.string()));
     PRIVSEARCH_ASSIGN_OR_RETURN(vectors, load_vectors(o.doc_vectors));

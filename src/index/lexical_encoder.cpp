@@ -109,4 +109,20 @@ Result<LexicalEncoder> LexicalEncoder::load(const std::filesystem::path& file) {
   return e;
 }
 
+EncodedCorpus fit_and_encode(const std::vector<Document>& docs,
+                             const LexicalEncoderConfig& config) {
+  std::vector<std::string> texts;
+  texts.reserve(docs.size());
+  for (const auto& d : docs) texts.push_back(d.title + " " + d.text);
+  EncodedCorpus out{LexicalEncoder::fit(texts, config), {}};
+  out.vectors.rows = docs.size();
+  out.vectors.cols = out.encoder.dim();
+  out.vectors.data.reserve(out.vectors.rows * out.vectors.cols);
+  for (const auto& t : texts) {
+    const auto v = out.encoder.encode_document(t);
+    out.vectors.data.insert(out.vectors.data.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
 }  // namespace privsearch::index

@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "core/status.h"
+#include "index/beir.h"
 #include "index/text.h"
+#include "index/vectors_io.h"
 
 namespace privsearch::index {
 
@@ -52,5 +54,14 @@ class LexicalEncoder {
   LexicalEncoderConfig config_;
   Bm25Model bm25_;
 };
+
+// The built-in encoder fitted on `docs` (title + " " + text) and every document encoded: row i
+// of `vectors` is document i.
+struct EncodedCorpus {
+  LexicalEncoder encoder;
+  Matrix vectors;
+};
+EncodedCorpus fit_and_encode(const std::vector<Document>& docs,
+                             const LexicalEncoderConfig& config = {});
 
 }  // namespace privsearch::index
