@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -9,11 +10,13 @@
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
 #include "ckks/param_sets.h"
+#include "ckks/rerandomize.h"
 #include "ckks/serialization.h"
 #include "core/sha256.h"
 #include "index/exact_store.h"
 #include "protocol/provider_core.h"
 #include "rerank/client/scores.h"
+#include "rerank/flooding.h"
 #include "rerank/messages.h"
 #include "rerank_requests.h"
 
@@ -31,8 +34,109 @@ std::string hash_hex(const std::string& s) {
 }
 }  // namespace
 
-Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint64_t seed) {
-  constexpr std::size_t kDocs = 64, kDim = 32, kK = 8;
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Fixture {
+  ckks::Params params;
+  index::Matrix docs;
+  const index::ExactStore* store = nullptr;
+};
+
+// One provider configuration: `repeats` evaluations of one request and of fresh encryptions.
+Result<nlohmann::json> run_variant(const Fixture& f, int flood_bits, std::size_t repeats,
+                                   Prng& prng) {
+  constexpr std::size_t kK = 8;
+  const auto& params = f.params;
+  const std::size_t dim = f.docs.cols;
+  protocol::ProviderConfig config(params);
+  config.artifact_version = "circuit-audit";
+  config.flood_security_bits = flood_bits;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), f.store));
+  const ckks::KeyGenerator keygen(params);
+  const auto sk = keygen.create_secret_key(prng);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout,
+                              rerank::make_layout(params, rerank::Kernel::kFast, dim, kK));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys, rerank::make_rotation_keys(layout, keygen, sk, prng));
+  auto up = make_upload_request(params, keys);
+  if (flood_bits > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pk, keygen.create_public_key(sk, prng));
+    const auto b = ckks::serialize_public_key(params, pk);
+    up.set_public_key(std::string(reinterpret_cast<const char*>(b.data()), b.size()));
+  }
+  const auto upr = core->upload_keys(up);
+  if (upr.has_error()) return internal_error("key upload refused: " + upr.error().message());
+  const auto z = random_unit_vector(dim, prng);
+  const std::vector<std::uint64_t> ids = {3, 17, 0, 39, 22, 8, 61, 45};
+  auto make_request = [&] {
+    return make_rerank_request(params, layout, sk, z, ids, upr.key_id(), "circuit-audit", prng);
+  };
+  double max_err = 0;
+  std::vector<double> provider_ms;
+  std::size_t response_bytes = 0;
+  auto check = [&](const v1::RerankResponse& resp) -> Status {
+    if (resp.has_error()) return internal_error("rerank refused: " + resp.error().message());
+    provider_ms.push_back(resp.provider_ms());
+    const auto& p = resp.payload();
+    response_bytes = p.size();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto out, rerank::deserialize_response(
+        {reinterpret_cast<const std::uint8_t*>(p.data()), p.size()}));
+    std::vector<ckks::CompactCiphertext> cts;
+    for (const auto& b : out.outputs) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(params, b));
+      cts.push_back(std::move(c));
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, rerank::decrypt_compact_scores(layout, params, sk, cts));
+    for (std::size_t c = 0; c < ids.size(); ++c) {
+      double want = 0;
+      for (std::size_t j = 0; j < dim; ++j) want += z[j] * f.docs.row(ids[c])[j];
+      max_err = std::max(max_err, std::abs(scores[c] - want));
+    }
+    return Status();
+  };
+  std::set<std::string> fixed, fresh;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto one, make_request());
+  for (std::size_t r = 0; r < repeats; ++r) {
+    const auto resp = core->rerank(one);
+    PRIVSEARCH_RETURN_IF_ERROR(check(resp));
+    fixed.insert(hash_hex(resp.payload()));
+  }
+  for (std::size_t r = 0; r < repeats; ++r) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, make_request());
+    const auto resp = core->rerank(req);
+    PRIVSEARCH_RETURN_IF_ERROR(check(resp));
+    fresh.insert(hash_hex(resp.payload()));
+  }
+  nlohmann::json j;
+  j["fixed_request_unique_response_hashes"] = fixed.size();
+  j["fresh_encryption_unique_response_hashes"] = fresh.size();
+  j["max_abs_error"] = max_err;
+  j["provider_ms_median"] = median_of(provider_ms);
+  j["response_bytes"] = response_bytes;
+  if (flood_bits > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const double bound,
+                                rerank::fast_kernel_noise_l2_log2(layout, params));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto plan, ckks::plan_flooding(params, 0, params.default_scale(),
+                                             core->config().score_bound, flood_bits, bound));
+    j["flood_security_bits"] = flood_bits;
+    j["noise_l2_bound_log2"] = bound;
+    j["flood_sigma_log2"] = plan.sigma_log2;
+    j["predicted_precision_bits"] = plan.precision_bits;
+    j["public_key_bytes"] = up.public_key().size();
+  }
+  return j;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint64_t seed,
+                                                 int flood_bits) {
+  constexpr std::size_t kDocs = 64, kDim = 32;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto lit, ckks::preset_literal("rerank-n8192"));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, ckks::Params::create(lit));
   Seed s{};
@@ -53,64 +157,29 @@ Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint6
   } cleanup{dir};
   PRIVSEARCH_RETURN_IF_ERROR(index::ExactStore::write(dir / "exact.bin", docs));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(dir / "exact.bin"));
-  protocol::ProviderConfig config(params);
-  config.artifact_version = "circuit-audit";
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), &store));
-  const ckks::KeyGenerator keygen(params);
-  const auto sk = keygen.create_secret_key(prng);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout,
-                              rerank::make_layout(params, rerank::Kernel::kFast, kDim, kK));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys, rerank::make_rotation_keys(layout, keygen, sk, prng));
-  const auto upr = core->upload_keys(make_upload_request(params, keys));
-  if (upr.has_error()) return internal_error("key upload refused: " + upr.error().message());
-  const auto z = random_unit_vector(kDim, prng);
-  const std::vector<std::uint64_t> ids = {3, 17, 0, 39, 22, 8, 61, 45};
-  auto make_request = [&] {
-    return make_rerank_request(params, layout, sk, z, ids, upr.key_id(), "circuit-audit", prng);
-  };
-  double max_err = 0;
-  auto check = [&](const v1::RerankResponse& resp) -> Status {
-    if (resp.has_error()) return internal_error("rerank refused: " + resp.error().message());
-    const auto& p = resp.payload();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto out, rerank::deserialize_response(
-        {reinterpret_cast<const std::uint8_t*>(p.data()), p.size()}));
-    std::vector<ckks::CompactCiphertext> cts;
-    for (const auto& b : out.outputs) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(params, b));
-      cts.push_back(std::move(c));
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, rerank::decrypt_compact_scores(layout, params, sk, cts));
-    for (std::size_t c = 0; c < ids.size(); ++c) {
-      double want = 0;
-      for (std::size_t j = 0; j < kDim; ++j) want += z[j] * docs.row(ids[c])[j];
-      max_err = std::max(max_err, std::abs(scores[c] - want));
-    }
-    return Status();
-  };
-  std::set<std::string> fixed, fresh;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto one, make_request());
-  for (std::size_t r = 0; r < repeats; ++r) {
-    const auto resp = core->rerank(one);
-    PRIVSEARCH_RETURN_IF_ERROR(check(resp));
-    fixed.insert(hash_hex(resp.payload()));
-  }
-  for (std::size_t r = 0; r < repeats; ++r) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, make_request());
-    const auto resp = core->rerank(req);
-    PRIVSEARCH_RETURN_IF_ERROR(check(resp));
-    fresh.insert(hash_hex(resp.payload()));
-  }
-  nlohmann::json j;
+  const Fixture f{params, docs, &store};
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto j, run_variant(f, 0, repeats, prng));
   j["params"] = "rerank-n8192";
   j["dim"] = kDim;
-  j["k"] = kK;
+  j["k"] = 8;
   j["repeats"] = repeats;
-  j["fixed_request_unique_response_hashes"] = fixed.size();
-  j["fresh_encryption_unique_response_hashes"] = fresh.size();
-  j["max_abs_error"] = max_err;
   j["explicit_output_sanitisation_present"] = false;
-  j["note"] = "evaluation is deterministic; no noise flooding or re-randomization of the output, "
-              "so circuit privacy is not claimed (docs/SECURITY.md)";
+  j["note"] = "by default evaluation is deterministic and the output is not re-randomized, so "
+              "circuit privacy is not claimed; `rerandomized` is the provider's --flood-bits "
+              "option (docs/SECURITY.md)";
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto flooded, run_variant(f, flood_bits, repeats, prng));
+  const double plain_ms = j["provider_ms_median"].get<double>();
+  flooded["provider_ms_overhead"] = flooded["provider_ms_median"].get<double>() - plain_ms;
+  j["rerandomized"] = flooded;
+  // What the preset affords at the paper's shape (d' = 672, K = 100) for 8 and 12 bits left.
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto paper_layout,
+                              rerank::make_layout(params, rerank::Kernel::kFast, 672, 100));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const double paper_bound,
+                              rerank::fast_kernel_noise_l2_log2(paper_layout, params));
+  j["max_flood_bits_8bit_precision"] =
+      ckks::max_flooding_security_bits(params, 0, params.default_scale(), 1.0, paper_bound, 8);
+  j["max_flood_bits_12bit_precision"] =
+      ckks::max_flooding_security_bits(params, 0, params.default_scale(), 1.0, paper_bound, 12);
   return j;
 }
 

@@ -198,6 +198,11 @@ int main(int argc, char** argv) {
   audit_cmd->add_flag("--extraction", audit_extraction,
                       "Also run the score-oracle extraction through provider processes (budget "
                       "disabled, then the default budget; ~30 s)");
+  int audit_flood_bits = 4;
+  audit_cmd->add_option("--flood-bits", audit_flood_bits,
+                        "Statistical security of the re-randomized variant in the circuit-privacy "
+                        "audit (default 4: what rerank-n8192 affords at K = 8 with ~9 bits left)")
+      ->check(CLI::Range(1, 128));
   std::filesystem::path audit_html;
   audit_cmd->add_option("--html", audit_html,
                         "Also write a self-contained HTML report (tables and SVG charts) here");
@@ -289,7 +294,7 @@ int main(int argc, char** argv) {
     (*result)["dataset"] = audit_dataset.string();
     {
       progress("circuit-privacy boundary (in process, rerank-n8192)");
-      auto cp = privsearch::tools::run_circuit_privacy_audit();
+      auto cp = privsearch::tools::run_circuit_privacy_audit(20, 2026, audit_flood_bits);
       if (!cp.ok()) return fail(cp.status());
       (*result)["circuit_privacy"] = *cp;
     }

@@ -100,6 +100,13 @@ int main(int argc, char** argv) {
   app.add_option("--requests-per-key", limits.requests_per_key_id,
                  "Request budget of one key id (score-oracle guard)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  int flood_bits = 0;
+  app.add_option("--flood-bits", flood_bits,
+                 "Re-randomize every rerank response by noise flooding at this statistical "
+                 "security (bits; default 0 = off). Costs about bits + 7 of the response "
+                 "precision; refused with the largest affordable value when the preset cannot "
+                 "afford it (docs/SECURITY.md, circuit privacy)")
+      ->check(CLI::Range(0, 128));
   bool no_pir = false, pir_test_params = false;
   protocol::PirConfig pir_config;
   app.add_flag("--no-pir", no_pir, "Do not serve private payload fetch (ZipPIR)");
@@ -152,6 +159,7 @@ int main(int argc, char** argv) {
     }
     protocol::ProviderConfig config(params.value());
     config.params_name = preset;
+    config.flood_security_bits = flood_bits;
     config.artifact_version = manifest_out.version_id;
     config.limits = limits;
     PRIVSEARCH_ASSIGN_OR_RETURN(serving->core,

@@ -245,6 +245,24 @@ std::string audit_sections(const nlohmann::json& j) {
                 {"unique response hashes, fresh encryptions", num(c["fresh_encryption_unique_response_hashes"])},
                 {"explicit output sanitisation", num(c["explicit_output_sanitisation_present"])},
                 {"max abs error", num(c["max_abs_error"], 7)}});
+    if (c.contains("rerandomized")) {
+      const auto& f = c["rerandomized"];
+      o << "<p>With the provider's re-randomization (<code>--flood-bits "
+        << num(f["flood_security_bits"]) << "</code>): fresh encryption of zero under the "
+        << "client's public key with flooding noise sized for statistical distance 2<sup>-"
+        << num(f["flood_security_bits"]) << "</sup>.</p>"
+        << table({"figure", "deterministic", "re-randomized"},
+                 {{"unique response hashes, one request", num(c["fixed_request_unique_response_hashes"]),
+                   num(f["fixed_request_unique_response_hashes"])},
+                  {"max abs error", num(c["max_abs_error"], 7), num(f["max_abs_error"], 7)},
+                  {"predicted precision (bits)", "-", num(f["predicted_precision_bits"], 2)},
+                  {"provider ms (median)", num(c.value("provider_ms_median", nlohmann::json()), 2), num(f["provider_ms_median"], 2)},
+                  {"response bytes", num(c.value("response_bytes", nlohmann::json())), num(f["response_bytes"])},
+                  {"public key upload bytes", "0", num(f["public_key_bytes"])}})
+        << "<p>Largest flooding security the preset affords at d' = 672, K = 100: "
+        << num(c["max_flood_bits_8bit_precision"]) << " bits with 8 bits of precision left, "
+        << num(c["max_flood_bits_12bit_precision"]) << " bits with 12.</p>";
+    }
   }
   if (j.contains("score_oracle")) {
     const auto& s = j["score_oracle"];

@@ -53,6 +53,10 @@ struct SearchClient::Impl {
   std::optional<ckks::SecretKey> secret_key;
   Prng prng = Prng::create();
   std::map<std::size_t, std::string> key_ids;  // K -> key id of this epoch
+  // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
+  // public key (made once per secret key) with every rotation key set.
+  bool provider_floods = false;
+  std::string public_key_bytes;
 
   Result<std::string> key_id_for(const rerank::KernelLayout& layout, SearchTiming& t,
                                  bool force_upload) {
@@ -63,6 +67,13 @@ struct SearchClient::Impl {
     v1::UploadKeysRequest req;
     req.set_params_id(bytes_of(params->id()));
     req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(*params, keys)));
+    if (provider_floods) {
+      if (public_key_bytes.empty()) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(const auto pk, keygen->create_public_key(*secret_key, prng));
+        public_key_bytes = bytes_of(ckks::serialize_public_key(*params, pk));
+      }
+      req.set_public_key(public_key_bytes);
+    }
     t.key_upload_bytes += req.ByteSizeLong();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, transport->upload_keys(req));
     if (resp.has_error()) {
@@ -191,6 +202,7 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   impl->params.emplace(std::move(params));
   impl->keygen.emplace(*impl->params);
   impl->secret_key.emplace(impl->keygen->create_secret_key(impl->prng));
+  impl->provider_floods = info.flood_security_bits() > 0;
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
 

@@ -16,7 +16,7 @@ std::uint64_t KeyCache::remaining_locked(const KeyId& id) const {
   return spent >= budget_ ? 0 : budget_ - spent;
 }
 
-std::uint64_t KeyCache::insert(const KeyId& id, std::shared_ptr<const ckks::GaloisKeys> keys) {
+std::uint64_t KeyCache::insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> keys) {
   std::lock_guard lock(mu_);
   if (auto it = entries_.find(id); it != entries_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.pos);

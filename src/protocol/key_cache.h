@@ -17,13 +17,23 @@
 #include <memory>
 #include <mutex>
 
+#include <optional>
+
 #include "ckks/galois_keys.h"
+#include "ckks/public_key.h"
 #include "core/sha256.h"
 #include "core/status.h"
 
 namespace privsearch::protocol {
 
 using KeyId = Sha256Digest;
+
+// One upload: the rotation keys and, for a provider that re-randomizes its responses, the
+// client's public key (ckks/rerandomize.h).
+struct EvaluationKeys {
+  ckks::GaloisKeys galois;
+  std::optional<ckks::PublicKey> public_key;
+};
 
 class KeyCache {
  public:
@@ -32,10 +42,10 @@ class KeyCache {
 
   // Inserts (or refreshes) a key set; evicts the least recently used set beyond capacity.
   // Returns the requests the id may still make.
-  std::uint64_t insert(const KeyId& id, std::shared_ptr<const ckks::GaloisKeys> keys);
+  std::uint64_t insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> keys);
 
   struct Lease {
-    std::shared_ptr<const ckks::GaloisKeys> keys;
+    std::shared_ptr<const EvaluationKeys> keys;
     std::uint64_t remaining = 0;  // after this request
   };
   // Charges one request to `id`. kNotFound: not cached; kResourceExhausted: budget used up.
@@ -52,7 +62,7 @@ class KeyCache {
   mutable std::mutex mu_;
   std::list<KeyId> lru_;  // front = most recent
   struct Entry {
-    std::shared_ptr<const ckks::GaloisKeys> keys;
+    std::shared_ptr<const EvaluationKeys> keys;
     std::list<KeyId>::iterator pos;
   };
   std::map<KeyId, Entry> entries_;

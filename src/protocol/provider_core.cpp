@@ -10,8 +10,10 @@
 
 #include "ckks/compact.h"
 #include "ckks/galois_keys.h"
+#include "ckks/rerandomize.h"
 #include "ckks/serialization.h"
 #include "core/sha256.h"
+#include "rerank/flooding.h"
 #include "rerank/kernels.h"
 #include "rerank/messages.h"
 
@@ -49,6 +51,34 @@ v1::UploadKeysResponse upload_error(v1::ErrorCode code, std::string message) {
   return r;
 }
 
+// The flooding plan for one output ciphertext of `layout`.
+// The flooding plan for one output ciphertext of `layout`; message_coeff_bound as in
+// ckks::plan_flooding (0 at create(): only the precision is checked there).
+Result<ckks::FloodingPlan> flooding_plan(const ProviderConfig& config,
+                                         const rerank::KernelLayout& layout, std::size_t level,
+                                         double scale, double message_coeff_bound) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const double bound,
+                              rerank::fast_kernel_noise_l2_log2(layout, config.params));
+  return ckks::plan_flooding(config.params, level, scale, config.score_bound,
+                             config.flood_security_bits, bound, message_coeff_bound);
+}
+
+// Per output ciphertext: (2 / n) * sum of ||x_c|| over its candidates, a bound on the message's
+// coefficients in units of the scale (|score_c| <= ||x_c|| for the client's unit query).
+std::vector<double> message_coeff_bounds(const rerank::KernelLayout& layout,
+                                         std::span<const float> rows, std::size_t n) {
+  std::vector<double> out(layout.outputs, 0.0);
+  for (std::size_t c = 0; c < layout.k; ++c) {
+    double sq = 0;
+    for (std::size_t j = 0; j < layout.dim; ++j) {
+      const double v = rows[c * layout.dim + j];
+      sq += v * v;
+    }
+    out[layout.slot_map[c].ciphertext] += 2.0 * std::sqrt(sq) / static_cast<double>(n);
+  }
+  return out;
+}
+
 }  // namespace
 
 v1::Error make_error(v1::ErrorCode code, std::string message) {
@@ -71,6 +101,21 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config
     return Status(StatusCode::kInvalidArgument, "provider: no kernel offered");
   }
   if (config.score_bound <= 0) config.score_bound = std::max(1e-3, max_row_norm(*store));
+  if (config.flood_security_bits != 0) {
+    if (config.kernels != std::vector<rerank::Kernel>{rerank::Kernel::kFast}) {
+      return Status(StatusCode::kInvalidArgument,
+                    "provider: response flooding is implemented for the fast kernel only");
+    }
+    // Worst case: the most candidates per ciphertext, the kernel's output at level 0 and the
+    // preset's scale (the fast kernel's rescales keep it).
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto layout, rerank::make_layout(config.params, rerank::Kernel::kFast,
+                                               store->cols(), config.limits.max_candidates));
+    const auto plan = flooding_plan(config, layout, 0, config.params.default_scale(), 0.0);
+    if (!plan.ok()) {
+      return Status(plan.status().code(), "provider: " + plan.status().message());
+    }
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto encoder, ckks::Encoder::create(config.params));
   return std::unique_ptr<ProviderCore>(new ProviderCore(std::move(config), store,
                                                         std::move(encoder)));
@@ -106,6 +151,7 @@ v1::ServerInfo ProviderCore::server_info() const {
   a->set_process_id(static_cast<std::uint32_t>(::getpid()));
   a->set_library_role("provider");
   info.set_dim(static_cast<std::uint32_t>(store_->cols()));
+  info.set_flood_security_bits(static_cast<std::uint32_t>(config_.flood_security_bits));
   info.set_documents(store_->rows());
   return info;
 }
@@ -124,9 +170,25 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   if (!keys.ok()) {
     return upload_error(v1::MALFORMED_REQUEST, "galois keys: " + keys.status().to_string());
   }
-  const KeyId id = sha256(as_span(request.galois_keys()));
-  const auto remaining = keys_.insert(
-      id, std::make_shared<const ckks::GaloisKeys>(std::move(keys).value()));
+  auto uploaded = std::make_shared<EvaluationKeys>();
+  uploaded->galois = std::move(keys).value();
+  if (!request.public_key().empty()) {
+    auto pk = ckks::deserialize_public_key(config_.params, as_span(request.public_key()));
+    if (!pk.ok()) {
+      return upload_error(v1::MALFORMED_REQUEST, "public key: " + pk.status().to_string());
+    }
+    uploaded->public_key = std::move(pk).value();
+  } else if (config_.flood_security_bits > 0) {
+    return upload_error(v1::PUBLIC_KEY_REQUIRED,
+                        "this provider re-randomizes its responses (noise flooding at " +
+                            std::to_string(config_.flood_security_bits) +
+                            " bits): upload a public key with the rotation keys");
+  }
+  // The id covers both halves, so one set of rotation keys with two public keys is two ids.
+  std::string material = request.galois_keys();
+  material += request.public_key();
+  const KeyId id = sha256(as_span(material));
+  const auto remaining = keys_.insert(id, std::move(uploaded));
   v1::UploadKeysResponse r;
   r.set_key_id(to_bytes(id));
   r.set_request_budget(remaining);
@@ -201,7 +263,13 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
     return rerank_error(v1::UNKNOWN_CANDIDATE, s.message());
   }
   const auto& layout = accepted.value().layout;
-  auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, *lease.value().keys,
+  const EvaluationKeys& uploaded = *lease.value().keys;
+  if (config_.flood_security_bits > 0 && !uploaded.public_key) {
+    return rerank_error(v1::PUBLIC_KEY_REQUIRED,
+                        "this provider re-randomizes its responses: upload the key set again "
+                        "with a public key");
+  }
+  auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois,
                                         accepted.value().query, rows);
   if (!result.ok()) {
     return rerank_error(result.status().code() == StatusCode::kNotFound
@@ -218,11 +286,30 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   out.k = rr.k;
   out.slot_map = layout.slot_map;
   out.compact = rr.kernel == rerank::Kernel::kFast;
-  for (const auto& ct : result.value().outputs) {
+  const auto coeff_bounds = config_.flood_security_bits > 0
+                                ? message_coeff_bounds(layout, rows, config_.params.n())
+                                : std::vector<double>();
+  for (std::size_t w = 0; w < result.value().outputs.size(); ++w) {
+    auto& ct = result.value().outputs[w];
+    ckks::CompactOptions compact_options{config_.score_bound, config_.response_precision_bits};
+    if (config_.flood_security_bits > 0) {
+      auto plan = flooding_plan(config_, layout, ct.level(), ct.scale(), coeff_bounds.at(w));
+      if (!plan.ok()) return rerank_error(v1::INTERNAL, plan.status().to_string());
+      thread_local Prng prng = Prng::create();
+      auto flooded = ckks::rerandomize(config_.params, ct, *uploaded.public_key, plan.value(), prng);
+      if (!flooded.ok()) return rerank_error(v1::INTERNAL, flooded.status().to_string());
+      ct = std::move(flooded).value();
+      // The flood's coefficients (8 sigma) must fit next to the scores after compaction's
+      // scale-up, and compaction need not be more precise than the flood leaves.
+      const double flood_bound = 8.0 * std::exp2(plan.value().sigma_log2) / ct.scale();
+      compact_options.value_bound = config_.score_bound + flood_bound;
+      compact_options.precision_bits =
+          std::min(config_.response_precision_bits,
+                   plan.value().precision_bits + 2.0 +
+                       std::log2(compact_options.value_bound / config_.score_bound));
+    }
     if (out.compact) {
-      auto cc = ckks::compact(config_.params, ct,
-                              ckks::CompactOptions{config_.score_bound,
-                                                   config_.response_precision_bits});
+      auto cc = ckks::compact(config_.params, ct, compact_options);
       if (!cc.ok()) return rerank_error(v1::INTERNAL, cc.status().to_string());
       out.outputs.push_back(ckks::serialize_compact(cc.value()));
     } else {

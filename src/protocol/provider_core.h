@@ -10,6 +10,10 @@
 // privsearch.proto); the core never throws and never stops serving.
 // Score bound: compact responses need |score| <= bound. Clients send a unit-norm query, so the
 // bound is the largest row norm of the store (computed at create() unless configured).
+// Flooding (optional, config.flood_security_bits): each output ciphertext gets a fresh
+// encryption of zero under the client's uploaded public key with noise sized by the kernel's
+// noise bound (rerank/flooding.h) before compaction; create() refuses a security level the
+// params cannot afford (kOutOfRange naming the largest that fits).
 // Thread safety: server_info/upload_keys/rerank may run concurrently.
 #pragma once
 
@@ -52,6 +56,9 @@ struct ProviderConfig {
   ProviderLimits limits;
   double score_bound = 0;              // 0: largest row norm of the store
   double response_precision_bits = 18;  // compact-response precision
+  // > 0: re-randomize every response by noise flooding at this statistical security
+  // (ckks/rerandomize.h; fast kernel only; clients must upload a public key).
+  int flood_security_bits = 0;
   bool store_read_only = true;
 };
 

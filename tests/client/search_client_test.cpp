@@ -33,11 +33,13 @@ class SearchClientTest : public ::testing::Test {
     store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
     identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   }
-  void start(const std::string& artifact_version, protocol::ProviderLimits limits = {}) {
+  void start(const std::string& artifact_version, protocol::ProviderLimits limits = {},
+             int flood_bits = 0) {
     protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
     config.params_name = "rerank-n8192";
     config.artifact_version = artifact_version;
     config.limits = limits;
+    config.flood_security_bits = flood_bits;
     core = *protocol::ProviderCore::create(std::move(config), store.get());
     server::ServeOptions so;
     so.identity = identity.get();
@@ -95,6 +97,25 @@ TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {
   EXPECT_GT(r.timing.request_bytes, 0u);
   // The second query of the same key epoch and K uploads nothing.
   EXPECT_EQ(sc->search("document 3", so)->timing.key_upload_bytes, 0u);
+}
+
+// A provider that re-randomizes its responses: the client sees flood_security_bits in the
+// server info, uploads its public key with the rotation keys, and gets the scores back at the
+// (lower) flooded precision.
+TEST_F(SearchClientTest, FloodingProviderGetsThePublicKeyAndScoresStillDecrypt) {
+  start(manifest.version_id, {}, 2);
+  auto sc = *SearchClient::open(o.out, transport());
+  SearchOptions so;
+  so.candidates = 20;
+  so.top = 5;
+  const std::string q = "Title 17 text of document 17";
+  const auto r = sc->search(q, so);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  // The upload carries the ~200 KB public key on top of the rotation keys.
+  EXPECT_GT(r->timing.key_upload_bytes, 200000u);
+  for (std::size_t i = 0; i < r->candidates.size(); ++i) {
+    EXPECT_NEAR(r->candidate_scores[i], plain_score(q, r->candidates[i]), 1e-2) << i;
+  }
 }
 
 TEST_F(SearchClientTest, EvictedKeysAreUploadedAgain) {

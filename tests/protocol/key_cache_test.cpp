@@ -11,8 +11,8 @@ KeyId id_of(std::uint8_t b) {
   return id;
 }
 
-std::shared_ptr<const ckks::GaloisKeys> some_keys() {
-  return std::make_shared<const ckks::GaloisKeys>();
+std::shared_ptr<const EvaluationKeys> some_keys() {
+  return std::make_shared<const EvaluationKeys>();
 }
 
 TEST(KeyCacheTest, UnknownIdIsNotFound) {

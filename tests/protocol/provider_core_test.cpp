@@ -216,5 +216,51 @@ TEST_F(ProviderCoreTest, RepeatedRequestGivesOneResponseFreshEncryptionsDiffer) 
   EXPECT_EQ(fresh.size(), 5u);
 }
 
+// The optional defence: with noise flooding the same request no longer gives one response,
+// and the scores still decrypt (rerank/flooding.h, ckks/rerandomize.h).
+TEST_F(ProviderCoreTest, FloodedResponsesDifferForOneRequestAndStillDecrypt) {
+  auto core = make_core({}, 16);
+  EXPECT_EQ(core->server_info().flood_security_bits(), 16u);
+  const auto key = upload(*core, /*with_public_key=*/true);
+  const auto req = request(key, ids_);
+  std::set<std::string> fixed;
+  for (int r = 0; r < 5; ++r) {
+    const auto resp = core->rerank(req);
+    expect_scores(resp, ids_);
+    fixed.insert(resp.payload());
+  }
+  EXPECT_EQ(fixed.size(), 5u);
+}
+
+TEST_F(ProviderCoreTest, FloodingProviderRequiresAPublicKey) {
+  auto core = make_core({}, 16);
+  const auto plain = core->upload_keys(upload_request(false));
+  EXPECT_EQ(plain.error().code(), v1::PUBLIC_KEY_REQUIRED);
+  auto bad = upload_request(true);
+  bad.mutable_public_key()->resize(bad.public_key().size() - 1);
+  EXPECT_EQ(core->upload_keys(bad).error().code(), v1::MALFORMED_REQUEST);
+  // After the refusals a valid upload still works.
+  const auto key = upload(*core, true);
+  expect_scores(core->rerank(request(key, ids_)), ids_);
+}
+
+TEST_F(ProviderCoreTest, FloodingConfigurationsThatCannotWorkAreRefused) {
+  ProviderConfig too_much(params);
+  too_much.artifact_version = "artifact-v1";
+  too_much.flood_security_bits = 60;
+  const auto r = ProviderCore::create(std::move(too_much), store.get());
+  EXPECT_EQ(r.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(r.status().message().find("at most"), std::string::npos) << r.status().message();
+  ProviderConfig paper_kernel(params);
+  paper_kernel.kernels = {rerank::Kernel::kOneResponse};
+  paper_kernel.flood_security_bits = 8;
+  EXPECT_EQ(ProviderCore::create(std::move(paper_kernel), store.get()).status().code(),
+            StatusCode::kInvalidArgument);
+  ProviderConfig negative(params);
+  negative.flood_security_bits = -3;
+  EXPECT_EQ(ProviderCore::create(std::move(negative), store.get()).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace privsearch::protocol::testing_support

@@ -51,20 +51,29 @@ class ProviderCoreTest : public ::testing::Test {
   }
   ~ProviderCoreTest() override { fs::remove_all(dir); }
 
-  std::unique_ptr<ProviderCore> make_core(ProviderLimits limits = {}) {
+  std::unique_ptr<ProviderCore> make_core(ProviderLimits limits = {}, int flood_bits = 0) {
     ProviderConfig c(params);
     c.params_name = "insecure-test-64";
     c.artifact_version = "artifact-v1";
     c.limits = limits;
+    c.flood_security_bits = flood_bits;
     return *ProviderCore::create(std::move(c), store.get());
   }
 
-  std::string upload(ProviderCore& core) {
+  v1::UploadKeysRequest upload_request(bool with_public_key = false) {
     const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
     v1::UploadKeysRequest req;
     req.set_params_id(bytes_of(params.id()));
     req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
-    const auto resp = core.upload_keys(req);
+    if (with_public_key) {
+      req.set_public_key(
+          bytes_of(ckks::serialize_public_key(params, *keygen.create_public_key(sk, prng))));
+    }
+    return req;
+  }
+
+  std::string upload(ProviderCore& core, bool with_public_key = false) {
+    const auto resp = core.upload_keys(upload_request(with_public_key));
     EXPECT_EQ(resp.result_case(), v1::UploadKeysResponse::kKeyId) << resp.error().message();
     return resp.key_id();
   }

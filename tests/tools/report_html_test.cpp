@@ -24,7 +24,14 @@ nlohmann::json audit_result() {
           {"circuit_privacy",
            {{"repeats", 20}, {"fixed_request_unique_response_hashes", 1},
             {"fresh_encryption_unique_response_hashes", 20},
-            {"explicit_output_sanitisation_present", false}, {"max_abs_error", 1e-6}}}};
+            {"explicit_output_sanitisation_present", false}, {"max_abs_error", 1e-6},
+            {"provider_ms_median", 3.1}, {"response_bytes", 65714},
+            {"max_flood_bits_8bit_precision", 4}, {"max_flood_bits_12bit_precision", 0},
+            {"rerandomized",
+             {{"flood_security_bits", 4}, {"fixed_request_unique_response_hashes", 20},
+              {"max_abs_error", 6.8e-4}, {"predicted_precision_bits", 8.25},
+              {"provider_ms_median", 4.1}, {"response_bytes", 49330},
+              {"public_key_bytes", 203848}}}}}};
 }
 
 TEST(ReportHtml, RendersSectionsChartsAndEscapes) {
@@ -32,6 +39,8 @@ TEST(ReportHtml, RendersSectionsChartsAndEscapes) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("Public-PQ reconstruction"), std::string::npos);
   EXPECT_NE(html.find("Circuit-privacy boundary"), std::string::npos);
+  EXPECT_NE(html.find("--flood-bits 4"), std::string::npos);
+  EXPECT_NE(html.find("203848"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;data&lt;/b&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<b>data</b>"), std::string::npos);
   EXPECT_LT(html.find("K=20"), html.find("K=100"));  // numeric K order

@@ -1,0 +1,27 @@
+// Noise flooding for rerank responses: the bound on the fast kernel's output noise that the
+// provider's re-randomization must hide (ckks/rerandomize.h explains the flooding itself).
+//
+// Model (coefficient domain, honest query encryption, ternary secret with about 2n/3 non-zero
+// coefficients): the kernel ends with "multiply by the 0/1 score mask at scale ~q_1, rescale
+// by q_1", so its output noise is
+//   - the last rescale's rounding r_0 + r_1 s:  ||.||_2^2 ~ n/12 + n * (2n/3) / 12 = n/12 + n^2/18;
+//   - the level-1 noise E_1 multiplied by the mask and divided by q_1: the mask's coefficient
+//     norm is about scale * sqrt(2 m / n) for m ones (Parseval), so ||.||_2 ~ E_1 sqrt(2m / n).
+//     E_1 is itself a rescale rounding plus the window-sum rotations' ModDown noise and the
+//     query noise times the rows; we take E_1 = 4 x the rounding term.
+// The bound is twice the root sum of squares. tests/rerank/flooding_test.cpp measures the
+// real noise over the d' and K grid and checks it stays below the bound and within 6 bits of it.
+#pragma once
+
+#include "ckks/params.h"
+#include "core/status.h"
+#include "rerank/layout.h"
+
+namespace privsearch::rerank {
+
+// log2 of a bound on ||e_eval||_2 of every fast-kernel output ciphertext for this layout.
+// kFailedPrecondition for other kernels and for params whose fast kernel cannot rescale the
+// mask (fewer than three data primes: the unrescaled mask multiplies the noise by its scale).
+Result<double> fast_kernel_noise_l2_log2(const KernelLayout& layout, const ckks::Params& params);
+
+}  // namespace privsearch::rerank
