@@ -7,7 +7,8 @@ packages=(
   cmake ninja-build pkg-config g++ ccache clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev libgmp-dev libfaiss-dev liblapacke-dev libopenblas-dev
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3 zlib1g-dev
+  chromium fonts-dejavu-core
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
 )
 

@@ -1,6 +1,7 @@
 #include "report_html.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -28,6 +29,7 @@ std::string esc(const std::string& s) {
 }
 
 std::string num(const nlohmann::json& v, int digits = 4) {
+  if (v.is_null()) return "&ndash;";
   if (v.is_number_float()) return fmt::format("{:.{}f}", v.get<double>(), digits);
   if (v.is_number()) return v.dump();
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
@@ -57,9 +59,21 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
   }
   if (x0 >= x1) x1 = x0 + 1;
   if (y0 >= y1) y1 = y0 + 1e-3;
-  const double pad = (y1 - y0) * 0.08;
-  y0 -= pad;
-  y1 += pad;
+  // "Nice" ticks: a step of 1, 2 or 5 x 10^k giving about five intervals, the axis snapped
+  // to multiples of it, labels with just the digits the step needs.
+  const double raw = (y1 - y0) / 5.0;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * mag;
+  for (const double m : {1.0, 2.0, 5.0}) {
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  }
+  y0 = std::floor(y0 / step) * step;
+  y1 = std::ceil(y1 / step) * step;
+  const int ticks = static_cast<int>(std::lround((y1 - y0) / step));
+  const int digits = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
   auto px = [&](double x) { return L + ((logx ? std::log2(x) : x) - x0) / (x1 - x0) * (W - L - R); };
   auto py = [&](double y) { return H - B - (y - y0) / (y1 - y0) * (H - T - B); };
   static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
@@ -69,10 +83,10 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
   o << fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", L, esc(title));
   o << fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#444"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="#444"/>)",
                    L, H - B, W - R, T);
-  for (int i = 0; i <= 4; ++i) {
-    const double yv = y0 + (y1 - y0) * i / 4.0;
-    o << fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" font-size="11" text-anchor="end">{5:.3f}</text>)",
-                     L, py(yv), W - R, L - 6, py(yv) + 4, yv);
+  for (int i = 0; i <= ticks; ++i) {
+    const double yv = y0 + step * i;
+    o << fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" font-size="11" text-anchor="end">{5:.{6}f}</text>)",
+                     L, py(yv), W - R, L - 6, py(yv) + 4, yv, digits);
   }
   std::vector<double> xt;
   for (const auto& s : series) {
@@ -112,7 +126,12 @@ std::string table(const std::vector<std::string>& head, const std::vector<std::v
   o << "</tr></thead><tbody>";
   for (const auto& r : rows) {
     o << "<tr>";
-    for (const auto& c : r) o << "<td>" << c << "</td>";
+    // Numbers (and intervals of numbers) right-aligned for comparison, words left-aligned.
+    for (const auto& c : r) {
+      const bool numeric = !c.empty() && (std::isdigit(static_cast<unsigned char>(c[0])) ||
+                                          c[0] == '-' || c[0] == '+' || c[0] == '&');
+      o << (numeric ? "<td>" : "<td class=\"t\">") << c << "</td>";
+    }
     o << "</tr>";
   }
   o << "</tbody></table>";
@@ -282,10 +301,10 @@ std::string render_report_html(const std::string& kind, const nlohmann::json& j)
   std::ostringstream o;
   const std::string title = "privsearch " + kind + " report: " + j.value("dataset", std::string("-"));
   o << "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << esc(title)
-    << "</title><style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;"
+    << "</title><style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1.2em;"
        "color:#222;line-height:1.45}table{border-collapse:collapse;margin:.6em 0 1.4em}td,th{border:"
        "1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}td:first-child,"
-       "th:first-child{text-align:left}figure{margin:.5em 0}h2{margin-top:1.6em;border-bottom:1px "
+       "th:first-child,td.t{text-align:left}figure{margin:.5em 0}h2{margin-top:1.6em;border-bottom:1px "
        "solid #ddd}code{background:#f6f6f6}</style></head><body>";
   o << "<h1>" << esc(title) << "</h1>";
   if (kind == "eval") o << eval_sections(j);
