@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   build_cmd->add_option("--encoder", build_opts.encoder,
                         "Built-in encoder when no --doc-vectors are given (default lexical: "
-                        "BM25 under a seeded 768-d projection, saved in the index for queries)")
+                        "BM25 under a seeded 2048-d projection, saved in the index for queries)")
       ->excludes(vectors_opt);
   build_cmd->add_option("--doc-ids", build_opts.doc_ids,
                         "One document id per vector row (default: rows in corpus order)")

@@ -114,8 +114,9 @@ TEST(LexicalEncoderSlow, SciFactAndCranfieldQuality) {
     for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
     const auto enc = LexicalEncoder::fit(texts, LexicalEncoderConfig{});
     const double ndcg = search_ndcg(c, enc);
-    std::printf("%s lexical-jl-768 nDCG@10 = %.4f\n", name, ndcg);
-    EXPECT_GT(ndcg, std::string(name) == "scifact" ? 0.55 : 0.27) << name;
+    std::printf("%s lexical-jl-%zu nDCG@10 = %.4f\n", name, enc.dim(), ndcg);
+    // The target on SciFact (>= 0.60; BM25 0.669) and near BM25 on Cranfield (0.328).
+    EXPECT_GE(ndcg, std::string(name) == "scifact" ? 0.60 : 0.30) << name;
   }
 }
 
