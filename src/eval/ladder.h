@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct LadderOptions {
   std::size_t k = 100;             // PQ candidates reranked
   std::size_t resamples = 10000;   // bootstrap
   std::uint64_t seed = 1;
+  // "lexical" (the built-in default), "glove-idf" or "glove-sif" (word vectors from
+  // `word_vectors`, default index::default_word_vectors_path()).
+  std::string encoder = "lexical";
+  std::filesystem::path word_vectors;
 };
 
 struct MethodResult {
