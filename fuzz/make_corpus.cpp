@@ -2,6 +2,7 @@
 // a few near-misses (truncated, wrong type). Run: make_corpus <fuzz/corpus dir>.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
 #include "ckks/serialization.h"
+#include "index/glove_encoder.h"
+#include "index/word_vectors.h"
 #include "fuzz_common.h"
 #include "fuzz_pir_common.h"
 #include "rerank/client/scores.h"
@@ -133,6 +136,40 @@ int main(int argc, char** argv) {
     write(root / "pir_zippir", "hint", sel(3, f.hint));
     write(root / "pir_zippir", "response", sel(4, f.response));
     write(root / "pir_zippir", "response_truncated", sel(4, truncated(f.response, 40)));
+  }
+  {
+    // index_word_vectors: selector byte + file (0 JSON, 1 binary vectors, 2 glove artifact).
+    auto with = [](std::uint8_t sel, const std::vector<std::uint8_t>& body) {
+      std::vector<std::uint8_t> b(body.size() + 1);
+      b[0] = sel;
+      std::copy(body.begin(), body.end(), b.begin() + 1);
+      return b;
+    };
+    auto file_bytes = [](const std::filesystem::path& p) {
+      std::ifstream in(p, std::ios::binary);
+      return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), {});
+    };
+    const std::string json =
+        R"({"precision":8,"dimensions":3,"words":["alpha"],"vectors":{"alpha":[1,0,0,1,0],)"
+        R"("be\"ta":[0,1,0,1,1]},"unkVector":[0,0,0,-1]})";
+    const auto dir = root / "index_word_vectors";
+    write(dir, "json", with(0, std::vector<std::uint8_t>(json.begin(), json.end())));
+    write(dir, "json_truncated", with(0, std::vector<std::uint8_t>(json.begin(), json.begin() + 60)));
+    const auto tmp = std::filesystem::temp_directory_path() / "privsearch-make-corpus-wv";
+    std::filesystem::create_directories(tmp);
+    index::WordVectors fixed(3, {"alpha", "beta", "gamma"}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
+    (void)fixed.save(tmp / "fixed.pswv");
+    const auto vec = file_bytes(tmp / "fixed.pswv");
+    write(dir, "vectors", with(1, vec));
+    write(dir, "vectors_truncated", with(1, truncated(vec, 30)));
+    const std::vector<index::Document> docs = {{"a", "alpha", "beta"}, {"b", "gamma", "alpha"}};
+    const auto fitted = *index::fit_and_encode_glove(docs, tmp / "fixed.pswv",
+                                                     index::GloveWeighting::kSif);
+    (void)fitted.encoder.save(tmp / "enc.bin");
+    const auto art = file_bytes(tmp / "enc.bin");
+    write(dir, "artifact", with(2, art));
+    write(dir, "artifact_truncated", with(2, truncated(art, art.size() - 5)));
+    std::filesystem::remove_all(tmp);
   }
   return 0;
 }

@@ -112,8 +112,13 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   build_cmd->add_option("--encoder", build_opts.encoder,
                         "Built-in encoder when no --doc-vectors are given (default lexical: "
-                        "BM25 under a seeded 2048-d projection, saved in the index for queries)")
-      ->excludes(vectors_opt);
+                        "BM25 under a seeded 2048-d projection; glove-idf / glove-sif: GloVe "
+                        "100-d word vectors from `make glove`; saved in the index for queries)")
+      ->excludes(vectors_opt)
+      ->check(CLI::IsMember({"lexical", "glove-idf", "glove-sif"}));
+  build_cmd->add_option("--word-vectors", build_opts.word_vectors,
+                        "Word-vector file for the glove encoders (default $PRIVSEARCH_CACHE or "
+                        "~/.cache/privsearch/glove-6b-100d.pswv; clients load the same file)");
   build_cmd->add_option("--doc-ids", build_opts.doc_ids,
                         "One document id per vector row (default: rows in corpus order)")
       ->check(CLI::ExistingFile);

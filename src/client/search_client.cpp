@@ -14,7 +14,8 @@
 #include "ckks/serialization.h"
 #include "core/csprng.h"
 #include "index/artifacts.h"
-#include "index/lexical_encoder.h"
+#include "index/text_encoder.h"
+#include "index/word_vectors.h"
 #include "index/manifest.h"
 #include "index/payload_store.h"
 #include "index/pq_scan.h"
@@ -46,7 +47,7 @@ struct SearchClient::Impl {
   index::Projection projection;
   std::unique_ptr<index::PqArtifact> pq;  // the scanner keeps a pointer: stable address
   std::optional<index::PqScanner> scanner;
-  std::optional<index::LexicalEncoder> encoder;
+  std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
   std::optional<ckks::Params> params;
   std::optional<ckks::KeyGenerator> keygen;
@@ -178,8 +179,8 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   impl->scanner.emplace(std::move(scanner));
   if (man.find("encoder") != nullptr) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto enc_file, path_of("encoder"));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto enc, index::LexicalEncoder::load(enc_file));
-    impl->encoder.emplace(std::move(enc));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        impl->encoder, index::load_text_encoder(enc_file, index::default_word_vectors_path()));
   }
   if (man.find("payloads") != nullptr) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto pay_file, path_of("payloads"));

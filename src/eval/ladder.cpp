@@ -87,32 +87,14 @@ Result<FittedEncoder> fit_encoder(const index::Collection& c, const LadderOption
                                   "`; known: lexical, glove-idf, glove-sif");
   }
   const auto path = o.word_vectors.empty() ? index::default_word_vectors_path() : o.word_vectors;
-  if (!std::filesystem::exists(path)) {
-    return not_found_error("word vectors " + path.string() +
-                           " not found: run `make glove` (scripts/fetch_glove.sh)");
-  }
   say("loading word vectors " + path.string());
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto wv, index::WordVectors::load(path));
-  auto vectors = std::make_shared<const index::WordVectors>(std::move(wv));
-  std::vector<std::string> texts;
-  for (const auto& d : c.corpus) texts.push_back(d.title + " " + d.text);
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto enc, index::GloveEncoder::fit(texts, *vectors,
-                                          o.encoder == "glove-idf" ? index::GloveWeighting::kIdf
-                                                                   : index::GloveWeighting::kSif));
-  auto encoder = std::make_shared<const index::GloveEncoder>(std::move(enc));
-  FittedEncoder f;
-  f.id = encoder->id();
-  f.documents.rows = texts.size();
-  f.documents.cols = encoder->dim();
-  f.documents.data.reserve(texts.size() * encoder->dim());
-  for (const auto& t : texts) {
-    const auto v = encoder->encode(t);
-    f.documents.data.insert(f.documents.data.end(), v.begin(), v.end());
-  }
-  // The lambda keeps the word vectors alive with the encoder that points into them.
-  f.encode_query = [encoder, vectors](std::string_view q) { return encoder->encode(q); };
-  return f;
+      auto fitted, index::fit_and_encode_glove(c.corpus, path,
+                                               o.encoder == "glove-idf" ? index::GloveWeighting::kIdf
+                                                                        : index::GloveWeighting::kSif));
+  auto encoder = std::make_shared<const index::GloveEncoder>(std::move(fitted.encoder));
+  return FittedEncoder{encoder->id(), std::move(fitted.vectors),
+                       [encoder](std::string_view q) { return encoder->encode(q); }};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "index/artifacts.h"
 #include "index/beir.h"
 #include "index/exact_store.h"
+#include "index/glove_encoder.h"
 #include "index/lexical_encoder.h"
 #include "index/payload_store.h"
 #include "index/pq.h"
@@ -22,12 +23,24 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
   Matrix vectors;
   std::optional<LexicalEncoder> encoder;
+  std::optional<GloveEncoder> glove;
   if (o.doc_vectors.empty() && o.vectors != nullptr) {
     vectors = *o.vectors;
+  } else if (o.doc_vectors.empty() && (o.encoder == "glove-idf" || o.encoder == "glove-sif")) {
+    const auto path = o.word_vectors.empty() ? default_word_vectors_path() : o.word_vectors;
+    say(fmt::format("fitting the {} encoder ({}) on {} documents", o.encoder, path.string(),
+                    docs.size()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto encoded, fit_and_encode_glove(docs, path,
+                                           o.encoder == "glove-idf" ? GloveWeighting::kIdf
+                                                                    : GloveWeighting::kSif));
+    glove.emplace(std::move(encoded.encoder));
+    vectors = std::move(encoded.vectors);
   } else if (o.doc_vectors.empty()) {
     if (o.encoder != "lexical") {
       return invalid_argument_error(fmt::format(
-          "unknown built-in encoder `{}` (known: lexical); or give document vectors", o.encoder));
+          "unknown built-in encoder `{}` (known: lexical, glove-idf, glove-sif); or give "
+          "document vectors", o.encoder));
     }
     say(fmt::format("fitting the built-in lexical encoder on {} documents", docs.size()));
     auto encoded = fit_and_encode(docs);
@@ -37,7 +50,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
     say(fmt::format("loading vectors {}", o.doc_vectors.string()));
     PRIVSEARCH_ASSIGN_OR_RETURN(vectors, load_vectors(o.doc_vectors));
   }
-  if (!o.doc_ids.empty() && !encoder) {
+  if (!o.doc_ids.empty() && !encoder && !glove) {
     // Reorder rows into corpus order by id.
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids, load_ids(o.doc_ids, vectors.rows));
     std::unordered_map<std::string, std::size_t> row_of;
@@ -98,9 +111,10 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   say("writing payload store");
   PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", docs, o.record_bytes));
   if (encoder) PRIVSEARCH_RETURN_IF_ERROR(encoder->save(o.out / "encoder.bin"));
+  if (glove) PRIVSEARCH_RETURN_IF_ERROR(glove->save(o.out / "encoder.bin"));
   Manifest man;
   man.collection = o.collection.filename().string();
-  man.encoder_id = encoder ? encoder->id() : o.encoder_id;
+  man.encoder_id = encoder ? encoder->id() : glove ? glove->id() : o.encoder_id;
   man.projection = std::string(projection_kind_name(o.projection));
   man.documents = docs.size();
   man.input_dim = vectors.cols;
@@ -111,7 +125,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
                    {"exact_store", "exact.store", 0, ""},
                    {"pq", "pq.bin", 0, ""},
                    {"payloads", "payloads.bin", 0, ""}};
-  if (encoder) man.artifacts.push_back({"encoder", "encoder.bin", 0, ""});
+  if (encoder || glove) man.artifacts.push_back({"encoder", "encoder.bin", 0, ""});
   say("writing manifest");
   PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
   return man;

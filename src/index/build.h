@@ -27,6 +27,9 @@ struct BuildOptions {
   // (title + " " + text), encodes the documents, and saves the encoder as the public artifact
   // "encoder" (encoder.bin) so clients encode their queries the same way.
   std::string encoder = "lexical";
+  // "glove-idf" / "glove-sif": the word-vector encoders on this file (default:
+  // default_word_vectors_path(); `make glove` fetches it); the artifact pins its SHA-256.
+  std::filesystem::path word_vectors;
   // Or document vectors already in memory (rows in corpus order; used when doc_vectors is
   // empty; not owned).
   const Matrix* vectors = nullptr;

@@ -1,14 +1,20 @@
 #include "index/glove_encoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "core/bytes.h"
+#include "index/atomic_file.h"
+
 namespace privsearch::index {
 
 namespace {
 constexpr double kSifA = 1e-3;
+constexpr std::uint8_t kMagic[4] = {'P', 'S', 'G', 'E'};
+constexpr std::uint16_t kArtifactVersion = 1;
 
 std::vector<double> weighted_sum(const std::vector<std::string>& words, const WordVectors& v,
                                  const std::function<double(const std::string&)>& weight) {
@@ -42,13 +48,16 @@ std::vector<std::string> tokenize_words(std::string_view text) {
 }
 
 Result<GloveEncoder> GloveEncoder::fit(const std::vector<std::string>& documents,
-                                       const WordVectors& vectors, GloveWeighting weighting) {
-  if (documents.empty() || vectors.size() == 0) {
+                                       std::shared_ptr<const WordVectors> shared,
+                                       GloveWeighting weighting, const Sha256Digest& digest) {
+  if (documents.empty() || shared == nullptr || shared->size() == 0) {
     return invalid_argument_error("the word-vector encoder needs documents and word vectors");
   }
   GloveEncoder e;
-  e.vectors_ = &vectors;
+  e.vectors_ = std::move(shared);
+  e.vectors_digest_ = digest;
   e.weighting_ = weighting;
+  const WordVectors& vectors = *e.vectors_;
   std::unordered_map<std::string, double> count, df;
   double total = 0;
   std::vector<std::vector<std::string>> tokens;
@@ -123,6 +132,108 @@ std::vector<float> GloveEncoder::encode(std::string_view text) const {
 std::string GloveEncoder::id() const {
   return fmt::format("glove-{}-v1/{}/{}", weighting_ == GloveWeighting::kIdf ? "idf" : "sif",
                      dim(), weights_.size());
+}
+
+Result<LoadedWordVectors> load_word_vectors(const std::filesystem::path& file) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
+  LoadedWordVectors out;
+  out.digest = sha256(bytes);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto wv, WordVectors::load(file));
+  out.vectors = std::make_shared<const WordVectors>(std::move(wv));
+  return out;
+}
+
+Result<GloveEncodedCorpus> fit_and_encode_glove(const std::vector<Document>& docs,
+                                                const std::filesystem::path& word_vectors,
+                                                GloveWeighting weighting) {
+  if (!std::filesystem::exists(word_vectors)) {
+    return not_found_error("word vectors " + word_vectors.string() +
+                           " not found: run `make glove` (scripts/fetch_glove.sh)");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto loaded, load_word_vectors(word_vectors));
+  std::vector<std::string> texts;
+  texts.reserve(docs.size());
+  for (const auto& d : docs) texts.push_back(d.title + " " + d.text);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto enc,
+                              GloveEncoder::fit(texts, loaded.vectors, weighting, loaded.digest));
+  Matrix m;
+  m.rows = texts.size();
+  m.cols = enc.dim();
+  m.data.reserve(m.rows * m.cols);
+  for (const auto& t : texts) {
+    const auto v = enc.encode(t);
+    m.data.insert(m.data.end(), v.begin(), v.end());
+  }
+  return GloveEncodedCorpus{std::move(enc), std::move(m)};
+}
+
+Status GloveEncoder::save(const std::filesystem::path& file) const {
+  ByteWriter w;
+  w.put_bytes(std::span<const std::uint8_t>(kMagic, 4));
+  w.put_u16(kArtifactVersion);
+  w.put_u8(weighting_ == GloveWeighting::kIdf ? 1 : 2);
+  w.put_u32(static_cast<std::uint32_t>(dim()));
+  w.put_f64(unseen_weight_);
+  std::vector<std::pair<std::string, double>> sorted(weights_.begin(), weights_.end());
+  std::sort(sorted.begin(), sorted.end());  // deterministic bytes
+  w.put_u32(static_cast<std::uint32_t>(sorted.size()));
+  for (const auto& [word, weight] : sorted) {
+    w.put_string(word);
+    w.put_f64(weight);
+  }
+  w.put_u32(static_cast<std::uint32_t>(principal_.size()));
+  for (const double v : principal_) w.put_f64(v);
+  w.put_bytes(vectors_digest_);
+  return write_bytes_atomically(file, w.bytes());
+}
+
+Result<GloveEncoder> GloveEncoder::load(const std::filesystem::path& file,
+                                        const std::filesystem::path& word_vectors) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
+  ByteReader r(bytes);
+  auto bad = [&](const std::string& what) {
+    return data_loss_error("`" + file.string() + "`: " + what);
+  };
+  std::uint8_t magic[4];
+  std::uint16_t version = 0;
+  std::uint8_t weighting = 0;
+  std::uint32_t dim = 0, count = 0, principal = 0;
+  GloveEncoder e;
+  if (!r.get_bytes(magic).ok() || !std::equal(magic, magic + 4, kMagic)) {
+    return bad("not a word-vector encoder artifact");
+  }
+  if (!r.get_u16(version).ok() || version != kArtifactVersion) return bad("unsupported version");
+  if (!r.get_u8(weighting).ok() || (weighting != 1 && weighting != 2)) return bad("bad weighting");
+  e.weighting_ = weighting == 1 ? GloveWeighting::kIdf : GloveWeighting::kSif;
+  if (!r.get_u32(dim).ok() || dim == 0 || dim > 4096) return bad("bad dimension");
+  if (!r.get_f64(e.unseen_weight_).ok() || e.unseen_weight_ < 0) return bad("bad unseen weight");
+  if (!r.get_u32(count).ok() || count > (1u << 24)) return bad("bad vocabulary size");
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::string word;
+    double weight = 0;
+    if (!r.get_string(word, 256).ok() || !r.get_f64(weight).ok() || weight < 0) {
+      return bad("truncated or invalid vocabulary");
+    }
+    if (!e.weights_.emplace(std::move(word), weight).second) return bad("duplicate word");
+  }
+  if (!r.get_u32(principal).ok() || (principal != 0 && principal != dim)) {
+    return bad("bad principal component");
+  }
+  e.principal_.resize(principal);
+  for (auto& v : e.principal_) {
+    if (!r.get_f64(v).ok()) return bad("truncated principal component");
+  }
+  if (!r.get_bytes(e.vectors_digest_).ok()) return bad("truncated word-vector digest");
+  if (!r.expect_end().ok()) return bad("trailing bytes");
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto loaded, load_word_vectors(word_vectors));
+  if (loaded.digest != e.vectors_digest_) {
+    return failed_precondition_error(
+        "word vectors " + word_vectors.string() +
+        " differ from those the index was built with (SHA-256 mismatch); run `make glove`");
+  }
+  if (loaded.vectors->dim() != dim) return bad("word-vector dimension differs from the artifact");
+  e.vectors_ = loaded.vectors;
+  return e;
 }
 
 }  // namespace privsearch::index

@@ -8,15 +8,24 @@
 // words without a vector are skipped; a word unseen in the corpus gets the largest weight.
 // Measured in the issue notes (SciFact / Cranfield nDCG@10); the lexical encoder stays the
 // default because it measures better.
-// Thread safety: immutable after fit; the word vectors must outlive the encoder.
+// Artifact (save/load): magic "PSGE", u16 version 1, u8 weighting (1 idf, 2 sif), u32 dim,
+// f64 weight of unseen words, u32 count + count x (string word, f64 weight), u32 n + n x f64
+// principal component (n = 0 or dim), the 32-byte SHA-256 of the word-vector file. load()
+// refuses another word-vector file, out-of-range or non-finite values and trailing bytes.
+// Thread safety: immutable after fit; shares the word vectors.
 #pragma once
 
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "core/sha256.h"
 #include "core/status.h"
+#include "index/beir.h"
+#include "index/text_encoder.h"
 #include "index/vectors_io.h"
 #include "index/word_vectors.h"
 
@@ -26,22 +35,48 @@ enum class GloveWeighting { kIdf, kSif };
 
 std::vector<std::string> tokenize_words(std::string_view text);
 
-class GloveEncoder {
+// The word-vector file and its SHA-256 (what a GloveEncoder artifact pins).
+struct LoadedWordVectors {
+  std::shared_ptr<const WordVectors> vectors;
+  Sha256Digest digest{};
+};
+Result<LoadedWordVectors> load_word_vectors(const std::filesystem::path& file);
+
+class GloveEncoder : public TextEncoder {
  public:
+  // vectors_digest: SHA-256 of the word-vector file (word_vectors_digest()).
   static Result<GloveEncoder> fit(const std::vector<std::string>& documents,
-                                  const WordVectors& vectors, GloveWeighting weighting);
-  std::size_t dim() const { return vectors_->dim(); }
+                                  std::shared_ptr<const WordVectors> vectors,
+                                  GloveWeighting weighting, const Sha256Digest& vectors_digest);
+  std::size_t dim() const override { return vectors_->dim(); }
   std::vector<float> encode(std::string_view text) const;
+  std::vector<float> encode_query(std::string_view text) const override { return encode(text); }
   // "glove-idf-v1/100/<corpus words>" or "glove-sif-v1/100/<corpus words>"
-  std::string id() const;
+  std::string id() const override;
+
+  Status save(const std::filesystem::path& file) const;
+  static Result<GloveEncoder> load(const std::filesystem::path& file,
+                                   const std::filesystem::path& word_vectors);
 
  private:
   double weight(const std::string& word) const;
-  const WordVectors* vectors_ = nullptr;
+  std::shared_ptr<const WordVectors> vectors_;
+  Sha256Digest vectors_digest_{};
   GloveWeighting weighting_ = GloveWeighting::kSif;
   std::unordered_map<std::string, double> weights_;
   double unseen_weight_ = 1.0;
   std::vector<double> principal_;  // SIF: unit first principal component (empty for idf)
 };
+
+// The encoder fitted on `docs` (title + " " + text) with the word vectors at `word_vectors`,
+// and every document encoded (row i = document i). kNotFound names `make glove` when the
+// word-vector file is missing.
+struct GloveEncodedCorpus {
+  GloveEncoder encoder;
+  Matrix vectors;
+};
+Result<GloveEncodedCorpus> fit_and_encode_glove(const std::vector<Document>& docs,
+                                                const std::filesystem::path& word_vectors,
+                                                GloveWeighting weighting);
 
 }  // namespace privsearch::index

@@ -30,6 +30,7 @@
 #include "core/status.h"
 #include "index/beir.h"
 #include "index/text.h"
+#include "index/text_encoder.h"
 #include "index/vectors_io.h"
 
 namespace privsearch::index {
@@ -41,15 +42,15 @@ struct LexicalEncoderConfig {
   std::uint64_t seed = 1;
 };
 
-class LexicalEncoder {
+class LexicalEncoder : public TextEncoder {
  public:
   static LexicalEncoder fit(const std::vector<std::string>& documents,
                             const LexicalEncoderConfig& config);
-  std::size_t dim() const { return config_.dim; }
+  std::size_t dim() const override { return config_.dim; }
   std::vector<float> encode_document(std::string_view text) const;
-  std::vector<float> encode_query(std::string_view text) const;
+  std::vector<float> encode_query(std::string_view text) const override;
   // "lexical-jl-v1/<dim>/<doc_terms>/<alpha>/<seed>/<vocabulary size>"
-  std::string id() const;
+  std::string id() const override;
 
   // The encoder artifact (public: what a client needs to encode queries). Format: magic "PSLE",
   // u16 version 1, u32 dim, u32 doc_terms, f64 alpha, u64 seed, then the BM25 query-side state

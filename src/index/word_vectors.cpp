@@ -284,7 +284,13 @@ Result<WordVectors> WordVectors::load(const std::filesystem::path& file) {
   if (!r.get_bytes(magic).ok() || std::memcmp(magic, "PSWV", 4) != 0) return fail("not a word-vector file (magic)");
   if (!r.get_u16(version).ok() || version != kVersion) return fail("unsupported version");
   if (!r.get_u16(reserved).ok() || !r.get_u32(dim).ok() || !r.get_u32(count).ok()) return fail("truncated header");
+  if (reserved != 0) return fail("reserved header field is not zero");
   if (dim == 0 || dim > kMaxDim || count == 0) return fail("bad dimension or count");
+  // Each word needs at least 3 bytes of name and 4 * dim of vector: refuse a count the file
+  // cannot hold before reserving anything (found by the fuzzer).
+  if (std::uint64_t{count} * (3 + 4 * std::uint64_t{dim}) > r.remaining()) {
+    return fail(fmt::format("{} words of dimension {} do not fit the file", count, dim));
+  }
   std::vector<std::string> words;
   words.reserve(count);
   std::unordered_map<std::string_view, bool> seen;

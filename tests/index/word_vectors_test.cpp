@@ -14,6 +14,7 @@
 #include "eval/ladder.h"
 #include "index/beir.h"
 #include "index/glove_encoder.h"
+#include "index/text_encoder.h"
 
 namespace privsearch::index {
 namespace {
@@ -100,12 +101,14 @@ TEST_F(WordVectorsTest, BinaryRoundTripAndChecks) {
 
 TEST(GloveEncoder, WeightsAndPrincipalComponent) {
   // Three orthogonal words and a frequent one along a fourth axis.
-  WordVectors wv(4, {"alpha", "beta", "gamma", "common"},
-                 {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.2f, 0.2f, 0.2f, 1});
+  const auto wv = std::make_shared<const WordVectors>(
+      4, std::vector<std::string>{"alpha", "beta", "gamma", "common"},
+      std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.2f, 0.2f, 0.2f, 1});
+  const Sha256Digest digest{};
   const std::vector<std::string> docs = {"alpha common", "beta common", "gamma common common",
                                          "Alpha, BETA! common"};
   EXPECT_EQ(tokenize_words("Alpha, BETA! x1"), (std::vector<std::string>{"alpha", "beta", "x1"}));
-  const auto idf = *GloveEncoder::fit(docs, wv, GloveWeighting::kIdf);
+  const auto idf = *GloveEncoder::fit(docs, wv, GloveWeighting::kIdf, digest);
   // "alpha" (df 2) outweighs "common" (df 4): the encoding leans to the alpha axis.
   const auto a = idf.encode("alpha common");
   EXPECT_GT(a[0], a[3]);
@@ -114,7 +117,7 @@ TEST(GloveEncoder, WeightsAndPrincipalComponent) {
   EXPECT_NEAR(norm, 1.0, 1e-6);
   // SIF removes the shared direction: the documents' encodings are nearly orthogonal to it, and
   // a query equal to a document is closest to that document.
-  const auto sif = *GloveEncoder::fit(docs, wv, GloveWeighting::kSif);
+  const auto sif = *GloveEncoder::fit(docs, wv, GloveWeighting::kSif, digest);
   std::vector<std::vector<float>> enc;
   for (const auto& d : docs) enc.push_back(sif.encode(d));
   const auto q = sif.encode("gamma");
@@ -131,7 +134,40 @@ TEST(GloveEncoder, WeightsAndPrincipalComponent) {
   EXPECT_EQ(best, 2u);
   EXPECT_EQ(sif.encode("unknown words only"), std::vector<float>(4, 0.0f));
   EXPECT_NE(idf.id().find("glove-idf-v1/4/"), std::string::npos);
-  EXPECT_FALSE(GloveEncoder::fit({}, wv, GloveWeighting::kSif).ok());
+  EXPECT_FALSE(GloveEncoder::fit({}, wv, GloveWeighting::kSif, digest).ok());
+}
+
+// The encoder as an index artifact: round trip through load_text_encoder, the word-vector file
+// pinned by its SHA-256, tampering refused.
+TEST_F(WordVectorsTest, GloveArtifactRoundTripAndPinnedVectors) {
+  const auto wv = *import_wink_json(write("good.json", kGood));
+  ASSERT_TRUE(wv.save(dir / "v.pswv").ok());
+  const std::vector<Document> docs = {{"d1", "the", "cafÃ© the"}, {"d2", "", "\" the"}};
+  auto fitted = fit_and_encode_glove(docs, dir / "v.pswv", GloveWeighting::kSif);
+  ASSERT_TRUE(fitted.ok()) << fitted.status().to_string();
+  EXPECT_EQ(fitted->vectors.rows, 2u);
+  EXPECT_EQ(fitted->vectors.cols, 3u);
+  ASSERT_TRUE(fitted->encoder.save(dir / "enc.bin").ok());
+  const auto loaded = load_text_encoder(dir / "enc.bin", dir / "v.pswv");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  EXPECT_EQ((*loaded)->id(), fitted->encoder.id());
+  EXPECT_EQ((*loaded)->encode_query("caf\u00e9 query"), fitted->encoder.encode("caf\u00e9 query"));
+  EXPECT_EQ((*loaded)->encode_query("the"), fitted->encoder.encode("the"));
+  // Other word vectors (same words, other values): refused by digest.
+  WordVectors other(3, wv.words(), std::vector<float>(9, 0.25f));
+  ASSERT_TRUE(other.save(dir / "other.pswv").ok());
+  EXPECT_EQ(load_text_encoder(dir / "enc.bin", dir / "other.pswv").status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(load_text_encoder(dir / "enc.bin", dir / "absent.pswv").status().code(),
+            StatusCode::kNotFound);
+  // Truncated / trailing / bad magic artifacts.
+  std::ifstream in(dir / "enc.bin", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_FALSE(load_text_encoder(write("t.bin", bytes.substr(0, bytes.size() - 3)), dir / "v.pswv").ok());
+  EXPECT_FALSE(load_text_encoder(write("x.bin", bytes + "x"), dir / "v.pswv").ok());
+  EXPECT_FALSE(load_text_encoder(write("m.bin", "NOPE" + bytes.substr(4)), dir / "v.pswv").ok());
+  EXPECT_EQ(fit_and_encode_glove(docs, dir / "absent.pswv", GloveWeighting::kIdf).status().code(),
+            StatusCode::kNotFound);
 }
 
 // The real vectors (make glove) on SciFact: the IDF-weighted mean reproduces the issue's 0.255.
