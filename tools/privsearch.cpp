@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   eval_cmd->add_option("--encoder", ladder_opts.encoder,
                        "Text encoder: lexical (default), glove-idf, glove-sif (GloVe 6B 100-d word "
-                       "vectors; fetch them once with `make glove`)")
-      ->check(CLI::IsMember({"lexical", "glove-idf", "glove-sif"}));
+                       "vectors; fetch them once with `make glove`), or lexical+glove-sif:W (both, "
+                       "scores adding W x the GloVe cosine)");
   eval_cmd->add_option("--word-vectors", ladder_opts.word_vectors,
                        "Converted word-vector file (default $PRIVSEARCH_CACHE or "
                        "~/.cache/privsearch/glove-6b-100d.pswv)");

@@ -31,7 +31,8 @@ struct LadderOptions {
   std::size_t resamples = 10000;   // bootstrap
   std::uint64_t seed = 1;
   // "lexical" (the built-in default), "glove-idf" or "glove-sif" (word vectors from
-  // `word_vectors`, default index::default_word_vectors_path()).
+  // `word_vectors`, default index::default_word_vectors_path()), or "lexical+glove-sif:W"
+  // (both concatenated, the GloVe part weighted so scores add W times its cosine).
   std::string encoder = "lexical";
   std::filesystem::path word_vectors;
 };

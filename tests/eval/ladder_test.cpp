@@ -4,7 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
 #include "core/csprng.h"
+#include "index/glove_encoder.h"
+#include "index/word_vectors.h"
 #include "testing/test_util.h"
 
 namespace privsearch::eval {
@@ -69,6 +75,43 @@ TEST(Ladder, RunsEveryRungWithIntervals) {
   const auto j = r->to_json();
   EXPECT_TRUE(j["methods"].contains("pq_rerank"));
   EXPECT_EQ(j["pq_m"], 8);
+}
+
+TEST(Ladder, EncoderChoicesAndTheirErrors) {
+  const auto c = generated();
+  LadderOptions o;
+  o.dim = 8;
+  o.resamples = 100;
+  o.encoder = "nope";
+  EXPECT_EQ(run_ladder(c, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o.encoder = "lexical+glove-sif:-1";
+  EXPECT_EQ(run_ladder(c, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o.encoder = "glove-sif";
+  o.word_vectors = std::filesystem::temp_directory_path() / "privsearch-no-such-vectors.pswv";
+  const auto missing = run_ladder(c, o, nullptr);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("make glove"), std::string::npos);
+  // A tiny vector file over the generated collection's words: the glove and combined
+  // encoders run every rung.
+  const auto vec = std::filesystem::temp_directory_path() / "privsearch-ladder-vectors.pswv";
+  std::vector<std::string> words;
+  std::vector<float> values;
+  for (const auto& d : c.corpus) {
+    for (const auto& w : index::tokenize_words(d.title + " " + d.text)) {
+      if (std::find(words.begin(), words.end(), w) != words.end()) continue;
+      words.push_back(w);
+      for (int j = 0; j < 16; ++j) values.push_back(static_cast<float>(std::sin(double(words.size() * 31 + j))));
+    }
+  }
+  ASSERT_TRUE(index::WordVectors(16, words, values).save(vec).ok());
+  o.word_vectors = vec;
+  for (const char* name : {"glove-idf", "glove-sif", "lexical+glove-sif:2"}) {
+    o.encoder = name;
+    const auto r = run_ladder(c, o, nullptr);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().to_string();
+    EXPECT_EQ(r->methods.size(), 4u) << name;
+  }
+  std::filesystem::remove(vec);
 }
 
 TEST(Ladder, EmptyCollectionIsRejected) {
