@@ -16,28 +16,13 @@
 #include "rerank/client/scores.h"
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
+#include "ckks/ckks_fixture.h"
 #include "testing/test_util.h"
 
 namespace privsearch::rerank {
 namespace {
 
-struct FloodKit {
-  explicit FloodKit(const ckks::Params& p, std::uint64_t seed)
-      : params(p),
-        prng(testing::test_prng(seed)),
-        encoder(*ckks::Encoder::create(p)),
-        keygen(p),
-        sk(keygen.create_secret_key(prng)),
-        pk(*keygen.create_public_key(sk, prng)),
-        evaluator(p) {}
-  ckks::Params params;
-  Prng prng;
-  ckks::Encoder encoder;
-  ckks::KeyGenerator keygen;
-  ckks::SecretKey sk;
-  ckks::PublicKey pk;
-  ckks::Evaluator evaluator;
-};
+using FloodKit = testing::CkksKit;
 
 struct Output {
   KernelLayout layout;
