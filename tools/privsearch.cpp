@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
 
   auto* eval_cmd = app.add_subcommand(
       "eval",
-      "Retrieval quality ladder on a BEIR collection with the built-in lexical encoder: exact "
+      "Retrieval quality ladder on a BEIR collection with a built-in encoder (--encoder): exact "
       "search (raw and projected), PQ-only order, plaintext rerank of the PQ candidates; "
       "nDCG@10, MRR@10, Recall@10/100 with seeded bootstrap 95% intervals");
   std::filesystem::path eval_dataset;
@@ -201,7 +201,8 @@ int main(int argc, char** argv) {
       "audit",
       "Leakage audits of the search paper on a BEIR collection: public-PQ reconstruction "
       "fidelity and what the candidate IDs reveal (centroid, log-rank, ridge estimators; top-K "
-      "overlap; linkability AUC with and without the client's permutation); one JSON object");
+      "overlap; linkability AUC with and without the client's permutation), the circuit-privacy "
+      "boundary with and without the provider's noise flooding; one JSON object");
   privsearch::eval::AuditOptions audit_opts;
   std::filesystem::path audit_dataset;
   audit_cmd->add_option("--dataset", audit_dataset, "BEIR directory")
