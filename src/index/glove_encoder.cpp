@@ -225,6 +225,10 @@ Result<GloveEncoder> GloveEncoder::load(const std::filesystem::path& file,
   }
   if (!r.get_bytes(e.vectors_digest_).ok()) return bad("truncated word-vector digest");
   if (!r.expect_end().ok()) return bad("trailing bytes");
+  if (!std::filesystem::exists(word_vectors)) {
+    return not_found_error("this index's encoder needs the GloVe word vectors at " +
+                           word_vectors.string() + ": run `make glove` (or set PRIVSEARCH_CACHE)");
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto loaded, load_word_vectors(word_vectors));
   if (loaded.digest != e.vectors_digest_) {
     return failed_precondition_error(
