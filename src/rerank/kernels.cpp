@@ -108,17 +108,20 @@ Status sum_of_rotations(Counted& op, Ciphertext& ct, std::size_t stride, std::si
       step *= count;
       continue;
     }
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto h, op.evaluator().hoist(std::move(ct)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto h, op.evaluator().hoist(std::move(ct)));
+    // The k = 0 term joins after the ModDown: ModDown(P ct + X) = ct + ModDown(X) exactly (P ct
+    // vanishes mod P), so it need not be lifted to the extended basis.
     ckks::ExtendedCiphertext sum;
-    for (std::size_t k = 0; k < count; ++k) {
+    for (std::size_t k = 1; k < count; ++k) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto r, op.rotate_hoisted_extended(h, static_cast<int>(k * step)));
-      if (k == 0) {
+      if (k == 1) {
         sum = std::move(r);
       } else {
         PRIVSEARCH_RETURN_IF_ERROR(op.add(sum, r));
       }
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(ct, op.evaluator().mod_down(std::move(sum)));
+    PRIVSEARCH_RETURN_IF_ERROR(op.add(ct, h.ct));
     step *= count;
   }
   return Status();
@@ -213,8 +216,11 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
     const std::size_t first = o * l.capacity;
     const std::size_t count = std::min(l.capacity, l.k - first);
     // Giant steps: each group's products are rotated into place in the extended basis and
-    // summed there, so all b2 rotations share one ModDown.
+    // summed there, so all b2 rotations share one ModDown; group 0 (no rotation) is added after
+    // it (ModDown(P x + X) = x + ModDown(X) exactly).
     ckks::ExtendedCiphertext giant_sum;
+    bool have_giant = false;
+    Ciphertext unrotated;
     for (std::size_t g = 0; g < b2; ++g) {
       Ciphertext inner;
       const std::size_t shift = g * b1;
@@ -245,15 +251,24 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
           PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i], pt));
         }
       }
+      if (shift == 0) {
+        unrotated = std::move(inner);
+        continue;
+      }
       PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated,
                                   op.rotate_extended(std::move(inner), static_cast<int>(shift)));
-      if (g == 0) {
+      if (!have_giant) {
         giant_sum = std::move(rotated);
+        have_giant = true;
       } else {
         PRIVSEARCH_RETURN_IF_ERROR(op.add(giant_sum, rotated));
       }
     }
-    PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext acc, op.evaluator().mod_down(std::move(giant_sum)));
+    Ciphertext acc = std::move(unrotated);
+    if (have_giant) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext rotated_sum, op.evaluator().mod_down(std::move(giant_sum)));
+      PRIVSEARCH_RETURN_IF_ERROR(op.add(acc, rotated_sum));
+    }
     // Window sum before the rescale: at scale delta^2 the rotations' ModDown rounding (~2^11
     // slot units) is negligible, and the rescale's own rounding is not multiplied by w.
     PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op, acc, b, l.sum_baby, l.sum_giant));
