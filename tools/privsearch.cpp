@@ -305,10 +305,8 @@ int main(int argc, char** argv) {
     if (wv_out.empty()) wv_out = privsearch::index::default_word_vectors_path();
     std::error_code ec;
     std::filesystem::create_directories(wv_out.parent_path(), ec);
-    const auto total = std::filesystem::file_size(wv_json);
-    auto vectors = privsearch::index::import_wink_json(wv_json, [&](std::uint64_t at) {
-      std::fprintf(stderr, "\rimporting word vectors: %3.0f%%",
-                   100.0 * static_cast<double>(at) / static_cast<double>(total));
+    auto vectors = privsearch::index::import_wink_json(wv_json, [&](std::size_t words) {
+      std::fprintf(stderr, "\rimporting word vectors: %zu words", words);
     });
     std::fprintf(stderr, "\n");
     if (!vectors.ok()) return fail(vectors.status());

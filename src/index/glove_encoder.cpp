@@ -138,7 +138,7 @@ Result<LoadedWordVectors> load_word_vectors(const std::filesystem::path& file) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
   LoadedWordVectors out;
   out.digest = sha256(bytes);
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto wv, WordVectors::load(file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto wv, WordVectors::parse(bytes, file));
   out.vectors = std::make_shared<const WordVectors>(std::move(wv));
   return out;
 }

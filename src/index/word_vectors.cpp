@@ -1,14 +1,14 @@
 #include "index/word_vectors.h"
 
-#include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
@@ -21,151 +21,104 @@ constexpr std::uint16_t kVersion = 1;
 constexpr std::size_t kMaxWord = 256;
 constexpr std::size_t kMaxDim = 4096;
 
-// A forward-only reader over a FILE* with a 1 MiB buffer and the byte offset for messages.
-class Scanner {
+// SAX handler for the wink-embeddings JSON (nlohmann::json::sax_parse streams the file and
+// calls these in order, so nothing of the 307 MB is kept but the vectors themselves). Depth 1 is
+// the top object; "dimensions" is a depth-1 number; under "vectors" (depth 2) each key is a word
+// and its array (depth 3) holds dim values followed by the norm and the word index.
+class WinkHandler : public nlohmann::json_sax<nlohmann::json> {
  public:
-  Scanner(std::FILE* f, std::filesystem::path name) : f_(f), name_(std::move(name)), buf_(1 << 20) {}
-  // -1 at the end of the file.
-  int peek() {
-    if (pos_ == len_ && !fill()) return -1;
-    return static_cast<unsigned char>(buf_[pos_]);
-  }
-  int get() {
-    const int c = peek();
-    if (c >= 0) {
-      ++pos_;
-      ++offset_;
-    }
-    return c;
-  }
-  void skip_space() {
-    while (true) {
-      const int c = peek();
-      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
-      get();
-    }
-  }
-  Status expect(char want) {
-    skip_space();
-    const int c = get();
-    if (c != want) {
-      return error(c < 0 ? fmt::format("unexpected end of file, expected '{}'", want)
-                         : fmt::format("expected '{}', found '{}'", want, static_cast<char>(c)));
-    }
-    return Status();
-  }
-  // A JSON string (after skipping space); escapes \" \\ \/ \b \f \n \r \t and \uXXXX (BMP, as UTF-8).
-  Status string(std::string& out) {
-    PRIVSEARCH_RETURN_IF_ERROR(expect('"'));
-    out.clear();
-    while (true) {
-      int c = get();
-      if (c < 0) return error("unexpected end of file inside a string");
-      if (c == '"') return Status();
-      if (c == '\\') {
-        c = get();
-        switch (c) {
-          case '"': case '\\': case '/': out += static_cast<char>(c); break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'n': out += '\n'; break;
-          case 'r': out += '\r'; break;
-          case 't': out += '\t'; break;
-          case 'u': {
-            unsigned cp = 0;
-            for (int i = 0; i < 4; ++i) {
-              const int h = get();
-              const int v = h >= '0' && h <= '9' ? h - '0'
-                            : (h | 0x20) >= 'a' && (h | 0x20) <= 'f' ? (h | 0x20) - 'a' + 10 : -1;
-              if (v < 0) return error("bad \\u escape");
-              cp = cp * 16 + static_cast<unsigned>(v);
-            }
-            if (cp < 0x80) {
-              out += static_cast<char>(cp);
-            } else if (cp < 0x800) {
-              out += static_cast<char>(0xc0 | (cp >> 6));
-              out += static_cast<char>(0x80 | (cp & 0x3f));
-            } else {
-              out += static_cast<char>(0xe0 | (cp >> 12));
-              out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-              out += static_cast<char>(0x80 | (cp & 0x3f));
-            }
-            break;
-          }
-          default: return error("bad escape in a string");
-        }
-      } else {
-        out += static_cast<char>(c);
+  explicit WinkHandler(const std::function<void(std::size_t)>& progress) : progress_(progress) {}
+
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      top_key_ = k;
+      if (k == "vectors") {
+        if (dim_ == 0) return fail("`vectors` before `dimensions`");
+        have_vectors_ = true;
       }
-      if (out.size() > 4 * kMaxWord) return error("string too long");
+    } else if (depth_ == 2 && top_key_ == "vectors") {
+      if (k.empty() || k.size() > kMaxWord) return fail("word empty or longer than 256 bytes");
+      if (!seen_.emplace(k, true).second) return fail("duplicate word `" + k + "`");
+      word_ = k;
     }
+    return true;
   }
-  Status number(double& out) {
-    skip_space();
-    char tok[64];
-    std::size_t n = 0;
-    while (n < sizeof(tok)) {
-      const int c = peek();
-      if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) break;
-      tok[n++] = static_cast<char>(get());
+  bool start_object(std::size_t) override { return enter(); }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override {
+    if (in_vector_list()) {
+      if (depth_ != 2) return fail("a word's vector must be a list of numbers");
+      row_.clear();
     }
-    const auto r = std::from_chars(tok, tok + n, out);
-    if (n == 0 || r.ec != std::errc() || r.ptr != tok + n || !std::isfinite(out)) {
-      return error(fmt::format("bad number `{}`", std::string_view(tok, n)));
-    }
-    return Status();
+    return enter();
   }
-  // Skips one JSON value (string, number, array, object, literal).
-  Status skip_value() {
-    skip_space();
-    const int c = peek();
-    if (c == '"') {
-      std::string s;
-      return string(s);
-    }
-    if (c == '[' || c == '{') {
-      const char close = c == '[' ? ']' : '}';
-      get();
-      skip_space();
-      if (peek() == close) {
-        get();
-        return Status();
+  bool end_array() override {
+    if (depth_ == 3 && in_vector_list()) {
+      if (row_.size() < dim_) {
+        return fail(fmt::format("`{}` has {} values, fewer than the {} dimensions", word_,
+                                row_.size(), dim_));
       }
-      while (true) {
-        if (close == '}') {
-          std::string key;
-          PRIVSEARCH_RETURN_IF_ERROR(string(key));
-          PRIVSEARCH_RETURN_IF_ERROR(expect(':'));
-        }
-        PRIVSEARCH_RETURN_IF_ERROR(skip_value());
-        skip_space();
-        const int d = get();
-        if (d == close) return Status();
-        if (d != ',') return error("expected ',' in a list");
-      }
+      words_.push_back(word_);
+      for (std::size_t j = 0; j < dim_; ++j) values_.push_back(static_cast<float>(row_[j]));
+      if (progress_ && words_.size() % 50000 == 0) progress_(words_.size());
     }
-    while (true) {  // number or literal
-      const int d = peek();
-      if (d < 0 || d == ',' || d == '}' || d == ']' || d == ' ' || d == '\n') return Status();
-      get();
-    }
+    return leave();
   }
-  Status error(const std::string& what) const {
-    return data_loss_error(fmt::format("{}: byte {}: {}", name_.string(), offset_, what));
+  bool number_integer(number_integer_t v) override { return number(static_cast<double>(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return number(static_cast<double>(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return number(v); }
+  bool null() override { return scalar(); }
+  bool boolean(bool) override { return scalar(); }
+  bool string(string_t&) override { return scalar(); }
+  bool binary(binary_t&) override { return scalar(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& e) override {
+    return fail(fmt::format("byte {}: {}", position, e.what()));
   }
-  std::uint64_t offset() const { return offset_; }
+
+  const std::string& error() const { return error_; }
+  std::size_t dim() const { return dim_; }
+  bool have_vectors() const { return have_vectors_; }
+  std::vector<std::string> take_words() { return std::move(words_); }
+  std::vector<float> take_values() { return std::move(values_); }
 
  private:
-  bool fill() {
-    len_ = std::fread(buf_.data(), 1, buf_.size(), f_);
-    pos_ = 0;
-    return len_ > 0;
+  bool in_vector_list() const { return depth_ >= 2 && top_key_ == "vectors"; }
+  bool enter() {
+    ++depth_;
+    return true;
   }
-  std::FILE* f_;
-  std::filesystem::path name_;
-  std::vector<char> buf_;
-  std::size_t pos_ = 0, len_ = 0;
-  std::uint64_t offset_ = 0;
+  bool leave() {
+    --depth_;
+    return true;
+  }
+  bool scalar() { return !in_vector_list() || depth_ != 3 || fail("a vector value is not a number"); }
+  bool number(double v) {
+    if (!std::isfinite(v)) return fail("non-finite number");
+    if (depth_ == 1 && top_key_ == "dimensions") {
+      if (v < 1 || v > kMaxDim || v != std::floor(v)) return fail("bad `dimensions`");
+      dim_ = static_cast<std::size_t>(v);
+    } else if (depth_ == 3 && in_vector_list()) {
+      row_.push_back(v);
+    } else if (depth_ == 2 && in_vector_list()) {
+      return fail("a word's vector must be a list of numbers");
+    }
+    return true;
+  }
+  bool fail(std::string what) {
+    if (error_.empty()) error_ = std::move(what);
+    return false;
+  }
+
+  const std::function<void(std::size_t)>& progress_;
+  int depth_ = 0;
+  std::string top_key_, word_, error_;
+  std::size_t dim_ = 0;
+  bool have_vectors_ = false;
+  std::vector<double> row_;
+  std::vector<std::string> words_;
+  std::vector<float> values_;
+  std::unordered_map<std::string, bool> seen_;
 };
 
 }  // namespace
@@ -182,74 +135,21 @@ const float* WordVectors::find(std::string_view word) const {
 }
 
 Result<WordVectors> import_wink_json(const std::filesystem::path& file,
-                                     const std::function<void(std::uint64_t)>& progress) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(file.c_str(), "rb"), &std::fclose);
-  if (!f) return not_found_error(fmt::format("{}: cannot open", file.string()));
-  Scanner s(f.get(), file);
-  PRIVSEARCH_RETURN_IF_ERROR(s.expect('{'));
-  std::size_t dim = 0;
-  std::vector<std::string> words;
-  std::vector<float> values;
-  std::unordered_map<std::string, bool> seen;
-  bool have_vectors = false;
-  while (true) {
-    std::string key;
-    PRIVSEARCH_RETURN_IF_ERROR(s.string(key));
-    PRIVSEARCH_RETURN_IF_ERROR(s.expect(':'));
-    if (key == "dimensions") {
-      double d = 0;
-      PRIVSEARCH_RETURN_IF_ERROR(s.number(d));
-      if (d < 1 || d > kMaxDim || d != std::floor(d)) return s.error("bad `dimensions`");
-      dim = static_cast<std::size_t>(d);
-    } else if (key == "vectors") {
-      if (dim == 0) return s.error("`vectors` before `dimensions`");
-      have_vectors = true;
-      PRIVSEARCH_RETURN_IF_ERROR(s.expect('{'));
-      s.skip_space();
-      if (s.peek() == '}') {
-        s.get();
-      } else {
-        std::string word;
-        std::vector<double> row;
-        while (true) {
-          PRIVSEARCH_RETURN_IF_ERROR(s.string(word));
-          if (word.empty() || word.size() > kMaxWord) return s.error("word empty or longer than 256 bytes");
-          if (!seen.emplace(word, true).second) return s.error("duplicate word `" + word + "`");
-          PRIVSEARCH_RETURN_IF_ERROR(s.expect(':'));
-          PRIVSEARCH_RETURN_IF_ERROR(s.expect('['));
-          row.clear();
-          while (true) {
-            double v = 0;
-            PRIVSEARCH_RETURN_IF_ERROR(s.number(v));
-            row.push_back(v);
-            s.skip_space();
-            const int c = s.get();
-            if (c == ']') break;
-            if (c != ',') return s.error("expected ',' or ']' in the vector of `" + word + "`");
-          }
-          if (row.size() < dim) {
-            return s.error(fmt::format("`{}` has {} values, fewer than the {} dimensions", word,
-                                       row.size(), dim));
-          }
-          words.push_back(word);
-          for (std::size_t j = 0; j < dim; ++j) values.push_back(static_cast<float>(row[j]));
-          if (progress && words.size() % 50000 == 0) progress(s.offset());
-          s.skip_space();
-          const int c = s.get();
-          if (c == '}') break;
-          if (c != ',') return s.error("expected ',' or '}' between words");
-        }
-      }
-    } else {
-      PRIVSEARCH_RETURN_IF_ERROR(s.skip_value());
-    }
-    s.skip_space();
-    const int c = s.get();
-    if (c == '}') break;
-    if (c != ',') return s.error(c < 0 ? "unexpected end of file" : "expected ',' between keys");
+                                     const std::function<void(std::size_t)>& progress) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return not_found_error(fmt::format("{}: cannot open", file.string()));
+  WinkHandler handler(progress);
+  const bool ok = nlohmann::json::sax_parse(in, &handler);
+  if (!ok || !handler.error().empty()) {
+    return data_loss_error(fmt::format("{}: {}", file.string(),
+                                       handler.error().empty() ? "malformed JSON" : handler.error()));
   }
-  if (!have_vectors || words.empty()) return s.error("no word vectors");
-  return WordVectors(dim, std::move(words), std::move(values));
+  if (!handler.have_vectors() || handler.dim() == 0) {
+    return data_loss_error(fmt::format("{}: no word vectors", file.string()));
+  }
+  auto words = handler.take_words();
+  if (words.empty()) return data_loss_error(fmt::format("{}: no word vectors", file.string()));
+  return WordVectors(handler.dim(), std::move(words), handler.take_values());
 }
 
 Status WordVectors::save(const std::filesystem::path& file) const {
@@ -274,6 +174,11 @@ Status WordVectors::save(const std::filesystem::path& file) const {
 
 Result<WordVectors> WordVectors::load(const std::filesystem::path& file) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
+  return parse(bytes, file);
+}
+
+Result<WordVectors> WordVectors::parse(std::span<const std::uint8_t> bytes,
+                                       const std::filesystem::path& file) {
   ByteReader r(bytes);
   auto fail = [&](const std::string& what) {
     return data_loss_error(fmt::format("{}: {}", file.string(), what));

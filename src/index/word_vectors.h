@@ -4,9 +4,10 @@
 //
 // The package's JSON (307 MB) is {"precision":8, ..., "dimensions":100, "words":[...],
 // "vectors":{"word":[v_1..v_100, l2norm, index], ...}, "unkVector":[...]}; import_wink_json()
-// streams it (1 MiB buffer) and keeps, per word, the first `dimensions` values.
-// Errors name the file and byte offset: truncated input, a word whose list is shorter than the
-// dimension, non-finite or unparsable numbers, duplicate words, no vectors.
+// streams it through nlohmann-json's SAX parser and keeps, per word, the first `dimensions`
+// values. Errors name the file and, for syntax errors, the byte offset (else the word):
+// truncated input, a word whose list is shorter than the dimension, non-finite or unparsable
+// numbers, duplicate words, no vectors.
 // Binary format (save/load): magic "PSWV", u16 version 1, u16 0, u32 dim, u32 count, then count
 // words (u16 length + bytes, <= 256), then count x dim float32 (little-endian). Written
 // atomically; load() checks sizes, duplicates, finiteness and that nothing trails.
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,6 +40,9 @@ class WordVectors {
 
   Status save(const std::filesystem::path& file) const;
   static Result<WordVectors> load(const std::filesystem::path& file);
+  // The same checks on the file's bytes (`file` names it in messages).
+  static Result<WordVectors> parse(std::span<const std::uint8_t> bytes,
+                                   const std::filesystem::path& file);
 
  private:
   std::size_t dim_ = 0;
@@ -46,9 +51,9 @@ class WordVectors {
   std::unordered_map<std::string, std::uint32_t> index_;
 };
 
-// Streams the wink-embeddings JSON. `progress` (may be empty) gets the bytes read so far.
+// Streams the wink-embeddings JSON. `progress` (may be empty) gets the words read so far.
 Result<WordVectors> import_wink_json(const std::filesystem::path& file,
-                                     const std::function<void(std::uint64_t)>& progress = {});
+                                     const std::function<void(std::size_t)>& progress = {});
 
 // Where scripts/fetch_glove.sh caches the converted vectors: $PRIVSEARCH_CACHE or
 // $HOME/.cache/privsearch, file glove-6b-100d.pswv.
