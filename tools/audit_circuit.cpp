@@ -13,6 +13,7 @@
 #include "ckks/rerandomize.h"
 #include "ckks/serialization.h"
 #include "core/sha256.h"
+#include "eval/leakage.h"
 #include "index/exact_store.h"
 #include "protocol/provider_core.h"
 #include "rerank/client/scores.h"
@@ -23,22 +24,7 @@
 namespace privsearch::tools {
 namespace {
 std::string hash_hex(const std::string& s) {
-  const auto d = sha256(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()));
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (auto b : d) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
-}
-}  // namespace
-
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
+  return to_hex(sha256(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size())));
 }
 
 struct Fixture {
@@ -115,7 +101,7 @@ Result<nlohmann::json> run_variant(const Fixture& f, int flood_bits, std::size_t
   j["fixed_request_unique_response_hashes"] = fixed.size();
   j["fresh_encryption_unique_response_hashes"] = fresh.size();
   j["max_abs_error"] = max_err;
-  j["provider_ms_median"] = median_of(provider_ms);
+  j["provider_ms_median"] = eval::describe(provider_ms).median;
   j["response_bytes"] = response_bytes;
   if (flood_bits > 0) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const double bound,

@@ -106,8 +106,7 @@ Status Evaluator::multiply_plain_inplace(Ciphertext& a, const Plaintext& p) cons
   PRIVSEARCH_RETURN_IF_ERROR(check_plaintext(p, "plaintext"));
   PRIVSEARCH_RETURN_IF_ERROR(check_same_level(a, p.level(), "multiply_plain"));
   const double new_scale = a.scale() * p.scale();
-  double log_q = 0;
-  for (const auto& q : params_.q_at_level(a.level())) log_q += std::log2(static_cast<double>(q.value()));
+  const double log_q = params_.log_q_at_level(a.level());
   // As SEAL: the scale must stay below the modulus; how much headroom the values need is the
   // caller's business (the paper's one-response mask runs at 2^59 under a 60-bit q_0).
   if (!(std::log2(new_scale) < log_q)) {

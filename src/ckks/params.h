@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -90,6 +91,12 @@ class Params {
   // q_0..q_level.
   std::span<const ring::Modulus> q_at_level(std::size_t level) const {
     return q_moduli().first(level + 1);
+  }
+  // log2 Q_level = sum of log2 q_i over q_0..q_level.
+  double log_q_at_level(std::size_t level) const {
+    double bits = 0;
+    for (const auto& q : q_at_level(level)) bits += std::log2(static_cast<double>(q.value()));
+    return bits;
   }
   const ring::NttTables& ntt(std::size_t key_index) const { return d_->ntt[key_index]; }
   // Key-switching digits: digit j covers data primes [digit_first(j), digit_first(j) +

@@ -16,12 +16,6 @@ constexpr double kSlotSigmas = 5.0;   // worst slot of n/2 at 5 deviations (as c
 constexpr double kCoeffSigmas = 8.0;  // worst coefficient of n at 8 deviations (P < 2^-40)
 constexpr double kSmallSigma = 3.2;   // e0, e1: the usual RLWE error width
 
-double log2_modulus(const Params& params, std::size_t level) {
-  double bits = 0;
-  for (const auto& q : params.q_at_level(level)) bits += std::log2(static_cast<double>(q.value()));
-  return bits;
-}
-
 // One standard normal deviate from two 53-bit uniforms (Box-Muller, cosine branch). The 2^-53
 // granularity of the uniforms bounds the tail at about 8.6 deviations, beyond kCoeffSigmas.
 double standard_normal(Prng& prng) {
@@ -34,28 +28,10 @@ void sample_rounded_gaussian(Prng& prng, double sigma, SecureVector<std::int64_t
   for (auto& x : out.span()) x = std::llround(sigma * standard_normal(prng));
 }
 
-// Signed values with |x| < 2^62 as residues mod q (any size relative to q), branch-free.
-void signed_to_rns(std::span<const std::int64_t> v, std::span<const ring::Modulus> moduli,
-                   ring::RnsPoly& out) {
-  for (std::size_t i = 0; i < moduli.size(); ++i) {
-    const auto& q = moduli[i];
-    std::uint64_t* row = out.row(i);
-    for (std::size_t j = 0; j < v.size(); ++j) {
-      const std::uint64_t x = static_cast<std::uint64_t>(v[j]);
-      const std::uint64_t sign = x >> 63;
-      const std::uint64_t mag = (x ^ (std::uint64_t{0} - sign)) + sign;  // |x|
-      const std::uint64_t r = q.reduce(mag);
-      const std::uint64_t neg = q.neg(r);
-      row[j] = r ^ ((r ^ neg) & (std::uint64_t{0} - sign));
-    }
-  }
-  out.set_ntt(false);
-}
-
 ring::RnsPoly to_rows_ntt(const Params& params, const std::vector<std::size_t>& rows,
                           const SecureVector<std::int64_t>& v) {
   ring::RnsPoly out(params.n(), rows.size(), false);
-  signed_to_rns(v.span(), moduli_for_rows(params, rows), out);
+  ring::signed_to_rns(v.span(), moduli_for_rows(params, rows), out);
   to_ntt(params, rows, out);
   return out;
 }
@@ -83,7 +59,7 @@ Result<FloodingPlan> plan_flooding(const Params& params, std::size_t level, doub
   plan.precision_bits =
       std::log2(value_bound * scale) - plan.sigma_log2 - slot_factor_log2;
   // Fit: message plus flood below Q_l / 4 in every coefficient: 8 sigma_f <= Q_l/4 - |m| scale.
-  const double room = std::exp2(log2_modulus(params, level) - 2.0) - message_coeff_bound * scale;
+  const double room = std::exp2(params.log_q_at_level(level) - 2.0) - message_coeff_bound * scale;
   const double max_sigma_log2 = room > 0 ? std::log2(room / kCoeffSigmas) : -1e9;
   const double fit_slack = max_sigma_log2 - plan.sigma_log2;    // >= 0: fits
   const double precision_slack = plan.precision_bits - 1.0;    // >= 0: one bit survives

@@ -28,8 +28,7 @@ std::string_view type_name(ObjectType t) {
 }
 
 Status check_scale(const Params& params, std::size_t level, double scale) {
-  double log_q = 0;
-  for (const auto& q : params.q_at_level(level)) log_q += std::log2(static_cast<double>(q.value()));
+  const double log_q = params.log_q_at_level(level);
   if (!(scale >= 1.0) || !(std::log2(scale) < log_q)) {
     return data_loss_error(fmt::format("scale {} outside [1, Q_{}) ", scale, level));
   }

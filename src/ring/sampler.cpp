@@ -51,4 +51,23 @@ void small_to_rns(std::span<const std::int64_t> small, std::span<const Modulus> 
   out.set_ntt(false);
 }
 
+void signed_to_rns(std::span<const std::int64_t> values, std::span<const Modulus> moduli,
+                   RnsPoly& out) {
+  PRIVSEARCH_CHECK(out.n() == values.size() && out.num_moduli() >= moduli.size(),
+                   "signed_to_rns shape mismatch");
+  for (std::size_t i = 0; i < moduli.size(); ++i) {
+    const Modulus& q = moduli[i];
+    u64* row = out.row(i);
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      const u64 x = static_cast<u64>(values[j]);
+      const u64 sign = x >> 63;
+      const u64 mag = (x ^ (u64{0} - sign)) + sign;  // |x|
+      const u64 r = q.reduce(mag);
+      const u64 neg = q.neg(r);
+      row[j] = r ^ ((r ^ neg) & (u64{0} - sign));
+    }
+  }
+  out.set_ntt(false);
+}
+
 }  // namespace privsearch::ring

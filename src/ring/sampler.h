@@ -28,5 +28,9 @@ void sample_cbd(Prng& prng, int eta, SecureVector<std::int64_t>& out);
 // Rows i < moduli.size() of out get the small coefficients mod moduli[i] (coefficient form).
 void small_to_rns(std::span<const std::int64_t> small, std::span<const Modulus> moduli,
                   RnsPoly& out);
+// The same for signed values of any size (|x| < 2^63, possibly above the moduli, e.g. flooding
+// noise): |x| mod q, negated when x < 0, branch-free.
+void signed_to_rns(std::span<const std::int64_t> values, std::span<const Modulus> moduli,
+                   RnsPoly& out);
 
 }  // namespace privsearch::ring

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace privsearch::ring {
 namespace {
@@ -58,6 +59,22 @@ TEST(Sampler, SmallToRnsMapsNegativesToTheTopOfTheRange) {
   EXPECT_EQ(out.row(1)[0], 100u);
   EXPECT_EQ(out.row(0)[2], 1u);
   EXPECT_EQ(out.row(1)[3], 80u);
+}
+
+TEST(Sampler, SignedToRnsReducesValuesLargerThanTheModuli) {
+  const std::vector<Modulus> moduli = {*Modulus::create(1099511627689ULL), *Modulus::create(65537)};
+  const std::vector<std::int64_t> v = {0, 1, -1, 65537, -65537, (std::int64_t{1} << 62) + 12345,
+                                       -(std::int64_t{1} << 62) - 999, 1099511627689LL * 3 + 7};
+  RnsPoly out(v.size(), moduli.size(), true);
+  signed_to_rns(v, moduli, out);
+  EXPECT_FALSE(out.is_ntt());
+  for (std::size_t i = 0; i < moduli.size(); ++i) {
+    const auto q = static_cast<__int128>(moduli[i].value());
+    for (std::size_t j = 0; j < v.size(); ++j) {
+      const auto want = static_cast<std::uint64_t>(((v[j] % q) + q) % q);
+      EXPECT_EQ(out.row(i)[j], want) << "value " << v[j] << " mod " << moduli[i].value();
+    }
+  }
 }
 
 }  // namespace
