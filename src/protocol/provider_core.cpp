@@ -51,7 +51,6 @@ v1::UploadKeysResponse upload_error(v1::ErrorCode code, std::string message) {
   return r;
 }
 
-// The flooding plan for one output ciphertext of `layout`.
 // The flooding plan for one output ciphertext of `layout`; message_coeff_bound as in
 // ckks::plan_flooding (0 at create(): only the precision is checked there).
 Result<ckks::FloodingPlan> flooding_plan(const ProviderConfig& config,
@@ -77,6 +76,25 @@ std::vector<double> message_coeff_bounds(const rerank::KernelLayout& layout,
     out[layout.slot_map[c].ciphertext] += 2.0 * std::sqrt(sq) / static_cast<double>(n);
   }
   return out;
+}
+
+// Re-randomizes one output ciphertext in place (ckks/rerandomize.h) and returns the compaction
+// options that fit it: the flood's coefficients (8 sigma) must fit next to the scores after
+// compaction's scale-up, and compaction need not be more precise than the flood leaves.
+Result<ckks::CompactOptions> flood_output(const ProviderConfig& config,
+                                          const rerank::KernelLayout& layout,
+                                          const ckks::PublicKey& pk, double message_coeff_bound,
+                                          ckks::Ciphertext& ct) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto plan, flooding_plan(config, layout, ct.level(), ct.scale(), message_coeff_bound));
+  thread_local Prng prng = Prng::create();
+  PRIVSEARCH_ASSIGN_OR_RETURN(ct, ckks::rerandomize(config.params, ct, pk, plan, prng));
+  ckks::CompactOptions options;
+  options.value_bound = config.score_bound + 8.0 * std::exp2(plan.sigma_log2) / ct.scale();
+  options.precision_bits =
+      std::min(config.response_precision_bits,
+               plan.precision_bits + 2.0 + std::log2(options.value_bound / config.score_bound));
+  return options;
 }
 
 }  // namespace
@@ -293,20 +311,9 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
     auto& ct = result.value().outputs[w];
     ckks::CompactOptions compact_options{config_.score_bound, config_.response_precision_bits};
     if (config_.flood_security_bits > 0) {
-      auto plan = flooding_plan(config_, layout, ct.level(), ct.scale(), coeff_bounds.at(w));
-      if (!plan.ok()) return rerank_error(v1::INTERNAL, plan.status().to_string());
-      thread_local Prng prng = Prng::create();
-      auto flooded = ckks::rerandomize(config_.params, ct, *uploaded.public_key, plan.value(), prng);
+      auto flooded = flood_output(config_, layout, *uploaded.public_key, coeff_bounds.at(w), ct);
       if (!flooded.ok()) return rerank_error(v1::INTERNAL, flooded.status().to_string());
-      ct = std::move(flooded).value();
-      // The flood's coefficients (8 sigma) must fit next to the scores after compaction's
-      // scale-up, and compaction need not be more precise than the flood leaves.
-      const double flood_bound = 8.0 * std::exp2(plan.value().sigma_log2) / ct.scale();
-      compact_options.value_bound = config_.score_bound + flood_bound;
-      compact_options.precision_bits =
-          std::min(config_.response_precision_bits,
-                   plan.value().precision_bits + 2.0 +
-                       std::log2(compact_options.value_bound / config_.score_bound));
+      compact_options = flooded.value();
     }
     if (out.compact) {
       auto cc = ckks::compact(config_.params, ct, compact_options);
