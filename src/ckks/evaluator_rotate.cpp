@@ -57,7 +57,7 @@ Result<Ciphertext> Evaluator::apply_galois(const Hoisted& h, std::uint64_t galoi
   const std::size_t n = params_.n();
   const auto& perm = permutation(galois_elt);
   ring::RnsPoly u0, u1;
-  key_switch_inner_product(params_, h.digits, perm.table().data(), key, u0, u1);
+  key_switch_inner_product(params_, h.digits, &perm, key, u0, u1);
   mod_down_inplace(params_, level, u0);
   mod_down_inplace(params_, level, u1);
   // c0' = sigma(c0) + u0/P, c1' = u1/P.
@@ -111,7 +111,7 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
   if (k != 0) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const KeySwitchKey* key, keys.key_for_step(step, n));
     perm = &permutation(ring::galois_elt_for_step(k, n));
-    key_switch_inner_product(params_, h.digits, perm->table().data(), *key, u0, u1);
+    key_switch_inner_product(params_, h.digits, perm, *key, u0, u1);
   } else {
     // P * (c0, c1): zero modulo P, [P]_{q_i} * c modulo q_i.
     u0 = ring::RnsPoly(n, rows.size(), true);
@@ -128,7 +128,7 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
     std::uint64_t* o = u0.row(i);
     (void)qv;
     if (perm != nullptr) {
-      ring::add_permuted_row(src, perm->table().data(), o, n, params_.key_moduli()[i]);
+      perm->apply_add(src, o, params_.key_moduli()[i]);
     } else {
       ring::add_mod_row(src, o, o, n, params_.key_moduli()[i]);
     }

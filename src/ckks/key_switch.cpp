@@ -49,7 +49,7 @@ HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly
 }
 
 void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
-                              const std::uint32_t* perm, const KeySwitchKey& key,
+                              const ring::GaloisPermutation* perm, const KeySwitchKey& key,
                               ring::RnsPoly& u0, ring::RnsPoly& u1) {
   const std::size_t n = params.n();
   const std::size_t level = digits.level;
@@ -60,24 +60,15 @@ void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
   const std::size_t nd = digits.digits.size();
   std::vector<const std::uint64_t*> x(nd), b(nd), bs(nd), a(nd), as(nd);
   const ring::ShoupDotOperands ops{nd, x.data(), b.data(), bs.data(), a.data(), as.data()};
-  // Permuting each digit row once into scratch and streaming it is faster than gathering
-  // through the permutation inside the kernel (measured: vpgatherqq is slow on Zen 4).
-  thread_local std::vector<std::uint64_t> permuted;
-  if (perm != nullptr) permuted.resize(nd * n);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     for (std::size_t j = 0; j < nd; ++j) {
       x[j] = digits.digits[j].row(r);
-      if (perm != nullptr) {
-        std::uint64_t* dst = permuted.data() + j * n;
-        ring::permute_row(x[j], perm, dst, n);
-        x[j] = dst;
-      }
       b[j] = key.b(j).row(rows[r]);
       bs[j] = key.b_shoup(j).row(rows[r]);
       a[j] = key.a(j).row(rows[r]);
       as[j] = key.a_shoup(j).row(rows[r]);
     }
-    ring::shoup_dot2(ops, nullptr, n, params.key_moduli()[rows[r]], u0.row(r), u1.row(r));
+    ring::shoup_dot2(ops, perm, n, params.key_moduli()[rows[r]], u0.row(r), u1.row(r));
   }
 }
 

@@ -23,6 +23,7 @@
 #include "ckks/ciphertext.h"
 #include "ckks/galois_keys.h"
 #include "ckks/params.h"
+#include "ring/automorphism.h"
 #include "ring/rns_poly.h"
 
 namespace privsearch::ckks {
@@ -40,7 +41,7 @@ HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly
 // (u0, u1) = sum_j perm(D_j) * (b_j, a_j) over rows q_0..q_l, P (NTT form); `perm` may be
 // null (identity). Outputs are resized to level + 1 + num_p rows.
 void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
-                              const std::uint32_t* perm, const KeySwitchKey& key,
+                              const ring::GaloisPermutation* perm, const KeySwitchKey& key,
                               ring::RnsPoly& u0, ring::RnsPoly& u1);
 
 }  // namespace privsearch::ckks

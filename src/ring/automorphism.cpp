@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/check.h"
 #include "ring/ntt.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ring {
 
@@ -58,12 +60,41 @@ Result<GaloisPermutation> GaloisPermutation::create(std::uint64_t galois_elt, st
     const u64 eg = (e * galois_elt) & (two_n - 1);
     p.perm_[i] = static_cast<std::uint32_t>(reverse_bits((eg - 1) / 2, log_n));
   }
+  if (n >= 8) {
+    p.block_source_.resize(n / 8);
+    p.block_lanes_.resize(n / 8);
+    for (std::size_t h = 0; h < n / 8; ++h) {
+      const std::uint32_t source = p.perm_[8 * h] >> 3;
+      std::uint64_t lanes = 0;
+      for (std::size_t l = 0; l < 8; ++l) {
+        const std::uint32_t from = p.perm_[8 * h + l];
+        PRIVSEARCH_CHECK(from >> 3 == source, "Galois permutation lost its block structure");
+        lanes |= static_cast<std::uint64_t>(from & 7) << (8 * l);
+      }
+      p.block_source_[h] = source;
+      p.block_lanes_[h] = lanes;
+    }
+  }
   return p;
 }
 
 void GaloisPermutation::apply(const std::uint64_t* in, std::uint64_t* out) const {
+  if (!block_source_.empty() && detail::blocks_use_avx512()) {
+    return detail::permute_blocks_avx512(in, block_source_.data(), block_lanes_.data(), out,
+                                         block_source_.size());
+  }
   const std::size_t n = perm_.size();
   for (std::size_t i = 0; i < n; ++i) out[i] = in[perm_[i]];
+}
+
+void GaloisPermutation::apply_add(const std::uint64_t* in, std::uint64_t* out,
+                                  const Modulus& q) const {
+  if (!block_source_.empty() && detail::blocks_use_avx512()) {
+    return detail::add_permuted_blocks_avx512(in, block_source_.data(), block_lanes_.data(), out,
+                                              block_source_.size(), q.value());
+  }
+  const std::size_t n = perm_.size();
+  for (std::size_t i = 0; i < n; ++i) out[i] = reduce_once(out[i] + in[perm_[i]], q.value());
 }
 
 }  // namespace privsearch::ring

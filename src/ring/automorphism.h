@@ -29,18 +29,35 @@ void apply_galois_coeff(const std::uint64_t* in, std::uint64_t galois_elt, const
                         std::uint64_t* out, std::size_t n);
 
 // Precomputed NTT-domain permutation for one Galois element.
+//
+// The permutation is far from arbitrary: write i = 8h + l (l < 8). Then
+//   e_i = 2 brv(i) + 1 = brv_3(l) * n/4 + (2 brv'(h) + 1)        (brv' over log n - 3 bits)
+// and e_i g mod 2n = g (2 brv'(h) + 1) + (g brv_3(l) mod 8) * n/4 mod 2n: the lanes l of one
+// block differ only in the top three bits of the exponent, i.e. in the low three bits of the
+// source index after the bit reversal. So output block h is ONE source block with its eight lanes
+// shuffled, which the AVX-512 path applies as a load plus one vpermq (no gather: Zen 4's
+// vpgatherqq made sigma_g ~4x slower). create() checks the structure rather than trusting it.
 class GaloisPermutation {
  public:
   static Result<GaloisPermutation> create(std::uint64_t galois_elt, std::size_t n);
   std::uint64_t galois_elt() const { return galois_elt_; }
+  std::size_t n() const { return perm_.size(); }
   // out[i] = in[perm[i]]; in != out.
   void apply(const std::uint64_t* in, std::uint64_t* out) const;
+  // out[i] = out[i] + in[perm[i]] mod q for in, out < q; in != out.
+  void apply_add(const std::uint64_t* in, std::uint64_t* out, const Modulus& q) const;
   const std::vector<std::uint32_t>& table() const { return perm_; }
+  // Block form (empty when n < 8): output block h is source block block_source()[h], output
+  // lane l taking source lane byte l of block_lanes()[h].
+  const std::vector<std::uint32_t>& block_source() const { return block_source_; }
+  const std::vector<std::uint64_t>& block_lanes() const { return block_lanes_; }
 
  private:
   GaloisPermutation() = default;
   std::uint64_t galois_elt_ = 0;
   std::vector<std::uint32_t> perm_;
+  std::vector<std::uint32_t> block_source_;
+  std::vector<std::uint64_t> block_lanes_;
 };
 
 }  // namespace privsearch::ring

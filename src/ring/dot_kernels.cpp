@@ -21,11 +21,11 @@ void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
   for (std::size_t t = 0; t < n; ++t) out[t] = m.shoup(w[t]);
 }
 
-void shoup_dot2_scalar(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_scalar(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
   const u64 q = m.value(), two_q = 2 * q;
   for (std::size_t t = 0; t < n; ++t) {
-    const std::size_t src = perm != nullptr ? perm[t] : t;
+    const std::size_t src = perm != nullptr ? perm->table()[t] : t;
     u64 acc0 = 0, acc1 = 0;
     for (std::size_t j = 0; j < ops.terms; ++j) {
       const u64 x = ops.x[j][src];
@@ -37,8 +37,9 @@ void shoup_dot2_scalar(const ShoupDotOperands& ops, const std::uint32_t* perm, s
   }
 }
 
-void shoup_dot2(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                 const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
+  PRIVSEARCH_CHECK(perm == nullptr || perm->n() == n, "dot kernel: permutation size mismatch");
   if (dot_uses_ifma(m)) {
     PRIVSEARCH_CHECK(n % 8 == 0, "IFMA dot kernel needs n divisible by 8");
     detail::shoup_dot2_ifma(ops, perm, n, m, out0, out1);

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ring/automorphism.h"
 #include "ring/modulus.h"
 
 namespace privsearch::ring {
@@ -31,12 +32,12 @@ struct ShoupDotOperands {
 // True if rows modulo m use the IFMA kernel (and 52-bit companions).
 bool dot_uses_ifma(const Modulus& m);
 
-// perm may be null (identity). out0/out1: n values each; n a multiple of 8 when a SIMD path
-// applies.
-void shoup_dot2(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+// perm may be null (identity); otherwise perm->n() == n and the SIMD paths read x through its
+// block form (a load and one lane shuffle per eight values). out0/out1: n values each.
+void shoup_dot2(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                 const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 // Reference path; always takes 64-bit companions.
-void shoup_dot2_scalar(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_scalar(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 
 // Shoup companions of a row in the form shoup_dot2 expects for m.
@@ -46,9 +47,9 @@ void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
 namespace detail {
 bool dot_avx512_compiled();
 bool dot_ifma_compiled();
-void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_ifma(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                      const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
-void shoup_dot2_avx512(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_avx512(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 }  // namespace detail
 

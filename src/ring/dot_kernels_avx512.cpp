@@ -18,18 +18,23 @@ inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)
 
 bool dot_avx512_compiled() { return true; }
 
-void shoup_dot2_avx512(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_avx512(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
   const V q = _mm512_set1_epi64(static_cast<long long>(m.value()));
   const V two_q = _mm512_add_epi64(q, q);
   for (std::size_t t = 0; t < n; t += 8) {
-    __m256i idx32 = _mm256_setzero_si256();
-    if (perm != nullptr) idx32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
+    // Output block t/8 reads source block src[t/8] with its lanes shuffled (automorphism.h).
+    V lanes = _mm512_setzero_si512();
+    std::size_t from = t;
+    if (perm != nullptr) {
+      from = 8 * std::size_t{perm->block_source()[t / 8]};
+      lanes = _mm512_cvtepu8_epi64(
+          _mm_cvtsi64_si128(static_cast<long long>(perm->block_lanes()[t / 8])));
+    }
     V acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
     for (std::size_t j = 0; j < ops.terms; ++j) {
-      const V x = perm != nullptr
-                      ? _mm512_i32gather_epi64(idx32, reinterpret_cast<const long long*>(ops.x[j]), 8)
-                      : _mm512_loadu_si512(ops.x[j] + t);
+      V x = _mm512_loadu_si512(ops.x[j] + from);
+      if (perm != nullptr) x = _mm512_permutexvar_epi64(lanes, x);
       acc0 = sub_if_ge(_mm512_add_epi64(acc0, lazy_shoup_dq(x, _mm512_loadu_si512(ops.b[j] + t),
                                                          _mm512_loadu_si512(ops.b_shoup[j] + t),
                                                          q, two_q)),
@@ -50,7 +55,7 @@ void shoup_dot2_avx512(const ShoupDotOperands& ops, const std::uint32_t* perm, s
 
 namespace privsearch::ring::detail {
 bool dot_avx512_compiled() { return false; }
-void shoup_dot2_avx512(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_avx512(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
   shoup_dot2_scalar(ops, perm, n, m, out0, out1);
 }

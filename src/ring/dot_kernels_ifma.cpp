@@ -26,7 +26,7 @@ inline V montgomery52(V x, V w_mont, V q, V q_neg_inv) {
 
 bool dot_ifma_compiled() { return true; }
 
-void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std::size_t n,
+void shoup_dot2_ifma(const ShoupDotOperands& ops, const GaloisPermutation* perm, std::size_t n,
                      const Modulus& m, std::uint64_t* out0, std::uint64_t* out1) {
   const V q = _mm512_set1_epi64(static_cast<long long>(m.value()));
   const V two_q = _mm512_add_epi64(q, q);
@@ -35,13 +35,18 @@ void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std
   for (int i = 0; i < 6; ++i) inv *= 2 - m.value() * inv;
   const V q_neg_inv = _mm512_set1_epi64(static_cast<long long>((0 - inv) & ((1ULL << 52) - 1)));
   for (std::size_t t = 0; t < n; t += 8) {
-    __m256i idx32 = _mm256_setzero_si256();
-    if (perm != nullptr) idx32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
+    // Output block t/8 reads source block src[t/8] with its lanes shuffled (automorphism.h).
+    V lanes = _mm512_setzero_si512();
+    std::size_t from = t;
+    if (perm != nullptr) {
+      from = 8 * std::size_t{perm->block_source()[t / 8]};
+      lanes = _mm512_cvtepu8_epi64(
+          _mm_cvtsi64_si128(static_cast<long long>(perm->block_lanes()[t / 8])));
+    }
     V acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
     for (std::size_t j = 0; j < ops.terms; ++j) {
-      const V x = perm != nullptr
-                      ? _mm512_i32gather_epi64(idx32, reinterpret_cast<const long long*>(ops.x[j]), 8)
-                      : _mm512_loadu_si512(ops.x[j] + t);
+      V x = _mm512_loadu_si512(ops.x[j] + from);
+      if (perm != nullptr) x = _mm512_permutexvar_epi64(lanes, x);
       // b_shoup / a_shoup hold the Montgomery forms for IFMA rows; b and a are not read.
       acc0 = sub_if_ge(_mm512_add_epi64(acc0, montgomery52(x, _mm512_loadu_si512(ops.b_shoup[j] + t),
                                                            q, q_neg_inv)),
@@ -63,7 +68,7 @@ void shoup_dot2_ifma(const ShoupDotOperands& ops, const std::uint32_t* perm, std
 
 namespace privsearch::ring::detail {
 bool dot_ifma_compiled() { return false; }
-void shoup_dot2_ifma(const ShoupDotOperands&, const std::uint32_t*, std::size_t, const Modulus&,
+void shoup_dot2_ifma(const ShoupDotOperands&, const GaloisPermutation*, std::size_t, const Modulus&,
                      std::uint64_t*, std::uint64_t*) {
   PRIVSEARCH_CHECK(false, "IFMA dot kernel not compiled");
 }

@@ -48,16 +48,6 @@ void sub_mod_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modu
   for (std::size_t t = 0; t < n; ++t) out[t] = reduce_once(a[t] + q.value() - b[t], q.value());
 }
 
-void add_permuted_row(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n,
-                      const Modulus& q) {
-  if (use_avx512(n)) return detail::add_permuted_row_avx512(in, perm, out, n, q.value());
-  for (std::size_t t = 0; t < n; ++t) out[t] = reduce_once(out[t] + in[perm[t]], q.value());
-}
-
-void permute_row(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n) {
-  if (use_avx512(n)) return detail::permute_row_avx512(in, perm, out, n);
-  for (std::size_t t = 0; t < n; ++t) out[t] = in[perm[t]];
-}
 
 void lift_centered_row(const u64* x, u64 p, u64* out, std::size_t n, const Modulus& q) {
   const u64 pq = q.reduce(p);
@@ -92,5 +82,9 @@ void round_quotient_row(const u64* t, const double* inv, std::size_t kf, std::si
     u[c] = static_cast<u64>(v);
   }
 }
+
+namespace detail {
+bool blocks_use_avx512() { return cpu_has_avx512dq(); }
+}  // namespace detail
 
 }  // namespace privsearch::ring

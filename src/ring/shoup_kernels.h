@@ -28,12 +28,6 @@ void add_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* 
                  std::size_t n, const Modulus& q);
 void sub_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
                  std::size_t n, const Modulus& q);
-// out[t] = out[t] + in[perm[t]] mod q (a permuted accumulate; in != out).
-void add_permuted_row(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
-                      std::size_t n, const Modulus& q);
-// out[t] = in[perm[t]] (in != out).
-void permute_row(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
-                 std::size_t n);
 // The centred lift of x in [0, p) (x > p/2 stands for x - p) reduced modulo q:
 // out = (x mod q) - (x > p/2 ? p mod q : 0) mod q. in != out not required.
 void lift_centered_row(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,
@@ -57,10 +51,14 @@ void add_mod_row_avx512(const std::uint64_t* a, const std::uint64_t* b, std::uin
                         std::size_t n, std::uint64_t q);
 void sub_mod_row_avx512(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
                         std::size_t n, std::uint64_t q);
-void add_permuted_row_avx512(const std::uint64_t* in, const std::uint32_t* perm,
-                             std::uint64_t* out, std::size_t n, std::uint64_t q);
-void permute_row_avx512(const std::uint64_t* in, const std::uint32_t* perm, std::uint64_t* out,
-                        std::size_t n);
+// Block permutations (ring/automorphism.h): output block h = source block src[h], lane l from
+// source lane byte l of lanes[h]; the add form accumulates modulo q (in, out < q).
+bool blocks_use_avx512();
+void permute_blocks_avx512(const std::uint64_t* in, const std::uint32_t* src,
+                           const std::uint64_t* lanes, std::uint64_t* out, std::size_t blocks);
+void add_permuted_blocks_avx512(const std::uint64_t* in, const std::uint32_t* src,
+                                const std::uint64_t* lanes, std::uint64_t* out,
+                                std::size_t blocks, std::uint64_t q);
 void signed_doubles_to_residues_avx512(const double* c, std::size_t n, std::uint64_t q,
                                        std::uint64_t* out);
 void lift_centered_row_avx512(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,

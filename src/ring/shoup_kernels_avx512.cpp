@@ -91,21 +91,28 @@ void sub_mod_row_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64
   }
 }
 
-void add_permuted_row_avx512(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n,
-                             u64 q) {
-  const V vq = bcast(q);
-  for (std::size_t t = 0; t < n; t += 8) {
-    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
-    const V g = _mm512_i32gather_epi64(idx, reinterpret_cast<const long long*>(in), 8);
-    _mm512_storeu_si512(out + t, sub_if_ge(_mm512_add_epi64(_mm512_loadu_si512(out + t), g), vq));
+namespace {
+// Source block src[h] with its lanes shuffled by the eight bytes of lanes[h].
+inline V permuted_block(const u64* in, const std::uint32_t* src, const u64* lanes,
+                        std::size_t h) {
+  const V idx = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(lanes[h])));
+  return _mm512_permutexvar_epi64(idx, _mm512_loadu_si512(in + 8 * std::size_t{src[h]}));
+}
+}  // namespace
+
+void permute_blocks_avx512(const u64* in, const std::uint32_t* src, const u64* lanes, u64* out,
+                           std::size_t blocks) {
+  for (std::size_t h = 0; h < blocks; ++h) {
+    _mm512_storeu_si512(out + 8 * h, permuted_block(in, src, lanes, h));
   }
 }
 
-void permute_row_avx512(const u64* in, const std::uint32_t* perm, u64* out, std::size_t n) {
-  for (std::size_t t = 0; t < n; t += 8) {
-    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(perm + t));
-    _mm512_storeu_si512(out + t,
-                        _mm512_i32gather_epi64(idx, reinterpret_cast<const long long*>(in), 8));
+void add_permuted_blocks_avx512(const u64* in, const std::uint32_t* src, const u64* lanes,
+                                u64* out, std::size_t blocks, u64 q) {
+  const V vq = bcast(q);
+  for (std::size_t h = 0; h < blocks; ++h) {
+    const V sum = _mm512_add_epi64(_mm512_loadu_si512(out + 8 * h), permuted_block(in, src, lanes, h));
+    _mm512_storeu_si512(out + 8 * h, sub_if_ge(sum, vq));
   }
 }
 
@@ -165,10 +172,11 @@ void add_mod_row_avx512(const u64*, const u64*, u64*, std::size_t, u64) {
 void sub_mod_row_avx512(const u64*, const u64*, u64*, std::size_t, u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
-void add_permuted_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t, u64) {
+void permute_blocks_avx512(const u64*, const std::uint32_t*, const u64*, u64*, std::size_t) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
-void permute_row_avx512(const u64*, const std::uint32_t*, u64*, std::size_t) {
+void add_permuted_blocks_avx512(const u64*, const std::uint32_t*, const u64*, u64*, std::size_t,
+                                u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 void lift_centered_row_avx512(const u64*, u64, u64*, std::size_t, u64, u64, u64) {

@@ -54,5 +54,35 @@ TEST(Automorphism, NttPermutationCommutesWithTheTransform) {
   EXPECT_FALSE(GaloisPermutation::create(4, n).ok());
 }
 
+// The block form (one source block and a lane shuffle per eight values) is what the AVX-512
+// paths apply; it must agree with the plain table for every size and element.
+TEST(Automorphism, BlockFormMatchesTheTable) {
+  const auto q = *Modulus::create(97);
+  Prng prng = Prng::from_seed(Seed{}, 43);
+  for (std::size_t n : {8u, 16u, 64u, 1024u, 8192u}) {
+    std::vector<std::uint64_t> elts = {galois_elt_for_step(1, n), galois_elt_for_step(-1, n),
+                                       galois_elt_conjugate(n)};
+    if (n >= 64) elts.push_back(galois_elt_for_step(static_cast<int>(n / 4) - 3, n));
+    for (std::uint64_t g : elts) {
+      const auto perm = *GaloisPermutation::create(g, n);
+      ASSERT_EQ(perm.block_source().size(), n / 8);
+      std::vector<std::uint64_t> in(n), out(n), acc(n), expected(n), expected_acc(n);
+      for (auto& v : in) v = prng.uniform_below(97);
+      for (auto& v : acc) v = prng.uniform_below(97);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t block = perm.block_source()[i / 8];
+        const std::size_t lane = (perm.block_lanes()[i / 8] >> (8 * (i % 8))) & 7;
+        ASSERT_EQ(perm.table()[i], 8 * block + lane) << "n = " << n << ", g = " << g;
+        expected[i] = in[perm.table()[i]];
+        expected_acc[i] = (acc[i] + in[perm.table()[i]]) % 97;
+      }
+      perm.apply(in.data(), out.data());
+      EXPECT_EQ(out, expected) << "n = " << n << ", g = " << g;
+      perm.apply_add(in.data(), acc.data(), q);
+      EXPECT_EQ(acc, expected_acc) << "n = " << n << ", g = " << g;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace privsearch::ring

@@ -1,5 +1,7 @@
 #include "ring/shoup_kernels.h"
 
+#include <optional>
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -103,22 +105,29 @@ TEST_P(ShoupKernels, DotProductPathsAgree) {
     pas64.push_back(as64[j].data());
   }
   const ShoupDotOperands ops{terms, px.data(), pb.data(), pbs.data(), pa.data(), pas.data()};
-  std::vector<std::uint32_t> perm(n);
-  for (std::size_t t = 0; t < n; ++t) perm[t] = static_cast<std::uint32_t>((t * 5 + 3) % n);
-  std::vector<u64> o0(n), o1(n), s0(n), s1(n);
-  shoup_dot2(ops, perm.data(), n, q, o0.data(), o1.data());
   const ShoupDotOperands ops64{terms, px.data(), pb.data(), pbs64.data(), pa.data(), pas64.data()};
-  shoup_dot2_scalar(ops64, perm.data(), n, q, s0.data(), s1.data());
-  EXPECT_EQ(o0, s0);
-  EXPECT_EQ(o1, s1);
-  for (std::size_t t = 0; t < n; ++t) {
-    u64 e0 = 0, e1 = 0;
-    for (std::size_t j = 0; j < terms; ++j) {
-      e0 = (e0 + testing::ref_mulmod(x[j][perm[t]], b[j][t], qv)) % qv;
-      e1 = (e1 + testing::ref_mulmod(x[j][perm[t]], a[j][t], qv)) % qv;
+  // Identity, a rotation and the conjugation (the SIMD paths read x through the block form).
+  std::vector<std::optional<GaloisPermutation>> perms;
+  perms.emplace_back();
+  perms.emplace_back(*GaloisPermutation::create(galois_elt_for_step(3, n), n));
+  perms.emplace_back(*GaloisPermutation::create(galois_elt_conjugate(n), n));
+  for (const auto& perm : perms) {
+    const GaloisPermutation* p = perm ? &*perm : nullptr;
+    std::vector<u64> o0(n), o1(n), s0(n), s1(n);
+    shoup_dot2(ops, p, n, q, o0.data(), o1.data());
+    shoup_dot2_scalar(ops64, p, n, q, s0.data(), s1.data());
+    EXPECT_EQ(o0, s0);
+    EXPECT_EQ(o1, s1);
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::size_t src = p != nullptr ? p->table()[t] : t;
+      u64 e0 = 0, e1 = 0;
+      for (std::size_t j = 0; j < terms; ++j) {
+        e0 = (e0 + testing::ref_mulmod(x[j][src], b[j][t], qv)) % qv;
+        e1 = (e1 + testing::ref_mulmod(x[j][src], a[j][t], qv)) % qv;
+      }
+      ASSERT_EQ(s0[t], e0);
+      ASSERT_EQ(s1[t], e1);
     }
-    ASSERT_EQ(s0[t], e0);
-    ASSERT_EQ(s1[t], e1);
   }
 }
 
