@@ -54,19 +54,12 @@ Status check_keys(const Params& params, const GaloisKeys& keys) {
 Result<Ciphertext> Evaluator::apply_galois(const Hoisted& h, std::uint64_t galois_elt,
                                            const KeySwitchKey& key) const {
   const std::size_t level = h.ct.level();
-  const std::size_t n = params_.n();
   const auto& perm = permutation(galois_elt);
   ring::RnsPoly u0, u1;
   key_switch_inner_product(params_, h.digits, &perm, key, u0, u1);
-  mod_down_inplace(params_, level, u0);
+  // c0' = sigma(c0) + u0/P (sigma(c0) joins in the ModDown's last pass), c1' = u1/P.
+  mod_down_add_inplace(params_, level, u0, &h.ct.c0(), &perm);
   mod_down_inplace(params_, level, u1);
-  // c0' = sigma(c0) + u0/P, c1' = u1/P.
-  const auto q = params_.q_at_level(level);
-  std::vector<std::uint64_t> rotated(n);
-  for (std::size_t i = 0; i <= level; ++i) {
-    perm.apply(h.ct.c0().row(i), rotated.data());
-    ring::add_row(rotated.data(), u0.row(i), u0.row(i), n, q[i]);
-  }
   return Ciphertext(params_.id(), level, h.ct.scale(), std::move(u0), std::move(u1));
 }
 

@@ -47,31 +47,53 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
 }
 
 void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly) {
+  mod_down_add_inplace(params, level, poly, nullptr, nullptr);
+}
+
+void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
+                          const ring::RnsPoly* addend, const ring::GaloisPermutation* perm) {
   const std::size_t n = params.n();
   const std::size_t nq = level + 1;
   const std::size_t np = params.num_p();
   PRIVSEARCH_CHECK(poly.is_ntt() && poly.num_moduli() == nq + np, "mod_down shape mismatch");
+  PRIVSEARCH_CHECK(addend == nullptr || (addend->is_ntt() && addend->num_moduli() >= nq),
+                   "mod_down addend shape mismatch");
   // Scratch reused across calls on this thread: ModDown runs once or twice per rotation.
-  thread_local std::vector<std::uint64_t> xp, conv;
+  thread_local std::vector<std::uint64_t> xp, conv, scratch;
   xp.resize(np * n);
-  conv.resize(nq * n);
-  // [x]_P centred, in coefficient form, converted exactly to q_0..q_level; then
-  // (x - [x]_P) / P = round(x / P).
+  scratch.resize(n);
+  // [x]_P in coefficient form; then, per q_i, (x - Conv_{P->q_i}([x]_P)) * P^-1 = round(x / P)
+  // with the conversion's transform, the subtraction, the scaling and the addend in one pass
+  // (ring::NttTables::forward_mod_down).
   for (std::size_t j = 0; j < np; ++j) {
     std::uint64_t* row = xp.data() + j * n;
     std::copy_n(poly.row(nq + j), n, row);
     params.ntt(params.num_q() + j).inverse(row);
   }
-  thread_local std::vector<std::size_t> targets;
-  targets.resize(nq);
-  for (std::size_t i = 0; i < nq; ++i) targets[i] = i;
-  params.p_to_q().convert_centered(xp.data(), conv.data(), n, targets);
+  if (np > 1) {
+    // Several special primes: the exact centred conversion first (ring/rns.h).
+    conv.resize(nq * n);
+    thread_local std::vector<std::size_t> targets;
+    targets.resize(nq);
+    for (std::size_t i = 0; i < nq; ++i) targets[i] = i;
+    params.p_to_q().convert_centered(xp.data(), conv.data(), n, targets);
+  }
   for (std::size_t i = 0; i < nq; ++i) {
-    const ring::Modulus& qi = params.key_moduli()[i];
-    std::uint64_t* c = conv.data() + i * n;
-    params.ntt(i).forward(c);
-    ring::sub_add_mul_scalar_row(poly.row(i), c, qi.value(), params.p_inv_mod_q(i), poly.row(i),
-                                 n, qi);
+    ring::ModDownRow row;
+    if (np == 1) {
+      row.y = xp.data();  // one special prime: the centred lift happens inside the transform
+      row.p = params.key_moduli()[params.num_q()].value();
+    } else {
+      row.y = conv.data() + i * n;
+    }
+    row.x = poly.row(i);
+    row.w = params.p_inv_mod_q(i);
+    row.out = poly.row(i);
+    if (addend != nullptr) {
+      row.addend = addend->row(i);
+      row.addend_perm = perm;
+    }
+    params.ntt(i).forward_mod_down(row, scratch.data());
   }
   poly.truncate_moduli(nq);
 }

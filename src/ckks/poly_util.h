@@ -18,6 +18,7 @@
 
 #include "ckks/params.h"
 #include "core/csprng.h"
+#include "ring/automorphism.h"
 #include "ring/rns_poly.h"
 
 namespace privsearch::ckks {
@@ -38,5 +39,9 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
 // poly: rows q_0..q_level, p_0..p_{k-1} in NTT form. Result: rows q_0..q_level in NTT form
 // holding round-ish(poly / P).
 void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly);
+// poly := ModDown(poly) + perm(addend) over q_0..q_level (addend in NTT form with at least
+// level + 1 rows, read through perm when it is not null): a rotation's c0 in the same pass.
+void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
+                          const ring::RnsPoly* addend, const ring::GaloisPermutation* perm);
 
 }  // namespace privsearch::ckks

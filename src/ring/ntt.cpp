@@ -1,8 +1,11 @@
 #include "ring/ntt.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ring/primes.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ring {
 
@@ -115,5 +118,44 @@ void NttTables::inverse(std::uint64_t* a, NttPath path) const {
     detail::ntt_inverse_scalar(*this, a);
   }
 }
+
+void NttTables::forward_mod_down(const ModDownRow& row, std::uint64_t* scratch,
+                                 NttPath path) const {
+  PRIVSEARCH_DCHECK(supports(path), "NTT path not supported for this modulus/CPU");
+  PRIVSEARCH_CHECK(row.p < (u64{1} << 62) && (row.p == 0 || row.p % 2 == 1),
+                   "forward_mod_down: p must be odd and below 2^62");
+  PRIVSEARCH_CHECK(row.addend_perm == nullptr || row.addend_perm->n() == n_,
+                   "forward_mod_down: permutation size mismatch");
+  // IFMA multiplies 52-bit lanes: the lifted inputs (below p + q) must fit.
+  if (path == NttPath::kIfma && row.p + q_.value() < (u64{1} << 52)) {
+    detail::ntt_forward_mod_down_ifma(*this, row, scratch);
+  } else if (path != NttPath::kScalar && supports(NttPath::kAvx512)) {
+    detail::ntt_forward_mod_down_avx512(*this, row, scratch);
+  } else {
+    detail::ntt_forward_mod_down_scalar(*this, row, scratch);
+  }
+}
+
+namespace detail {
+// The reference composition: lift, transform, (x - v) * w, then the addend.
+void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  const std::size_t n = t.n();
+  const Modulus& q = t.modulus();
+  if (row.p != 0) {
+    lift_centered_row(row.y, row.p, scratch, n, q);
+  } else {
+    std::copy_n(row.y, n, scratch);
+  }
+  t.forward(scratch, NttPath::kScalar);
+  const u64 ws = q.shoup(row.w);
+  for (std::size_t i = 0; i < n; ++i) {
+    u64 r = q.mul_shoup(q.sub(row.x[i], scratch[i]), row.w, ws);
+    if (row.addend != nullptr) {
+      r = q.add(r, row.addend[row.addend_perm != nullptr ? row.addend_perm->table()[i] : i]);
+    }
+    row.out[i] = r;
+  }
+}
+}  // namespace detail
 
 }  // namespace privsearch::ring

@@ -24,9 +24,25 @@
 #include <vector>
 
 #include "core/status.h"
+#include "ring/automorphism.h"
 #include "ring/modulus.h"
 
 namespace privsearch::ring {
+
+// One row of ModDown (ckks/poly_util.h) for NttTables::forward_mod_down:
+//   out = (x - NTT(y')) * w  [+ addend, read through addend_perm if given]   (mod q)
+// where y' is y itself (p == 0: y < q, coefficient form) or the centred lift of y modulo an odd
+// p < 2^62 (y in [0, p), y > p/2 standing for y - p). x, addend < q in NTT form; out may alias
+// x (not y or addend).
+struct ModDownRow {
+  const std::uint64_t* y = nullptr;
+  std::uint64_t p = 0;
+  const std::uint64_t* x = nullptr;
+  std::uint64_t w = 0;
+  std::uint64_t* out = nullptr;
+  const std::uint64_t* addend = nullptr;
+  const GaloisPermutation* addend_perm = nullptr;
+};
 
 enum class NttPath { kScalar, kAvx512, kIfma };
 std::string_view ntt_path_name(NttPath path);
@@ -55,6 +71,15 @@ class NttTables {
   // Explicit path (for tests and benchmarks). Precondition: supports(path).
   void forward(std::uint64_t* a, NttPath path) const;
   void inverse(std::uint64_t* a, NttPath path) const;
+
+  // The forward transform fused with the rest of a ModDown row (ModDownRow above): the lift
+  // happens in the first stage and the subtraction, scaling and addend in the last, so the row
+  // is read and written once instead of three times. scratch: n words (not aliasing the row's
+  // arrays). The SIMD paths give the same result as the scalar composition.
+  void forward_mod_down(const ModDownRow& row, std::uint64_t* scratch) const {
+    forward_mod_down(row, scratch, default_path_);
+  }
+  void forward_mod_down(const ModDownRow& row, std::uint64_t* scratch, NttPath path) const;
 
   // Twiddles, exposed for the SIMD kernels: psi^brv(k) and psi^-brv(k) with their Shoup
   // companions for 64-bit (scalar) and 52-bit (IFMA) words. Each array has n entries.
@@ -106,6 +131,11 @@ bool ifma_compiled();
 void ntt_forward_avx512(const NttTables& t, std::uint64_t* a);
 void ntt_inverse_avx512(const NttTables& t, std::uint64_t* a);
 bool avx512_compiled();
+void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row,
+                                 std::uint64_t* scratch);
+void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, std::uint64_t* scratch);
+void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row,
+                                 std::uint64_t* scratch);
 }  // namespace detail
 
 }  // namespace privsearch::ring

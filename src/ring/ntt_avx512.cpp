@@ -28,6 +28,12 @@ void ntt_forward_avx512(const NttTables& t, u64* a) {
   forward_avx512(t, a, avx512_mul(t), t.twiddles().root_shoup64.data());
 }
 
+void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  const Modulus& q = t.modulus();
+  forward_mod_down_avx512(t, row, scratch, avx512_mul(t), t.twiddles().root_shoup64.data(),
+                          q.shoup(1), q.shoup(row.w));
+}
+
 void ntt_inverse_avx512(const NttTables& t, u64* a) {
   inverse_avx512(t, a, avx512_mul(t), t.twiddles().inv_root_shoup64.data(), t.n_inv_shoup64(),
                  t.last_inv_root_scaled_shoup64());
@@ -40,7 +46,16 @@ void ntt_inverse_avx512(const NttTables& t, u64* a) {
 namespace privsearch::ring::detail {
 bool avx512_compiled() { return false; }
 void ntt_forward_avx512(const NttTables& t, u64* a) { ntt_forward_scalar(t, a); }
+void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  const Modulus& q = t.modulus();
+  forward_mod_down_avx512(t, row, scratch, avx512_mul(t), t.twiddles().root_shoup64.data(),
+                          q.shoup(1), q.shoup(row.w));
+}
+
 void ntt_inverse_avx512(const NttTables& t, u64* a) { ntt_inverse_scalar(t, a); }
+void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  ntt_forward_mod_down_scalar(t, row, scratch);
+}
 }  // namespace privsearch::ring::detail
 
 #endif

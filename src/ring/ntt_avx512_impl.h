@@ -78,11 +78,18 @@ inline V load_small_gap_twiddles(const u64* w, std::size_t gap) {
   return _mm512_loadu_si512(w);
 }
 
-// kReduce (forward, last stage only): also bring the outputs from [0, 4q) to [0, q) before
-// storing, instead of a separate pass over the array.
-template <bool kForward, typename Mul, bool kReduce = false>
+// The default last-stage output: store the (reduced) values back into the array.
+struct StoreInPlace {
+  void operator()(u64* a, std::size_t /*index*/, V v) const { _mm512_storeu_si512(a, v); }
+};
+
+// kReduce (forward, last stage only): also bring the outputs from [0, 4q) to [0, q) and hand
+// each natural-order vector to `out(address, index, value)` (index = offset + position), which
+// stores it or fuses more work into the same pass.
+template <bool kForward, typename Mul, bool kReduce = false, typename Out = StoreInPlace>
 void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, const u64* w,
-                     const u64* ws, const Butterflies<Mul>& bf, V q = V{}) {
+                     const u64* ws, const Butterflies<Mul>& bf, V q = V{}, const Out& out = {},
+                     std::size_t offset = 0) {
   // a: n values starting at group offset 0 of w + m (callers shift w and ws for sub-blocks).
   const Shuffles s = shuffles_for_gap(gap);
   const std::size_t groups_per_block = 8 / gap;
@@ -101,9 +108,12 @@ void small_gap_stage(u64* a, std::size_t n, std::size_t gap, std::size_t m, cons
     if constexpr (kReduce) {
       x = sub_if_ge(sub_if_ge(x, bf.two_q), q);
       y = sub_if_ge(sub_if_ge(y, bf.two_q), q);
+      out(a + b, offset + b, _mm512_permutex2var_epi64(x, s.lo_idx, y));
+      out(a + b + 8, offset + b + 8, _mm512_permutex2var_epi64(x, s.hi_idx, y));
+    } else {
+      _mm512_storeu_si512(a + b, _mm512_permutex2var_epi64(x, s.lo_idx, y));
+      _mm512_storeu_si512(a + b + 8, _mm512_permutex2var_epi64(x, s.hi_idx, y));
     }
-    _mm512_storeu_si512(a + b, _mm512_permutex2var_epi64(x, s.lo_idx, y));
-    _mm512_storeu_si512(a + b + 8, _mm512_permutex2var_epi64(x, s.hi_idx, y));
   }
 }
 
@@ -151,14 +161,15 @@ inline void large_gap_stage_gs(u64* a, std::size_t gap, std::size_t h, std::size
 // passes over the array (an 8192-value polynomial is 64 KB, twice Zen 4's L1).
 inline constexpr std::size_t kBlock = 2048;
 
-template <typename Mul>
-void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
+// The forward stages from (m, gap) on: m = 1, gap = n/2 is the whole transform.
+template <typename Mul, typename Out = StoreInPlace>
+void forward_stages(const NttTables& t, u64* a, const Mul& mul, const u64* ws, std::size_t m,
+                    std::size_t gap, const Out& out = {}) {
   const std::size_t n = t.n();
   const V q = bcast(t.modulus().value());
   const Butterflies<Mul> bf{mul, bcast(2 * t.modulus().value())};
   const u64* w = t.twiddles().root.data();
   const std::size_t block = std::min(n, kBlock);
-  std::size_t m = 1, gap = n >> 1;
   // Full passes while a butterfly spans more than one block.
   for (; gap >= block; m <<= 1, gap >>= 1) large_gap_stage_ct(a, gap, m, 0, m, w, ws, bf);
   // Then block by block through the remaining stages.
@@ -172,8 +183,64 @@ void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
       const std::size_t g0 = s / (2 * gb);
       small_gap_stage<true>(a + s, block, gb, mb, w + g0, ws + g0, bf);
     }
-    small_gap_stage<true, Mul, true>(a + s, block, 1, mb, w + s / 2, ws + s / 2, bf, q);
+    small_gap_stage<true, Mul, true>(a + s, block, 1, mb, w + s / 2, ws + s / 2, bf, q, out, s);
   }
+}
+
+template <typename Mul>
+void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
+  forward_stages(t, a, mul, ws, 1, t.n() >> 1);
+}
+
+// Source block src[h] of `in` with its lanes shuffled by the bytes of lanes[h] (the block form
+// of a Galois permutation, ring/automorphism.h).
+inline V permuted_block(const u64* in, const std::uint32_t* src, const u64* lanes,
+                        std::size_t h) {
+  const V idx = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(lanes[h])));
+  return _mm512_permutexvar_epi64(idx, _mm512_loadu_si512(in + 8 * std::size_t{src[h]}));
+}
+
+// NttTables::forward_mod_down: the first stage reads y (lifting it when p != 0) into scratch,
+// the last stage's outputs v go straight to out = (x + q - v) * w [+ addend] instead of back
+// into scratch. Shoup companions: one_s of 1, w_s of w, in the Mul's word size.
+template <typename Mul>
+void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch,
+                             const Mul& mul, const u64* ws, u64 one_s, u64 w_s) {
+  const std::size_t n = t.n(), half = n >> 1;
+  const u64 qv = t.modulus().value();
+  const V q = bcast(qv), two_q = bcast(2 * qv);
+  const V w1 = bcast(t.twiddles().root[1]), w1s = bcast(ws[1]);
+  const V one = bcast(1), ones = bcast(one_s);
+  // Centred lift: y > p/2 stands for y - p, i.e. add delta = -p mod q (y + delta < p + q).
+  const V p_half = bcast(row.p >> 1);
+  const V delta = bcast(row.p == 0 ? 0 : (qv - row.p % qv) % qv);
+  for (std::size_t j = 0; j < half; j += 8) {
+    V x = _mm512_loadu_si512(row.y + j);
+    V y = _mm512_loadu_si512(row.y + j + half);
+    if (row.p != 0) {
+      x = _mm512_mask_add_epi64(x, _mm512_cmpgt_epu64_mask(x, p_half), x, delta);
+      y = _mm512_mask_add_epi64(y, _mm512_cmpgt_epu64_mask(y, p_half), y, delta);
+      x = mul.lazy(x, one, ones);  // [0, 2q)
+    }
+    const V v = mul.lazy(y, w1, w1s);
+    _mm512_storeu_si512(scratch + j, _mm512_add_epi64(x, v));
+    _mm512_storeu_si512(scratch + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
+  }
+  const V wv = bcast(row.w), wsv = bcast(w_s);
+  const bool add = row.addend != nullptr;
+  const std::uint32_t* src = add && row.addend_perm != nullptr ? row.addend_perm->block_source().data() : nullptr;
+  const u64* lanes = src != nullptr ? row.addend_perm->block_lanes().data() : nullptr;
+  auto finish = [&](u64* /*a*/, std::size_t i, V v) {
+    const V d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(row.x + i), q), v);
+    V r = sub_if_ge(mul.lazy(d, wv, wsv), q);
+    if (add) {
+      const V c = src != nullptr ? permuted_block(row.addend, src, lanes, i / 8)
+                                 : _mm512_loadu_si512(row.addend + i);
+      r = sub_if_ge(_mm512_add_epi64(r, c), q);
+    }
+    _mm512_storeu_si512(row.out + i, r);
+  };
+  forward_stages(t, scratch, mul, ws, 2, n >> 2, finish);
 }
 
 template <typename Mul>

@@ -35,6 +35,13 @@ void ntt_forward_ifma(const NttTables& t, u64* a) {
   forward_avx512(t, a, ifma_mul(t), t.twiddles().root_shoup52.data());
 }
 
+void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  const u64 q = t.modulus().value();
+  auto shoup52 = [q](u64 w) { return static_cast<u64>((static_cast<u128>(w) << 52) / q); };
+  forward_mod_down_avx512(t, row, scratch, ifma_mul(t), t.twiddles().root_shoup52.data(),
+                          shoup52(1), shoup52(row.w));
+}
+
 void ntt_inverse_ifma(const NttTables& t, u64* a) {
   inverse_avx512(t, a, ifma_mul(t), t.twiddles().inv_root_shoup52.data(), t.n_inv_shoup52(),
                  t.last_inv_root_scaled_shoup52());
@@ -47,7 +54,17 @@ void ntt_inverse_ifma(const NttTables& t, u64* a) {
 namespace privsearch::ring::detail {
 bool ifma_compiled() { return false; }
 void ntt_forward_ifma(const NttTables& t, u64* a) { ntt_forward_scalar(t, a); }
+void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  const u64 q = t.modulus().value();
+  auto shoup52 = [q](u64 w) { return static_cast<u64>((static_cast<u128>(w) << 52) / q); };
+  forward_mod_down_avx512(t, row, scratch, ifma_mul(t), t.twiddles().root_shoup52.data(),
+                          shoup52(1), shoup52(row.w));
+}
+
 void ntt_inverse_ifma(const NttTables& t, u64* a) { ntt_inverse_scalar(t, a); }
+void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, u64* scratch) {
+  ntt_forward_mod_down_scalar(t, row, scratch);
+}
 }  // namespace privsearch::ring::detail
 
 #endif

@@ -46,6 +46,52 @@ TEST(NttTables, ForwardMatchesDirectEvaluation) {
   }
 }
 
+// forward_mod_down against the definition: direct evaluation of the lifted row, then
+// (x - v) * w + addend[perm] with 128-bit arithmetic; every path, with and without the lift and
+// the addend, and a p too large for the IFMA lanes (which must fall back, not wrap).
+TEST(NttTables, ForwardModDownMatchesTheDefinition) {
+  Prng prng = Prng::from_seed(Seed{}, 23);
+  for (std::size_t n : {16u, 64u, 256u}) {
+    for (int bits : {40, 49, 60}) {
+      const auto t = tables_for(n, bits);
+      const u64 q = t.modulus().value();
+      for (int p_bits : {0, 50, 61}) {
+        const u64 p = p_bits == 0 ? 0 : largest_ntt_primes(p_bits, n, 1).value()[0];
+        const auto y = random_poly(prng, n, p == 0 ? q : p);
+        std::vector<u64> lifted(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          const __int128 v = p != 0 && y[i] > p / 2 ? static_cast<__int128>(y[i]) - p : y[i];
+          __int128 r = v % static_cast<__int128>(q);
+          lifted[i] = static_cast<u64>(r < 0 ? r + q : r);
+        }
+        const auto v = testing::ref_ntt(lifted, t.psi(), q);
+        const auto x = random_poly(prng, n, q);
+        const auto addend = random_poly(prng, n, q);
+        const u64 w = prng.uniform_below(q);
+        const auto perm = *GaloisPermutation::create(galois_elt_for_step(5, n), n);
+        for (int mode = 0; mode < 3; ++mode) {  // no addend, plain addend, permuted addend
+          std::vector<u64> expected(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            u64 r = testing::ref_mulmod((x[i] + q - v[i]) % q, w, q);
+            if (mode == 1) r = (r + addend[i]) % q;
+            if (mode == 2) r = (r + addend[perm.table()[i]]) % q;
+            expected[i] = r;
+          }
+          for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
+            if (!t.supports(path)) continue;
+            std::vector<u64> out = x, scratch(n);
+            ModDownRow row{y.data(), p, out.data(), w, out.data(),
+                           mode == 0 ? nullptr : addend.data(), mode == 2 ? &perm : nullptr};
+            t.forward_mod_down(row, scratch.data(), path);
+            EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
+                                     << p_bits << " mode " << mode << " " << ntt_path_name(path);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(NttTables, ForwardThenInverseIsIdentity) {
   Prng prng = Prng::from_seed(Seed{}, 22);
   for (std::size_t n : {16u, 1024u, 8192u}) {
