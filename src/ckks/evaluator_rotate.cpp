@@ -56,10 +56,7 @@ Result<Ciphertext> Evaluator::apply_galois(const Hoisted& h, std::uint64_t galoi
   const std::size_t level = h.ct.level();
   const auto& perm = permutation(galois_elt);
   ring::RnsPoly u0, u1;
-  key_switch_inner_product(params_, h.digits, &perm, key, u0, u1);
-  // c0' = sigma(c0) + u0/P (sigma(c0) joins in the ModDown's last pass), c1' = u1/P.
-  mod_down_add_inplace(params_, level, u0, &h.ct.c0(), &perm);
-  mod_down_inplace(params_, level, u1);
+  key_switch_rotate(params_, h.digits, perm, key, h.ct.c0(), u0, u1);
   return Ciphertext(params_.id(), level, h.ct.scale(), std::move(u0), std::move(u1));
 }
 

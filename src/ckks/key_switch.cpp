@@ -1,6 +1,7 @@
 #include "ckks/key_switch.h"
 
 #include <algorithm>
+#include <array>
 
 #include "ckks/poly_util.h"
 #include "core/check.h"
@@ -48,27 +49,70 @@ HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly
   return h;
 }
 
+namespace {
+// Row r (of rows q_0..q_l, P) of (u0, u1) = sum_j perm(D_j) * (b_j, a_j).
+void inner_product_row(const Params& params, const HoistedDigits& digits,
+                       const ring::GaloisPermutation* perm, const KeySwitchKey& key,
+                       std::size_t r, std::size_t key_row, std::uint64_t* u0, std::uint64_t* u1) {
+  const std::size_t nd = digits.digits.size();
+  constexpr std::size_t kMaxDigits = 64;
+  PRIVSEARCH_CHECK(nd <= kMaxDigits, "too many key-switching digits");
+  std::array<const std::uint64_t*, kMaxDigits> x{}, b{}, bs{}, a{}, as{};
+  for (std::size_t j = 0; j < nd; ++j) {
+    x[j] = digits.digits[j].row(r);
+    b[j] = key.b(j).row(key_row);
+    bs[j] = key.b_shoup(j).row(key_row);
+    a[j] = key.a(j).row(key_row);
+    as[j] = key.a_shoup(j).row(key_row);
+  }
+  const ring::ShoupDotOperands ops{nd, x.data(), b.data(), bs.data(), a.data(), as.data()};
+  ring::shoup_dot2(ops, perm, params.n(), params.key_moduli()[key_row], u0, u1);
+}
+}  // namespace
+
 void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
                               const ring::GaloisPermutation* perm, const KeySwitchKey& key,
                               ring::RnsPoly& u0, ring::RnsPoly& u1) {
   const std::size_t n = params.n();
-  const std::size_t level = digits.level;
-  const auto rows = key_rows(params, level, true);
+  const auto rows = key_rows(params, digits.level, true);
   PRIVSEARCH_CHECK(key.digits() == params.num_digits(), "key has the wrong number of digits");
   u0 = ring::RnsPoly::uninitialized(n, rows.size(), true);
   u1 = ring::RnsPoly::uninitialized(n, rows.size(), true);
-  const std::size_t nd = digits.digits.size();
-  std::vector<const std::uint64_t*> x(nd), b(nd), bs(nd), a(nd), as(nd);
-  const ring::ShoupDotOperands ops{nd, x.data(), b.data(), bs.data(), a.data(), as.data()};
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    for (std::size_t j = 0; j < nd; ++j) {
-      x[j] = digits.digits[j].row(r);
-      b[j] = key.b(j).row(rows[r]);
-      bs[j] = key.b_shoup(j).row(rows[r]);
-      a[j] = key.a(j).row(rows[r]);
-      as[j] = key.a_shoup(j).row(rows[r]);
-    }
-    ring::shoup_dot2(ops, perm, n, params.key_moduli()[rows[r]], u0.row(r), u1.row(r));
+    inner_product_row(params, digits, perm, key, r, rows[r], u0.row(r), u1.row(r));
+  }
+}
+
+void key_switch_rotate(const Params& params, const HoistedDigits& digits,
+                       const ring::GaloisPermutation& perm, const KeySwitchKey& key,
+                       const ring::RnsPoly& c0, ring::RnsPoly& out0, ring::RnsPoly& out1) {
+  const std::size_t n = params.n();
+  const std::size_t level = digits.level;
+  const std::size_t nq = level + 1;
+  const auto rows = key_rows(params, level, true);
+  PRIVSEARCH_CHECK(key.digits() == params.num_digits(), "key has the wrong number of digits");
+  PRIVSEARCH_CHECK(c0.is_ntt() && c0.num_moduli() == nq, "rotate: c0 shape mismatch");
+  thread_local ModDownScratch s0, s1;
+  thread_local std::vector<std::uint64_t> t0, t1;
+  s0.resize(params, level);
+  s1.resize(params, level);
+  t0.resize(n);
+  t1.resize(n);
+  // The P rows of the inner product go straight to the ModDown scratch ...
+  for (std::size_t j = 0; j < params.num_p(); ++j) {
+    inner_product_row(params, digits, &perm, key, nq + j, rows[nq + j], s0.p_rows.data() + j * n,
+                      s1.p_rows.data() + j * n);
+  }
+  mod_down_prepare(params, level, s0);
+  mod_down_prepare(params, level, s1);
+  // ... then each q row is computed and consumed while it is still in cache:
+  // c0' = sigma(c0) + u0/P, c1' = u1/P.
+  out0 = ring::RnsPoly::uninitialized(n, nq, true);
+  out1 = ring::RnsPoly::uninitialized(n, nq, true);
+  for (std::size_t i = 0; i < nq; ++i) {
+    inner_product_row(params, digits, &perm, key, i, rows[i], t0.data(), t1.data());
+    mod_down_row(params, s0, i, t0.data(), out0.row(i), c0.row(i), &perm);
+    mod_down_row(params, s1, i, t1.data(), out1.row(i), nullptr, nullptr);
   }
 }
 

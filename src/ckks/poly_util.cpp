@@ -50,6 +50,47 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
   mod_down_add_inplace(params, level, poly, nullptr, nullptr);
 }
 
+void ModDownScratch::resize(const Params& params, std::size_t level) {
+  const std::size_t n = params.n();
+  p_rows.resize(params.num_p() * n);
+  if (params.num_p() > 1) conv.resize((level + 1) * n);
+  transform.resize(n);
+}
+
+void mod_down_prepare(const Params& params, std::size_t level, ModDownScratch& s) {
+  const std::size_t n = params.n();
+  const std::size_t np = params.num_p();
+  PRIVSEARCH_CHECK(s.p_rows.size() == np * n && s.transform.size() == n,
+                   "mod_down scratch not sized for these parameters");
+  for (std::size_t j = 0; j < np; ++j) params.ntt(params.num_q() + j).inverse(s.p_rows.data() + j * n);
+  if (np > 1) {
+    // Several special primes: the exact centred conversion first (ring/rns.h).
+    PRIVSEARCH_CHECK(s.conv.size() >= (level + 1) * n, "mod_down scratch too small");
+    thread_local std::vector<std::size_t> targets;
+    targets.resize(level + 1);
+    for (std::size_t i = 0; i <= level; ++i) targets[i] = i;
+    params.p_to_q().convert_centered(s.p_rows.data(), s.conv.data(), n, targets);
+  }
+}
+
+void mod_down_row(const Params& params, ModDownScratch& s, std::size_t i, const std::uint64_t* x,
+                  std::uint64_t* out, const std::uint64_t* addend,
+                  const ring::GaloisPermutation* perm) {
+  ring::ModDownRow row;
+  if (params.num_p() == 1) {
+    row.y = s.p_rows.data();  // one special prime: the centred lift happens inside the transform
+    row.p = params.key_moduli()[params.num_q()].value();
+  } else {
+    row.y = s.conv.data() + i * params.n();
+  }
+  row.x = x;
+  row.w = params.p_inv_mod_q(i);
+  row.out = out;
+  row.addend = addend;
+  row.addend_perm = addend != nullptr ? perm : nullptr;
+  params.ntt(i).forward_mod_down(row, s.transform.data());
+}
+
 void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
                           const ring::RnsPoly* addend, const ring::GaloisPermutation* perm) {
   const std::size_t n = params.n();
@@ -59,41 +100,13 @@ void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly
   PRIVSEARCH_CHECK(addend == nullptr || (addend->is_ntt() && addend->num_moduli() >= nq),
                    "mod_down addend shape mismatch");
   // Scratch reused across calls on this thread: ModDown runs once or twice per rotation.
-  thread_local std::vector<std::uint64_t> xp, conv, scratch;
-  xp.resize(np * n);
-  scratch.resize(n);
-  // [x]_P in coefficient form; then, per q_i, (x - Conv_{P->q_i}([x]_P)) * P^-1 = round(x / P)
-  // with the conversion's transform, the subtraction, the scaling and the addend in one pass
-  // (ring::NttTables::forward_mod_down).
-  for (std::size_t j = 0; j < np; ++j) {
-    std::uint64_t* row = xp.data() + j * n;
-    std::copy_n(poly.row(nq + j), n, row);
-    params.ntt(params.num_q() + j).inverse(row);
-  }
-  if (np > 1) {
-    // Several special primes: the exact centred conversion first (ring/rns.h).
-    conv.resize(nq * n);
-    thread_local std::vector<std::size_t> targets;
-    targets.resize(nq);
-    for (std::size_t i = 0; i < nq; ++i) targets[i] = i;
-    params.p_to_q().convert_centered(xp.data(), conv.data(), n, targets);
-  }
+  thread_local ModDownScratch s;
+  s.resize(params, level);
+  for (std::size_t j = 0; j < np; ++j) std::copy_n(poly.row(nq + j), n, s.p_rows.data() + j * n);
+  mod_down_prepare(params, level, s);
   for (std::size_t i = 0; i < nq; ++i) {
-    ring::ModDownRow row;
-    if (np == 1) {
-      row.y = xp.data();  // one special prime: the centred lift happens inside the transform
-      row.p = params.key_moduli()[params.num_q()].value();
-    } else {
-      row.y = conv.data() + i * n;
-    }
-    row.x = poly.row(i);
-    row.w = params.p_inv_mod_q(i);
-    row.out = poly.row(i);
-    if (addend != nullptr) {
-      row.addend = addend->row(i);
-      row.addend_perm = perm;
-    }
-    params.ntt(i).forward_mod_down(row, scratch.data());
+    mod_down_row(params, s, i, poly.row(i), poly.row(i), addend != nullptr ? addend->row(i) : nullptr,
+                 perm);
   }
   poly.truncate_moduli(nq);
 }

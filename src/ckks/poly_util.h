@@ -39,6 +39,21 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
 // poly: rows q_0..q_level, p_0..p_{k-1} in NTT form. Result: rows q_0..q_level in NTT form
 // holding round-ish(poly / P).
 void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly);
+// ModDown in pieces, for callers that produce the rows of x one at a time (the hoisted rotation
+// computes each row of its key inner product just before the row is consumed, while it is still
+// in L1/L2): write the P rows of x (NTT form) into scratch.p_rows, mod_down_prepare() turns
+// them into [x]_P (coefficient form; converted to every q_i when there are several special
+// primes), then mod_down_row(i) gives out = (x_i - Conv_{q_i}([x]_P)) * P^-1 [+ perm(addend)]
+// with the transform fused (ring::NttTables::forward_mod_down). out may alias x.
+struct ModDownScratch {
+  std::vector<std::uint64_t> p_rows, conv, transform;
+  void resize(const Params& params, std::size_t level);
+};
+void mod_down_prepare(const Params& params, std::size_t level, ModDownScratch& scratch);
+void mod_down_row(const Params& params, ModDownScratch& scratch, std::size_t i,
+                  const std::uint64_t* x, std::uint64_t* out, const std::uint64_t* addend,
+                  const ring::GaloisPermutation* perm);
+
 // poly := ModDown(poly) + perm(addend) over q_0..q_level (addend in NTT form with at least
 // level + 1 rows, read through perm when it is not null): a rotation's c0 in the same pass.
 void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,

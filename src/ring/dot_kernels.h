@@ -4,10 +4,11 @@
 // b'_j = floor(b_j * 2^64 / m). Rows the IFMA kernel handles (m < 2^50 on a CPU with AVX-512
 // IFMA) instead use the Montgomery form b'_j = b_j * 2^52 mod m, and the kernel reads only
 // b'_j and a'_j (Montgomery reduction of x * b'_j gives x * b_j): half the key bytes per
-// product, which matters because key switching streams megabytes of keys per request.
-// shoup_companions() computes the form the dispatcher expects. Each product is a lazy Shoup multiplication in [0, 2m) (any
-// x < 2^64), accumulated with a conditional subtraction of 2m, so m < 2^61 keeps every value
-// below 2^63. Outputs are fully reduced.
+// product, which matters because key switching streams megabytes of keys per request; the
+// products are summed unreduced (low and high 52-bit halves) and reduced once per three terms.
+// shoup_companions() computes the form the dispatcher expects. Elsewhere each product is a lazy
+// Shoup multiplication in [0, 2m), accumulated with a conditional subtraction of 2m, so
+// m < 2^61 keeps every value below 2^63. Inputs x < m; outputs are fully reduced.
 // Three paths with identical results: scalar, AVX-512F/DQ and AVX-512 IFMA (runtime dispatch).
 // Thread safety: pure functions. Constant time: data-independent (perm is public).
 #pragma once

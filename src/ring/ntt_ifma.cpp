@@ -15,17 +15,18 @@ namespace privsearch::ring::detail {
 
 namespace {
 struct IfmaMul {
-  V q, mask52;
+  V neg_q, mask52;  // 2^52 - q
+  // lo52(x w) + lo52(qhat (2^52 - q)) = x w - qhat q mod 2^52: the subtraction rides on the
+  // accumulator of the third multiply-add, one instruction fewer per butterfly.
   V lazy(V x, V w, V ws) const {
     const V zero = _mm512_setzero_si512();
     const V qhat = _mm512_madd52hi_epu64(zero, x, ws);
     const V xw = _mm512_madd52lo_epu64(zero, x, w);
-    const V qq = _mm512_madd52lo_epu64(zero, qhat, q);
-    return _mm512_and_si512(_mm512_sub_epi64(xw, qq), mask52);
+    return _mm512_and_si512(_mm512_madd52lo_epu64(xw, qhat, neg_q), mask52);
   }
 };
 IfmaMul ifma_mul(const NttTables& t) {
-  return {bcast(t.modulus().value()), bcast((u64{1} << 52) - 1)};
+  return {bcast((u64{1} << 52) - t.modulus().value()), bcast((u64{1} << 52) - 1)};
 }
 }  // namespace
 

@@ -77,12 +77,15 @@ TEST_P(ShoupKernels, DotProductPathsAgree) {
   const u64 qv = GetParam();
   const auto q = *Modulus::create(qv);
   Prng prng = Prng::from_seed(Seed{}, 72);
-  const std::size_t n = 64, terms = 3;
+  // Five terms: the IFMA kernel reduces once per group of three, so a full and a partial group;
+  // the first values are all q - 1 (the largest unreduced sums).
+  const std::size_t n = 64, terms = 5;
   std::vector<std::vector<u64>> x, b, bs, a, as, bs64, as64;
   for (std::size_t j = 0; j < terms; ++j) {
     x.push_back(random_row(prng, n, qv));
     b.push_back(random_row(prng, n, qv));
     a.push_back(random_row(prng, n, qv));
+    for (std::size_t t = 0; t < 8; ++t) x[j][t] = b[j][t] = a[j][t] = qv - 1;
     bs.emplace_back(n);
     as.emplace_back(n);
     shoup_companions(b[j].data(), n, q, bs[j].data());  // the dispatcher's form
