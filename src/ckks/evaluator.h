@@ -64,7 +64,6 @@ class Evaluator {
   struct Hoisted {
     Ciphertext ct;
     HoistedDigits digits;
-    ring::RnsPoly p_c0;  // [P]_{q_i} * c0, the c0 part of every extended rotation
   };
   Result<Hoisted> hoist(const Ciphertext& a) const;
   // The same, taking ownership of `a` (no copy of the ciphertext).

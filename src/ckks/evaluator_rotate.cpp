@@ -1,4 +1,5 @@
 // Rotation, conjugation and (double) hoisting: the key-switching half of the Evaluator.
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -35,14 +36,7 @@ Result<Evaluator::Hoisted> Evaluator::hoist(const Ciphertext& a) const {
 Result<Evaluator::Hoisted> Evaluator::hoist(Ciphertext&& a) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_ciphertext(a, "ciphertext"));
   HoistedDigits digits = decompose_for_key_switch(params_, a.c1(), a.level());
-  const std::size_t level = a.level();
-  Hoisted h{std::move(a), std::move(digits),
-            ring::RnsPoly::uninitialized(params_.n(), level + 1, true)};
-  for (std::size_t i = 0; i <= level; ++i) {
-    ring::mul_scalar_shoup_row(h.ct.c0().row(i), params_.p_mod_q(i), h.p_c0.row(i), params_.n(),
-                               params_.key_moduli()[i]);
-  }
-  return h;
+  return Hoisted{std::move(a), std::move(digits)};
 }
 
 namespace {
@@ -89,52 +83,34 @@ Result<Ciphertext> Evaluator::conjugate(const Ciphertext& a, const GaloisKeys& k
   return apply_galois(h, g, *key);
 }
 
+// Extended ciphertexts keep their q rows divided by P (extended.h): P * c is just c there.
 Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, int step,
                                                               const GaloisKeys& keys) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_keys(params_, keys));
-  const std::size_t level = h.ct.level();
-  const std::size_t n = params_.n();
-  const auto rows = key_rows(params_, level, true);
   const int k = normalize_step(step, params_.slots());
+  if (k == 0) return to_extended(h.ct);
+  const std::size_t n = params_.n();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const KeySwitchKey* key, keys.key_for_step(step, n));
+  const auto& perm = permutation(ring::galois_elt_for_step(k, n));
   ring::RnsPoly u0, u1;
-  const ring::GaloisPermutation* perm = nullptr;
-  if (k != 0) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const KeySwitchKey* key, keys.key_for_step(step, n));
-    perm = &permutation(ring::galois_elt_for_step(k, n));
-    key_switch_inner_product(params_, h.digits, perm, *key, u0, u1);
-  } else {
-    // P * (c0, c1): zero modulo P, [P]_{q_i} * c modulo q_i.
-    u0 = ring::RnsPoly(n, rows.size(), true);
-    u1 = ring::RnsPoly(n, rows.size(), true);
-    for (std::size_t i = 0; i <= level; ++i) {
-      ring::mul_scalar_shoup_row(h.ct.c1().row(i), params_.p_mod_q(i), u1.row(i), n,
-                                 params_.key_moduli()[i]);
-    }
+  key_switch_inner_product(params_, h.digits, &perm, *key, u0, u1);
+  // u0 += sigma(P c0) / P = sigma(c0) on the q rows (P c0 vanishes modulo the special primes).
+  for (std::size_t i = 0; i <= h.ct.level(); ++i) {
+    perm.apply_add(h.ct.c0().row(i), u0.row(i), params_.key_moduli()[i]);
   }
-  // u0 += sigma(P * c0) on the q rows (P * anything is 0 modulo the special primes).
-  for (std::size_t i = 0; i <= level; ++i) {
-    const std::uint64_t qv = params_.key_moduli()[i].value();
-    const std::uint64_t* src = h.p_c0.row(i);
-    std::uint64_t* o = u0.row(i);
-    (void)qv;
-    if (perm != nullptr) {
-      perm->apply_add(src, o, params_.key_moduli()[i]);
-    } else {
-      ring::add_mod_row(src, o, o, n, params_.key_moduli()[i]);
-    }
-  }
-  return ExtendedCiphertext(params_.id(), level, h.ct.scale(), std::move(u0), std::move(u1));
+  return ExtendedCiphertext(params_.id(), h.ct.level(), h.ct.scale(), std::move(u0),
+                            std::move(u1));
 }
 
 Result<ExtendedCiphertext> Evaluator::to_extended(const Ciphertext& a) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_ciphertext(a, "ciphertext"));
   const std::size_t n = params_.n(), level = a.level();
   const auto rows = key_rows(params_, level, true);
+  // P * a: zero modulo the special primes; on the q rows (P a) / P = a.
   ring::RnsPoly u0(n, rows.size(), true), u1(n, rows.size(), true);
   for (std::size_t i = 0; i <= level; ++i) {
-    const ring::Modulus& qi = params_.key_moduli()[i];
-    ring::mul_scalar_shoup_row(a.c0().row(i), params_.p_mod_q(i), u0.row(i), n, qi);
-    ring::mul_scalar_shoup_row(a.c1().row(i), params_.p_mod_q(i), u1.row(i), n, qi);
+    std::copy_n(a.c0().row(i), n, u0.row(i));
+    std::copy_n(a.c1().row(i), n, u1.row(i));
   }
   return ExtendedCiphertext(params_.id(), level, a.scale(), std::move(u0), std::move(u1));
 }
@@ -185,8 +161,8 @@ Result<Ciphertext> Evaluator::mod_down(ExtendedCiphertext a) const {
   if (a.c0().num_moduli() != rows || a.c1().num_moduli() != rows) {
     return failed_precondition_error("extended ciphertext does not match its level");
   }
-  mod_down_inplace(params_, level, a.mutable_c0());
-  mod_down_inplace(params_, level, a.mutable_c1());
+  mod_down_add_inplace(params_, level, a.mutable_c0(), true, nullptr, nullptr);
+  mod_down_add_inplace(params_, level, a.mutable_c1(), true, nullptr, nullptr);
   return Ciphertext(params_.id(), level, a.scale(), std::move(a.mutable_c0()),
                     std::move(a.mutable_c1()));
 }

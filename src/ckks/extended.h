@@ -1,7 +1,11 @@
 // Ciphertexts and plaintexts over the extended basis Q_l * P (double hoisting).
 //
-// An ExtendedCiphertext at level l has rows q_0..q_l, p_0..p_{k-1} (NTT form) and satisfies
-// c0 + c1*s = P * (delta*m + e) + e' (mod Q_l P): it is a rotation whose ModDown was deferred.
+// An ExtendedCiphertext at level l stands for (X0, X1) over Q_l * P with
+// X0 + X1*s = P * (delta*m + e) + e' (mod Q_l P): a rotation whose ModDown was deferred. It
+// stores the special-prime rows as they are and the q_i rows divided by P, [X * P^-1]_{q_i}:
+// that is what the key inner product produces with keys in evaluation form (galois_keys.h),
+// P * c becomes c itself, and ModDown needs no multiplication on those rows. The scaling is
+// linear, so sums and plaintext products (same plaintext in every row) are unaffected.
 // Sums of products with ExtendedPlaintexts (the same plaintext encoded in all those rows) stay
 // in this form, and one ModDown at the end returns an ordinary Ciphertext at level l.
 // Thread safety: value types.

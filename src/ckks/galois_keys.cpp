@@ -9,6 +9,7 @@
 #include "ckks/serialization.h"
 #include "ring/automorphism.h"
 #include "ring/dot_kernels.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -16,6 +17,17 @@ KeySwitchKey::KeySwitchKey(const Params& params, std::vector<ring::RnsPoly> b,
                            std::vector<ring::RnsPoly> a, const Seed& seed)
     : b_(std::move(b)), a_(std::move(a)), seed_(seed) {
   PRIVSEARCH_CHECK(b_.size() == a_.size(), "key switching key halves differ in digits");
+  const std::size_t n = params.n();
+  // Evaluation form: q rows times P^-1.
+  for (auto* polys : {&b_, &a_}) {
+    for (auto& p : *polys) {
+      PRIVSEARCH_CHECK(p.num_moduli() == params.key_moduli().size(), "key has the wrong row count");
+      for (std::size_t i = 0; i < params.num_q(); ++i) {
+        ring::mul_scalar_shoup_row(p.row(i), params.p_inv_mod_q(i), p.row(i), n,
+                                   params.key_moduli()[i]);
+      }
+    }
+  }
   auto companions = [&](const std::vector<ring::RnsPoly>& polys) {
     std::vector<ring::RnsPoly> out;
     out.reserve(polys.size());
@@ -30,6 +42,15 @@ KeySwitchKey::KeySwitchKey(const Params& params, std::vector<ring::RnsPoly> b,
   };
   b_shoup_ = companions(b_);
   a_shoup_ = companions(a_);
+}
+
+ring::RnsPoly KeySwitchKey::b(const Params& params, std::size_t j) const {
+  ring::RnsPoly out = b_[j];
+  for (std::size_t i = 0; i < params.num_q(); ++i) {
+    ring::mul_scalar_shoup_row(out.row(i), params.p_mod_q(i), out.row(i), params.n(),
+                               params.key_moduli()[i]);
+  }
+  return out;
 }
 
 int normalize_step(int step, std::size_t slots) {
@@ -89,7 +110,7 @@ std::vector<std::uint8_t> serialize_galois_keys(const Params& params, const Galo
     if (elt != conj) step = *ring::step_for_galois_elt(elt, params.n());
     w.put_u32(static_cast<std::uint32_t>(step));
     w.put_bytes(key.seed());
-    for (std::size_t j = 0; j < key.digits(); ++j) write_rows(w, params, rows, key.b(j));
+    for (std::size_t j = 0; j < key.digits(); ++j) write_rows(w, params, rows, key.b(params, j));
   }
   return w.take();
 }

@@ -30,21 +30,26 @@ namespace privsearch::ckks {
 class KeySwitchKey {
  public:
   KeySwitchKey() = default;
-  // b, a: params.num_digits() digits over the full key basis, NTT form. Precomputes the Shoup
-  // companions the inner product uses (derived data; not serialized, not compared).
+  // b, a: params.num_digits() digits over the full key basis, NTT form (the canonical key).
+  // The key keeps them in evaluation form: the q_i rows multiplied by [P^-1]_{q_i}, ModDown's
+  // factor, so that the inner product's q rows come out already divided by P and ModDown needs
+  // no multiplication there (key_switch.h); the P rows as they are. With the Shoup (or IFMA
+  // Montgomery) companions the inner product reads (derived data; not serialized).
   KeySwitchKey(const Params& params, std::vector<ring::RnsPoly> b, std::vector<ring::RnsPoly> a,
                const Seed& seed);
-  // Digit j's pair, each over the full key basis (num_q + num_p rows), NTT form.
-  const ring::RnsPoly& b(std::size_t j) const { return b_[j]; }
-  const ring::RnsPoly& a(std::size_t j) const { return a_[j]; }
-  const ring::RnsPoly& b_shoup(std::size_t j) const { return b_shoup_[j]; }
-  const ring::RnsPoly& a_shoup(std::size_t j) const { return a_shoup_[j]; }
+  // Digit j's canonical b_j over the full key basis (what serialization writes).
+  ring::RnsPoly b(const Params& params, std::size_t j) const;
+  // Digit j's evaluation form and companions (see above).
+  const ring::RnsPoly& eval_b(std::size_t j) const { return b_[j]; }
+  const ring::RnsPoly& eval_a(std::size_t j) const { return a_[j]; }
+  const ring::RnsPoly& eval_b_shoup(std::size_t j) const { return b_shoup_[j]; }
+  const ring::RnsPoly& eval_a_shoup(std::size_t j) const { return a_shoup_[j]; }
   std::size_t digits() const { return b_.size(); }
   const Seed& seed() const { return seed_; }
   bool operator==(const KeySwitchKey& o) const { return b_ == o.b_ && a_ == o.a_ && seed_ == o.seed_; }
 
  private:
-  std::vector<ring::RnsPoly> b_, a_, b_shoup_, a_shoup_;
+  std::vector<ring::RnsPoly> b_, a_, b_shoup_, a_shoup_;  // evaluation form
   Seed seed_{};
 };
 

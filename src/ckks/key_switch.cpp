@@ -50,7 +50,8 @@ HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly
 }
 
 namespace {
-// Row r (of rows q_0..q_l, P) of (u0, u1) = sum_j perm(D_j) * (b_j, a_j).
+// Row r (of rows q_0..q_l, P) of (u0, u1) = sum_j perm(D_j) * (b_j, a_j), q rows times P^-1
+// (the keys' evaluation form).
 void inner_product_row(const Params& params, const HoistedDigits& digits,
                        const ring::GaloisPermutation* perm, const KeySwitchKey& key,
                        std::size_t r, std::size_t key_row, std::uint64_t* u0, std::uint64_t* u1) {
@@ -60,10 +61,10 @@ void inner_product_row(const Params& params, const HoistedDigits& digits,
   std::array<const std::uint64_t*, kMaxDigits> x{}, b{}, bs{}, a{}, as{};
   for (std::size_t j = 0; j < nd; ++j) {
     x[j] = digits.digits[j].row(r);
-    b[j] = key.b(j).row(key_row);
-    bs[j] = key.b_shoup(j).row(key_row);
-    a[j] = key.a(j).row(key_row);
-    as[j] = key.a_shoup(j).row(key_row);
+    b[j] = key.eval_b(j).row(key_row);
+    bs[j] = key.eval_b_shoup(j).row(key_row);
+    a[j] = key.eval_a(j).row(key_row);
+    as[j] = key.eval_a_shoup(j).row(key_row);
   }
   const ring::ShoupDotOperands ops{nd, x.data(), b.data(), bs.data(), a.data(), as.data()};
   ring::shoup_dot2(ops, perm, params.n(), params.key_moduli()[key_row], u0, u1);
@@ -111,8 +112,8 @@ void key_switch_rotate(const Params& params, const HoistedDigits& digits,
   out1 = ring::RnsPoly::uninitialized(n, nq, true);
   for (std::size_t i = 0; i < nq; ++i) {
     inner_product_row(params, digits, &perm, key, i, rows[i], t0.data(), t1.data());
-    mod_down_row(params, s0, i, t0.data(), out0.row(i), c0.row(i), &perm);
-    mod_down_row(params, s1, i, t1.data(), out1.row(i), nullptr, nullptr);
+    mod_down_row(params, s0, i, t0.data(), true, out0.row(i), c0.row(i), &perm);
+    mod_down_row(params, s1, i, t1.data(), true, out1.row(i), nullptr, nullptr);
   }
 }
 

@@ -47,7 +47,7 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
 }
 
 void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly) {
-  mod_down_add_inplace(params, level, poly, nullptr, nullptr);
+  mod_down_add_inplace(params, level, poly, false, nullptr, nullptr);
 }
 
 void ModDownScratch::resize(const Params& params, std::size_t level) {
@@ -74,7 +74,7 @@ void mod_down_prepare(const Params& params, std::size_t level, ModDownScratch& s
 }
 
 void mod_down_row(const Params& params, ModDownScratch& s, std::size_t i, const std::uint64_t* x,
-                  std::uint64_t* out, const std::uint64_t* addend,
+                  bool x_scaled, std::uint64_t* out, const std::uint64_t* addend,
                   const ring::GaloisPermutation* perm) {
   ring::ModDownRow row;
   if (params.num_p() == 1) {
@@ -88,11 +88,13 @@ void mod_down_row(const Params& params, ModDownScratch& s, std::size_t i, const 
   row.out = out;
   row.addend = addend;
   row.addend_perm = addend != nullptr ? perm : nullptr;
+  row.x_scaled = x_scaled;
   params.ntt(i).forward_mod_down(row, s.transform.data());
 }
 
 void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
-                          const ring::RnsPoly* addend, const ring::GaloisPermutation* perm) {
+                          bool q_rows_scaled, const ring::RnsPoly* addend,
+                          const ring::GaloisPermutation* perm) {
   const std::size_t n = params.n();
   const std::size_t nq = level + 1;
   const std::size_t np = params.num_p();
@@ -105,8 +107,8 @@ void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly
   for (std::size_t j = 0; j < np; ++j) std::copy_n(poly.row(nq + j), n, s.p_rows.data() + j * n);
   mod_down_prepare(params, level, s);
   for (std::size_t i = 0; i < nq; ++i) {
-    mod_down_row(params, s, i, poly.row(i), poly.row(i), addend != nullptr ? addend->row(i) : nullptr,
-                 perm);
+    mod_down_row(params, s, i, poly.row(i), q_rows_scaled, poly.row(i),
+                 addend != nullptr ? addend->row(i) : nullptr, perm);
   }
   poly.truncate_moduli(nq);
 }

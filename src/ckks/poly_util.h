@@ -44,19 +44,23 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
 // in L1/L2): write the P rows of x (NTT form) into scratch.p_rows, mod_down_prepare() turns
 // them into [x]_P (coefficient form; converted to every q_i when there are several special
 // primes), then mod_down_row(i) gives out = (x_i - Conv_{q_i}([x]_P)) * P^-1 [+ perm(addend)]
-// with the transform fused (ring::NttTables::forward_mod_down). out may alias x.
+// with the transform fused (ring::NttTables::forward_mod_down), or, when x_scaled (the q rows
+// already carry P^-1, as key-switching outputs do: galois_keys.h),
+// out = x_i - Conv_{q_i}([x]_P) * P^-1 [+ perm(addend)]. out may alias x.
 struct ModDownScratch {
   std::vector<std::uint64_t> p_rows, conv, transform;
   void resize(const Params& params, std::size_t level);
 };
 void mod_down_prepare(const Params& params, std::size_t level, ModDownScratch& scratch);
 void mod_down_row(const Params& params, ModDownScratch& scratch, std::size_t i,
-                  const std::uint64_t* x, std::uint64_t* out, const std::uint64_t* addend,
-                  const ring::GaloisPermutation* perm);
+                  const std::uint64_t* x, bool x_scaled, std::uint64_t* out,
+                  const std::uint64_t* addend, const ring::GaloisPermutation* perm);
 
 // poly := ModDown(poly) + perm(addend) over q_0..q_level (addend in NTT form with at least
-// level + 1 rows, read through perm when it is not null): a rotation's c0 in the same pass.
+// level + 1 rows or null, read through perm when it is not null). q_rows_scaled: poly's q rows
+// already carry P^-1 (extended ciphertexts, extended.h).
 void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
-                          const ring::RnsPoly* addend, const ring::GaloisPermutation* perm);
+                          bool q_rows_scaled, const ring::RnsPoly* addend,
+                          const ring::GaloisPermutation* perm);
 
 }  // namespace privsearch::ckks

@@ -149,7 +149,8 @@ void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row, u64*
   t.forward(scratch, NttPath::kScalar);
   const u64 ws = q.shoup(row.w);
   for (std::size_t i = 0; i < n; ++i) {
-    u64 r = q.mul_shoup(q.sub(row.x[i], scratch[i]), row.w, ws);
+    u64 r = row.x_scaled ? q.sub(row.x[i], q.mul_shoup(scratch[i], row.w, ws))
+                         : q.mul_shoup(q.sub(row.x[i], scratch[i]), row.w, ws);
     if (row.addend != nullptr) {
       r = q.add(r, row.addend[row.addend_perm != nullptr ? row.addend_perm->table()[i] : i]);
     }

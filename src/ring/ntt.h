@@ -31,6 +31,8 @@ namespace privsearch::ring {
 
 // One row of ModDown (ckks/poly_util.h) for NttTables::forward_mod_down:
 //   out = (x - NTT(y')) * w  [+ addend, read through addend_perm if given]   (mod q)
+// or, when x_scaled (x already carries the factor w, e.g. keys stored times P^-1),
+//   out = x - NTT(y') * w    [+ addend]                                      (mod q)
 // where y' is y itself (p == 0: y < q, coefficient form) or the centred lift of y modulo an odd
 // p < 2^62 (y in [0, p), y > p/2 standing for y - p). x, addend < q in NTT form; out may alias
 // x (not y or addend).
@@ -42,6 +44,7 @@ struct ModDownRow {
   std::uint64_t* out = nullptr;
   const std::uint64_t* addend = nullptr;
   const GaloisPermutation* addend_perm = nullptr;
+  bool x_scaled = false;
 };
 
 enum class NttPath { kScalar, kAvx512, kIfma };

@@ -201,16 +201,25 @@ inline V permuted_block(const u64* in, const std::uint32_t* src, const u64* lane
 }
 
 // NttTables::forward_mod_down: the first stage reads y (lifting it when p != 0) into scratch,
-// the last stage's outputs v go straight to out = (x + q - v) * w [+ addend] instead of back
-// into scratch. Shoup companions: one_s of 1, w_s of w, in the Mul's word size.
+// the last stage's outputs v go straight to `out` instead of back into scratch:
+//   x unscaled: out = (x + q - v) * w [+ addend]
+//   x scaled:   the first stage already multiplies by w (X * w, Y * (psi_1 w): the transform is
+//               linear), so out = x + q - v [+ addend] needs no multiplication at all.
+// Constants with their Shoup companions in the Mul's word size: fx = 1 or w (the first stage's
+// factor on X), fy = psi_1 or psi_1 w (on Y), w for the unscaled epilogue.
+struct ModDownConstants {
+  u64 fx, fx_s, fy, fy_s, w, w_s;
+};
+
 template <typename Mul>
 void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch,
-                             const Mul& mul, const u64* ws, u64 one_s, u64 w_s) {
+                             const Mul& mul, const u64* ws, const ModDownConstants& k) {
   const std::size_t n = t.n(), half = n >> 1;
   const u64 qv = t.modulus().value();
   const V q = bcast(qv), two_q = bcast(2 * qv);
-  const V w1 = bcast(t.twiddles().root[1]), w1s = bcast(ws[1]);
-  const V one = bcast(1), ones = bcast(one_s);
+  const V fy = bcast(k.fy), fys = bcast(k.fy_s), fx = bcast(k.fx), fxs = bcast(k.fx_s);
+  // X needs a multiplication when it must be reduced (a lifted value may exceed 4q) or scaled.
+  const bool mul_x = row.p != 0 || row.x_scaled;
   // Centred lift: y > p/2 stands for y - p, i.e. add delta = -p mod q (y + delta < p + q).
   const V p_half = bcast(row.p >> 1);
   const V delta = bcast(row.p == 0 ? 0 : (qv - row.p % qv) % qv);
@@ -220,19 +229,20 @@ void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scr
     if (row.p != 0) {
       x = _mm512_mask_add_epi64(x, _mm512_cmpgt_epu64_mask(x, p_half), x, delta);
       y = _mm512_mask_add_epi64(y, _mm512_cmpgt_epu64_mask(y, p_half), y, delta);
-      x = mul.lazy(x, one, ones);  // [0, 2q)
     }
-    const V v = mul.lazy(y, w1, w1s);
+    if (mul_x) x = mul.lazy(x, fx, fxs);  // [0, 2q)
+    const V v = mul.lazy(y, fy, fys);
     _mm512_storeu_si512(scratch + j, _mm512_add_epi64(x, v));
     _mm512_storeu_si512(scratch + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
   }
-  const V wv = bcast(row.w), wsv = bcast(w_s);
+  const V wv = bcast(k.w), wsv = bcast(k.w_s);
+  const bool scaled = row.x_scaled;
   const bool add = row.addend != nullptr;
   const std::uint32_t* src = add && row.addend_perm != nullptr ? row.addend_perm->block_source().data() : nullptr;
   const u64* lanes = src != nullptr ? row.addend_perm->block_lanes().data() : nullptr;
   auto finish = [&](u64* /*a*/, std::size_t i, V v) {
     const V d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(row.x + i), q), v);
-    V r = sub_if_ge(mul.lazy(d, wv, wsv), q);
+    V r = scaled ? sub_if_ge(d, q) : sub_if_ge(mul.lazy(d, wv, wsv), q);
     if (add) {
       const V c = src != nullptr ? permuted_block(row.addend, src, lanes, i / 8)
                                  : _mm512_loadu_si512(row.addend + i);

@@ -69,19 +69,23 @@ TEST(NttTables, ForwardModDownMatchesTheDefinition) {
         const auto addend = random_poly(prng, n, q);
         const u64 w = prng.uniform_below(q);
         const auto perm = *GaloisPermutation::create(galois_elt_for_step(5, n), n);
-        for (int mode = 0; mode < 3; ++mode) {  // no addend, plain addend, permuted addend
+        // no addend, plain addend, permuted addend; then the same with x already scaled
+        for (int mode = 0; mode < 6; ++mode) {
+          const bool scaled = mode >= 3;
           std::vector<u64> expected(n);
           for (std::size_t i = 0; i < n; ++i) {
-            u64 r = testing::ref_mulmod((x[i] + q - v[i]) % q, w, q);
-            if (mode == 1) r = (r + addend[i]) % q;
-            if (mode == 2) r = (r + addend[perm.table()[i]]) % q;
+            u64 r = scaled ? (x[i] + q - testing::ref_mulmod(v[i], w, q)) % q
+                           : testing::ref_mulmod((x[i] + q - v[i]) % q, w, q);
+            if (mode % 3 == 1) r = (r + addend[i]) % q;
+            if (mode % 3 == 2) r = (r + addend[perm.table()[i]]) % q;
             expected[i] = r;
           }
           for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
             if (!t.supports(path)) continue;
             std::vector<u64> out = x, scratch(n);
             ModDownRow row{y.data(), p, out.data(), w, out.data(),
-                           mode == 0 ? nullptr : addend.data(), mode == 2 ? &perm : nullptr};
+                           mode % 3 == 0 ? nullptr : addend.data(),
+                           mode % 3 == 2 ? &perm : nullptr, scaled};
             t.forward_mod_down(row, scratch.data(), path);
             EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
                                      << p_bits << " mode " << mode << " " << ntt_path_name(path);
