@@ -14,6 +14,11 @@
 // below q_j in size). So one decomposition serves every rotation of the same ciphertext: each
 // further rotation is a permutation plus the inner product (and ModDown, unless the caller
 // keeps the result in the extended basis: "double hoisting", Bossuat et al. 2021).
+// The keys are held in evaluation form (galois_keys.h: q rows times P^-1), so the q rows of
+// (u0, u1) computed here are [u * P^-1]_{q_i}; the P rows are u itself. ModDown then reads
+// round(u / P) = [u P^-1]_{q_i} - Conv([u]_P) P^-1 with no multiplication on the q rows.
+// The permutation is applied while reading the digits (its block form, ring/automorphism.h),
+// never materialized.
 // Thread safety: pure functions over immutable inputs. Constant time: public data only.
 #pragma once
 
@@ -38,8 +43,8 @@ struct HoistedDigits {
 HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly& c1,
                                        std::size_t level);
 
-// (u0, u1) = sum_j perm(D_j) * (b_j, a_j) over rows q_0..q_l, P (NTT form); `perm` may be
-// null (identity). Outputs are resized to level + 1 + num_p rows.
+// (u0, u1) = sum_j perm(D_j) * (b_j, a_j) over rows q_0..q_l, P (NTT form; q rows times P^-1
+// as above); `perm` may be null (identity). Outputs are resized to level + 1 + num_p rows.
 void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
                               const ring::GaloisPermutation* perm, const KeySwitchKey& key,
                               ring::RnsPoly& u0, ring::RnsPoly& u1);
@@ -47,7 +52,7 @@ void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
 // The rotation sigma(ct) = (sigma(c0) + u0/P, u1/P) from a hoisted decomposition of ct's c1
 // and the key for sigma, computed row by row: the P rows of (u0, u1) first, then each q row is
 // produced and fed to the fused ModDown while it is still in cache (u0, u1 are never stored
-// whole). Same result as key_switch_inner_product + mod_down_add_inplace.
+// whole). Same result as key_switch_inner_product + mod_down_add_inplace(q_rows_scaled).
 void key_switch_rotate(const Params& params, const HoistedDigits& digits,
                        const ring::GaloisPermutation& perm, const KeySwitchKey& key,
                        const ring::RnsPoly& c0, ring::RnsPoly& out0, ring::RnsPoly& out1);
