@@ -7,6 +7,8 @@
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
 
+#include "ring/avx512_blocks.h"
+
 #include "ring/avx512dq_shoup.h"
 
 namespace privsearch::ring::detail {
@@ -28,8 +30,7 @@ void shoup_dot2_avx512(const ShoupDotOperands& ops, const GaloisPermutation* per
     std::size_t from = t;
     if (perm != nullptr) {
       from = 8 * std::size_t{perm->block_source()[t / 8]};
-      lanes = _mm512_cvtepu8_epi64(
-          _mm_cvtsi64_si128(static_cast<long long>(perm->block_lanes()[t / 8])));
+      lanes = block_lane_indices(perm->block_lanes().data(), t / 8);
     }
     V acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
     for (std::size_t j = 0; j < ops.terms; ++j) {

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "ring/avx512_blocks.h"
+
 namespace privsearch::ring::detail {
 
 namespace {
@@ -49,8 +51,7 @@ void shoup_dot2_ifma(const ShoupDotOperands& ops, const GaloisPermutation* perm,
     std::size_t from = t;
     if (perm != nullptr) {
       from = 8 * std::size_t{perm->block_source()[t / 8]};
-      lanes = _mm512_cvtepu8_epi64(
-          _mm_cvtsi64_si128(static_cast<long long>(perm->block_lanes()[t / 8])));
+      lanes = block_lane_indices(perm->block_lanes().data(), t / 8);
     }
     V acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
     for (std::size_t g = 0; g < ops.terms; g += kGroup) {

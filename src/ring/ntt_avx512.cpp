@@ -48,14 +48,6 @@ void ntt_inverse_avx512(const NttTables& t, u64* a) {
 namespace privsearch::ring::detail {
 bool avx512_compiled() { return false; }
 void ntt_forward_avx512(const NttTables& t, u64* a) { ntt_forward_scalar(t, a); }
-void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch) {
-  const Modulus& q = t.modulus();
-  const u64 fx = row.x_scaled ? row.w : 1;
-  const u64 fy = q.mul(t.twiddles().root[1], fx);
-  forward_mod_down_avx512(t, row, scratch, avx512_mul(t), t.twiddles().root_shoup64.data(),
-                          {fx, q.shoup(fx), fy, q.shoup(fy), row.w, q.shoup(row.w)});
-}
-
 void ntt_inverse_avx512(const NttTables& t, u64* a) { ntt_inverse_scalar(t, a); }
 void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch) {
   ntt_forward_mod_down_scalar(t, row, scratch);

@@ -11,6 +11,7 @@
 
 #include <immintrin.h>
 
+#include "ring/avx512_blocks.h"
 #include "ring/ntt.h"
 
 namespace privsearch::ring::detail {
@@ -190,14 +191,6 @@ void forward_stages(const NttTables& t, u64* a, const Mul& mul, const u64* ws, s
 template <typename Mul>
 void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
   forward_stages(t, a, mul, ws, 1, t.n() >> 1);
-}
-
-// Source block src[h] of `in` with its lanes shuffled by the bytes of lanes[h] (the block form
-// of a Galois permutation, ring/automorphism.h).
-inline V permuted_block(const u64* in, const std::uint32_t* src, const u64* lanes,
-                        std::size_t h) {
-  const V idx = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(lanes[h])));
-  return _mm512_permutexvar_epi64(idx, _mm512_loadu_si512(in + 8 * std::size_t{src[h]}));
 }
 
 // NttTables::forward_mod_down: the first stage reads y (lifting it when p != 0) into scratch,

@@ -6,6 +6,7 @@
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 #include <immintrin.h>
 
+#include "ring/avx512_blocks.h"
 #include "ring/avx512dq_shoup.h"
 
 namespace privsearch::ring::detail {
@@ -90,15 +91,6 @@ void sub_mod_row_avx512(const u64* a, const u64* b, u64* out, std::size_t n, u64
     _mm512_storeu_si512(out + t, sub_if_ge(d, vq));
   }
 }
-
-namespace {
-// Source block src[h] with its lanes shuffled by the eight bytes of lanes[h].
-inline V permuted_block(const u64* in, const std::uint32_t* src, const u64* lanes,
-                        std::size_t h) {
-  const V idx = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(lanes[h])));
-  return _mm512_permutexvar_epi64(idx, _mm512_loadu_si512(in + 8 * std::size_t{src[h]}));
-}
-}  // namespace
 
 void permute_blocks_avx512(const u64* in, const std::uint32_t* src, const u64* lanes, u64* out,
                            std::size_t blocks) {
