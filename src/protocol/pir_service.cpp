@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <optional>
 
 #include "protocol/provider_core.h"
 
@@ -18,16 +19,27 @@ std::span<const std::uint8_t> as_span(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
+// The server's failures after the framing check passed (check_message_framing): a failed
+// precondition there can only be a query whose hint is not ready.
 v1::ErrorCode code_for(const Status& s) {
   switch (s.code()) {
     case StatusCode::kNotFound: return v1::UNKNOWN_PIR_CLIENT;
     case StatusCode::kResourceExhausted: return v1::PIR_LIMIT;
-    case StatusCode::kFailedPrecondition:
-      return s.message().find("params_id") != std::string::npos ? v1::PIR_VERSION_MISMATCH
-                                                                 : v1::NO_PRECOMPUTED_QUERY;
+    case StatusCode::kFailedPrecondition: return v1::NO_PRECOMPUTED_QUERY;
     case StatusCode::kInternal: return v1::INTERNAL;
     default: return v1::MALFORMED_REQUEST;
   }
+}
+
+// A message made for another ZipPIR version or database: PIR_VERSION_MISMATCH; bad framing:
+// MALFORMED_REQUEST. Null when the framing fits this server.
+std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
+                                       pir::ZipPirMessageKind kind, std::uint64_t params_id) {
+  const Status s = pir::check_message_framing(message, kind, params_id);
+  if (s.ok()) return std::nullopt;
+  return make_error(s.code() == StatusCode::kFailedPrecondition ? v1::PIR_VERSION_MISMATCH
+                                                                 : v1::MALFORMED_REQUEST,
+                    s.message());
 }
 
 }  // namespace
@@ -179,6 +191,11 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
     *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
     return out;
   }
+  if (auto e = framing_error(as_span(request.setup()), pir::ZipPirMessageKind::kSetup,
+                             server->info().params_id())) {
+    *out.mutable_error() = *e;
+    return out;
+  }
   auto id = server->register_client(as_span(request.setup()));
   if (!id.ok()) {
     *out.mutable_error() = make_error(code_for(id.status()), id.status().message());
@@ -218,6 +235,11 @@ v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
   const auto server = server_for(request.artifact_version(), &refused);
   if (!server) {
     *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
+    return out;
+  }
+  if (auto e = framing_error(as_span(request.query()), pir::ZipPirMessageKind::kQuery,
+                             server->info().params_id())) {
+    *out.mutable_error() = *e;
     return out;
   }
   const auto t0 = std::chrono::steady_clock::now();

@@ -11,6 +11,7 @@
 #include "index/exact_store.h"
 #include "index/payload_store.h"
 #include "net/tls.h"
+#include "pir/zippir/zippir_common.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
@@ -159,6 +160,30 @@ TEST_F(PayloadFetchTest, ErrorPathsKeepTheProviderServing) {
   v1::PirSetupRequest setup;
   setup.set_artifact_version(manifest.version_id);
   setup.set_setup(std::string(50, 'x'));
+  EXPECT_EQ(t->pir_setup(setup)->error().code(), v1::MALFORMED_REQUEST);
+  // Messages framed for another ZipPIR version or another database: a version mismatch (told
+  // apart by the framing check, not by the server's message text), never "no precomputed
+  // query"; a well-framed query from an unknown client stays UNKNOWN_PIR_CLIENT.
+  const auto info = *pir::ZipPirPublicInfo::deserialize(
+      std::span(reinterpret_cast<const std::uint8_t*>(pir->info().info().data()),
+                pir->info().info().size()),
+      true);
+  auto framed = [](const char* magic, std::uint8_t version, std::uint64_t params_id) {
+    std::string m(magic, 4);
+    m.push_back(static_cast<char>(version));
+    for (int i = 0; i < 8; ++i) m.push_back(static_cast<char>(params_id >> (8 * i)));
+    return m + std::string(64, '\0');
+  };
+  const std::uint64_t id = info.params_id();
+  bad.set_query(framed("ZPQU", 2, id));
+  EXPECT_EQ(t->pir_query(bad)->error().code(), v1::PIR_VERSION_MISMATCH);
+  bad.set_query(framed("ZPQU", 1, id + 1));
+  EXPECT_EQ(t->pir_query(bad)->error().code(), v1::PIR_VERSION_MISMATCH);
+  bad.set_query(framed("ZPQU", 1, id));
+  EXPECT_EQ(t->pir_query(bad)->error().code(), v1::MALFORMED_REQUEST);  // body too short
+  setup.set_setup(framed("ZPSU", 1, id + 1));
+  EXPECT_EQ(t->pir_setup(setup)->error().code(), v1::PIR_VERSION_MISMATCH);
+  setup.set_setup(framed("ZPQU", 1, id));  // a query's magic on a setup
   EXPECT_EQ(t->pir_setup(setup)->error().code(), v1::MALFORMED_REQUEST);
   // Still serving.
   auto fetcher = PayloadFetcher::create(*t, manifest.version_id, options());

@@ -233,8 +233,22 @@ TEST(ZipPir, RejectsBadMessages) {
   auto wrong_mode = *resp;
   wrong_mode[4 + 1 + 8 + 8] = 9;
   EXPECT_EQ(f.client->extract(*pending, wrong_mode).status().code(), StatusCode::kDataLoss);
+  // The framing check alone: fits, another database, another version, wrong kind, truncated.
+  const std::uint64_t pid = f.server->info().params_id();
+  EXPECT_TRUE(check_message_framing(*q, ZipPirMessageKind::kQuery, pid).ok());
+  EXPECT_EQ(check_message_framing(bad_id, ZipPirMessageKind::kQuery, pid).code(),
+            StatusCode::kFailedPrecondition);
+  auto other_version = *q;
+  other_version[4] = 2;
+  EXPECT_EQ(check_message_framing(other_version, ZipPirMessageKind::kQuery, pid).code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(check_message_framing(*q, ZipPirMessageKind::kSetup, pid).code(),
+            StatusCode::kDataLoss);
+  EXPECT_EQ(check_message_framing(std::span(*q).first(10), ZipPirMessageKind::kQuery, pid).code(),
+            StatusCode::kDataLoss);
   // Setup validation: wrong params id, truncated, bad N.
   auto setup = f.client->setup_message();
+  EXPECT_TRUE(check_message_framing(setup, ZipPirMessageKind::kSetup, pid).ok());
   EXPECT_FALSE(f.server->register_client(std::span(setup).first(setup.size() - 1)).ok());
   auto even = setup;
   even[4 + 1 + 8] &= 0xfe;  // N even

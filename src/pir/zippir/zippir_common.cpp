@@ -126,4 +126,14 @@ Result<ZipPirPublicInfo> ZipPirPublicInfo::deserialize(std::span<const std::uint
   return info;
 }
 
+Status check_message_framing(std::span<const std::uint8_t> message, ZipPirMessageKind kind,
+                             std::uint64_t params_id) {
+  ByteReader r(message);
+  const bool setup = kind == ZipPirMessageKind::kSetup;
+  const char* what = setup ? "ZipPIR setup" : "ZipPIR query";
+  PRIVSEARCH_RETURN_IF_ERROR(
+      detail::read_header(r, setup ? detail::kSetupMagic : detail::kQueryMagic, what));
+  return detail::check_params_id(r, params_id, what);
+}
+
 }  // namespace privsearch::pir

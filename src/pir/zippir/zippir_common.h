@@ -53,6 +53,14 @@ struct ZipPirPublicInfo {
                                               bool allow_insecure = false);
 };
 
+enum class ZipPirMessageKind { kSetup, kQuery };
+// The framing of a client's setup or query message (magic, version, params id), checked without
+// reading further: kDataLoss for a wrong magic or truncated bytes, kFailedPrecondition when the
+// message was made for another ZipPIR version or database. Lets a service tell such a mismatch
+// from the server's other preconditions (a query whose hint is not ready) by code, not by text.
+Status check_message_framing(std::span<const std::uint8_t> message, ZipPirMessageKind kind,
+                             std::uint64_t params_id);
+
 namespace detail {
 // Message framing shared by server and client: 4-byte magic, version byte, then fields.
 inline constexpr std::uint8_t kZipPirVersion = 1;
