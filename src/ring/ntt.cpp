@@ -126,9 +126,18 @@ void NttTables::forward_mod_down(const ModDownRow& row, std::uint64_t* scratch,
                    "forward_mod_down: p must be odd and below 2^62");
   PRIVSEARCH_CHECK(row.addend_perm == nullptr || row.addend_perm->n() == n_,
                    "forward_mod_down: permutation size mismatch");
-  // IFMA multiplies 52-bit lanes: the lifted inputs (below p + q) must fit.
+  // IFMA multiplies 52-bit lanes: the lifted inputs (below p + q) must fit. When p is wider
+  // (a 60-bit special prime over a 40-bit q), one lifting pass into scratch first still beats
+  // the emulated 64-bit transform; the kernel then reads scratch in place (y = scratch, p = 0:
+  // its first stage loads both inputs of a butterfly before storing either).
   if (path == NttPath::kIfma && row.p + q_.value() < (u64{1} << 52)) {
     detail::ntt_forward_mod_down_ifma(*this, row, scratch);
+  } else if (path == NttPath::kIfma) {
+    lift_centered_row(row.y, row.p, scratch, n_, q_);
+    ModDownRow reduced = row;
+    reduced.y = scratch;
+    reduced.p = 0;
+    detail::ntt_forward_mod_down_ifma(*this, reduced, scratch);
   } else if (path != NttPath::kScalar && supports(NttPath::kAvx512)) {
     detail::ntt_forward_mod_down_avx512(*this, row, scratch);
   } else {
