@@ -1,6 +1,7 @@
 #include "ckks/poly_util.h"
 
 #include <algorithm>
+#include <array>
 
 #include "core/check.h"
 #include "ring/sampler.h"
@@ -53,7 +54,8 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
 void ModDownScratch::resize(const Params& params, std::size_t level) {
   const std::size_t n = params.n();
   p_rows.resize(params.num_p() * n);
-  if (params.num_p() > 1) conv.resize((level + 1) * n);
+  (void)level;
+  if (params.num_p() > 1) conv.resize((params.num_p() + 1) * n);
   transform.resize(n);
 }
 
@@ -63,13 +65,12 @@ void mod_down_prepare(const Params& params, std::size_t level, ModDownScratch& s
   PRIVSEARCH_CHECK(s.p_rows.size() == np * n && s.transform.size() == n,
                    "mod_down scratch not sized for these parameters");
   for (std::size_t j = 0; j < np; ++j) params.ntt(params.num_q() + j).inverse(s.p_rows.data() + j * n);
+  (void)level;
   if (np > 1) {
-    // Several special primes: the exact centred conversion first (ring/rns.h).
-    PRIVSEARCH_CHECK(s.conv.size() >= (level + 1) * n, "mod_down scratch too small");
-    thread_local std::vector<std::size_t> targets;
-    targets.resize(level + 1);
-    for (std::size_t i = 0; i <= level; ++i) targets[i] = i;
-    params.p_to_q().convert_centered(s.p_rows.data(), s.conv.data(), n, targets);
+    // Several special primes: the rows every target of the exact centred conversion shares
+    // (ring/rns.h); each target's sum is formed inside its transform (mod_down_row).
+    PRIVSEARCH_CHECK(s.conv.size() == (np + 1) * n, "mod_down scratch too small");
+    params.p_to_q().prepare_centered(s.p_rows.data(), s.conv.data(), s.conv.data() + np * n, n);
   }
 }
 
@@ -77,11 +78,23 @@ void mod_down_row(const Params& params, ModDownScratch& s, std::size_t i, const 
                   bool x_scaled, std::uint64_t* out, const std::uint64_t* addend,
                   const ring::GaloisPermutation* perm) {
   ring::ModDownRow row;
-  if (params.num_p() == 1) {
+  const std::size_t np = params.num_p();
+  std::array<std::uint64_t, ring::ModDownRow::kMaxConvSources> c{};
+  if (np == 1) {
     row.y = s.p_rows.data();  // one special prime: the centred lift happens inside the transform
     row.p = params.key_moduli()[params.num_q()].value();
   } else {
-    row.y = s.conv.data() + i * params.n();
+    PRIVSEARCH_CHECK(np <= c.size(), "too many special primes for the fused ModDown");
+    const ring::BaseConverter& conv = params.p_to_q();
+    for (std::size_t k = 0; k < np; ++k) {
+      c[k] = conv.punctured_mod_to(i, k);
+      row.conv_max_source = std::max(row.conv_max_source, conv.from()[k].value());
+    }
+    row.conv_t = s.conv.data();
+    row.conv_u = s.conv.data() + np * params.n();
+    row.conv_kf = np;
+    row.conv_c = c.data();
+    row.conv_m = conv.modulus_mod_to(i);
   }
   row.x = x;
   row.w = params.p_inv_mod_q(i);

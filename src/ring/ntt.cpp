@@ -126,6 +126,22 @@ void NttTables::forward_mod_down(const ModDownRow& row, std::uint64_t* scratch,
                    "forward_mod_down: p must be odd and below 2^62");
   PRIVSEARCH_CHECK(row.addend_perm == nullptr || row.addend_perm->n() == n_,
                    "forward_mod_down: permutation size mismatch");
+  PRIVSEARCH_CHECK(row.conv_t == nullptr ||
+                       (row.p == 0 && row.conv_kf >= 1 &&
+                        row.conv_kf <= ModDownRow::kMaxConvSources && row.conv_u != nullptr &&
+                        row.conv_c != nullptr && row.conv_max_source < (u64{1} << 62)),
+                   "forward_mod_down: bad conversion operands");
+  if (row.conv_t != nullptr) {
+    // Conversion mode: IFMA takes the t_i when the special primes fit its lanes.
+    if (path == NttPath::kIfma && row.conv_max_source < (u64{1} << 52)) {
+      detail::ntt_forward_mod_down_ifma(*this, row, scratch);
+    } else if (path != NttPath::kScalar && supports(NttPath::kAvx512)) {
+      detail::ntt_forward_mod_down_avx512(*this, row, scratch);
+    } else {
+      detail::ntt_forward_mod_down_scalar(*this, row, scratch);
+    }
+    return;
+  }
   // IFMA multiplies 52-bit lanes: the lifted inputs (below p + q) must fit. When p is wider
   // (a 60-bit special prime over a 40-bit q), one lifting pass into scratch first still beats
   // the emulated 64-bit transform; the kernel then reads scratch in place (y = scratch, p = 0:
@@ -150,7 +166,15 @@ namespace detail {
 void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row, u64* scratch) {
   const std::size_t n = t.n();
   const Modulus& q = t.modulus();
-  if (row.p != 0) {
+  if (row.conv_t != nullptr) {
+    for (std::size_t i = 0; i < n; ++i) {
+      u64 acc = q.mul(row.conv_u[i], q.neg(row.conv_m));
+      for (std::size_t k = 0; k < row.conv_kf; ++k) {
+        acc = q.add(acc, q.mul(q.reduce(row.conv_t[k * n + i]), row.conv_c[k]));
+      }
+      scratch[i] = acc;
+    }
+  } else if (row.p != 0) {
     lift_centered_row(row.y, row.p, scratch, n, q);
   } else {
     std::copy_n(row.y, n, scratch);

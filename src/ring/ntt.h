@@ -33,6 +33,9 @@ namespace privsearch::ring {
 //   out = (x - NTT(y')) * w  [+ addend, read through addend_perm if given]   (mod q)
 // or, when x_scaled (x already carries the factor w, e.g. keys stored times P^-1),
 //   out = x - NTT(y') * w    [+ addend]                                      (mod q)
+// With several special primes y' is instead the exact centred conversion of [x]_P, formed in
+// the first stage from the rows every target shares (ring/rns.h, prepare_centered):
+//   y' = sum_i t_i c_i - u m  with c_i = [P/p_i]_q, m = [P]_q   (conv_t != null, p == 0).
 // where y' is y itself (p == 0: y < q, coefficient form) or the centred lift of y modulo an odd
 // p < 2^62 (y in [0, p), y > p/2 standing for y - p). x, addend < q in NTT form; out may alias
 // x (not y or addend).
@@ -45,6 +48,13 @@ struct ModDownRow {
   const std::uint64_t* addend = nullptr;
   const GaloisPermutation* addend_perm = nullptr;
   bool x_scaled = false;
+  const std::uint64_t* conv_t = nullptr;  // conv_kf rows of n values, t_i < p_i
+  const std::uint64_t* conv_u = nullptr;  // n values, u <= conv_kf
+  std::size_t conv_kf = 0;                // at most kMaxConvSources
+  const std::uint64_t* conv_c = nullptr;  // conv_kf values c_i < q
+  std::uint64_t conv_m = 0;               // [P]_q
+  std::uint64_t conv_max_source = 0;      // the largest p_i (decides whether IFMA lanes fit)
+  static constexpr std::size_t kMaxConvSources = 4;
 };
 
 enum class NttPath { kScalar, kAvx512, kIfma };
@@ -136,6 +146,34 @@ void ntt_inverse_avx512(const NttTables& t, std::uint64_t* a);
 bool avx512_compiled();
 void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row,
                                  std::uint64_t* scratch);
+// The first-stage constants of forward_mod_down in one word size (shoup: w -> companion):
+// index kf of cx/cy is the -m term of the conversion.
+struct ModDownConstants {
+  std::uint64_t fx, fx_s, fy, fy_s, w, w_s;
+  std::uint64_t cx[ModDownRow::kMaxConvSources + 1], cx_s[ModDownRow::kMaxConvSources + 1];
+  std::uint64_t cy[ModDownRow::kMaxConvSources + 1], cy_s[ModDownRow::kMaxConvSources + 1];
+};
+template <typename Shoup>
+ModDownConstants mod_down_constants(const NttTables& t, const ModDownRow& row, Shoup shoup) {
+  const Modulus& q = t.modulus();
+  ModDownConstants k{};
+  k.fx = row.x_scaled ? row.w : 1;
+  k.fy = q.mul(t.twiddles().root[1], k.fx);
+  k.fx_s = shoup(k.fx);
+  k.fy_s = shoup(k.fy);
+  k.w = row.w;
+  k.w_s = shoup(row.w);
+  if (row.conv_t != nullptr) {
+    for (std::size_t i = 0; i <= row.conv_kf; ++i) {
+      const std::uint64_t c = i < row.conv_kf ? row.conv_c[i] : q.neg(row.conv_m);
+      k.cx[i] = q.mul(c, k.fx);
+      k.cy[i] = q.mul(c, k.fy);
+      k.cx_s[i] = shoup(k.cx[i]);
+      k.cy_s[i] = shoup(k.cy[i]);
+    }
+  }
+  return k;
+}
 void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, std::uint64_t* scratch);
 void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row,
                                  std::uint64_t* scratch);

@@ -30,10 +30,8 @@ void ntt_forward_avx512(const NttTables& t, u64* a) {
 
 void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch) {
   const Modulus& q = t.modulus();
-  const u64 fx = row.x_scaled ? row.w : 1;
-  const u64 fy = q.mul(t.twiddles().root[1], fx);
   forward_mod_down_avx512(t, row, scratch, avx512_mul(t), t.twiddles().root_shoup64.data(),
-                          {fx, q.shoup(fx), fy, q.shoup(fy), row.w, q.shoup(row.w)});
+                          mod_down_constants(t, row, [&q](u64 w) { return q.shoup(w); }));
 }
 
 void ntt_inverse_avx512(const NttTables& t, u64* a) {

@@ -198,18 +198,52 @@ void forward_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws) {
 //   x unscaled: out = (x + q - v) * w [+ addend]
 //   x scaled:   the first stage already multiplies by w (X * w, Y * (psi_1 w): the transform is
 //               linear), so out = x + q - v [+ addend] needs no multiplication at all.
-// Constants with their Shoup companions in the Mul's word size: fx = 1 or w (the first stage's
-// factor on X), fy = psi_1 or psi_1 w (on Y), w for the unscaled epilogue.
-struct ModDownConstants {
-  u64 fx, fx_s, fy, fy_s, w, w_s;
-};
+// Constants (ModDownConstants, ntt.h) with their Shoup companions in the Mul's word size: fx = 1
+// or w (the first stage's factor on X), fy = psi_1 fx (on Y), w for the unscaled epilogue; in
+// conversion mode the per-source factors c_i fx, c_i fy (and -m fx, -m fy) instead.
+template <typename Mul>
+void forward_mod_down_epilogue(const NttTables& t, const ModDownRow& row, u64* scratch,
+                               const Mul& mul, const u64* ws, const ModDownConstants& k);
+
+// Conversion mode: X and Y of the first stage are the conversion sums themselves, already times
+// fx and fy (folded into the constants), each term a lazy product in [0, 2q) accumulated with one
+// conditional subtraction of 2q, so both stay below 2q.
+template <typename Mul>
+void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* scratch,
+                                const Mul& mul, const u64* ws, const ModDownConstants& k) {
+  const std::size_t n = t.n(), half = n >> 1, kf = row.conv_kf;
+  const V two_q = bcast(2 * t.modulus().value());
+  V cx[ModDownRow::kMaxConvSources + 1], cxs[ModDownRow::kMaxConvSources + 1];
+  V cy[ModDownRow::kMaxConvSources + 1], cys[ModDownRow::kMaxConvSources + 1];
+  for (std::size_t i = 0; i <= kf; ++i) {
+    cx[i] = bcast(k.cx[i]);
+    cxs[i] = bcast(k.cx_s[i]);
+    cy[i] = bcast(k.cy[i]);
+    cys[i] = bcast(k.cy_s[i]);
+  }
+  for (std::size_t j = 0; j < half; j += 8) {
+    V x = _mm512_setzero_si512(), v = x;
+    for (std::size_t i = 0; i <= kf; ++i) {
+      const u64* src = i < kf ? row.conv_t + i * n : row.conv_u;
+      x = sub_if_ge(_mm512_add_epi64(x, mul.lazy(_mm512_loadu_si512(src + j), cx[i], cxs[i])),
+                    two_q);
+      v = sub_if_ge(
+          _mm512_add_epi64(v, mul.lazy(_mm512_loadu_si512(src + j + half), cy[i], cys[i])),
+          two_q);
+    }
+    _mm512_storeu_si512(scratch + j, _mm512_add_epi64(x, v));
+    _mm512_storeu_si512(scratch + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
+  }
+  forward_mod_down_epilogue(t, row, scratch, mul, ws, k);
+}
 
 template <typename Mul>
 void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch,
                              const Mul& mul, const u64* ws, const ModDownConstants& k) {
+  if (row.conv_t != nullptr) return forward_mod_down_converted(t, row, scratch, mul, ws, k);
   const std::size_t n = t.n(), half = n >> 1;
   const u64 qv = t.modulus().value();
-  const V q = bcast(qv), two_q = bcast(2 * qv);
+  const V two_q = bcast(2 * qv);
   const V fy = bcast(k.fy), fys = bcast(k.fy_s), fx = bcast(k.fx), fxs = bcast(k.fx_s);
   // X needs a multiplication when it must be reduced (a lifted value may exceed 4q) or scaled.
   const bool mul_x = row.p != 0 || row.x_scaled;
@@ -228,6 +262,16 @@ void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scr
     _mm512_storeu_si512(scratch + j, _mm512_add_epi64(x, v));
     _mm512_storeu_si512(scratch + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
   }
+  forward_mod_down_epilogue(t, row, scratch, mul, ws, k);
+}
+
+// The remaining stages, whose last one writes out = x + q - v (scaled) or (x + q - v) * w,
+// plus the addend.
+template <typename Mul>
+void forward_mod_down_epilogue(const NttTables& t, const ModDownRow& row, u64* scratch,
+                               const Mul& mul, const u64* ws, const ModDownConstants& k) {
+  const std::size_t n = t.n();
+  const V q = bcast(t.modulus().value());
   const V wv = bcast(k.w), wsv = bcast(k.w_s);
   const bool scaled = row.x_scaled;
   const bool add = row.addend != nullptr;

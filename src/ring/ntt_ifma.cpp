@@ -37,12 +37,10 @@ void ntt_forward_ifma(const NttTables& t, u64* a) {
 }
 
 void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, u64* scratch) {
-  const Modulus& q = t.modulus();
-  auto shoup52 = [&q](u64 w) { return static_cast<u64>((static_cast<u128>(w) << 52) / q.value()); };
-  const u64 fx = row.x_scaled ? row.w : 1;
-  const u64 fy = q.mul(t.twiddles().root[1], fx);
+  const u64 q = t.modulus().value();
+  auto shoup52 = [q](u64 w) { return static_cast<u64>((static_cast<u128>(w) << 52) / q); };
   forward_mod_down_avx512(t, row, scratch, ifma_mul(t), t.twiddles().root_shoup52.data(),
-                          {fx, shoup52(fx), fy, shoup52(fy), row.w, shoup52(row.w)});
+                          mod_down_constants(t, row, shoup52));
 }
 
 void ntt_inverse_ifma(const NttTables& t, u64* a) {

@@ -192,6 +192,16 @@ void BaseConverter::convert(const std::uint64_t* in, std::uint64_t* out, std::si
   }
 }
 
+void BaseConverter::prepare_centered(const std::uint64_t* in, std::uint64_t* t, std::uint64_t* u,
+                                     std::size_t n) const {
+  const std::size_t kf = from_.size();
+  for (std::size_t i = 0; i < kf; ++i) {
+    mul_scalar_shoup_row(in + i * n, from_.punctured_inverse(i), t + i * n, n, from_[i]);
+  }
+  // u = round(sum_i t_i / m_i): x = sum_i t_i (M/m_i) - u M is the centred representative.
+  round_quotient_row(t, inv_from_.data(), kf, n, u);
+}
+
 void BaseConverter::convert_centered(const std::uint64_t* in, std::uint64_t* out, std::size_t n,
                                      std::span<const std::size_t> targets) const {
   const std::size_t kf = from_.size();
@@ -207,13 +217,8 @@ void BaseConverter::convert_centered(const std::uint64_t* in, std::uint64_t* out
   thread_local std::vector<u64> u_storage;
   t_storage.resize(kf * n);
   u_storage.resize(n);
-  for (std::size_t i = 0; i < kf; ++i) {
-    mul_scalar_shoup_row(in + i * n, from_.punctured_inverse(i), t_storage.data() + i * n, n,
-                         from_[i]);
-  }
+  prepare_centered(in, t_storage.data(), u_storage.data(), n);
   const u64* t = t_storage.data();
-  // u = round(sum_i t_i / m_i): x = sum_i t_i (M/m_i) - u M is the centred representative.
-  round_quotient_row(t, inv_from_.data(), kf, n, u_storage.data());
   for (std::size_t r = 0; r < targets.size(); ++r) {
     const std::size_t j = targets[r];
     PRIVSEARCH_CHECK(j < to_.size(), "conversion target out of range");

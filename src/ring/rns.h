@@ -71,6 +71,18 @@ class BaseConverter {
   const RnsBase& from() const { return from_; }
   const RnsBase& to() const { return to_; }
 
+  // convert_centered in two halves, for callers that fuse the per-target sum into other work
+  // (ring::NttTables::forward_mod_down): prepare_centered() computes the rows every target
+  // shares, t_i = [x_i (M/m_i)^-1]_{m_i} (from.size() rows, stride n) and u = round(sum_i t_i /
+  // m_i) (one row, u <= from.size()); then target j is
+  //   out_j = sum_i t_i [M/m_i]_{b_j} - u [M]_{b_j}   (mod b_j).
+  void prepare_centered(const std::uint64_t* in, std::uint64_t* t, std::uint64_t* u,
+                        std::size_t n) const;
+  std::uint64_t punctured_mod_to(std::size_t j, std::size_t i) const {
+    return punct_mod_to_[j * from_.size() + i];
+  }
+  std::uint64_t modulus_mod_to(std::size_t j) const { return m_mod_to_[j]; }
+
  private:
   BaseConverter(RnsBase from, RnsBase to) : from_(std::move(from)), to_(std::move(to)) {}
   RnsBase from_, to_;

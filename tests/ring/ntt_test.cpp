@@ -4,6 +4,7 @@
 
 #include "core/csprng.h"
 #include "ring/primes.h"
+#include "ring/rns.h"
 #include "testing/reference.h"
 
 namespace privsearch::ring {
@@ -89,6 +90,74 @@ TEST(NttTables, ForwardModDownMatchesTheDefinition) {
             t.forward_mod_down(row, scratch.data(), path);
             EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
                                      << p_bits << " mode " << mode << " " << ntt_path_name(path);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Conversion mode (several special primes): the first stage forms the exact centred conversion
+// of [x]_P from BaseConverter::prepare_centered's shared rows. Checked against the definition:
+// the 128-bit CRT value of the residues, centred, reduced modulo q.
+TEST(NttTables, ForwardModDownConvertsSeveralSpecialPrimes) {
+  Prng prng = Prng::from_seed(Seed{}, 24);
+  for (std::size_t n : {16u, 256u}) {
+    for (int bits : {32, 49, 60}) {
+      const auto t = tables_for(n, bits);
+      const u64 q = t.modulus().value();
+      for (int p_bits : {50, 61}) {
+        const auto ps = largest_ntt_primes(p_bits, n, 2).value();
+        const auto from = *RnsBase::create(ps);
+        const auto conv = *BaseConverter::create(from, *RnsBase::create(std::vector<u64>{q}));
+        std::vector<u64> y(2 * n), tr(2 * n), u(n), lifted(n);
+        for (std::size_t k = 0; k < 2; ++k) {
+          for (std::size_t i = 0; i < n; ++i) y[k * n + i] = prng.uniform_below(ps[k]);
+        }
+        y[0] = 0;  // extremes: 0 and P - 1
+        y[1] = ps[0] - 1;
+        y[n + 1] = ps[1] - 1;
+        const unsigned __int128 big_p = static_cast<unsigned __int128>(ps[0]) * ps[1];
+        for (std::size_t i = 0; i < n; ++i) {
+          // Garner: X = y0 + p0 * ((y1 - y0) p0^-1 mod p1), then centred.
+          const u64 inv = testing::ref_powmod(ps[0] % ps[1], ps[1] - 2, ps[1]);
+          const u64 d = (y[n + i] + ps[1] - y[i] % ps[1]) % ps[1];
+          const unsigned __int128 x = y[i] + static_cast<unsigned __int128>(ps[0]) *
+                                                 testing::ref_mulmod(d, inv, ps[1]);
+          const __int128 c = x > big_p / 2 ? static_cast<__int128>(x) - static_cast<__int128>(big_p)
+                                           : static_cast<__int128>(x);
+          const __int128 r = c % static_cast<__int128>(q);
+          lifted[i] = static_cast<u64>(r < 0 ? r + q : r);
+        }
+        const auto v = testing::ref_ntt(lifted, t.psi(), q);
+        conv.prepare_centered(y.data(), tr.data(), u.data(), n);
+        const u64 c[2] = {conv.punctured_mod_to(0, 0), conv.punctured_mod_to(0, 1)};
+        const auto x = random_poly(prng, n, q);
+        const u64 w = prng.uniform_below(q);
+        for (bool scaled : {false, true}) {
+          std::vector<u64> expected(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            expected[i] = scaled ? (x[i] + q - testing::ref_mulmod(v[i], w, q)) % q
+                                 : testing::ref_mulmod((x[i] + q - v[i]) % q, w, q);
+          }
+          for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
+            if (!t.supports(path)) continue;
+            std::vector<u64> out = x, scratch(n);
+            ModDownRow row;
+            row.x = out.data();
+            row.w = w;
+            row.out = out.data();
+            row.x_scaled = scaled;
+            row.conv_t = tr.data();
+            row.conv_u = u.data();
+            row.conv_kf = 2;
+            row.conv_c = c;
+            row.conv_m = conv.modulus_mod_to(0);
+            row.conv_max_source = std::max(ps[0], ps[1]);
+            t.forward_mod_down(row, scratch.data(), path);
+            EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
+                                     << p_bits << (scaled ? " scaled " : " ")
+                                     << ntt_path_name(path);
           }
         }
       }
