@@ -205,6 +205,12 @@ template <typename Mul>
 void forward_mod_down_epilogue(const NttTables& t, const ModDownRow& row, u64* scratch,
                                const Mul& mul, const u64* ws, const ModDownConstants& k);
 
+// The first stage's Cooley-Tukey outputs for X < 2q (so no reduction of X) and v = Y w < 2q.
+inline void store_first_butterfly(u64* a, std::size_t j, std::size_t half, V x, V v, V two_q) {
+  _mm512_storeu_si512(a + j, _mm512_add_epi64(x, v));
+  _mm512_storeu_si512(a + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
+}
+
 // Conversion mode: X and Y of the first stage are the conversion sums themselves, already times
 // fx and fy (folded into the constants), each term a lazy product in [0, 2q) accumulated with one
 // conditional subtraction of 2q, so both stay below 2q.
@@ -231,8 +237,7 @@ void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* 
           _mm512_add_epi64(v, mul.lazy(_mm512_loadu_si512(src + j + half), cy[i], cys[i])),
           two_q);
     }
-    _mm512_storeu_si512(scratch + j, _mm512_add_epi64(x, v));
-    _mm512_storeu_si512(scratch + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
+    store_first_butterfly(scratch, j, half, x, v, two_q);
   }
   forward_mod_down_epilogue(t, row, scratch, mul, ws, k);
 }
@@ -259,8 +264,7 @@ void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scr
     }
     if (mul_x) x = mul.lazy(x, fx, fxs);  // [0, 2q)
     const V v = mul.lazy(y, fy, fys);
-    _mm512_storeu_si512(scratch + j, _mm512_add_epi64(x, v));
-    _mm512_storeu_si512(scratch + j + half, _mm512_add_epi64(_mm512_sub_epi64(x, v), two_q));
+    store_first_butterfly(scratch, j, half, x, v, two_q);
   }
   forward_mod_down_epilogue(t, row, scratch, mul, ws, k);
 }
