@@ -95,8 +95,8 @@ void key_switch_rotate(const Params& params, const HoistedDigits& digits,
   PRIVSEARCH_CHECK(c0.is_ntt() && c0.num_moduli() == nq, "rotate: c0 shape mismatch");
   thread_local ModDownScratch s0, s1;
   thread_local std::vector<std::uint64_t> t0, t1;
-  s0.resize(params, level);
-  s1.resize(params, level);
+  s0.resize(params);
+  s1.resize(params);
   t0.resize(n);
   t1.resize(n);
   // The P rows of the inner product go straight to the ModDown scratch ...
@@ -104,8 +104,8 @@ void key_switch_rotate(const Params& params, const HoistedDigits& digits,
     inner_product_row(params, digits, &perm, key, nq + j, rows[nq + j], s0.p_rows.data() + j * n,
                       s1.p_rows.data() + j * n);
   }
-  mod_down_prepare(params, level, s0);
-  mod_down_prepare(params, level, s1);
+  mod_down_prepare(params, s0);
+  mod_down_prepare(params, s1);
   // ... then each q row is computed and consumed while it is still in cache:
   // c0' = sigma(c0) + u0/P, c1' = u1/P.
   out0 = ring::RnsPoly::uninitialized(n, nq, true);

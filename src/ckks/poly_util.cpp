@@ -51,21 +51,19 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
   mod_down_add_inplace(params, level, poly, false, nullptr, nullptr);
 }
 
-void ModDownScratch::resize(const Params& params, std::size_t level) {
+void ModDownScratch::resize(const Params& params) {
   const std::size_t n = params.n();
   p_rows.resize(params.num_p() * n);
-  (void)level;
   if (params.num_p() > 1) conv.resize((params.num_p() + 1) * n);
   transform.resize(n);
 }
 
-void mod_down_prepare(const Params& params, std::size_t level, ModDownScratch& s) {
+void mod_down_prepare(const Params& params, ModDownScratch& s) {
   const std::size_t n = params.n();
   const std::size_t np = params.num_p();
   PRIVSEARCH_CHECK(s.p_rows.size() == np * n && s.transform.size() == n,
                    "mod_down scratch not sized for these parameters");
   for (std::size_t j = 0; j < np; ++j) params.ntt(params.num_q() + j).inverse(s.p_rows.data() + j * n);
-  (void)level;
   if (np > 1) {
     // Several special primes: the rows every target of the exact centred conversion shares
     // (ring/rns.h); each target's sum is formed inside its transform (mod_down_row).
@@ -116,9 +114,9 @@ void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly
                    "mod_down addend shape mismatch");
   // Scratch reused across calls on this thread: ModDown runs once or twice per rotation.
   thread_local ModDownScratch s;
-  s.resize(params, level);
+  s.resize(params);
   for (std::size_t j = 0; j < np; ++j) std::copy_n(poly.row(nq + j), n, s.p_rows.data() + j * n);
-  mod_down_prepare(params, level, s);
+  mod_down_prepare(params, s);
   for (std::size_t i = 0; i < nq; ++i) {
     mod_down_row(params, s, i, poly.row(i), q_rows_scaled, poly.row(i),
                  addend != nullptr ? addend->row(i) : nullptr, perm);
