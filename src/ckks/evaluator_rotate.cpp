@@ -161,8 +161,8 @@ Result<Ciphertext> Evaluator::mod_down(ExtendedCiphertext a) const {
   if (a.c0().num_moduli() != rows || a.c1().num_moduli() != rows) {
     return failed_precondition_error("extended ciphertext does not match its level");
   }
-  mod_down_add_inplace(params_, level, a.mutable_c0(), true, nullptr, nullptr);
-  mod_down_add_inplace(params_, level, a.mutable_c1(), true, nullptr, nullptr);
+  mod_down_inplace(params_, level, a.mutable_c0(), true);
+  mod_down_inplace(params_, level, a.mutable_c1(), true);
   return Ciphertext(params_.id(), level, a.scale(), std::move(a.mutable_c0()),
                     std::move(a.mutable_c1()));
 }

@@ -52,7 +52,8 @@ void key_switch_inner_product(const Params& params, const HoistedDigits& digits,
 // The rotation sigma(ct) = (sigma(c0) + u0/P, u1/P) from a hoisted decomposition of ct's c1
 // and the key for sigma, computed row by row: the P rows of (u0, u1) first, then each q row is
 // produced and fed to the fused ModDown while it is still in cache (u0, u1 are never stored
-// whole). Same result as key_switch_inner_product + mod_down_add_inplace(q_rows_scaled).
+// whole). Same result as key_switch_inner_product, mod_down_inplace(q_rows_scaled) and adding
+// sigma(c0).
 void key_switch_rotate(const Params& params, const HoistedDigits& digits,
                        const ring::GaloisPermutation& perm, const KeySwitchKey& key,
                        const ring::RnsPoly& c0, ring::RnsPoly& out0, ring::RnsPoly& out1);

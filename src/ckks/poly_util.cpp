@@ -47,9 +47,6 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
   return out;
 }
 
-void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly) {
-  mod_down_add_inplace(params, level, poly, false, nullptr, nullptr);
-}
 
 void ModDownScratch::resize(const Params& params) {
   const std::size_t n = params.n();
@@ -103,23 +100,19 @@ void mod_down_row(const Params& params, ModDownScratch& s, std::size_t i, const 
   params.ntt(i).forward_mod_down(row, s.transform.data());
 }
 
-void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
-                          bool q_rows_scaled, const ring::RnsPoly* addend,
-                          const ring::GaloisPermutation* perm) {
+void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
+                      bool q_rows_scaled) {
   const std::size_t n = params.n();
   const std::size_t nq = level + 1;
   const std::size_t np = params.num_p();
   PRIVSEARCH_CHECK(poly.is_ntt() && poly.num_moduli() == nq + np, "mod_down shape mismatch");
-  PRIVSEARCH_CHECK(addend == nullptr || (addend->is_ntt() && addend->num_moduli() >= nq),
-                   "mod_down addend shape mismatch");
-  // Scratch reused across calls on this thread: ModDown runs once or twice per rotation.
+  // Scratch reused across calls on this thread.
   thread_local ModDownScratch s;
   s.resize(params);
   for (std::size_t j = 0; j < np; ++j) std::copy_n(poly.row(nq + j), n, s.p_rows.data() + j * n);
   mod_down_prepare(params, s);
   for (std::size_t i = 0; i < nq; ++i) {
-    mod_down_row(params, s, i, poly.row(i), q_rows_scaled, poly.row(i),
-                 addend != nullptr ? addend->row(i) : nullptr, perm);
+    mod_down_row(params, s, i, poly.row(i), q_rows_scaled, poly.row(i), nullptr, nullptr);
   }
   poly.truncate_moduli(nq);
 }

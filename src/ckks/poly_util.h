@@ -37,8 +37,10 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
                              const Seed& seed, std::uint64_t stream);
 
 // poly: rows q_0..q_level, p_0..p_{k-1} in NTT form. Result: rows q_0..q_level in NTT form
-// holding round-ish(poly / P).
-void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly);
+// holding round-ish(poly / P). q_rows_scaled: poly's q rows already carry P^-1 (extended
+// ciphertexts, extended.h).
+void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
+                      bool q_rows_scaled = false);
 // ModDown in pieces, for callers that produce the rows of x one at a time (the hoisted rotation
 // computes each row of its key inner product just before the row is consumed, while it is still
 // in L1/L2): write the P rows of x (NTT form) into scratch.p_rows, mod_down_prepare() turns
@@ -55,12 +57,5 @@ void mod_down_prepare(const Params& params, ModDownScratch& scratch);
 void mod_down_row(const Params& params, ModDownScratch& scratch, std::size_t i,
                   const std::uint64_t* x, bool x_scaled, std::uint64_t* out,
                   const std::uint64_t* addend, const ring::GaloisPermutation* perm);
-
-// poly := ModDown(poly) + perm(addend) over q_0..q_level (addend in NTT form with at least
-// level + 1 rows or null, read through perm when it is not null). q_rows_scaled: poly's q rows
-// already carry P^-1 (extended ciphertexts, extended.h).
-void mod_down_add_inplace(const Params& params, std::size_t level, ring::RnsPoly& poly,
-                          bool q_rows_scaled, const ring::RnsPoly* addend,
-                          const ring::GaloisPermutation* perm);
 
 }  // namespace privsearch::ckks
