@@ -34,15 +34,14 @@ test-all: build glove
 
 # Address + undefined-behaviour sanitizers over the unit tests and the fuzz corpus.
 sanitize: setup
-	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPRIVSEARCH_SANITIZE=ON \
-	  -DPRIVSEARCH_BUILD_BENCH=OFF > /dev/null
+	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPRIVSEARCH_SANITIZE=ON > /dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ctest -j $(JOBS) -LE slow --output-on-failure
 
 # libFuzzer targets (clang); `make fuzz-run FUZZ_TARGET=ckks_ciphertext FUZZ_SECONDS=60`.
 fuzz: setup
 	@CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DPRIVSEARCH_BUILD_FUZZ=ON -DPRIVSEARCH_BUILD_BENCH=OFF > /dev/null
+	  -DPRIVSEARCH_BUILD_FUZZ=ON > /dev/null
 	@cmake --build build-fuzz -j $(JOBS)
 
 FUZZ_TARGET ?= ckks_ciphertext
@@ -52,6 +51,8 @@ fuzz-run: fuzz
 	@build-fuzz/fuzz/$(FUZZ_TARGET)_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  build-fuzz/corpus/$(FUZZ_TARGET) fuzz/corpus/$(FUZZ_TARGET)
 
+# The suites behind the README's figures (pq and e2e take minutes; e2e builds a 1M-document index
+# once under build/bench-e2e). Each prints one JSON object.
 bench: build
 	@$(BUILD_DIR)/tools/privsearch bench ckks --json
 	@$(BUILD_DIR)/tools/privsearch bench rerank --json
@@ -69,7 +70,7 @@ examples: build
 	@$(BUILD_DIR)/tools/privsearch params --preset rerank-n8192
 
 format:
-	@find src tests tools fuzz bench examples -name '*.h' -o -name '*.cpp' | xargs clang-format -i
+	@find src tests tools fuzz examples -name '*.h' -o -name '*.cpp' | xargs clang-format -i
 
 clean:
 	@rm -rf $(BUILD_DIR) build-asan build-fuzz

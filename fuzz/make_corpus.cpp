@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
     const auto layout = *make_layout(params, Kernel::kFast, 5, 3);
     const std::vector<double> z = {0.1, 0.2, 0.3, 0.4, 0.5};
     const auto q = *encrypt_query(layout, params, sk, z, prng);
-    RerankRequest req{params.id(), Kernel::kFast, 5, layout.period, 3,
-                      *serialize_ciphertext(params, q, CiphertextForm::kSeeded)};
+    const auto req = request_for_layout(params, layout,
+                                        *serialize_ciphertext(params, q, CiphertextForm::kSeeded));
     write(root / "rerank_messages", "request", serialize_request(req));
     RerankResponse resp{params.id(), Kernel::kFast, 5, layout.period, 3, layout.slot_map, true,
                         {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/bytes.h"
 #include "index/payload_store.h"
 
 namespace privsearch::client {
@@ -11,9 +12,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-std::span<const std::uint8_t> as_span(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 std::string to_string(const std::vector<std::uint8_t>& v) { return {v.begin(), v.end()}; }
 
@@ -57,7 +55,7 @@ Status PayloadFetcher::setup() {
                                      "`: refresh the local index");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      info_, pir::ZipPirPublicInfo::deserialize(as_span(info.info()), options_.allow_insecure));
+      info_, pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), options_.allow_insecure));
   db_bytes_ = info.pir_db_bytes();
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*info_, prng_));
   client_.emplace(std::move(c));
@@ -145,7 +143,7 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
     t.response_bytes = resp.answer().size();
     t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto record,
-                                client_->extract(*pending, as_span(resp.answer()), options_.threads));
+                                client_->extract(*pending, byte_view(resp.answer()), options_.threads));
     t.extract_ms = ms_since(t0);
     precompute_async();  // the next fetch's offsets, off the critical path
     t.total_ms = ms_since(t_all);

@@ -3,24 +3,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <optional>
 
-#include "ckks/client/keygen.h"
-#include "ckks/compact.h"
-#include "ckks/galois_keys.h"
 #include "ckks/param_sets.h"
-#include "ckks/serialization.h"
+#include "client/rerank_session.h"
+#include "core/bytes.h"
 #include "core/csprng.h"
 #include "index/artifacts.h"
-#include "index/text_encoder.h"
-#include "index/word_vectors.h"
 #include "index/manifest.h"
 #include "index/payload_store.h"
 #include "index/pq_scan.h"
-#include "rerank/client/scores.h"
-#include "rerank/messages.h"
+#include "index/text_encoder.h"
+#include "index/word_vectors.h"
 
 namespace privsearch::client {
 namespace {
@@ -29,14 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-std::string bytes_of(std::span<const std::uint8_t> b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-std::span<const std::uint8_t> span_of(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
 }  // namespace
@@ -49,71 +36,45 @@ struct SearchClient::Impl {
   std::optional<index::PqScanner> scanner;
   std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
-  std::optional<ckks::Params> params;
-  std::optional<ckks::KeyGenerator> keygen;
-  std::optional<ckks::SecretKey> secret_key;
-  Prng prng = Prng::create();
-  std::map<std::size_t, std::string> key_ids;  // K -> key id of this epoch
+  std::optional<RerankSession> session;  // the secret key and the key epochs
+  Prng prng = Prng::create();           // the candidate permutation
   // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
-  // public key (made once per secret key) with every rotation key set.
+  // public key with every rotation key set.
   bool provider_floods = false;
-  std::string public_key_bytes;
 
-  Result<std::string> key_id_for(const rerank::KernelLayout& layout, SearchTiming& t,
-                                 bool force_upload) {
-    auto it = key_ids.find(layout.k);
-    if (it != key_ids.end() && !force_upload) return it->second;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys,
-                                rerank::make_rotation_keys(layout, *keygen, *secret_key, prng));
-    v1::UploadKeysRequest req;
-    req.set_params_id(bytes_of(params->id()));
-    req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(*params, keys)));
-    if (provider_floods) {
-      if (public_key_bytes.empty()) {
-        PRIVSEARCH_ASSIGN_OR_RETURN(const auto pk, keygen->create_public_key(*secret_key, prng));
-        public_key_bytes = bytes_of(ckks::serialize_public_key(*params, pk));
-      }
-      req.set_public_key(public_key_bytes);
-    }
+  // Starts a key epoch for K (fresh rotation keys, one upload) and records its key id.
+  Status upload_keys(std::size_t k, SearchTiming& t) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, session->make_key_upload(k, provider_floods));
     t.key_upload_bytes += req.ByteSizeLong();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, transport->upload_keys(req));
-    if (resp.has_error()) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "provider refused the keys: " + v1::ErrorCode_Name(resp.error().code()) +
-                        ": " + resp.error().message());
-    }
-    key_ids[layout.k] = resp.key_id();
-    return resp.key_id();
+    if (resp.has_error()) return provider_refusal("the keys", resp.error());
+    session->set_key_id(k, resp.key_id());
+    return Status::ok_status();
   }
 
   // Encrypts the unit query z, sends the candidate IDs in the given order, decrypts the scores
   // (aligned with `ids`). Re-uploads keys on UNKNOWN_KEY_ID; on BUDGET_EXHAUSTED starts a new key
   // epoch when the options allow, else returns kResourceExhausted.
   Result<std::vector<double>> score(const std::vector<double>& z,
-                                    const std::vector<std::uint32_t>& ids,
+                                    const std::vector<std::uint64_t>& ids,
                                     const SearchOptions& options, SearchTiming& t) {
+    if (session->key_id(ids.size()) == nullptr) {
+      PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
+    }
     auto t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, rerank::make_layout(*params, rerank::Kernel::kFast,
-                                                                       z.size(), ids.size()));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct,
-                                rerank::encrypt_query(layout, *params, *secret_key, z, prng));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ct_bytes, ckks::serialize_ciphertext(
-                                                         *params, ct, ckks::CiphertextForm::kSeeded));
-    rerank::RerankRequest rr{params->id(), rerank::Kernel::kFast, z.size(), layout.period,
-                             ids.size(), ct_bytes};
-    v1::RerankRequest req;
-    req.set_artifact_version(manifest.version_id);
-    for (const auto id : ids) req.add_candidate_ids(id);
-    req.set_query(bytes_of(rerank::serialize_request(rr)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto pending, session->build_request({z, ids, manifest.version_id}));
     t.encrypt_ms = ms_since(t0);
 
     v1::RerankResponse resp;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto key_id, key_id_for(layout, t, attempt > 0));
-      req.set_key_id(key_id);
-      t.request_bytes = req.ByteSizeLong();
+      if (attempt > 0) {
+        PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
+        pending.request.set_key_id(*session->key_id(ids.size()));
+      }
+      t.request_bytes = pending.request.ByteSizeLong();
       t0 = Clock::now();
-      PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->rerank(req));
+      PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->rerank(pending.request));
       t.rpc_ms = ms_since(t0);
       if (!resp.has_error()) break;
       const auto code = resp.error().code();
@@ -121,28 +82,10 @@ struct SearchClient::Impl {
       if (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch) continue;
       break;
     }
-    if (resp.has_error()) {
-      const std::string msg = "provider refused the request: " +
-                              v1::ErrorCode_Name(resp.error().code()) + ": " +
-                              resp.error().message();
-      return Status(resp.error().code() == v1::BUDGET_EXHAUSTED ? StatusCode::kResourceExhausted
-                                                               : StatusCode::kFailedPrecondition,
-                    msg);
-    }
     t.provider_ms = resp.provider_ms();
     t.response_bytes = resp.ByteSizeLong();
-
     t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto answer,
-                                rerank::deserialize_response(span_of(resp.payload())));
-    PRIVSEARCH_RETURN_IF_ERROR(rerank::check_response(*params, layout, answer));
-    std::vector<ckks::CompactCiphertext> cts;
-    for (const auto& b : answer.outputs) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto c, ckks::deserialize_compact(*params, b));
-      cts.push_back(std::move(c));
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto scores,
-                                rerank::decrypt_compact_scores(layout, *params, *secret_key, cts));
+    auto scores = session->decode_response(pending, resp);
     t.decrypt_ms = ms_since(t0);
     return scores;
   }
@@ -196,13 +139,13 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(info.params_name()));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
-  if (bytes_of(params.id()) != info.params_id()) {
+  if (to_byte_string(params.id()) != info.params_id()) {
     return Status(StatusCode::kFailedPrecondition,
                   "the provider's CKKS parameters differ from preset " + info.params_name());
   }
-  impl->params.emplace(std::move(params));
-  impl->keygen.emplace(*impl->params);
-  impl->secret_key.emplace(impl->keygen->create_secret_key(impl->prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto session,
+                              RerankSession::create(params, impl->projection.output_dim));
+  impl->session.emplace(std::move(session));
   impl->provider_floods = info.flood_security_bits() > 0;
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
@@ -265,7 +208,7 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
 
   std::vector<double> z(z32.size());
   for (std::size_t i = 0; i < z.size(); ++i) z[i] = z32[i] / norm;
-  std::vector<std::uint32_t> sent(order.size());
+  std::vector<std::uint64_t> sent(order.size());
   for (std::size_t s = 0; s < order.size(); ++s) sent[s] = out.candidates[order[s]];
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores, m.score(z, sent, options, t));
   out.candidate_scores.assign(out.candidates.size(), 0.0);
@@ -307,7 +250,7 @@ Result<std::vector<double>> SearchClient::score_candidates(std::span<const doubl
   std::vector<double> z(query.begin(), query.end());
   for (double& v : z) v /= std::sqrt(norm);
   SearchTiming t;
-  auto r = m.score(z, std::vector<std::uint32_t>(ids.begin(), ids.end()), options, t);
+  auto r = m.score(z, std::vector<std::uint64_t>(ids.begin(), ids.end()), options, t);
   if (timing != nullptr) *timing = t;
   return r;
 }

@@ -32,6 +32,16 @@ inline std::size_t packed_bytes(std::size_t count, int bits) {
   return (count * static_cast<std::size_t>(bits) + 7) / 8;
 }
 
+// Protobuf `bytes` fields are std::string. The one pair of conversions privsearch uses between
+// them and byte spans: a copy into a string, and a view of a string's bytes (no copy; valid while
+// the string lives and is not modified).
+inline std::string to_byte_string(std::span<const std::uint8_t> bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+inline std::span<const std::uint8_t> byte_view(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
 class ByteWriter {
  public:
   void put_u8(std::uint8_t v) { bytes_.push_back(v); }

@@ -193,28 +193,4 @@ double tpr_at_fpr(std::span<const double> pos, std::span<const double> neg, doub
   return static_cast<double>(tp) / static_cast<double>(pos.size());
 }
 
-Distribution describe(std::vector<double> v) {
-  Distribution d;
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  auto q = [&](double p) {
-    const double pos = p * static_cast<double>(v.size() - 1);
-    const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-  };
-  d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - d.mean) * (x - d.mean);
-  d.std = std::sqrt(ss / static_cast<double>(v.size()));
-  d.p01 = q(0.01);
-  d.p05 = q(0.05);
-  d.median = q(0.5);
-  d.p95 = q(0.95);
-  d.p99 = q(0.99);
-  d.min = v.front();
-  d.max = v.back();
-  return d;
-}
-
 }  // namespace privsearch::eval

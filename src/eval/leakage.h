@@ -1,5 +1,5 @@
 // Leakage estimators of the search paper's audits (section 4.4; reference notes section 4.2) and
-// the statistics they report. Pure functions on vectors, testable on constructed cases.
+// the statistics they report (eval/statistics.h). Pure functions on vectors, testable on constructed cases.
 //
 // What the provider can do with only the candidate IDs and its own exact projected rows
 // (rows = unit(X[ids]) in the order it receives them, r = 1..K):
@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "eval/statistics.h"
 
 namespace privsearch::eval {
 
@@ -40,10 +42,5 @@ double roc_auc(std::span<const double> positives, std::span<const double> negati
 // Largest TPR over thresholds whose FPR <= max_fpr.
 double tpr_at_fpr(std::span<const double> positives, std::span<const double> negatives,
                   double max_fpr);
-
-struct Distribution {
-  double mean = 0, std = 0, p01 = 0, p05 = 0, median = 0, p95 = 0, p99 = 0, min = 0, max = 0;
-};
-Distribution describe(std::vector<double> values);
 
 }  // namespace privsearch::eval

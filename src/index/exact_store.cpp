@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -121,6 +123,24 @@ ExactStore& ExactStore::operator=(ExactStore&& o) noexcept {
 
 ExactStore::~ExactStore() {
   if (map_ != nullptr) ::munmap(map_, map_bytes_);
+}
+
+bool ExactStore::read_only() const {
+  if (map_ == nullptr) return false;
+  std::ifstream maps("/proc/self/maps");
+  const auto start = reinterpret_cast<std::uintptr_t>(map_);
+  std::string line;
+  while (std::getline(maps, line)) {
+    // "start-end perms offset dev inode path", addresses in hex.
+    const auto dash = line.find('-');
+    const auto space = line.find(' ');
+    if (dash == std::string::npos || space == std::string::npos || space + 2 >= line.size()) {
+      continue;
+    }
+    if (std::stoull(line.substr(0, dash), nullptr, 16) != start) continue;
+    return line[space + 2] != 'w';
+  }
+  return false;  // fail closed: a mapping we cannot see is not reported read-only
 }
 
 Status ExactStore::gather(std::span<const std::uint64_t> ids, std::vector<float>& out) const {

@@ -35,8 +35,10 @@ class ExactStore {
   std::size_t rows() const { return rows_; }
   std::size_t cols() const { return cols_; }
   const float* row(std::size_t r) const { return data_ + r * cols_; }
-  // True: the mapping is PROT_READ from an O_RDONLY descriptor (for the provider's attestation).
-  bool read_only() const { return true; }
+  // Whether the kernel reports the mapping without write permission (/proc/self/maps: the line
+  // that starts at the mapping's address has no 'w'); false when that cannot be read. The
+  // provider reports it in ServerInfo; open() maps PROT_READ from an O_RDONLY descriptor.
+  bool read_only() const;
 
   // out = rows ids[0], ids[1], ... (K x cols). kOutOfRange naming the first bad id.
   Status gather(std::span<const std::uint64_t> ids, std::vector<float>& out) const;

@@ -9,15 +9,11 @@
 #include <chrono>
 #include <optional>
 
+#include "core/bytes.h"
 #include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
 namespace {
-
-std::string to_bytes(const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); }
-std::span<const std::uint8_t> as_span(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
 
 // The server's failures after the framing check passed (check_message_framing): a failed
 // precondition there can only be a query whose hint is not ready.
@@ -174,7 +170,7 @@ std::shared_ptr<pir::ZipPirServer> PirService::server_for(const std::string& ver
 v1::PirInfo PirService::info() const {
   v1::PirInfo out;
   std::lock_guard lock(mu_);
-  out.set_info(to_bytes(server_->info().serialize()));
+  out.set_info(to_byte_string(server_->info().serialize()));
   out.set_artifact_version(artifact_version_);
   out.set_ready_per_client(static_cast<std::uint32_t>(config_.ready_per_client));
   out.set_pir_db_bytes(server_->info().shape.matrix_bytes());
@@ -191,12 +187,12 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
     *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
     return out;
   }
-  if (auto e = framing_error(as_span(request.setup()), pir::ZipPirMessageKind::kSetup,
+  if (auto e = framing_error(byte_view(request.setup()), pir::ZipPirMessageKind::kSetup,
                              server->info().params_id())) {
     *out.mutable_error() = *e;
     return out;
   }
-  auto id = server->register_client(as_span(request.setup()));
+  auto id = server->register_client(byte_view(request.setup()));
   if (!id.ok()) {
     *out.mutable_error() = make_error(code_for(id.status()), id.status().message());
     return out;
@@ -237,13 +233,13 @@ v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
     *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
     return out;
   }
-  if (auto e = framing_error(as_span(request.query()), pir::ZipPirMessageKind::kQuery,
+  if (auto e = framing_error(byte_view(request.query()), pir::ZipPirMessageKind::kQuery,
                              server->info().params_id())) {
     *out.mutable_error() = *e;
     return out;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  auto answer = server->answer(as_span(request.query()));
+  auto answer = server->answer(byte_view(request.query()));
   out.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (!answer.ok()) {
@@ -251,7 +247,7 @@ v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
     return out;
   }
   cv_.notify_all();  // a hint was consumed: the worker refills
-  out.set_answer(to_bytes(*answer));
+  out.set_answer(to_byte_string(*answer));
   return out;
 }
 

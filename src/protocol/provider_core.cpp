@@ -12,6 +12,8 @@
 #include "ckks/galois_keys.h"
 #include "ckks/rerandomize.h"
 #include "ckks/serialization.h"
+#include "core/bytes.h"
+#include "core/linkage.h"
 #include "core/sha256.h"
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
@@ -29,14 +31,6 @@ double max_row_norm(const index::ExactStore& store) {
     best = std::max(best, s);
   }
   return std::sqrt(best);
-}
-
-std::string to_bytes(std::span<const std::uint8_t> b) {
-  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
-}
-
-std::span<const std::uint8_t> as_span(const std::string& s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
 v1::RerankResponse rerank_error(v1::ErrorCode code, std::string message) {
@@ -150,7 +144,7 @@ ProviderCore::ProviderCore(ProviderConfig config, const index::ExactStore* store
 v1::ServerInfo ProviderCore::server_info() const {
   v1::ServerInfo info;
   info.set_protocol_version(kProtocolVersion);
-  info.set_params_id(to_bytes(config_.params.id()));
+  info.set_params_id(to_byte_string(config_.params.id()));
   info.set_params_name(config_.params_name);
   info.set_artifact_version(config_.artifact_version);
   for (const auto k : config_.kernels) info.add_kernels(std::string(rerank::kernel_name(k)));
@@ -162,9 +156,9 @@ v1::ServerInfo ProviderCore::server_info() const {
   l->set_requests_per_key_id(config_.limits.requests_per_key_id);
   l->set_max_rotation_keys(config_.limits.max_rotation_keys);
   auto* a = info.mutable_attestation();
-  // This translation unit belongs to the provider library, which links no secret-key code
-  // (tests/provider_only checks the symbols of the provider binary).
-  a->set_secret_key_code_linked(false);
+  // Decided by the linker (core/linkage.h): false in privsearch-provider, true in a test or tool
+  // that links a client into the same process.
+  a->set_secret_key_code_linked(secret_key_code_linked());
   a->set_store_read_only(config_.store_read_only && store_->read_only());
   a->set_process_id(static_cast<std::uint32_t>(::getpid()));
   a->set_library_role("provider");
@@ -178,12 +172,12 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   if (request.ByteSizeLong() > config_.limits.max_message_bytes) {
     return upload_error(v1::MESSAGE_TOO_LARGE, "key set above the message-size limit");
   }
-  if (request.params_id() != to_bytes(config_.params.id())) {
+  if (request.params_id() != to_byte_string(config_.params.id())) {
     return upload_error(v1::PARAMS_MISMATCH,
                         "keys made for other CKKS parameters than the provider's " +
                             config_.params_name);
   }
-  auto keys = ckks::deserialize_galois_keys(config_.params, as_span(request.galois_keys()),
+  auto keys = ckks::deserialize_galois_keys(config_.params, byte_view(request.galois_keys()),
                                             config_.limits.max_rotation_keys);
   if (!keys.ok()) {
     return upload_error(v1::MALFORMED_REQUEST, "galois keys: " + keys.status().to_string());
@@ -191,7 +185,7 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   auto uploaded = std::make_shared<EvaluationKeys>();
   uploaded->galois = std::move(keys).value();
   if (!request.public_key().empty()) {
-    auto pk = ckks::deserialize_public_key(config_.params, as_span(request.public_key()));
+    auto pk = ckks::deserialize_public_key(config_.params, byte_view(request.public_key()));
     if (!pk.ok()) {
       return upload_error(v1::MALFORMED_REQUEST, "public key: " + pk.status().to_string());
     }
@@ -205,10 +199,10 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   // The id covers both halves, so one set of rotation keys with two public keys is two ids.
   std::string material = request.galois_keys();
   material += request.public_key();
-  const KeyId id = sha256(as_span(material));
+  const KeyId id = sha256(byte_view(material));
   const auto remaining = keys_.insert(id, std::move(uploaded));
   v1::UploadKeysResponse r;
-  r.set_key_id(to_bytes(id));
+  r.set_key_id(to_byte_string(id));
   r.set_request_budget(remaining);
   return r;
 } catch (const std::exception& e) {
@@ -239,7 +233,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
 
   rerank::MessageLimits ml;
   ml.max_candidates = limits.max_candidates;
-  auto decoded = rerank::deserialize_request(as_span(request.query()), ml);
+  auto decoded = rerank::deserialize_request(byte_view(request.query()), ml);
   if (!decoded.ok()) {
     return rerank_error(v1::MALFORMED_REQUEST, "query: " + decoded.status().to_string());
   }
@@ -326,7 +320,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
     }
   }
   v1::RerankResponse response;
-  response.set_payload(to_bytes(rerank::serialize_response(out)));
+  response.set_payload(to_byte_string(rerank::serialize_response(out)));
   response.set_budget_remaining(lease.value().remaining);
   response.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());

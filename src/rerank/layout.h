@@ -73,7 +73,9 @@ struct KernelLayout {
   std::vector<double> replicate_query(std::span<const double> z) const;
 };
 
-// Limits that make_layout enforces (the service adds its own, smaller ones).
+// The one hard limit on K, the candidates of one request: make_layout, the message decoders and
+// every command-line option that takes K enforce it. A provider's operator sets a smaller one
+// (ProviderLimits::max_candidates, default 1024), which it publishes in ServerInfo.limits.
 inline constexpr std::size_t kMaxCandidates = 65536;
 
 // Errors: kInvalidArgument for dim outside [1, S] or k outside [1, kMaxCandidates], and for the

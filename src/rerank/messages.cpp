@@ -78,6 +78,18 @@ Status read_blob(ByteReader& r, const MessageLimits& limits, std::vector<std::ui
 }
 }  // namespace
 
+RerankRequest request_for_layout(const ckks::Params& params, const KernelLayout& layout,
+                                 std::vector<std::uint8_t> query) {
+  RerankRequest r;
+  r.params_id = params.id();
+  r.kernel = layout.kernel;
+  r.dim = layout.dim;
+  r.period = layout.period;
+  r.k = layout.k;
+  r.query = std::move(query);
+  return r;
+}
+
 std::vector<std::uint8_t> serialize_request(const RerankRequest& q) {
   ByteWriter w;
   write_header(w, kTypeRequest, {q.params_id, q.kernel, q.dim, q.period, q.k});

@@ -27,7 +27,7 @@
 namespace privsearch::rerank {
 
 struct MessageLimits {
-  std::size_t max_candidates = 4096;        // K
+  std::size_t max_candidates = kMaxCandidates;  // K (a provider passes its smaller limit)
   std::size_t max_outputs = 64;             // response ciphertexts
   std::size_t max_ciphertext_bytes = 1 << 20;
 };
@@ -51,6 +51,12 @@ struct RerankResponse {
   bool compact = true;
   std::vector<std::vector<std::uint8_t>> outputs;  // serialized (compact) ciphertexts
 };
+
+// The request header that `layout` implies (params id, kernel, d', period, K), carrying the
+// serialized query ciphertext: the way to make a RerankRequest without filling its fields by
+// position.
+RerankRequest request_for_layout(const ckks::Params& params, const KernelLayout& layout,
+                                 std::vector<std::uint8_t> query);
 
 std::vector<std::uint8_t> serialize_request(const RerankRequest& r);
 Result<RerankRequest> deserialize_request(std::span<const std::uint8_t> bytes,

@@ -7,6 +7,7 @@
 
 #include "ckks/param_sets.h"
 #include "client/payload_fetcher.h"
+#include "core/bytes.h"
 #include "index/build.h"
 #include "index/exact_store.h"
 #include "index/payload_store.h"
@@ -165,8 +166,7 @@ TEST_F(PayloadFetchTest, ErrorPathsKeepTheProviderServing) {
   // apart by the framing check, not by the server's message text), never "no precomputed
   // query"; a well-framed query from an unknown client stays UNKNOWN_PIR_CLIENT.
   const auto info = *pir::ZipPirPublicInfo::deserialize(
-      std::span(reinterpret_cast<const std::uint8_t*>(pir->info().info().data()),
-                pir->info().info().size()),
+      byte_view(pir->info().info()),
       true);
   auto framed = [](const char* magic, std::uint8_t version, std::uint64_t params_id) {
     std::string m(magic, 4);

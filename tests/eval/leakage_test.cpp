@@ -1,4 +1,4 @@
-// Leakage estimators and statistics on constructed cases with known answers, and a small
+// Leakage estimators on constructed cases with known answers, and a small
 // end-to-end audit on a generated collection (default test run).
 #include "eval/leakage.h"
 
@@ -10,6 +10,7 @@
 #include "eval/audit.h"
 #include "eval/metrics.h"
 #include "testing/test_util.h"
+#include "testing/topic_corpus.h"
 
 namespace privsearch::eval {
 namespace {
@@ -85,37 +86,10 @@ TEST(Decision, PaperRuleOnKnownIntervals) {
   EXPECT_EQ(equivalence_decision({0, -0.01, 0.01}, 0.002), "inconclusive");
 }
 
-TEST(Leakage, DescribeQuantiles) {
-  std::vector<double> v;
-  for (int i = 0; i <= 100; ++i) v.push_back(i);
-  const auto d = describe(v);
-  EXPECT_DOUBLE_EQ(d.median, 50);
-  EXPECT_DOUBLE_EQ(d.p05, 5);
-  EXPECT_DOUBLE_EQ(d.p99, 99);
-  EXPECT_DOUBLE_EQ(d.min, 0);
-  EXPECT_DOUBLE_EQ(d.max, 100);
-  EXPECT_DOUBLE_EQ(d.mean, 50);
-}
-
-// 300 documents over 10 topics ("t<topic>w<word>" tokens), no queries yet.
-index::Collection topic_corpus(std::uint64_t seed) {
-  index::Collection c;
-  Prng p = testing::test_prng(seed);
-  for (std::size_t i = 0; i < 300; ++i) {
-    std::string text;
-    for (int k = 0; k < 30; ++k) {
-      text += "t" + std::to_string(i % 10) + "w" + std::to_string(p.uniform_below(20)) + " ";
-    }
-    c.corpus.push_back({"d" + std::to_string(i), "", text});
-    c.doc_index.emplace("d" + std::to_string(i), i);
-  }
-  return c;
-}
-
 // 300 documents over 10 topics, 12 queries: the audit runs end to end and its figures are in
 // range; the candidate sets of one query are linkable far above chance.
 TEST(Audit, SmallCollectionEndToEnd) {
-  index::Collection c = topic_corpus(9);
+  index::Collection c = testing::topic_corpus(9);
   for (std::size_t qi = 0; qi < 12; ++qi) {
     const std::size_t topic = qi % 10;
     std::string text;
@@ -147,47 +121,3 @@ TEST(Audit, SmallCollectionEndToEnd) {
 }  // namespace
 }  // namespace privsearch::eval
 
-#include "eval/sweep.h"
-
-namespace privsearch::eval {
-namespace {
-
-TEST(Sweep, SeededSplitIsDeterministicAndAboutAQuarter) {
-  std::size_t val = 0;
-  for (int i = 0; i < 4000; ++i) {
-    const std::string id = "q" + std::to_string(i);
-    EXPECT_EQ(is_validation_query(id, 1), is_validation_query(id, 1));
-    val += is_validation_query(id, 1) ? 1 : 0;
-  }
-  EXPECT_GT(val, 900u);
-  EXPECT_LT(val, 1100u);
-  std::size_t moved = 0;
-  for (int i = 0; i < 400; ++i) {
-    const std::string id = "q" + std::to_string(i);
-    moved += is_validation_query(id, 1) != is_validation_query(id, 2) ? 1 : 0;
-  }
-  EXPECT_GT(moved, 50u);  // another seed, another split
-}
-
-TEST(Sweep, SmallCollectionEndToEnd) {
-  index::Collection c = topic_corpus(21);
-  for (std::size_t qi = 0; qi < 20; ++qi) {
-    const std::string id = "q" + std::to_string(qi);
-    c.queries.push_back({id, "t" + std::to_string(qi % 10) + "w1 t" + std::to_string(qi % 10) + "w2"});
-    c.qrels[id]["d" + std::to_string(qi % 10)] = 1;
-  }
-  SweepOptions o;
-  o.dims = {16, 32};
-  o.ks = {8, 16};
-  auto r = run_sweep(c, o, nullptr);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ((*r)["dimension_curve"].size(), 2u);
-  EXPECT_EQ((*r)["m_sensitivity"].size(), 4u);
-  const double recall16 = (*r)["k_sweep"]["K=16"]["candidate_recall_of_exact_top10"]["test"];
-  const double recall8 = (*r)["k_sweep"]["K=8"]["candidate_recall_of_exact_top10"]["test"];
-  EXPECT_GE(recall16, recall8);  // more candidates cannot hold fewer of the exact top-10
-  EXPECT_TRUE((*r)["projection_controls"].contains("gaussian_orthoprojector"));
-}
-
-}  // namespace
-}  // namespace privsearch::eval

@@ -5,12 +5,15 @@
 
 #include <set>
 
+#include "ckks/galois_keys.h"
+#include "core/bytes.h"
+#include "core/sha256.h"
 #include "protocol/provider_fixture.h"
+#include "rerank/messages.h"
 
 namespace privsearch::protocol {
 namespace {
 
-using testing_support::bytes_of;
 using testing_support::kDocs;
 using testing_support::kDim;
 using testing_support::kK;
@@ -20,13 +23,15 @@ TEST_F(ProviderCoreTest, ServerInfoDescribesTheProvider) {
   const auto core = make_core();
   const auto info = core->server_info();
   EXPECT_EQ(info.protocol_version(), kProtocolVersion);
-  EXPECT_EQ(info.params_id(), bytes_of(params.id()));
+  EXPECT_EQ(info.params_id(), to_byte_string(params.id()));
   EXPECT_EQ(info.artifact_version(), "artifact-v1");
   EXPECT_EQ(info.dim(), kDim);
   EXPECT_EQ(info.documents(), kDocs);
   ASSERT_EQ(info.kernels_size(), 1);
   EXPECT_EQ(info.kernels(0), "fast");
-  EXPECT_FALSE(info.attestation().secret_key_code_linked());
+  // This test links the client (key generation) into the provider's process, and the linker
+  // says so; the provider binary itself reports false (provider_process_test).
+  EXPECT_TRUE(info.attestation().secret_key_code_linked());
   EXPECT_TRUE(info.attestation().store_read_only());
   EXPECT_EQ(info.attestation().process_id(), static_cast<std::uint32_t>(::getpid()));
 }
@@ -43,12 +48,8 @@ TEST_F(ProviderCoreTest, RerankMatchesPlaintextScores) {
 
 TEST_F(ProviderCoreTest, KeyIdIsTheHashOfTheKeySet) {
   const auto core = make_core();
-  const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
-  const auto bytes = ckks::serialize_galois_keys(params, keys);
-  v1::UploadKeysRequest req;
-  req.set_params_id(bytes_of(params.id()));
-  req.set_galois_keys(bytes_of(bytes));
-  EXPECT_EQ(core->upload_keys(req).key_id(), bytes_of(sha256(bytes)));
+  const auto req = upload_request();
+  EXPECT_EQ(core->upload_keys(req).key_id(), to_byte_string(sha256(byte_view(req.galois_keys()))));
 }
 
 class ProviderErrorTest : public ProviderCoreTest {
@@ -132,8 +133,8 @@ TEST_F(ProviderErrorTest, MissingRotationKey) {
   const auto core = make_core();
   const auto key_id = upload(*core);
   v1::UploadKeysRequest req;
-  req.set_params_id(bytes_of(params.id()));
-  req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(
+  req.set_params_id(to_byte_string(params.id()));
+  req.set_galois_keys(to_byte_string(ckks::serialize_galois_keys(
       params, ckks::GaloisKeys(params.id(), {}, false, {}))));
   const auto empty = core->upload_keys(req);
   ASSERT_EQ(empty.result_case(), v1::UploadKeysResponse::kKeyId) << empty.error().message();
@@ -146,10 +147,7 @@ TEST_F(ProviderErrorTest, OversizedMessages) {
   ProviderLimits limits;
   limits.max_message_bytes = 4096;
   const auto core = make_core(limits);
-  const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
-  v1::UploadKeysRequest up;
-  up.set_params_id(bytes_of(params.id()));
-  up.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+  const auto up = upload_request();
   ASSERT_GT(up.ByteSizeLong(), 4096u);
   EXPECT_EQ(core->upload_keys(up).error().code(), v1::MESSAGE_TOO_LARGE);
   v1::RerankRequest big;
@@ -165,14 +163,14 @@ TEST_F(ProviderErrorTest, UploadRefusals) {
   req.set_params_id(std::string(32, '\0'));
   req.set_galois_keys("x");
   EXPECT_EQ(core->upload_keys(req).error().code(), v1::PARAMS_MISMATCH);
-  req.set_params_id(bytes_of(params.id()));
+  req.set_params_id(to_byte_string(params.id()));
   EXPECT_EQ(core->upload_keys(req).error().code(), v1::MALFORMED_REQUEST);
   ProviderLimits limits;
   limits.max_rotation_keys = 1;
   const auto small = make_core(limits);
-  const auto keys = *rerank::make_rotation_keys(layout, keygen, sk, prng);
-  ASSERT_GT(keys.steps().size(), 1u);
-  req.set_galois_keys(bytes_of(ckks::serialize_galois_keys(params, keys)));
+  const auto layout = *rerank::make_layout(params, rerank::Kernel::kFast, kDim, kK);
+  ASSERT_GT(layout.rotation_steps.size(), 1u);
+  req.set_galois_keys(upload_request().galois_keys());
   EXPECT_EQ(small->upload_keys(req).error().code(), v1::MALFORMED_REQUEST);
   expect_still_serving(*core, key_id);
 }
@@ -181,10 +179,9 @@ TEST_F(ProviderErrorTest, ParamsMismatchInQuery) {
   const auto core = make_core();
   const auto key_id = upload(*core);
   auto req = request(key_id, ids_);
-  auto rr = *rerank::deserialize_request(
-      {reinterpret_cast<const std::uint8_t*>(req.query().data()), req.query().size()});
+  auto rr = *rerank::deserialize_request(byte_view(req.query()));
   rr.params_id[0] ^= 1;
-  req.set_query(bytes_of(rerank::serialize_request(rr)));
+  req.set_query(to_byte_string(rerank::serialize_request(rr)));
   EXPECT_EQ(core->rerank(req).error().code(), v1::PARAMS_MISMATCH);
   expect_still_serving(*core, key_id);
 }

@@ -19,6 +19,11 @@ foreach(name "PaillierPrivateKey" "paillier_keygen" "ZipPirClient" "LweSecret::s
     message(FATAL_ERROR "provider binary contains client symbol privsearch::pir::${name}")
   endif()
 endforeach()
+# The linker markers of core/linkage.h may be referenced (weakly), never defined.
+string(REGEX MATCH " [TW] privsearch_linked_[a-z_]+" marker "${symbols}")
+if(marker)
+  message(FATAL_ERROR "provider binary defines the secret-key marker${marker}")
+endif()
 string(FIND "${symbols}" "privsearch::ckks::Evaluator::rotate" pos)
 if(pos EQUAL -1)
   message(FATAL_ERROR "sanity: provider binary lacks Evaluator::rotate; the check is vacuous")

@@ -1,6 +1,6 @@
 // The circuit-privacy audit: deterministic evaluation by default, distinct responses for one
 // request with the provider's flooding option, scores within the predicted precision.
-#include "audit_circuit.h"
+#include "experiments/audit_circuit.h"
 
 #include <gtest/gtest.h>
 

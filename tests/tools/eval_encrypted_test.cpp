@@ -1,7 +1,7 @@
 // `privsearch eval --encrypted` end to end on a small generated collection: index on disk, the
 // provider as its own process over TLS, every judged query through the encrypted path; the
 // decrypted ranking must equal the plaintext rerank (decision "equivalent", top-10 match 1).
-#include "eval_encrypted.h"
+#include "experiments/eval_encrypted.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

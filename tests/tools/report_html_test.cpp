@@ -1,7 +1,7 @@
 // The HTML report renders every section it is given, escapes text, and writes atomically.
-#include "report_html.h"
+#include "experiments/report_html.h"
 
-#include "report_fixture.h"
+#include "tools/report_fixture.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "report_fixture.h"
-#include "report_html.h"
+#include "tools/report_fixture.h"
+#include "experiments/report_html.h"
 
 namespace privsearch::tools {
 namespace {

@@ -1,6 +1,7 @@
 #include "ckks/client/decryptor.h"
 
 #include "ckks/evaluator.h"
+#include "core/linkage.h"
 
 namespace privsearch::ckks {
 
@@ -16,3 +17,6 @@ Result<Plaintext> Decryptor::decrypt(const SecretKey& sk, const Ciphertext& ct) 
 }
 
 }  // namespace privsearch::ckks
+
+// Marks this binary as containing decryption (core/linkage.h).
+extern "C" void privsearch_linked_ckks_decryptor() {}

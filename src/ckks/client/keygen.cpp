@@ -7,6 +7,7 @@
 #include "ckks/client/noise.h"
 #include "ckks/poly_util.h"
 #include "ring/automorphism.h"
+#include "core/linkage.h"
 
 namespace privsearch::ckks {
 
@@ -100,3 +101,6 @@ Result<GaloisKeys> KeyGenerator::create_galois_keys(const SecretKey& sk,
 }
 
 }  // namespace privsearch::ckks
+
+// Marks this binary as containing key generation (core/linkage.h).
+extern "C" void privsearch_linked_ckks_keygen() {}

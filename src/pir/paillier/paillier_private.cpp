@@ -6,6 +6,7 @@
 #include "core/bytes.h"
 #include "core/secure_buffer.h"
 #include "pir/paillier/bigint.h"
+#include "core/linkage.h"
 
 namespace privsearch::pir {
 namespace {
@@ -216,3 +217,6 @@ Result<PaillierKeyPair> paillier_keygen(int bits, Prng& prng, int degree, bool a
 }
 
 }  // namespace privsearch::pir
+
+// Marks this binary as containing the Paillier private key (core/linkage.h).
+extern "C" void privsearch_linked_paillier_private() {}

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "core/sha256.h"
 #include "pir/lwe/lwe.h"
 #include "pir/paillier/paillier.h"
@@ -70,8 +71,7 @@ std::uint64_t ZipPirParams::id(const DatabaseShape& shape) const {
                      std::to_string(hint_bits) + "|" + std::to_string(shape.records) + "|" +
                      std::to_string(shape.record_bytes) + "|" +
                      std::to_string(shape.records_per_column);
-  const auto digest = sha256(std::span(reinterpret_cast<const std::uint8_t*>(text.data()),
-                                       text.size()));
+  const auto digest = sha256(byte_view(text));
   std::uint64_t v = 0;
   std::memcpy(&v, digest.data(), 8);
   return v;

@@ -1,0 +1,16 @@
+#include "core/linkage.h"
+
+extern "C" {
+__attribute__((weak)) void privsearch_linked_ckks_keygen();
+__attribute__((weak)) void privsearch_linked_ckks_decryptor();
+__attribute__((weak)) void privsearch_linked_paillier_private();
+}
+
+namespace privsearch {
+
+bool secret_key_code_linked() {
+  return privsearch_linked_ckks_keygen != nullptr || privsearch_linked_ckks_decryptor != nullptr ||
+         privsearch_linked_paillier_private != nullptr;
+}
+
+}  // namespace privsearch

@@ -1,0 +1,133 @@
+// `privsearch bench <suite>`: run one benchmark suite (tools/suites/) and print one JSON object.
+#include <iostream>
+#include <map>
+
+#include "commands/command.h"
+#include "rerank/layout.h"
+#include "ckks/param_sets.h"
+#include "suites/bench_ckks.h"
+#include "suites/bench_compress.h"
+#include "suites/bench_e2e.h"
+#include "suites/bench_pir.h"
+#include "suites/bench_pq.h"
+#include "suites/bench_rerank.h"
+#include "suites/bench_systems.h"
+
+namespace privsearch::tools {
+namespace {
+
+struct Args {
+  std::string suite;
+  std::size_t runs = 0;  // 0: each suite's default
+  CkksBenchOptions ckks;
+  RerankBenchOptions rerank;
+  PqBenchOptions pq;
+  SystemsBenchOptions systems;
+  PirBenchOptions pir;
+  E2eBenchOptions e2e;
+};
+
+Result<nlohmann::json> run_suite(Args& a) {
+  if (a.suite == "ckks") {
+    if (a.runs != 0) {
+      if (a.runs < 20) return invalid_argument_error("`--runs` must be >= 20 for the ckks suite");
+      a.ckks.runs = a.runs;
+    }
+    return run_ckks_bench(a.ckks);
+  }
+  if (a.suite == "rerank") {
+    if (a.runs != 0) a.rerank.runs = a.runs;
+    return run_rerank_bench(a.rerank);
+  }
+  if (a.suite == "pq") {
+    if (a.runs != 0) a.pq.runs = a.runs;
+    return run_pq_bench(a.pq);
+  }
+  if (a.suite == "systems") {
+    a.systems.k = a.e2e.k;
+    return run_systems_bench(a.systems);
+  }
+  if (a.suite == "compress") {
+    CompressBenchOptions o;
+    if (a.runs != 0) o.runs = a.runs;
+    o.threads = a.pir.threads;
+    return run_compress_bench(o);
+  }
+  if (a.suite == "pir") {
+    if (a.runs != 0) a.pir.runs = a.runs;
+    return run_pir_bench(a.pir);
+  }
+  return run_e2e_bench(a.e2e);  // the suite name was checked by the parser
+}
+
+void add_options(CLI::App* cmd, Args& a) {
+  cmd->add_option("--index", a.systems.index,
+                  "systems: index directory (default build/demo/index-scifact)");
+  cmd->add_option("--db-mb", a.pir.db_mb,
+                  "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  cmd->add_option("--record-bytes", a.pir.record_bytes, "pir: record size in bytes (default 16384)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--threads", a.pir.threads,
+                  "pir, compress: threads for the offline work (default: all cores)");
+  cmd->add_option("--hint-bits", a.pir.hint_bits, "pir: bits of the rescaled hint (default 17)")
+      ->check(CLI::Range(9, 32));
+  cmd->add_option("--docs", a.e2e.docs,
+                  "e2e: synthetic documents (default 1,000,000; built once under build/bench-e2e)")
+      ->check(CLI::Range(1000, 100000000));
+  cmd->add_option("--queries", a.e2e.queries, "e2e: timed searches (default 200)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--fetch", a.e2e.fetch,
+                  "e2e: also fetch this many payloads per round by ZipPIR (default 0)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--fetch-rounds", a.e2e.fetches, "e2e: timed fetch rounds (default 5)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--candidates", a.e2e.k, "e2e, systems: K (default 100)")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
+  cmd->add_option("--train", a.pq.train, "pq: PQ training vectors (default 200,000; 0 skips train_s)");
+  cmd->add_option("--svd-rows", a.pq.svd_rows,
+                  "pq: SVD fit rows of dimension 768 (default 200,000; 0 skips svd_fit_s)");
+  cmd->add_flag("--json")->description(
+      "Print one JSON object (the default and only format; accepted for scripts)");
+  cmd->add_option("--preset", a.ckks.presets, "ckks: preset(s) to run (default: all)")
+      ->check(CLI::IsMember(ckks::preset_names()));
+  cmd->add_option("--runs", a.runs,
+                  "Timed runs per figure (ckks: >= 20, default 50; rerank, pq, pir: default 20; "
+                  "compress: default 3)")
+      ->check(CLI::Range(3, 100000));
+  cmd->add_option("--kernel", a.rerank.kernels,
+                  "rerank: kernel(s) naive, grouped, one_response, fast (default: all four at "
+                  "d'=672, K=100 plus the fast kernel at K=20, 200 and d'=192, 384, 768)");
+  cmd->add_option("--dim", a.rerank.dims, "rerank: projected dimension(s) d'")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--k", a.rerank.ks, "rerank: candidate count(s) K")->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  cmd->add_option("--order-queries", a.rerank.order_queries,
+                  "rerank: random queries for top10_order_match (default 200)");
+  cmd->add_option("--warmup", a.ckks.warmup, "ckks: untimed warm-up runs")
+      ->check(CLI::Range(1, 1000));
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand("bench", "Run a benchmark suite and print one JSON object");
+  auto a = std::make_shared<Args>();
+  cmd->add_option("suite", a->suite,
+                  "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
+                  "candidate scan), e2e (private search end to end, provider process over TLS on "
+                  "loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
+                  "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
+                  "baselines against a provider process)")
+      ->required()
+      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems"}));
+  add_options(cmd, *a);
+  return {cmd, [a] {
+            auto result = run_suite(*a);
+            if (!result.ok()) return fail(result.status(), "bench");
+            std::cout << result->dump(2) << std::endl;
+            return 0;
+          }};
+}
+
+}  // namespace privsearch::tools

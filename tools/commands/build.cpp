@@ -1,0 +1,54 @@
+// `privsearch build`: index a BEIR collection (offline build of index/build.h).
+#include <fmt/format.h>
+
+#include "commands/command.h"
+#include "index/build.h"
+
+namespace privsearch::tools {
+
+Command add_build_command(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand(
+      "build",
+      "Build the index of a BEIR collection from document embeddings or the built-in encoder: SVD "
+      "projection, private exact store, public PQ artifact, payload store, manifest");
+  auto o = std::make_shared<index::BuildOptions>();
+  cmd->add_option("--collection", o->collection,
+                  "BEIR directory (corpus.jsonl, queries.jsonl, qrels/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  auto* vectors_opt =
+      cmd->add_option("--doc-vectors", o->doc_vectors,
+                      "Document embeddings: .npy (float32/float64, C order) or .fvecs (default: "
+                      "none, use the built-in encoder)")
+          ->check(CLI::ExistingFile);
+  cmd->add_option("--encoder", o->encoder,
+                  "Built-in encoder when no --doc-vectors are given (default lexical: BM25 under a "
+                  "seeded 2048-d projection; glove-idf / glove-sif: GloVe 100-d word vectors from "
+                  "`make glove`; saved in the index for queries)")
+      ->excludes(vectors_opt)
+      ->check(CLI::IsMember({"lexical", "glove-idf", "glove-sif"}));
+  cmd->add_option("--word-vectors", o->word_vectors,
+                  "Word-vector file for the glove encoders (default $PRIVSEARCH_CACHE or "
+                  "~/.cache/privsearch/glove-6b-100d.pswv; clients load the same file)");
+  cmd->add_option("--doc-ids", o->doc_ids,
+                  "One document id per vector row (default: rows in corpus order)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", o->out, "Index directory to write")->required();
+  cmd->add_option("--dim", o->dim, "Projected dimension d' (default 672)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--pq-m", o->pq_m, "PQ subquantizers (default d'/8)");
+  cmd->add_option("--seed", o->seed, "Seed of the samples and of the PQ training");
+  cmd->add_option("--encoder-id", o->encoder_id,
+                  "Name of the model that produced the vectors (recorded in the manifest)");
+  return {cmd, [o] {
+            const Progress progress;
+            auto result = index::build_index(*o, progress.callback());
+            if (!result.ok()) return fail(result.status(), "build");
+            fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n",
+                       o->out.string(), result->documents, result->dim, result->pq_m,
+                       result->version_id.substr(0, 16));
+            return 0;
+          }};
+}
+
+}  // namespace privsearch::tools

@@ -1,0 +1,50 @@
+// The command registry of `privsearch`: each subcommand lives in its own file under
+// tools/commands/, registers its options on the parent CLI11 app and returns how to run it.
+// tools/privsearch.cpp only lists the commands, parses, and runs the one that was chosen.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/status.h"
+
+namespace privsearch::tools {
+
+struct Command {
+  CLI::App* app = nullptr;    // the subcommand, owned by the parent app
+  std::function<int()> run;   // called once when `app` was parsed; the process exit code
+};
+
+using AddCommand = Command (*)(CLI::App& parent);
+
+// In the order `privsearch --help` lists them.
+Command add_params_command(CLI::App& parent);
+Command add_build_command(CLI::App& parent);
+Command add_eval_command(CLI::App& parent);
+Command add_import_word_vectors_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
+Command add_search_command(CLI::App& parent);
+Command add_audit_command(CLI::App& parent);
+Command add_bench_command(CLI::App& parent);
+
+// "privsearch[ <command>]: <status>" on stderr; returns the exit code 1.
+int fail(const Status& status, const std::string& command = "");
+
+// The one progress helper of the long commands: "[   12.3s] step" on stderr, seconds since the
+// helper was made.
+class Progress {
+ public:
+  Progress();
+  void operator()(const std::string& step) const;
+  // As a callback for the libraries' progress parameters.
+  std::function<void(const std::string&)> callback() const;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace privsearch::tools

@@ -1,0 +1,123 @@
+// `privsearch eval`: the retrieval-quality ladder, its encrypted rung, the paper's sweeps, and
+// the self-retrieval scale track.
+#include <filesystem>
+#include <iostream>
+
+#include "commands/command.h"
+#include "eval/ladder.h"
+#include "eval/sweep.h"
+#include "experiments/eval_encrypted.h"
+#include "experiments/eval_self_retrieval.h"
+#include "experiments/report_html.h"
+#include "index/beir.h"
+
+namespace privsearch::tools {
+namespace {
+
+struct Args {
+  std::filesystem::path dataset, html;
+  eval::LadderOptions ladder;
+  bool encrypted = false, sweep = false;
+  EncryptedEvalOptions encrypted_options;
+  SelfRetrievalOptions self;
+  std::size_t self_docs = 0;
+};
+
+// Writes the report when asked, then the JSON on stdout.
+int finish(const Args& a, const char* kind, const nlohmann::json& j, const Progress& progress) {
+  if (!a.html.empty()) {
+    if (auto st = write_report_html(a.html, kind, j); !st.ok()) return fail(st, "eval");
+    progress("report written to " + a.html.string());
+  }
+  std::cout << j.dump(2) << std::endl;
+  return 0;
+}
+
+int run(Args& a) {
+  const Progress progress;
+  if (a.self_docs != 0) {
+    a.self.docs = a.self_docs;
+    auto r = run_self_retrieval(a.self, progress.callback());
+    if (!r.ok()) return fail(r.status(), "eval");
+    std::cout << r->dump(2) << std::endl;
+    return 0;
+  }
+  if (a.dataset.empty()) {
+    return fail(invalid_argument_error("eval needs --dataset DIR (or --self-retrieval N)"), "eval");
+  }
+  progress("loading " + a.dataset.string());
+  auto collection = index::load_collection(a.dataset);
+  if (!collection.ok()) return fail(collection.status(), "eval");
+  if (a.sweep) {
+    auto sweep = eval::run_sweep(*collection, eval::SweepOptions{}, progress.callback());
+    if (!sweep.ok()) return fail(sweep.status(), "eval");
+    (*sweep)["dataset"] = a.dataset.string();
+    return finish(a, "sweep", *sweep, progress);
+  }
+  auto result = eval::run_ladder(*collection, a.ladder, progress.callback());
+  if (!result.ok()) return fail(result.status(), "eval");
+  auto j = result->to_json();
+  if (a.encrypted) {
+    a.encrypted_options.k = a.ladder.k;
+    a.encrypted_options.dim = a.ladder.dim;
+    a.encrypted_options.resamples = a.ladder.resamples;
+    auto enc = run_encrypted_eval(*collection, a.dataset, a.encrypted_options, progress.callback());
+    if (!enc.ok()) return fail(enc.status(), "eval");
+    j["encrypted_rerank"] = *enc;
+    for (const char* key : {"top10_order_match", "ckks_minus_plain_ndcg10", "decision"}) {
+      j[key] = (*enc)[key];
+    }
+  }
+  j["dataset"] = a.dataset.string();
+  return finish(a, "eval", j, progress);
+}
+
+}  // namespace
+
+Command add_eval_command(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand(
+      "eval",
+      "Retrieval quality ladder on a BEIR collection with a built-in encoder (--encoder): exact "
+      "search (raw and projected), PQ-only order, plaintext rerank of the PQ candidates; "
+      "nDCG@10, MRR@10, Recall@10/100 with seeded bootstrap 95% intervals");
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--dataset", a->dataset, "BEIR directory (required unless --self-retrieval)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--encoder", a->ladder.encoder,
+                  "Text encoder: lexical (default), glove-idf, glove-sif (GloVe 6B 100-d word "
+                  "vectors; fetch them once with `make glove`), or lexical+glove-sif:W (both, "
+                  "scores adding W x the GloVe cosine)");
+  cmd->add_option("--word-vectors", a->ladder.word_vectors,
+                  "Converted word-vector file (default $PRIVSEARCH_CACHE or "
+                  "~/.cache/privsearch/glove-6b-100d.pswv)");
+  cmd->add_option("--dim", a->ladder.dim, "Projected dimension d' (default 672)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--k", a->ladder.k, "PQ candidates reranked (default 100)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--resamples", a->ladder.resamples, "Bootstrap resamples (default 10000)")
+      ->check(CLI::Range(100, 1000000));
+  cmd->add_flag("--json")->description(
+      "Print one JSON object (the default and only format; accepted for scripts)");
+  cmd->add_flag("--encrypted", a->encrypted,
+                "Add the encrypted rerank through a real provider process (index built under "
+                "build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
+  cmd->add_option("--self-retrieval", a->self_docs,
+                  "Run the self-retrieval scale track on N synthetic 768-d documents instead "
+                  "(1000000 uses the index cached by `bench e2e`; ~7 min to build once)")
+      ->check(CLI::Range(1000, 100000000));
+  cmd->add_option("--self-noise", a->self.noise,
+                  "Self-retrieval: query noise, q = unit(x + noise g), g from three other "
+                  "documents (default 0.7)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--html", a->html,
+                  "Also write a self-contained HTML report (tables and SVG charts) here");
+  cmd->add_flag("--sweep", a->sweep,
+                "Run the paper's sweeps instead of the ladder: nested SVD dimensions, the joint PQ "
+                "curve (M = d'/8), K in {20, 50, 100, 200}, M sensitivity and the projection "
+                "controls, on a seeded validation/test split");
+  cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
+                  "With --encrypted: write one JSON line per query to this file");
+  return {cmd, [a] { return run(*a); }};
+}
+
+}  // namespace privsearch::tools

@@ -1,0 +1,269 @@
+// `privsearch search`: the client side of a private search from the command line, and
+// `--evaluate`, every judged query of a collection through the encrypted path.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "client/payload_fetcher.h"
+#include "client/search_client.h"
+#include "commands/command.h"
+#include "rerank/layout.h"
+#include "eval/statistics.h"
+#include "experiments/encrypted_queries.h"
+#include "index/beir.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+
+namespace privsearch::tools {
+namespace {
+
+struct Args {
+  std::filesystem::path index_dir, ca_file;
+  std::string host = "127.0.0.1", fingerprint;
+  std::uint16_t port = 0;
+  bool insecure_loopback = false, permute = true, json = false;
+  std::size_t candidates = 100, top = 10;
+  std::vector<std::string> queries;
+  std::filesystem::path evaluate;
+  std::size_t fetch = 0;
+  bool pir_test_params = false;
+};
+
+int failed(const Status& s) { return fail(s, "search"); }
+
+Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
+  client::ConnectOptions co;
+  co.host = a.host;
+  co.port = a.port;
+  co.pinned_fingerprint = a.fingerprint;
+  co.insecure_loopback = a.insecure_loopback;
+  if (!a.ca_file.empty()) {
+    std::ifstream in(a.ca_file);
+    std::stringstream s;
+    s << in.rdbuf();
+    co.ca_pem = s.str();
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
+  return client::SearchClient::open(a.index_dir, std::move(transport));
+}
+
+nlohmann::json evaluation_json(const Args& a, std::size_t queries, const EncryptedRunTotals& t) {
+  const auto e2e = eval::describe(t.end_to_end_ms), provider = eval::describe(t.provider_ms),
+             rpc = eval::describe(t.rpc_ms);
+  nlohmann::json j;
+  j["collection"] = a.evaluate.filename().string();
+  j["queries"] = queries;
+  j["candidates"] = a.candidates;
+  j["ndcg@10_encrypted"] = eval::describe(t.ndcg_encrypted).mean;
+  j["ndcg@10_plaintext_rerank"] = eval::describe(t.ndcg_plaintext).mean;
+  j["identical_top10_fraction"] = t.top10_match_fraction();
+  j["end_to_end_ms"] = {{"median", e2e.median}, {"p95", e2e.p95}};
+  j["provider_ms"] = {{"median", provider.median}, {"p95", provider.p95}};
+  j["rpc_ms"] = {{"median", rpc.median}, {"p95", rpc.p95}};
+  j["request_bytes"] = t.request_bytes;
+  j["response_bytes"] = t.response_bytes;
+  j["key_upload_bytes"] = t.key_upload_bytes;
+  return j;
+}
+
+void print_evaluation(const nlohmann::json& j) {
+  fmt::print("{} queries of {}, K = {}:\n", j["queries"].get<std::size_t>(),
+             j["collection"].get<std::string>(), j["candidates"].get<std::size_t>());
+  fmt::print("  nDCG@10 encrypted path   {:.4f}\n", j["ndcg@10_encrypted"].get<double>());
+  fmt::print("  nDCG@10 plaintext rerank {:.4f}  (same candidates, exact scores)\n",
+             j["ndcg@10_plaintext_rerank"].get<double>());
+  fmt::print("  identical top-10 order   {:.1f}% of queries\n",
+             100 * j["identical_top10_fraction"].get<double>());
+  fmt::print("  per request: end to end {:.1f} ms median ({:.1f} p95), provider {:.1f} ms, "
+             "request {} B, response {} B; keys uploaded once: {} B\n",
+             j["end_to_end_ms"]["median"].get<double>(), j["end_to_end_ms"]["p95"].get<double>(),
+             j["provider_ms"]["median"].get<double>(), j["request_bytes"].get<std::size_t>(),
+             j["response_bytes"].get<std::size_t>(), j["key_upload_bytes"].get<std::size_t>());
+}
+
+// Every judged query through the encrypted path; nDCG@10 against the plaintext rerank of the
+// same K candidates (exact store of the index: evaluation only).
+int evaluate(const Args& a, client::SearchClient& sc) {
+  auto col = index::load_collection(a.evaluate);
+  if (!col.ok()) return failed(col.status());
+  const auto& c = col.value();
+  auto man = index::load_manifest(a.index_dir, /*verify=*/false);
+  if (!man.ok()) return failed(man.status());
+  if (man->documents != c.corpus.size()) {
+    return failed(Status(StatusCode::kFailedPrecondition,
+                         "the collection's corpus does not match the index's documents"));
+  }
+  const auto* exact = man->find("exact_store");
+  if (exact == nullptr) {
+    return failed(Status(StatusCode::kNotFound, "the index has no exact store to evaluate with"));
+  }
+  auto store = index::ExactStore::open(a.index_dir / exact->file);
+  if (!store.ok()) return failed(store.status());
+  EncryptedRunTotals totals;
+  for (std::size_t qi = 0; qi < c.queries.size(); ++qi) {
+    auto r = run_encrypted_query(sc, *store, c, c.queries[qi], a.candidates);
+    if (r.status().code() == StatusCode::kInvalidArgument) {  // no known terms
+      totals.add_no_known_terms();
+      continue;
+    }
+    if (!r.ok()) return failed(r.status());
+    totals.add(*r);
+    if (!a.json && (qi + 1) % 50 == 0) {
+      fmt::print(stderr, "  {} / {} queries\n", qi + 1, c.queries.size());
+    }
+  }
+  const auto j = evaluation_json(a, c.queries.size(), totals);
+  if (a.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    print_evaluation(j);
+  }
+  return 0;
+}
+
+void print_result(const Args& a, const std::string& query, const client::SearchResult& r) {
+  const auto& t = r.timing;
+  if (a.json) {
+    nlohmann::json j;
+    j["query"] = query;
+    for (const auto& h : r.hits) {
+      j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
+    }
+    j["timing_ms"] = {{"encode", t.encode_ms},     {"pq_scan", t.pq_scan_ms},
+                      {"encrypt", t.encrypt_ms},   {"rpc", t.rpc_ms},
+                      {"provider", t.provider_ms}, {"decrypt", t.decrypt_ms},
+                      {"total", t.total_ms}};
+    j["request_bytes"] = t.request_bytes;
+    j["response_bytes"] = t.response_bytes;
+    j["key_upload_bytes"] = t.key_upload_bytes;
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("query: {}\n", query);
+  for (std::size_t i = 0; i < r.hits.size(); ++i) {
+    const auto& h = r.hits[i];
+    fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
+               h.title.substr(0, 90));
+  }
+  fmt::print("  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
+             r.candidates.size(), t.request_bytes, t.response_bytes,
+             t.key_upload_bytes ? fmt::format(", keys uploaded {} B", t.key_upload_bytes)
+                                : std::string(),
+             t.provider_ms, t.total_ms);
+}
+
+void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
+                   const client::FetchTiming& ft) {
+  if (a.json) {
+    nlohmann::json j;
+    j["fetched_doc"] = doc;
+    j["text"] = text;
+    j["fetch_ms"] = {{"wait", ft.wait_ms},       {"query", ft.query_ms},
+                     {"rpc", ft.rpc_ms},         {"provider", ft.provider_ms},
+                     {"extract", ft.extract_ms}, {"total", ft.total_ms}};
+    j["fetch_query_bytes"] = ft.query_bytes;
+    j["fetch_response_bytes"] = ft.response_bytes;
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
+             "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
+             doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms - ft.wait_ms,
+             ft.wait_ms);
+  std::string shown = text.substr(0, 600);
+  if (text.size() > 600) shown += " ...";
+  fmt::print("    {}\n", shown);
+}
+
+int run(const Args& a) {
+  auto sc = open_client(a);
+  if (!sc.ok()) return failed(sc.status());
+  if (!a.evaluate.empty()) return evaluate(a, **sc);
+  client::SearchOptions so;
+  so.candidates = a.candidates;
+  so.top = a.top;
+  so.permute = a.permute;
+  std::unique_ptr<client::PayloadFetcher> fetcher;
+  if (a.fetch > 0) {
+    // Key setup and the first offsets start now, off the critical path of the search.
+    client::FetchOptions fo;
+    fo.allow_insecure = a.pir_test_params;
+    if (!a.json) fmt::print(stderr, "setting up private payload fetch (Paillier keys)...\n");
+    auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
+    if (!f.ok()) return failed(f.status());
+    fetcher = std::move(f).value();
+    fetcher->precompute_async();
+  }
+  for (const auto& q : a.queries) {
+    auto r = (*sc)->search(q, so);
+    if (!r.ok()) return failed(r.status());
+    print_result(a, q, *r);
+    for (std::size_t i = 0; fetcher && i < std::min(a.fetch, r->hits.size()); ++i) {
+      client::FetchTiming ft;
+      auto text = fetcher->fetch(r->hits[i].doc, &ft);
+      if (!text.ok()) return failed(text.status());
+      print_fetched(a, r->hits[i].doc, *text, ft);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_search_command(CLI::App& parent) {
+  auto* c = parent.add_subcommand(
+      "search",
+      "Private search against a provider: PQ candidates from the local index, encrypted query, "
+      "scores decrypted and ranked here. The provider sees the candidate IDs (in random order) "
+      "and nothing of the query, the scores or the ranking");
+  auto a = std::make_shared<Args>();
+  c->add_option("--index", a->index_dir, "Index directory (its public artifacts are used)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  c->add_option("--host", a->host, "Provider host (default 127.0.0.1)");
+  c->add_option("--port", a->port, "Provider port")->required();
+  auto* fp = c->add_option("--fingerprint", a->fingerprint,
+                           "Pinned SHA-256 fingerprint of the provider's certificate");
+  auto* ca = c->add_option("--ca", a->ca_file, "PEM CA (or self-signed certificate) to trust")
+                 ->check(CLI::ExistingFile);
+  auto* insecure = c->add_flag("--insecure-loopback", a->insecure_loopback,
+                               "Plaintext to a loopback provider (testing only)");
+  fp->excludes(ca)->excludes(insecure);
+  ca->excludes(insecure);
+  c->add_option("--candidates", a->candidates, "K: PQ candidates reranked (default 100)")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  c->add_option("--top", a->top, "Results printed per query (default 10)")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  c->add_flag("--permute,!--no-permute", a->permute,
+              "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
+              "and reveals the PQ ranking to the provider)");
+  c->add_flag("--json", a->json, "One JSON object per query");
+  c->add_option("--fetch", a->fetch,
+                "Fetch the top R documents privately by ZipPIR (the provider learns not which) "
+                "and print them; the first fetch waits for key setup and offline precomputation")
+      ->check(CLI::Range(0, 64));
+  c->add_flag("--pir-test-params", a->pir_test_params,
+              "Accept the provider's INSECURE test PIR parameters (tests only)");
+  auto* queries = c->add_option("query", a->queries, "Query text(s)");
+  auto* evaluate = c->add_option(
+      "--evaluate", a->evaluate,
+      "Run every judged test query of this BEIR collection through the encrypted path and "
+      "report nDCG@10 next to the plaintext rerank of the same candidates (evaluation only: "
+      "reads the index's exact store) and the per-request figures")
+      ->check(CLI::ExistingDirectory);
+  queries->excludes(evaluate);
+  c->callback([queries, evaluate] {
+    if (queries->count() == 0 && evaluate->count() == 0) {
+      throw CLI::ValidationError("give query text(s) or --evaluate DIR");
+    }
+  });
+  return {c, [a] { return run(*a); }};
+}
+
+}  // namespace privsearch::tools

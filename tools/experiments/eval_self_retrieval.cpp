@@ -1,0 +1,198 @@
+#include "experiments/eval_self_retrieval.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "index/artifacts.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+#include "index/pq_scan.h"
+#include "harness/spawned_provider.h"
+#include "harness/synthetic_index.h"
+
+namespace privsearch::tools {
+namespace {
+
+// Rank (1-based) of `target` in a best-first list, 0 when absent.
+std::size_t rank_of(const std::vector<std::size_t>& order, std::size_t target) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == target) return i + 1;
+  }
+  return 0;
+}
+
+struct Stage {
+  std::vector<double> hit1, hit10, mrr10, ndcg10, recall;
+  void add(std::size_t rank) {
+    hit1.push_back(rank == 1 ? 1 : 0);
+    hit10.push_back(rank >= 1 && rank <= 10 ? 1 : 0);
+    mrr10.push_back(rank >= 1 && rank <= 10 ? 1.0 / static_cast<double>(rank) : 0);
+    ndcg10.push_back(rank >= 1 && rank <= 10 ? 1.0 / std::log2(static_cast<double>(rank) + 1) : 0);
+  }
+  static double mean(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+  }
+  nlohmann::json json() const {
+    nlohmann::json j = {{"hit@1", mean(hit1)}, {"hit@10", mean(hit10)}, {"mrr@10", mean(mrr10)},
+                        {"ndcg@10", mean(ndcg10)}, {"queries", hit1.size()}};
+    if (!recall.empty()) j["source_in_candidates"] = mean(recall);
+    return j;
+  }
+};
+
+// Top-10 of every query over all rows, computed block by block with SGEMM.
+std::vector<std::vector<std::size_t>> exhaustive_top10(
+    const std::vector<float>& queries, std::size_t nq, std::size_t dim, std::size_t rows,
+    const std::function<void(std::size_t first, std::size_t count, float* out)>& load_rows) {
+  constexpr std::size_t kBlock = 32768;
+  std::vector<std::vector<std::pair<float, std::size_t>>> best(nq);
+  std::vector<float> block(kBlock * dim), scores(nq * kBlock);
+  for (std::size_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const std::size_t cnt = std::min(kBlock, rows - r0);
+    load_rows(r0, cnt, block.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(nq), static_cast<int>(cnt),
+                static_cast<int>(dim), 1.0f, queries.data(), static_cast<int>(dim), block.data(),
+                static_cast<int>(dim), 0.0f, scores.data(), static_cast<int>(cnt));
+    for (std::size_t q = 0; q < nq; ++q) {
+      auto& b = best[q];
+      for (std::size_t i = 0; i < cnt; ++i) b.push_back({scores[q * cnt + i], r0 + i});
+      std::partial_sort(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, b.size())), b.end(),
+                        [](const auto& a, const auto& c) { return a.first > c.first || (a.first == c.first && a.second < c.second); });
+      b.resize(std::min<std::size_t>(10, b.size()));
+    }
+  }
+  std::vector<std::vector<std::size_t>> out(nq);
+  for (std::size_t q = 0; q < nq; ++q) {
+    for (const auto& [s, i] : best[q]) out[q].push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_self_retrieval(const SelfRetrievalOptions& o,
+                                          const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  const std::size_t nq = o.validation + o.test;
+  if (o.docs < nq || o.docs < 1000) return invalid_argument_error("self-retrieval: too few documents");
+  const Synthetic gen(o.input_dim);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir,
+                              ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir, false));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::load_projection(index_dir / man.find("projection")->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / man.find("pq")->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / man.find("exact_store")->file));
+  const std::size_t d = store.cols();
+  // Seeded query sources: the first `validation` are validation, the rest test.
+  Prng pick = Prng::from_seed(Seed{0x5e}, o.seed);
+  std::vector<std::size_t> sources;
+  while (sources.size() < nq) {
+    const std::size_t s = pick.uniform_below(o.docs);
+    if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
+  }
+  std::vector<float> raw_q(nq * o.input_dim), proj_q(nq * d);
+  std::vector<std::vector<float>> raw_queries(nq);
+  Prng noise_prng = Prng::from_seed(Seed{0x5f}, o.seed);
+  for (std::size_t i = 0; i < nq; ++i) {
+    // q = unit(x + noise * g) with g the normalized sum of three other random documents: noise
+    // inside the data's own subspace (a direction orthogonal to every document would only
+    // rescale all scores and leave the ranking unchanged).
+    const auto x = gen.vector(sources[i]);
+    std::vector<double> g(o.input_dim, 0.0);
+    double gn = 0;
+    for (int t = 0; t < 3; ++t) {
+      const auto y = gen.vector(noise_prng.uniform_below(o.docs));
+      for (std::size_t j = 0; j < o.input_dim; ++j) g[j] += y[j];
+    }
+    for (double v : g) gn += v * v;
+    gn = std::sqrt(gn);
+    raw_queries[i].resize(o.input_dim);
+    double qn = 0;
+    for (std::size_t j = 0; j < o.input_dim; ++j) {
+      const double v = x[j] + o.noise * g[j] / gn;
+      raw_queries[i][j] = static_cast<float>(v);
+      qn += v * v;
+    }
+    for (auto& v : raw_queries[i]) v = static_cast<float>(v / std::sqrt(qn));
+    std::copy(raw_queries[i].begin(), raw_queries[i].end(), raw_q.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
+    const auto z = proj.project_query(raw_queries[i]);
+    std::copy(z.begin(), z.end(), proj_q.begin() + static_cast<std::ptrdiff_t>(i * d));
+  }
+  std::map<std::string, std::pair<Stage, Stage>> st;  // name -> (validation, test)
+  auto add = [&](const std::string& name, std::size_t qi, std::size_t rank, double recall = -1) {
+    auto& s = qi < o.validation ? st[name].first : st[name].second;
+    s.add(rank);
+    if (recall >= 0) s.recall.push_back(recall);
+  };
+  say(fmt::format("exact search on the raw vectors ({} x {}, regenerated block by block)", o.docs, o.input_dim));
+  const auto raw_top = exhaustive_top10(raw_q, nq, o.input_dim, o.docs, [&](std::size_t first, std::size_t count, float* out) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto v = gen.vector(first + i);
+      std::copy(v.begin(), v.end(), out + i * o.input_dim);
+    }
+  });
+  say("exact search on the projected vectors (the exact store)");
+  const auto proj_top = exhaustive_top10(proj_q, nq, d, o.docs, [&](std::size_t first, std::size_t count, float* out) {
+    for (std::size_t i = 0; i < count; ++i) std::copy(store.row(first + i), store.row(first + i) + d, out + i * d);
+  });
+  say("PQ scan and plaintext rerank");
+  for (std::size_t qi = 0; qi < nq; ++qi) {
+    add("exact_raw", qi, rank_of(raw_top[qi], sources[qi]));
+    add("exact_projected", qi, rank_of(proj_top[qi], sources[qi]));
+    std::vector<float> z(proj_q.begin() + static_cast<std::ptrdiff_t>(qi * d), proj_q.begin() + static_cast<std::ptrdiff_t>((qi + 1) * d));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner.search(z, o.k));
+    std::vector<std::size_t> order(cand.begin(), cand.end());
+    const double in_cand = rank_of(order, sources[qi]) > 0 ? 1.0 : 0.0;
+    add("pq_only", qi, rank_of(order, sources[qi]), in_cand);
+    std::vector<std::pair<double, std::size_t>> re;
+    for (auto c : order) {
+      double s = 0;
+      for (std::size_t j = 0; j < d; ++j) s += static_cast<double>(z[j]) * store.row(c)[j];
+      re.push_back({s, c});
+    }
+    std::stable_sort(re.begin(), re.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::size_t> rr;
+    for (const auto& [s, c] : re) rr.push_back(c);
+    add("pq_rerank_plaintext", qi, rank_of(rr, sources[qi]), in_cand);
+  }
+  if (o.encrypted) {
+    say("encrypted rerank through a provider process");
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider, SpawnedProvider::start({index_dir, index_dir.parent_path(), {"--no-pir", "--max-candidates", "1024"}}));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
+    client::SearchOptions so;
+    so.candidates = o.k;
+    so.top = 10;
+    for (std::size_t qi = 0; qi < nq; ++qi) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, sc->search_vector(raw_queries[qi], so));
+      std::vector<std::size_t> top;
+      for (const auto& h : r.hits) top.push_back(h.doc);
+      std::vector<std::size_t> cands(r.candidates.begin(), r.candidates.end());
+      add("pq_rerank_encrypted", qi, rank_of(top, sources[qi]), rank_of(cands, sources[qi]) > 0 ? 1.0 : 0.0);
+    }
+  }
+  nlohmann::json out;
+  out["suite"] = "self_retrieval";
+  out["docs"] = o.docs;
+  out["input_dim"] = o.input_dim;
+  out["dim"] = d;
+  out["pq_m"] = pq.codebook.m;
+  out["k"] = o.k;
+  out["noise"] = o.noise;
+  out["queries"] = {{"validation", o.validation}, {"test", o.test}};
+  out["limits"] = "retrieval of a perturbed copy of a synthetic vector (low-rank latent model + "
+                  "noise); one relevant document per query; not semantic relevance";
+  for (auto& [name, s] : st) out["stages"][name] = {{"validation", s.first.json()}, {"test", s.second.json()}};
+  return out;
+}
+
+}  // namespace privsearch::tools

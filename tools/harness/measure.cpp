@@ -1,0 +1,47 @@
+#include "harness/measure.h"
+
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+namespace privsearch::tools {
+
+void put_timing(nlohmann::json& out, const std::string& name, const TimingStats& s,
+                double divisor) {
+  auto round3 = [](double v) { return std::round(v * 1000.0) / 1000.0; };
+  out[name] = round3(s.median_us / divisor);
+  out[name + "_p95"] = round3(s.p95_us / divisor);
+}
+
+nlohmann::json latency_summary(std::vector<double> values, const char* median_key) {
+  auto round3 = [](double v) { return std::round(v * 1000.0) / 1000.0; };
+  const auto d = eval::describe(std::move(values));
+  return {{median_key, round3(d.median)}, {"p95", round3(d.p95)}, {"p99", round3(d.p99)}};
+}
+
+nlohmann::json machine_description() {
+  nlohmann::json m;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      m["cpu"] = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  m["hardware_threads"] = std::thread::hardware_concurrency();
+  m["compiler"] = "g++ " __VERSION__;
+#ifdef NDEBUG
+  m["assertions"] = false;
+#else
+  m["assertions"] = true;
+#endif
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  m["date"] = buf;
+  return m;
+}
+
+}  // namespace privsearch::tools

@@ -1,0 +1,127 @@
+#include "harness/spawned_provider.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "index/build.h"
+
+namespace privsearch::tools {
+namespace {
+
+std::filesystem::path provider_binary(const ProviderLaunch& launch) {
+  if (!launch.binary.empty()) return launch.binary;
+  // PRIVSEARCH_PROVIDER_BIN overrides the location (tests run from another directory).
+  const char* env = std::getenv("PRIVSEARCH_PROVIDER_BIN");
+  if (env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+}
+
+std::string first_word(const std::filesystem::path& file) {
+  std::string w;
+  std::ifstream(file) >> w;
+  return w;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLaunch& launch) {
+  const auto bin = provider_binary(launch);
+  std::error_code ec;
+  std::filesystem::create_directories(launch.work_dir, ec);
+  if (ec) return Status(StatusCode::kUnavailable, "cannot create " + launch.work_dir.string());
+  const auto port_file = launch.work_dir / "provider.port";
+  const auto fp_file = launch.work_dir / "provider.fingerprint";
+  std::filesystem::remove(port_file, ec);
+  std::filesystem::remove(fp_file, ec);
+  std::vector<std::string> args = {bin.string(), "--index", launch.index_dir.string(), "--listen",
+                                   "127.0.0.1:0", "--self-signed", "--port-file",
+                                   port_file.string(), "--fingerprint-file", fp_file.string()};
+  if (launch.quiet) args.emplace_back("--quiet");
+  args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  std::unique_ptr<SpawnedProvider> p(new SpawnedProvider());
+  p->pid_ = ::fork();
+  if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");
+  if (p->pid_ == 0) {
+    if (launch.quiet) {
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  // The provider writes each file atomically once it listens.
+  const auto until = std::chrono::steady_clock::now() + launch.start_timeout;
+  while (!std::filesystem::exists(port_file) || !std::filesystem::exists(fp_file)) {
+    int st = 0;
+    if (::waitpid(p->pid_, &st, WNOHANG) == p->pid_) {
+      p->pid_ = -1;
+      return Status(StatusCode::kUnavailable,
+                    "the provider process (" + bin.string() + ") exited at start-up");
+    }
+    if (std::chrono::steady_clock::now() > until) {
+      return Status(StatusCode::kUnavailable, "the provider did not start in time");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto port = first_word(port_file);
+  p->fingerprint_ = first_word(fp_file);
+  const long port_value = port.empty() ? 0 : std::strtol(port.c_str(), nullptr, 10);
+  if (port_value <= 0 || port_value > 65535 || p->fingerprint_.empty()) {
+    return Status(StatusCode::kUnavailable, "the provider wrote no usable port or fingerprint");
+  }
+  p->port_ = static_cast<std::uint16_t>(port_value);
+  return p;
+}
+
+SpawnedProvider::~SpawnedProvider() { stop(); }
+
+client::ConnectOptions SpawnedProvider::connect_options() const {
+  client::ConnectOptions co;
+  co.port = port_;
+  co.pinned_fingerprint = fingerprint_;
+  return co;
+}
+
+bool SpawnedProvider::signal(int sig) const { return pid_ > 0 && ::kill(pid_, sig) == 0; }
+
+int SpawnedProvider::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int st = 0;
+  ::waitpid(pid_, &st, 0);
+  pid_ = -1;
+  return st;
+}
+
+Result<CollectionIndex> index_collection(const std::filesystem::path& dataset_dir,
+                                         const std::filesystem::path& work_dir, std::size_t dim,
+                                         std::uint64_t seed) {
+  index::BuildOptions b;
+  b.collection = dataset_dir;
+  b.out = work_dir / dataset_dir.filename() / "index";
+  b.dim = dim;
+  b.seed = seed;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::build_index(b, nullptr));
+  return CollectionIndex{b.out, std::move(manifest)};
+}
+
+Result<std::unique_ptr<client::SearchClient>> connect_search_client(
+    const std::filesystem::path& index_dir, const SpawnedProvider& provider) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport,
+                              client::ProviderClient::connect(provider.connect_options()));
+  return client::SearchClient::open(index_dir, std::move(transport));
+}
+
+}  // namespace privsearch::tools

@@ -1,0 +1,80 @@
+// The provider as a child process, for the tests, benchmarks and experiments that need a real
+// one: fork + exec privsearch-provider on an index with a self-signed certificate on 127.0.0.1
+// port 0, wait until it has written its port and fingerprint files, and stop it by its pid
+// (SIGTERM, then wait) when the object goes.
+// Thread safety: one owner.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/provider_client.h"
+#include "client/search_client.h"
+#include "core/status.h"
+#include "index/manifest.h"
+
+namespace privsearch::tools {
+
+struct ProviderLaunch {
+  ProviderLaunch() = default;
+  ProviderLaunch(std::filesystem::path index, std::filesystem::path work,
+                 std::vector<std::string> extra = {})
+      : index_dir(std::move(index)), work_dir(std::move(work)), extra_args(std::move(extra)) {}
+
+  std::filesystem::path index_dir;
+  std::filesystem::path work_dir;  // receives provider.port and provider.fingerprint
+  std::vector<std::string> extra_args;
+  // Empty: $PRIVSEARCH_PROVIDER_BIN when set, else privsearch-provider beside this executable.
+  std::filesystem::path binary;
+  bool quiet = true;  // --quiet, and the child's stdout to /dev/null (keeps JSON output clean)
+  std::chrono::seconds start_timeout{300};
+};
+
+class SpawnedProvider {
+ public:
+  // kUnavailable when the process exits during start-up or does not start in time (it is then
+  // killed and reaped).
+  static Result<std::unique_ptr<SpawnedProvider>> start(const ProviderLaunch& launch);
+  ~SpawnedProvider();  // stop() unless already stopped
+  SpawnedProvider(const SpawnedProvider&) = delete;
+  SpawnedProvider& operator=(const SpawnedProvider&) = delete;
+
+  pid_t pid() const { return pid_; }
+  std::uint16_t port() const { return port_; }
+  const std::string& fingerprint() const { return fingerprint_; }
+  // Loopback, this port, the certificate fingerprint pinned.
+  client::ConnectOptions connect_options() const;
+
+  // Sends `sig` to the child (SIGHUP reloads the index); false once it has been reaped.
+  bool signal(int sig) const;
+  // SIGTERM and wait; the raw wait status (WIFEXITED / WEXITSTATUS apply), or -1 when the child
+  // was already reaped.
+  int stop();
+
+ private:
+  SpawnedProvider() = default;
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+  std::string fingerprint_;
+};
+
+// Indexes a BEIR collection with the built-in encoder under work_dir/<collection name>/index
+// (rebuilt on every call) for a provider process to serve.
+struct CollectionIndex {
+  std::filesystem::path dir;
+  index::Manifest manifest;
+};
+Result<CollectionIndex> index_collection(const std::filesystem::path& dataset_dir,
+                                         const std::filesystem::path& work_dir, std::size_t dim,
+                                         std::uint64_t seed = 1);
+
+Result<std::unique_ptr<client::SearchClient>> connect_search_client(
+    const std::filesystem::path& index_dir, const SpawnedProvider& provider);
+
+}  // namespace privsearch::tools

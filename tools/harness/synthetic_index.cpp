@@ -1,0 +1,62 @@
+#include "harness/synthetic_index.h"
+
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "index/build.h"
+
+namespace privsearch::tools {
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+}  // namespace
+
+Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path& cache,
+                                                     std::size_t docs, std::size_t input_dim,
+                                                     std::size_t dim, std::size_t pq_m,
+                                                     const Synthetic& gen) {
+  struct {
+    std::filesystem::path cache;
+    std::size_t docs, input_dim, dim, pq_m;
+  } o{cache, docs, input_dim, dim, pq_m};
+  const auto dir = o.cache / fmt::format("synthetic-{}-{}-{}-m{}", o.docs, o.input_dim, o.dim, o.pq_m);
+  const auto index_dir = dir / "index";
+  if (std::filesystem::exists(index_dir / "manifest.json")) return index_dir;
+  std::filesystem::create_directories(dir);
+  fmt::print(stderr, "bench e2e: building a synthetic index of {} documents in {} (once)\n",
+             o.docs, dir.string());
+  {
+    std::ofstream corpus(dir / "corpus.jsonl");
+    for (std::size_t i = 0; i < o.docs; ++i) {
+      corpus << R"({"_id":"d)" << i << R"(","title":"document )" << i << R"(","text":""})" << '\n';
+    }
+  }
+  index::Matrix m;
+  m.rows = o.docs;
+  m.cols = o.input_dim;
+  m.data.resize(o.docs * o.input_dim);
+  for (std::size_t i = 0; i < o.docs; ++i) {
+    const auto v = gen.vector(i);
+    std::copy(v.begin(), v.end(), m.data.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
+  }
+  index::BuildOptions b;
+  b.collection = dir;
+  b.vectors = &m;
+  b.out = index_dir;
+  b.encoder_id = "synthetic-32-latent";
+  b.dim = o.dim;
+  b.pq_m = o.pq_m;
+  b.record_bytes = 64;
+  const auto t0 = Clock::now();
+  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, [&](const std::string& s) {
+                               fmt::print(stderr, "[{:7.1f}s] {}\n", ms_since(t0) / 1000, s);
+                             }).status());
+  return index_dir;
+}
+
+
+}  // namespace privsearch::tools

@@ -1,0 +1,168 @@
+#include "provider/provider_process.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "ckks/param_sets.h"
+#include "core/bytes.h"
+#include "index/atomic_file.h"
+#include "index/exact_store.h"
+#include "index/payload_store.h"
+
+namespace privsearch::provider {
+namespace {
+
+Status write_text(const std::filesystem::path& file, const std::string& text) {
+  return index::write_bytes_atomically(file, byte_view(text));
+}
+
+// The exact store and the core that points into it live and retire together: the core handed
+// out shares ownership of both.
+struct Serving {
+  std::unique_ptr<index::ExactStore> store;
+  std::unique_ptr<protocol::ProviderCore> core;
+};
+
+}  // namespace
+
+void log(const std::string& message) { fmt::print(stderr, "privsearch-provider: {}\n", message); }
+
+ProviderProcess::ProviderProcess(ProviderSettings settings) : settings_(std::move(settings)) {}
+ProviderProcess::~ProviderProcess() = default;
+
+Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings settings) {
+  std::unique_ptr<ProviderProcess> p(new ProviderProcess(std::move(settings)));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(p->settings_.preset));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
+  p->params_.emplace(std::move(params));
+  PRIVSEARCH_RETURN_IF_ERROR(p->load_core());
+  p->core_ = std::move(p->next_core_);
+  p->manifest_ = std::move(p->next_manifest_);
+  PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
+  PRIVSEARCH_RETURN_IF_ERROR(p->make_identity());
+  return p;
+}
+
+Status ProviderProcess::load_core() {
+  const auto& s = settings_;
+  log("verifying the index manifest in " + s.index_dir.string());
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(s.index_dir, /*verify=*/true));
+  const auto* entry = manifest.find("exact_store");
+  if (entry == nullptr) return Status(StatusCode::kNotFound, "the manifest lists no exact_store");
+  auto serving = std::make_shared<Serving>();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto store, index::ExactStore::open(s.index_dir / entry->file));
+  serving->store = std::make_unique<index::ExactStore>(std::move(store));
+  if (serving->store->cols() != manifest.dim || serving->store->rows() != manifest.documents) {
+    return Status(StatusCode::kDataLoss, "the exact store's shape differs from the manifest");
+  }
+  protocol::ProviderConfig config(*params_);
+  config.params_name = s.preset;
+  config.flood_security_bits = s.flood_bits;
+  config.artifact_version = manifest.version_id;
+  config.limits = s.limits;
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      serving->core, protocol::ProviderCore::create(std::move(config), serving->store.get()));
+  next_core_ = std::shared_ptr<protocol::ProviderCore>(serving, serving->core.get());
+  next_manifest_ = std::move(manifest);
+  return Status();
+}
+
+Status ProviderProcess::wire_pir() {
+  const auto* entry = manifest_.find("payloads");
+  if (settings_.no_pir || entry == nullptr) return Status();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
+                              index::PayloadStore::open(settings_.index_dir / entry->file));
+  auto config = settings_.pir;
+  if (settings_.pir_test_params) {
+    config.lwe_params = "insecure-test-n64-binary";
+    config.paillier_bits = 512;
+    config.allow_insecure = true;
+  }
+  log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A)",
+                  payloads.records(), payloads.record_bytes()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir_,
+                              protocol::PirService::create(payloads, manifest_.version_id, config));
+  return Status();
+}
+
+Status ProviderProcess::make_identity() {
+  if (settings_.self_signed) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto id, net::make_self_signed("localhost", 30));
+    identity_.emplace(std::move(id));
+  } else if (!settings_.cert_file.empty()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto id,
+                                net::load_identity(settings_.cert_file, settings_.key_file));
+    identity_.emplace(std::move(id));
+  }
+  return Status();
+}
+
+Status ProviderProcess::start() {
+  const auto& s = settings_;
+  server::ServeOptions so;
+  so.listen = s.listen;
+  so.identity = identity_ ? &*identity_ : nullptr;
+  so.insecure_loopback = s.insecure_loopback;
+  so.threads = s.threads;
+  so.pir = pir_.get();
+  if (!s.quiet) {
+    so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(server_, server::ProviderServer::start(core_, so));
+  const int port = server_->port();
+  std::string fingerprint;
+  if (identity_) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(fingerprint,
+                                net::certificate_fingerprint(identity_->certificate_pem()));
+  }
+  if (!s.fingerprint_file.empty() && !fingerprint.empty()) {
+    PRIVSEARCH_RETURN_IF_ERROR(write_text(s.fingerprint_file, fingerprint + "\n"));
+  }
+  if (!s.port_file.empty()) {
+    PRIVSEARCH_RETURN_IF_ERROR(write_text(s.port_file, std::to_string(port) + "\n"));
+  }
+  const auto info = core_->server_info();
+  log(fmt::format("serving {} documents (d' = {}), artifact {}, params {}, pid {}{}",
+                  info.documents(), info.dim(), info.artifact_version().substr(0, 16), s.preset,
+                  ::getpid(), pir_ ? ", private payload fetch on" : ""));
+  fmt::print("listening on {} port {}{}\n", s.listen.substr(0, s.listen.rfind(':')), port,
+             fingerprint.empty() ? " (plaintext, loopback only)"
+                                 : "; certificate SHA-256 fingerprint " + fingerprint);
+  std::fflush(stdout);
+  return Status();
+}
+
+Status ProviderProcess::reload() {
+  PRIVSEARCH_RETURN_IF_ERROR(load_core());
+  if (next_manifest_.version_id == manifest_.version_id) {
+    next_core_.reset();
+    log("reload: the index is unchanged");
+    return Status();
+  }
+  if (pir_) {
+    const auto* entry = next_manifest_.find("payloads");
+    if (entry == nullptr) {
+      return Status(StatusCode::kNotFound, "the rebuilt index lists no payloads (PIR)");
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
+                                index::PayloadStore::open(settings_.index_dir / entry->file));
+    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next_manifest_.version_id));
+  }
+  core_ = std::move(next_core_);
+  manifest_ = std::move(next_manifest_);
+  server_->replace_core(core_);
+  log(fmt::format("reloaded: artifact {}", manifest_.version_id.substr(0, 16)));
+  return Status();
+}
+
+void ProviderProcess::stop(int grace_ms) {
+  if (!server_) return;
+  server_->shutdown(grace_ms);
+  server_->wait();
+  server_.reset();
+}
+
+}  // namespace privsearch::provider

@@ -1,0 +1,72 @@
+// The provider process as a type: what privsearch-provider's main runs. It loads and verifies
+// an index (manifest re-hashed, exact store mapped read-only), wires the rerank core and, when
+// the index has a payload store, the private payload fetch (ZipPIR), serves them over gRPC with
+// TLS, and on SIGHUP reloads a rebuilt index from the same directory without dropping clients.
+// Links the public CKKS library only (tests/provider_only checks the binary's symbols).
+// Thread safety: one owner; the gRPC server it starts has its own threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "index/manifest.h"
+#include "net/tls.h"
+#include "protocol/pir_service.h"
+#include "protocol/provider_core.h"
+#include "server/provider_server.h"
+
+namespace privsearch::provider {
+
+// Everything the command line sets (defaults are the command line's defaults).
+struct ProviderSettings {
+  std::filesystem::path index_dir, cert_file, key_file, port_file, fingerprint_file;
+  std::string listen = "127.0.0.1:50051";
+  std::string preset = "rerank-n8192";
+  bool self_signed = false, insecure_loopback = false, quiet = false;
+  unsigned threads = 0;
+  protocol::ProviderLimits limits;
+  int flood_bits = 0;
+  bool no_pir = false, pir_test_params = false;
+  protocol::PirConfig pir;
+};
+
+class ProviderProcess {
+ public:
+  // Verifies the index and builds the rerank core and the PIR service; nothing listens yet.
+  static Result<std::unique_ptr<ProviderProcess>> load(ProviderSettings settings);
+  ~ProviderProcess();
+
+  // Starts the gRPC server, writes the port and fingerprint files (atomically, once listening)
+  // and prints the "listening on" line on stdout.
+  Status start();
+  // Re-reads the index directory: a new artifact version replaces the rerank core and rebuilds
+  // the PIR database in place (registered clients' hints are recomputed without them). On any
+  // failure the previous index keeps being served and the reason is returned.
+  Status reload();
+  // Lets in-flight requests finish (up to `grace_ms`), then stops.
+  void stop(int grace_ms);
+
+ private:
+  explicit ProviderProcess(ProviderSettings settings);
+  Status load_core();  // into next_core_ / next_manifest_
+  Status wire_pir();
+  Status make_identity();
+
+  ProviderSettings settings_;
+  std::optional<ckks::Params> params_;
+  index::Manifest manifest_;
+  std::shared_ptr<protocol::ProviderCore> core_;
+  index::Manifest next_manifest_;
+  std::shared_ptr<protocol::ProviderCore> next_core_;
+  std::unique_ptr<protocol::PirService> pir_;
+  std::optional<net::TlsIdentity> identity_;
+  std::unique_ptr<server::ProviderServer> server_;
+};
+
+// One line on stderr, prefixed "privsearch-provider: " (never keys, queries or scores).
+void log(const std::string& message);
+
+}  // namespace privsearch::provider
