@@ -26,6 +26,9 @@ ALLOWED = {
                "ckks/client", "pir/zippir", "core"},
     "eval": {"eval", "index", "core"},
 }
+# Kernel-level headers of the CKKS library: only the library itself (and its client half) may
+# include them; every other module goes through the public ckks headers.
+INTERNAL = {"ckks/internal/": {"ckks", "ckks/client"}}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -57,6 +60,9 @@ def main() -> int:
                 continue  # not a src/ module header
             if tmod not in allowed:
                 errors.append(f"src/{rel}:{lineno}: {mod} may not include {target} ({tmod})")
+            for prefix, owners in INTERNAL.items():
+                if target.startswith(prefix) and mod not in owners:
+                    errors.append(f"src/{rel}:{lineno}: {target} is internal to {prefix[:-1]}")
     for e in errors:
         print(e)
     if errors:

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "ckks/evaluator.h"
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ckks/serialization.h"
 
 namespace privsearch::ckks {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ring/shoup_kernels.h"
 #include "ring/ntt.h"
 

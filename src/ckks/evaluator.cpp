@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
@@ -179,8 +179,7 @@ Status Evaluator::rescale_inplace(Ciphertext& a) const {
   const double ql = static_cast<double>(params_.key_moduli()[level].value());
   divide_round_by_last(params_, level, a.mutable_c0());
   divide_round_by_last(params_, level, a.mutable_c1());
-  a.set_level(level - 1);
-  a.set_scale(a.scale() / ql);
+  a.finish_rescale(a.scale() / ql);
   return Status();
 }
 
@@ -191,9 +190,7 @@ Status Evaluator::mod_switch_to_level_inplace(Ciphertext& a, std::size_t level) 
         fmt::format("mod_switch: target level {} is above the ciphertext's level {}", level,
                     a.level()));
   }
-  a.mutable_c0().truncate_moduli(level + 1);
-  a.mutable_c1().truncate_moduli(level + 1);
-  a.set_level(level);
+  a.drop_to_level(level);
   return Status();
 }
 

@@ -9,7 +9,7 @@
 // - mod_switch_to_level: drop primes q_{l'+1}..q_l without scaling (valid because Q_{l'} | Q_l).
 // - rotate(ct, k): slot j of the result is slot j + k of the input (left rotation by k,
 //   Galois element 5^k); conjugate: complex conjugation of every slot. Both key-switch back to
-//   s with the Galois key of that element (key_switch.h); a missing key is kNotFound.
+//   s with the Galois key of that element (internal/key_switch.h); a missing key is kNotFound.
 // - hoist + rotate_hoisted: decompose c1 once, then each rotation costs a permutation, an inner
 //   product and a ModDown; rotate_hoisted_extended skips the ModDown (double hoisting) for
 //   sums of plaintext products that end in one mod_down().
@@ -25,7 +25,7 @@
 #include "ckks/ciphertext.h"
 #include "ckks/extended.h"
 #include "ckks/galois_keys.h"
-#include "ckks/key_switch.h"
+#include "ckks/hoisted_digits.h"
 #include "ckks/params.h"
 #include "ckks/plaintext.h"
 #include "core/status.h"
@@ -60,7 +60,7 @@ class Evaluator {
   Result<Ciphertext> rotate(const Ciphertext& a, int step, const GaloisKeys& keys) const;
   Result<Ciphertext> conjugate(const Ciphertext& a, const GaloisKeys& keys) const;
 
-  // A ciphertext with its c1 decomposed for key switching (see key_switch.h).
+  // A ciphertext with its c1 decomposed for key switching (see internal/key_switch.h).
   struct Hoisted {
     Ciphertext ct;
     HoistedDigits digits;

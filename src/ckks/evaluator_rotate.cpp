@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 
 #include "ckks/evaluator.h"
-#include "ckks/poly_util.h"
+#include "ckks/internal/key_switch.h"
+#include "ckks/internal/poly_util.h"
 #include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {

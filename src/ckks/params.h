@@ -148,6 +148,8 @@ class Params {
     ParamsId id{};
   };
   explicit Params(std::shared_ptr<const Data> d) : d_(std::move(d)) {}
+  static Status build_tables(Data& d, const std::vector<std::uint64_t>& q,
+                             const std::vector<std::uint64_t>& p);
   std::shared_ptr<const Data> d_;
 };
 

@@ -4,15 +4,23 @@
 #include <thread>
 
 #include "core/bytes.h"
+#include "core/elapsed.h"
 #include "index/payload_store.h"
+#include "pir/zippir/zippir_client.h"
 
 namespace privsearch::client {
+
+struct PayloadFetcher::Pir {
+  std::optional<pir::ZipPirPublicInfo> info;
+  std::optional<pir::ZipPirClient> client;
+};
+
+PayloadFetcher::PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options)
+    : transport_(transport), version_(std::move(version)), options_(options),
+      pir_(std::make_unique<Pir>()) {}
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 std::string to_string(const std::vector<std::uint8_t>& v) { return {v.begin(), v.end()}; }
 
 Status from_error(const v1::Error& e) {
@@ -55,11 +63,11 @@ Status PayloadFetcher::setup() {
                                      "`: refresh the local index");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      info_, pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), options_.allow_insecure));
+      pir_->info, pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), options_.allow_insecure));
   db_bytes_ = info.pir_db_bytes();
-  PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*info_, prng_));
-  client_.emplace(std::move(c));
-  const auto setup = client_->setup_message();
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*pir_->info, prng_));
+  pir_->client.emplace(std::move(c));
+  const auto setup = pir_->client->setup_message();
   setup_bytes_ = setup.size();
   v1::PirSetupRequest req;
   req.set_artifact_version(version_);
@@ -72,10 +80,10 @@ Status PayloadFetcher::setup() {
 }
 
 void PayloadFetcher::precompute_async() {
-  if (precompute_.valid() || !client_) return;
-  const std::uint64_t index = client_->next_query_index();
+  if (precompute_.valid() || !pir_->client) return;
+  const std::uint64_t index = pir_->client->next_query_index();
   precompute_ = std::async(std::launch::async, [this, index] {
-    return client_->precompute_query(index, options_.threads);
+    return pir_->client->precompute_query(index, options_.threads);
   });
 }
 
@@ -88,7 +96,7 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
     PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirStatusResponse resp, transport_.pir_status(req));
     if (resp.has_error()) return from_error(resp.error());
     for (std::uint64_t i : resp.ready_query_indices()) {
-      if (i >= client_->next_query_index()) {
+      if (i >= pir_->client->next_query_index()) {
         index = i;
         return Status();
       }
@@ -113,16 +121,16 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
       continue;
     }
     PRIVSEARCH_RETURN_IF_ERROR(ready);
-    if (index != client_->next_query_index()) {
+    if (index != pir_->client->next_query_index()) {
       if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
-      PRIVSEARCH_RETURN_IF_ERROR(client_->skip_to_query_index(index));
+      PRIVSEARCH_RETURN_IF_ERROR(pir_->client->skip_to_query_index(index));
     }
     if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
     t.wait_ms = ms_since(t0);
     t0 = Clock::now();
     std::optional<pir::ZipPirPendingQuery> pending;
     PRIVSEARCH_ASSIGN_OR_RETURN(auto query,
-                                client_->query(doc, prng_, pending, options_.threads));
+                                pir_->client->query(doc, prng_, pending, options_.threads));
     t.query_ms = ms_since(t0);
     t.query_bytes = query.size();
     v1::PirQueryRequest req;
@@ -143,7 +151,7 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
     t.response_bytes = resp.answer().size();
     t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto record,
-                                client_->extract(*pending, byte_view(resp.answer()), options_.threads));
+                                pir_->client->extract(*pending, byte_view(resp.answer()), options_.threads));
     t.extract_ms = ms_since(t0);
     precompute_async();  // the next fetch's offsets, off the critical path
     t.total_ms = ms_since(t_all);

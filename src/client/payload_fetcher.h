@@ -19,7 +19,7 @@
 
 #include "client/provider_client.h"
 #include "core/status.h"
-#include "pir/zippir/zippir_client.h"
+#include "core/csprng.h"
 
 namespace privsearch::client {
 
@@ -61,16 +61,16 @@ class PayloadFetcher {
   std::size_t setup_bytes() const { return setup_bytes_; }
 
  private:
-  PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options)
-      : transport_(transport), version_(std::move(version)), options_(options) {}
+  PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options);
   Status setup();
   Status wait_for_ready_index(std::uint64_t& index);
 
   ProviderClient& transport_;
   std::string version_;
   FetchOptions options_;
-  std::optional<pir::ZipPirPublicInfo> info_;
-  std::optional<pir::ZipPirClient> client_;
+  // The ZipPIR client (Paillier private key, LWE secrets): GMP types stay in the .cpp.
+  struct Pir;
+  std::unique_ptr<Pir> pir_;
   std::uint64_t client_id_ = 0;
   std::uint64_t db_bytes_ = 0;
   std::size_t setup_bytes_ = 0;

@@ -10,6 +10,7 @@
 #include "client/rerank_session.h"
 #include "core/bytes.h"
 #include "core/csprng.h"
+#include "core/elapsed.h"
 #include "index/artifacts.h"
 #include "index/manifest.h"
 #include "index/payload_store.h"
@@ -22,9 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 }  // namespace
 

@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "core/csprng.h"
 #include "eval/leakage.h"
@@ -17,6 +19,8 @@
 
 namespace privsearch::eval {
 namespace {
+
+using Progress = std::function<void(const std::string&)>;
 
 nlohmann::json dist_json(const Distribution& d) {
   auto r = [](double v) { return std::round(v * 1e6) / 1e6; };
@@ -36,49 +40,60 @@ double overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>
   return static_cast<double>(both.size()) / static_cast<double>(n);
 }
 
-}  // namespace
+// The index the audit attacks: the built-in encoder, the SVD projection, the PQ artifact.
+struct AuditIndex {
+  index::LexicalEncoder encoder;
+  index::Matrix docs;  // encoder space
+  index::Projection proj;
+  index::Matrix x;     // projected rows
+  std::size_t raw_dim = 0, dim = 0, m = 0;
+  index::PqArtifact pq;
+};
 
-Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions& o,
-                                 const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& s) {
-    if (progress) progress(s);
-  };
-  if (c.corpus.size() < 4 || c.queries.empty()) {
-    return invalid_argument_error("the audit needs at least 4 documents and judged queries");
-  }
-  for (std::size_t k : o.ks) {
-    if (k < 4 || k > c.corpus.size()) {
-      return invalid_argument_error("audit `K` = " + std::to_string(k) + " must be in [4, " +
-                                    std::to_string(c.corpus.size()) + "]");
-    }
-  }
+Result<AuditIndex> build_audit_index(const index::Collection& c, const AuditOptions& o,
+                                     const Progress& say) {
   say(fmt::format("fitting the lexical encoder on {} documents", c.corpus.size()));
-  const auto [encoder, docs] = index::fit_and_encode(c.corpus);
-  const std::size_t raw_dim = encoder.dim();
-  const std::size_t dim = std::min(o.dim, raw_dim);
-  say(fmt::format("fitting the SVD projection {} -> {}", raw_dim, dim));
+  auto [encoder, docs] = index::fit_and_encode(c.corpus);
+  AuditIndex a{std::move(encoder), std::move(docs), {}, {}, 0, 0, 0, {}};
+  a.raw_dim = a.encoder.dim();
+  a.dim = std::min(o.dim, a.raw_dim);
+  say(fmt::format("fitting the SVD projection {} -> {}", a.raw_dim, a.dim));
   index::SvdOptions so;
   so.seed = 1;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::fit_svd(docs, dim, so));
-  const auto x = proj.project_documents(docs);
-  const std::size_t m = o.pq_m != 0 ? o.pq_m : index::default_pq_m(dim);
-  say(fmt::format("training PQ (M = {})", m));
+  PRIVSEARCH_ASSIGN_OR_RETURN(a.proj, index::fit_svd(a.docs, a.dim, so));
+  a.x = a.proj.project_documents(a.docs);
+  a.m = o.pq_m != 0 ? o.pq_m : index::default_pq_m(a.dim);
+  say(fmt::format("training PQ (M = {})", a.m));
   index::PqOptions po;
-  po.m = m;
+  po.m = a.m;
   po.seed = 1;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::build_pq(x, po));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(a.pq, index::build_pq(a.x, po));
+  return a;
+}
 
-  nlohmann::json out;
-  out["suite"] = "audit";
-  out["encoder"] = encoder.id();
-  out["dim"] = dim;
-  out["pq_m"] = m;
-  out["documents"] = c.corpus.size();
-  out["seed"] = o.seed;
+// Squared error and relative L2 of `r` against `e`, accumulated into one space's figures.
+struct FidelityAcc {
+  std::vector<double> cos, rel;
+  double sq = 0;
+  std::size_t count = 0;
+  void add(const std::vector<double>& r, const std::vector<double>& e) {
+    cos.push_back(cosine(r, e));
+    double err = 0, nn = 0;
+    for (std::size_t j = 0; j < e.size(); ++j) {
+      err += (r[j] - e[j]) * (r[j] - e[j]);
+      nn += e[j] * e[j];
+    }
+    sq += err;
+    count += e.size();
+    rel.push_back(nn > 0 ? std::sqrt(err / nn) : 0);
+  }
+  ReconstructionFidelity result() const {
+    return {describe(cos), describe(rel), std::sqrt(sq / static_cast<double>(count))};
+  }
+};
 
-  // --- public-PQ reconstruction ---------------------------------------------------------------
-  say("public-PQ reconstruction");
+PqReconstruction reconstruction(const index::Collection& c, const AuditOptions& o,
+                                const AuditIndex& a) {
   Prng prng = Prng::from_seed(Seed{static_cast<std::uint8_t>(o.seed & 0xff)}, o.seed);
   std::vector<std::size_t> sample(c.corpus.size());
   std::iota(sample.begin(), sample.end(), 0);
@@ -88,196 +103,285 @@ Result<nlohmann::json> run_audit(const index::Collection& c, const AuditOptions&
   }
   sample.resize(ns);
   std::sort(sample.begin(), sample.end());
-  std::vector<double> pcos, prel, lcos, lrel;
-  double psq = 0, lsq = 0;
-  std::size_t pcount = 0, lcount = 0;
-  for (std::size_t id : sample) {
-    const auto rec = index::pq_decode(pq.codebook, pq.codes.data() + id * pq.codebook.m);
-    std::vector<double> r(rec.begin(), rec.end()), e(x.row(id), x.row(id) + dim);
-    pcos.push_back(cosine(r, e));
-    double err = 0, nn = 0;
-    for (std::size_t j = 0; j < dim; ++j) {
-      err += (r[j] - e[j]) * (r[j] - e[j]);
-      nn += e[j] * e[j];
-    }
-    psq += err;
-    pcount += dim;
-    prel.push_back(nn > 0 ? std::sqrt(err / nn) : 0);
+  FidelityAcc projected, lifted;
+  const auto& proj = a.proj;
+  for (const std::size_t id : sample) {
+    const auto rec = index::pq_decode(a.pq.codebook, a.pq.codes.data() + id * a.pq.codebook.m);
+    const std::vector<double> r(rec.begin(), rec.end()), e(a.x.row(id), a.x.row(id) + a.dim);
+    projected.add(r, e);
     // Lift: recon V^T + mu (basis layout input_dim x output_dim).
-    std::vector<double> lifted(raw_dim), raw(docs.row(id), docs.row(id) + raw_dim);
-    for (std::size_t i = 0; i < raw_dim; ++i) {
+    std::vector<double> up(a.raw_dim);
+    const std::vector<double> raw(a.docs.row(id), a.docs.row(id) + a.raw_dim);
+    for (std::size_t i = 0; i < a.raw_dim; ++i) {
       double s = proj.mean[i];
-      for (std::size_t j = 0; j < dim; ++j) s += proj.basis[i * proj.output_dim + j] * r[j];
-      lifted[i] = s;
+      for (std::size_t j = 0; j < a.dim; ++j) s += proj.basis[i * proj.output_dim + j] * r[j];
+      up[i] = s;
     }
-    lcos.push_back(cosine(lifted, raw));
-    double lerr = 0, ln = 0;
-    for (std::size_t i = 0; i < raw_dim; ++i) {
-      lerr += (lifted[i] - raw[i]) * (lifted[i] - raw[i]);
-      ln += raw[i] * raw[i];
-    }
-    lsq += lerr;
-    lcount += raw_dim;
-    lrel.push_back(ln > 0 ? std::sqrt(lerr / ln) : 0);
+    lifted.add(up, raw);
   }
-  out["pq_reconstruction"] = {
-      {"sample", ns},
-      {"projected", {{"cosine", dist_json(describe(pcos))},
-                     {"relative_l2", dist_json(describe(prel))},
-                     {"rmse", std::sqrt(psq / static_cast<double>(pcount))}}},
-      {"lifted", {{"cosine", dist_json(describe(lcos))},
-                  {"relative_l2", dist_json(describe(lrel))},
-                  {"rmse", std::sqrt(lsq / static_cast<double>(lcount))}}},
-      {"bytes_per_document", {{"raw_float32", raw_dim * 4}, {"projected_float32", dim * 4},
-                              {"pq_code", m}}}};
-  out["pq_lifted_cosine_mean"] = describe(lcos).mean;
-  out["pq_projected_cosine_mean"] = describe(pcos).mean;
+  return {ns, projected.result(), lifted.result(), a.raw_dim * 4, a.dim * 4, a.m};
+}
 
-  // --- candidate-ID leakage -------------------------------------------------------------------
-  std::vector<const index::Query*> queries;
-  for (const auto& q : c.queries) {
-    if (c.qrels.count(q.id) != 0) queries.push_back(&q);
+// Linkability of paired views: positives cos(A_i, B_i), negatives cos(A_i, B_{i+shift}) for up
+// to ten seeded shifts.
+std::pair<std::vector<double>, std::vector<double>> link_pairs(const std::vector<Vec>& va,
+                                                               const std::vector<Vec>& vb,
+                                                               Prng& lr) {
+  std::vector<double> pos, neg;
+  const std::size_t nq = va.size();
+  for (std::size_t i = 0; i < nq; ++i) pos.push_back(cosine(va[i], vb[i]));
+  const std::size_t shifts = std::min<std::size_t>(10, nq - 1);
+  for (std::size_t s = 0; s < shifts; ++s) {
+    const std::size_t shift = 1 + lr.uniform_below(nq - 1);
+    for (std::size_t i = 0; i < nq; ++i) neg.push_back(cosine(va[i], vb[(i + shift) % nq]));
   }
-  if (o.max_queries != 0 && queries.size() > o.max_queries) queries.resize(o.max_queries);
-  if (queries.size() < 3) return invalid_argument_error("the audit needs at least 3 judged queries");
-  out["queries"] = queries.size();
-  say(fmt::format("candidate-ID leakage over {} queries, K in {}", queries.size(),
-                  fmt::join(o.ks, ", ")));
-  const std::size_t n = c.corpus.size();
-  auto exact_scores = [&](const Vec& q) {
-    std::vector<double> s(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const float* row = x.row(i);
+  return {pos, neg};
+}
+
+// The audited queries: their true projected vectors and exhaustive top-100.
+struct AuditQueries {
+  std::vector<const index::Query*> queries;
+  std::vector<Vec> z;
+  std::vector<std::vector<std::size_t>> true_top;
+};
+
+class LeakageAudit {
+ public:
+  LeakageAudit(const index::Collection& c, const AuditOptions& o, const AuditIndex& a,
+               const index::PqScanner& scanner, AuditQueries q)
+      : c_(c), o_(o), a_(a), scanner_(scanner), q_(std::move(q)) {}
+
+  std::vector<double> exact_scores(const Vec& q) const {
+    std::vector<double> s(c_.corpus.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const float* row = a_.x.row(i);
       double t = 0;
-      for (std::size_t j = 0; j < dim; ++j) t += q[j] * row[j];
+      for (std::size_t j = 0; j < a_.dim; ++j) t += q[j] * row[j];
       s[i] = t;
     }
     return s;
-  };
-  // True projected queries and their exhaustive rankings (once).
-  std::vector<Vec> z(queries.size());
-  std::vector<std::vector<std::size_t>> true_top(queries.size());
-  double true_hit10 = 0;
-  auto hit10 = [&](const std::vector<std::size_t>& top, const index::Query& q) {
-    const auto& judged = c.qrels.at(q.id);
+  }
+
+  double hit10(const std::vector<std::size_t>& top, const index::Query& q) const {
+    const auto& judged = c_.qrels.at(q.id);
     for (std::size_t i = 0; i < std::min<std::size_t>(10, top.size()); ++i) {
-      auto it = judged.find(c.corpus[top[i]].id);
+      auto it = judged.find(c_.corpus[top[i]].id);
       if (it != judged.end() && it->second > 0) return 1.0;
     }
     return 0.0;
-  };
-  for (std::size_t qi = 0; qi < queries.size(); ++qi) {
-    const auto zf = proj.project_query(encoder.encode_query(queries[qi]->text));
-    z[qi] = unit(Vec(zf.begin(), zf.end()));
-    true_top[qi] = top_indices(exact_scores(z[qi]), 100);
-    true_hit10 += hit10(true_top[qi], *queries[qi]);
   }
-  out["true_query_hit10"] = true_hit10 / static_cast<double>(queries.size());
-  nlohmann::json per_k = nlohmann::json::object();
-  for (std::size_t k : o.ks) {
-    struct Acc { std::vector<double> cos, top10, top100, hit; };
-    std::map<std::string, Acc> acc;
-    // Linkability views per estimator: A_i and B_i.
-    std::map<std::string, std::pair<std::vector<Vec>, std::vector<Vec>>> views;
-    Prng shuffle = Prng::from_seed(Seed{static_cast<std::uint8_t>(k & 0xff)}, o.seed + k);
-    for (std::size_t qi = 0; qi < queries.size(); ++qi) {
-      std::vector<float> zq(z[qi].begin(), z[qi].end());
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner.search(zq, k));
-      auto rows_of = [&](const std::vector<std::uint32_t>& ids) {
-        std::vector<double> rows(ids.size() * dim);
-        for (std::size_t r = 0; r < ids.size(); ++r) {
-          std::copy(x.row(ids[r]), x.row(ids[r]) + dim, rows.begin() + static_cast<std::ptrdiff_t>(r * dim));
-        }
-        return rows;
-      };
-      std::vector<std::uint32_t> ordered(cand.begin(), cand.end());
-      std::vector<std::uint32_t> permuted = ordered;
-      for (std::size_t i = permuted.size(); i > 1; --i) {
-        std::swap(permuted[i - 1], permuted[shuffle.uniform_below(i)]);
-      }
-      struct Variant { const char* name; const std::vector<std::uint32_t>* ids; int estimator; };
-      const Variant variants[] = {{"centroid", &ordered, 0},     {"log_rank", &ordered, 1},
-                                  {"ridge", &ordered, 2},        {"log_rank_permuted", &permuted, 1},
-                                  {"ridge_permuted", &permuted, 2}};
-      for (const auto& v : variants) {
-        const auto rows = rows_of(*v.ids);
-        auto estimate = [&](const std::vector<double>& r, std::size_t kk) {
-          return v.estimator == 0 ? centroid_estimate(r, kk, dim)
-                 : v.estimator == 1 ? log_rank_estimate(r, kk, dim)
-                                    : ridge_rank_estimate(r, kk, dim);
-        };
-        const Vec est = estimate(rows, v.ids->size());
-        const auto top = top_indices(exact_scores(est), 100);
-        auto& a = acc[v.name];
-        a.cos.push_back(cosine(est, z[qi]));
-        a.top10.push_back(overlap(top, true_top[qi], 10));
-        a.top100.push_back(overlap(top, true_top[qi], 100));
-        a.hit.push_back(hit10(top, *queries[qi]));
-        // Disjoint alternating halves.
-        std::vector<std::uint32_t> ha, hb;
-        for (std::size_t r = 0; r < v.ids->size(); ++r) (r % 2 == 0 ? ha : hb).push_back((*v.ids)[r]);
-        auto& vw = views[v.name];
-        vw.first.push_back(estimate(rows_of(ha), ha.size()));
-        vw.second.push_back(estimate(rows_of(hb), hb.size()));
-      }
+
+  std::vector<double> rows_of(const std::vector<std::uint32_t>& ids) const {
+    std::vector<double> rows(ids.size() * a_.dim);
+    for (std::size_t r = 0; r < ids.size(); ++r) {
+      std::copy(a_.x.row(ids[r]), a_.x.row(ids[r]) + a_.dim,
+                rows.begin() + static_cast<std::ptrdiff_t>(r * a_.dim));
     }
+    return rows;
+  }
+
+  Vec estimate(int estimator, const std::vector<double>& rows, std::size_t k) const {
+    return estimator == 0   ? centroid_estimate(rows, k, a_.dim)
+           : estimator == 1 ? log_rank_estimate(rows, k, a_.dim)
+                            : ridge_rank_estimate(rows, k, a_.dim);
+  }
+
+  // Every estimator on the candidate lists of K (in PQ order and permuted).
+  Result<std::map<std::string, EstimatorLeakage>> for_k(std::size_t k) const;
+  // Set-only linkability with the client's permutation (centroid of random halves).
+  Result<double> permuted_set_link_auc(std::size_t k) const;
+
+ private:
+  const index::Collection& c_;
+  const AuditOptions& o_;
+  const AuditIndex& a_;
+  const index::PqScanner& scanner_;
+  AuditQueries q_;
+};
+
+Result<std::map<std::string, EstimatorLeakage>> LeakageAudit::for_k(std::size_t k) const {
+  struct Acc {
+    std::vector<double> cos, top10, top100, hit;
+    std::vector<Vec> view_a, view_b;  // disjoint alternating halves
+  };
+  std::map<std::string, Acc> acc;
+  Prng shuffle = Prng::from_seed(Seed{static_cast<std::uint8_t>(k & 0xff)}, o_.seed + k);
+  for (std::size_t qi = 0; qi < q_.queries.size(); ++qi) {
+    std::vector<float> zq(q_.z[qi].begin(), q_.z[qi].end());
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner_.search(zq, k));
+    std::vector<std::uint32_t> ordered(cand.begin(), cand.end());
+    std::vector<std::uint32_t> permuted = ordered;
+    for (std::size_t i = permuted.size(); i > 1; --i) {
+      std::swap(permuted[i - 1], permuted[shuffle.uniform_below(i)]);
+    }
+    struct Variant { const char* name; const std::vector<std::uint32_t>* ids; int estimator; };
+    const Variant variants[] = {{"centroid", &ordered, 0},     {"log_rank", &ordered, 1},
+                                {"ridge", &ordered, 2},        {"log_rank_permuted", &permuted, 1},
+                                {"ridge_permuted", &permuted, 2}};
+    for (const auto& v : variants) {
+      const Vec est = estimate(v.estimator, rows_of(*v.ids), v.ids->size());
+      const auto top = top_indices(exact_scores(est), 100);
+      auto& a = acc[v.name];
+      a.cos.push_back(cosine(est, q_.z[qi]));
+      a.top10.push_back(overlap(top, q_.true_top[qi], 10));
+      a.top100.push_back(overlap(top, q_.true_top[qi], 100));
+      a.hit.push_back(hit10(top, *q_.queries[qi]));
+      std::vector<std::uint32_t> ha, hb;
+      for (std::size_t r = 0; r < v.ids->size(); ++r) (r % 2 == 0 ? ha : hb).push_back((*v.ids)[r]);
+      a.view_a.push_back(estimate(v.estimator, rows_of(ha), ha.size()));
+      a.view_b.push_back(estimate(v.estimator, rows_of(hb), hb.size()));
+    }
+  }
+  std::map<std::string, EstimatorLeakage> out;
+  for (const auto& [name, a] : acc) {
+    Prng lr = Prng::from_seed(Seed{0x11}, o_.seed + k);
+    const auto [pos, neg] = link_pairs(a.view_a, a.view_b, lr);
+    EstimatorLeakage e;
+    e.cosine_mean = describe(a.cos).mean;
+    e.top10_overlap = describe(a.top10).mean;
+    e.top100_overlap = describe(a.top100).mean;
+    e.hit10 = describe(a.hit).mean;
+    e.link_auc = roc_auc(pos, neg);
+    e.link_tpr_at_1pct_fpr = tpr_at_fpr(pos, neg, 0.01);
+    e.link_positive_cosine = describe(pos);
+    e.link_negative_cosine = describe(neg);
+    out[name] = e;
+  }
+  return out;
+}
+
+Result<double> LeakageAudit::permuted_set_link_auc(std::size_t k) const {
+  // The halves of a permuted list are random halves; the centroid is order-free, so measure it
+  // on permuted halves directly.
+  std::vector<Vec> va, vb;
+  Prng shuffle = Prng::from_seed(Seed{0x22}, o_.seed);
+  for (std::size_t qi = 0; qi < q_.queries.size(); ++qi) {
+    std::vector<float> zq(q_.z[qi].begin(), q_.z[qi].end());
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto cand, scanner_.search(zq, k));
+    for (std::size_t i = cand.size(); i > 1; --i) std::swap(cand[i - 1], cand[shuffle.uniform_below(i)]);
+    std::vector<double> ra, rb;
+    for (std::size_t r = 0; r < cand.size(); ++r) {
+      auto& dst = r % 2 == 0 ? ra : rb;
+      dst.insert(dst.end(), a_.x.row(cand[r]), a_.x.row(cand[r]) + a_.dim);
+    }
+    va.push_back(centroid_estimate(ra, ra.size() / a_.dim, a_.dim));
+    vb.push_back(centroid_estimate(rb, rb.size() / a_.dim, a_.dim));
+  }
+  Prng lr = Prng::from_seed(Seed{0x33}, o_.seed);
+  const auto [pos, neg] = link_pairs(va, vb, lr);
+  return roc_auc(pos, neg);
+}
+
+Status check_audit_input(const index::Collection& c, const AuditOptions& o) {
+  if (c.corpus.size() < 4 || c.queries.empty()) {
+    return invalid_argument_error("the audit needs at least 4 documents and judged queries");
+  }
+  for (const std::size_t k : o.ks) {
+    if (k < 4 || k > c.corpus.size()) {
+      return invalid_argument_error("audit `K` = " + std::to_string(k) + " must be in [4, " +
+                                    std::to_string(c.corpus.size()) + "]");
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<AuditResult> run_audit(const index::Collection& c, const AuditOptions& o,
+                              const Progress& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  PRIVSEARCH_RETURN_IF_ERROR(check_audit_input(c, o));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto a, build_audit_index(c, o, say));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(a.pq));
+  AuditResult out;
+  out.encoder = a.encoder.id();
+  out.dim = a.dim;
+  out.pq_m = a.m;
+  out.documents = c.corpus.size();
+  out.seed = o.seed;
+  say("public-PQ reconstruction");
+  out.pq_reconstruction = reconstruction(c, o, a);
+
+  AuditQueries q;
+  for (const auto& query : c.queries) {
+    if (c.qrels.count(query.id) != 0) q.queries.push_back(&query);
+  }
+  if (o.max_queries != 0 && q.queries.size() > o.max_queries) q.queries.resize(o.max_queries);
+  if (q.queries.size() < 3) return invalid_argument_error("the audit needs at least 3 judged queries");
+  out.queries = q.queries.size();
+  say(fmt::format("candidate-ID leakage over {} queries, K in {}", q.queries.size(),
+                  fmt::join(o.ks, ", ")));
+  LeakageAudit audit(c, o, a, scanner, {});
+  double true_hit10 = 0;
+  for (const auto* query : q.queries) {
+    const auto zf = a.proj.project_query(a.encoder.encode_query(query->text));
+    q.z.push_back(unit(Vec(zf.begin(), zf.end())));
+    q.true_top.push_back(top_indices(audit.exact_scores(q.z.back()), 100));
+    true_hit10 += audit.hit10(q.true_top.back(), *query);
+  }
+  out.true_query_hit10 = true_hit10 / static_cast<double>(q.queries.size());
+  const LeakageAudit leakage(c, o, a, scanner, std::move(q));
+  bool have_set_auc = false;
+  for (const std::size_t k : o.ks) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.candidate_leakage[k], leakage.for_k(k));
+    if (k == 100 || (k == o.ks.back() && !have_set_auc)) {
+      out.link_auc_set = out.candidate_leakage[k].at("centroid").link_auc;
+      have_set_auc = true;
+    }
+  }
+  const bool has100 = std::find(o.ks.begin(), o.ks.end(), 100) != o.ks.end();
+  out.link_auc_set_permuted_k = has100 ? 100 : o.ks.back();
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.link_auc_set_permuted,
+                              leakage.permuted_set_link_auc(out.link_auc_set_permuted_k));
+  return out;
+}
+
+nlohmann::json AuditResult::to_json() const {
+  auto fidelity = [](const ReconstructionFidelity& f) {
+    return nlohmann::json{{"cosine", dist_json(f.cosine)},
+                          {"relative_l2", dist_json(f.relative_l2)},
+                          {"rmse", f.rmse}};
+  };
+  nlohmann::json out;
+  out["suite"] = "audit";
+  out["encoder"] = encoder;
+  out["dim"] = dim;
+  out["pq_m"] = pq_m;
+  out["documents"] = documents;
+  out["seed"] = seed;
+  const auto& r = pq_reconstruction;
+  out["pq_reconstruction"] = {
+      {"sample", r.sample},
+      {"projected", fidelity(r.projected)},
+      {"lifted", fidelity(r.lifted)},
+      {"bytes_per_document", {{"raw_float32", r.raw_float32_bytes},
+                              {"projected_float32", r.projected_float32_bytes},
+                              {"pq_code", r.pq_code_bytes}}}};
+  out["pq_lifted_cosine_mean"] = r.lifted.cosine.mean;
+  out["pq_projected_cosine_mean"] = r.projected.cosine.mean;
+  out["queries"] = queries;
+  out["true_query_hit10"] = true_query_hit10;
+  nlohmann::json per_k = nlohmann::json::object();
+  for (const auto& [k, estimators] : candidate_leakage) {
     nlohmann::json kj;
-    for (auto& [name, a] : acc) {
-      auto mean = [](const std::vector<double>& v) {
-        return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-      };
-      const auto& vw = views[name];
-      std::vector<double> pos, neg;
-      const std::size_t nq = vw.first.size();
-      for (std::size_t i = 0; i < nq; ++i) pos.push_back(cosine(vw.first[i], vw.second[i]));
-      Prng lr = Prng::from_seed(Seed{0x11}, o.seed + k);
-      const std::size_t shifts = std::min<std::size_t>(10, nq - 1);
-      for (std::size_t s = 0; s < shifts; ++s) {
-        const std::size_t shift = 1 + lr.uniform_below(nq - 1);
-        for (std::size_t i = 0; i < nq; ++i) {
-          neg.push_back(cosine(vw.first[i], vw.second[(i + shift) % nq]));
-        }
-      }
-      kj[name] = {{"cosine_mean", mean(a.cos)},        {"top10_overlap", mean(a.top10)},
-                  {"top100_overlap", mean(a.top100)},  {"hit10", mean(a.hit)},
-                  {"link_auc", roc_auc(pos, neg)},     {"link_tpr_at_1pct_fpr", tpr_at_fpr(pos, neg, 0.01)},
-                  {"link_positive_cosine", dist_json(describe(pos))},
-                  {"link_negative_cosine", dist_json(describe(neg))}};
+    for (const auto& [name, e] : estimators) {
+      kj[name] = {{"cosine_mean", e.cosine_mean},
+                  {"top10_overlap", e.top10_overlap},
+                  {"top100_overlap", e.top100_overlap},
+                  {"hit10", e.hit10},
+                  {"link_auc", e.link_auc},
+                  {"link_tpr_at_1pct_fpr", e.link_tpr_at_1pct_fpr},
+                  {"link_positive_cosine", dist_json(e.link_positive_cosine)},
+                  {"link_negative_cosine", dist_json(e.link_negative_cosine)}};
     }
     per_k["K=" + std::to_string(k)] = kj;
-    if (k == 100 || (k == o.ks.back() && !out.contains("link_auc_set"))) {
-      out["link_auc_set"] = kj["centroid"]["link_auc"];
-    }
   }
+  out["link_auc_set"] = link_auc_set;
   out["candidate_leakage"] = per_k;
-  // Set-only linkability with the client's permutation: the halves of a permuted list are
-  // random halves; the centroid is order-free, so measure it on permuted halves directly.
-  {
-    const std::size_t k = std::find(o.ks.begin(), o.ks.end(), 100) != o.ks.end() ? 100 : o.ks.back();
-    std::vector<Vec> va, vb;
-    Prng shuffle = Prng::from_seed(Seed{0x22}, o.seed);
-    for (std::size_t qi = 0; qi < queries.size(); ++qi) {
-      std::vector<float> zq(z[qi].begin(), z[qi].end());
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto cand, scanner.search(zq, k));
-      for (std::size_t i = cand.size(); i > 1; --i) std::swap(cand[i - 1], cand[shuffle.uniform_below(i)]);
-      std::vector<double> ra, rb;
-      for (std::size_t r = 0; r < cand.size(); ++r) {
-        auto& dst = r % 2 == 0 ? ra : rb;
-        dst.insert(dst.end(), x.row(cand[r]), x.row(cand[r]) + dim);
-      }
-      va.push_back(centroid_estimate(ra, ra.size() / dim, dim));
-      vb.push_back(centroid_estimate(rb, rb.size() / dim, dim));
-    }
-    std::vector<double> pos, neg;
-    for (std::size_t i = 0; i < va.size(); ++i) pos.push_back(cosine(va[i], vb[i]));
-    Prng lr = Prng::from_seed(Seed{0x33}, o.seed);
-    for (std::size_t s = 0; s < std::min<std::size_t>(10, va.size() - 1); ++s) {
-      const std::size_t shift = 1 + lr.uniform_below(va.size() - 1);
-      for (std::size_t i = 0; i < va.size(); ++i) neg.push_back(cosine(va[i], vb[(i + shift) % va.size()]));
-    }
-    out["link_auc_set_permuted"] = roc_auc(pos, neg);
-    out["link_auc_set_permuted_k"] = k;
-  }
+  out["link_auc_set_permuted"] = link_auc_set_permuted;
+  out["link_auc_set_permuted_k"] = link_auc_set_permuted_k;
   out["not_covered"] = {"score-oracle extraction (privsearch audit --extraction)",
                         "response re-randomization (noise flooding) option"};
   return out;

@@ -15,12 +15,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
+#include "eval/statistics.h"
 #include "index/beir.h"
 
 namespace privsearch::eval {
@@ -34,7 +36,43 @@ struct AuditOptions {
   std::uint64_t seed = 2026;
 };
 
-Result<nlohmann::json> run_audit(const index::Collection& collection, const AuditOptions& options,
-                                 const std::function<void(const std::string&)>& progress);
+// How close decoded public PQ codes come to the exact rows, in one space.
+struct ReconstructionFidelity {
+  Distribution cosine, relative_l2;
+  double rmse = 0;
+};
+
+struct PqReconstruction {
+  std::size_t sample = 0;
+  ReconstructionFidelity projected, lifted;  // projected rows; lifted back to the encoder space
+  std::size_t raw_float32_bytes = 0, projected_float32_bytes = 0, pq_code_bytes = 0;
+};
+
+// What one estimator recovers from the candidate IDs of one K, over all audited queries.
+struct EstimatorLeakage {
+  double cosine_mean = 0;      // to the true projected query
+  double top10_overlap = 0, top100_overlap = 0, hit10 = 0;
+  double link_auc = 0, link_tpr_at_1pct_fpr = 0;  // two halves of one candidate list
+  Distribution link_positive_cosine, link_negative_cosine;
+};
+
+struct AuditResult {
+  std::string encoder;
+  std::size_t dim = 0, pq_m = 0, documents = 0, queries = 0;
+  std::uint64_t seed = 0;
+  PqReconstruction pq_reconstruction;
+  double true_query_hit10 = 0;
+  // K -> estimator name (centroid, log_rank, ridge, log_rank_permuted, ridge_permuted) -> figures
+  std::map<std::size_t, std::map<std::string, EstimatorLeakage>> candidate_leakage;
+  double link_auc_set = 0;           // centroid linkability at K = 100 (or the largest K)
+  double link_auc_set_permuted = 0;  // the same on the client's permuted order
+  std::size_t link_auc_set_permuted_k = 0;
+
+  // The JSON of `privsearch audit` (field names are an interface: scripts read them).
+  nlohmann::json to_json() const;
+};
+
+Result<AuditResult> run_audit(const index::Collection& collection, const AuditOptions& options,
+                              const std::function<void(const std::string&)>& progress);
 
 }  // namespace privsearch::eval

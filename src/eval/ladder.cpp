@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "index/glove_encoder.h"
 #include "index/lexical_encoder.h"

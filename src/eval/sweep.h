@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
 #include "index/beir.h"
@@ -29,10 +31,41 @@ struct SweepOptions {
   std::uint64_t seed = 1;
 };
 
+// A mean over the validation and over the test queries of the split.
+struct SplitMean {
+  double validation = 0, test = 0;
+};
+
+// Every figure at one projection (d', and M when PQ is part of it).
+struct SweepPoint {
+  std::size_t dim = 0;
+  SplitMean ndcg10_exact_projected;
+  std::optional<std::size_t> pq_m;  // absent: no PQ at this point (projection controls)
+  SplitMean ndcg10_pq_only;
+  struct AtK {
+    SplitMean ndcg10_pq_rerank, candidate_recall_of_exact_top10;
+  };
+  std::map<std::size_t, AtK> at_k;
+  std::optional<double> share_of_fitted_energy;  // the dimension curve only
+};
+
+struct SweepResult {
+  std::string encoder;
+  std::size_t validation_queries = 0, test_queries = 0;
+  std::vector<SweepPoint> dimension_curve;  // nested SVD prefixes, M = d'/8, K = 100
+  double svd_retained_variance_top_dim = 0;
+  SweepPoint k_sweep;                       // largest d', every K
+  std::vector<SweepPoint> m_sensitivity;    // largest d', M = d'/16, d'/8, d'/4, d'/2
+  SweepPoint control_svd, control_first_coordinates, control_gaussian;
+
+  // The JSON of `privsearch eval --sweep` (field names are an interface).
+  nlohmann::json to_json() const;
+};
+
 // True when query `id` falls in the validation part of the seeded split.
 bool is_validation_query(const std::string& id, std::uint64_t seed);
 
-Result<nlohmann::json> run_sweep(const index::Collection& collection, const SweepOptions& options,
-                                 const std::function<void(const std::string&)>& progress);
+Result<SweepResult> run_sweep(const index::Collection& collection, const SweepOptions& options,
+                              const std::function<void(const std::string&)>& progress);
 
 }  // namespace privsearch::eval

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <optional>
+#include <unordered_map>
 
 #include "index/artifacts.h"
 #include "index/beir.h"
@@ -15,17 +17,24 @@
 
 namespace privsearch::index {
 
-Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
-  auto say = [&](const std::string& s) {
-    if (progress) progress(s);
-  };
-  say(fmt::format("loading corpus {}", o.collection.string()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
+namespace {
+
+using Say = std::function<void(const std::string&)>;
+
+// The document vectors: given in memory or as a file, or made by a built-in encoder (kept, so
+// the index can encode queries).
+struct DocumentVectors {
   Matrix vectors;
-  std::optional<LexicalEncoder> encoder;
+  std::optional<LexicalEncoder> lexical;
   std::optional<GloveEncoder> glove;
+  bool has_encoder() const { return lexical.has_value() || glove.has_value(); }
+};
+
+Result<DocumentVectors> document_vectors(const BuildOptions& o, const std::vector<Document>& docs,
+                                         const Say& say) {
+  DocumentVectors v;
   if (o.doc_vectors.empty() && o.vectors != nullptr) {
-    vectors = *o.vectors;
+    v.vectors = *o.vectors;
   } else if (o.doc_vectors.empty() && (o.encoder == "glove-idf" || o.encoder == "glove-sif")) {
     const auto path = o.word_vectors.empty() ? default_word_vectors_path() : o.word_vectors;
     say(fmt::format("fitting the {} encoder ({}) on {} documents", o.encoder, path.string(),
@@ -34,8 +43,8 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
         auto encoded, fit_and_encode_glove(docs, path,
                                            o.encoder == "glove-idf" ? GloveWeighting::kIdf
                                                                     : GloveWeighting::kSif));
-    glove.emplace(std::move(encoded.encoder));
-    vectors = std::move(encoded.vectors);
+    v.glove.emplace(std::move(encoded.encoder));
+    v.vectors = std::move(encoded.vectors);
   } else if (o.doc_vectors.empty()) {
     if (o.encoder != "lexical") {
       return invalid_argument_error(fmt::format(
@@ -44,30 +53,82 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
     }
     say(fmt::format("fitting the built-in lexical encoder on {} documents", docs.size()));
     auto encoded = fit_and_encode(docs);
-    encoder = std::move(encoded.encoder);
-    vectors = std::move(encoded.vectors);
+    v.lexical = std::move(encoded.encoder);
+    v.vectors = std::move(encoded.vectors);
   } else {
     say(fmt::format("loading vectors {}", o.doc_vectors.string()));
-    PRIVSEARCH_ASSIGN_OR_RETURN(vectors, load_vectors(o.doc_vectors));
+    PRIVSEARCH_ASSIGN_OR_RETURN(v.vectors, load_vectors(o.doc_vectors));
   }
-  if (!o.doc_ids.empty() && !encoder && !glove) {
-    // Reorder rows into corpus order by id.
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids, load_ids(o.doc_ids, vectors.rows));
-    std::unordered_map<std::string, std::size_t> row_of;
-    for (std::size_t i = 0; i < ids.size(); ++i) row_of.emplace(ids[i], i);
-    Matrix ordered;
-    ordered.rows = docs.size();
-    ordered.cols = vectors.cols;
-    ordered.data.resize(docs.size() * vectors.cols);
-    for (std::size_t d = 0; d < docs.size(); ++d) {
-      const auto it = row_of.find(docs[d].id);
-      if (it == row_of.end()) {
-        return data_loss_error(fmt::format("document `{}` has no vector in {}", docs[d].id, o.doc_ids.string()));
-      }
-      std::copy_n(vectors.row(it->second), vectors.cols, ordered.data.data() + d * vectors.cols);
+  return v;
+}
+
+// Rows of `vectors` (in the order of `ids_file`) reordered into corpus order by document id.
+Result<Matrix> reorder_by_ids(const Matrix& vectors, const std::filesystem::path& ids_file,
+                              const std::vector<Document>& docs) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids, load_ids(ids_file, vectors.rows));
+  std::unordered_map<std::string, std::size_t> row_of;
+  for (std::size_t i = 0; i < ids.size(); ++i) row_of.emplace(ids[i], i);
+  Matrix ordered;
+  ordered.rows = docs.size();
+  ordered.cols = vectors.cols;
+  ordered.data.resize(docs.size() * vectors.cols);
+  for (std::size_t d = 0; d < docs.size(); ++d) {
+    const auto it = row_of.find(docs[d].id);
+    if (it == row_of.end()) {
+      return data_loss_error(
+          fmt::format("document `{}` has no vector in {}", docs[d].id, ids_file.string()));
     }
-    vectors = std::move(ordered);
+    std::copy_n(vectors.row(it->second), vectors.cols, ordered.data.data() + d * vectors.cols);
   }
+  return ordered;
+}
+
+Result<Projection> fit_projection(const BuildOptions& o, const Matrix& vectors, std::size_t dim) {
+  switch (o.projection) {
+    case ProjectionKind::kSvd: {
+      SvdOptions so;
+      so.sample_size = o.sample;
+      so.seed = o.seed;
+      return fit_svd(vectors, dim, so);
+    }
+    case ProjectionKind::kFirstCoordinates: return first_coordinates(vectors, dim);
+    case ProjectionKind::kGaussian: return gaussian_orthoprojector(vectors, dim, o.seed);
+  }
+  return invalid_argument_error("unknown projection kind");
+}
+
+Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::size_t documents,
+                       std::size_t dim, std::size_t m) {
+  Manifest man;
+  man.collection = o.collection.filename().string();
+  man.encoder_id = v.lexical ? v.lexical->id() : v.glove ? v.glove->id() : o.encoder_id;
+  man.projection = std::string(projection_kind_name(o.projection));
+  man.documents = documents;
+  man.input_dim = v.vectors.cols;
+  man.dim = dim;
+  man.pq_m = m;
+  man.seed = o.seed;
+  man.artifacts = {{"projection", "projection.bin", 0, ""},
+                   {"exact_store", "exact.store", 0, ""},
+                   {"pq", "pq.bin", 0, ""},
+                   {"payloads", "payloads.bin", 0, ""}};
+  if (v.has_encoder()) man.artifacts.push_back({"encoder", "encoder.bin", 0, ""});
+  return man;
+}
+
+}  // namespace
+
+Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  say(fmt::format("loading corpus {}", o.collection.string()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto v, document_vectors(o, docs, say));
+  if (!o.doc_ids.empty() && !v.has_encoder()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(v.vectors, reorder_by_ids(v.vectors, o.doc_ids, docs));
+  }
+  const Matrix& vectors = v.vectors;
   if (vectors.rows != docs.size()) {
     return invalid_argument_error(fmt::format(
         "{} vectors for {} documents (give --doc-ids to match rows to documents)", vectors.rows, docs.size()));
@@ -76,24 +137,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   const std::size_t m = o.pq_m != 0 ? o.pq_m : default_pq_m(dim);
   say(fmt::format("fitting {} projection {} -> {} on up to {} documents", projection_kind_name(o.projection),
                   vectors.cols, dim, o.sample));
-  Projection proj;
-  switch (o.projection) {
-    case ProjectionKind::kSvd: {
-      SvdOptions so;
-      so.sample_size = o.sample;
-      so.seed = o.seed;
-      PRIVSEARCH_ASSIGN_OR_RETURN(proj, fit_svd(vectors, dim, so));
-      break;
-    }
-    case ProjectionKind::kFirstCoordinates: {
-      PRIVSEARCH_ASSIGN_OR_RETURN(proj, first_coordinates(vectors, dim));
-      break;
-    }
-    case ProjectionKind::kGaussian: {
-      PRIVSEARCH_ASSIGN_OR_RETURN(proj, gaussian_orthoprojector(vectors, dim, o.seed));
-      break;
-    }
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const Projection proj, fit_projection(o, vectors, dim));
   say(fmt::format("projecting {} documents", vectors.rows));
   const Matrix projected = proj.project_documents(vectors);
   std::error_code ec;
@@ -110,22 +154,9 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
   say("writing payload store");
   PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", docs, o.record_bytes));
-  if (encoder) PRIVSEARCH_RETURN_IF_ERROR(encoder->save(o.out / "encoder.bin"));
-  if (glove) PRIVSEARCH_RETURN_IF_ERROR(glove->save(o.out / "encoder.bin"));
-  Manifest man;
-  man.collection = o.collection.filename().string();
-  man.encoder_id = encoder ? encoder->id() : glove ? glove->id() : o.encoder_id;
-  man.projection = std::string(projection_kind_name(o.projection));
-  man.documents = docs.size();
-  man.input_dim = vectors.cols;
-  man.dim = dim;
-  man.pq_m = m;
-  man.seed = o.seed;
-  man.artifacts = {{"projection", "projection.bin", 0, ""},
-                   {"exact_store", "exact.store", 0, ""},
-                   {"pq", "pq.bin", 0, ""},
-                   {"payloads", "payloads.bin", 0, ""}};
-  if (encoder || glove) man.artifacts.push_back({"encoder", "encoder.bin", 0, ""});
+  if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(o.out / "encoder.bin"));
+  if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(o.out / "encoder.bin"));
+  Manifest man = make_manifest(o, v, docs.size(), dim, m);
   say("writing manifest");
   PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
   return man;

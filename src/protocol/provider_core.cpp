@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include "ckks/compact.h"
@@ -209,56 +210,114 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   return upload_error(v1::INTERNAL, std::string("upload failed: ") + e.what());
 }
 
-v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto& limits = config_.limits;
+namespace {
+
+v1::Error refusal(v1::ErrorCode code, std::string message) {
+  return make_error(code, std::move(message));
+}
+
+// What can be refused before decoding anything: size, artifact version, K, key id length.
+std::optional<v1::Error> check_envelope(const ProviderConfig& config,
+                                        const v1::RerankRequest& request) {
+  const auto& limits = config.limits;
   if (request.ByteSizeLong() > limits.max_message_bytes) {
-    return rerank_error(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
+    return refusal(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
   }
-  if (request.artifact_version() != config_.artifact_version) {
-    return rerank_error(v1::WRONG_ARTIFACT_VERSION,
-                        "the provider serves artifact version " + config_.artifact_version +
-                            "; fetch the current index");
+  if (request.artifact_version() != config.artifact_version) {
+    return refusal(v1::WRONG_ARTIFACT_VERSION, "the provider serves artifact version " +
+                                                   config.artifact_version +
+                                                   "; fetch the current index");
   }
   const auto k = static_cast<std::size_t>(request.candidate_ids_size());
   if (k > limits.max_candidates) {
-    return rerank_error(v1::TOO_MANY_CANDIDATES,
-                        std::to_string(k) + " candidates; the limit is " +
-                            std::to_string(limits.max_candidates));
+    return refusal(v1::TOO_MANY_CANDIDATES, std::to_string(k) + " candidates; the limit is " +
+                                                std::to_string(limits.max_candidates));
   }
-  if (k == 0) return rerank_error(v1::MALFORMED_REQUEST, "no candidate IDs");
+  if (k == 0) return refusal(v1::MALFORMED_REQUEST, "no candidate IDs");
   if (request.key_id().size() != 32) {
-    return rerank_error(v1::MALFORMED_REQUEST, "key id must be 32 bytes");
+    return refusal(v1::MALFORMED_REQUEST, "key id must be 32 bytes");
   }
+  return std::nullopt;
+}
 
+// The query payload decoded and checked against this provider (params, kernel, K, d', layout).
+std::optional<v1::Error> accept_query(const ProviderConfig& config, std::size_t dim,
+                                      const v1::RerankRequest& request,
+                                      rerank::RerankRequest& rr, rerank::AcceptedRequest& out) {
   rerank::MessageLimits ml;
-  ml.max_candidates = limits.max_candidates;
+  ml.max_candidates = config.limits.max_candidates;
   auto decoded = rerank::deserialize_request(byte_view(request.query()), ml);
   if (!decoded.ok()) {
-    return rerank_error(v1::MALFORMED_REQUEST, "query: " + decoded.status().to_string());
+    return refusal(v1::MALFORMED_REQUEST, "query: " + decoded.status().to_string());
   }
-  const auto& rr = decoded.value();
-  if (rr.params_id != config_.params.id()) {
-    return rerank_error(v1::PARAMS_MISMATCH, "query encrypted under other CKKS parameters than " +
-                                                 config_.params_name);
+  rr = std::move(decoded).value();
+  if (rr.params_id != config.params.id()) {
+    return refusal(v1::PARAMS_MISMATCH,
+                   "query encrypted under other CKKS parameters than " + config.params_name);
   }
-  if (std::find(config_.kernels.begin(), config_.kernels.end(), rr.kernel) ==
-      config_.kernels.end()) {
-    return rerank_error(v1::MALFORMED_REQUEST, "kernel not offered by this provider");
+  if (std::find(config.kernels.begin(), config.kernels.end(), rr.kernel) ==
+      config.kernels.end()) {
+    return refusal(v1::MALFORMED_REQUEST, "kernel not offered by this provider");
   }
-  if (rr.k != k) {
-    return rerank_error(v1::MALFORMED_REQUEST, "the query's K differs from the candidate count");
+  if (rr.k != static_cast<std::size_t>(request.candidate_ids_size())) {
+    return refusal(v1::MALFORMED_REQUEST, "the query's K differs from the candidate count");
   }
-  if (rr.dim != store_->cols()) {
-    return rerank_error(v1::MALFORMED_REQUEST,
-                        "query dimension " + std::to_string(rr.dim) + "; the provider's is " +
-                            std::to_string(store_->cols()));
+  if (rr.dim != dim) {
+    return refusal(v1::MALFORMED_REQUEST, "query dimension " + std::to_string(rr.dim) +
+                                              "; the provider's is " + std::to_string(dim));
   }
-  auto accepted = rerank::accept_request(config_.params, rr, ml);
-  if (!accepted.ok()) {
-    return rerank_error(v1::MALFORMED_REQUEST, accepted.status().to_string());
-  }
+  auto accepted = rerank::accept_request(config.params, rr, ml);
+  if (!accepted.ok()) return refusal(v1::MALFORMED_REQUEST, accepted.status().to_string());
+  out = std::move(accepted).value();
+  return std::nullopt;
+}
 
+// The kernel's output ciphertexts, flooded when the provider re-randomizes, serialized (compact
+// for the fast kernel). Failures here are provider bugs (INTERNAL).
+Result<std::vector<std::vector<std::uint8_t>>> encode_outputs(
+    const ProviderConfig& config, const rerank::KernelLayout& layout,
+    const EvaluationKeys& keys, std::span<const float> rows,
+    std::vector<ckks::Ciphertext>& outputs) {
+  const bool compact = layout.kernel == rerank::Kernel::kFast;
+  const auto coeff_bounds = config.flood_security_bits > 0
+                                ? message_coeff_bounds(layout, rows, config.params.n())
+                                : std::vector<double>();
+  std::vector<std::vector<std::uint8_t>> out;
+  for (std::size_t w = 0; w < outputs.size(); ++w) {
+    auto& ct = outputs[w];
+    ckks::CompactOptions options{config.score_bound, config.response_precision_bits};
+    if (config.flood_security_bits > 0) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          options, flood_output(config, layout, *keys.public_key, coeff_bounds.at(w), ct));
+    }
+    if (compact) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto cc, ckks::compact(config.params, ct, options));
+      out.push_back(ckks::serialize_compact(cc));
+    } else {
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto b, ckks::serialize_ciphertext(config.params, ct, ckks::CiphertextForm::kFull));
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+v1::RerankResponse rerank_error(v1::Error error) {
+  v1::RerankResponse r;
+  *r.mutable_error() = std::move(error);
+  return r;
+}
+
+}  // namespace
+
+v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto e = check_envelope(config_, request)) return rerank_error(std::move(*e));
+  rerank::RerankRequest rr;
+  rerank::AcceptedRequest accepted;
+  if (auto e = accept_query(config_, store_->cols(), request, rr, accepted)) {
+    return rerank_error(std::move(*e));
+  }
   KeyId id{};
   std::copy(request.key_id().begin(), request.key_id().end(), id.begin());
   auto lease = keys_.acquire(id);
@@ -267,14 +326,13 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
                                                                        : v1::BUDGET_EXHAUSTED,
                         lease.status().message());
   }
-
   std::vector<float> rows;
   const std::vector<std::uint64_t> ids(request.candidate_ids().begin(),
                                        request.candidate_ids().end());
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
     return rerank_error(v1::UNKNOWN_CANDIDATE, s.message());
   }
-  const auto& layout = accepted.value().layout;
+  const auto& layout = accepted.layout;
   const EvaluationKeys& uploaded = *lease.value().keys;
   if (config_.flood_security_bits > 0 && !uploaded.public_key) {
     return rerank_error(v1::PUBLIC_KEY_REQUIRED,
@@ -282,14 +340,13 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
                         "with a public key");
   }
   auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois,
-                                        accepted.value().query, rows);
+                                        accepted.query, rows);
   if (!result.ok()) {
     return rerank_error(result.status().code() == StatusCode::kNotFound
                             ? v1::MISSING_ROTATION_KEY
                             : v1::INTERNAL,
                         result.status().message());
   }
-
   rerank::RerankResponse out;
   out.params_id = rr.params_id;
   out.kernel = rr.kernel;
@@ -298,27 +355,9 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   out.k = rr.k;
   out.slot_map = layout.slot_map;
   out.compact = rr.kernel == rerank::Kernel::kFast;
-  const auto coeff_bounds = config_.flood_security_bits > 0
-                                ? message_coeff_bounds(layout, rows, config_.params.n())
-                                : std::vector<double>();
-  for (std::size_t w = 0; w < result.value().outputs.size(); ++w) {
-    auto& ct = result.value().outputs[w];
-    ckks::CompactOptions compact_options{config_.score_bound, config_.response_precision_bits};
-    if (config_.flood_security_bits > 0) {
-      auto flooded = flood_output(config_, layout, *uploaded.public_key, coeff_bounds.at(w), ct);
-      if (!flooded.ok()) return rerank_error(v1::INTERNAL, flooded.status().to_string());
-      compact_options = flooded.value();
-    }
-    if (out.compact) {
-      auto cc = ckks::compact(config_.params, ct, compact_options);
-      if (!cc.ok()) return rerank_error(v1::INTERNAL, cc.status().to_string());
-      out.outputs.push_back(ckks::serialize_compact(cc.value()));
-    } else {
-      auto b = ckks::serialize_ciphertext(config_.params, ct, ckks::CiphertextForm::kFull);
-      if (!b.ok()) return rerank_error(v1::INTERNAL, b.status().to_string());
-      out.outputs.push_back(std::move(b).value());
-    }
-  }
+  auto outputs = encode_outputs(config_, layout, uploaded, rows, result.value().outputs);
+  if (!outputs.ok()) return rerank_error(v1::INTERNAL, outputs.status().to_string());
+  out.outputs = std::move(outputs).value();
   v1::RerankResponse response;
   response.set_payload(to_byte_string(rerank::serialize_response(out)));
   response.set_budget_remaining(lease.value().remaining);

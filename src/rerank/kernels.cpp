@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/elapsed.h"
+
 namespace privsearch::rerank {
 
 namespace {
@@ -12,9 +14,6 @@ namespace {
 using ckks::Ciphertext;
 using ckks::Plaintext;
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Thin wrapper that counts every homomorphic operation a kernel performs.
 class Counted {
@@ -186,104 +185,155 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
   return Status();
 }
 
-Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
-                   const Ciphertext& query, std::span<const float> rows,
-                   std::vector<Ciphertext>& outputs) {
-  const std::size_t s_count = l.slots, d = l.dim, period = l.period, b = l.width;
-  const std::size_t b1 = l.baby, b2 = l.giant;
-  const std::size_t used = l.blocks * period;  // slots carrying candidate classes
-  const double delta = params.default_scale();
-  const std::size_t level = query.level();
-  // Baby steps: rot(z, i) for i < b1, hoisted (one decomposition of the query).
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hoisted, op.evaluator().hoist(query));
-  // baby[0] is the query itself (no copy); baby[i] = rot(z, i).
-  std::vector<Ciphertext> rotated_storage(std::min(b1, b));
-  std::vector<const Ciphertext*> baby(rotated_storage.size());
-  baby[0] = &query;
-  for (std::size_t i = 1; i < baby.size(); ++i) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(rotated_storage[i], op.rotate_hoisted(hoisted, static_cast<int>(i)));
-    baby[i] = &rotated_storage[i];
+// The fast kernel (layout.h) over one query: the baby-step rotations of the query are made once
+// (hoisted), then each output ciphertext is the baby-step/giant-step sum of plaintext products,
+// the window sum, the rescale and the score mask.
+class FastKernel {
+ public:
+  FastKernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
+             std::span<const float> rows)
+      : l_(l), params_(params), op_(op), rows_(rows), used_(l.blocks * l.period),
+        slots_(l.slots), slots2_(l.slots), slot_class_(used_), slot_pos_(used_) {
+    // Per slot s' of the used range: its candidate class and its position in the block.
+    for (std::size_t sp = 0; sp < used_; ++sp) {
+      const std::size_t pos = sp % l.period;
+      slot_class_[sp] = static_cast<std::uint32_t>((sp / l.period) * l.width + pos % l.width);
+      slot_pos_[sp] = static_cast<std::uint32_t>(pos);
+    }
   }
-  std::vector<double> slots(s_count), slots2(s_count);
-  // Per slot s' of the used range: its candidate class and its position in the block.
-  std::vector<std::uint32_t> slot_class(used), slot_pos(used);
-  for (std::size_t sp = 0; sp < used; ++sp) {
-    const std::size_t pos = sp % period;
-    slot_class[sp] = static_cast<std::uint32_t>((sp / period) * b + pos % b);
-    slot_pos[sp] = static_cast<std::uint32_t>(pos);
+
+  Status run(const Ciphertext& query, std::vector<Ciphertext>& outputs) {
+    PRIVSEARCH_RETURN_IF_ERROR(make_baby_steps(query));
+    for (std::size_t o = 0; o < l_.outputs; ++o) {
+      const std::size_t first = o * l_.capacity;
+      const std::size_t count = std::min(l_.capacity, l_.k - first);
+      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext acc, window_products(first, count));
+      PRIVSEARCH_RETURN_IF_ERROR(finish(acc, count));
+      outputs.push_back(std::move(acc));
+    }
+    return Status();
   }
-  for (std::size_t o = 0; o < l.outputs; ++o) {
-    const std::size_t first = o * l.capacity;
-    const std::size_t count = std::min(l.capacity, l.k - first);
-    // Giant steps: each group's products are rotated into place in the extended basis and
-    // summed there, so all b2 rotations share one ModDown; group 0 (no rotation) is added after
-    // it (ModDown(P x + X) = x + ModDown(X) exactly).
+
+ private:
+  // Baby steps: rot(z, i) for i < b1, hoisted (one decomposition of the query); baby_[0] is the
+  // query itself (no copy).
+  Status make_baby_steps(const Ciphertext& query) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto hoisted, op_.evaluator().hoist(query));
+    rotated_.resize(std::min(l_.baby, l_.width));
+    baby_.assign(rotated_.size(), nullptr);
+    baby_[0] = &query;
+    for (std::size_t i = 1; i < baby_.size(); ++i) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(rotated_[i], op_.rotate_hoisted(hoisted, static_cast<int>(i)));
+      baby_[i] = &rotated_[i];
+    }
+    return Status();
+  }
+
+  // P'_{g,i}[s] = P_j[(s - shift) mod S], j = shift + i: the value x_c[(pos + j) mod L'] of the
+  // class owning slot s' = s - shift.
+  void fill(std::size_t first, std::size_t count, std::size_t shift, std::size_t j,
+            std::vector<double>& out) const {
+    std::fill(out.begin(), out.end(), 0.0);
+    const std::size_t s_count = l_.slots, d = l_.dim;
+    for (std::size_t sp = 0; sp < used_; ++sp) {
+      const std::size_t c = slot_class_[sp];
+      std::size_t dim = slot_pos_[sp] + j;
+      if (dim >= l_.period) dim -= l_.period;
+      std::size_t dst = sp + shift;
+      if (dst >= s_count) dst -= s_count;
+      if (c < count && dim < d) out[dst] = rows_[(first + c) * d + dim];
+    }
+  }
+
+  // Giant group g: sum over its baby steps of P'_{g,i} * rot(z, i) (two plaintexts share one
+  // complex DFT).
+  Result<Ciphertext> group_product(std::size_t first, std::size_t count, std::size_t shift) {
+    const std::size_t level = baby_[0]->level();
+    const double delta = params_.default_scale();
+    const std::size_t terms = std::min(l_.baby, l_.width - shift);
+    Ciphertext inner;
+    for (std::size_t i = 0; i < terms; i += 2) {
+      fill(first, count, shift, shift + i, slots_);
+      if (i + 1 < terms) {
+        fill(first, count, shift, shift + i + 1, slots2_);
+        PRIVSEARCH_ASSIGN_OR_RETURN(auto pts, op_.encode_pair(slots_, slots2_, level, delta));
+        PRIVSEARCH_RETURN_IF_ERROR(op_.multiply_accumulate(inner, *baby_[i], pts.first));
+        PRIVSEARCH_RETURN_IF_ERROR(op_.multiply_accumulate(inner, *baby_[i + 1], pts.second));
+      } else {
+        PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op_.encode(slots_, level, delta));
+        PRIVSEARCH_RETURN_IF_ERROR(op_.multiply_accumulate(inner, *baby_[i], pt));
+      }
+    }
+    return inner;
+  }
+
+  // Giant steps: each group's products are rotated into place in the extended basis and summed
+  // there, so all b2 rotations share one ModDown; group 0 (no rotation) is added after it
+  // (ModDown(P x + X) = x + ModDown(X) exactly).
+  Result<Ciphertext> window_products(std::size_t first, std::size_t count) {
     ckks::ExtendedCiphertext giant_sum;
     bool have_giant = false;
     Ciphertext unrotated;
-    for (std::size_t g = 0; g < b2; ++g) {
-      Ciphertext inner;
-      const std::size_t shift = g * b1;
-      if (shift >= b) break;
-      // P'_{g,i}[s] = P_j[(s - shift) mod S], j = shift + i: the value x_c[(pos + j) mod L']
-      // of the class owning slot s' = s - shift. Two plaintexts share one complex DFT.
-      auto fill = [&](std::size_t j, std::vector<double>& out) {
-        std::fill(out.begin(), out.end(), 0.0);
-        for (std::size_t sp = 0; sp < used; ++sp) {
-          const std::size_t c = slot_class[sp];
-          std::size_t dim = slot_pos[sp] + j;
-          if (dim >= period) dim -= period;
-          std::size_t dst = sp + shift;
-          if (dst >= s_count) dst -= s_count;
-          if (c < count && dim < d) out[dst] = rows[(first + c) * d + dim];
-        }
-      };
-      const std::size_t terms = std::min(b1, b - shift);
-      for (std::size_t i = 0; i < terms; i += 2) {
-        fill(shift + i, slots);
-        if (i + 1 < terms) {
-          fill(shift + i + 1, slots2);
-          PRIVSEARCH_ASSIGN_OR_RETURN(auto pts, op.encode_pair(slots, slots2, level, delta));
-          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i], pts.first));
-          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i + 1], pts.second));
-        } else {
-          PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op.encode(slots, level, delta));
-          PRIVSEARCH_RETURN_IF_ERROR(op.multiply_accumulate(inner, *baby[i], pt));
-        }
-      }
+    for (std::size_t g = 0; g < l_.giant; ++g) {
+      const std::size_t shift = g * l_.baby;
+      if (shift >= l_.width) break;
+      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext inner, group_product(first, count, shift));
       if (shift == 0) {
         unrotated = std::move(inner);
         continue;
       }
       PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated,
-                                  op.rotate_extended(std::move(inner), static_cast<int>(shift)));
+                                  op_.rotate_extended(std::move(inner), static_cast<int>(shift)));
       if (!have_giant) {
         giant_sum = std::move(rotated);
         have_giant = true;
       } else {
-        PRIVSEARCH_RETURN_IF_ERROR(op.add(giant_sum, rotated));
+        PRIVSEARCH_RETURN_IF_ERROR(op_.add(giant_sum, rotated));
       }
     }
     Ciphertext acc = std::move(unrotated);
     if (have_giant) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext rotated_sum, op.evaluator().mod_down(std::move(giant_sum)));
-      PRIVSEARCH_RETURN_IF_ERROR(op.add(acc, rotated_sum));
+      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext rotated_sum,
+                                  op_.evaluator().mod_down(std::move(giant_sum)));
+      PRIVSEARCH_RETURN_IF_ERROR(op_.add(acc, rotated_sum));
     }
-    // Window sum before the rescale: at scale delta^2 the rotations' ModDown rounding (~2^11
-    // slot units) is negligible, and the rescale's own rounding is not multiplied by w.
-    PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op, acc, b, l.sum_baby, l.sum_giant));
-    PRIVSEARCH_RETURN_IF_ERROR(op.rescale(acc));
-    // Keep only the score slots: the other slots hold partial sums of other windows.
-    std::fill(slots.begin(), slots.end(), 0.0);
-    for (std::size_t c = 0; c < count; ++c) slots[(c / b) * period + c % b] = 1.0;
-    const bool can_rescale = acc.level() >= 1;
-    const double mask_scale = can_rescale ? delta : unrescaled_mask_scale(params, acc.scale());
-    PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pm, op.encode(slots, acc.level(), mask_scale));
-    PRIVSEARCH_RETURN_IF_ERROR(op.multiply(acc, pm));
-    if (can_rescale) PRIVSEARCH_RETURN_IF_ERROR(op.rescale(acc));
-    outputs.push_back(std::move(acc));
+    return acc;
   }
-  return Status();
+
+  // Window sum before the rescale: at scale delta^2 the rotations' ModDown rounding (~2^11 slot
+  // units) is negligible, and the rescale's own rounding is not multiplied by w. Then keep only
+  // the score slots: the other slots hold partial sums of other windows.
+  Status finish(Ciphertext& acc, std::size_t count) {
+    const std::size_t b = l_.width;
+    PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op_, acc, b, l_.sum_baby, l_.sum_giant));
+    PRIVSEARCH_RETURN_IF_ERROR(op_.rescale(acc));
+    std::fill(slots_.begin(), slots_.end(), 0.0);
+    for (std::size_t c = 0; c < count; ++c) slots_[(c / b) * l_.period + c % b] = 1.0;
+    const bool can_rescale = acc.level() >= 1;
+    const double mask_scale =
+        can_rescale ? params_.default_scale() : unrescaled_mask_scale(params_, acc.scale());
+    PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pm, op_.encode(slots_, acc.level(), mask_scale));
+    PRIVSEARCH_RETURN_IF_ERROR(op_.multiply(acc, pm));
+    if (can_rescale) PRIVSEARCH_RETURN_IF_ERROR(op_.rescale(acc));
+    return Status();
+  }
+
+  const KernelLayout& l_;
+  const ckks::Params& params_;
+  Counted& op_;
+  std::span<const float> rows_;
+  std::size_t used_;  // slots carrying candidate classes
+  std::vector<double> slots_, slots2_;
+  std::vector<std::uint32_t> slot_class_, slot_pos_;
+  std::vector<Ciphertext> rotated_;
+  std::vector<const Ciphertext*> baby_;
+};
+
+Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
+                   const Ciphertext& query, std::span<const float> rows,
+                   std::vector<Ciphertext>& outputs) {
+  FastKernel kernel(l, params, op, rows);
+  return kernel.run(query, outputs);
 }
 
 }  // namespace

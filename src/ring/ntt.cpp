@@ -121,19 +121,24 @@ void NttTables::inverse(std::uint64_t* a, NttPath path) const {
 
 void NttTables::forward_mod_down(const ModDownRow& row, std::uint64_t* scratch,
                                  NttPath path) const {
+  using Mode = ModDownRow::Mode;
   PRIVSEARCH_DCHECK(supports(path), "NTT path not supported for this modulus/CPU");
-  PRIVSEARCH_CHECK(row.p < (u64{1} << 62) && (row.p == 0 || row.p % 2 == 1),
+  PRIVSEARCH_CHECK(row.y() != nullptr || row.mode() == Mode::kConversion,
+                   "forward_mod_down: no input row");
+  PRIVSEARCH_CHECK(row.x() != nullptr && row.out() != nullptr, "forward_mod_down: no target");
+  PRIVSEARCH_CHECK(row.mode() != Mode::kLift || (row.p() < (u64{1} << 62) && row.p() % 2 == 1),
                    "forward_mod_down: p must be odd and below 2^62");
-  PRIVSEARCH_CHECK(row.addend_perm == nullptr || row.addend_perm->n() == n_,
+  PRIVSEARCH_CHECK(row.addend_perm() == nullptr || row.addend_perm()->n() == n_,
                    "forward_mod_down: permutation size mismatch");
-  PRIVSEARCH_CHECK(row.conv_t == nullptr ||
-                       (row.p == 0 && row.conv_kf >= 1 &&
-                        row.conv_kf <= ModDownRow::kMaxConvSources && row.conv_u != nullptr &&
-                        row.conv_c != nullptr && row.conv_max_source < (u64{1} << 62)),
+  const auto& conv = row.conv();
+  PRIVSEARCH_CHECK(row.mode() != Mode::kConversion ||
+                       (conv.t != nullptr && conv.sources >= 1 &&
+                        conv.sources <= ModDownRow::kMaxConvSources && conv.u != nullptr &&
+                        conv.c != nullptr && conv.max_source < (u64{1} << 62)),
                    "forward_mod_down: bad conversion operands");
-  if (row.conv_t != nullptr) {
-    // Conversion mode: IFMA takes the t_i when the special primes fit its lanes.
-    if (path == NttPath::kIfma && row.conv_max_source < (u64{1} << 52)) {
+  if (row.mode() == Mode::kConversion) {
+    // IFMA takes the t_i when the special primes fit its lanes.
+    if (path == NttPath::kIfma && conv.max_source < (u64{1} << 52)) {
       detail::ntt_forward_mod_down_ifma(*this, row, scratch);
     } else if (path != NttPath::kScalar && supports(NttPath::kAvx512)) {
       detail::ntt_forward_mod_down_avx512(*this, row, scratch);
@@ -144,16 +149,13 @@ void NttTables::forward_mod_down(const ModDownRow& row, std::uint64_t* scratch,
   }
   // IFMA multiplies 52-bit lanes: the lifted inputs (below p + q) must fit. When p is wider
   // (a 60-bit special prime over a 40-bit q), one lifting pass into scratch first still beats
-  // the emulated 64-bit transform; the kernel then reads scratch in place (y = scratch, p = 0:
-  // its first stage loads both inputs of a butterfly before storing either).
-  if (path == NttPath::kIfma && row.p + q_.value() < (u64{1} << 52)) {
+  // the emulated 64-bit transform; the kernel then reads scratch in place (direct mode: its
+  // first stage loads both inputs of a butterfly before storing either).
+  if (path == NttPath::kIfma && row.p() + q_.value() < (u64{1} << 52)) {
     detail::ntt_forward_mod_down_ifma(*this, row, scratch);
   } else if (path == NttPath::kIfma) {
-    lift_centered_row(row.y, row.p, scratch, n_, q_);
-    ModDownRow reduced = row;
-    reduced.y = scratch;
-    reduced.p = 0;
-    detail::ntt_forward_mod_down_ifma(*this, reduced, scratch);
+    lift_centered_row(row.y(), row.p(), scratch, n_, q_);
+    detail::ntt_forward_mod_down_ifma(*this, row.as_direct(scratch), scratch);
   } else if (path != NttPath::kScalar && supports(NttPath::kAvx512)) {
     detail::ntt_forward_mod_down_avx512(*this, row, scratch);
   } else {
@@ -166,28 +168,31 @@ namespace detail {
 void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row, u64* scratch) {
   const std::size_t n = t.n();
   const Modulus& q = t.modulus();
-  if (row.conv_t != nullptr) {
-    for (std::size_t i = 0; i < n; ++i) {
-      u64 acc = q.mul(row.conv_u[i], q.neg(row.conv_m));
-      for (std::size_t k = 0; k < row.conv_kf; ++k) {
-        acc = q.add(acc, q.mul(q.reduce(row.conv_t[k * n + i]), row.conv_c[k]));
+  switch (row.mode()) {
+    case ModDownRow::Mode::kConversion: {
+      const auto& conv = row.conv();
+      for (std::size_t i = 0; i < n; ++i) {
+        u64 acc = q.mul(conv.u[i], q.neg(conv.m));
+        for (std::size_t k = 0; k < conv.sources; ++k) {
+          acc = q.add(acc, q.mul(q.reduce(conv.t[k * n + i]), conv.c[k]));
+        }
+        scratch[i] = acc;
       }
-      scratch[i] = acc;
+      break;
     }
-  } else if (row.p != 0) {
-    lift_centered_row(row.y, row.p, scratch, n, q);
-  } else {
-    std::copy_n(row.y, n, scratch);
+    case ModDownRow::Mode::kLift: lift_centered_row(row.y(), row.p(), scratch, n, q); break;
+    case ModDownRow::Mode::kDirect: std::copy_n(row.y(), n, scratch); break;
   }
   t.forward(scratch, NttPath::kScalar);
-  const u64 ws = q.shoup(row.w);
+  const u64 w = row.w(), ws = q.shoup(w);
+  const u64* x = row.x();
+  const u64* addend = row.addend();
+  const GaloisPermutation* perm = row.addend_perm();
   for (std::size_t i = 0; i < n; ++i) {
-    u64 r = row.x_scaled ? q.sub(row.x[i], q.mul_shoup(scratch[i], row.w, ws))
-                         : q.mul_shoup(q.sub(row.x[i], scratch[i]), row.w, ws);
-    if (row.addend != nullptr) {
-      r = q.add(r, row.addend[row.addend_perm != nullptr ? row.addend_perm->table()[i] : i]);
-    }
-    row.out[i] = r;
+    u64 r = row.x_prescaled() ? q.sub(x[i], q.mul_shoup(scratch[i], w, ws))
+                              : q.mul_shoup(q.sub(x[i], scratch[i]), w, ws);
+    if (addend != nullptr) r = q.add(r, addend[perm != nullptr ? perm->table()[i] : i]);
+    row.out()[i] = r;
   }
 }
 }  // namespace detail

@@ -29,32 +29,89 @@
 
 namespace privsearch::ring {
 
-// One row of ModDown (ckks/poly_util.h) for NttTables::forward_mod_down:
-//   out = (x - NTT(y')) * w  [+ addend, read through addend_perm if given]   (mod q)
-// or, when x_scaled (x already carries the factor w, e.g. keys stored times P^-1),
-//   out = x - NTT(y') * w    [+ addend]                                      (mod q)
-// With several special primes y' is instead the exact centred conversion of [x]_P, formed in
-// the first stage from the rows every target shares (ring/rns.h, prepare_centered):
-//   y' = sum_i t_i c_i - u m  with c_i = [P/p_i]_q, m = [P]_q   (conv_t != null, p == 0).
-// where y' is y itself (p == 0: y < q, coefficient form) or the centred lift of y modulo an odd
-// p < 2^62 (y in [0, p), y > p/2 standing for y - p). x, addend < q in NTT form; out may alias
-// x (not y or addend).
-struct ModDownRow {
-  const std::uint64_t* y = nullptr;
-  std::uint64_t p = 0;
-  const std::uint64_t* x = nullptr;
-  std::uint64_t w = 0;
-  std::uint64_t* out = nullptr;
-  const std::uint64_t* addend = nullptr;
-  const GaloisPermutation* addend_perm = nullptr;
-  bool x_scaled = false;
-  const std::uint64_t* conv_t = nullptr;  // conv_kf rows of n values, t_i < p_i
-  const std::uint64_t* conv_u = nullptr;  // n values, u <= conv_kf
-  std::size_t conv_kf = 0;                // at most kMaxConvSources
-  const std::uint64_t* conv_c = nullptr;  // conv_kf values c_i < q
-  std::uint64_t conv_m = 0;               // [P]_q
-  std::uint64_t conv_max_source = 0;      // the largest p_i (decides whether IFMA lanes fit)
+// One row of a ModDown (ckks/internal/poly_util.h), the input of NttTables::forward_mod_down.
+// The row's target is
+//   out = (x - NTT(y')) * w  [+ addend, read through its permutation if given]   (mod q)
+// or, when x is prescaled (x already carries the factor w, e.g. keys stored times P^-1),
+//   out = x - NTT(y') * w    [+ addend]                                            (mod q)
+// where y', the basis extension of the special-prime part to q, comes in one of three modes,
+// each made by its own factory:
+//   direct(y)         y' = y                  (y < q, coefficient form)
+//   lift(y, p)        y' = the centred lift of y modulo an odd p < 2^62 (y in [0, p), y > p/2
+//                     standing for y - p): one special prime
+//   conversion(c)     y' = sum_i t_i c_i - u m with c_i = [P/p_i]_q, m = [P]_q: the exact centred
+//                     conversion of [x]_P formed in the first stage from the rows every target
+//                     shares (ring/rns.h, prepare_centered): several special primes
+// x, addend < q in NTT form; out may alias x (not y or addend). forward_mod_down checks the
+// operands' ranges.
+class ModDownRow {
+ public:
+  enum class Mode { kDirect, kLift, kConversion };
   static constexpr std::size_t kMaxConvSources = 4;
+
+  struct Target {
+    const std::uint64_t* x = nullptr;
+    std::uint64_t w = 0;
+    std::uint64_t* out = nullptr;
+    bool x_prescaled = false;
+  };
+  struct Conversion {
+    const std::uint64_t* t = nullptr;  // `sources` rows of n values, t_i < p_i
+    const std::uint64_t* u = nullptr;  // n values, u <= sources
+    std::size_t sources = 0;           // at most kMaxConvSources
+    const std::uint64_t* c = nullptr;  // `sources` values c_i < q
+    std::uint64_t m = 0;               // [P]_q
+    std::uint64_t max_source = 0;      // the largest p_i (decides whether IFMA lanes fit)
+  };
+
+  static ModDownRow direct(const std::uint64_t* y, const Target& target) {
+    return ModDownRow(Mode::kDirect, y, 0, target, {});
+  }
+  static ModDownRow lift(const std::uint64_t* y, std::uint64_t p, const Target& target) {
+    return ModDownRow(Mode::kLift, y, p, target, {});
+  }
+  static ModDownRow conversion(const Conversion& conv, const Target& target) {
+    return ModDownRow(Mode::kConversion, nullptr, 0, target, conv);
+  }
+  // Adds `addend` to every output value, read through `perm` (Galois permutation in NTT form)
+  // when it is not null.
+  ModDownRow& with_addend(const std::uint64_t* addend, const GaloisPermutation* perm) {
+    addend_ = addend;
+    addend_perm_ = addend != nullptr ? perm : nullptr;
+    return *this;
+  }
+  // The same target and addend in direct mode with y' = y (a lift already done elsewhere).
+  ModDownRow as_direct(const std::uint64_t* y) const {
+    ModDownRow r = *this;
+    r.mode_ = Mode::kDirect;
+    r.y_ = y;
+    r.p_ = 0;
+    r.conv_ = {};
+    return r;
+  }
+
+  Mode mode() const { return mode_; }
+  const std::uint64_t* y() const { return y_; }
+  std::uint64_t p() const { return p_; }
+  const Conversion& conv() const { return conv_; }
+  const std::uint64_t* x() const { return target_.x; }
+  std::uint64_t w() const { return target_.w; }
+  std::uint64_t* out() const { return target_.out; }
+  bool x_prescaled() const { return target_.x_prescaled; }
+  const std::uint64_t* addend() const { return addend_; }
+  const GaloisPermutation* addend_perm() const { return addend_perm_; }
+
+ private:
+  ModDownRow(Mode mode, const std::uint64_t* y, std::uint64_t p, const Target& target,
+             const Conversion& conv)
+      : mode_(mode), y_(y), p_(p), target_(target), conv_(conv) {}
+  Mode mode_;
+  const std::uint64_t* y_;
+  std::uint64_t p_;
+  Target target_;
+  Conversion conv_;
+  const std::uint64_t* addend_ = nullptr;
+  const GaloisPermutation* addend_perm_ = nullptr;
 };
 
 enum class NttPath { kScalar, kAvx512, kIfma };
@@ -157,15 +214,16 @@ template <typename Shoup>
 ModDownConstants mod_down_constants(const NttTables& t, const ModDownRow& row, Shoup shoup) {
   const Modulus& q = t.modulus();
   ModDownConstants k{};
-  k.fx = row.x_scaled ? row.w : 1;
+  k.fx = row.x_prescaled() ? row.w() : 1;
   k.fy = q.mul(t.twiddles().root[1], k.fx);
   k.fx_s = shoup(k.fx);
   k.fy_s = shoup(k.fy);
-  k.w = row.w;
-  k.w_s = shoup(row.w);
-  if (row.conv_t != nullptr) {
-    for (std::size_t i = 0; i <= row.conv_kf; ++i) {
-      const std::uint64_t c = i < row.conv_kf ? row.conv_c[i] : q.neg(row.conv_m);
+  k.w = row.w();
+  k.w_s = shoup(row.w());
+  if (row.mode() == ModDownRow::Mode::kConversion) {
+    const auto& conv = row.conv();
+    for (std::size_t i = 0; i <= conv.sources; ++i) {
+      const std::uint64_t c = i < conv.sources ? conv.c[i] : q.neg(conv.m);
       k.cx[i] = q.mul(c, k.fx);
       k.cy[i] = q.mul(c, k.fy);
       k.cx_s[i] = shoup(k.cx[i]);

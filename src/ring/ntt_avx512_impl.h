@@ -217,7 +217,7 @@ inline void store_first_butterfly(u64* a, std::size_t j, std::size_t half, V x, 
 template <typename Mul>
 void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* scratch,
                                 const Mul& mul, const u64* ws, const ModDownConstants& k) {
-  const std::size_t n = t.n(), half = n >> 1, kf = row.conv_kf;
+  const std::size_t n = t.n(), half = n >> 1, kf = row.conv().sources;
   const V two_q = bcast(2 * t.modulus().value());
   V cx[ModDownRow::kMaxConvSources + 1], cxs[ModDownRow::kMaxConvSources + 1];
   V cy[ModDownRow::kMaxConvSources + 1], cys[ModDownRow::kMaxConvSources + 1];
@@ -230,7 +230,7 @@ void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* 
   for (std::size_t j = 0; j < half; j += 8) {
     V x = _mm512_setzero_si512(), v = x;
     for (std::size_t i = 0; i <= kf; ++i) {
-      const u64* src = i < kf ? row.conv_t + i * n : row.conv_u;
+      const u64* src = i < kf ? row.conv().t + i * n : row.conv().u;
       x = sub_if_ge(_mm512_add_epi64(x, mul.lazy(_mm512_loadu_si512(src + j), cx[i], cxs[i])),
                     two_q);
       v = sub_if_ge(
@@ -245,20 +245,21 @@ void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* 
 template <typename Mul>
 void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch,
                              const Mul& mul, const u64* ws, const ModDownConstants& k) {
-  if (row.conv_t != nullptr) return forward_mod_down_converted(t, row, scratch, mul, ws, k);
+  if (row.mode() == ModDownRow::Mode::kConversion) return forward_mod_down_converted(t, row, scratch, mul, ws, k);
   const std::size_t n = t.n(), half = n >> 1;
   const u64 qv = t.modulus().value();
   const V two_q = bcast(2 * qv);
   const V fy = bcast(k.fy), fys = bcast(k.fy_s), fx = bcast(k.fx), fxs = bcast(k.fx_s);
   // X needs a multiplication when it must be reduced (a lifted value may exceed 4q) or scaled.
-  const bool mul_x = row.p != 0 || row.x_scaled;
+  const bool lift = row.mode() == ModDownRow::Mode::kLift;
+  const bool mul_x = lift || row.x_prescaled();
   // Centred lift: y > p/2 stands for y - p, i.e. add delta = -p mod q (y + delta < p + q).
-  const V p_half = bcast(row.p >> 1);
-  const V delta = bcast(row.p == 0 ? 0 : (qv - row.p % qv) % qv);
+  const V p_half = bcast(row.p() >> 1);
+  const V delta = bcast(lift ? (qv - row.p() % qv) % qv : 0);
   for (std::size_t j = 0; j < half; j += 8) {
-    V x = _mm512_loadu_si512(row.y + j);
-    V y = _mm512_loadu_si512(row.y + j + half);
-    if (row.p != 0) {
+    V x = _mm512_loadu_si512(row.y() + j);
+    V y = _mm512_loadu_si512(row.y() + j + half);
+    if (lift) {
       x = _mm512_mask_add_epi64(x, _mm512_cmpgt_epu64_mask(x, p_half), x, delta);
       y = _mm512_mask_add_epi64(y, _mm512_cmpgt_epu64_mask(y, p_half), y, delta);
     }
@@ -277,19 +278,19 @@ void forward_mod_down_epilogue(const NttTables& t, const ModDownRow& row, u64* s
   const std::size_t n = t.n();
   const V q = bcast(t.modulus().value());
   const V wv = bcast(k.w), wsv = bcast(k.w_s);
-  const bool scaled = row.x_scaled;
-  const bool add = row.addend != nullptr;
-  const std::uint32_t* src = add && row.addend_perm != nullptr ? row.addend_perm->block_source().data() : nullptr;
-  const u64* lanes = src != nullptr ? row.addend_perm->block_lanes().data() : nullptr;
+  const bool scaled = row.x_prescaled();
+  const bool add = row.addend() != nullptr;
+  const std::uint32_t* src = add && row.addend_perm() != nullptr ? row.addend_perm()->block_source().data() : nullptr;
+  const u64* lanes = src != nullptr ? row.addend_perm()->block_lanes().data() : nullptr;
   auto finish = [&](u64* /*a*/, std::size_t i, V v) {
-    const V d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(row.x + i), q), v);
+    const V d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(row.x() + i), q), v);
     V r = scaled ? sub_if_ge(d, q) : sub_if_ge(mul.lazy(d, wv, wsv), q);
     if (add) {
-      const V c = src != nullptr ? permuted_block(row.addend, src, lanes, i / 8)
-                                 : _mm512_loadu_si512(row.addend + i);
+      const V c = src != nullptr ? permuted_block(row.addend(), src, lanes, i / 8)
+                                 : _mm512_loadu_si512(row.addend() + i);
       r = sub_if_ge(_mm512_add_epi64(r, c), q);
     }
-    _mm512_storeu_si512(row.out + i, r);
+    _mm512_storeu_si512(row.out() + i, r);
   };
   forward_stages(t, scratch, mul, ws, 2, n >> 2, finish);
 }

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "testing/reference.h"
 #include "testing/test_util.h"
 

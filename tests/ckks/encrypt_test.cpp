@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ckks_fixture.h"
 
 namespace privsearch::ckks {

@@ -124,3 +124,22 @@ TEST(Evaluator, ForeignParamsCiphertextIsRejected) {
 
 }  // namespace
 }  // namespace privsearch::ckks
+
+namespace privsearch::ckks {
+namespace {
+
+// The ciphertext keeps its shape invariant itself: rows that disagree with the level, or rows in
+// coefficient form, stop the process instead of reaching a kernel.
+TEST(CiphertextShapeDeathTest, RowsMustMatchTheLevelInNttForm) {
+  const ParamsId id{};
+  EXPECT_DEATH(Ciphertext(id, 1, 1.0, ring::RnsPoly(16, 1, true), ring::RnsPoly(16, 2, true)),
+               "level \\+ 1 rows");
+  EXPECT_DEATH(Ciphertext(id, 0, 1.0, ring::RnsPoly(16, 1, false), ring::RnsPoly(16, 1, true)),
+               "NTT form");
+  Ciphertext ok(id, 0, 1.0, ring::RnsPoly(16, 1, true), ring::RnsPoly(16, 1, true));
+  EXPECT_EQ(ok.level(), 0u);
+  EXPECT_DEATH(ok.finish_rescale(1.0), "level 0");
+}
+
+}  // namespace
+}  // namespace privsearch::ckks

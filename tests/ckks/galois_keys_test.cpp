@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ckks/serialization.h"
 #include "ckks_fixture.h"
 #include "core/sha256.h"

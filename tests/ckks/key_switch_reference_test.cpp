@@ -4,8 +4,8 @@
 // by its definition round((u - [u]_P) / P). Results must agree bit for bit.
 #include <gtest/gtest.h>
 
-#include "ckks/key_switch.h"
-#include "ckks/poly_util.h"
+#include "ckks/internal/key_switch.h"
+#include "ckks/internal/poly_util.h"
 #include "ckks_fixture.h"
 #include "testing/reference.h"
 

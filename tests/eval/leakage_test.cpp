@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "core/csprng.h"
 #include "eval/audit.h"
 #include "eval/metrics.h"
@@ -104,14 +106,19 @@ TEST(Audit, SmallCollectionEndToEnd) {
   o.reconstruction_sample = 50;
   auto r = run_audit(c, o, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  const auto& j = *r;
-  EXPECT_EQ(j["pq_reconstruction"]["sample"], 50);
-  const double lifted = j["pq_lifted_cosine_mean"];
+  EXPECT_EQ(r->pq_reconstruction.sample, 50u);
+  const double lifted = r->pq_reconstruction.lifted.cosine.mean;
   EXPECT_GT(lifted, 0.0);
   EXPECT_LE(lifted, 1.0 + 1e-9);
-  const double auc = j["link_auc_set"];
-  EXPECT_GT(auc, 0.8);
-  EXPECT_LE(auc, 1.0);
+  EXPECT_GT(r->link_auc_set, 0.8);
+  EXPECT_LE(r->link_auc_set, 1.0);
+  ASSERT_EQ(r->candidate_leakage.count(8), 1u);
+  EXPECT_EQ(r->candidate_leakage.at(16).count("ridge_permuted"), 1u);
+  // The JSON keeps the field names scripts read.
+  const auto j = r->to_json();
+  EXPECT_EQ(j["pq_reconstruction"]["sample"], 50);
+  EXPECT_DOUBLE_EQ(j["pq_lifted_cosine_mean"].get<double>(), lifted);
+  EXPECT_DOUBLE_EQ(j["link_auc_set"].get<double>(), r->link_auc_set);
   EXPECT_TRUE(j["candidate_leakage"].contains("K=8"));
   EXPECT_TRUE(j["candidate_leakage"]["K=16"].contains("ridge_permuted"));
   o.ks = {2};

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "testing/topic_corpus.h"
 
 namespace privsearch::eval {
@@ -37,12 +39,19 @@ TEST(Sweep, SmallCollectionEndToEnd) {
   o.ks = {8, 16};
   auto r = run_sweep(c, o, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ((*r)["dimension_curve"].size(), 2u);
-  EXPECT_EQ((*r)["m_sensitivity"].size(), 4u);
-  const double recall16 = (*r)["k_sweep"]["K=16"]["candidate_recall_of_exact_top10"]["test"];
-  const double recall8 = (*r)["k_sweep"]["K=8"]["candidate_recall_of_exact_top10"]["test"];
+  EXPECT_EQ(r->dimension_curve.size(), 2u);
+  EXPECT_EQ(r->m_sensitivity.size(), 4u);
+  const double recall16 = r->k_sweep.at_k.at(16).candidate_recall_of_exact_top10.test;
+  const double recall8 = r->k_sweep.at_k.at(8).candidate_recall_of_exact_top10.test;
   EXPECT_GE(recall16, recall8);  // more candidates cannot hold fewer of the exact top-10
-  EXPECT_TRUE((*r)["projection_controls"].contains("gaussian_orthoprojector"));
+  EXPECT_FALSE(r->control_gaussian.pq_m.has_value());
+  // The JSON keeps the field names the report and scripts read.
+  const auto j = r->to_json();
+  EXPECT_EQ(j["dimension_curve"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["k_sweep"]["K=16"]["candidate_recall_of_exact_top10"]["test"].get<double>(),
+                   recall16);
+  EXPECT_TRUE(j["projection_controls"].contains("gaussian_orthoprojector"));
+  EXPECT_FALSE(j["projection_controls"]["svd"].contains("pq_m"));
 }
 
 }  // namespace

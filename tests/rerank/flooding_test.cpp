@@ -11,7 +11,7 @@
 #include "ckks/client/decryptor.h"
 #include "ckks/client/keygen.h"
 #include "ckks/param_sets.h"
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ckks/rerandomize.h"
 #include "rerank/client/scores.h"
 #include "rerank/flooding.h"

@@ -84,9 +84,11 @@ TEST(NttTables, ForwardModDownMatchesTheDefinition) {
           for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
             if (!t.supports(path)) continue;
             std::vector<u64> out = x, scratch(n);
-            ModDownRow row{y.data(), p, out.data(), w, out.data(),
-                           mode % 3 == 0 ? nullptr : addend.data(),
-                           mode % 3 == 2 ? &perm : nullptr, scaled};
+            const ModDownRow::Target target{out.data(), w, out.data(), scaled};
+            auto row = p == 0 ? ModDownRow::direct(y.data(), target)
+                              : ModDownRow::lift(y.data(), p, target);
+            row.with_addend(mode % 3 == 0 ? nullptr : addend.data(),
+                            mode % 3 == 2 ? &perm : nullptr);
             t.forward_mod_down(row, scratch.data(), path);
             EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
                                      << p_bits << " mode " << mode << " " << ntt_path_name(path);
@@ -143,17 +145,15 @@ TEST(NttTables, ForwardModDownConvertsSeveralSpecialPrimes) {
           for (NttPath path : {NttPath::kScalar, NttPath::kAvx512, NttPath::kIfma}) {
             if (!t.supports(path)) continue;
             std::vector<u64> out = x, scratch(n);
-            ModDownRow row;
-            row.x = out.data();
-            row.w = w;
-            row.out = out.data();
-            row.x_scaled = scaled;
-            row.conv_t = tr.data();
-            row.conv_u = u.data();
-            row.conv_kf = 2;
-            row.conv_c = c;
-            row.conv_m = conv.modulus_mod_to(0);
-            row.conv_max_source = std::max(ps[0], ps[1]);
+            ModDownRow::Conversion cv;
+            cv.t = tr.data();
+            cv.u = u.data();
+            cv.sources = 2;
+            cv.c = c;
+            cv.m = conv.modulus_mod_to(0);
+            cv.max_source = std::max(ps[0], ps[1]);
+            const auto row =
+                ModDownRow::conversion(cv, ModDownRow::Target{out.data(), w, out.data(), scaled});
             t.forward_mod_down(row, scratch.data(), path);
             EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
                                      << p_bits << (scaled ? " scaled " : " ")

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "commands/command.h"
 #include "rerank/layout.h"
 #include "eval/audit.h"
@@ -28,7 +30,7 @@ int run(const Args& a) {
   if (!collection.ok()) return fail(collection.status(), "audit");
   auto result = eval::run_audit(*collection, a.audit, progress.callback());
   if (!result.ok()) return fail(result.status(), "audit");
-  auto& j = *result;
+  auto j = result->to_json();
   j["dataset"] = a.dataset.string();
   progress("circuit-privacy boundary (in process, rerank-n8192)");
   auto cp = run_circuit_privacy_audit(20, 2026, a.flood_bits);

@@ -37,7 +37,8 @@ Result<nlohmann::json> run_suite(Args& a) {
   }
   if (a.suite == "rerank") {
     if (a.runs != 0) a.rerank.runs = a.runs;
-    return run_rerank_bench(a.rerank);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_rerank_bench(a.rerank));
+    return r.to_json();
   }
   if (a.suite == "pq") {
     if (a.runs != 0) a.pq.runs = a.runs;
@@ -45,7 +46,8 @@ Result<nlohmann::json> run_suite(Args& a) {
   }
   if (a.suite == "systems") {
     a.systems.k = a.e2e.k;
-    return run_systems_bench(a.systems);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_systems_bench(a.systems));
+    return r.to_json();
   }
   if (a.suite == "compress") {
     CompressBenchOptions o;

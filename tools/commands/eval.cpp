@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "commands/command.h"
 #include "eval/ladder.h"
 #include "eval/sweep.h"
@@ -51,8 +53,9 @@ int run(Args& a) {
   if (a.sweep) {
     auto sweep = eval::run_sweep(*collection, eval::SweepOptions{}, progress.callback());
     if (!sweep.ok()) return fail(sweep.status(), "eval");
-    (*sweep)["dataset"] = a.dataset.string();
-    return finish(a, "sweep", *sweep, progress);
+    auto j = sweep->to_json();
+    j["dataset"] = a.dataset.string();
+    return finish(a, "sweep", j, progress);
   }
   auto result = eval::run_ladder(*collection, a.ladder, progress.callback());
   if (!result.ok()) return fail(result.status(), "eval");

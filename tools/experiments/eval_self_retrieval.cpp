@@ -77,6 +77,128 @@ std::vector<std::vector<std::size_t>> exhaustive_top10(
 
 }  // namespace
 
+namespace {
+
+// The seeded queries: sources (the first `validation` are validation, the rest test) and
+// their raw and projected vectors.
+struct SelfQueries {
+  std::vector<std::size_t> sources;
+  std::vector<std::vector<float>> raw;
+  std::vector<float> raw_flat, projected_flat;
+};
+
+SelfQueries make_queries(const SelfRetrievalOptions& o, const Synthetic& gen,
+                         const index::Projection& proj, std::size_t d) {
+  const std::size_t nq = o.validation + o.test;
+  SelfQueries q;
+  Prng pick = Prng::from_seed(Seed{0x5e}, o.seed);
+  while (q.sources.size() < nq) {
+    const std::size_t s = pick.uniform_below(o.docs);
+    if (std::find(q.sources.begin(), q.sources.end(), s) == q.sources.end()) q.sources.push_back(s);
+  }
+  q.raw_flat.resize(nq * o.input_dim);
+  q.projected_flat.resize(nq * d);
+  q.raw.resize(nq);
+  Prng noise_prng = Prng::from_seed(Seed{0x5f}, o.seed);
+  for (std::size_t i = 0; i < nq; ++i) {
+    // q = unit(x + noise * g) with g the normalized sum of three other random documents: noise
+    // inside the data's own subspace (a direction orthogonal to every document would only
+    // rescale all scores and leave the ranking unchanged).
+    const auto x = gen.vector(q.sources[i]);
+    std::vector<double> g(o.input_dim, 0.0);
+    double gn = 0;
+    for (int t = 0; t < 3; ++t) {
+      const auto y = gen.vector(noise_prng.uniform_below(o.docs));
+      for (std::size_t j = 0; j < o.input_dim; ++j) g[j] += y[j];
+    }
+    for (double v : g) gn += v * v;
+    gn = std::sqrt(gn);
+    auto& raw = q.raw[i];
+    raw.resize(o.input_dim);
+    double qn = 0;
+    for (std::size_t j = 0; j < o.input_dim; ++j) {
+      const double v = x[j] + o.noise * g[j] / gn;
+      raw[j] = static_cast<float>(v);
+      qn += v * v;
+    }
+    for (auto& v : raw) v = static_cast<float>(v / std::sqrt(qn));
+    std::copy(raw.begin(), raw.end(), q.raw_flat.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
+    const auto z = proj.project_query(raw);
+    std::copy(z.begin(), z.end(), q.projected_flat.begin() + static_cast<std::ptrdiff_t>(i * d));
+  }
+  return q;
+}
+
+// Stage name -> (validation, test) ranks of each query's source document.
+class SelfStages {
+ public:
+  explicit SelfStages(std::size_t validation) : validation_(validation) {}
+  void add(const std::string& name, std::size_t qi, std::size_t rank, double recall = -1) {
+    auto& s = qi < validation_ ? st_[name].first : st_[name].second;
+    s.add(rank);
+    if (recall >= 0) s.recall.push_back(recall);
+  }
+  nlohmann::json json() const {
+    nlohmann::json j;
+    for (const auto& [name, s] : st_) {
+      j[name] = {{"validation", s.first.json()}, {"test", s.second.json()}};
+    }
+    return j;
+  }
+
+ private:
+  std::size_t validation_;
+  std::map<std::string, std::pair<Stage, Stage>> st_;
+};
+
+// PQ-only order and the plaintext rerank of the PQ candidates.
+Status pq_stages(const SelfRetrievalOptions& o, const SelfQueries& q, const index::PqScanner& scanner,
+                 const index::ExactStore& store, SelfStages& st) {
+  const std::size_t d = store.cols();
+  for (std::size_t qi = 0; qi < q.sources.size(); ++qi) {
+    const std::vector<float> z(q.projected_flat.begin() + static_cast<std::ptrdiff_t>(qi * d),
+                               q.projected_flat.begin() + static_cast<std::ptrdiff_t>((qi + 1) * d));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner.search(z, o.k));
+    std::vector<std::size_t> order(cand.begin(), cand.end());
+    const double in_cand = rank_of(order, q.sources[qi]) > 0 ? 1.0 : 0.0;
+    st.add("pq_only", qi, rank_of(order, q.sources[qi]), in_cand);
+    std::vector<std::pair<double, std::size_t>> re;
+    for (auto c : order) {
+      double s = 0;
+      for (std::size_t j = 0; j < d; ++j) s += static_cast<double>(z[j]) * store.row(c)[j];
+      re.push_back({s, c});
+    }
+    std::stable_sort(re.begin(), re.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::size_t> rr;
+    for (const auto& [s, c] : re) rr.push_back(c);
+    st.add("pq_rerank_plaintext", qi, rank_of(rr, q.sources[qi]), in_cand);
+  }
+  return Status();
+}
+
+// The encrypted rerank of the same queries through a provider process.
+Status encrypted_stage(const SelfRetrievalOptions& o, const std::filesystem::path& index_dir,
+                       const SelfQueries& q, SelfStages& st) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto provider,
+      SpawnedProvider::start({index_dir, index_dir.parent_path(), {"--no-pir", "--max-candidates", "1024"}}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
+  client::SearchOptions so;
+  so.candidates = o.k;
+  so.top = 10;
+  for (std::size_t qi = 0; qi < q.sources.size(); ++qi) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, sc->search_vector(q.raw[qi], so));
+    std::vector<std::size_t> top;
+    for (const auto& h : r.hits) top.push_back(h.doc);
+    std::vector<std::size_t> cands(r.candidates.begin(), r.candidates.end());
+    st.add("pq_rerank_encrypted", qi, rank_of(top, q.sources[qi]),
+           rank_of(cands, q.sources[qi]) > 0 ? 1.0 : 0.0);
+  }
+  return Status();
+}
+
+}  // namespace
+
 Result<nlohmann::json> run_self_retrieval(const SelfRetrievalOptions& o,
                                           const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
@@ -93,92 +215,28 @@ Result<nlohmann::json> run_self_retrieval(const SelfRetrievalOptions& o,
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / man.find("exact_store")->file));
   const std::size_t d = store.cols();
-  // Seeded query sources: the first `validation` are validation, the rest test.
-  Prng pick = Prng::from_seed(Seed{0x5e}, o.seed);
-  std::vector<std::size_t> sources;
-  while (sources.size() < nq) {
-    const std::size_t s = pick.uniform_below(o.docs);
-    if (std::find(sources.begin(), sources.end(), s) == sources.end()) sources.push_back(s);
-  }
-  std::vector<float> raw_q(nq * o.input_dim), proj_q(nq * d);
-  std::vector<std::vector<float>> raw_queries(nq);
-  Prng noise_prng = Prng::from_seed(Seed{0x5f}, o.seed);
-  for (std::size_t i = 0; i < nq; ++i) {
-    // q = unit(x + noise * g) with g the normalized sum of three other random documents: noise
-    // inside the data's own subspace (a direction orthogonal to every document would only
-    // rescale all scores and leave the ranking unchanged).
-    const auto x = gen.vector(sources[i]);
-    std::vector<double> g(o.input_dim, 0.0);
-    double gn = 0;
-    for (int t = 0; t < 3; ++t) {
-      const auto y = gen.vector(noise_prng.uniform_below(o.docs));
-      for (std::size_t j = 0; j < o.input_dim; ++j) g[j] += y[j];
-    }
-    for (double v : g) gn += v * v;
-    gn = std::sqrt(gn);
-    raw_queries[i].resize(o.input_dim);
-    double qn = 0;
-    for (std::size_t j = 0; j < o.input_dim; ++j) {
-      const double v = x[j] + o.noise * g[j] / gn;
-      raw_queries[i][j] = static_cast<float>(v);
-      qn += v * v;
-    }
-    for (auto& v : raw_queries[i]) v = static_cast<float>(v / std::sqrt(qn));
-    std::copy(raw_queries[i].begin(), raw_queries[i].end(), raw_q.begin() + static_cast<std::ptrdiff_t>(i * o.input_dim));
-    const auto z = proj.project_query(raw_queries[i]);
-    std::copy(z.begin(), z.end(), proj_q.begin() + static_cast<std::ptrdiff_t>(i * d));
-  }
-  std::map<std::string, std::pair<Stage, Stage>> st;  // name -> (validation, test)
-  auto add = [&](const std::string& name, std::size_t qi, std::size_t rank, double recall = -1) {
-    auto& s = qi < o.validation ? st[name].first : st[name].second;
-    s.add(rank);
-    if (recall >= 0) s.recall.push_back(recall);
-  };
+  const SelfQueries q = make_queries(o, gen, proj, d);
+  SelfStages st(o.validation);
   say(fmt::format("exact search on the raw vectors ({} x {}, regenerated block by block)", o.docs, o.input_dim));
-  const auto raw_top = exhaustive_top10(raw_q, nq, o.input_dim, o.docs, [&](std::size_t first, std::size_t count, float* out) {
+  const auto raw_top = exhaustive_top10(q.raw_flat, nq, o.input_dim, o.docs, [&](std::size_t first, std::size_t count, float* out) {
     for (std::size_t i = 0; i < count; ++i) {
       const auto v = gen.vector(first + i);
       std::copy(v.begin(), v.end(), out + i * o.input_dim);
     }
   });
   say("exact search on the projected vectors (the exact store)");
-  const auto proj_top = exhaustive_top10(proj_q, nq, d, o.docs, [&](std::size_t first, std::size_t count, float* out) {
+  const auto proj_top = exhaustive_top10(q.projected_flat, nq, d, o.docs, [&](std::size_t first, std::size_t count, float* out) {
     for (std::size_t i = 0; i < count; ++i) std::copy(store.row(first + i), store.row(first + i) + d, out + i * d);
   });
-  say("PQ scan and plaintext rerank");
   for (std::size_t qi = 0; qi < nq; ++qi) {
-    add("exact_raw", qi, rank_of(raw_top[qi], sources[qi]));
-    add("exact_projected", qi, rank_of(proj_top[qi], sources[qi]));
-    std::vector<float> z(proj_q.begin() + static_cast<std::ptrdiff_t>(qi * d), proj_q.begin() + static_cast<std::ptrdiff_t>((qi + 1) * d));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner.search(z, o.k));
-    std::vector<std::size_t> order(cand.begin(), cand.end());
-    const double in_cand = rank_of(order, sources[qi]) > 0 ? 1.0 : 0.0;
-    add("pq_only", qi, rank_of(order, sources[qi]), in_cand);
-    std::vector<std::pair<double, std::size_t>> re;
-    for (auto c : order) {
-      double s = 0;
-      for (std::size_t j = 0; j < d; ++j) s += static_cast<double>(z[j]) * store.row(c)[j];
-      re.push_back({s, c});
-    }
-    std::stable_sort(re.begin(), re.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::vector<std::size_t> rr;
-    for (const auto& [s, c] : re) rr.push_back(c);
-    add("pq_rerank_plaintext", qi, rank_of(rr, sources[qi]), in_cand);
+    st.add("exact_raw", qi, rank_of(raw_top[qi], q.sources[qi]));
+    st.add("exact_projected", qi, rank_of(proj_top[qi], q.sources[qi]));
   }
+  say("PQ scan and plaintext rerank");
+  PRIVSEARCH_RETURN_IF_ERROR(pq_stages(o, q, scanner, store, st));
   if (o.encrypted) {
     say("encrypted rerank through a provider process");
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider, SpawnedProvider::start({index_dir, index_dir.parent_path(), {"--no-pir", "--max-candidates", "1024"}}));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
-    client::SearchOptions so;
-    so.candidates = o.k;
-    so.top = 10;
-    for (std::size_t qi = 0; qi < nq; ++qi) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, sc->search_vector(raw_queries[qi], so));
-      std::vector<std::size_t> top;
-      for (const auto& h : r.hits) top.push_back(h.doc);
-      std::vector<std::size_t> cands(r.candidates.begin(), r.candidates.end());
-      add("pq_rerank_encrypted", qi, rank_of(top, sources[qi]), rank_of(cands, sources[qi]) > 0 ? 1.0 : 0.0);
-    }
+    PRIVSEARCH_RETURN_IF_ERROR(encrypted_stage(o, index_dir, q, st));
   }
   nlohmann::json out;
   out["suite"] = "self_retrieval";
@@ -191,7 +249,7 @@ Result<nlohmann::json> run_self_retrieval(const SelfRetrievalOptions& o,
   out["queries"] = {{"validation", o.validation}, {"test", o.test}};
   out["limits"] = "retrieval of a perturbed copy of a synthetic vector (low-rank latent model + "
                   "noise); one relevant document per query; not semantic relevance";
-  for (auto& [name, s] : st) out["stages"][name] = {{"validation", s.first.json()}, {"test", s.second.json()}};
+  out["stages"] = st.json();
   return out;
 }
 

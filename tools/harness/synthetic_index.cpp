@@ -5,15 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "core/elapsed.h"
 #include "index/build.h"
 
 namespace privsearch::tools {
-namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-}  // namespace
 
 Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path& cache,
                                                      std::size_t docs, std::size_t input_dim,

@@ -1,6 +1,8 @@
 #include "suites/bench_ckks.h"
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -34,196 +36,229 @@ double precision_bits(const std::vector<double>& a, const std::vector<double>& b
   return m == 0 ? 64.0 : -std::log2(m);
 }
 
-Result<nlohmann::json> bench_preset(const Params& params, const CkksBenchOptions& o) {
-  nlohmann::json j;
-  const std::size_t runs = o.runs, warm = o.warmup;
+// The figures of one preset, section by section into one JSON object; the state (keys,
+// ciphertexts) carries from one section to the next, and every section checks what it timed.
+class CkksPresetBench {
+ public:
+  CkksPresetBench(const Params& params, const CkksBenchOptions& o)
+      : params_(params), runs_(o.runs), warm_(o.warmup), prng_(Prng::create()), keygen_(params),
+        encryptor_(params), decryptor_(params), evaluator_(params) {}
+
+  Result<nlohmann::json> run() {
+    j_["n"] = params_.n();
+    j_["log_qp"] = std::round(params_.log_qp() * 100) / 100;
+    j_["data_primes_timed"] = kLevel + 1;
+    time_transforms();
+    PRIVSEARCH_RETURN_IF_ERROR(time_encoding());
+    PRIVSEARCH_RETURN_IF_ERROR(time_encryption());
+    time_rotations();
+    PRIVSEARCH_RETURN_IF_ERROR(check_rotation());
+    PRIVSEARCH_RETURN_IF_ERROR(time_compact());
+    PRIVSEARCH_RETURN_IF_ERROR(check_correctness());
+    return j_;
+  }
+
+ private:
   // Per-operation timings are at two data primes (the fresh query level of the paper's
   // preset); for the three-prime IFMA preset that is level 1.
-  const std::size_t level = 1;
-  j["n"] = params.n();
-  j["log_qp"] = std::round(params.log_qp() * 100) / 100;
-  j["data_primes_timed"] = level + 1;
-  Prng prng = Prng::create();
+  static constexpr std::size_t kLevel = 1;
+
+  template <typename Fn>
+  TimingStats timed(Fn&& fn, std::size_t runs = 0) {
+    return time_runs(warm_, runs == 0 ? runs_ : runs, std::forward<Fn>(fn));
+  }
 
   // NTT of one polynomial modulo q_0.
-  const auto& ntt = params.ntt(0);
-  std::vector<std::uint64_t> poly(params.n());
-  for (auto& x : poly) x = prng.uniform_below(params.q_moduli()[0].value());
-  put_timing(j, "ntt_forward_us", time_runs(warm, runs, [&] { ntt.forward(poly.data()); }));
-  put_timing(j, "ntt_inverse_us", time_runs(warm, runs, [&] { ntt.inverse(poly.data()); }));
-  j["ntt_path"] = std::string(ring::ntt_path_name(ntt.default_path()));
-  if (ntt.default_path() != ring::NttPath::kScalar) {
-    put_timing(j, "ntt_forward_scalar_us",
-               time_runs(warm, runs, [&] { ntt.forward(poly.data(), ring::NttPath::kScalar); }));
-  }
-
-  PRIVSEARCH_ASSIGN_OR_RETURN(const Encoder encoder, Encoder::create(params));
-  const auto values = random_unit_values(prng, params.slots());
-  const auto other = random_unit_values(prng, params.slots());
-  const double delta = params.default_scale();
-  Plaintext pt;
-  put_timing(j, "encode_us", time_runs(warm, runs, [&] {
-               pt = encoder.encode(values, level, delta).value();
-             }));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt0, encoder.encode(values, 0, delta));
-  std::vector<double> decoded;
-  put_timing(j, "decode_us", time_runs(warm, runs, [&] { decoded = encoder.decode(pt0).value(); }));
-
-  const KeyGenerator keygen(params);
-  std::optional<SecretKey> sk;
-  std::optional<PublicKey> pk;
-  put_timing(j, "keygen_ms", time_runs(1, std::max<std::size_t>(runs / 5, 10), [&] {
-               sk.emplace(keygen.create_secret_key(prng));
-               pk = keygen.create_public_key(*sk, prng).value();
-             }),
-             1000.0);
-  const Encryptor encryptor(params);
-  const Decryptor decryptor(params);
-  const Evaluator evaluator(params);
-  Ciphertext ct;
-  put_timing(j, "encrypt_symmetric_us", time_runs(warm, runs, [&] {
-               ct = encryptor.encrypt_symmetric(*sk, pt, prng).value();
-             }));
-  std::vector<std::uint8_t> query_bytes;
-  put_timing(j, "encrypt_symmetric_serialize_us", time_runs(warm, runs, [&] {
-               const auto c = encryptor.encrypt_symmetric(*sk, pt, prng).value();
-               query_bytes = serialize_ciphertext(params, c, CiphertextForm::kSeeded).value();
-             }));
-  Ciphertext ct_pub;
-  put_timing(j, "encrypt_public_us", time_runs(warm, runs, [&] {
-               ct_pub = encryptor.encrypt_public(*pk, pt, prng).value();
-             }));
-  Plaintext dec;
-  put_timing(j, "decrypt_us", time_runs(warm, runs, [&] { dec = decryptor.decrypt(*sk, ct).value(); }));
-  PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext ct_last, evaluator.mod_switch_to_level(ct, 0));
-  put_timing(j, "decrypt_decode_last_level_us", time_runs(warm, runs, [&] {
-               decoded = encoder.decode(decryptor.decrypt(*sk, ct_last).value()).value();
-             }));
-
-  PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt_other, encoder.encode(other, level, delta));
-  Ciphertext prod;
-  put_timing(j, "multiply_plain_us", time_runs(warm, runs, [&] {
-               prod = evaluator.multiply_plain(ct, pt_other).value();
-             }));
-  Ciphertext rescaled;
-  put_timing(j, "rescale_us", time_runs(warm, runs, [&] {
-               rescaled = evaluator.rescale(prod).value();
-             }));
-
-  // Rotations (issue "CKKS rotations"): one Galois key per step, timed at one data prime (the
-  // response level) and at two (a fresh query), plus the marginal cost of a hoisted rotation.
-  std::vector<int> steps(16);
-  for (int k = 0; k < 16; ++k) steps[static_cast<std::size_t>(k)] = k + 1;
-  GaloisKeys gk;
-  const TimingStats gk_time = time_runs(1, 3, [&] {
-    gk = keygen.create_galois_keys(*sk, steps, false, prng).value();
-  });
-  j["galois_keygen_ms"] = std::round(gk_time.median_us / 16.0) / 1000.0;
-  {
-    const std::vector<int> one = {1};
-    const auto gk1 = keygen.create_galois_keys(*sk, one, false, prng).value();
-    j["galois_key_bytes"] = serialize_galois_keys(params, gk1).size();
-  }
-  Ciphertext rot;
-  put_timing(j, "rotate_last_level_us", time_runs(warm, runs, [&] {
-               rot = evaluator.rotate(ct_last, 1, gk).value();
-             }));
-  put_timing(j, "rotate_fresh_us", time_runs(warm, runs, [&] {
-               rot = evaluator.rotate(ct, 1, gk).value();
-             }));
-  const TimingStats hoist16 = time_runs(warm, std::max<std::size_t>(runs / 4, 20), [&] {
-    const auto h = evaluator.hoist(ct).value();
-    for (int k = 1; k <= 16; ++k) rot = evaluator.rotate_hoisted(h, k, gk).value();
-  });
-  const TimingStats hoist1 = time_runs(warm, std::max<std::size_t>(runs / 4, 20), [&] {
-    const auto h = evaluator.hoist(ct).value();
-    rot = evaluator.rotate_hoisted(h, 1, gk).value();
-  });
-  j["hoisted_rotation_us"] = std::round((hoist16.median_us - hoist1.median_us) / 15.0 * 1000) / 1000;
-  j["hoist16_total_us"] = std::round(hoist16.median_us * 1000) / 1000;
-  // Double hoisting: rotations left in the extended basis (no ModDown per rotation), as the
-  // rerank kernels use them before one final ModDown.
-  ExtendedCiphertext ext;
-  const TimingStats dh16 = time_runs(warm, std::max<std::size_t>(runs / 4, 20), [&] {
-    const auto h = evaluator.hoist(ct).value();
-    for (int k = 1; k <= 16; ++k) ext = evaluator.rotate_hoisted_extended(h, k, gk).value();
-  });
-  const TimingStats dh1 = time_runs(warm, std::max<std::size_t>(runs / 4, 20), [&] {
-    const auto h = evaluator.hoist(ct).value();
-    ext = evaluator.rotate_hoisted_extended(h, 1, gk).value();
-  });
-  j["double_hoisted_rotation_us"] =
-      std::round((dh16.median_us - dh1.median_us) / 15.0 * 1000) / 1000;
-  {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_pt, decryptor.decrypt(*sk, rot));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_back, encoder.decode(rot_pt));
-    std::vector<double> expect_rot(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) expect_rot[i] = values[(i + 1) % values.size()];
-    const double bits_rot = precision_bits(expect_rot, rot_back);
-    j["rotate_precision_bits"] = std::round(bits_rot * 100) / 100;
-    if (bits_rot < params.log_scale() - 16.0) {
-      return internal_error("rotation correctness check failed");
+  void time_transforms() {
+    const auto& ntt = params_.ntt(0);
+    std::vector<std::uint64_t> poly(params_.n());
+    for (auto& x : poly) x = prng_.uniform_below(params_.q_moduli()[0].value());
+    put_timing(j_, "ntt_forward_us", timed([&] { ntt.forward(poly.data()); }));
+    put_timing(j_, "ntt_inverse_us", timed([&] { ntt.inverse(poly.data()); }));
+    j_["ntt_path"] = std::string(ring::ntt_path_name(ntt.default_path()));
+    if (ntt.default_path() != ring::NttPath::kScalar) {
+      put_timing(j_, "ntt_forward_scalar_us",
+                 timed([&] { ntt.forward(poly.data(), ring::NttPath::kScalar); }));
     }
+  }
+
+  Status time_encoding() {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto encoder, Encoder::create(params_));
+    encoder_.emplace(std::move(encoder));
+    values_ = random_unit_values(prng_, params_.slots());
+    other_ = random_unit_values(prng_, params_.slots());
+    const double delta = params_.default_scale();
+    put_timing(j_, "encode_us", timed([&] { pt_ = encoder_->encode(values_, kLevel, delta).value(); }));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt0, encoder_->encode(values_, 0, delta));
+    std::vector<double> decoded;
+    put_timing(j_, "decode_us", timed([&] { decoded = encoder_->decode(pt0).value(); }));
+    return Status();
+  }
+
+  Status time_encryption() {
+    put_timing(j_, "keygen_ms", time_runs(1, std::max<std::size_t>(runs_ / 5, 10), [&] {
+                 sk_.emplace(keygen_.create_secret_key(prng_));
+                 pk_ = keygen_.create_public_key(*sk_, prng_).value();
+               }),
+               1000.0);
+    put_timing(j_, "encrypt_symmetric_us",
+               timed([&] { ct_ = encryptor_.encrypt_symmetric(*sk_, pt_, prng_).value(); }));
+    put_timing(j_, "encrypt_symmetric_serialize_us", timed([&] {
+                 const auto c = encryptor_.encrypt_symmetric(*sk_, pt_, prng_).value();
+                 query_bytes_ = serialize_ciphertext(params_, c, CiphertextForm::kSeeded).value();
+               }));
+    put_timing(j_, "encrypt_public_us",
+               timed([&] { ct_pub_ = encryptor_.encrypt_public(*pk_, pt_, prng_).value(); }));
+    Plaintext dec;
+    put_timing(j_, "decrypt_us", timed([&] { dec = decryptor_.decrypt(*sk_, ct_).value(); }));
+    PRIVSEARCH_ASSIGN_OR_RETURN(ct_last_, evaluator_.mod_switch_to_level(ct_, 0));
+    std::vector<double> decoded;
+    put_timing(j_, "decrypt_decode_last_level_us", timed([&] {
+                 decoded = encoder_->decode(decryptor_.decrypt(*sk_, ct_last_).value()).value();
+               }));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt_other,
+                                encoder_->encode(other_, kLevel, params_.default_scale()));
+    Ciphertext prod;
+    put_timing(j_, "multiply_plain_us",
+               timed([&] { prod = evaluator_.multiply_plain(ct_, pt_other).value(); }));
+    put_timing(j_, "rescale_us", timed([&] { rescaled_ = evaluator_.rescale(prod).value(); }));
+    return Status();
+  }
+
+  // One Galois key per step, rotations timed at one data prime (the response level) and at two
+  // (a fresh query), plus the marginal cost of a hoisted and of a double-hoisted rotation.
+  void time_rotations() {
+    std::vector<int> steps(16);
+    for (int k = 0; k < 16; ++k) steps[static_cast<std::size_t>(k)] = k + 1;
+    const TimingStats gk_time = time_runs(1, 3, [&] {
+      gk_ = keygen_.create_galois_keys(*sk_, steps, false, prng_).value();
+    });
+    j_["galois_keygen_ms"] = std::round(gk_time.median_us / 16.0) / 1000.0;
+    const std::vector<int> one = {1};
+    const auto gk1 = keygen_.create_galois_keys(*sk_, one, false, prng_).value();
+    j_["galois_key_bytes"] = serialize_galois_keys(params_, gk1).size();
+    put_timing(j_, "rotate_last_level_us",
+               timed([&] { rot_ = evaluator_.rotate(ct_last_, 1, gk_).value(); }));
+    put_timing(j_, "rotate_fresh_us", timed([&] { rot_ = evaluator_.rotate(ct_, 1, gk_).value(); }));
+    const std::size_t hoist_runs = std::max<std::size_t>(runs_ / 4, 20);
+    const TimingStats hoist16 = timed([&] {
+      const auto h = evaluator_.hoist(ct_).value();
+      for (int k = 1; k <= 16; ++k) rot_ = evaluator_.rotate_hoisted(h, k, gk_).value();
+    }, hoist_runs);
+    const TimingStats hoist1 = timed([&] {
+      const auto h = evaluator_.hoist(ct_).value();
+      rot_ = evaluator_.rotate_hoisted(h, 1, gk_).value();
+    }, hoist_runs);
+    j_["hoisted_rotation_us"] =
+        std::round((hoist16.median_us - hoist1.median_us) / 15.0 * 1000) / 1000;
+    j_["hoist16_total_us"] = std::round(hoist16.median_us * 1000) / 1000;
+    // Double hoisting: rotations left in the extended basis (no ModDown per rotation), as the
+    // rerank kernels use them before one final ModDown.
+    ExtendedCiphertext ext;
+    const TimingStats dh16 = timed([&] {
+      const auto h = evaluator_.hoist(ct_).value();
+      for (int k = 1; k <= 16; ++k) ext = evaluator_.rotate_hoisted_extended(h, k, gk_).value();
+    }, hoist_runs);
+    const TimingStats dh1 = timed([&] {
+      const auto h = evaluator_.hoist(ct_).value();
+      ext = evaluator_.rotate_hoisted_extended(h, 1, gk_).value();
+    }, hoist_runs);
+    j_["double_hoisted_rotation_us"] =
+        std::round((dh16.median_us - dh1.median_us) / 15.0 * 1000) / 1000;
+  }
+
+  Status check_rotation() {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_pt, decryptor_.decrypt(*sk_, rot_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_back, encoder_->decode(rot_pt));
+    std::vector<double> expect_rot(values_.size());
+    for (std::size_t i = 0; i < values_.size(); ++i) expect_rot[i] = values_[(i + 1) % values_.size()];
+    const double bits_rot = precision_bits(expect_rot, rot_back);
+    j_["rotate_precision_bits"] = std::round(bits_rot * 100) / 100;
+    if (bits_rot < params_.log_scale() - 16.0) return internal_error("rotation correctness check failed");
+    return Status();
   }
 
   // Compact response: a last-level ciphertext of values in [-1, 1] at the preset's scale,
   // compacted for 18 bits (the paper's response: 131,876 bytes, max error 1.5e-5 ~ 16 bits).
-  {
+  Status time_compact() {
     const CompactOptions copts{1.0, 18.0};
     CompactCiphertext cc;
-    put_timing(j, "compact_us", time_runs(warm, runs, [&] {
-                 cc = compact(params, ct_last, copts).value();
-               }));
+    put_timing(j_, "compact_us", timed([&] { cc = compact(params_, ct_last_, copts).value(); }));
     const auto cbytes = serialize_compact(cc);
-    j["compact_response_bytes"] = cbytes.size();
-    j["compact_response_predicted_bits"] =
-        std::round(predicted_compact_precision_bits(params, cc.layout(), cc.scale(), 1.0) * 100) / 100;
-    const CompactDecryptor cdec(params);
+    j_["compact_response_bytes"] = cbytes.size();
+    j_["compact_response_predicted_bits"] =
+        std::round(predicted_compact_precision_bits(params_, cc.layout(), cc.scale(), 1.0) * 100) / 100;
+    const CompactDecryptor cdec(params_);
     std::vector<double> cback;
-    put_timing(j, "compact_decrypt_decode_us", time_runs(warm, runs, [&] {
-                 cback = cdec.decrypt_decode(*sk, encoder,
-                                             deserialize_compact(params, cbytes).value()).value();
+    put_timing(j_, "compact_decrypt_decode_us", timed([&] {
+                 cback = cdec.decrypt_decode(*sk_, *encoder_,
+                                             deserialize_compact(params_, cbytes).value()).value();
                }));
-    const double cbits = precision_bits(values, cback);
-    j["compact_response_precision_bits"] = std::round(cbits * 100) / 100;
-    j["compact_layout"] = {{"log_modulus", cc.layout().log_modulus},
-                           {"c0_bits", cc.layout().c0_bits},
-                           {"c1_bits", cc.layout().c1_bits},
-                           {"scale_up_bits", cc.layout().scale_up_bits}};
+    const double cbits = precision_bits(values_, cback);
+    j_["compact_response_precision_bits"] = std::round(cbits * 100) / 100;
+    j_["compact_layout"] = {{"log_modulus", cc.layout().log_modulus},
+                            {"c0_bits", cc.layout().c0_bits},
+                            {"c1_bits", cc.layout().c1_bits},
+                            {"scale_up_bits", cc.layout().scale_up_bits}};
     if (cbits < 17) return internal_error("compact response correctness check failed");
+    return Status();
   }
 
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto seeded, serialize_ciphertext(params, ct, CiphertextForm::kSeeded));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto full, serialize_ciphertext(params, ct, CiphertextForm::kFull));
-  j["ciphertext_seeded_bytes"] = seeded.size();
-  j["ciphertext_bytes"] = full.size();
-  j["public_key_bytes"] = serialize_public_key(params, *pk).size();
-
-  // Correctness checks after timing.
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto back_ct, deserialize_ciphertext(params, query_bytes));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto back_pt, decryptor.decrypt(*sk, back_ct));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto back, encoder.decode(back_pt));
-  const double bits_sym = precision_bits(values, back);
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto pub_pt, decryptor.decrypt(*sk, ct_pub));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto pub_back, encoder.decode(pub_pt));
-  const double bits_pub = precision_bits(values, pub_back);
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto prod_pt, decryptor.decrypt(*sk, rescaled));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto prod_back, encoder.decode(prod_pt));
-  std::vector<double> expected(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) expected[i] = values[i] * other[i];
-  const double bits_prod = precision_bits(expected, prod_back);
-  j["encrypt_decrypt_precision_bits"] = std::round(std::min(bits_sym, bits_pub) * 100) / 100;
-  j["encrypt_symmetric_precision_bits"] = std::round(bits_sym * 100) / 100;
-  j["encrypt_public_precision_bits"] = std::round(bits_pub * 100) / 100;
-  j["multiply_plain_rescale_precision_bits"] = std::round(bits_prod * 100) / 100;
-  // Fresh noise is ~2^8 and rounding ~2^11 slot units: expect at least log2(delta) - 15 bits.
-  const double min_bits = params.log_scale() - 15.0;
-  if (bits_sym < min_bits || bits_pub < min_bits || bits_prod < min_bits - 2) {
-    return internal_error(fmt::format(
-        "correctness check failed for {}: precision {:.1f}/{:.1f}/{:.1f} bits", params.name(),
-        bits_sym, bits_pub, bits_prod));
+  // Sizes, and the precision of what was timed (after timing).
+  Status check_correctness() {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto seeded, serialize_ciphertext(params_, ct_, CiphertextForm::kSeeded));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto full, serialize_ciphertext(params_, ct_, CiphertextForm::kFull));
+    j_["ciphertext_seeded_bytes"] = seeded.size();
+    j_["ciphertext_bytes"] = full.size();
+    j_["public_key_bytes"] = serialize_public_key(params_, *pk_).size();
+    auto decrypt = [&](const Ciphertext& c) -> Result<std::vector<double>> {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto p, decryptor_.decrypt(*sk_, c));
+      return encoder_->decode(p);
+    };
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto back_ct, deserialize_ciphertext(params_, query_bytes_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto back, decrypt(back_ct));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pub_back, decrypt(ct_pub_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto prod_back, decrypt(rescaled_));
+    std::vector<double> expected(values_.size());
+    for (std::size_t i = 0; i < values_.size(); ++i) expected[i] = values_[i] * other_[i];
+    const double bits_sym = precision_bits(values_, back);
+    const double bits_pub = precision_bits(values_, pub_back);
+    const double bits_prod = precision_bits(expected, prod_back);
+    j_["encrypt_decrypt_precision_bits"] = std::round(std::min(bits_sym, bits_pub) * 100) / 100;
+    j_["encrypt_symmetric_precision_bits"] = std::round(bits_sym * 100) / 100;
+    j_["encrypt_public_precision_bits"] = std::round(bits_pub * 100) / 100;
+    j_["multiply_plain_rescale_precision_bits"] = std::round(bits_prod * 100) / 100;
+    // Fresh noise is ~2^8 and rounding ~2^11 slot units: expect at least log2(delta) - 15 bits.
+    const double min_bits = params_.log_scale() - 15.0;
+    if (bits_sym < min_bits || bits_pub < min_bits || bits_prod < min_bits - 2) {
+      return internal_error(fmt::format(
+          "correctness check failed for {}: precision {:.1f}/{:.1f}/{:.1f} bits", params_.name(),
+          bits_sym, bits_pub, bits_prod));
+    }
+    return Status();
   }
-  return j;
+
+  const Params& params_;
+  std::size_t runs_, warm_;
+  Prng prng_;
+  nlohmann::json j_;
+  std::optional<Encoder> encoder_;
+  std::vector<double> values_, other_;
+  Plaintext pt_;
+  KeyGenerator keygen_;
+  std::optional<SecretKey> sk_;
+  std::optional<PublicKey> pk_;
+  Encryptor encryptor_;
+  Decryptor decryptor_;
+  Evaluator evaluator_;
+  Ciphertext ct_, ct_pub_, ct_last_, rescaled_, rot_;
+  std::vector<std::uint8_t> query_bytes_;
+  GaloisKeys gk_;
+};
+
+Result<nlohmann::json> bench_preset(const Params& params, const CkksBenchOptions& o) {
+  CkksPresetBench bench(params, o);
+  return bench.run();
 }
 
 }  // namespace

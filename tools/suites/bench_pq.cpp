@@ -6,8 +6,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "harness/measure.h"
 #include "core/csprng.h"
+#include "core/elapsed.h"
+#include "harness/measure.h"
 #include "index/pq.h"
 #include "index/pq_scan.h"
 #include "index/projection.h"
@@ -18,9 +19,6 @@ namespace {
 
 using index::Matrix;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Clustered synthetic vectors: 256 Gaussian centres plus noise (public benchmark data).
 Matrix clustered(std::size_t n, std::size_t d, Prng& prng) {
@@ -42,6 +40,40 @@ Matrix clustered(std::size_t n, std::size_t d, Prng& prng) {
     }
   }
   return m;
+}
+
+// Faiss 1.7.3 IndexPQ on the same codebook and codes (inner product): its scan time, and
+// (after timing) the same top-k scores as the decoded codes and the overlap with ours.
+Status compare_with_faiss(const PqBenchOptions& o, const index::PqArtifact& artifact,
+                          const std::vector<float>& query, const std::vector<std::uint32_t>& top,
+                          nlohmann::json& out) {
+  faiss::IndexPQ faiss_index(static_cast<int>(o.dim), o.m, 8, faiss::METRIC_INNER_PRODUCT);
+  faiss_index.pq.centroids = artifact.codebook.centroids;
+  faiss_index.pq.sync_transposed_centroids();
+  faiss_index.is_trained = true;
+  faiss_index.codes = artifact.codes;
+  faiss_index.ntotal = static_cast<faiss::Index::idx_t>(o.codes);
+  std::vector<float> distances(o.k);
+  std::vector<faiss::Index::idx_t> labels(o.k);
+  const TimingStats theirs = time_runs(2, o.runs, [&] {
+    faiss_index.search(1, query.data(), static_cast<faiss::Index::idx_t>(o.k), distances.data(), labels.data());
+  });
+  put_timing(out, "scan_ms_1m_faiss", theirs, 1000.0);
+  // Ties may order differently: compare scores, not positions.
+  std::size_t agree = 0;
+  for (std::size_t i = 0; i < o.k; ++i) {
+    const auto v = index::pq_decode(artifact.codebook, artifact.codes.data() + static_cast<std::size_t>(labels[i]) * o.m);
+    double s = 0;
+    for (std::size_t j = 0; j < o.dim; ++j) s += v[j] * query[j];
+    agree += std::fabs(s - distances[i]) < 1e-3 ? 1 : 0;
+  }
+  std::size_t overlap = 0;
+  for (auto id : top) {
+    for (auto l : labels) overlap += static_cast<faiss::Index::idx_t>(id) == l ? 1 : 0;
+  }
+  out["top_k_overlap_with_faiss"] = static_cast<double>(overlap) / static_cast<double>(o.k);
+  if (agree < o.k) return internal_error("Faiss scores disagree with the decoded codes");
+  return Status();
 }
 
 }  // namespace
@@ -87,34 +119,7 @@ Result<nlohmann::json> run_pq_bench(const PqBenchOptions& o) {
   put_timing(out, "scan_ms_1m_scalar", scalar, 1000.0);
   if (reference != top) return internal_error("fast scan differs from the reference scan");
 
-  // Faiss 1.7.3 IndexPQ on the same codebook and codes (inner product).
-  faiss::IndexPQ faiss_index(static_cast<int>(o.dim), o.m, 8, faiss::METRIC_INNER_PRODUCT);
-  faiss_index.pq.centroids = artifact.codebook.centroids;
-  faiss_index.pq.sync_transposed_centroids();
-  faiss_index.is_trained = true;
-  faiss_index.codes = artifact.codes;
-  faiss_index.ntotal = static_cast<faiss::Index::idx_t>(o.codes);
-  std::vector<float> distances(o.k);
-  std::vector<faiss::Index::idx_t> labels(o.k);
-  const TimingStats theirs = time_runs(2, o.runs, [&] {
-    faiss_index.search(1, query.data(), static_cast<faiss::Index::idx_t>(o.k), distances.data(), labels.data());
-  });
-  put_timing(out, "scan_ms_1m_faiss", theirs, 1000.0);
-  // Correctness after timing: the same top-k scores (ties may order differently).
-  std::size_t agree = 0;
-  for (std::size_t i = 0; i < o.k; ++i) {
-    const auto v = index::pq_decode(artifact.codebook, artifact.codes.data() + static_cast<std::size_t>(labels[i]) * o.m);
-    double s = 0;
-    for (std::size_t j = 0; j < o.dim; ++j) s += v[j] * query[j];
-    agree += std::fabs(s - distances[i]) < 1e-3 ? 1 : 0;
-  }
-  std::size_t overlap = 0;
-  for (auto id : top) {
-    for (auto l : labels) overlap += static_cast<faiss::Index::idx_t>(id) == l ? 1 : 0;
-  }
-  out["top_k_overlap_with_faiss"] = static_cast<double>(overlap) / static_cast<double>(o.k);
-  if (agree < o.k) return internal_error("Faiss scores disagree with the decoded codes");
-
+  PRIVSEARCH_RETURN_IF_ERROR(compare_with_faiss(o, artifact, query, top, out));
   if (o.svd_rows != 0) {
     const Matrix docs = clustered(o.svd_rows, o.svd_input, prng);
     index::SvdOptions so;

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
+
+#include "core/elapsed.h"
 
 #include "harness/measure.h"
 #include "ckks/client/keygen.h"
@@ -59,160 +63,170 @@ ckks::Params params_for(Kernel kernel) {
                                  : *ckks::Params::create(ckks::paper_n8192_literal());
 }
 
-Result<nlohmann::json> bench_case(const Case& c, const RerankBenchOptions& o) {
-  const ckks::Params params = params_for(c.kernel);
-  Prng prng = Prng::create();
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, make_layout(params, c.kernel, c.dim, c.k));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, ckks::Encoder::create(params));
-  const ckks::Evaluator evaluator(params);
-  const ckks::KeyGenerator keygen(params);
-  const auto sk = keygen.create_secret_key(prng);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys, make_rotation_keys(layout, keygen, sk, prng));
-  const auto key_bytes = ckks::serialize_galois_keys(params, keys).size();
-
-  // Candidate rows and a query: random unit vectors (float32 rows as the exact store holds).
-  std::vector<float> rows(c.k * c.dim);
-  for (std::size_t i = 0; i < c.k; ++i) {
-    const auto v = unit_vector(prng, c.dim);
-    for (std::size_t j = 0; j < c.dim; ++j) rows[i * c.dim + j] = static_cast<float>(v[j]);
-  }
-  auto plain_scores = [&](const std::vector<double>& z) {
-    std::vector<double> s(c.k, 0.0);
+// One case as the provider and the client see it: the provider's bytes-in/bytes-out step, the
+// client's decryption, and the plaintext scores they must match.
+class RerankCaseBench {
+ public:
+  static Result<std::unique_ptr<RerankCaseBench>> create(const Case& c) {
+    std::unique_ptr<RerankCaseBench> b(new RerankCaseBench(c));
+    PRIVSEARCH_ASSIGN_OR_RETURN(b->layout_, make_layout(b->params_, c.kernel, c.dim, c.k));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto encoder, ckks::Encoder::create(b->params_));
+    b->encoder_.emplace(std::move(encoder));
+    PRIVSEARCH_ASSIGN_OR_RETURN(b->keys_,
+                                make_rotation_keys(b->layout_, b->keygen_, b->sk_, b->prng_));
+    // Candidate rows: random unit vectors (float32 rows as the exact store holds).
+    b->rows_.resize(c.k * c.dim);
     for (std::size_t i = 0; i < c.k; ++i) {
-      for (std::size_t j = 0; j < c.dim; ++j) s[i] += z[j] * static_cast<double>(rows[i * c.dim + j]);
+      const auto v = unit_vector(b->prng_, c.dim);
+      for (std::size_t j = 0; j < c.dim; ++j) b->rows_[i * c.dim + j] = static_cast<float>(v[j]);
+    }
+    return b;
+  }
+
+  std::vector<double> plain_scores(const std::vector<double>& z) const {
+    std::vector<double> s(c_.k, 0.0);
+    for (std::size_t i = 0; i < c_.k; ++i) {
+      for (std::size_t j = 0; j < c_.dim; ++j) {
+        s[i] += z[j] * static_cast<double>(rows_[i * c_.dim + j]);
+      }
     }
     return s;
-  };
-  const bool compact_response = c.kernel == Kernel::kFast;
+  }
+
+  // A fresh random unit query, encrypted and serialized (seeded) as the client sends it.
+  Result<std::vector<std::uint8_t>> request(std::vector<double>& z) {
+    z = unit_vector(prng_, c_.dim);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, encrypt_query(layout_, params_, sk_, z, prng_));
+    return ckks::serialize_ciphertext(params_, query, ckks::CiphertextForm::kSeeded);
+  }
 
   // One request as the provider sees it: bytes in, bytes out.
-  auto serve = [&](const std::vector<std::uint8_t>& request, KernelResult& result)
-      -> Result<std::vector<std::vector<std::uint8_t>>> {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, ckks::deserialize_ciphertext(params, request));
+  Result<std::vector<std::vector<std::uint8_t>>> serve(const std::vector<std::uint8_t>& request,
+                                                       KernelResult& result) const {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, ckks::deserialize_ciphertext(params_, request));
     PRIVSEARCH_ASSIGN_OR_RETURN(result,
-                                evaluate_kernel(layout, encoder, evaluator, keys, query, rows));
+                                evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_));
     std::vector<std::vector<std::uint8_t>> response;
     for (const auto& ct : result.outputs) {
-      if (compact_response) {
-        PRIVSEARCH_ASSIGN_OR_RETURN(const auto cc, ckks::compact(params, ct, kResponseCompaction));
+      if (compact()) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(const auto cc, ckks::compact(params_, ct, kResponseCompaction));
         response.push_back(ckks::serialize_compact(cc));
       } else {
-        PRIVSEARCH_ASSIGN_OR_RETURN(auto b, ckks::serialize_ciphertext(params, ct,
+        PRIVSEARCH_ASSIGN_OR_RETURN(auto b, ckks::serialize_ciphertext(params_, ct,
                                                                        ckks::CiphertextForm::kFull));
         response.push_back(std::move(b));
       }
     }
     return response;
-  };
-  auto client_decrypt = [&](const std::vector<std::vector<std::uint8_t>>& response)
-      -> Result<std::vector<double>> {
-    if (compact_response) {
+  }
+
+  Result<std::vector<double>> client_decrypt(
+      const std::vector<std::vector<std::uint8_t>>& response) const {
+    if (compact()) {
       std::vector<ckks::CompactCiphertext> cts;
       for (const auto& b : response) {
-        PRIVSEARCH_ASSIGN_OR_RETURN(auto cc, ckks::deserialize_compact(params, b));
+        PRIVSEARCH_ASSIGN_OR_RETURN(auto cc, ckks::deserialize_compact(params_, b));
         cts.push_back(std::move(cc));
       }
-      return decrypt_compact_scores(layout, params, sk, cts);
+      return decrypt_compact_scores(layout_, params_, sk_, cts);
     }
     std::vector<ckks::Ciphertext> cts;
     for (const auto& b : response) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto ct, ckks::deserialize_ciphertext(params, b));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto ct, ckks::deserialize_ciphertext(params_, b));
       cts.push_back(std::move(ct));
     }
-    return decrypt_scores(layout, params, sk, cts);
-  };
+    return decrypt_scores(layout_, params_, sk_, cts);
+  }
 
-  const auto z = unit_vector(prng, c.dim);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, encrypt_query(layout, params, sk, z, prng));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto request, ckks::serialize_ciphertext(
-                                                      params, query, ckks::CiphertextForm::kSeeded));
+  // Exact top-10 order against the plaintext scores over fresh random queries: the count.
+  Result<std::size_t> order_matches(std::size_t queries) {
+    std::size_t matches = 0;
+    for (std::size_t qi = 0; qi < queries; ++qi) {
+      std::vector<double> zq;
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, request(zq));
+      KernelResult kr;
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, serve(req, kr));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto got, client_decrypt(resp));
+      if (top10(got) == top10(plain_scores(zq))) ++matches;
+    }
+    return matches;
+  }
+
+  bool compact() const { return c_.kernel == Kernel::kFast; }
+  const ckks::Params& params() const { return params_; }
+  const KernelLayout& layout() const { return layout_; }
+  const ckks::GaloisKeys& keys() const { return keys_; }
+
+ private:
+  explicit RerankCaseBench(const Case& c)
+      : c_(c), params_(params_for(c.kernel)), prng_(Prng::create()), evaluator_(params_),
+        keygen_(params_), sk_(keygen_.create_secret_key(prng_)) {}
+
+  Case c_;
+  ckks::Params params_;
+  Prng prng_;
+  KernelLayout layout_;
+  std::optional<ckks::Encoder> encoder_;
+  ckks::Evaluator evaluator_;
+  ckks::KeyGenerator keygen_;
+  ckks::SecretKey sk_;
+  ckks::GaloisKeys keys_;
+  std::vector<float> rows_;
+};
+
+Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto bench, RerankCaseBench::create(c));
+  std::vector<double> z;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto request, bench->request(z));
   // Paper kernels are slow: fewer repetitions (still after a warm-up).
   const std::size_t runs = c.kernel == Kernel::kFast ? o.runs : std::max<std::size_t>(3, o.runs / 5);
   std::vector<double> server_ms, encode_ms, he_ms;
   KernelResult last;
   std::vector<std::vector<std::uint8_t>> response;
-  Status failure;
   for (std::size_t r = 0; r < o.warmup + runs; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto resp = serve(request, last);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!resp.ok()) return resp.status();
-    response = std::move(resp).value();
+    const auto t0 = SteadyClock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(response, bench->serve(request, last));
+    const double ms = ms_since(t0);
     if (r >= o.warmup) {
       server_ms.push_back(ms);
       encode_ms.push_back(last.encode_ms);
       he_ms.push_back(last.he_ms);
     }
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
-  auto p95 = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(v.size())))];
-  };
-  std::size_t response_bytes = 0;
-  for (const auto& b : response) response_bytes += b.size();
-  const TimingStats dec = time_runs(1, 20, [&] { (void)client_decrypt(response).value(); });
-
+  RerankCaseResult out;
+  out.kernel = std::string(kernel_name(c.kernel));
+  out.preset = bench->params().name();
+  out.dim = c.dim;
+  out.k = c.k;
+  out.server_ms = eval::describe(server_ms);
+  out.encode_ms = eval::describe(encode_ms).median;
+  out.he_ms = eval::describe(he_ms).median;
+  out.counts = last.counts;
+  out.response_ciphertexts = response.size();
+  for (const auto& b : response) out.response_bytes += b.size();
+  out.request_bytes = request.size();
+  out.galois_keys = bench->keys().size();
+  out.galois_key_bytes = ckks::serialize_galois_keys(bench->params(), bench->keys()).size();
+  out.client_decrypt_ms =
+      time_runs(1, 20, [&] { (void)bench->client_decrypt(response).value(); }).median_us / 1000.0;
   // Correctness after timing.
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, client_decrypt(response));
-  const auto expected = plain_scores(z);
-  double max_err = 0;
-  for (std::size_t i = 0; i < c.k; ++i) max_err = std::fmax(max_err, std::fabs(scores[i] - expected[i]));
-
-  // Exact top-10 order against the plaintext scores over fresh random queries.
-  const std::size_t order_queries =
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, bench->client_decrypt(response));
+  const auto expected = bench->plain_scores(z);
+  for (std::size_t i = 0; i < c.k; ++i) {
+    out.max_abs_error = std::fmax(out.max_abs_error, std::fabs(scores[i] - expected[i]));
+  }
+  out.top10_queries =
       c.kernel == Kernel::kFast ? o.order_queries : std::min<std::size_t>(o.order_queries, 10);
-  std::size_t matches = 0;
-  for (std::size_t qi = 0; qi < order_queries; ++qi) {
-    const auto zq = unit_vector(prng, c.dim);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ctq, encrypt_query(layout, params, sk, zq, prng));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, ckks::serialize_ciphertext(
-                                                    params, ctq, ckks::CiphertextForm::kSeeded));
-    KernelResult kr;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, serve(req, kr));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto got, client_decrypt(resp));
-    if (top10(got) == top10(plain_scores(zq))) ++matches;
-  }
-
-  nlohmann::json j;
-  j["kernel"] = std::string(kernel_name(c.kernel));
-  j["preset"] = params.name();
-  j["dim"] = c.dim;
-  j["k"] = c.k;
-  j["server_ms"] = {{"median", std::round(median(server_ms) * 1000) / 1000},
-                    {"p95", std::round(p95(server_ms) * 1000) / 1000},
-                    {"runs", server_ms.size()}};
-  j["encode_ms"] = std::round(median(encode_ms) * 1000) / 1000;
-  j["he_ms"] = std::round(median(he_ms) * 1000) / 1000;
-  j["rotations"] = last.counts.rotations;
-  j["multiply_plain"] = last.counts.multiply_plain;
-  j["rescales"] = last.counts.rescales;
-  j["additions"] = last.counts.additions;
-  j["response_ciphertexts"] = response.size();
-  j["response_bytes"] = response_bytes;
-  j["request_bytes"] = request.size();
-  j["galois_keys"] = keys.size();
-  j["galois_key_bytes"] = key_bytes;
-  j["client_decrypt_ms"] = std::round(dec.median_us) / 1000.0;
-  j["max_abs_error"] = max_err;
-  j["precision_bits"] = std::round(-std::log2(max_err) * 100) / 100;
-  j["top10_order_match"] = static_cast<double>(matches) / static_cast<double>(order_queries);
-  j["top10_queries"] = order_queries;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const std::size_t matches, bench->order_matches(out.top10_queries));
+  out.top10_order_match = static_cast<double>(matches) / static_cast<double>(out.top10_queries);
   if (c.kernel == Kernel::kFast) {
-    j["layout"] = {{"period", layout.period}, {"width", layout.width},
-                   {"windows", layout.windows}, {"blocks", layout.blocks},
-                   {"baby", layout.baby}, {"giant", layout.giant}};
+    const auto& l = bench->layout();
+    out.layout = RerankCaseResult::Layout{l.period, l.width, l.windows, l.blocks, l.baby, l.giant};
   }
-  return j;
+  return out;
 }
 
-}  // namespace
-
-Result<nlohmann::json> run_rerank_bench(const RerankBenchOptions& o) {
+std::vector<Case> cases_for(const RerankBenchOptions& o) {
   std::vector<Case> cases;
   if (o.kernels.empty() && o.dims.empty() && o.ks.empty()) {
     for (Kernel k : {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast}) {
@@ -220,33 +234,77 @@ Result<nlohmann::json> run_rerank_bench(const RerankBenchOptions& o) {
     }
     for (std::size_t k : {20, 200}) cases.push_back({Kernel::kFast, 672, k});
     for (std::size_t d : {192, 384, 768}) cases.push_back({Kernel::kFast, d, 100});
-  } else {
-    std::vector<Kernel> kernels;
-    for (const auto& name : o.kernels) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const Kernel k, kernel_from_name(name));
-      kernels.push_back(k);
-    }
-    if (kernels.empty()) kernels = {Kernel::kFast};
-    const auto dims = o.dims.empty() ? std::vector<std::size_t>{672} : o.dims;
-    const auto ks = o.ks.empty() ? std::vector<std::size_t>{100} : o.ks;
-    for (Kernel k : kernels) {
-      for (std::size_t d : dims) {
-        for (std::size_t kk : ks) cases.push_back({k, d, kk});
-      }
+    return cases;
+  }
+  std::vector<Kernel> kernels;
+  for (const auto& name : o.kernels) kernels.push_back(*kernel_from_name(name));
+  if (kernels.empty()) kernels = {Kernel::kFast};
+  const auto dims = o.dims.empty() ? std::vector<std::size_t>{672} : o.dims;
+  const auto ks = o.ks.empty() ? std::vector<std::size_t>{100} : o.ks;
+  for (Kernel k : kernels) {
+    for (std::size_t d : dims) {
+      for (std::size_t kk : ks) cases.push_back({k, d, kk});
     }
   }
+  return cases;
+}
+
+}  // namespace
+
+nlohmann::json RerankCaseResult::to_json() const {
+  auto r3 = [](double v) { return std::round(v * 1000) / 1000; };
+  nlohmann::json j;
+  j["kernel"] = kernel;
+  j["preset"] = preset;
+  j["dim"] = dim;
+  j["k"] = k;
+  j["server_ms"] = {{"median", r3(server_ms.median)}, {"p95", r3(server_ms.p95)},
+                    {"runs", server_ms.count}};
+  j["encode_ms"] = r3(encode_ms);
+  j["he_ms"] = r3(he_ms);
+  j["rotations"] = counts.rotations;
+  j["multiply_plain"] = counts.multiply_plain;
+  j["rescales"] = counts.rescales;
+  j["additions"] = counts.additions;
+  j["response_ciphertexts"] = response_ciphertexts;
+  j["response_bytes"] = response_bytes;
+  j["request_bytes"] = request_bytes;
+  j["galois_keys"] = galois_keys;
+  j["galois_key_bytes"] = galois_key_bytes;
+  j["client_decrypt_ms"] = std::round(client_decrypt_ms * 1000) / 1000.0;
+  j["max_abs_error"] = max_abs_error;
+  j["precision_bits"] = std::round(-std::log2(max_abs_error) * 100) / 100;
+  j["top10_order_match"] = top10_order_match;
+  j["top10_queries"] = top10_queries;
+  if (layout) {
+    j["layout"] = {{"period", layout->period}, {"width", layout->width},
+                   {"windows", layout->windows}, {"blocks", layout->blocks},
+                   {"baby", layout->baby}, {"giant", layout->giant}};
+  }
+  return j;
+}
+
+nlohmann::json RerankBenchResult::to_json() const {
   nlohmann::json out;
   out["suite"] = "rerank";
-  out["machine"] = machine_description();
+  out["machine"] = machine;
   out["threads"] = 1;
   out["note"] =
       "server_ms = query deserialize + plaintext encode + evaluation + response serialize; "
       "paper kernels on paper-n8192 with full ciphertexts, fast kernel on rerank-n8192 with a "
       "compact response";
   out["results"] = nlohmann::json::array();
-  for (const auto& c : cases) {
+  for (const auto& r : results) out["results"].push_back(r.to_json());
+  return out;
+}
+
+Result<RerankBenchResult> run_rerank_bench(const RerankBenchOptions& o) {
+  for (const auto& name : o.kernels) PRIVSEARCH_RETURN_IF_ERROR(kernel_from_name(name).status());
+  RerankBenchResult out;
+  out.machine = machine_description();
+  for (const auto& c : cases_for(o)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto r, bench_case(c, o));
-    out["results"].push_back(std::move(r));
+    out.results.push_back(std::move(r));
   }
   return out;
 }

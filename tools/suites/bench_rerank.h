@@ -1,12 +1,18 @@
-// `privsearch bench rerank`: the encrypted rerank kernels end to end on one thread.
+// `privsearch bench rerank`: the encrypted rerank kernels end to end on one thread, as the
+// provider serves them (query deserialized, plaintexts encoded, kernel evaluated, response
+// serialized), with the client's decryption, the precision and the exact top-10 order checked
+// after timing.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "eval/statistics.h"
+#include "rerank/kernels.h"
 
 namespace privsearch::tools {
 
@@ -19,7 +25,33 @@ struct RerankBenchOptions {
   std::size_t order_queries = 200;   // queries for top10_order_match (fast kernel)
 };
 
-// {"suite": "rerank", "machine": {...}, "results": [ {kernel, dim, k, ...}, ... ]}
-Result<nlohmann::json> run_rerank_bench(const RerankBenchOptions& options);
+// One (kernel, d', K) case.
+struct RerankCaseResult {
+  std::string kernel, preset;
+  std::size_t dim = 0, k = 0;
+  eval::Distribution server_ms;           // per request, provider side
+  double encode_ms = 0, he_ms = 0;        // medians inside the kernel
+  rerank::OpCounts counts;
+  std::size_t response_ciphertexts = 0, response_bytes = 0, request_bytes = 0;
+  std::size_t galois_keys = 0, galois_key_bytes = 0;
+  double client_decrypt_ms = 0;
+  double max_abs_error = 0;
+  double top10_order_match = 0;
+  std::size_t top10_queries = 0;
+  struct Layout {
+    std::size_t period, width, windows, blocks, baby, giant;
+  };
+  std::optional<Layout> layout;  // the fast kernel's window layout
+  nlohmann::json to_json() const;
+};
+
+struct RerankBenchResult {
+  nlohmann::json machine;
+  std::vector<RerankCaseResult> results;
+  // {"suite": "rerank", "machine": {...}, "results": [ {kernel, dim, k, ...}, ... ]}
+  nlohmann::json to_json() const;
+};
+
+Result<RerankBenchResult> run_rerank_bench(const RerankBenchOptions& options);
 
 }  // namespace privsearch::tools

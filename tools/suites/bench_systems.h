@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,38 @@ struct SystemsBenchOptions {
   std::vector<std::size_t> clients = {1, 2, 4, 8, 16};
 };
 
-Result<nlohmann::json> run_systems_bench(const SystemsBenchOptions& options);
+// Cold vs warm requests of one key epoch, and what they cost in bytes.
+struct EpochFigures {
+  double cold_keygen_and_upload_ms = 0, cold_first_request_ms = 0;
+  std::vector<double> warm_request_ms;
+  std::size_t key_upload_bytes = 0, request_bytes = 0, response_bytes = 0;
+};
+
+// One closed-loop concurrency level.
+struct SaturationLevel {
+  std::size_t clients = 0, requests = 0, failures = 0;
+  double requests_per_s = 0, provider_cpu_cores_busy = 0;
+  std::vector<double> latency_ms;
+};
+
+// The K candidate rows returned in the clear instead, encoded one way.
+struct VectorReturn {
+  std::size_t bytes = 0;
+  double ms = 0;  // median time to gather and encode them
+};
+
+struct SystemsBenchResult {
+  nlohmann::json machine;
+  std::string index;
+  std::size_t docs = 0, dim = 0, k = 0, input_dim = 0;
+  EpochFigures epochs;
+  std::vector<SaturationLevel> saturation;
+  std::size_t provider_peak_rss_bytes = 0;
+  nlohmann::json kernel_scaling;  // rows of bench rerank (dim, k, server_ms, response_bytes)
+  VectorReturn float32, float16, int8_row_scale;
+  nlohmann::json to_json() const;
+};
+
+Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& options);
 
 }  // namespace privsearch::tools

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "ckks/client/noise.h"
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ring/automorphism.h"
 #include "core/linkage.h"
 

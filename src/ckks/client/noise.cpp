@@ -1,6 +1,6 @@
 #include "ckks/client/noise.h"
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "ring/sampler.h"
 
 namespace privsearch::ckks {

@@ -99,6 +99,92 @@ std::size_t window_digit(const mpz_class& e, std::size_t w, int c) {
 
 }  // namespace
 
+namespace {
+
+// Pippenger's bucket method over up to eight windows at once (one per Montgomery lane):
+// window_result[w] = prod_d bucket_{w,d}^d, with bucket_{w,d} the product of the bases whose
+// digit in window w is d.
+class BucketWindows {
+ public:
+  BucketWindows(const MontgomeryBatch& mb, std::size_t n, int c)
+      : mb_(mb), L_(mb.limbs()), n_(n), c_(c), nb_((std::size_t{1} << c) - 1),
+        bucket_(kLanes * nb_ * L_), used_(kLanes * nb_), running_(kLanes * L_), sum_(kLanes * L_),
+        one_(L_) {
+    mb.one(one_.data());
+  }
+
+  // Windows w0 .. w0 + lanes - 1 into window_result.
+  void run(std::span<const mpz_class> exponents, const std::vector<std::uint64_t>& base_m,
+           std::size_t w0, std::size_t lanes, std::vector<std::uint64_t>& window_result) {
+    fill_buckets(exponents, base_m, w0, lanes);
+    // sum_d d * bucket_d by running products, eight windows in step.
+    for (std::size_t k = 0; k < lanes; ++k) {
+      std::copy(one_.begin(), one_.end(), running_.begin() + k * L_);
+      std::copy(one_.begin(), one_.end(), sum_.begin() + k * L_);
+    }
+    for (std::size_t d = nb_; d-- > 0;) {
+      std::size_t count = 0;
+      for (std::size_t k = 0; k < lanes; ++k) {
+        if (!used_[k * nb_ + d]) continue;
+        set(count++, running_.data() + k * L_, bucket_.data() + (k * nb_ + d) * L_,
+            running_.data() + k * L_);
+      }
+      if (count > 0) mb_.mul(a_, b_, out_, count);
+      for (std::size_t k = 0; k < lanes; ++k) {
+        set(k, sum_.data() + k * L_, running_.data() + k * L_, sum_.data() + k * L_);
+      }
+      mb_.mul(a_, b_, out_, lanes);
+    }
+    for (std::size_t k = 0; k < lanes; ++k) {
+      std::copy(sum_.begin() + k * L_, sum_.begin() + (k + 1) * L_,
+                window_result.begin() + (w0 + k) * L_);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kLanes = MontgomeryBatch::kLanes;
+
+  void set(std::size_t i, const std::uint64_t* x, const std::uint64_t* y, std::uint64_t* o) {
+    a_[i] = x;
+    b_[i] = y;
+    out_[i] = o;
+  }
+
+  void fill_buckets(std::span<const mpz_class> exponents, const std::vector<std::uint64_t>& base_m,
+                    std::size_t w0, std::size_t lanes) {
+    std::fill(used_.begin(), used_.end(), 0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t count = 0;
+      for (std::size_t k = 0; k < lanes; ++k) {
+        const std::size_t d = window_digit(exponents[i], w0 + k, c_);
+        if (d == 0) continue;
+        const std::size_t slot = k * nb_ + d - 1;
+        std::uint64_t* bk = bucket_.data() + slot * L_;
+        if (!used_[slot]) {
+          std::copy(base_m.begin() + i * L_, base_m.begin() + (i + 1) * L_, bk);
+          used_[slot] = 1;
+        } else {
+          set(count++, bk, base_m.data() + i * L_, bk);
+        }
+      }
+      if (count > 0) mb_.mul(a_, b_, out_, count);  // distinct buckets: one per window
+    }
+  }
+
+  const MontgomeryBatch& mb_;
+  std::size_t L_, n_;
+  int c_;
+  std::size_t nb_;  // buckets for digits 1 .. 2^c - 1
+  std::vector<std::uint64_t> bucket_;
+  std::vector<std::uint8_t> used_;
+  std::vector<std::uint64_t> running_, sum_, one_;
+  const std::uint64_t* a_[kLanes];
+  const std::uint64_t* b_[kLanes];
+  std::uint64_t* out_[kLanes];
+};
+
+}  // namespace
+
 mpz_class multi_exp_batched(const MontgomeryBatch& mb, std::span<const mpz_class> bases,
                             std::span<const mpz_class> exponents) {
   PRIVSEARCH_CHECK(bases.size() == exponents.size(), "multi_exp: size mismatch");
@@ -113,81 +199,25 @@ mpz_class multi_exp_batched(const MontgomeryBatch& mb, std::span<const mpz_class
   const std::size_t n = bases.size();
   const int c = pippenger_window(n, bits);
   const std::size_t windows = (bits + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c);
-  const std::size_t nb = (std::size_t{1} << c) - 1;  // buckets for digits 1 .. 2^c - 1
-  constexpr std::size_t kLanes = MontgomeryBatch::kLanes;
   std::vector<std::uint64_t> base_m(n * L);
   for (std::size_t i = 0; i < n; ++i) mb.to_mont(bases[i], base_m.data() + i * L);
-  std::vector<std::uint64_t> one(L);
-  mb.one(one.data());
   std::vector<std::uint64_t> window_result(windows * L);
-  std::vector<std::uint64_t> bucket(kLanes * nb * L);
-  std::vector<std::uint8_t> used(kLanes * nb);
-  std::vector<std::uint64_t> running(kLanes * L), sum(kLanes * L);
-  const std::uint64_t* a[kLanes];
-  const std::uint64_t* b[kLanes];
-  std::uint64_t* out[kLanes];
-  for (std::size_t w0 = 0; w0 < windows; w0 += kLanes) {
-    const std::size_t lanes = std::min(kLanes, windows - w0);
-    std::fill(used.begin(), used.end(), 0);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::size_t count = 0;
-      for (std::size_t k = 0; k < lanes; ++k) {
-        const std::size_t d = window_digit(exponents[i], w0 + k, c);
-        if (d == 0) continue;
-        const std::size_t slot = k * nb + d - 1;
-        std::uint64_t* bk = bucket.data() + slot * L;
-        if (!used[slot]) {
-          std::copy(base_m.begin() + i * L, base_m.begin() + (i + 1) * L, bk);
-          used[slot] = 1;
-        } else {
-          a[count] = bk;
-          b[count] = base_m.data() + i * L;
-          out[count] = bk;
-          ++count;
-        }
-      }
-      if (count > 0) mb.mul(a, b, out, count);  // distinct buckets: one per window
-    }
-    // sum_d d * bucket_d by running products, eight windows in step.
-    for (std::size_t k = 0; k < lanes; ++k) {
-      std::copy(one.begin(), one.end(), running.begin() + k * L);
-      std::copy(one.begin(), one.end(), sum.begin() + k * L);
-    }
-    for (std::size_t d = nb; d-- > 0;) {
-      std::size_t count = 0;
-      for (std::size_t k = 0; k < lanes; ++k) {
-        if (!used[k * nb + d]) continue;
-        a[count] = running.data() + k * L;
-        b[count] = bucket.data() + (k * nb + d) * L;
-        out[count] = running.data() + k * L;
-        ++count;
-      }
-      if (count > 0) mb.mul(a, b, out, count);
-      for (std::size_t k = 0; k < lanes; ++k) {
-        a[k] = sum.data() + k * L;
-        b[k] = running.data() + k * L;
-        out[k] = sum.data() + k * L;
-      }
-      mb.mul(a, b, out, lanes);
-    }
-    for (std::size_t k = 0; k < lanes; ++k) {
-      std::copy(sum.begin() + k * L, sum.begin() + (k + 1) * L,
-                window_result.begin() + (w0 + k) * L);
-    }
+  BucketWindows buckets(mb, n, c);
+  for (std::size_t w0 = 0; w0 < windows; w0 += MontgomeryBatch::kLanes) {
+    buckets.run(exponents, base_m, w0, std::min(MontgomeryBatch::kLanes, windows - w0),
+                window_result);
   }
   // result = prod_w W_w^{2^{c w}} by Horner from the top window.
   std::vector<std::uint64_t> res(window_result.end() - static_cast<std::ptrdiff_t>(L),
                                  window_result.end());
+  const std::uint64_t* a[1];
+  const std::uint64_t* b[1];
+  std::uint64_t* out[1] = {res.data()};
   for (std::size_t w = windows - 1; w-- > 0;) {
-    for (int s = 0; s < c; ++s) {
-      a[0] = res.data();
-      b[0] = res.data();
-      out[0] = res.data();
-      mb.mul(a, b, out, 1);
-    }
     a[0] = res.data();
+    b[0] = res.data();
+    for (int s = 0; s < c; ++s) mb.mul(a, b, out, 1);
     b[0] = window_result.data() + w * L;
-    out[0] = res.data();
     mb.mul(a, b, out, 1);
   }
   return mb.from_mont(res.data());

@@ -141,49 +141,59 @@ std::vector<mpz_class> compute_compressed_hint_reference(const PaillierPublicKey
   return out;
 }
 
-std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
-                                               std::span<const mpz_class> ck_r,
-                                               std::span<const std::uint32_t> exponents,
-                                               std::size_t rows, std::size_t n,
-                                               std::size_t slots, int hint_bits, unsigned threads,
-                                               HintEngineStats* stats) {
-  auto mb_result = MontgomeryBatch::create(pk.ciphertext_modulus());
-  PRIVSEARCH_CHECK(mb_result.ok(), "N^2 is odd");
-  const MontgomeryBatch& mb = *mb_result;
-  const std::size_t L = mb.limbs();
-  const std::size_t b = static_cast<std::size_t>(hint_bits);
-  const std::size_t bits_per_row = b * n;
-  const std::size_t words_per_row = (bits_per_row + 63) / 64 + 1;
-  std::size_t products = 0;
+namespace {
 
-  // Bit strings of the exponent rows: bit u = j b + t is bit t of E[r][j].
-  std::vector<std::uint64_t> bitrows(rows * words_per_row, 0);
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::uint64_t* w = bitrows.data() + r * words_per_row;
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::uint64_t e = exponents[r * n + j];
-      const std::size_t u = j * b;
+// The shapes every stage of compute_compressed_hint shares.
+struct HintShape {
+  std::size_t rows, n, slots, b, L;
+  std::size_t bits_per_row() const { return b * n; }
+  std::size_t words_per_row() const { return (bits_per_row() + 63) / 64 + 1; }
+};
+
+// Bit strings of the exponent rows: bit u = j b + t is bit t of E[r][j].
+std::vector<std::uint64_t> exponent_bitrows(const HintShape& h,
+                                            std::span<const std::uint32_t> exponents) {
+  const std::size_t wpr = h.words_per_row();
+  std::vector<std::uint64_t> bitrows(h.rows * wpr, 0);
+  for (std::size_t r = 0; r < h.rows; ++r) {
+    std::uint64_t* w = bitrows.data() + r * wpr;
+    for (std::size_t j = 0; j < h.n; ++j) {
+      const std::uint64_t e = exponents[r * h.n + j];
+      const std::size_t u = j * h.b;
       w[u / 64] |= e << (u % 64);
-      if (u % 64 + b > 64) w[u / 64 + 1] |= e >> (64 - u % 64);
+      if (u % 64 + h.b > 64) w[u / 64 + 1] |= e >> (64 - u % 64);
     }
   }
+  return bitrows;
+}
 
-  // Bit bases beta_{j,t} = ck_r[j]^{2^t} in Montgomery form: n b entries of L words.
-  std::vector<std::uint64_t> beta(bits_per_row * L);
-  for (std::size_t j = 0; j < n; ++j) mb.to_mont(ck_r[j], beta.data() + (j * b) * L);
-  {
-    Batcher batch(mb);
-    for (std::size_t t = 1; t < b; ++t) {
-      for (std::size_t j = 0; j < n; ++j) {
-        const std::uint64_t* prev = beta.data() + (j * b + t - 1) * L;
-        batch.add(prev, prev, beta.data() + (j * b + t) * L);
-      }
-      batch.flush();
+// Bit bases beta_{j,t} = ck_r[j]^{2^t} in Montgomery form: n b entries of L words.
+std::vector<std::uint64_t> bit_bases(const HintShape& h, const MontgomeryBatch& mb,
+                                     std::span<const mpz_class> ck_r, std::size_t& products) {
+  const std::size_t L = h.L, b = h.b;
+  std::vector<std::uint64_t> beta(h.bits_per_row() * L);
+  for (std::size_t j = 0; j < h.n; ++j) mb.to_mont(ck_r[j], beta.data() + (j * b) * L);
+  Batcher batch(mb);
+  for (std::size_t t = 1; t < b; ++t) {
+    for (std::size_t j = 0; j < h.n; ++j) {
+      const std::uint64_t* prev = beta.data() + (j * b + t - 1) * L;
+      batch.add(prev, prev, beta.data() + (j * b + t) * L);
     }
-    products += batch.products();
+    batch.flush();
   }
+  products += batch.products();
+  return beta;
+}
 
-  // Step 1 over groups of group_bits bit-columns, split over threads.
+// Step 1: g_r = prod_u beta_u^{bit u of row r}, four-Russians style over groups of group_bits
+// bit-columns (a table of all 2^group_bits subset products per group), groups split over
+// threads; the threads' partial products are multiplied together at the end.
+std::vector<std::uint64_t> row_products(const HintShape& h, const MontgomeryBatch& mb,
+                                        const std::vector<std::uint64_t>& beta,
+                                        const std::vector<std::uint64_t>& bitrows,
+                                        unsigned threads, std::size_t& products) {
+  const std::size_t L = h.L, rows = h.rows, bits_per_row = h.bits_per_row();
+  const std::size_t wpr = h.words_per_row();
   const std::size_t group_bits = group_bits_for(bits_per_row, rows);
   const std::size_t groups = (bits_per_row + group_bits - 1) / group_bits;
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(groups)));
@@ -212,7 +222,7 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
       }
       const std::uint64_t mask = (std::uint64_t{1} << width) - 1;
       for (std::size_t r = 0; r < rows; ++r) {
-        const std::uint64_t* w = bitrows.data() + r * words_per_row;
+        const std::uint64_t* w = bitrows.data() + r * wpr;
         const std::size_t q = u0 / 64, s = u0 % 64;
         std::uint64_t bits = w[q] >> s;
         if (s + width > 64) bits |= w[q + 1] << (64 - s);
@@ -229,20 +239,23 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
   worker(0);
   for (auto& th : pool) th.join();
   for (unsigned t = 0; t < threads; ++t) products += thread_products[t];
-  std::vector<std::uint64_t>& g_rows = acc[0];
-  {
-    Batcher batch(mb);
-    for (unsigned t = 1; t < threads; ++t) {
-      for (std::size_t r = 0; r < rows; ++r) {
-        batch.add(g_rows.data() + r * L, acc[t].data() + r * L, g_rows.data() + r * L);
-      }
-      batch.flush();
-      std::vector<std::uint64_t>().swap(acc[t]);
+  std::vector<std::uint64_t> g_rows = std::move(acc[0]);
+  Batcher batch(mb);
+  for (unsigned t = 1; t < threads; ++t) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      batch.add(g_rows.data() + r * L, acc[t].data() + r * L, g_rows.data() + r * L);
     }
-    products += batch.products();
+    batch.flush();
+    std::vector<std::uint64_t>().swap(acc[t]);
   }
+  products += batch.products();
+  return g_rows;
+}
 
-  // Step 2: k_i = prod_l g_{ik+l}^{gamma^l} by Horner, eight packed rows per batch.
+// Step 2: k_i = prod_l g_{ik+l}^{gamma^l} by Horner, eight packed rows per batch.
+std::vector<mpz_class> pack_rows(const HintShape& h, const MontgomeryBatch& mb,
+                                 const std::vector<std::uint64_t>& g_rows, std::size_t& products) {
+  const std::size_t L = h.L, rows = h.rows, slots = h.slots;
   const std::size_t packed = (rows + slots - 1) / slots;
   std::vector<std::uint64_t> k_acc(packed * L);
   Batcher batch(mb);
@@ -259,7 +272,7 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
       }
     }
     if (live.empty()) continue;
-    for (std::size_t s = 0; s < b; ++s) {
+    for (std::size_t s = 0; s < h.b; ++s) {
       for (std::size_t i : live) {
         batch.add(k_acc.data() + i * L, k_acc.data() + i * L, k_acc.data() + i * L);
       }
@@ -273,6 +286,26 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
   products += batch.products();
   std::vector<mpz_class> out(packed);
   for (std::size_t i = 0; i < packed; ++i) out[i] = mb.from_mont(k_acc.data() + i * L);
+  return out;
+}
+
+}  // namespace
+
+std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
+                                               std::span<const mpz_class> ck_r,
+                                               std::span<const std::uint32_t> exponents,
+                                               std::size_t rows, std::size_t n,
+                                               std::size_t slots, int hint_bits, unsigned threads,
+                                               HintEngineStats* stats) {
+  auto mb_result = MontgomeryBatch::create(pk.ciphertext_modulus());
+  PRIVSEARCH_CHECK(mb_result.ok(), "N^2 is odd");
+  const MontgomeryBatch& mb = *mb_result;
+  const HintShape h{rows, n, slots, static_cast<std::size_t>(hint_bits), mb.limbs()};
+  std::size_t products = 0;
+  const auto bitrows = exponent_bitrows(h, exponents);
+  const auto beta = bit_bases(h, mb, ck_r, products);
+  const auto g_rows = row_products(h, mb, beta, bitrows, threads, products);
+  auto out = pack_rows(h, mb, g_rows, products);
   if (stats != nullptr) stats->products = products;
   return out;
 }

@@ -141,10 +141,9 @@ Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& 
   return w.take();
 }
 
-Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery& pending,
-                                                        std::span<const std::uint8_t> response,
-                                                        unsigned threads) {
-  auto t0 = Clock::now();
+Result<ZipPirClient::RecordRows> ZipPirClient::decrypt_record_rows(
+    const ZipPirPendingQuery& pending, std::span<const std::uint8_t> response,
+    unsigned threads) const {
   const DatabaseShape& shape = info_.shape;
   const auto& pk = keys_->public_key;
   const std::size_t slots = info_.params.slots_per_plaintext();
@@ -186,10 +185,10 @@ Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery
   }
   const std::size_t first_row = shape.first_row_of(pending.record_);
   const std::size_t last_row = first_row + shape.record_bytes;  // exclusive
-  const std::size_t i0 = first_row / slots, i1 = (last_row - 1) / slots;
-  const int b = info_.params.hint_bits;
-  const std::uint64_t gamma_mask = (std::uint64_t{1} << b) - 1;
-  const std::uint64_t carry_estimate = pending.weight_ / 2;
+  RecordRows rows;
+  rows.i0 = first_row / slots;
+  rows.t_only = mode == kModeTOnly;
+  const std::size_t i0 = rows.i0, i1 = (last_row - 1) / slots;
   // Read and validate the packed rows that hold the record, then decrypt them in parallel.
   std::vector<mpz_class> items(i1 - i0 + 1);
   std::vector<std::uint8_t> item_bytes(item);
@@ -203,52 +202,86 @@ Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery
       if (items[i - i0] >= pk.n()) return data_loss_error("ZipPIR response: `t` is not below N");
     }
   }
-  std::vector<mpz_class> plain(items.size());
+  rows.plain.resize(items.size());
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(items.size())));
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       for (std::size_t k = t; k < items.size(); k += threads) {
-        if (mode == kModeCombined) {
-          plain[k] = keys_->private_key.decrypt_unchecked(items[k]);
-        } else {
-          plain[k] = (keys_->private_key.decrypt_unchecked((*stored)[i0 + k]) + items[k]) %
-                     pk.n();
-        }
+        rows.plain[k] =
+            mode == kModeCombined
+                ? keys_->private_key.decrypt_unchecked(items[k])
+                : (keys_->private_key.decrypt_unchecked((*stored)[i0 + k]) + items[k]) % pk.n();
       }
     });
   }
   for (auto& th : pool) th.join();
-  // The public mask's share M_r . s of each record row, in units of gamma (hint_engine.h).
-  const std::size_t n = info_.params.lwe.n;
-  const int shift = info_.params.shift();
-  std::vector<std::uint32_t> mask_rows(shape.record_bytes * n);
-  expand_lwe_matrix(hint_mask_seed(info_.a_seed), first_row, shape.record_bytes, n, n,
-                    mask_rows.data());
-  std::vector<std::uint64_t> mask_share(shape.record_bytes);
-  const auto s_values = pending.secret_.values();
-  for (std::size_t k = 0; k < shape.record_bytes; ++k) {
-    std::uint32_t dot = 0;
-    const std::uint32_t* row = mask_rows.data() + k * n;
-    for (std::size_t j = 0; j < n; ++j) dot += row[j] * s_values[j];
-    mask_share[k] = shift == 0 ? dot : (dot + (std::uint64_t{1} << (shift - 1))) >> shift;
-  }
-  std::vector<std::uint8_t> out(shape.record_bytes);
-  for (std::size_t i = i0; i <= i1; ++i) {
-    const mpz_class& t = plain[i - i0];
-    for (std::size_t l = 0; l < slots; ++l) {
-      const std::size_t row = i * slots + l;
-      if (row < first_row || row >= last_row) continue;
-      const std::uint64_t x = slot_of(t, l, b);
-      const std::uint64_t y = (x + pending.weight_ - (l == 0 ? 0 : carry_estimate) +
-                               mask_share[row - first_row]) &
-                              gamma_mask;
-      // round(y / Delta') mod p with Delta' = 2^(b - 8).
-      out[row - first_row] =
-          static_cast<std::uint8_t>((y + (std::uint64_t{1} << (b - 9))) >> (b - 8));
+  return rows;
+}
+
+// The record's bytes from its decrypted packed rows: each slot minus the public mask's share
+// M_r . s (in units of gamma, hint_engine.h) and the carry estimate, rounded to a byte.
+class ZipPirRecordDecoder {
+ public:
+  ZipPirRecordDecoder(const ZipPirPublicInfo& info, const ZipPirPendingQuery& pending)
+      : info_(info), pending_(pending) {}
+
+  std::vector<std::uint8_t> decode(std::size_t i0, const std::vector<mpz_class>& plain) const {
+    const DatabaseShape& shape = info_.shape;
+    const std::size_t slots = info_.params.slots_per_plaintext();
+    const std::size_t first_row = shape.first_row_of(pending_.record_);
+    const std::size_t last_row = first_row + shape.record_bytes;
+    const int b = info_.params.hint_bits;
+    const std::uint64_t gamma_mask = (std::uint64_t{1} << b) - 1;
+    const std::uint64_t carry_estimate = pending_.weight_ / 2;
+    const auto mask_share = mask_shares(first_row);
+    std::vector<std::uint8_t> out(shape.record_bytes);
+    for (std::size_t k = 0; k < plain.size(); ++k) {
+      const std::size_t i = i0 + k;
+      for (std::size_t l = 0; l < slots; ++l) {
+        const std::size_t row = i * slots + l;
+        if (row < first_row || row >= last_row) continue;
+        const std::uint64_t x = slot_of(plain[k], l, b);
+        const std::uint64_t y = (x + pending_.weight_ - (l == 0 ? 0 : carry_estimate) +
+                                 mask_share[row - first_row]) &
+                                gamma_mask;
+        // round(y / Delta') mod p with Delta' = 2^(b - 8).
+        out[row - first_row] =
+            static_cast<std::uint8_t>((y + (std::uint64_t{1} << (b - 9))) >> (b - 8));
+      }
     }
+    return out;
   }
-  if (mode == kModeTOnly) hints_.erase(index);
+
+ private:
+  // The public mask's share M_r . s of each record row, in units of gamma.
+  std::vector<std::uint64_t> mask_shares(std::size_t first_row) const {
+    const std::size_t n = info_.params.lwe.n, bytes = info_.shape.record_bytes;
+    const int shift = info_.params.shift();
+    std::vector<std::uint32_t> mask_rows(bytes * n);
+    expand_lwe_matrix(hint_mask_seed(info_.a_seed), first_row, bytes, n, n, mask_rows.data());
+    std::vector<std::uint64_t> share(bytes);
+    const auto s_values = pending_.secret_.values();
+    for (std::size_t k = 0; k < bytes; ++k) {
+      std::uint32_t dot = 0;
+      const std::uint32_t* row = mask_rows.data() + k * n;
+      for (std::size_t j = 0; j < n; ++j) dot += row[j] * s_values[j];
+      share[k] = shift == 0 ? dot : (dot + (std::uint64_t{1} << (shift - 1))) >> shift;
+    }
+    return share;
+  }
+
+  const ZipPirPublicInfo& info_;
+  const ZipPirPendingQuery& pending_;
+};
+
+Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery& pending,
+                                                        std::span<const std::uint8_t> response,
+                                                        unsigned threads) {
+  auto t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto rows, decrypt_record_rows(pending, response, threads));
+  auto out = ZipPirRecordDecoder(info_, pending).decode(rows.i0, rows.plain);
+  if (rows.t_only) hints_.erase(pending.query_index_);
   timings_.extract_ms = ms_since(t0);
   return out;
 }

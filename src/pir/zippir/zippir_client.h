@@ -25,6 +25,7 @@ class ZipPirPendingQuery {
 
  private:
   friend class ZipPirClient;
+  friend class ZipPirRecordDecoder;
   ZipPirPendingQuery(LweSecret s, std::uint64_t index, std::size_t record, std::uint32_t weight)
       : secret_(std::move(s)), query_index_(index), record_(record), weight_(weight) {}
   LweSecret secret_;
@@ -72,6 +73,15 @@ class ZipPirClient {
  private:
   ZipPirClient(ZipPirPublicInfo info, PaillierKeyPair keys)
       : info_(std::move(info)), keys_(std::make_unique<PaillierKeyPair>(std::move(keys))) {}
+  // The response's packed rows that hold the pending record, decrypted (rows i0.. of it).
+  struct RecordRows {
+    std::size_t i0 = 0;
+    std::vector<mpz_class> plain;
+    bool t_only = false;
+  };
+  Result<RecordRows> decrypt_record_rows(const ZipPirPendingQuery& pending,
+                                         std::span<const std::uint8_t> response,
+                                         unsigned threads) const;
   ZipPirPublicInfo info_;
   std::unique_ptr<PaillierKeyPair> keys_;
   std::vector<std::uint8_t> seed_;

@@ -68,10 +68,6 @@ std::uint64_t id_of_setup(std::span<const std::uint8_t> setup) {
   return v;
 }
 
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 }  // namespace detail
 
 constexpr std::uint8_t kInfoMagic[4] = {'Z', 'P', 'I', 'N'};

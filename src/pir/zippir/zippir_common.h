@@ -32,6 +32,7 @@
 
 #include "core/bytes.h"
 #include "core/csprng.h"
+#include "core/elapsed.h"
 #include "core/status.h"
 #include "pir/lwe/database.h"
 #include "pir/lwe/lwe.h"
@@ -81,7 +82,7 @@ std::uint64_t slot_of(const mpz_class& t, std::size_t l, int bits);
 // A client's id: the first 8 bytes of SHA-256 of its setup message.
 std::uint64_t id_of_setup(std::span<const std::uint8_t> setup);
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start);
+using privsearch::ms_since;
 }  // namespace detail
 
 }  // namespace privsearch::pir

@@ -199,37 +199,34 @@ Result<std::vector<std::uint8_t>> ZipPirServer::export_hint(std::uint64_t client
   return w.take();
 }
 
-Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint8_t> message,
-                                                       ZipPirAnswerTimings* timings) {
+Result<ZipPirServer::ParsedQuery> ZipPirServer::parse_query(
+    std::span<const std::uint8_t> message) const {
   const std::size_t n = info_.params.lwe.n;
   const DatabaseShape& shape = info_.shape;
   ByteReader r(message);
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kQueryMagic, "ZipPIR query"));
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR query"));
-  std::uint64_t client_id = 0, index = 0;
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(client_id));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
+  ParsedQuery q;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(q.client_id));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(q.index));
   const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
   if (r.remaining() != n * nbytes + shape.columns * 4) {
     return data_loss_error("ZipPIR query has " + std::to_string(r.remaining()) +
                            " payload bytes, expected " +
                            std::to_string(n * nbytes + shape.columns * 4));
   }
-  std::shared_ptr<const RnsBasis> rns;
-  std::optional<PaillierPublicKey> pk;
   {
     std::lock_guard lock(mu_);
-    auto it = clients_.find(client_id);
+    auto it = clients_.find(q.client_id);
     if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
-    rns = it->second.rns;
-    pk.emplace(it->second.pk);
+    q.rns = it->second.rns;
+    q.pk.emplace(it->second.pk);
   }
-  // Parse and check the whole message before consuming the one-time hint.
-  const std::size_t words = rns->input_words();
-  std::vector<std::uint32_t> ck_words(n * words, 0);
+  const std::size_t words = q.rns->input_words();
+  q.ck_words.assign(n * words, 0);
   // Offsets are little-endian; comparing bytes from the top against N's avoids a big-integer
   // import per offset (n = 1400 per query).
-  const auto n_bytes = to_fixed_bytes(pk->n(), nbytes);
+  const auto n_bytes = to_fixed_bytes(q.pk->n(), nbytes);
   auto below_n = [&](const std::vector<std::uint8_t>& x) {
     for (std::size_t i = nbytes; i-- > 0;) {
       if (x[i] != n_bytes[i]) return x[i] < n_bytes[i];
@@ -242,43 +239,56 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint
     if (!below_n(offset)) {
       return data_loss_error("ZipPIR query: offset `ck_o` is not below N");
     }
-    std::memcpy(ck_words.data() + j * words, offset.data(), nbytes);
+    std::memcpy(q.ck_words.data() + j * words, offset.data(), nbytes);
   }
-  std::vector<std::uint32_t> qu(shape.stride, 0);
-  for (std::size_t c = 0; c < shape.columns; ++c) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(qu[c]));
-  // Take the client's hint for this index (it is used once).
-  std::vector<mpz_class> hint;
-  bool t_only = false;
-  {
-    std::lock_guard lock(mu_);
-    auto it = clients_.find(client_id);
-    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
-    auto h = it->second.hints.find(index);
-    if (h != it->second.hints.end() && limits_.retain_hints_for_retries) {
-      const auto digest = sha256(message);
-      std::array<std::uint8_t, 32> d{};
-      std::copy(digest.begin(), digest.end(), d.begin());
-      auto prior = it->second.answered.find(index);
-      if (prior != it->second.answered.end() && prior->second != d) {
-        return failed_precondition_error("ZipPIR: query index " + std::to_string(index) +
-                                         " was already used by a different query");
-      }
-      it->second.answered[index] = d;
-      hint = h->second;
-    } else if (h != it->second.hints.end()) {
-      hint = std::move(h->second);
-      it->second.hints.erase(h);
-    } else if (it->second.exported.erase(index) > 0) {
-      t_only = true;
-    } else {
-      return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
-                                       std::to_string(index) + " of this client");
+  q.qu.assign(shape.stride, 0);
+  for (std::size_t c = 0; c < shape.columns; ++c) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(q.qu[c]));
+  return q;
+}
+
+Result<ZipPirServer::TakenHint> ZipPirServer::take_hint(const ParsedQuery& q,
+                                                        std::span<const std::uint8_t> message) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(q.client_id);
+  if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+  auto& client = it->second;
+  auto h = client.hints.find(q.index);
+  TakenHint taken;
+  if (h != client.hints.end() && limits_.retain_hints_for_retries) {
+    const auto digest = sha256(message);
+    std::array<std::uint8_t, 32> d{};
+    std::copy(digest.begin(), digest.end(), d.begin());
+    auto prior = client.answered.find(q.index);
+    if (prior != client.answered.end() && prior->second != d) {
+      return failed_precondition_error("ZipPIR: query index " + std::to_string(q.index) +
+                                       " was already used by a different query");
     }
+    client.answered[q.index] = d;
+    taken.k = h->second;
+  } else if (h != client.hints.end()) {
+    taken.k = std::move(h->second);
+    client.hints.erase(h);
+  } else if (client.exported.erase(q.index) > 0) {
+    taken.t_only = true;
+  } else {
+    return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
+                                     std::to_string(q.index) + " of this client");
   }
+  return taken;
+}
+
+Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint8_t> message,
+                                                       ZipPirAnswerTimings* timings) {
+  const std::size_t n = info_.params.lwe.n;
+  const DatabaseShape& shape = info_.shape;
+  // Parse and check the whole message before consuming the one-time hint.
+  PRIVSEARCH_ASSIGN_OR_RETURN(const ParsedQuery q, parse_query(message));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const TakenHint hint, take_hint(q, message));
+  const PaillierPublicKey& pk = *q.pk;
 
   auto t0 = Clock::now();
   std::vector<std::uint32_t> ans(shape.rows);
-  matvec_u8_u32(db_->data(), shape.rows, shape.stride, qu.data(), ans.data());
+  matvec_u8_u32(db_->data(), shape.rows, shape.stride, q.qu.data(), ans.data());
   const double db_ms = ms_since(t0);
 
   auto t1 = Clock::now();
@@ -292,29 +302,30 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer(std::span<const std::uint
   }
   const std::size_t L = primes_.size(), packed = packed_rows_;
   std::vector<std::uint32_t> ck_rns(L * n);
-  rns->to_rns_many(ck_words, n, ck_rns.data());
+  q.rns->to_rns_many(q.ck_words, n, ck_rns.data());
   const double convert_ms = ms_since(t1);
   auto t2 = Clock::now();
   std::vector<std::uint32_t> t_rns(L * packed);
   rns_matvec(primes_, p_rns_.data(), packed, n, ck_rns.data(), t_rns.data());
   const double matvec_ms = ms_since(t2);
   auto t3 = Clock::now();
+  const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
   ByteWriter w;
   put_header(w, kResponseMagic);
   w.put_u64(info_.params_id());
-  w.put_u64(index);
-  w.put_u8(t_only ? kModeTOnly : kModeCombined);
+  w.put_u64(q.index);
+  w.put_u8(hint.t_only ? kModeTOnly : kModeCombined);
   w.put_u32(static_cast<std::uint32_t>(packed));
   for (std::size_t i = 0; i < packed; ++i) {
-    mpz_class t = rns->crt_mod(t_rns.data() + i, packed);
+    mpz_class t = q.rns->crt_mod(t_rns.data() + i, packed);
     t += pack_slots(ans_scaled.data() + i * slots_, slots_, b);
-    t %= pk->n();
-    if (t_only) {
+    t %= pk.n();
+    if (hint.t_only) {
       w.put_bytes(to_fixed_bytes(t, nbytes));
     } else {
       // Enc(P_i r) + t_i: k_i (1 + t_i N) mod N^2.
-      const mpz_class c = hint[i] * (1 + t * pk->n()) % pk->ciphertext_modulus();
-      w.put_bytes(pk->ciphertext_to_bytes(c));
+      const mpz_class c = hint.k[i] * (1 + t * pk.n()) % pk.ciphertext_modulus();
+      w.put_bytes(pk.ciphertext_to_bytes(c));
     }
   }
   if (timings != nullptr) {

@@ -78,7 +78,22 @@ class ZipPirServer {
     std::map<std::uint64_t, bool> exported;                 // indices whose hint the client holds
     std::map<std::uint64_t, std::array<std::uint8_t, 32>> answered;  // retained: query digest
   };
+  // A query message parsed and checked, before its one-time hint is consumed.
+  struct ParsedQuery {
+    std::uint64_t client_id = 0, index = 0;
+    std::shared_ptr<const RnsBasis> rns;
+    std::optional<PaillierPublicKey> pk;
+    std::vector<std::uint32_t> ck_words;  // the offsets ck_o, rns->input_words() words each
+    std::vector<std::uint32_t> qu;        // the LWE query, shape.stride entries
+  };
+  // The client's hint for a query index (used once), or t_only for an exported hint.
+  struct TakenHint {
+    std::vector<mpz_class> k;
+    bool t_only = false;
+  };
   ZipPirServer() = default;
+  Result<ParsedQuery> parse_query(std::span<const std::uint8_t> message) const;
+  Result<TakenHint> take_hint(const ParsedQuery& q, std::span<const std::uint8_t> message);
 
   ZipPirPublicInfo info_;
   std::optional<LweDatabase> db_;

@@ -27,18 +27,12 @@
 
 #include "ckks/ciphertext.h"
 #include "ckks/galois_keys.h"
+#include "ckks/hoisted_digits.h"
 #include "ckks/params.h"
 #include "ring/automorphism.h"
 #include "ring/rns_poly.h"
 
 namespace privsearch::ckks {
-
-// The decomposed c1 of one ciphertext, reusable across rotations.
-struct HoistedDigits {
-  std::size_t level = 0;
-  std::vector<ring::RnsPoly> digits;  // one per digit present at the level, each over
-                                      // level + 1 + num_p rows, NTT
-};
 
 HoistedDigits decompose_for_key_switch(const Params& params, const ring::RnsPoly& c1,
                                        std::size_t level);

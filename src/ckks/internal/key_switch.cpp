@@ -1,9 +1,9 @@
-#include "ckks/key_switch.h"
+#include "ckks/internal/key_switch.h"
 
 #include <algorithm>
 #include <array>
 
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 #include "core/check.h"
 #include "ring/dot_kernels.h"
 #include "ring/shoup_kernels.h"

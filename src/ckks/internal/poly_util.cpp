@@ -1,4 +1,4 @@
-#include "ckks/poly_util.h"
+#include "ckks/internal/poly_util.h"
 
 #include <algorithm>
 #include <array>
@@ -72,31 +72,29 @@ void mod_down_prepare(const Params& params, ModDownScratch& s) {
 void mod_down_row(const Params& params, ModDownScratch& s, std::size_t i, const std::uint64_t* x,
                   bool x_scaled, std::uint64_t* out, const std::uint64_t* addend,
                   const ring::GaloisPermutation* perm) {
-  ring::ModDownRow row;
   const std::size_t np = params.num_p();
+  const ring::ModDownRow::Target target{x, params.p_inv_mod_q(i), out, x_scaled};
   std::array<std::uint64_t, ring::ModDownRow::kMaxConvSources> c{};
-  if (np == 1) {
-    row.y = s.p_rows.data();  // one special prime: the centred lift happens inside the transform
-    row.p = params.key_moduli()[params.num_q()].value();
-  } else {
-    PRIVSEARCH_CHECK(np <= c.size(), "too many special primes for the fused ModDown");
-    const ring::BaseConverter& conv = params.p_to_q();
-    for (std::size_t k = 0; k < np; ++k) {
-      c[k] = conv.punctured_mod_to(i, k);
-      row.conv_max_source = std::max(row.conv_max_source, conv.from()[k].value());
+  auto row = [&] {
+    if (np == 1) {  // one special prime: the centred lift happens inside the transform
+      return ring::ModDownRow::lift(s.p_rows.data(), params.key_moduli()[params.num_q()].value(),
+                                    target);
     }
-    row.conv_t = s.conv.data();
-    row.conv_u = s.conv.data() + np * params.n();
-    row.conv_kf = np;
-    row.conv_c = c.data();
-    row.conv_m = conv.modulus_mod_to(i);
-  }
-  row.x = x;
-  row.w = params.p_inv_mod_q(i);
-  row.out = out;
-  row.addend = addend;
-  row.addend_perm = addend != nullptr ? perm : nullptr;
-  row.x_scaled = x_scaled;
+    PRIVSEARCH_CHECK(np <= c.size(), "too many special primes for the fused ModDown");
+    const ring::BaseConverter& converter = params.p_to_q();
+    ring::ModDownRow::Conversion conv;
+    for (std::size_t k = 0; k < np; ++k) {
+      c[k] = converter.punctured_mod_to(i, k);
+      conv.max_source = std::max(conv.max_source, converter.from()[k].value());
+    }
+    conv.t = s.conv.data();
+    conv.u = s.conv.data() + np * params.n();
+    conv.sources = np;
+    conv.c = c.data();
+    conv.m = converter.modulus_mod_to(i);
+    return ring::ModDownRow::conversion(conv, target);
+  }();
+  row.with_addend(addend, perm);
   params.ntt(i).forward_mod_down(row, s.transform.data());
 }
 
