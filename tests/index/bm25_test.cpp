@@ -52,7 +52,9 @@ TEST(Bm25, SciFactMatchesThePublishedBaseline) {
   }
   const double ndcg = total / static_cast<double>(c.queries.size());
   std::printf("SciFact BM25 nDCG@10 = %.4f over %zu queries\n", ndcg, c.queries.size());
-  EXPECT_NEAR(ndcg, 0.665, 0.03);  // BEIR 0.665; measured here 0.661 (TARGETS.md)
+  // Published BEIR BM25: 0.665. This tokenizer and stemmer give 0.6685 (deterministic;
+  // docs/FIGURES.md quotes it); a change of more than 0.005 is a change of the model.
+  EXPECT_NEAR(ndcg, 0.6685, 0.005);
 }
 
 }  // namespace
@@ -115,7 +117,7 @@ TEST(LexicalEncoderSlow, SciFactAndCranfieldQuality) {
     const auto enc = LexicalEncoder::fit(texts, LexicalEncoderConfig{});
     const double ndcg = search_ndcg(c, enc);
     std::printf("%s lexical-jl-%zu nDCG@10 = %.4f\n", name, enc.dim(), ndcg);
-    // The target on SciFact (>= 0.60; BM25 0.669) and near BM25 on Cranfield (0.328).
+    // The target on SciFact (>= 0.60; BM25 0.6685 above) and near BM25 on Cranfield (0.328).
     EXPECT_GE(ndcg, std::string(name) == "scifact" ? 0.60 : 0.30) << name;
   }
 }
