@@ -51,10 +51,13 @@ TEST(EvalEncrypted, SmallCollectionThroughAProviderProcess) {
   o.per_query_jsonl = dir / "per_query.jsonl";
   auto r = run_encrypted_eval(*collection, dir / "data", o, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
-  EXPECT_EQ((*r)["queries"], 12);
-  EXPECT_EQ((*r)["decision"], "equivalent");
-  EXPECT_DOUBLE_EQ((*r)["top10_order_match"].get<double>(), 1.0);
-  EXPECT_LT((*r)["numerical"]["max_abs_error"].get<double>(), 1e-3);
+  EXPECT_EQ(r->queries, 12u);
+  EXPECT_EQ(r->decision, "equivalent");
+  EXPECT_DOUBLE_EQ(r->top10_order_match, 1.0);
+  EXPECT_LT(r->max_abs_error, 1e-3);
+  const auto j = r->to_json();
+  EXPECT_EQ(j["decision"], "equivalent");
+  EXPECT_LT(j["numerical"]["max_abs_error"].get<double>(), 1e-3);
   std::ifstream lines(o.per_query_jsonl);
   std::size_t count = 0;
   for (std::string line; std::getline(lines, line);) ++count;

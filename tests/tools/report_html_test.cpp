@@ -11,10 +11,10 @@
 namespace privsearch::tools {
 namespace {
 
-using testing_support::audit_result;
+using testing_support::audit_report;
 
 TEST(ReportHtml, RendersSectionsChartsAndEscapes) {
-  const auto html = render_report_html("audit", audit_result());
+  const auto html = render_report_html(audit_report());
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("Public-PQ reconstruction"), std::string::npos);
   EXPECT_NE(html.find("Circuit-privacy boundary"), std::string::npos);
@@ -28,7 +28,7 @@ TEST(ReportHtml, RendersSectionsChartsAndEscapes) {
 
 TEST(ReportHtml, WritesTheFileAtomically) {
   const auto file = std::filesystem::temp_directory_path() / "privsearch-report-test.html";
-  ASSERT_TRUE(write_report_html(file, "audit", audit_result()).ok());
+  ASSERT_TRUE(write_report_html(file, audit_report()).ok());
   std::ifstream in(file);
   std::stringstream s;
   s << in.rdbuf();
@@ -37,7 +37,23 @@ TEST(ReportHtml, WritesTheFileAtomically) {
   EXPECT_NE(text.find("<svg"), std::string::npos);
   EXPECT_EQ(text.substr(text.size() - 8), "</html>\n");
   std::filesystem::remove(file);
-  EXPECT_FALSE(write_report_html("/nonexistent-dir/x/report.html", "audit", audit_result()).ok());
+  EXPECT_FALSE(write_report_html("/nonexistent-dir/x/report.html", audit_report()).ok());
+}
+
+}  // namespace
+}  // namespace privsearch::tools
+
+namespace privsearch::tools {
+namespace {
+
+// The audit report's JSON keeps the field names of the sections scripts read.
+TEST(ReportJson, AuditReportKeepsItsFieldNames) {
+  const auto j = testing_support::audit_report().to_json();
+  EXPECT_EQ(j["dataset"], "<b>data</b>");
+  EXPECT_DOUBLE_EQ(j["link_auc_set"].get<double>(), 0.99);
+  EXPECT_TRUE(j["candidate_leakage"].contains("K=100"));
+  EXPECT_EQ(j["circuit_privacy"]["rerandomized"]["public_key_bytes"], 203848);
+  EXPECT_FALSE(j.contains("score_oracle"));  // no extraction run
 }
 
 }  // namespace

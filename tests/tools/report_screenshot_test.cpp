@@ -106,7 +106,7 @@ TEST(ReportScreenshot, AuditReportIsReadableInChromium) {
   const fs::path dir = fs::temp_directory_path() / ("privsearch-shot-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path html = dir / "audit.html", png = dir / "audit.png", log = dir / "chromium.log";
-  ASSERT_TRUE(write_report_html(html, "audit", testing_support::audit_result()).ok());
+  ASSERT_TRUE(write_report_html(html, testing_support::audit_report()).ok());
   constexpr std::size_t kWidth = 1000, kHeight = 1400;
   const std::string cmd = "timeout 120 " + browser +
                           " --headless=new --no-sandbox --disable-gpu --hide-scrollbars"

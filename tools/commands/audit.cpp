@@ -11,6 +11,7 @@
 #include "experiments/audit_circuit.h"
 #include "experiments/audit_extraction.h"
 #include "experiments/report_html.h"
+#include "experiments/reports.h"
 #include "index/beir.h"
 
 namespace privsearch::tools {
@@ -28,30 +29,26 @@ int run(const Args& a) {
   progress("loading " + a.dataset.string());
   auto collection = index::load_collection(a.dataset);
   if (!collection.ok()) return fail(collection.status(), "audit");
-  auto result = eval::run_audit(*collection, a.audit, progress.callback());
-  if (!result.ok()) return fail(result.status(), "audit");
-  auto j = result->to_json();
-  j["dataset"] = a.dataset.string();
+  auto audit = eval::run_audit(*collection, a.audit, progress.callback());
+  if (!audit.ok()) return fail(audit.status(), "audit");
   progress("circuit-privacy boundary (in process, rerank-n8192)");
-  auto cp = run_circuit_privacy_audit(20, 2026, a.flood_bits);
-  if (!cp.ok()) return fail(cp.status(), "audit");
-  j["circuit_privacy"] = *cp;
+  auto circuit = run_circuit_privacy_audit(20, 2026, a.flood_bits);
+  if (!circuit.ok()) return fail(circuit.status(), "audit");
+  AuditReport report{a.dataset.string(), std::move(audit).value(), std::move(circuit).value(),
+                     std::nullopt};
   if (a.extraction) {
     ExtractionOptions eo;
     eo.dim = a.audit.dim;
     eo.seed = a.audit.seed;
     auto ex = run_extraction_audit(*collection, a.dataset, eo, progress.callback());
     if (!ex.ok()) return fail(ex.status(), "audit");
-    j["score_oracle"] = *ex;
-    j["extraction_cosine"] = (*ex)["extraction_cosine"];
-    j["extraction_refused"] = (*ex)["extraction_refused"];
-    j["not_covered"] = {"response re-randomization (noise flooding) option"};
+    report.extraction = std::move(ex).value();
   }
   if (!a.html.empty()) {
-    if (auto st = write_report_html(a.html, "audit", j); !st.ok()) return fail(st, "audit");
+    if (auto st = write_report_html(a.html, report); !st.ok()) return fail(st, "audit");
     progress("report written to " + a.html.string());
   }
-  std::cout << j.dump(2) << std::endl;
+  std::cout << report.to_json().dump(2) << std::endl;
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "experiments/eval_encrypted.h"
 #include "experiments/eval_self_retrieval.h"
 #include "experiments/report_html.h"
+#include "experiments/reports.h"
 #include "index/beir.h"
 
 namespace privsearch::tools {
@@ -26,12 +27,13 @@ struct Args {
 };
 
 // Writes the report when asked, then the JSON on stdout.
-int finish(const Args& a, const char* kind, const nlohmann::json& j, const Progress& progress) {
+template <typename Report>
+int finish(const Args& a, const Report& report, const Progress& progress) {
   if (!a.html.empty()) {
-    if (auto st = write_report_html(a.html, kind, j); !st.ok()) return fail(st, "eval");
+    if (auto st = write_report_html(a.html, report); !st.ok()) return fail(st, "eval");
     progress("report written to " + a.html.string());
   }
-  std::cout << j.dump(2) << std::endl;
+  std::cout << report.to_json().dump(2) << std::endl;
   return 0;
 }
 
@@ -53,26 +55,20 @@ int run(Args& a) {
   if (a.sweep) {
     auto sweep = eval::run_sweep(*collection, eval::SweepOptions{}, progress.callback());
     if (!sweep.ok()) return fail(sweep.status(), "eval");
-    auto j = sweep->to_json();
-    j["dataset"] = a.dataset.string();
-    return finish(a, "sweep", j, progress);
+    return finish(a, SweepReport{a.dataset.string(), std::move(sweep).value()}, progress);
   }
-  auto result = eval::run_ladder(*collection, a.ladder, progress.callback());
-  if (!result.ok()) return fail(result.status(), "eval");
-  auto j = result->to_json();
+  auto ladder = eval::run_ladder(*collection, a.ladder, progress.callback());
+  if (!ladder.ok()) return fail(ladder.status(), "eval");
+  EvalReport report{a.dataset.string(), std::move(ladder).value(), std::nullopt};
   if (a.encrypted) {
     a.encrypted_options.k = a.ladder.k;
     a.encrypted_options.dim = a.ladder.dim;
     a.encrypted_options.resamples = a.ladder.resamples;
     auto enc = run_encrypted_eval(*collection, a.dataset, a.encrypted_options, progress.callback());
     if (!enc.ok()) return fail(enc.status(), "eval");
-    j["encrypted_rerank"] = *enc;
-    for (const char* key : {"top10_order_match", "ckks_minus_plain_ndcg10", "decision"}) {
-      j[key] = (*enc)[key];
-    }
+    report.encrypted = std::move(enc).value();
   }
-  j["dataset"] = a.dataset.string();
-  return finish(a, "eval", j, progress);
+  return finish(a, report, progress);
 }
 
 }  // namespace

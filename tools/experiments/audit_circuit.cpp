@@ -31,7 +31,7 @@ struct Fixture {
 };
 
 // One provider configuration: `repeats` evaluations of one request and of fresh encryptions.
-Result<nlohmann::json> run_variant(const Fixture& f, int flood_bits, std::size_t repeats,
+Result<CircuitVariant> run_variant(const Fixture& f, int flood_bits, std::size_t repeats,
                                    Prng& prng) {
   constexpr std::size_t kK = 8;
   const auto& params = f.params;
@@ -76,31 +76,31 @@ Result<nlohmann::json> run_variant(const Fixture& f, int flood_bits, std::size_t
     PRIVSEARCH_RETURN_IF_ERROR(check(req, resp));
     fresh.insert(hash_hex(resp.payload()));
   }
-  nlohmann::json j;
-  j["fixed_request_unique_response_hashes"] = fixed.size();
-  j["fresh_encryption_unique_response_hashes"] = fresh.size();
-  j["max_abs_error"] = max_err;
-  j["provider_ms_median"] = eval::describe(provider_ms).median;
-  j["response_bytes"] = response_bytes;
+  CircuitVariant v;
+  v.fixed_request_unique_response_hashes = fixed.size();
+  v.fresh_encryption_unique_response_hashes = fresh.size();
+  v.max_abs_error = max_err;
+  v.provider_ms_median = eval::describe(provider_ms).median;
+  v.response_bytes = response_bytes;
   if (flood_bits > 0) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const double bound,
                                 rerank::fast_kernel_noise_l2_log2(layout, params));
     PRIVSEARCH_ASSIGN_OR_RETURN(
         const auto plan, ckks::plan_flooding(params, 0, params.default_scale(),
                                              core->config().score_bound, flood_bits, bound));
-    j["flood_security_bits"] = flood_bits;
-    j["noise_l2_bound_log2"] = bound;
-    j["flood_sigma_log2"] = plan.sigma_log2;
-    j["predicted_precision_bits"] = plan.precision_bits;
-    j["public_key_bytes"] = up.public_key().size();
+    v.flood_security_bits = flood_bits;
+    v.noise_l2_bound_log2 = bound;
+    v.flood_sigma_log2 = plan.sigma_log2;
+    v.predicted_precision_bits = plan.precision_bits;
+    v.public_key_bytes = up.public_key().size();
   }
-  return j;
+  return v;
 }
 
 }  // namespace
 
-Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint64_t seed,
-                                                 int flood_bits) {
+Result<CircuitAuditResult> run_circuit_privacy_audit(std::size_t repeats, std::uint64_t seed,
+                                                     int flood_bits) {
   constexpr std::size_t kDocs = 64, kDim = 32;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto lit, ckks::preset_literal("rerank-n8192"));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, ckks::Params::create(lit));
@@ -123,28 +123,55 @@ Result<nlohmann::json> run_circuit_privacy_audit(std::size_t repeats, std::uint6
   PRIVSEARCH_RETURN_IF_ERROR(index::ExactStore::write(dir / "exact.bin", docs));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(dir / "exact.bin"));
   const Fixture f{params, docs, &store};
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto j, run_variant(f, 0, repeats, prng));
+  CircuitAuditResult out;
+  out.dim = kDim;
+  out.k = 8;
+  out.repeats = repeats;
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.deterministic, run_variant(f, 0, repeats, prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.rerandomized, run_variant(f, flood_bits, repeats, prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto paper_layout,
+                              rerank::make_layout(params, rerank::Kernel::kFast, 672, 100));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const double paper_bound,
+                              rerank::fast_kernel_noise_l2_log2(paper_layout, params));
+  out.max_flood_bits_8bit_precision =
+      ckks::max_flooding_security_bits(params, 0, params.default_scale(), 1.0, paper_bound, 8);
+  out.max_flood_bits_12bit_precision =
+      ckks::max_flooding_security_bits(params, 0, params.default_scale(), 1.0, paper_bound, 12);
+  return out;
+}
+
+nlohmann::json CircuitVariant::to_json() const {
+  nlohmann::json j;
+  j["fixed_request_unique_response_hashes"] = fixed_request_unique_response_hashes;
+  j["fresh_encryption_unique_response_hashes"] = fresh_encryption_unique_response_hashes;
+  j["max_abs_error"] = max_abs_error;
+  j["provider_ms_median"] = provider_ms_median;
+  j["response_bytes"] = response_bytes;
+  if (flood_security_bits > 0) {
+    j["flood_security_bits"] = flood_security_bits;
+    j["noise_l2_bound_log2"] = noise_l2_bound_log2;
+    j["flood_sigma_log2"] = flood_sigma_log2;
+    j["predicted_precision_bits"] = predicted_precision_bits;
+    j["public_key_bytes"] = public_key_bytes;
+  }
+  return j;
+}
+
+nlohmann::json CircuitAuditResult::to_json() const {
+  auto j = deterministic.to_json();
   j["params"] = "rerank-n8192";
-  j["dim"] = kDim;
-  j["k"] = 8;
+  j["dim"] = dim;
+  j["k"] = k;
   j["repeats"] = repeats;
   j["explicit_output_sanitisation_present"] = false;
   j["note"] = "by default evaluation is deterministic and the output is not re-randomized, so "
               "circuit privacy is not claimed; `rerandomized` is the provider's --flood-bits "
               "option (docs/SECURITY.md)";
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto flooded, run_variant(f, flood_bits, repeats, prng));
-  const double plain_ms = j["provider_ms_median"].get<double>();
-  flooded["provider_ms_overhead"] = flooded["provider_ms_median"].get<double>() - plain_ms;
+  auto flooded = rerandomized.to_json();
+  flooded["provider_ms_overhead"] = rerandomized.provider_ms_median - deterministic.provider_ms_median;
   j["rerandomized"] = flooded;
-  // What the preset affords at the paper's shape (d' = 672, K = 100) for 8 and 12 bits left.
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto paper_layout,
-                              rerank::make_layout(params, rerank::Kernel::kFast, 672, 100));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const double paper_bound,
-                              rerank::fast_kernel_noise_l2_log2(paper_layout, params));
-  j["max_flood_bits_8bit_precision"] =
-      ckks::max_flooding_security_bits(params, 0, params.default_scale(), 1.0, paper_bound, 8);
-  j["max_flood_bits_12bit_precision"] =
-      ckks::max_flooding_security_bits(params, 0, params.default_scale(), 1.0, paper_bound, 12);
+  j["max_flood_bits_8bit_precision"] = max_flood_bits_8bit_precision;
+  j["max_flood_bits_12bit_precision"] = max_flood_bits_12bit_precision;
   return j;
 }
 

@@ -47,11 +47,11 @@ Result<Recovery> recover_rows(client::SearchClient& sc, const std::vector<std::u
 }
 
 // How close each recovered row is to the exact one (the exact rows are opened only now).
-nlohmann::json score_recovery(const index::ExactStore& store,
-                              const std::vector<std::uint32_t>& targets, const Recovery& rec,
-                              double& cos_sum) {
+std::vector<RowRecovery> score_recovery(const index::ExactStore& store,
+                                        const std::vector<std::uint32_t>& targets,
+                                        const Recovery& rec) {
   const std::size_t d = store.cols();
-  nlohmann::json per = nlohmann::json::array();
+  std::vector<RowRecovery> per;
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const float* x = store.row(targets[i]);
     double dot = 0, nx = 0, nr = 0, err2 = 0, max_abs = 0, mae = 0;
@@ -65,22 +65,16 @@ nlohmann::json score_recovery(const index::ExactStore& store,
       mae += std::abs(e);
       max_abs = std::max(max_abs, std::abs(e));
     }
-    const double cos = dot / std::sqrt(nx * nr);
-    cos_sum += cos;
-    per.push_back({{"target", targets[i]},
-                   {"cosine", cos},
-                   {"relative_l2", std::sqrt(err2 / nx)},
-                   {"rmse", std::sqrt(err2 / static_cast<double>(d))},
-                   {"mae", mae / static_cast<double>(d)},
-                   {"max_abs_error", max_abs}});
+    per.push_back({targets[i], dot / std::sqrt(nx * nr), std::sqrt(err2 / nx),
+                   std::sqrt(err2 / static_cast<double>(d)), mae / static_cast<double>(d),
+                   max_abs});
   }
   return per;
 }
 
 // The default budget, one key epoch: basis queries against one target until refused.
-Result<nlohmann::json> against_default_budget(client::SearchClient& sc, std::uint32_t target,
-                                              std::size_t d, const client::SearchOptions& so,
-                                              bool& refused_before_a_row) {
+Status against_default_budget(client::SearchClient& sc, std::uint32_t target, std::size_t d,
+                              const client::SearchOptions& so, ExtractionResult& out) {
   std::size_t answered = 0;
   bool refused = false;
   std::string refusal;
@@ -97,15 +91,16 @@ Result<nlohmann::json> against_default_budget(client::SearchClient& sc, std::uin
     }
     ++answered;
   }
-  refused_before_a_row = refused && answered < d;
-  return nlohmann::json{{"answered_before_refusal", answered},
-                        {"row_completed", answered == d},
-                        {"refusal", refusal}};
+  out.answered_before_refusal = answered;
+  out.row_completed = answered == d;
+  out.refusal = refusal;
+  out.extraction_refused = refused && answered < d;
+  return Status();
 }
 
 }  // namespace
 
-Result<nlohmann::json> run_extraction_audit(const index::Collection& c,
+Result<ExtractionResult> run_extraction_audit(const index::Collection& c,
                                             const std::filesystem::path& dataset_dir,
                                             const ExtractionOptions& o,
                                             const std::function<void(const std::string&)>& progress) {
@@ -126,9 +121,9 @@ Result<nlohmann::json> run_extraction_audit(const index::Collection& c,
   }
   client::SearchOptions so;
   so.renew_key_epoch = false;  // the attacker uses one key epoch
-  nlohmann::json out;
-  out["targets"] = targets;
-  out["dim"] = d;
+  ExtractionResult out;
+  out.targets = targets;
+  out.dim = d;
   say(fmt::format("extraction with the budget disabled: {} targets x {} basis queries",
                   targets.size(), d));
   Recovery rec;
@@ -141,23 +136,44 @@ Result<nlohmann::json> run_extraction_audit(const index::Collection& c,
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto store, index::ExactStore::open(index_dir / built.manifest.find("exact_store")->file));
+  out.per_target = score_recovery(store, targets, rec);
+  out.queries = rec.queries;
+  out.bytes = rec.bytes;
+  out.seconds = rec.seconds;
   double cos_sum = 0;
-  out["budget_disabled"] = {{"per_target", score_recovery(store, targets, rec, cos_sum)},
-                            {"queries", rec.queries},
-                            {"bytes", rec.bytes},
-                            {"seconds", rec.seconds},
-                            {"seconds_per_target", rec.seconds / static_cast<double>(targets.size())}};
-  out["extraction_cosine"] = cos_sum / static_cast<double>(targets.size());
+  for (const auto& r : out.per_target) cos_sum += r.cosine;
+  out.extraction_cosine = cos_sum / static_cast<double>(targets.size());
   say("extraction against the default per-key-id budget (one key epoch)");
-  {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
-                                SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir"}}));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
-    bool refused = false;
-    PRIVSEARCH_ASSIGN_OR_RETURN(out["default_budget"],
-                                against_default_budget(*sc, targets[0], d, so, refused));
-    out["extraction_refused"] = refused;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
+                              SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir"}}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
+  PRIVSEARCH_RETURN_IF_ERROR(against_default_budget(*sc, targets[0], d, so, out));
+  return out;
+}
+
+nlohmann::json ExtractionResult::to_json() const {
+  nlohmann::json out;
+  out["targets"] = targets;
+  out["dim"] = dim;
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& r : per_target) {
+    per.push_back({{"target", r.target},
+                   {"cosine", r.cosine},
+                   {"relative_l2", r.relative_l2},
+                   {"rmse", r.rmse},
+                   {"mae", r.mae},
+                   {"max_abs_error", r.max_abs_error}});
   }
+  out["budget_disabled"] = {{"per_target", per},
+                            {"queries", queries},
+                            {"bytes", bytes},
+                            {"seconds", seconds},
+                            {"seconds_per_target", seconds / static_cast<double>(targets.size())}};
+  out["extraction_cosine"] = extraction_cosine;
+  out["default_budget"] = {{"answered_before_refusal", answered_before_refusal},
+                           {"row_completed", row_completed},
+                           {"refusal", refusal}};
+  out["extraction_refused"] = extraction_refused;
   out["security_conclusion"] = {
       {"query_confidentiality_refuted", false},
       {"document_privacy_against_clients_provided", false},

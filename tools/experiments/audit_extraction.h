@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,30 @@ struct ExtractionOptions {
   std::filesystem::path work_dir = "build/audit-extraction";
 };
 
-Result<nlohmann::json> run_extraction_audit(const index::Collection& collection,
+// How close one recovered row came to the exact one.
+struct RowRecovery {
+  std::uint32_t target = 0;
+  double cosine = 0, relative_l2 = 0, rmse = 0, mae = 0, max_abs_error = 0;
+};
+
+struct ExtractionResult {
+  std::vector<std::uint32_t> targets;
+  std::size_t dim = 0;
+  // Budget disabled: the rows come back.
+  std::vector<RowRecovery> per_target;
+  std::size_t queries = 0, bytes = 0;
+  double seconds = 0;
+  double extraction_cosine = 0;  // mean over the targets
+  // The default budget, one key epoch.
+  std::size_t answered_before_refusal = 0;
+  bool row_completed = false;
+  std::string refusal;
+  bool extraction_refused = false;  // refused before one row completed
+  // The JSON of the audit's `score_oracle` section (field names are an interface).
+  nlohmann::json to_json() const;
+};
+
+Result<ExtractionResult> run_extraction_audit(const index::Collection& collection,
                                             const std::filesystem::path& dataset_dir,
                                             const ExtractionOptions& options,
                                             const std::function<void(const std::string&)>& progress);

@@ -18,7 +18,7 @@
 
 namespace privsearch::tools {
 
-Result<nlohmann::json> run_encrypted_eval(const index::Collection& c,
+Result<EncryptedEvalResult> run_encrypted_eval(const index::Collection& c,
                                           const std::filesystem::path& dataset_dir,
                                           const EncryptedEvalOptions& o,
                                           const std::function<void(const std::string&)>& progress) {
@@ -62,29 +62,48 @@ Result<nlohmann::json> run_encrypted_eval(const index::Collection& c,
   if (totals.ndcg_encrypted.empty()) return invalid_argument_error("no judged query in the collection");
   const auto diff = eval::paired_bootstrap_difference(totals.ndcg_encrypted,
                                                       totals.ndcg_plaintext, o.resamples, o.seed);
-  const auto err = eval::describe(totals.abs_errors);
   double sq_sum = 0;
   for (const double e : totals.abs_errors) sq_sum += e * e;
-  const std::size_t sq_count = totals.abs_errors.size();
+  EncryptedEvalResult r;
+  r.queries = totals.judged_queries;
+  r.k = o.k;
+  r.artifact_version = manifest.version_id;
+  r.ndcg10_ckks = eval::describe(totals.ndcg_encrypted).mean;
+  r.ndcg10_plaintext_rerank = eval::describe(totals.ndcg_plaintext).mean;
+  r.diff_mean = diff.mean;
+  r.diff_low = diff.low;
+  r.diff_high = diff.high;
+  r.resamples = o.resamples;
+  r.margin = o.margin;
+  r.decision = eval::equivalence_decision(diff, o.margin);
+  r.top10_order_match = totals.top10_match_fraction();
+  r.max_abs_error = totals.max_abs_error;
+  r.mean_abs_error = eval::describe(totals.abs_errors).mean;
+  r.scores_compared = totals.abs_errors.size();
+  r.rmse = r.scores_compared ? std::sqrt(sq_sum / static_cast<double>(r.scores_compared)) : 0.0;
+  if (!totals.end_to_end_ms.empty()) r.end_to_end_ms = eval::describe(totals.end_to_end_ms);
+  return r;
+}
+
+nlohmann::json EncryptedEvalResult::to_json() const {
   nlohmann::json j;
-  j["queries"] = totals.judged_queries;
-  j["k"] = o.k;
+  j["queries"] = queries;
+  j["k"] = k;
   j["transport"] = "provider process, gRPC over TLS 1.3 on 127.0.0.1";
-  j["artifact_version"] = manifest.version_id;
-  j["ndcg@10_ckks"] = eval::describe(totals.ndcg_encrypted).mean;
-  j["ndcg@10_plaintext_rerank"] = eval::describe(totals.ndcg_plaintext).mean;
-  j["ckks_minus_plain_ndcg10"] = {{"mean", diff.mean}, {"ci_low", diff.low},
-                                  {"ci_high", diff.high}, {"resamples", o.resamples}};
-  j["margin"] = o.margin;
-  j["decision"] = eval::equivalence_decision(diff, o.margin);
-  j["top10_order_match"] = totals.top10_match_fraction();
-  j["numerical"] = {{"max_abs_error", totals.max_abs_error},
-                    {"mean_abs_error", err.mean},
-                    {"rmse", sq_count ? std::sqrt(sq_sum / static_cast<double>(sq_count)) : 0.0},
-                    {"scores_compared", sq_count}};
-  if (!totals.end_to_end_ms.empty()) {
-    const auto e2e = eval::describe(totals.end_to_end_ms);
-    j["end_to_end_ms"] = {{"median", e2e.median}, {"p95", e2e.p95}};
+  j["artifact_version"] = artifact_version;
+  j["ndcg@10_ckks"] = ndcg10_ckks;
+  j["ndcg@10_plaintext_rerank"] = ndcg10_plaintext_rerank;
+  j["ckks_minus_plain_ndcg10"] = {{"mean", diff_mean}, {"ci_low", diff_low},
+                                  {"ci_high", diff_high}, {"resamples", resamples}};
+  j["margin"] = margin;
+  j["decision"] = decision;
+  j["top10_order_match"] = top10_order_match;
+  j["numerical"] = {{"max_abs_error", max_abs_error},
+                    {"mean_abs_error", mean_abs_error},
+                    {"rmse", rmse},
+                    {"scores_compared", scores_compared}};
+  if (end_to_end_ms) {
+    j["end_to_end_ms"] = {{"median", end_to_end_ms->median}, {"p95", end_to_end_ms->p95}};
   }
   return j;
 }

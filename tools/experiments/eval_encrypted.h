@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "eval/statistics.h"
 #include "index/beir.h"
 
 namespace privsearch::tools {
@@ -31,7 +33,24 @@ struct EncryptedEvalOptions {
   std::filesystem::path per_query_jsonl;  // empty: none
 };
 
-Result<nlohmann::json> run_encrypted_eval(const index::Collection& collection,
+struct EncryptedEvalResult {
+  std::size_t queries = 0, k = 0;
+  std::string artifact_version;
+  double ndcg10_ckks = 0, ndcg10_plaintext_rerank = 0;
+  // Paired bootstrap of nDCG@10(CKKS) - nDCG@10(plaintext rerank).
+  double diff_mean = 0, diff_low = 0, diff_high = 0;
+  std::size_t resamples = 0;
+  double margin = 0;
+  std::string decision;
+  double top10_order_match = 0;
+  double max_abs_error = 0, mean_abs_error = 0, rmse = 0;
+  std::size_t scores_compared = 0;
+  std::optional<eval::Distribution> end_to_end_ms;
+  // The JSON of `eval --encrypted`'s `encrypted_rerank` (field names are an interface).
+  nlohmann::json to_json() const;
+};
+
+Result<EncryptedEvalResult> run_encrypted_eval(const index::Collection& collection,
                                           const std::filesystem::path& dataset_dir,
                                           const EncryptedEvalOptions& options,
                                           const std::function<void(const std::string&)>& progress);

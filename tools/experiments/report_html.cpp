@@ -1,6 +1,7 @@
 #include "experiments/report_html.h"
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cmath>
 #include <sstream>
@@ -139,196 +140,216 @@ std::string table(const std::vector<std::string>& head, const std::vector<std::v
   return o.str();
 }
 
-std::string interval(const nlohmann::json& i) {
-  if (!i.is_object()) return num(i);
-  if (i.contains("ci_low")) {
-    return fmt::format("{} [{}, {}]", num(i["mean"], 5), num(i["ci_low"], 5), num(i["ci_high"], 5));
-  }
-  if (i.contains("ci95") && i["ci95"].is_array() && i["ci95"].size() == 2) {
-    return fmt::format("{} [{}, {}]", num(i["mean"]), num(i["ci95"][0]), num(i["ci95"][1]));
-  }
-  return esc(i.dump());
+std::string num(double v, int digits = 4) { return fmt::format("{:.{}f}", v, digits); }
+std::string num(std::size_t v) { return std::to_string(v); }
+std::string num(int v) { return std::to_string(v); }
+std::string yes_no(bool v) { return v ? "yes" : "no"; }
+
+std::string interval(const eval::Interval& i) {
+  return fmt::format("{} [{}, {}]", num(i.mean), num(i.low), num(i.high));
 }
 
-std::string eval_sections(const nlohmann::json& j) {
+std::string eval_sections(const EvalReport& r) {
   std::ostringstream o;
-  if (j.contains("methods")) {
-    std::vector<std::vector<std::string>> rows;
-    for (auto& [name, m] : j["methods"].items()) {
-      rows.push_back({esc(name), interval(m.value("ndcg@10", nlohmann::json())),
-                      interval(m.value("mrr@10", nlohmann::json())),
-                      interval(m.value("recall@10", nlohmann::json())),
-                      interval(m.value("recall@100", nlohmann::json()))});
-    }
-    o << "<h2>Quality ladder (95% bootstrap intervals)</h2>"
-      << table({"method", "nDCG@10", "MRR@10", "Recall@10", "Recall@100"}, rows);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : r.ladder.methods) {
+    rows.push_back({esc(m.name), interval(m.ndcg_at_10), interval(m.mrr_at_10),
+                    interval(m.recall_at_10), interval(m.recall_at_100)});
   }
-  if (j.contains("encrypted_rerank")) {
-    const auto& e = j["encrypted_rerank"];
+  o << "<h2>Quality ladder (95% bootstrap intervals)</h2>"
+    << table({"method", "nDCG@10", "MRR@10", "Recall@10", "Recall@100"}, rows);
+  if (r.encrypted) {
+    const auto& e = *r.encrypted;
     o << "<h2>Encrypted rerank through a provider process</h2>"
       << table({"figure", "value"},
-               {{"decision (margin " + num(e["margin"], 3) + ")", "<b>" + num(e["decision"]) + "</b>"},
-                {"nDCG@10 CKKS / plaintext rerank", num(e["ndcg@10_ckks"]) + " / " + num(e["ndcg@10_plaintext_rerank"])},
-                {"CKKS - plaintext nDCG@10 [95% CI]", interval(e["ckks_minus_plain_ndcg10"])},
-                {"exact top-10 order match", num(e["top10_order_match"])},
-                {"max / mean abs score error", num(e["numerical"]["max_abs_error"], 7) + " / " + num(e["numerical"]["mean_abs_error"], 7)},
-                {"end to end ms (median / p95)", e.contains("end_to_end_ms") ? num(e["end_to_end_ms"]["median"], 1) + " / " + num(e["end_to_end_ms"]["p95"], 1) : "-"},
-                {"queries, K", num(e["queries"]) + ", " + num(e["k"])}});
+               {{"decision (margin " + num(e.margin, 3) + ")", "<b>" + esc(e.decision) + "</b>"},
+                {"nDCG@10 CKKS / plaintext rerank", num(e.ndcg10_ckks) + " / " + num(e.ndcg10_plaintext_rerank)},
+                {"CKKS - plaintext nDCG@10 [95% CI]",
+                 fmt::format("{} [{}, {}]", num(e.diff_mean, 5), num(e.diff_low, 5), num(e.diff_high, 5))},
+                {"exact top-10 order match", num(e.top10_order_match)},
+                {"max / mean abs score error", num(e.max_abs_error, 7) + " / " + num(e.mean_abs_error, 7)},
+                {"end to end ms (median / p95)",
+                 e.end_to_end_ms ? num(e.end_to_end_ms->median, 1) + " / " + num(e.end_to_end_ms->p95, 1) : "-"},
+                {"queries, K", num(e.queries) + ", " + num(e.k)}});
   }
   return o.str();
 }
 
-std::string sweep_sections(const nlohmann::json& j) {
-  std::ostringstream o;
+std::string dimension_section(const eval::SweepResult& j) {
   Series exact{"exact projected", {}}, pqo{"PQ only", {}}, rr{"PQ + rerank (K=100)", {}};
   std::vector<std::vector<std::string>> rows;
-  for (const auto& c : j["dimension_curve"]) {
-    const double d = c["dim"].get<double>();
-    exact.points.push_back({d, c["ndcg@10_exact_projected"]["test"].get<double>()});
-    pqo.points.push_back({d, c["ndcg@10_pq_only"]["test"].get<double>()});
-    rr.points.push_back({d, c["K=100"]["ndcg@10_pq_rerank"]["test"].get<double>()});
-    rows.push_back({num(c["dim"]), num(c["pq_m"]), num(c["ndcg@10_exact_projected"]["test"]),
-                    num(c["ndcg@10_pq_only"]["test"]), num(c["K=100"]["ndcg@10_pq_rerank"]["test"]),
-                    num(c["K=100"]["candidate_recall_of_exact_top10"]["test"])});
+  for (const auto& c : j.dimension_curve) {
+    const double d = static_cast<double>(c.dim);
+    const auto& at100 = c.at_k.at(100);
+    exact.points.push_back({d, c.ndcg10_exact_projected.test});
+    pqo.points.push_back({d, c.ndcg10_pq_only.test});
+    rr.points.push_back({d, at100.ndcg10_pq_rerank.test});
+    rows.push_back({num(c.dim), num(c.pq_m.value_or(0)), num(c.ndcg10_exact_projected.test),
+                    num(c.ndcg10_pq_only.test), num(at100.ndcg10_pq_rerank.test),
+                    num(at100.candidate_recall_of_exact_top10.test)});
   }
-  o << "<h2>Quality by projected dimension (test split)</h2>"
-    << line_chart("nDCG@10 by d' (M = d'/8)", "d' (log scale)", "nDCG@10", {exact, pqo, rr}, true)
-    << table({"d'", "M", "exact projected", "PQ only", "PQ + rerank", "recall of exact top-10 in K=100"}, rows);
+  return "<h2>Quality by projected dimension (test split)</h2>" +
+         line_chart("nDCG@10 by d' (M = d'/8)", "d' (log scale)", "nDCG@10", {exact, pqo, rr}, true) +
+         table({"d'", "M", "exact projected", "PQ only", "PQ + rerank", "recall of exact top-10 in K=100"}, rows);
+}
+
+std::string sweep_sections(const eval::SweepResult& j) {
+  std::ostringstream o;
+  o << dimension_section(j);
   Series kr{"PQ + rerank", {}}, krec{"candidate recall", {}};
-  for (auto& [key, v] : j["k_sweep"].items()) {
-    if (key.rfind("K=", 0) != 0) continue;
-    const double k = std::stod(key.substr(2));
-    kr.points.push_back({k, v["ndcg@10_pq_rerank"]["test"].get<double>()});
-    krec.points.push_back({k, v["candidate_recall_of_exact_top10"]["test"].get<double>()});
+  for (const auto& [k, at] : j.k_sweep.at_k) {  // std::map: ascending K
+    kr.points.push_back({static_cast<double>(k), at.ndcg10_pq_rerank.test});
+    krec.points.push_back({static_cast<double>(k), at.candidate_recall_of_exact_top10.test});
   }
-  std::sort(kr.points.begin(), kr.points.end());
-  std::sort(krec.points.begin(), krec.points.end());
   o << "<h2>K sweep</h2>" << line_chart("nDCG@10 and candidate recall by K", "K (log scale)", "value", {kr, krec}, true);
   std::vector<std::vector<std::string>> mrows;
-  for (const auto& m : j["m_sensitivity"]) {
-    mrows.push_back({num(m["pq_m"]), num(m["ndcg@10_pq_only"]["test"]), num(m["K=100"]["ndcg@10_pq_rerank"]["test"])});
+  for (const auto& m : j.m_sensitivity) {
+    mrows.push_back({num(m.pq_m.value_or(0)), num(m.ndcg10_pq_only.test),
+                     num(m.at_k.at(100).ndcg10_pq_rerank.test)});
   }
   o << "<h2>PQ sensitivity to M</h2>" << table({"M", "PQ only", "PQ + rerank (K=100)"}, mrows);
   std::vector<std::vector<std::string>> prows;
-  for (auto& [name, v] : j["projection_controls"].items()) {
-    prows.push_back({esc(name), num(v["ndcg@10_exact_projected"]["test"]), num(v["ndcg@10_exact_projected"]["validation"])});
+  for (const auto& [name, p] : {std::pair<const char*, const eval::SweepPoint*>{"first_coordinates", &j.control_first_coordinates},
+                                {"gaussian_orthoprojector", &j.control_gaussian},
+                                {"svd", &j.control_svd}}) {
+    prows.push_back({name, num(p->ndcg10_exact_projected.test), num(p->ndcg10_exact_projected.validation)});
   }
   o << "<h2>Projection controls</h2>" << table({"projection", "exact projected nDCG@10 (test)", "(validation)"}, prows);
   return o.str();
 }
 
-std::string audit_sections(const nlohmann::json& j) {
+std::string reconstruction_section(const eval::PqReconstruction& r) {
+  auto row = [](const char* space, const eval::ReconstructionFidelity& s) {
+    return std::vector<std::string>{space, num(s.cosine.mean), num(s.cosine.p05), num(s.cosine.p95),
+                                    num(s.relative_l2.mean), num(s.rmse, 5)};
+  };
+  return "<h2>Public-PQ reconstruction (" + num(r.sample) + " documents)</h2>" +
+         table({"space", "mean cosine", "p05", "p95", "mean relative L2", "RMSE"},
+               {row("projected", r.projected), row("lifted", r.lifted)});
+}
+
+std::string leakage_section(const eval::AuditResult& a) {
+  std::map<std::string, Series> auc;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [k, estimators] : a.candidate_leakage) {  // std::map: ascending K
+    const std::string key = "K=" + std::to_string(k);
+    for (const auto& [name, m] : estimators) {
+      auc[name].name = name;
+      auc[name].points.push_back({static_cast<double>(k), m.link_auc});
+      rows.push_back({esc(key), esc(name), num(m.cosine_mean), num(m.top10_overlap),
+                      num(m.top100_overlap), num(m.hit10), num(m.link_auc),
+                      num(m.link_tpr_at_1pct_fpr)});
+    }
+  }
+  std::vector<Series> s;
+  for (auto& [n, v] : auc) s.push_back(v);
   std::ostringstream o;
-  if (j.contains("pq_reconstruction")) {
-    const auto& r = j["pq_reconstruction"];
-    auto row = [&](const char* space) {
-      const auto& s = r[space];
-      return std::vector<std::string>{space, num(s["cosine"]["mean"]), num(s["cosine"]["p05"]),
-                                      num(s["cosine"]["p95"]), num(s["relative_l2"]["mean"]), num(s["rmse"], 5)};
-    };
-    o << "<h2>Public-PQ reconstruction (" << num(r["sample"]) << " documents)</h2>"
-      << table({"space", "mean cosine", "p05", "p95", "mean relative L2", "RMSE"}, {row("projected"), row("lifted")});
-  }
-  if (j.contains("candidate_leakage")) {
-    std::map<std::string, Series> auc;
-    std::vector<std::vector<std::string>> rows;
-    std::vector<std::pair<double, std::string>> keys;  // numeric K order
-    for (auto& [key, v] : j["candidate_leakage"].items()) keys.push_back({std::stod(key.substr(2)), key});
-    std::sort(keys.begin(), keys.end());
-    for (const auto& [k, key] : keys) {
-      const auto& v = j["candidate_leakage"][key];
-      for (auto& [name, m] : v.items()) {
-        auc[name].name = name;
-        auc[name].points.push_back({k, m["link_auc"].get<double>()});
-        rows.push_back({esc(key), esc(name), num(m["cosine_mean"]), num(m["top10_overlap"]),
-                        num(m["top100_overlap"]), num(m["hit10"]), num(m["link_auc"]),
-                        num(m["link_tpr_at_1pct_fpr"])});
-      }
-    }
-    std::vector<Series> s;
-    for (auto& [n, v] : auc) {
-      std::sort(v.points.begin(), v.points.end());
-      s.push_back(v);
-    }
-    o << "<h2>What the candidate IDs reveal</h2>"
-      << "<p>Set linkability AUC (K = 100): <b>" << num(j.value("link_auc_set", nlohmann::json())) << "</b>; with the "
-      << "client's permutation: <b>" << num(j.value("link_auc_set_permuted", nlohmann::json()))
-      << "</b>. True-query Hit@10: " << num(j.value("true_query_hit10", nlohmann::json())) << ".</p>"
-      << line_chart("Linkability ROC AUC of two halves of one candidate list", "K (log scale)", "AUC", s, true)
-      << table({"K", "estimator", "cosine to query", "top-10 overlap", "top-100 overlap", "Hit@10", "link AUC", "TPR @1% FPR"}, rows);
-  }
-  if (j.contains("circuit_privacy")) {
-    const auto& c = j["circuit_privacy"];
-    o << "<h2>Circuit-privacy boundary</h2>"
-      << table({"figure", "value"},
-               {{"unique response hashes, one request x " + num(c["repeats"]), num(c["fixed_request_unique_response_hashes"])},
-                {"unique response hashes, fresh encryptions", num(c["fresh_encryption_unique_response_hashes"])},
-                {"explicit output sanitisation", num(c["explicit_output_sanitisation_present"])},
-                {"max abs error", num(c["max_abs_error"], 7)}});
-    if (c.contains("rerandomized")) {
-      const auto& f = c["rerandomized"];
-      o << "<p>With the provider's re-randomization (<code>--flood-bits "
-        << num(f["flood_security_bits"]) << "</code>): fresh encryption of zero under the "
-        << "client's public key with flooding noise sized for statistical distance 2<sup>-"
-        << num(f["flood_security_bits"]) << "</sup>.</p>"
-        << table({"figure", "deterministic", "re-randomized"},
-                 {{"unique response hashes, one request", num(c["fixed_request_unique_response_hashes"]),
-                   num(f["fixed_request_unique_response_hashes"])},
-                  {"max abs error", num(c["max_abs_error"], 7), num(f["max_abs_error"], 7)},
-                  {"predicted precision (bits)", "-", num(f["predicted_precision_bits"], 2)},
-                  {"provider ms (median)", num(c.value("provider_ms_median", nlohmann::json()), 2), num(f["provider_ms_median"], 2)},
-                  {"response bytes", num(c.value("response_bytes", nlohmann::json())), num(f["response_bytes"])},
-                  {"public key upload bytes", "0", num(f["public_key_bytes"])}})
-        << "<p>Largest flooding security the preset affords at d' = 672, K = 100: "
-        << num(c["max_flood_bits_8bit_precision"]) << " bits with 8 bits of precision left, "
-        << num(c["max_flood_bits_12bit_precision"]) << " bits with 12.</p>";
-    }
-  }
-  if (j.contains("score_oracle")) {
-    const auto& s = j["score_oracle"];
-    o << "<h2>Score-oracle extraction</h2>"
-      << table({"figure", "value"},
-               {{"mean cosine of recovered rows (budget disabled)", num(s["extraction_cosine"], 10)},
-                {"queries / bytes / seconds", num(s["budget_disabled"]["queries"]) + " / " + num(s["budget_disabled"]["bytes"]) + " / " + num(s["budget_disabled"]["seconds"], 1)},
-                {"default budget: answered before refusal", num(s["default_budget"]["answered_before_refusal"])},
-                {"refused before a row completed", num(s["extraction_refused"])}});
+  o << "<h2>What the candidate IDs reveal</h2>"
+    << "<p>Set linkability AUC (K = 100): <b>" << num(a.link_auc_set) << "</b>; with the "
+    << "client's permutation: <b>" << num(a.link_auc_set_permuted)
+    << "</b>. True-query Hit@10: " << num(a.true_query_hit10) << ".</p>"
+    << line_chart("Linkability ROC AUC of two halves of one candidate list", "K (log scale)", "AUC", s, true)
+    << table({"K", "estimator", "cosine to query", "top-10 overlap", "top-100 overlap", "Hit@10", "link AUC", "TPR @1% FPR"}, rows);
+  return o.str();
+}
+
+std::string circuit_section(const CircuitAuditResult& c) {
+  const auto& d = c.deterministic;
+  const auto& f = c.rerandomized;
+  std::ostringstream o;
+  o << "<h2>Circuit-privacy boundary</h2>"
+    << table({"figure", "value"},
+             {{"unique response hashes, one request x " + num(c.repeats), num(d.fixed_request_unique_response_hashes)},
+              {"unique response hashes, fresh encryptions", num(d.fresh_encryption_unique_response_hashes)},
+              {"explicit output sanitisation", yes_no(false)},
+              {"max abs error", num(d.max_abs_error, 7)}});
+  if (f.flood_security_bits > 0) {
+    o << "<p>With the provider's re-randomization (<code>--flood-bits "
+      << num(f.flood_security_bits) << "</code>): fresh encryption of zero under the "
+      << "client's public key with flooding noise sized for statistical distance 2<sup>-"
+      << num(f.flood_security_bits) << "</sup>.</p>"
+      << table({"figure", "deterministic", "re-randomized"},
+               {{"unique response hashes, one request", num(d.fixed_request_unique_response_hashes),
+                 num(f.fixed_request_unique_response_hashes)},
+                {"max abs error", num(d.max_abs_error, 7), num(f.max_abs_error, 7)},
+                {"predicted precision (bits)", "-", num(f.predicted_precision_bits, 2)},
+                {"provider ms (median)", num(d.provider_ms_median, 2), num(f.provider_ms_median, 2)},
+                {"response bytes", num(d.response_bytes), num(f.response_bytes)},
+                {"public key upload bytes", "0", num(f.public_key_bytes)}})
+      << "<p>Largest flooding security the preset affords at d' = 672, K = 100: "
+      << num(c.max_flood_bits_8bit_precision) << " bits with 8 bits of precision left, "
+      << num(c.max_flood_bits_12bit_precision) << " bits with 12.</p>";
   }
   return o.str();
 }
 
-}  // namespace
+std::string extraction_section(const ExtractionResult& s) {
+  return "<h2>Score-oracle extraction</h2>" +
+         table({"figure", "value"},
+               {{"mean cosine of recovered rows (budget disabled)", num(s.extraction_cosine, 10)},
+                {"queries / bytes / seconds", num(s.queries) + " / " + num(s.bytes) + " / " + num(s.seconds, 1)},
+                {"default budget: answered before refusal", num(s.answered_before_refusal)},
+                {"refused before a row completed", yes_no(s.extraction_refused)}});
+}
 
-std::string render_report_html(const std::string& kind, const nlohmann::json& j) {
+std::string audit_sections(const AuditReport& r) {
+  return reconstruction_section(r.audit.pq_reconstruction) + leakage_section(r.audit) +
+         circuit_section(r.circuit) + (r.extraction ? extraction_section(*r.extraction) : "");
+}
+
+// The page around the sections: title, style, the environment table, the footer.
+std::string page(const std::string& kind, const std::string& dataset, const std::string& sections,
+                 std::vector<std::vector<std::string>> run_rows) {
   std::ostringstream o;
-  const std::string title = "privsearch " + kind + " report: " + j.value("dataset", std::string("-"));
+  const std::string title = "privsearch " + kind + " report: " + dataset;
   o << "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << esc(title)
     << "</title><style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1.2em;"
        "color:#222;line-height:1.45}table{border-collapse:collapse;margin:.6em 0 1.4em}td,th{border:"
        "1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}td:first-child,"
        "th:first-child,td.t{text-align:left}figure{margin:.5em 0}h2{margin-top:1.6em;border-bottom:1px "
        "solid #ddd}code{background:#f6f6f6}</style></head><body>";
-  o << "<h1>" << esc(title) << "</h1>";
-  if (kind == "eval") o << eval_sections(j);
-  if (kind == "sweep") o << sweep_sections(j);
-  if (kind == "audit") o << audit_sections(j);
-  const auto env = machine_description();
+  o << "<h1>" << esc(title) << "</h1>" << sections;
   std::vector<std::vector<std::string>> rows;
+  const auto env = machine_description();  // kept alive: items() refers into it
   for (auto& [k, v] : env.items()) rows.push_back({esc(k), num(v)});
-  for (const char* k : {"encoder", "seed", "dim", "pq_m", "k", "documents", "queries"}) {
-    if (j.contains(k)) rows.push_back({k, num(j[k])});
-  }
-  if (j.contains("encrypted_rerank")) rows.push_back({"artifact version", num(j["encrypted_rerank"]["artifact_version"])});
+  rows.insert(rows.end(), run_rows.begin(), run_rows.end());
   o << "<h2>Environment</h2>" << table({"item", "value"}, rows);
   o << "<p>Generated by <code>privsearch " << esc(kind == "sweep" ? "eval --sweep" : kind)
     << "</code>; the complete figures are in the command's JSON output.</p></body></html>\n";
   return o.str();
 }
 
-Status write_report_html(const std::filesystem::path& file, const std::string& kind,
-                         const nlohmann::json& result) {
-  const std::string html = render_report_html(kind, result);
-  return index::write_bytes_atomically(
-      file, byte_view(html));
+}  // namespace
+
+std::string render_report_html(const EvalReport& r) {
+  std::vector<std::vector<std::string>> run = {
+      {"encoder", esc(r.ladder.encoder_id)}, {"dim", num(r.ladder.dim)}, {"pq_m", num(r.ladder.pq_m)},
+      {"k", num(r.ladder.k)},
+      {"queries", num(r.ladder.methods.empty() ? std::size_t{0} : r.ladder.methods[0].per_query.size())}};
+  if (r.encrypted) run.push_back({"artifact version", esc(r.encrypted->artifact_version)});
+  return page("eval", r.dataset, eval_sections(r), run);
 }
+
+std::string render_report_html(const SweepReport& r) {
+  return page("sweep", r.dataset, sweep_sections(r.sweep),
+              {{"encoder", esc(r.sweep.encoder)},
+               {"queries", num(r.sweep.validation_queries) + " validation, " +
+                               num(r.sweep.test_queries) + " test"}});
+}
+
+std::string render_report_html(const AuditReport& r) {
+  const auto& a = r.audit;
+  return page("audit", r.dataset, audit_sections(r),
+              {{"encoder", esc(a.encoder)}, {"seed", std::to_string(a.seed)}, {"dim", num(a.dim)},
+               {"pq_m", num(a.pq_m)}, {"documents", num(a.documents)}, {"queries", num(a.queries)}});
+}
+
+template <typename Report>
+Status write_report_html(const std::filesystem::path& file, const Report& report) {
+  return index::write_bytes_atomically(file, byte_view(render_report_html(report)));
+}
+template Status write_report_html(const std::filesystem::path&, const EvalReport&);
+template Status write_report_html(const std::filesystem::path&, const SweepReport&);
+template Status write_report_html(const std::filesystem::path&, const AuditReport&);
 
 }  // namespace privsearch::tools

@@ -9,15 +9,17 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "core/status.h"
+#include "experiments/reports.h"
 
 namespace privsearch::tools {
 
-// `kind` is "eval", "sweep" or "audit" (the JSON the command printed).
-std::string render_report_html(const std::string& kind, const nlohmann::json& result);
-Status write_report_html(const std::filesystem::path& file, const std::string& kind,
-                         const nlohmann::json& result);
+std::string render_report_html(const EvalReport& report);
+std::string render_report_html(const SweepReport& report);
+std::string render_report_html(const AuditReport& report);
+
+// The page of `report`, written atomically (EvalReport, SweepReport or AuditReport).
+template <typename Report>
+Status write_report_html(const std::filesystem::path& file, const Report& report);
 
 }  // namespace privsearch::tools
