@@ -34,7 +34,7 @@ int main() {
   const auto query = encrypt_query(layout, params, sk, z, prng).value();
   const auto request = ckks::serialize_ciphertext(params, query, ckks::CiphertextForm::kSeeded).value();
   std::printf("layout: period %zu, %zu classes x %zu windows, %zu rotation keys (%zu bytes)\n",
-              layout.period, layout.width, layout.windows, layout.rotation_steps.size(),
+              layout.period(), layout.width(), layout.windows(), layout.rotation_steps().size(),
               ckks::serialize_galois_keys(params, keys).size());
 
   // Provider: its candidate rows (here synthetic) and the kernel, then a compact response.

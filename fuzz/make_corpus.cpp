@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     const auto req = request_for_layout(params, layout,
                                         *serialize_ciphertext(params, q, CiphertextForm::kSeeded));
     write(root / "rerank_messages", "request", serialize_request(req));
-    RerankResponse resp{params.id(), Kernel::kFast, 5, layout.period, 3, layout.slot_map, true,
+    RerankResponse resp{params.id(), Kernel::kFast, 5, layout.period(), 3, layout.slot_map(), true,
                         {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};
     write(root / "rerank_messages", "response", serialize_response(resp));
 

@@ -61,14 +61,14 @@ Result<ckks::FloodingPlan> flooding_plan(const ProviderConfig& config,
 // coefficients in units of the scale (|score_c| <= ||x_c|| for the client's unit query).
 std::vector<double> message_coeff_bounds(const rerank::KernelLayout& layout,
                                          std::span<const float> rows, std::size_t n) {
-  std::vector<double> out(layout.outputs, 0.0);
-  for (std::size_t c = 0; c < layout.k; ++c) {
+  std::vector<double> out(layout.outputs(), 0.0);
+  for (std::size_t c = 0; c < layout.k(); ++c) {
     double sq = 0;
-    for (std::size_t j = 0; j < layout.dim; ++j) {
-      const double v = rows[c * layout.dim + j];
+    for (std::size_t j = 0; j < layout.dim(); ++j) {
+      const double v = rows[c * layout.dim() + j];
       sq += v * v;
     }
-    out[layout.slot_map[c].ciphertext] += 2.0 * std::sqrt(sq) / static_cast<double>(n);
+    out[layout.slot_map()[c].ciphertext] += 2.0 * std::sqrt(sq) / static_cast<double>(n);
   }
   return out;
 }
@@ -278,7 +278,7 @@ Result<std::vector<std::vector<std::uint8_t>>> encode_outputs(
     const ProviderConfig& config, const rerank::KernelLayout& layout,
     const EvaluationKeys& keys, std::span<const float> rows,
     std::vector<ckks::Ciphertext>& outputs) {
-  const bool compact = layout.kernel == rerank::Kernel::kFast;
+  const bool compact = layout.kernel() == rerank::Kernel::kFast;
   const auto coeff_bounds = config.flood_security_bits > 0
                                 ? message_coeff_bounds(layout, rows, config.params.n())
                                 : std::vector<double>();
@@ -353,7 +353,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   out.dim = rr.dim;
   out.period = rr.period;
   out.k = rr.k;
-  out.slot_map = layout.slot_map;
+  out.slot_map = layout.slot_map();
   out.compact = rr.kernel == rerank::Kernel::kFast;
   auto outputs = encode_outputs(config_, layout, uploaded, rows, result.value().outputs);
   if (!outputs.ok()) return rerank_error(v1::INTERNAL, outputs.status().to_string());

@@ -6,7 +6,7 @@
 namespace privsearch::rerank {
 
 Result<double> fast_kernel_noise_l2_log2(const KernelLayout& layout, const ckks::Params& params) {
-  if (layout.kernel != Kernel::kFast) {
+  if (layout.kernel() != Kernel::kFast) {
     return failed_precondition_error("noise flooding is implemented for the fast kernel only");
   }
   if (params.max_level() < 2) {
@@ -15,7 +15,7 @@ Result<double> fast_kernel_noise_l2_log2(const KernelLayout& layout, const ckks:
         "rescale its mask); " + params.name() + " has " + std::to_string(params.num_q()));
   }
   const double n = static_cast<double>(params.n());
-  const double ones = static_cast<double>(std::min(layout.k, layout.capacity));
+  const double ones = static_cast<double>(std::min(layout.k(), layout.capacity()));
   const double rounding_sq = n / 12.0 + n * n / 18.0;
   const double level1_sq = 16.0 * rounding_sq;
   const double mask_sq = level1_sq * 2.0 * ones / n;

@@ -138,9 +138,9 @@ double unrescaled_mask_scale(const ckks::Params& params, double ct_scale) {
 Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted& op,
                      const Ciphertext& query, std::span<const float> rows,
                      std::vector<Ciphertext>& outputs) {
-  const std::size_t s_count = l.slots, d = l.dim, period = l.period;
-  const std::size_t per = l.kernel == Kernel::kNaive ? 1 : l.blocks;
-  const std::size_t groups = (l.k + per - 1) / per;
+  const std::size_t s_count = l.slots(), d = l.dim(), period = l.period();
+  const std::size_t per = l.kernel() == Kernel::kNaive ? 1 : l.blocks();
+  const std::size_t groups = (l.k() + per - 1) / per;
   const double delta = params.default_scale();
   // Rotate-and-sum strides 1, 2, ..., L/2 (none for L = 1, although the paper still generates
   // a key for step 1 then).
@@ -148,7 +148,7 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
   for (std::size_t s = 1; s < period; s <<= 1) strides.push_back(static_cast<int>(s));
   Ciphertext packed;
   for (std::size_t g = 0; g < groups; ++g) {
-    const std::size_t first = g * per, count = std::min(per, l.k - first);
+    const std::size_t first = g * per, count = std::min(per, l.k() - first);
     std::vector<double> slots(s_count, 0.0);
     for (std::size_t b = 0; b < count; ++b) {
       const float* x = rows.data() + (first + b) * d;
@@ -159,7 +159,7 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
     PRIVSEARCH_RETURN_IF_ERROR(op.multiply(ct, pt));
     PRIVSEARCH_RETURN_IF_ERROR(op.rescale(ct));
     PRIVSEARCH_RETURN_IF_ERROR(rotate_and_sum(op, ct, strides));
-    if (l.kernel != Kernel::kOneResponse) {
+    if (l.kernel() != Kernel::kOneResponse) {
       outputs.push_back(std::move(ct));
       continue;
     }
@@ -181,7 +181,7 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
       PRIVSEARCH_RETURN_IF_ERROR(op.add(packed, ct));
     }
   }
-  if (l.kernel == Kernel::kOneResponse) outputs.push_back(std::move(packed));
+  if (l.kernel() == Kernel::kOneResponse) outputs.push_back(std::move(packed));
   return Status();
 }
 
@@ -192,21 +192,21 @@ class FastKernel {
  public:
   FastKernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
              std::span<const float> rows)
-      : l_(l), params_(params), op_(op), rows_(rows), used_(l.blocks * l.period),
-        slots_(l.slots), slots2_(l.slots), slot_class_(used_), slot_pos_(used_) {
+      : l_(l), params_(params), op_(op), rows_(rows), used_(l.blocks() * l.period()),
+        slots_(l.slots()), slots2_(l.slots()), slot_class_(used_), slot_pos_(used_) {
     // Per slot s' of the used range: its candidate class and its position in the block.
     for (std::size_t sp = 0; sp < used_; ++sp) {
-      const std::size_t pos = sp % l.period;
-      slot_class_[sp] = static_cast<std::uint32_t>((sp / l.period) * l.width + pos % l.width);
+      const std::size_t pos = sp % l.period();
+      slot_class_[sp] = static_cast<std::uint32_t>((sp / l.period()) * l.width() + pos % l.width());
       slot_pos_[sp] = static_cast<std::uint32_t>(pos);
     }
   }
 
   Status run(const Ciphertext& query, std::vector<Ciphertext>& outputs) {
     PRIVSEARCH_RETURN_IF_ERROR(make_baby_steps(query));
-    for (std::size_t o = 0; o < l_.outputs; ++o) {
-      const std::size_t first = o * l_.capacity;
-      const std::size_t count = std::min(l_.capacity, l_.k - first);
+    for (std::size_t o = 0; o < l_.outputs(); ++o) {
+      const std::size_t first = o * l_.capacity();
+      const std::size_t count = std::min(l_.capacity(), l_.k() - first);
       PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext acc, window_products(first, count));
       PRIVSEARCH_RETURN_IF_ERROR(finish(acc, count));
       outputs.push_back(std::move(acc));
@@ -219,7 +219,7 @@ class FastKernel {
   // query itself (no copy).
   Status make_baby_steps(const Ciphertext& query) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto hoisted, op_.evaluator().hoist(query));
-    rotated_.resize(std::min(l_.baby, l_.width));
+    rotated_.resize(std::min(l_.baby(), l_.width()));
     baby_.assign(rotated_.size(), nullptr);
     baby_[0] = &query;
     for (std::size_t i = 1; i < baby_.size(); ++i) {
@@ -234,11 +234,11 @@ class FastKernel {
   void fill(std::size_t first, std::size_t count, std::size_t shift, std::size_t j,
             std::vector<double>& out) const {
     std::fill(out.begin(), out.end(), 0.0);
-    const std::size_t s_count = l_.slots, d = l_.dim;
+    const std::size_t s_count = l_.slots(), d = l_.dim();
     for (std::size_t sp = 0; sp < used_; ++sp) {
       const std::size_t c = slot_class_[sp];
       std::size_t dim = slot_pos_[sp] + j;
-      if (dim >= l_.period) dim -= l_.period;
+      if (dim >= l_.period()) dim -= l_.period();
       std::size_t dst = sp + shift;
       if (dst >= s_count) dst -= s_count;
       if (c < count && dim < d) out[dst] = rows_[(first + c) * d + dim];
@@ -250,7 +250,7 @@ class FastKernel {
   Result<Ciphertext> group_product(std::size_t first, std::size_t count, std::size_t shift) {
     const std::size_t level = baby_[0]->level();
     const double delta = params_.default_scale();
-    const std::size_t terms = std::min(l_.baby, l_.width - shift);
+    const std::size_t terms = std::min(l_.baby(), l_.width() - shift);
     Ciphertext inner;
     for (std::size_t i = 0; i < terms; i += 2) {
       fill(first, count, shift, shift + i, slots_);
@@ -274,9 +274,9 @@ class FastKernel {
     ckks::ExtendedCiphertext giant_sum;
     bool have_giant = false;
     Ciphertext unrotated;
-    for (std::size_t g = 0; g < l_.giant; ++g) {
-      const std::size_t shift = g * l_.baby;
-      if (shift >= l_.width) break;
+    for (std::size_t g = 0; g < l_.giant(); ++g) {
+      const std::size_t shift = g * l_.baby();
+      if (shift >= l_.width()) break;
       PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext inner, group_product(first, count, shift));
       if (shift == 0) {
         unrotated = std::move(inner);
@@ -304,11 +304,11 @@ class FastKernel {
   // units) is negligible, and the rescale's own rounding is not multiplied by w. Then keep only
   // the score slots: the other slots hold partial sums of other windows.
   Status finish(Ciphertext& acc, std::size_t count) {
-    const std::size_t b = l_.width;
-    PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op_, acc, b, l_.sum_baby, l_.sum_giant));
+    const std::size_t b = l_.width();
+    PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op_, acc, b, l_.sum_baby(), l_.sum_giant()));
     PRIVSEARCH_RETURN_IF_ERROR(op_.rescale(acc));
     std::fill(slots_.begin(), slots_.end(), 0.0);
-    for (std::size_t c = 0; c < count; ++c) slots_[(c / b) * l_.period + c % b] = 1.0;
+    for (std::size_t c = 0; c < count; ++c) slots_[(c / b) * l_.period() + c % b] = 1.0;
     const bool can_rescale = acc.level() >= 1;
     const double mask_scale =
         can_rescale ? params_.default_scale() : unrescaled_mask_scale(params_, acc.scale());
@@ -341,7 +341,7 @@ Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& o
 Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
                               const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
                               std::span<const float> rows) {
-  if (l.slots != params.slots()) {
+  if (l.slots() != params.slots()) {
     return failed_precondition_error("layout was made for other parameters");
   }
   PRIVSEARCH_RETURN_IF_ERROR(ckks::Evaluator(params).check_ciphertext(query, "query"));
@@ -350,23 +350,23 @@ Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
         "query is at level {}; the kernels need the top level {}", query.level(),
         params.max_level()));
   }
-  if (l.kernel == Kernel::kFast && params.max_level() < 1) {
+  if (l.kernel() == Kernel::kFast && params.max_level() < 1) {
     return failed_precondition_error("the fast kernel needs at least two data primes");
   }
-  if (rows.size() != l.k * l.dim) {
+  if (rows.size() != l.k() * l.dim()) {
     return invalid_argument_error(fmt::format(
-        "rows hold {} values; K x d' = {} x {} = {} expected", rows.size(), l.k, l.dim,
-        l.k * l.dim));
+        "rows hold {} values; K x d' = {} x {} = {} expected", rows.size(), l.k(), l.dim(),
+        l.k() * l.dim()));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!std::isfinite(rows[i])) {
       return invalid_argument_error(fmt::format(
-          "row {} (candidate {}) has a non-finite value at dimension {}", i / l.dim, i / l.dim,
-          i % l.dim));
+          "row {} (candidate {}) has a non-finite value at dimension {}", i / l.dim(), i / l.dim(),
+          i % l.dim()));
     }
   }
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params, keys.params_id(), "Galois key set"));
-  for (int step : l.rotation_steps) {
+  for (int step : l.rotation_steps()) {
     PRIVSEARCH_RETURN_IF_ERROR(keys.key_for_step(step, params.n()).status());
   }
   return Status();
@@ -381,7 +381,7 @@ Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Enc
   KernelResult out;
   Counted op(encoder, evaluator, keys, out);
   const auto t0 = std::chrono::steady_clock::now();
-  if (layout.kernel == Kernel::kFast) {
+  if (layout.kernel() == Kernel::kFast) {
     PRIVSEARCH_RETURN_IF_ERROR(fast_kernel(layout, params, op, query, rows, out.outputs));
   } else {
     PRIVSEARCH_RETURN_IF_ERROR(paper_kernels(layout, params, op, query, rows, out.outputs));

@@ -28,9 +28,9 @@ Result<Kernel> kernel_from_name(std::string_view name) {
 }
 
 std::vector<double> KernelLayout::replicate_query(std::span<const double> z) const {
-  std::vector<double> v(slots, 0.0);
-  for (std::size_t s = 0; s < slots; ++s) {
-    const std::size_t j = s % period;
+  std::vector<double> v(f_.slots, 0.0);
+  for (std::size_t s = 0; s < f_.slots; ++s) {
+    const std::size_t j = s % f_.period;
     v[s] = j < z.size() ? z[j] : 0.0;
   }
   return v;
@@ -40,9 +40,9 @@ namespace {
 
 std::size_t next_pow2(std::size_t x) { return std::bit_ceil(x); }
 
-Result<KernelLayout> paper_layout(std::size_t slots, Kernel kernel, std::size_t dim,
+Result<LayoutFields> paper_layout(std::size_t slots, Kernel kernel, std::size_t dim,
                                   std::size_t k) {
-  KernelLayout l;
+  LayoutFields l;
   l.kernel = kernel;
   l.dim = dim;
   l.k = k;
@@ -77,13 +77,13 @@ Result<KernelLayout> paper_layout(std::size_t slots, Kernel kernel, std::size_t 
   return l;
 }
 
-Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t k) {
+Result<LayoutFields> fast_layout(std::size_t slots, std::size_t dim, std::size_t k) {
   // Cost model (relative units measured on the rerank preset): a baby plaintext product
   // (encode + multiply) ~ 1, a rotation ~ 2.
   constexpr double kPlaintextCost = 1.0, kRotationCost = 2.0;
   // Prefer layouts whose one ciphertext holds all K candidates; only when none does, split K
   // over several ciphertexts of the cheapest layout.
-  KernelLayout best;
+  LayoutFields best;
   double best_cost = 0;
   bool found = false;
   bool best_single = false;
@@ -121,7 +121,7 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
       found = true;
       best_single = single;
       best_cost = cost;
-      best = KernelLayout{};
+      best = LayoutFields{};
       best.period = period;
       best.width = b;
       best.windows = w;
@@ -135,7 +135,7 @@ Result<KernelLayout> fast_layout(std::size_t slots, std::size_t dim, std::size_t
     }
   }
   if (!found) return internal_error("no fast layout fits");
-  KernelLayout& l = best;
+  LayoutFields& l = best;
   l.kernel = Kernel::kFast;
   l.dim = dim;
   l.k = k;
@@ -169,8 +169,10 @@ Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std:
     return invalid_argument_error(
         fmt::format("candidate count `K` = {} outside [1, {}]", k, kMaxCandidates));
   }
-  if (kernel == Kernel::kFast) return fast_layout(slots, dim, k);
-  return paper_layout(slots, kernel, dim, k);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto fields, kernel == Kernel::kFast
+                                                ? fast_layout(slots, dim, k)
+                                                : paper_layout(slots, kernel, dim, k));
+  return KernelLayout(std::move(fields));
 }
 
 }  // namespace privsearch::rerank

@@ -50,7 +50,8 @@ struct SlotRef {
   std::size_t slot = 0;
 };
 
-struct KernelLayout {
+// What make_layout decides for one (kernel, d', K): the slot layout's shape.
+struct LayoutFields {
   Kernel kernel = Kernel::kFast;
   std::size_t dim = 0;         // d'
   std::size_t k = 0;           // candidates
@@ -68,9 +69,41 @@ struct KernelLayout {
   std::size_t outputs = 0;     // output ciphertexts
   std::vector<int> rotation_steps;  // exactly the Galois keys the kernel uses, sorted
   std::vector<SlotRef> slot_map;    // candidate c -> score position
+};
+
+// A layout as make_layout computed it, read-only: the kernels, the request checks and the
+// client's decryption all rely on its fields agreeing with each other (period >= d', the slot
+// map inside the outputs, the rotation steps the kernel uses), so only make_layout builds one.
+// A default-constructed layout is empty (K = 0) until a layout is assigned to it.
+class KernelLayout {
+ public:
+  KernelLayout() = default;
+
+  Kernel kernel() const { return f_.kernel; }
+  std::size_t dim() const { return f_.dim; }
+  std::size_t k() const { return f_.k; }
+  std::size_t slots() const { return f_.slots; }
+  std::size_t period() const { return f_.period; }
+  std::size_t blocks() const { return f_.blocks; }
+  std::size_t width() const { return f_.width; }
+  std::size_t windows() const { return f_.windows; }
+  std::size_t baby() const { return f_.baby; }
+  std::size_t giant() const { return f_.giant; }
+  std::size_t sum_baby() const { return f_.sum_baby; }
+  std::size_t sum_giant() const { return f_.sum_giant; }
+  std::size_t capacity() const { return f_.capacity; }
+  std::size_t outputs() const { return f_.outputs; }
+  const std::vector<int>& rotation_steps() const { return f_.rotation_steps; }
+  const std::vector<SlotRef>& slot_map() const { return f_.slot_map; }
 
   // Query slot vector: z (dim values) replicated with `period` over all S slots.
   std::vector<double> replicate_query(std::span<const double> z) const;
+
+ private:
+  friend Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel,
+                                          std::size_t dim, std::size_t k);
+  explicit KernelLayout(LayoutFields f) : f_(std::move(f)) {}
+  LayoutFields f_;
 };
 
 // The one hard limit on K, the candidates of one request: make_layout, the message decoders and

@@ -82,10 +82,10 @@ RerankRequest request_for_layout(const ckks::Params& params, const KernelLayout&
                                  std::vector<std::uint8_t> query) {
   RerankRequest r;
   r.params_id = params.id();
-  r.kernel = layout.kernel;
-  r.dim = layout.dim;
-  r.period = layout.period;
-  r.k = layout.k;
+  r.kernel = layout.kernel();
+  r.dim = layout.dim();
+  r.period = layout.period();
+  r.k = layout.k();
   r.query = std::move(query);
   return r;
 }
@@ -168,14 +168,14 @@ Result<AcceptedRequest> accept_request(const ckks::Params& params, const RerankR
                                                 limits.max_candidates));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, make_layout(params, q.kernel, q.dim, q.k));
-  if (layout.period != q.period) {
+  if (layout.period() != q.period) {
     return invalid_argument_error(fmt::format(
         "padded length {} does not match the {} kernel's layout for d' = {}, K = {} ({})",
-        q.period, kernel_name(q.kernel), q.dim, q.k, layout.period));
+        q.period, kernel_name(q.kernel), q.dim, q.k, layout.period()));
   }
-  if (layout.outputs > limits.max_outputs) {
+  if (layout.outputs() > limits.max_outputs) {
     return resource_exhausted_error(fmt::format(
-        "the request needs {} response ciphertexts; the limit is {}", layout.outputs,
+        "the request needs {} response ciphertexts; the limit is {}", layout.outputs(),
         limits.max_outputs));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto query, ckks::deserialize_ciphertext(params, q.query));
@@ -190,21 +190,21 @@ Result<AcceptedRequest> accept_request(const ckks::Params& params, const RerankR
 Status check_response(const ckks::Params& params, const KernelLayout& layout,
                       const RerankResponse& p) {
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params, p.params_id, "rerank response"));
-  if (p.kernel != layout.kernel || p.dim != layout.dim || p.k != layout.k ||
-      p.period != layout.period) {
+  if (p.kernel != layout.kernel() || p.dim != layout.dim() || p.k != layout.k() ||
+      p.period != layout.period()) {
     return failed_precondition_error(fmt::format(
         "response is for kernel {}, d' = {}, K = {}, period {}; the request was kernel {}, "
         "d' = {}, K = {}, period {}",
-        kernel_name(p.kernel), p.dim, p.k, p.period, kernel_name(layout.kernel), layout.dim,
-        layout.k, layout.period));
+        kernel_name(p.kernel), p.dim, p.k, p.period, kernel_name(layout.kernel()), layout.dim(),
+        layout.k(), layout.period()));
   }
-  if (p.outputs.size() != layout.outputs) {
+  if (p.outputs.size() != layout.outputs()) {
     return failed_precondition_error(fmt::format("response has {} ciphertexts, expected {}",
-                                                 p.outputs.size(), layout.outputs));
+                                                 p.outputs.size(), layout.outputs()));
   }
-  for (std::size_t c = 0; c < layout.k; ++c) {
-    if (p.slot_map[c].ciphertext != layout.slot_map[c].ciphertext ||
-        p.slot_map[c].slot != layout.slot_map[c].slot) {
+  for (std::size_t c = 0; c < layout.k(); ++c) {
+    if (p.slot_map[c].ciphertext != layout.slot_map()[c].ciphertext ||
+        p.slot_map[c].slot != layout.slot_map()[c].slot) {
       return failed_precondition_error(
           fmt::format("slot map differs at candidate {}", c));
     }

@@ -29,7 +29,7 @@ TEST_F(RerankSessionTest, RoundTripThroughTheProviderCoreMatchesPlaintext) {
   ASSERT_NE(session.key_id(kK), nullptr);
   const auto q = unit(kDim);
   const auto pending = *session.build_request({q, ids_, "artifact-v1"});
-  EXPECT_EQ(pending.layout.k, ids_.size());
+  EXPECT_EQ(pending.layout.k(), ids_.size());
   EXPECT_EQ(pending.request.candidate_ids_size(), static_cast<int>(ids_.size()));
   const auto scores = *session.decode_response(pending, core->rerank(pending.request));
   for (std::size_t c = 0; c < ids_.size(); ++c) {

@@ -169,7 +169,7 @@ TEST_F(ProviderErrorTest, UploadRefusals) {
   limits.max_rotation_keys = 1;
   const auto small = make_core(limits);
   const auto layout = *rerank::make_layout(params, rerank::Kernel::kFast, kDim, kK);
-  ASSERT_GT(layout.rotation_steps.size(), 1u);
+  ASSERT_GT(layout.rotation_steps().size(), 1u);
   req.set_galois_keys(upload_request().galois_keys());
   EXPECT_EQ(small->upload_keys(req).error().code(), v1::MALFORMED_REQUEST);
   expect_still_serving(*core, key_id);

@@ -65,8 +65,8 @@ Output run_fast(FloodKit& s, std::size_t d, std::size_t k) {
 double noise_l2_log2(FloodKit& s, const Output& o, std::size_t which) {
   const auto& ct = o.cts[which];
   std::vector<double> ideal(s.params.slots(), 0.0);
-  for (std::size_t c = 0; c < o.layout.slot_map.size(); ++c) {
-    if (o.layout.slot_map[c].ciphertext == which) ideal[o.layout.slot_map[c].slot] = o.expected[c];
+  for (std::size_t c = 0; c < o.layout.slot_map().size(); ++c) {
+    if (o.layout.slot_map()[c].ciphertext == which) ideal[o.layout.slot_map()[c].slot] = o.expected[c];
   }
   auto pt = *ckks::Decryptor(s.params).decrypt(s.sk, ct);
   auto want = *s.encoder.encode(ideal, ct.level(), ct.scale());

@@ -120,8 +120,8 @@ TEST(PaperKernels, OperationCountsMatchTable4) {
   EXPECT_EQ(one.result.counts.additions, 274u);
   EXPECT_EQ(one.result.outputs.size(), 1u);
   // The paper's slot map: group g, block b -> (1024 b - g) mod 4096.
-  EXPECT_EQ(one.layout.slot_map[4].slot, 4095u);
-  EXPECT_EQ(one.layout.slot_map[5].slot, 1023u);
+  EXPECT_EQ(one.layout.slot_map()[4].slot, 4095u);
+  EXPECT_EQ(one.layout.slot_map()[5].slot, 1023u);
   // All three agree with the plaintext scores (the paper's loose tolerance, 3e-5).
   EXPECT_LT(naive.max_error, 1e-5);
   EXPECT_LT(grouped.max_error, 1e-5);
@@ -139,7 +139,7 @@ TEST(FastKernel, UsesFarFewerRotationsAtThePapersSize) {
   // The paper's one-response kernel needs 304 rotations and 50 products here.
   EXPECT_LE(r.result.counts.rotations, 20u);
   EXPECT_LE(r.result.counts.multiply_plain, 25u);
-  EXPECT_EQ(r.layout.rotation_steps.size(), r.result.counts.rotations);
+  EXPECT_EQ(r.layout.rotation_steps().size(), r.result.counts.rotations);
   EXPECT_LT(r.max_error, 5e-6);
   EXPECT_GE(-std::log2(r.max_error), 17.6);
   // The key set the client uploads for this layout stays under 4 MB.
@@ -157,7 +157,7 @@ TEST_P(FastKernelGrid, MatchesPlaintextDotProducts) {
   EXPECT_LT(r.max_error, 5e-6) << "d' = " << d << " K = " << k;
   std::printf("d'=%zu K=%zu max_error=%.3g rotations=%zu products=%zu\n", d, k, r.max_error,
               r.result.counts.rotations, r.result.counts.multiply_plain);
-  const std::size_t capacity = r.layout.capacity;
+  const std::size_t capacity = r.layout.capacity();
   EXPECT_EQ(r.result.outputs.size(), (k + capacity - 1) / capacity);
   if (k + d <= 3000) {
     EXPECT_EQ(r.result.outputs.size(), 1u) << "K fits one ciphertext but used more";
@@ -174,7 +174,7 @@ TEST(FastKernel, MaskedSlotsDecryptToZero) {
   const auto pt = *ckks::Decryptor(kit.params).decrypt(kit.sk, r.result.outputs[0]);
   const auto slots = *kit.encoder.decode(pt);
   std::vector<bool> is_score(slots.size(), false);
-  for (const auto& ref : r.layout.slot_map) is_score[ref.slot] = true;
+  for (const auto& ref : r.layout.slot_map()) is_score[ref.slot] = true;
   double max_other = 0;
   for (std::size_t s = 0; s < slots.size(); ++s) {
     if (!is_score[s]) max_other = std::fmax(max_other, std::fabs(slots[s]));
@@ -202,9 +202,9 @@ TEST(KernelValidation, RejectsBadInputs) {
   EXPECT_EQ(nan_status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(nan_status.message().find("candidate 1"), std::string::npos);
   // Missing rotation key.
-  const std::vector<int> one_step = {layout.rotation_steps.front()};
+  const std::vector<int> one_step = {layout.rotation_steps().front()};
   const auto few = *kit.keygen.create_galois_keys(kit.sk, one_step, false, kit.prng);
-  if (layout.rotation_steps.size() > 1) {
+  if (layout.rotation_steps().size() > 1) {
     EXPECT_EQ(evaluate_kernel(layout, kit.encoder, kit.evaluator, few, query, p.rows)
                   .status()
                   .code(),

@@ -22,8 +22,8 @@ class MessagesTest : public ::testing::Test {
         layout(*make_layout(params, Kernel::kFast, 5, 3)) {
     const std::vector<double> z = {0.1, 0.2, 0.3, 0.4, 0.5};
     const auto ct = *encrypt_query(layout, params, sk, z, prng);
-    request = {params.id(), Kernel::kFast, 5, layout.period, 3,
-               *ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded)};
+    request = request_for_layout(params, layout,
+                                 *ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded));
   }
   ckks::Params params;
   Prng prng;
@@ -38,7 +38,7 @@ TEST_F(MessagesTest, RequestRoundTripAndAcceptance) {
   EXPECT_EQ(back.query, request.query);
   EXPECT_EQ(back.period, request.period);
   const auto accepted = *accept_request(params, back);
-  EXPECT_EQ(accepted.layout.slot_map.size(), 3u);
+  EXPECT_EQ(accepted.layout.slot_map().size(), 3u);
 }
 
 TEST_F(MessagesTest, DimensionMismatchIsRejected) {
@@ -97,7 +97,7 @@ TEST_F(MessagesTest, MalformedRequestsAreDataLoss) {
 }
 
 TEST_F(MessagesTest, ResponseRoundTripAndSlotMapCheck) {
-  RerankResponse p{params.id(), Kernel::kFast, 5, layout.period, 3, layout.slot_map, true,
+  RerankResponse p{params.id(), Kernel::kFast, 5, layout.period(), 3, layout.slot_map(), true,
                    {{1, 2, 3}}};
   const auto back = *deserialize_response(serialize_response(p));
   EXPECT_TRUE(check_response(params, layout, back).ok());

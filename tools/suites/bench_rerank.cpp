@@ -221,7 +221,7 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
   out.top10_order_match = static_cast<double>(matches) / static_cast<double>(out.top10_queries);
   if (c.kernel == Kernel::kFast) {
     const auto& l = bench->layout();
-    out.layout = RerankCaseResult::Layout{l.period, l.width, l.windows, l.blocks, l.baby, l.giant};
+    out.layout = RerankCaseResult::Layout{l.period(), l.width(), l.windows(), l.blocks(), l.baby(), l.giant()};
   }
   return out;
 }

@@ -30,9 +30,9 @@ Result<const ckks::Encoder*> cached_encoder(const ckks::Params& params) {
 Result<ckks::Ciphertext> encrypt_query(const KernelLayout& layout, const ckks::Params& params,
                                        const ckks::SecretKey& sk, std::span<const double> z,
                                        Prng& prng) {
-  if (z.size() != layout.dim) {
+  if (z.size() != layout.dim()) {
     return invalid_argument_error(
-        fmt::format("query has {} values, the layout expects d' = {}", z.size(), layout.dim));
+        fmt::format("query has {} values, the layout expects d' = {}", z.size(), layout.dim()));
   }
   for (std::size_t j = 0; j < z.size(); ++j) {
     if (!std::isfinite(z[j])) {
@@ -49,23 +49,23 @@ Result<ckks::Ciphertext> encrypt_query(const KernelLayout& layout, const ckks::P
 Result<ckks::GaloisKeys> make_rotation_keys(const KernelLayout& layout,
                                             const ckks::KeyGenerator& keygen,
                                             const ckks::SecretKey& sk, Prng& prng) {
-  return keygen.create_galois_keys(sk, layout.rotation_steps, false, prng);
+  return keygen.create_galois_keys(sk, layout.rotation_steps(), false, prng);
 }
 
 namespace {
 Result<std::vector<double>> gather(const KernelLayout& layout,
                                    const std::vector<std::vector<double>>& decoded) {
-  std::vector<double> scores(layout.k);
-  for (std::size_t c = 0; c < layout.k; ++c) {
-    const SlotRef& ref = layout.slot_map[c];
+  std::vector<double> scores(layout.k());
+  for (std::size_t c = 0; c < layout.k(); ++c) {
+    const SlotRef& ref = layout.slot_map()[c];
     scores[c] = decoded[ref.ciphertext][ref.slot];
   }
   return scores;
 }
 Status check_count(const KernelLayout& layout, std::size_t count) {
-  if (count != layout.outputs) {
+  if (count != layout.outputs()) {
     return invalid_argument_error(fmt::format("{} response ciphertexts, the layout has {}", count,
-                                              layout.outputs));
+                                              layout.outputs()));
   }
   return Status();
 }
