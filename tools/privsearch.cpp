@@ -19,9 +19,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   namespace tools = privsearch::tools;
   const tools::AddCommand registry[] = {
-      tools::add_params_command, tools::add_build_command,  tools::add_eval_command,
-      tools::add_import_word_vectors_command, tools::add_serve_command,
-      tools::add_search_command, tools::add_audit_command,  tools::add_bench_command,
+      tools::add_params_command, tools::add_build_command,
+      tools::add_eval_command,   tools::add_import_word_vectors_command,
+      tools::add_serve_command,  tools::add_search_command,
+      tools::add_audit_command,  tools::add_bench_command,
   };
   std::vector<tools::Command> commands;
   for (const auto add : registry) commands.push_back(add(app));

@@ -1,9 +1,9 @@
 #include "client/rerank_session.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
@@ -28,7 +28,10 @@ struct RerankSession::State {
   std::map<std::size_t, std::string> key_ids;  // K -> key id of K's current epoch
 
   State(const ckks::Params& p, std::size_t d, Prng rng)
-      : params(p), dim(d), prng(std::move(rng)), keygen(p),
+      : params(p),
+        dim(d),
+        prng(std::move(rng)),
+        keygen(p),
         secret_key(keygen.create_secret_key(prng)) {}
 
   Result<rerank::KernelLayout> layout_for(std::size_t k) const {
@@ -43,8 +46,8 @@ Result<RerankSession> RerankSession::create(const ckks::Params& params, std::siz
 Result<RerankSession> RerankSession::create(const ckks::Params& params, std::size_t dim,
                                             Prng prng) {
   if (dim == 0 || dim > params.slots()) {
-    return invalid_argument_error(
-        fmt::format("query dimension {} outside [1, {}] for these parameters", dim, params.slots()));
+    return invalid_argument_error(fmt::format(
+        "query dimension {} outside [1, {}] for these parameters", dim, params.slots()));
   }
   return RerankSession(std::make_unique<State>(params, dim, std::move(prng)));
 }
@@ -107,10 +110,10 @@ Result<PendingRerank> RerankSession::build_request(const RerankQuery& query) {
   PendingRerank out;
   PRIVSEARCH_ASSIGN_OR_RETURN(out.layout, s.layout_for(k));
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto ct, rerank::encrypt_query(out.layout, s.params, s.secret_key, query.unit_query,
-                                           s.prng));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto ct_bytes, ckks::serialize_ciphertext(
-                                                 s.params, ct, ckks::CiphertextForm::kSeeded));
+      const auto ct,
+      rerank::encrypt_query(out.layout, s.params, s.secret_key, query.unit_query, s.prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto ct_bytes, ckks::serialize_ciphertext(s.params, ct, ckks::CiphertextForm::kSeeded));
   const auto message = rerank::request_for_layout(s.params, out.layout, std::move(ct_bytes));
   out.request.set_key_id(*key);
   out.request.set_artifact_version(std::string(query.artifact_version));

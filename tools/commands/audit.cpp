@@ -1,18 +1,18 @@
 // `privsearch audit`: the leakage audits (eval/audit.h) plus the circuit-privacy boundary and,
 // on request, the score-oracle extraction through provider processes.
+#include "eval/audit.h"
+
 #include <filesystem>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "commands/command.h"
-#include "rerank/layout.h"
-#include "eval/audit.h"
 #include "experiments/audit_circuit.h"
 #include "experiments/audit_extraction.h"
 #include "experiments/report_html.h"
 #include "experiments/reports.h"
 #include "index/beir.h"
+#include "rerank/layout.h"
 
 namespace privsearch::tools {
 namespace {

@@ -2,9 +2,9 @@
 #include <iostream>
 #include <map>
 
+#include "ckks/param_sets.h"
 #include "commands/command.h"
 #include "rerank/layout.h"
-#include "ckks/param_sets.h"
 #include "suites/bench_ckks.h"
 #include "suites/bench_compress.h"
 #include "suites/bench_e2e.h"
@@ -33,7 +33,8 @@ Result<nlohmann::json> run_suite(Args& a) {
       if (a.runs < 20) return invalid_argument_error("`--runs` must be >= 20 for the ckks suite");
       a.ckks.runs = a.runs;
     }
-    return run_ckks_bench(a.ckks);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_ckks_bench(a.ckks));
+    return r.to_json();
   }
   if (a.suite == "rerank") {
     if (a.runs != 0) a.rerank.runs = a.runs;
@@ -42,7 +43,8 @@ Result<nlohmann::json> run_suite(Args& a) {
   }
   if (a.suite == "pq") {
     if (a.runs != 0) a.pq.runs = a.runs;
-    return run_pq_bench(a.pq);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pq_bench(a.pq));
+    return r.to_json();
   }
   if (a.suite == "systems") {
     a.systems.k = a.e2e.k;
@@ -53,13 +55,16 @@ Result<nlohmann::json> run_suite(Args& a) {
     CompressBenchOptions o;
     if (a.runs != 0) o.runs = a.runs;
     o.threads = a.pir.threads;
-    return run_compress_bench(o);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_compress_bench(o));
+    return r.to_json();
   }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
-    return run_pir_bench(a.pir);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
+    return r.to_json();
   }
-  return run_e2e_bench(a.e2e);  // the suite name was checked by the parser
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_e2e_bench(a.e2e));  // suite checked by the parser
+  return r.to_json();
 }
 
 void add_options(CLI::App* cmd, Args& a) {
@@ -87,7 +92,8 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--candidates", a.e2e.k, "e2e, systems: K (default 100)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
   cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
-  cmd->add_option("--train", a.pq.train, "pq: PQ training vectors (default 200,000; 0 skips train_s)");
+  cmd->add_option("--train", a.pq.train,
+                  "pq: PQ training vectors (default 200,000; 0 skips train_s)");
   cmd->add_option("--svd-rows", a.pq.svd_rows,
                   "pq: SVD fit rows of dimension 768 (default 200,000; 0 skips svd_fit_s)");
   cmd->add_flag("--json")->description(
@@ -103,7 +109,8 @@ void add_options(CLI::App* cmd, Args& a) {
                   "d'=672, K=100 plus the fast kernel at K=20, 200 and d'=192, 384, 768)");
   cmd->add_option("--dim", a.rerank.dims, "rerank: projected dimension(s) d'")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--k", a.rerank.ks, "rerank: candidate count(s) K")->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  cmd->add_option("--k", a.rerank.ks, "rerank: candidate count(s) K")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
   cmd->add_option("--order-queries", a.rerank.order_queries,
                   "rerank: random queries for top10_order_match (default 200)");
   cmd->add_option("--warmup", a.ckks.warmup, "ckks: untimed warm-up runs")

@@ -1,8 +1,9 @@
 // `privsearch build`: index a BEIR collection (offline build of index/build.h).
+#include "index/build.h"
+
 #include <fmt/format.h>
 
 #include "commands/command.h"
-#include "index/build.h"
 
 namespace privsearch::tools {
 

@@ -13,8 +13,7 @@ int fail(const Status& status, const std::string& command) {
 Progress::Progress() : start_(std::chrono::steady_clock::now()) {}
 
 void Progress::operator()(const std::string& step) const {
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::fprintf(stderr, "[%7.1fs] %s\n", s, step.c_str());
 }
 

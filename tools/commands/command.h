@@ -3,20 +3,19 @@
 // tools/privsearch.cpp only lists the commands, parses, and runs the one that was chosen.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "core/status.h"
 
 namespace privsearch::tools {
 
 struct Command {
-  CLI::App* app = nullptr;    // the subcommand, owned by the parent app
-  std::function<int()> run;   // called once when `app` was parsed; the process exit code
+  CLI::App* app = nullptr;   // the subcommand, owned by the parent app
+  std::function<int()> run;  // called once when `app` was parsed; the process exit code
 };
 
 using AddCommand = Command (*)(CLI::App& parent);

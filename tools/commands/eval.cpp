@@ -2,7 +2,6 @@
 // the self-retrieval scale track.
 #include <filesystem>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "commands/command.h"
@@ -43,7 +42,7 @@ int run(Args& a) {
     a.self.docs = a.self_docs;
     auto r = run_self_retrieval(a.self, progress.callback());
     if (!r.ok()) return fail(r.status(), "eval");
-    std::cout << r->dump(2) << std::endl;
+    std::cout << r->to_json().dump(2) << std::endl;
     return 0;
   }
   if (a.dataset.empty()) {

@@ -35,8 +35,7 @@ int run_params(const std::string& preset) {
 Command add_params_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("params", "Show a CKKS parameter preset and its checks");
   auto preset = std::make_shared<std::string>(ckks::kPaperPresetName);
-  cmd->add_option("--preset", *preset, "Preset name")
-      ->check(CLI::IsMember(ckks::preset_names()));
+  cmd->add_option("--preset", *preset, "Preset name")->check(CLI::IsMember(ckks::preset_names()));
   return {cmd, [preset] { return run_params(*preset); }};
 }
 

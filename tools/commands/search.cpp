@@ -13,12 +13,12 @@
 #include "client/payload_fetcher.h"
 #include "client/search_client.h"
 #include "commands/command.h"
-#include "rerank/layout.h"
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
 #include "index/beir.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
+#include "rerank/layout.h"
 
 namespace privsearch::tools {
 namespace {
@@ -80,11 +80,12 @@ void print_evaluation(const nlohmann::json& j) {
              j["ndcg@10_plaintext_rerank"].get<double>());
   fmt::print("  identical top-10 order   {:.1f}% of queries\n",
              100 * j["identical_top10_fraction"].get<double>());
-  fmt::print("  per request: end to end {:.1f} ms median ({:.1f} p95), provider {:.1f} ms, "
-             "request {} B, response {} B; keys uploaded once: {} B\n",
-             j["end_to_end_ms"]["median"].get<double>(), j["end_to_end_ms"]["p95"].get<double>(),
-             j["provider_ms"]["median"].get<double>(), j["request_bytes"].get<std::size_t>(),
-             j["response_bytes"].get<std::size_t>(), j["key_upload_bytes"].get<std::size_t>());
+  fmt::print(
+      "  per request: end to end {:.1f} ms median ({:.1f} p95), provider {:.1f} ms, "
+      "request {} B, response {} B; keys uploaded once: {} B\n",
+      j["end_to_end_ms"]["median"].get<double>(), j["end_to_end_ms"]["p95"].get<double>(),
+      j["provider_ms"]["median"].get<double>(), j["request_bytes"].get<std::size_t>(),
+      j["response_bytes"].get<std::size_t>(), j["key_upload_bytes"].get<std::size_t>());
 }
 
 // Every judged query through the encrypted path; nDCG@10 against the plaintext rerank of the
@@ -151,11 +152,11 @@ void print_result(const Args& a, const std::string& query, const client::SearchR
     fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
                h.title.substr(0, 90));
   }
-  fmt::print("  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
-             r.candidates.size(), t.request_bytes, t.response_bytes,
-             t.key_upload_bytes ? fmt::format(", keys uploaded {} B", t.key_upload_bytes)
-                                : std::string(),
-             t.provider_ms, t.total_ms);
+  fmt::print(
+      "  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
+      r.candidates.size(), t.request_bytes, t.response_bytes,
+      t.key_upload_bytes ? fmt::format(", keys uploaded {} B", t.key_upload_bytes) : std::string(),
+      t.provider_ms, t.total_ms);
 }
 
 void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
@@ -172,10 +173,10 @@ void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
-             "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
-             doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms - ft.wait_ms,
-             ft.wait_ms);
+  fmt::print(
+      "  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
+      "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
+      doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms - ft.wait_ms, ft.wait_ms);
   std::string shown = text.substr(0, 600);
   if (text.size() > 600) shown += " ...";
   fmt::print("    {}\n", shown);
@@ -251,12 +252,13 @@ Command add_search_command(CLI::App& parent) {
   c->add_flag("--pir-test-params", a->pir_test_params,
               "Accept the provider's INSECURE test PIR parameters (tests only)");
   auto* queries = c->add_option("query", a->queries, "Query text(s)");
-  auto* evaluate = c->add_option(
-      "--evaluate", a->evaluate,
-      "Run every judged test query of this BEIR collection through the encrypted path and "
-      "report nDCG@10 next to the plaintext rerank of the same candidates (evaluation only: "
-      "reads the index's exact store) and the per-request figures")
-      ->check(CLI::ExistingDirectory);
+  auto* evaluate =
+      c->add_option(
+           "--evaluate", a->evaluate,
+           "Run every judged test query of this BEIR collection through the encrypted path and "
+           "report nDCG@10 next to the plaintext rerank of the same candidates (evaluation only: "
+           "reads the index's exact store) and the per-request figures")
+          ->check(CLI::ExistingDirectory);
   queries->excludes(evaluate);
   c->callback([queries, evaluate] {
     if (queries->count() == 0 && evaluate->count() == 0) {

@@ -7,22 +7,20 @@
 #include <filesystem>
 #include <set>
 
-#include "client/rerank_session.h"
 #include "ckks/param_sets.h"
 #include "ckks/rerandomize.h"
+#include "client/rerank_session.h"
 #include "core/bytes.h"
 #include "core/sha256.h"
 #include "eval/leakage.h"
+#include "harness/random_vectors.h"
 #include "index/exact_store.h"
 #include "protocol/provider_core.h"
 #include "rerank/flooding.h"
-#include "harness/random_vectors.h"
 
 namespace privsearch::tools {
 namespace {
-std::string hash_hex(const std::string& s) {
-  return to_hex(sha256(byte_view(s)));
-}
+std::string hash_hex(const std::string& s) { return to_hex(sha256(byte_view(s))); }
 
 struct Fixture {
   ckks::Params params;
@@ -39,7 +37,8 @@ Result<CircuitVariant> run_variant(const Fixture& f, int flood_bits, std::size_t
   protocol::ProviderConfig config(params);
   config.artifact_version = "circuit-audit";
   config.flood_security_bits = flood_bits;
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), f.store));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto core,
+                              protocol::ProviderCore::create(std::move(config), f.store));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto session, client::RerankSession::create(params, dim));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto up, session.make_key_upload(kK, flood_bits > 0));
   const auto upr = core->upload_keys(up);
@@ -85,9 +84,9 @@ Result<CircuitVariant> run_variant(const Fixture& f, int flood_bits, std::size_t
   if (flood_bits > 0) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const double bound,
                                 rerank::fast_kernel_noise_l2_log2(layout, params));
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto plan, ckks::plan_flooding(params, 0, params.default_scale(),
-                                             core->config().score_bound, flood_bits, bound));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan,
+                                ckks::plan_flooding(params, 0, params.default_scale(),
+                                                    core->config().score_bound, flood_bits, bound));
     v.flood_security_bits = flood_bits;
     v.noise_l2_bound_log2 = bound;
     v.flood_sigma_log2 = plan.sigma_log2;
@@ -105,16 +104,18 @@ Result<CircuitAuditResult> run_circuit_privacy_audit(std::size_t repeats, std::u
   PRIVSEARCH_ASSIGN_OR_RETURN(auto lit, ckks::preset_literal("rerank-n8192"));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, ckks::Params::create(lit));
   Seed s{};
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
   Prng prng = Prng::from_seed(s, 44);
   index::Matrix docs;
   docs.rows = kDocs;
   docs.cols = kDim;
   for (std::size_t i = 0; i < kDocs * kDim; ++i) {
-    docs.data.push_back(static_cast<float>((static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5) * 0.3));
+    docs.data.push_back(
+        static_cast<float>((static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5) * 0.3));
   }
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("privsearch-circuit-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("privsearch-circuit-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   struct Cleanup {
     std::filesystem::path d;
@@ -164,11 +165,13 @@ nlohmann::json CircuitAuditResult::to_json() const {
   j["k"] = k;
   j["repeats"] = repeats;
   j["explicit_output_sanitisation_present"] = false;
-  j["note"] = "by default evaluation is deterministic and the output is not re-randomized, so "
-              "circuit privacy is not claimed; `rerandomized` is the provider's --flood-bits "
-              "option (docs/SECURITY.md)";
+  j["note"] =
+      "by default evaluation is deterministic and the output is not re-randomized, so "
+      "circuit privacy is not claimed; `rerandomized` is the provider's --flood-bits "
+      "option (docs/SECURITY.md)";
   auto flooded = rerandomized.to_json();
-  flooded["provider_ms_overhead"] = rerandomized.provider_ms_median - deterministic.provider_ms_median;
+  flooded["provider_ms_overhead"] =
+      rerandomized.provider_ms_median - deterministic.provider_ms_median;
   j["rerandomized"] = flooded;
   j["max_flood_bits_8bit_precision"] = max_flood_bits_8bit_precision;
   j["max_flood_bits_12bit_precision"] = max_flood_bits_12bit_precision;

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
@@ -40,7 +39,6 @@ struct CircuitAuditResult {
 };
 
 Result<CircuitAuditResult> run_circuit_privacy_audit(std::size_t repeats = 20,
-                                                     std::uint64_t seed = 2026,
-                                                     int flood_bits = 4);
+                                                     std::uint64_t seed = 2026, int flood_bits = 4);
 
 }  // namespace privsearch::tools

@@ -1,9 +1,9 @@
 #include "experiments/audit_extraction.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "core/csprng.h"
 #include "core/elapsed.h"
@@ -100,10 +100,9 @@ Status against_default_budget(client::SearchClient& sc, std::uint32_t target, st
 
 }  // namespace
 
-Result<ExtractionResult> run_extraction_audit(const index::Collection& c,
-                                            const std::filesystem::path& dataset_dir,
-                                            const ExtractionOptions& o,
-                                            const std::function<void(const std::string&)>& progress) {
+Result<ExtractionResult> run_extraction_audit(
+    const index::Collection& c, const std::filesystem::path& dataset_dir,
+    const ExtractionOptions& o, const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
@@ -130,12 +129,14 @@ Result<ExtractionResult> run_extraction_audit(const index::Collection& c,
   {
     PRIVSEARCH_ASSIGN_OR_RETURN(
         const auto provider,
-        SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir", "--requests-per-key", "1000000000000"}}));
+        SpawnedProvider::start(
+            {index_dir, o.work_dir, {"--no-pir", "--requests-per-key", "1000000000000"}}));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
     PRIVSEARCH_ASSIGN_OR_RETURN(rec, recover_rows(*sc, targets, d, so));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto store, index::ExactStore::open(index_dir / built.manifest.find("exact_store")->file));
+      const auto store,
+      index::ExactStore::open(index_dir / built.manifest.find("exact_store")->file));
   out.per_target = score_recovery(store, targets, rec);
   out.queries = rec.queries;
   out.bytes = rec.bytes;
@@ -178,8 +179,9 @@ nlohmann::json ExtractionResult::to_json() const {
       {"query_confidentiality_refuted", false},
       {"document_privacy_against_clients_provided", false},
       {"budget_is_cryptographic", false},
-      {"note", "a client choosing its queries reads exact rows through the scores; the "
-               "per-key-id budget only bounds one key epoch (new keys start a new budget)"}};
+      {"note",
+       "a client choosing its queries reads exact rows through the scores; the "
+       "per-key-id budget only bounds one key epoch (new keys start a new budget)"}};
   return out;
 }
 

@@ -12,10 +12,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "index/beir.h"
@@ -52,9 +51,8 @@ struct ExtractionResult {
   nlohmann::json to_json() const;
 };
 
-Result<ExtractionResult> run_extraction_audit(const index::Collection& collection,
-                                            const std::filesystem::path& dataset_dir,
-                                            const ExtractionOptions& options,
-                                            const std::function<void(const std::string&)>& progress);
+Result<ExtractionResult> run_extraction_audit(
+    const index::Collection& collection, const std::filesystem::path& dataset_dir,
+    const ExtractionOptions& options, const std::function<void(const std::string&)>& progress);
 
 }  // namespace privsearch::tools

@@ -1,37 +1,39 @@
 #include "experiments/eval_encrypted.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 
-#include <fmt/format.h>
-
 #include "eval/metrics.h"
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
+#include "harness/spawned_provider.h"
 #include "index/atomic_file.h"
 #include "index/build.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
-#include "harness/spawned_provider.h"
 
 namespace privsearch::tools {
 
-Result<EncryptedEvalResult> run_encrypted_eval(const index::Collection& c,
-                                          const std::filesystem::path& dataset_dir,
-                                          const EncryptedEvalOptions& o,
-                                          const std::function<void(const std::string&)>& progress) {
+Result<EncryptedEvalResult> run_encrypted_eval(
+    const index::Collection& c, const std::filesystem::path& dataset_dir,
+    const EncryptedEvalOptions& o, const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
   say("indexing " + dataset_dir.string() + " for the provider under " + o.work_dir.string());
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto built, index_collection(dataset_dir, o.work_dir, o.dim, o.seed));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto built,
+                              index_collection(dataset_dir, o.work_dir, o.dim, o.seed));
   const auto& index_dir = built.dir;
   const auto& manifest = built.manifest;
   say("starting the provider process (TLS, loopback)");
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider, SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir", "--max-candidates", maxk}}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto provider,
+      SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir", "--max-candidates", maxk}}));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto store, index::ExactStore::open(index_dir / manifest.find("exact_store")->file));
@@ -59,9 +61,10 @@ Result<EncryptedEvalResult> run_encrypted_eval(const index::Collection& c,
             << "\n";
     }
   }
-  if (totals.ndcg_encrypted.empty()) return invalid_argument_error("no judged query in the collection");
-  const auto diff = eval::paired_bootstrap_difference(totals.ndcg_encrypted,
-                                                      totals.ndcg_plaintext, o.resamples, o.seed);
+  if (totals.ndcg_encrypted.empty())
+    return invalid_argument_error("no judged query in the collection");
+  const auto diff = eval::paired_bootstrap_difference(totals.ndcg_encrypted, totals.ndcg_plaintext,
+                                                      o.resamples, o.seed);
   double sq_sum = 0;
   for (const double e : totals.abs_errors) sq_sum += e * e;
   EncryptedEvalResult r;
@@ -93,8 +96,8 @@ nlohmann::json EncryptedEvalResult::to_json() const {
   j["artifact_version"] = artifact_version;
   j["ndcg@10_ckks"] = ndcg10_ckks;
   j["ndcg@10_plaintext_rerank"] = ndcg10_plaintext_rerank;
-  j["ckks_minus_plain_ndcg10"] = {{"mean", diff_mean}, {"ci_low", diff_low},
-                                  {"ci_high", diff_high}, {"resamples", resamples}};
+  j["ckks_minus_plain_ndcg10"] = {
+      {"mean", diff_mean}, {"ci_low", diff_low}, {"ci_high", diff_high}, {"resamples", resamples}};
   j["margin"] = margin;
   j["decision"] = decision;
   j["top10_order_match"] = top10_order_match;

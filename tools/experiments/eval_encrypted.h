@@ -12,10 +12,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "eval/statistics.h"
@@ -50,10 +49,8 @@ struct EncryptedEvalResult {
   nlohmann::json to_json() const;
 };
 
-Result<EncryptedEvalResult> run_encrypted_eval(const index::Collection& collection,
-                                          const std::filesystem::path& dataset_dir,
-                                          const EncryptedEvalOptions& options,
-                                          const std::function<void(const std::string&)>& progress);
-
+Result<EncryptedEvalResult> run_encrypted_eval(
+    const index::Collection& collection, const std::filesystem::path& dataset_dir,
+    const EncryptedEvalOptions& options, const std::function<void(const std::string&)>& progress);
 
 }  // namespace privsearch::tools

@@ -1,18 +1,21 @@
 // `privsearch eval --self-retrieval N`: the search paper's scale track (section 4.2) on N
 // synthetic vectors (default 1,000,000 x 768, the cached index of `bench e2e`). Each query is a
 // noisy copy of a seeded document, q = unit(x + noise g) with g the normalized sum of three
-// other random documents (default noise 0.7), whose only relevant answer is that document; 100 validation and 400 test queries. Stages: exact search on the raw vectors,
-// exact on the projected vectors, PQ-only order, PQ candidates reranked in plaintext, and the
-// encrypted rerank through a provider process; Hit@1, Hit@10, MRR@10, nDCG@10 and the recall of
-// the source document among the K candidates. Limits: this measures retrieval of a perturbed
-// copy, not semantic relevance; the synthetic model (low-rank latent + noise) is not a text
-// collection.
+// other random documents (default noise 0.7), whose only relevant answer is that document; 100
+// validation and 400 test queries. Stages: exact search on the raw vectors, exact on the projected
+// vectors, PQ-only order, PQ candidates reranked in plaintext, and the encrypted rerank through a
+// provider process; Hit@1, Hit@10, MRR@10, nDCG@10 and the recall of the source document among the
+// K candidates. Limits: this measures retrieval of a perturbed copy, not semantic relevance; the
+// synthetic model (low-rank latent + noise) is not a text collection.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +33,25 @@ struct SelfRetrievalOptions {
   std::filesystem::path cache = "build/bench-e2e";
 };
 
-Result<nlohmann::json> run_self_retrieval(const SelfRetrievalOptions& options,
-                                          const std::function<void(const std::string&)>& progress);
+// Where each query's source document ranked, for one stage and one split: per-query values of
+// Hit@1, Hit@10, MRR@10, nDCG@10 (one relevant document) and, for the PQ stages, whether the
+// source was among the K candidates.
+struct RankFigures {
+  std::vector<double> hit1, hit10, mrr10, ndcg10, in_candidates;
+  void add(std::size_t rank);  // 1-based; 0 = not retrieved
+  nlohmann::json to_json() const;
+};
+
+struct SelfRetrievalResult {
+  SelfRetrievalOptions options;
+  std::size_t dim = 0, pq_m = 0;
+  // Stage (exact_raw, exact_projected, pq_only, pq_rerank_plaintext, pq_rerank_encrypted) ->
+  // (validation, test).
+  std::map<std::string, std::pair<RankFigures, RankFigures>> stages;
+  nlohmann::json to_json() const;
+};
+
+Result<SelfRetrievalResult> run_self_retrieval(
+    const SelfRetrievalOptions& options, const std::function<void(const std::string&)>& progress);
 
 }  // namespace privsearch::tools

@@ -1,16 +1,16 @@
 #include "experiments/report_html.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <map>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <vector>
 
-#include <fmt/format.h>
-
-#include "harness/measure.h"
 #include "core/bytes.h"
+#include "harness/measure.h"
 #include "index/atomic_file.h"
 
 namespace privsearch::tools {
@@ -20,11 +20,20 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -76,19 +85,25 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
   y1 = std::ceil(y1 / step) * step;
   const int ticks = static_cast<int>(std::lround((y1 - y0) / step));
   const int digits = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
-  auto px = [&](double x) { return L + ((logx ? std::log2(x) : x) - x0) / (x1 - x0) * (W - L - R); };
+  auto px = [&](double x) {
+    return L + ((logx ? std::log2(x) : x) - x0) / (x1 - x0) * (W - L - R);
+  };
   auto py = [&](double y) { return H - B - (y - y0) / (y1 - y0) * (H - T - B); };
   static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
   std::ostringstream o;
-  o << fmt::format(R"(<figure><svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="{}">)",
-                   W, H, esc(title));
-  o << fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", L, esc(title));
-  o << fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#444"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="#444"/>)",
-                   L, H - B, W - R, T);
+  o << fmt::format(
+      R"(<figure><svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="{}">)",
+      W, H, esc(title));
+  o << fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", L,
+                   esc(title));
+  o << fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#444"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="#444"/>)",
+      L, H - B, W - R, T);
   for (int i = 0; i <= ticks; ++i) {
     const double yv = y0 + step * i;
-    o << fmt::format(R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" font-size="11" text-anchor="end">{5:.{6}f}</text>)",
-                     L, py(yv), W - R, L - 6, py(yv) + 4, yv, digits);
+    o << fmt::format(
+        R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" font-size="11" text-anchor="end">{5:.{6}f}</text>)",
+        L, py(yv), W - R, L - 6, py(yv) + 4, yv, digits);
   }
   std::vector<double> xt;
   for (const auto& s : series) {
@@ -97,31 +112,37 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
   std::sort(xt.begin(), xt.end());
   xt.erase(std::unique(xt.begin(), xt.end()), xt.end());
   for (double x : xt) {
-    o << fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" text-anchor="middle">{}</text>)", px(x),
-                     H - B + 16, x == std::floor(x) ? fmt::format("{}", static_cast<long long>(x)) : fmt::format("{:.2f}", x));
+    o << fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" text-anchor="middle">{}</text>)",
+                     px(x), H - B + 16,
+                     x == std::floor(x) ? fmt::format("{}", static_cast<long long>(x))
+                                        : fmt::format("{:.2f}", x));
   }
   o << fmt::format(R"(<text x="{}" y="{}" font-size="12" text-anchor="middle">{}</text>)",
                    (L + W - R) / 2, H - 8, esc(xlabel));
-  o << fmt::format(R"svg(<text x="14" y="{}" font-size="12" transform="rotate(-90 14 {})" text-anchor="middle">{}</text>)svg",
-                   (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
+  o << fmt::format(
+      R"svg(<text x="14" y="{}" font-size="12" transform="rotate(-90 14 {})" text-anchor="middle">{}</text>)svg",
+      (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* c = colors[i % 6];
     std::string pts;
     for (auto [x, y] : series[i].points) pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
     o << fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)", c, pts);
     for (auto [x, y] : series[i].points) {
-      o << fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}: {} = {:.4f}</title></circle>)",
-                       px(x), py(y), c, esc(series[i].name), x, y);
+      o << fmt::format(
+          R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}: {} = {:.4f}</title></circle>)",
+          px(x), py(y), c, esc(series[i].name), x, y);
     }
-    o << fmt::format(R"(<rect x="{}" y="{}" width="12" height="3" fill="{}"/><text x="{}" y="{}" font-size="12">{}</text>)",
-                     W - R + 10, T + 10 + 18.0 * static_cast<double>(i), c, W - R + 28,
-                     T + 14 + 18.0 * static_cast<double>(i), esc(series[i].name));
+    o << fmt::format(
+        R"(<rect x="{}" y="{}" width="12" height="3" fill="{}"/><text x="{}" y="{}" font-size="12">{}</text>)",
+        W - R + 10, T + 10 + 18.0 * static_cast<double>(i), c, W - R + 28,
+        T + 14 + 18.0 * static_cast<double>(i), esc(series[i].name));
   }
   o << "</svg></figure>";
   return o.str();
 }
 
-std::string table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
+std::string table(const std::vector<std::string>& head,
+                  const std::vector<std::vector<std::string>>& rows) {
   std::ostringstream o;
   o << "<table><thead><tr>";
   for (const auto& h : head) o << "<th>" << esc(h) << "</th>";
@@ -163,13 +184,18 @@ std::string eval_sections(const EvalReport& r) {
     o << "<h2>Encrypted rerank through a provider process</h2>"
       << table({"figure", "value"},
                {{"decision (margin " + num(e.margin, 3) + ")", "<b>" + esc(e.decision) + "</b>"},
-                {"nDCG@10 CKKS / plaintext rerank", num(e.ndcg10_ckks) + " / " + num(e.ndcg10_plaintext_rerank)},
+                {"nDCG@10 CKKS / plaintext rerank",
+                 num(e.ndcg10_ckks) + " / " + num(e.ndcg10_plaintext_rerank)},
                 {"CKKS - plaintext nDCG@10 [95% CI]",
-                 fmt::format("{} [{}, {}]", num(e.diff_mean, 5), num(e.diff_low, 5), num(e.diff_high, 5))},
+                 fmt::format("{} [{}, {}]", num(e.diff_mean, 5), num(e.diff_low, 5),
+                             num(e.diff_high, 5))},
                 {"exact top-10 order match", num(e.top10_order_match)},
-                {"max / mean abs score error", num(e.max_abs_error, 7) + " / " + num(e.mean_abs_error, 7)},
+                {"max / mean abs score error",
+                 num(e.max_abs_error, 7) + " / " + num(e.mean_abs_error, 7)},
                 {"end to end ms (median / p95)",
-                 e.end_to_end_ms ? num(e.end_to_end_ms->median, 1) + " / " + num(e.end_to_end_ms->p95, 1) : "-"},
+                 e.end_to_end_ms
+                     ? num(e.end_to_end_ms->median, 1) + " / " + num(e.end_to_end_ms->p95, 1)
+                     : "-"},
                 {"queries, K", num(e.queries) + ", " + num(e.k)}});
   }
   return o.str();
@@ -189,8 +215,11 @@ std::string dimension_section(const eval::SweepResult& j) {
                     num(at100.candidate_recall_of_exact_top10.test)});
   }
   return "<h2>Quality by projected dimension (test split)</h2>" +
-         line_chart("nDCG@10 by d' (M = d'/8)", "d' (log scale)", "nDCG@10", {exact, pqo, rr}, true) +
-         table({"d'", "M", "exact projected", "PQ only", "PQ + rerank", "recall of exact top-10 in K=100"}, rows);
+         line_chart("nDCG@10 by d' (M = d'/8)", "d' (log scale)", "nDCG@10", {exact, pqo, rr},
+                    true) +
+         table({"d'", "M", "exact projected", "PQ only", "PQ + rerank",
+                "recall of exact top-10 in K=100"},
+               rows);
 }
 
 std::string sweep_sections(const eval::SweepResult& j) {
@@ -201,7 +230,8 @@ std::string sweep_sections(const eval::SweepResult& j) {
     kr.points.push_back({static_cast<double>(k), at.ndcg10_pq_rerank.test});
     krec.points.push_back({static_cast<double>(k), at.candidate_recall_of_exact_top10.test});
   }
-  o << "<h2>K sweep</h2>" << line_chart("nDCG@10 and candidate recall by K", "K (log scale)", "value", {kr, krec}, true);
+  o << "<h2>K sweep</h2>"
+    << line_chart("nDCG@10 and candidate recall by K", "K (log scale)", "value", {kr, krec}, true);
   std::vector<std::vector<std::string>> mrows;
   for (const auto& m : j.m_sensitivity) {
     mrows.push_back({num(m.pq_m.value_or(0)), num(m.ndcg10_pq_only.test),
@@ -209,19 +239,26 @@ std::string sweep_sections(const eval::SweepResult& j) {
   }
   o << "<h2>PQ sensitivity to M</h2>" << table({"M", "PQ only", "PQ + rerank (K=100)"}, mrows);
   std::vector<std::vector<std::string>> prows;
-  for (const auto& [name, p] : {std::pair<const char*, const eval::SweepPoint*>{"first_coordinates", &j.control_first_coordinates},
+  for (const auto& [name, p] : {std::pair<const char*, const eval::SweepPoint*>{
+                                    "first_coordinates", &j.control_first_coordinates},
                                 {"gaussian_orthoprojector", &j.control_gaussian},
                                 {"svd", &j.control_svd}}) {
-    prows.push_back({name, num(p->ndcg10_exact_projected.test), num(p->ndcg10_exact_projected.validation)});
+    prows.push_back(
+        {name, num(p->ndcg10_exact_projected.test), num(p->ndcg10_exact_projected.validation)});
   }
-  o << "<h2>Projection controls</h2>" << table({"projection", "exact projected nDCG@10 (test)", "(validation)"}, prows);
+  o << "<h2>Projection controls</h2>"
+    << table({"projection", "exact projected nDCG@10 (test)", "(validation)"}, prows);
   return o.str();
 }
 
 std::string reconstruction_section(const eval::PqReconstruction& r) {
   auto row = [](const char* space, const eval::ReconstructionFidelity& s) {
-    return std::vector<std::string>{space, num(s.cosine.mean), num(s.cosine.p05), num(s.cosine.p95),
-                                    num(s.relative_l2.mean), num(s.rmse, 5)};
+    return std::vector<std::string>{space,
+                                    num(s.cosine.mean),
+                                    num(s.cosine.p05),
+                                    num(s.cosine.p95),
+                                    num(s.relative_l2.mean),
+                                    num(s.rmse, 5)};
   };
   return "<h2>Public-PQ reconstruction (" + num(r.sample) + " documents)</h2>" +
          table({"space", "mean cosine", "p05", "p95", "mean relative L2", "RMSE"},
@@ -248,8 +285,11 @@ std::string leakage_section(const eval::AuditResult& a) {
     << "<p>Set linkability AUC (K = 100): <b>" << num(a.link_auc_set) << "</b>; with the "
     << "client's permutation: <b>" << num(a.link_auc_set_permuted)
     << "</b>. True-query Hit@10: " << num(a.true_query_hit10) << ".</p>"
-    << line_chart("Linkability ROC AUC of two halves of one candidate list", "K (log scale)", "AUC", s, true)
-    << table({"K", "estimator", "cosine to query", "top-10 overlap", "top-100 overlap", "Hit@10", "link AUC", "TPR @1% FPR"}, rows);
+    << line_chart("Linkability ROC AUC of two halves of one candidate list", "K (log scale)", "AUC",
+                  s, true)
+    << table({"K", "estimator", "cosine to query", "top-10 overlap", "top-100 overlap", "Hit@10",
+              "link AUC", "TPR @1% FPR"},
+             rows);
   return o.str();
 }
 
@@ -258,24 +298,26 @@ std::string circuit_section(const CircuitAuditResult& c) {
   const auto& f = c.rerandomized;
   std::ostringstream o;
   o << "<h2>Circuit-privacy boundary</h2>"
-    << table({"figure", "value"},
-             {{"unique response hashes, one request x " + num(c.repeats), num(d.fixed_request_unique_response_hashes)},
-              {"unique response hashes, fresh encryptions", num(d.fresh_encryption_unique_response_hashes)},
-              {"explicit output sanitisation", yes_no(false)},
-              {"max abs error", num(d.max_abs_error, 7)}});
+    << table({"figure", "value"}, {{"unique response hashes, one request x " + num(c.repeats),
+                                    num(d.fixed_request_unique_response_hashes)},
+                                   {"unique response hashes, fresh encryptions",
+                                    num(d.fresh_encryption_unique_response_hashes)},
+                                   {"explicit output sanitisation", yes_no(false)},
+                                   {"max abs error", num(d.max_abs_error, 7)}});
   if (f.flood_security_bits > 0) {
     o << "<p>With the provider's re-randomization (<code>--flood-bits "
       << num(f.flood_security_bits) << "</code>): fresh encryption of zero under the "
       << "client's public key with flooding noise sized for statistical distance 2<sup>-"
       << num(f.flood_security_bits) << "</sup>.</p>"
-      << table({"figure", "deterministic", "re-randomized"},
-               {{"unique response hashes, one request", num(d.fixed_request_unique_response_hashes),
-                 num(f.fixed_request_unique_response_hashes)},
-                {"max abs error", num(d.max_abs_error, 7), num(f.max_abs_error, 7)},
-                {"predicted precision (bits)", "-", num(f.predicted_precision_bits, 2)},
-                {"provider ms (median)", num(d.provider_ms_median, 2), num(f.provider_ms_median, 2)},
-                {"response bytes", num(d.response_bytes), num(f.response_bytes)},
-                {"public key upload bytes", "0", num(f.public_key_bytes)}})
+      << table(
+             {"figure", "deterministic", "re-randomized"},
+             {{"unique response hashes, one request", num(d.fixed_request_unique_response_hashes),
+               num(f.fixed_request_unique_response_hashes)},
+              {"max abs error", num(d.max_abs_error, 7), num(f.max_abs_error, 7)},
+              {"predicted precision (bits)", "-", num(f.predicted_precision_bits, 2)},
+              {"provider ms (median)", num(d.provider_ms_median, 2), num(f.provider_ms_median, 2)},
+              {"response bytes", num(d.response_bytes), num(f.response_bytes)},
+              {"public key upload bytes", "0", num(f.public_key_bytes)}})
       << "<p>Largest flooding security the preset affords at d' = 672, K = 100: "
       << num(c.max_flood_bits_8bit_precision) << " bits with 8 bits of precision left, "
       << num(c.max_flood_bits_12bit_precision) << " bits with 12.</p>";
@@ -287,7 +329,8 @@ std::string extraction_section(const ExtractionResult& s) {
   return "<h2>Score-oracle extraction</h2>" +
          table({"figure", "value"},
                {{"mean cosine of recovered rows (budget disabled)", num(s.extraction_cosine, 10)},
-                {"queries / bytes / seconds", num(s.queries) + " / " + num(s.bytes) + " / " + num(s.seconds, 1)},
+                {"queries / bytes / seconds",
+                 num(s.queries) + " / " + num(s.bytes) + " / " + num(s.seconds, 1)},
                 {"default budget: answered before refusal", num(s.answered_before_refusal)},
                 {"refused before a row completed", yes_no(s.extraction_refused)}});
 }
@@ -303,10 +346,13 @@ std::string page(const std::string& kind, const std::string& dataset, const std:
   std::ostringstream o;
   const std::string title = "privsearch " + kind + " report: " + dataset;
   o << "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << esc(title)
-    << "</title><style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1.2em;"
-       "color:#222;line-height:1.45}table{border-collapse:collapse;margin:.6em 0 1.4em}td,th{border:"
+    << "</title><style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em "
+       "auto;padding:0 1.2em;"
+       "color:#222;line-height:1.45}table{border-collapse:collapse;margin:.6em 0 "
+       "1.4em}td,th{border:"
        "1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}td:first-child,"
-       "th:first-child,td.t{text-align:left}figure{margin:.5em 0}h2{margin-top:1.6em;border-bottom:1px "
+       "th:first-child,td.t{text-align:left}figure{margin:.5em "
+       "0}h2{margin-top:1.6em;border-bottom:1px "
        "solid #ddd}code{background:#f6f6f6}</style></head><body>";
   o << "<h1>" << esc(title) << "</h1>" << sections;
   std::vector<std::vector<std::string>> rows;
@@ -323,9 +369,12 @@ std::string page(const std::string& kind, const std::string& dataset, const std:
 
 std::string render_report_html(const EvalReport& r) {
   std::vector<std::vector<std::string>> run = {
-      {"encoder", esc(r.ladder.encoder_id)}, {"dim", num(r.ladder.dim)}, {"pq_m", num(r.ladder.pq_m)},
+      {"encoder", esc(r.ladder.encoder_id)},
+      {"dim", num(r.ladder.dim)},
+      {"pq_m", num(r.ladder.pq_m)},
       {"k", num(r.ladder.k)},
-      {"queries", num(r.ladder.methods.empty() ? std::size_t{0} : r.ladder.methods[0].per_query.size())}};
+      {"queries",
+       num(r.ladder.methods.empty() ? std::size_t{0} : r.ladder.methods[0].per_query.size())}};
   if (r.encrypted) run.push_back({"artifact version", esc(r.encrypted->artifact_version)});
   return page("eval", r.dataset, eval_sections(r), run);
 }
@@ -340,8 +389,12 @@ std::string render_report_html(const SweepReport& r) {
 std::string render_report_html(const AuditReport& r) {
   const auto& a = r.audit;
   return page("audit", r.dataset, audit_sections(r),
-              {{"encoder", esc(a.encoder)}, {"seed", std::to_string(a.seed)}, {"dim", num(a.dim)},
-               {"pq_m", num(a.pq_m)}, {"documents", num(a.documents)}, {"queries", num(a.queries)}});
+              {{"encoder", esc(a.encoder)},
+               {"seed", std::to_string(a.seed)},
+               {"dim", num(a.dim)},
+               {"pq_m", num(a.pq_m)},
+               {"documents", num(a.documents)},
+               {"queries", num(a.queries)}});
 }
 
 template <typename Report>

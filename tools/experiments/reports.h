@@ -3,10 +3,9 @@
 // interface scripts read); report_html.h renders the same objects as a page.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "eval/audit.h"
 #include "eval/ladder.h"

@@ -41,9 +41,10 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   const auto fp_file = launch.work_dir / "provider.fingerprint";
   std::filesystem::remove(port_file, ec);
   std::filesystem::remove(fp_file, ec);
-  std::vector<std::string> args = {bin.string(), "--index", launch.index_dir.string(), "--listen",
-                                   "127.0.0.1:0", "--self-signed", "--port-file",
-                                   port_file.string(), "--fingerprint-file", fp_file.string()};
+  std::vector<std::string> args = {bin.string(),    "--index",          launch.index_dir.string(),
+                                   "--listen",      "127.0.0.1:0",      "--self-signed",
+                                   "--port-file",   port_file.string(), "--fingerprint-file",
+                                   fp_file.string()};
   if (launch.quiet) args.emplace_back("--quiet");
   args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
   std::vector<char*> argv;

@@ -1,9 +1,9 @@
 #include "harness/synthetic_index.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "core/elapsed.h"
 #include "index/build.h"
@@ -19,12 +19,13 @@ Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path
     std::filesystem::path cache;
     std::size_t docs, input_dim, dim, pq_m;
   } o{cache, docs, input_dim, dim, pq_m};
-  const auto dir = o.cache / fmt::format("synthetic-{}-{}-{}-m{}", o.docs, o.input_dim, o.dim, o.pq_m);
+  const auto dir =
+      o.cache / fmt::format("synthetic-{}-{}-{}-m{}", o.docs, o.input_dim, o.dim, o.pq_m);
   const auto index_dir = dir / "index";
   if (std::filesystem::exists(index_dir / "manifest.json")) return index_dir;
   std::filesystem::create_directories(dir);
-  fmt::print(stderr, "bench e2e: building a synthetic index of {} documents in {} (once)\n",
-             o.docs, dir.string());
+  fmt::print(stderr, "bench e2e: building a synthetic index of {} documents in {} (once)\n", o.docs,
+             dir.string());
   {
     std::ofstream corpus(dir / "corpus.jsonl");
     for (std::size_t i = 0; i < o.docs; ++i) {
@@ -53,6 +54,5 @@ Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path
                              }).status());
   return index_dir;
 }
-
 
 }  // namespace privsearch::tools

@@ -50,7 +50,6 @@ class Synthetic {
   std::vector<float> mix_;
 };
 
-
 // The index of `docs` synthetic documents under `cache` (built on first use).
 Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path& cache,
                                                      std::size_t docs, std::size_t input_dim,

@@ -7,11 +7,11 @@
 // GetServerInfo, UploadKeys and Rerank (encrypted rerank), and, when the index has a payload
 // store, GetPirInfo, PirSetup, PirStatus and PirQuery (private payload fetch, ZipPIR). SIGHUP
 // reloads a rebuilt index; SIGTERM or SIGINT stop it after in-flight requests finish (up to 5 s).
+#include <fmt/format.h>
 #include <malloc.h>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "provider/provider_process.h"
 #include "rerank/layout.h"
@@ -27,8 +27,8 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--listen", s.listen,
                  "Address to listen on (default 127.0.0.1:50051; port 0 picks one)");
   app.add_option("--preset", s.preset, "CKKS parameter preset (default rerank-n8192)");
-  auto* cert = app.add_option("--cert", s.cert_file, "PEM certificate (chain)")
-                   ->check(CLI::ExistingFile);
+  auto* cert =
+      app.add_option("--cert", s.cert_file, "PEM certificate (chain)")->check(CLI::ExistingFile);
   auto* key = app.add_option("--key", s.key_file, "PEM private key of the certificate")
                   ->check(CLI::ExistingFile);
   cert->needs(key);
@@ -112,8 +112,9 @@ int main(int argc, char** argv) {
   add_pir_options(app, settings);
   CLI11_PARSE(app, argc, argv);
   if (settings.cert_file.empty() && !settings.self_signed && !settings.insecure_loopback) {
-    privsearch::provider::log("choose a TLS identity: --cert/--key, --self-signed, or (loopback "
-                              "only) --insecure-loopback");
+    privsearch::provider::log(
+        "choose a TLS identity: --cert/--key, --self-signed, or (loopback "
+        "only) --insecure-loopback");
     return 2;
   }
   // Block the stop and reload signals in every thread (gRPC's included); main waits for them.

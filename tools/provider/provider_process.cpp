@@ -1,10 +1,9 @@
 #include "provider/provider_process.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "ckks/param_sets.h"
 #include "core/bytes.h"

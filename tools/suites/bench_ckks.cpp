@@ -1,22 +1,22 @@
 #include "suites/bench_ckks.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
 #include <utility>
 
-#include <fmt/format.h>
-
-#include "harness/measure.h"
 #include "ckks/client/compact_decryptor.h"
 #include "ckks/client/decryptor.h"
-#include "ckks/compact.h"
 #include "ckks/client/encryptor.h"
 #include "ckks/client/keygen.h"
+#include "ckks/compact.h"
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
 #include "ckks/galois_keys.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
+#include "harness/measure.h"
 
 namespace privsearch::tools {
 
@@ -41,13 +41,19 @@ double precision_bits(const std::vector<double>& a, const std::vector<double>& b
 class CkksPresetBench {
  public:
   CkksPresetBench(const Params& params, const CkksBenchOptions& o)
-      : params_(params), runs_(o.runs), warm_(o.warmup), prng_(Prng::create()), keygen_(params),
-        encryptor_(params), decryptor_(params), evaluator_(params) {}
+      : params_(params),
+        runs_(o.runs),
+        warm_(o.warmup),
+        prng_(Prng::create()),
+        keygen_(params),
+        encryptor_(params),
+        decryptor_(params),
+        evaluator_(params) {}
 
-  Result<nlohmann::json> run() {
-    j_["n"] = params_.n();
-    j_["log_qp"] = std::round(params_.log_qp() * 100) / 100;
-    j_["data_primes_timed"] = kLevel + 1;
+  Result<CkksPresetFigures> run() {
+    f_.n = params_.n();
+    f_.log_qp = std::round(params_.log_qp() * 100) / 100;
+    f_.data_primes_timed = kLevel + 1;
     time_transforms();
     PRIVSEARCH_RETURN_IF_ERROR(time_encoding());
     PRIVSEARCH_RETURN_IF_ERROR(time_encryption());
@@ -55,7 +61,7 @@ class CkksPresetBench {
     PRIVSEARCH_RETURN_IF_ERROR(check_rotation());
     PRIVSEARCH_RETURN_IF_ERROR(time_compact());
     PRIVSEARCH_RETURN_IF_ERROR(check_correctness());
-    return j_;
+    return f_;
   }
 
  private:
@@ -73,12 +79,11 @@ class CkksPresetBench {
     const auto& ntt = params_.ntt(0);
     std::vector<std::uint64_t> poly(params_.n());
     for (auto& x : poly) x = prng_.uniform_below(params_.q_moduli()[0].value());
-    put_timing(j_, "ntt_forward_us", timed([&] { ntt.forward(poly.data()); }));
-    put_timing(j_, "ntt_inverse_us", timed([&] { ntt.inverse(poly.data()); }));
-    j_["ntt_path"] = std::string(ring::ntt_path_name(ntt.default_path()));
+    f_.ntt_forward = timed([&] { ntt.forward(poly.data()); });
+    f_.ntt_inverse = timed([&] { ntt.inverse(poly.data()); });
+    f_.ntt_path = std::string(ring::ntt_path_name(ntt.default_path()));
     if (ntt.default_path() != ring::NttPath::kScalar) {
-      put_timing(j_, "ntt_forward_scalar_us",
-                 timed([&] { ntt.forward(poly.data(), ring::NttPath::kScalar); }));
+      f_.ntt_forward_scalar = timed([&] { ntt.forward(poly.data(), ring::NttPath::kScalar); });
     }
   }
 
@@ -88,40 +93,37 @@ class CkksPresetBench {
     values_ = random_unit_values(prng_, params_.slots());
     other_ = random_unit_values(prng_, params_.slots());
     const double delta = params_.default_scale();
-    put_timing(j_, "encode_us", timed([&] { pt_ = encoder_->encode(values_, kLevel, delta).value(); }));
+    f_.encode = timed([&] { pt_ = encoder_->encode(values_, kLevel, delta).value(); });
     PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt0, encoder_->encode(values_, 0, delta));
     std::vector<double> decoded;
-    put_timing(j_, "decode_us", timed([&] { decoded = encoder_->decode(pt0).value(); }));
+    f_.decode = timed([&] { decoded = encoder_->decode(pt0).value(); });
     return Status();
   }
 
   Status time_encryption() {
-    put_timing(j_, "keygen_ms", time_runs(1, std::max<std::size_t>(runs_ / 5, 10), [&] {
-                 sk_.emplace(keygen_.create_secret_key(prng_));
-                 pk_ = keygen_.create_public_key(*sk_, prng_).value();
-               }),
-               1000.0);
-    put_timing(j_, "encrypt_symmetric_us",
-               timed([&] { ct_ = encryptor_.encrypt_symmetric(*sk_, pt_, prng_).value(); }));
-    put_timing(j_, "encrypt_symmetric_serialize_us", timed([&] {
-                 const auto c = encryptor_.encrypt_symmetric(*sk_, pt_, prng_).value();
-                 query_bytes_ = serialize_ciphertext(params_, c, CiphertextForm::kSeeded).value();
-               }));
-    put_timing(j_, "encrypt_public_us",
-               timed([&] { ct_pub_ = encryptor_.encrypt_public(*pk_, pt_, prng_).value(); }));
+    f_.keygen = time_runs(1, std::max<std::size_t>(runs_ / 5, 10), [&] {
+      sk_.emplace(keygen_.create_secret_key(prng_));
+      pk_ = keygen_.create_public_key(*sk_, prng_).value();
+    });
+    f_.encrypt_symmetric =
+        timed([&] { ct_ = encryptor_.encrypt_symmetric(*sk_, pt_, prng_).value(); });
+    f_.encrypt_symmetric_serialize = timed([&] {
+      const auto c = encryptor_.encrypt_symmetric(*sk_, pt_, prng_).value();
+      query_bytes_ = serialize_ciphertext(params_, c, CiphertextForm::kSeeded).value();
+    });
+    f_.encrypt_public =
+        timed([&] { ct_pub_ = encryptor_.encrypt_public(*pk_, pt_, prng_).value(); });
     Plaintext dec;
-    put_timing(j_, "decrypt_us", timed([&] { dec = decryptor_.decrypt(*sk_, ct_).value(); }));
+    f_.decrypt = timed([&] { dec = decryptor_.decrypt(*sk_, ct_).value(); });
     PRIVSEARCH_ASSIGN_OR_RETURN(ct_last_, evaluator_.mod_switch_to_level(ct_, 0));
     std::vector<double> decoded;
-    put_timing(j_, "decrypt_decode_last_level_us", timed([&] {
-                 decoded = encoder_->decode(decryptor_.decrypt(*sk_, ct_last_).value()).value();
-               }));
+    f_.decrypt_decode_last_level = timed(
+        [&] { decoded = encoder_->decode(decryptor_.decrypt(*sk_, ct_last_).value()).value(); });
     PRIVSEARCH_ASSIGN_OR_RETURN(const Plaintext pt_other,
                                 encoder_->encode(other_, kLevel, params_.default_scale()));
     Ciphertext prod;
-    put_timing(j_, "multiply_plain_us",
-               timed([&] { prod = evaluator_.multiply_plain(ct_, pt_other).value(); }));
-    put_timing(j_, "rescale_us", timed([&] { rescaled_ = evaluator_.rescale(prod).value(); }));
+    f_.multiply_plain = timed([&] { prod = evaluator_.multiply_plain(ct_, pt_other).value(); });
+    f_.rescale = timed([&] { rescaled_ = evaluator_.rescale(prod).value(); });
     return Status();
   }
 
@@ -130,40 +132,46 @@ class CkksPresetBench {
   void time_rotations() {
     std::vector<int> steps(16);
     for (int k = 0; k < 16; ++k) steps[static_cast<std::size_t>(k)] = k + 1;
-    const TimingStats gk_time = time_runs(1, 3, [&] {
-      gk_ = keygen_.create_galois_keys(*sk_, steps, false, prng_).value();
-    });
-    j_["galois_keygen_ms"] = std::round(gk_time.median_us / 16.0) / 1000.0;
+    const TimingStats gk_time = time_runs(
+        1, 3, [&] { gk_ = keygen_.create_galois_keys(*sk_, steps, false, prng_).value(); });
+    f_.galois_keygen_ms = std::round(gk_time.median_us / 16.0) / 1000.0;
     const std::vector<int> one = {1};
     const auto gk1 = keygen_.create_galois_keys(*sk_, one, false, prng_).value();
-    j_["galois_key_bytes"] = serialize_galois_keys(params_, gk1).size();
-    put_timing(j_, "rotate_last_level_us",
-               timed([&] { rot_ = evaluator_.rotate(ct_last_, 1, gk_).value(); }));
-    put_timing(j_, "rotate_fresh_us", timed([&] { rot_ = evaluator_.rotate(ct_, 1, gk_).value(); }));
+    f_.galois_key_bytes = serialize_galois_keys(params_, gk1).size();
+    f_.rotate_last_level = timed([&] { rot_ = evaluator_.rotate(ct_last_, 1, gk_).value(); });
+    f_.rotate_fresh = timed([&] { rot_ = evaluator_.rotate(ct_, 1, gk_).value(); });
     const std::size_t hoist_runs = std::max<std::size_t>(runs_ / 4, 20);
-    const TimingStats hoist16 = timed([&] {
-      const auto h = evaluator_.hoist(ct_).value();
-      for (int k = 1; k <= 16; ++k) rot_ = evaluator_.rotate_hoisted(h, k, gk_).value();
-    }, hoist_runs);
-    const TimingStats hoist1 = timed([&] {
-      const auto h = evaluator_.hoist(ct_).value();
-      rot_ = evaluator_.rotate_hoisted(h, 1, gk_).value();
-    }, hoist_runs);
-    j_["hoisted_rotation_us"] =
+    const TimingStats hoist16 = timed(
+        [&] {
+          const auto h = evaluator_.hoist(ct_).value();
+          for (int k = 1; k <= 16; ++k) rot_ = evaluator_.rotate_hoisted(h, k, gk_).value();
+        },
+        hoist_runs);
+    const TimingStats hoist1 = timed(
+        [&] {
+          const auto h = evaluator_.hoist(ct_).value();
+          rot_ = evaluator_.rotate_hoisted(h, 1, gk_).value();
+        },
+        hoist_runs);
+    f_.hoisted_rotation_us =
         std::round((hoist16.median_us - hoist1.median_us) / 15.0 * 1000) / 1000;
-    j_["hoist16_total_us"] = std::round(hoist16.median_us * 1000) / 1000;
+    f_.hoist16_total_us = std::round(hoist16.median_us * 1000) / 1000;
     // Double hoisting: rotations left in the extended basis (no ModDown per rotation), as the
     // rerank kernels use them before one final ModDown.
     ExtendedCiphertext ext;
-    const TimingStats dh16 = timed([&] {
-      const auto h = evaluator_.hoist(ct_).value();
-      for (int k = 1; k <= 16; ++k) ext = evaluator_.rotate_hoisted_extended(h, k, gk_).value();
-    }, hoist_runs);
-    const TimingStats dh1 = timed([&] {
-      const auto h = evaluator_.hoist(ct_).value();
-      ext = evaluator_.rotate_hoisted_extended(h, 1, gk_).value();
-    }, hoist_runs);
-    j_["double_hoisted_rotation_us"] =
+    const TimingStats dh16 = timed(
+        [&] {
+          const auto h = evaluator_.hoist(ct_).value();
+          for (int k = 1; k <= 16; ++k) ext = evaluator_.rotate_hoisted_extended(h, k, gk_).value();
+        },
+        hoist_runs);
+    const TimingStats dh1 = timed(
+        [&] {
+          const auto h = evaluator_.hoist(ct_).value();
+          ext = evaluator_.rotate_hoisted_extended(h, 1, gk_).value();
+        },
+        hoist_runs);
+    f_.double_hoisted_rotation_us =
         std::round((dh16.median_us - dh1.median_us) / 15.0 * 1000) / 1000;
   }
 
@@ -171,10 +179,12 @@ class CkksPresetBench {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_pt, decryptor_.decrypt(*sk_, rot_));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto rot_back, encoder_->decode(rot_pt));
     std::vector<double> expect_rot(values_.size());
-    for (std::size_t i = 0; i < values_.size(); ++i) expect_rot[i] = values_[(i + 1) % values_.size()];
+    for (std::size_t i = 0; i < values_.size(); ++i)
+      expect_rot[i] = values_[(i + 1) % values_.size()];
     const double bits_rot = precision_bits(expect_rot, rot_back);
-    j_["rotate_precision_bits"] = std::round(bits_rot * 100) / 100;
-    if (bits_rot < params_.log_scale() - 16.0) return internal_error("rotation correctness check failed");
+    f_.rotate_precision_bits = std::round(bits_rot * 100) / 100;
+    if (bits_rot < params_.log_scale() - 16.0)
+      return internal_error("rotation correctness check failed");
     return Status();
   }
 
@@ -183,34 +193,37 @@ class CkksPresetBench {
   Status time_compact() {
     const CompactOptions copts{1.0, 18.0};
     CompactCiphertext cc;
-    put_timing(j_, "compact_us", timed([&] { cc = compact(params_, ct_last_, copts).value(); }));
+    f_.compact = timed([&] { cc = compact(params_, ct_last_, copts).value(); });
     const auto cbytes = serialize_compact(cc);
-    j_["compact_response_bytes"] = cbytes.size();
-    j_["compact_response_predicted_bits"] =
-        std::round(predicted_compact_precision_bits(params_, cc.layout(), cc.scale(), 1.0) * 100) / 100;
+    f_.compact_response_bytes = cbytes.size();
+    f_.compact_response_predicted_bits =
+        std::round(predicted_compact_precision_bits(params_, cc.layout(), cc.scale(), 1.0) * 100) /
+        100;
     const CompactDecryptor cdec(params_);
     std::vector<double> cback;
-    put_timing(j_, "compact_decrypt_decode_us", timed([&] {
-                 cback = cdec.decrypt_decode(*sk_, *encoder_,
-                                             deserialize_compact(params_, cbytes).value()).value();
-               }));
+    f_.compact_decrypt_decode = timed([&] {
+      cback = cdec.decrypt_decode(*sk_, *encoder_, deserialize_compact(params_, cbytes).value())
+                  .value();
+    });
     const double cbits = precision_bits(values_, cback);
-    j_["compact_response_precision_bits"] = std::round(cbits * 100) / 100;
-    j_["compact_layout"] = {{"log_modulus", cc.layout().log_modulus},
-                            {"c0_bits", cc.layout().c0_bits},
-                            {"c1_bits", cc.layout().c1_bits},
-                            {"scale_up_bits", cc.layout().scale_up_bits}};
+    f_.compact_response_precision_bits = std::round(cbits * 100) / 100;
+    f_.compact_log_modulus = cc.layout().log_modulus;
+    f_.compact_c0_bits = cc.layout().c0_bits;
+    f_.compact_c1_bits = cc.layout().c1_bits;
+    f_.compact_scale_up_bits = cc.layout().scale_up_bits;
     if (cbits < 17) return internal_error("compact response correctness check failed");
     return Status();
   }
 
   // Sizes, and the precision of what was timed (after timing).
   Status check_correctness() {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto seeded, serialize_ciphertext(params_, ct_, CiphertextForm::kSeeded));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto full, serialize_ciphertext(params_, ct_, CiphertextForm::kFull));
-    j_["ciphertext_seeded_bytes"] = seeded.size();
-    j_["ciphertext_bytes"] = full.size();
-    j_["public_key_bytes"] = serialize_public_key(params_, *pk_).size();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto seeded,
+                                serialize_ciphertext(params_, ct_, CiphertextForm::kSeeded));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto full,
+                                serialize_ciphertext(params_, ct_, CiphertextForm::kFull));
+    f_.ciphertext_seeded_bytes = seeded.size();
+    f_.ciphertext_bytes = full.size();
+    f_.public_key_bytes = serialize_public_key(params_, *pk_).size();
     auto decrypt = [&](const Ciphertext& c) -> Result<std::vector<double>> {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto p, decryptor_.decrypt(*sk_, c));
       return encoder_->decode(p);
@@ -224,16 +237,15 @@ class CkksPresetBench {
     const double bits_sym = precision_bits(values_, back);
     const double bits_pub = precision_bits(values_, pub_back);
     const double bits_prod = precision_bits(expected, prod_back);
-    j_["encrypt_decrypt_precision_bits"] = std::round(std::min(bits_sym, bits_pub) * 100) / 100;
-    j_["encrypt_symmetric_precision_bits"] = std::round(bits_sym * 100) / 100;
-    j_["encrypt_public_precision_bits"] = std::round(bits_pub * 100) / 100;
-    j_["multiply_plain_rescale_precision_bits"] = std::round(bits_prod * 100) / 100;
+    f_.encrypt_symmetric_precision_bits = std::round(bits_sym * 100) / 100;
+    f_.encrypt_public_precision_bits = std::round(bits_pub * 100) / 100;
+    f_.multiply_plain_rescale_precision_bits = std::round(bits_prod * 100) / 100;
     // Fresh noise is ~2^8 and rounding ~2^11 slot units: expect at least log2(delta) - 15 bits.
     const double min_bits = params_.log_scale() - 15.0;
     if (bits_sym < min_bits || bits_pub < min_bits || bits_prod < min_bits - 2) {
-      return internal_error(fmt::format(
-          "correctness check failed for {}: precision {:.1f}/{:.1f}/{:.1f} bits", params_.name(),
-          bits_sym, bits_pub, bits_prod));
+      return internal_error(
+          fmt::format("correctness check failed for {}: precision {:.1f}/{:.1f}/{:.1f} bits",
+                      params_.name(), bits_sym, bits_pub, bits_prod));
     }
     return Status();
   }
@@ -241,7 +253,7 @@ class CkksPresetBench {
   const Params& params_;
   std::size_t runs_, warm_;
   Prng prng_;
-  nlohmann::json j_;
+  CkksPresetFigures f_;
   std::optional<Encoder> encoder_;
   std::vector<double> values_, other_;
   Plaintext pt_;
@@ -256,26 +268,83 @@ class CkksPresetBench {
   GaloisKeys gk_;
 };
 
-Result<nlohmann::json> bench_preset(const Params& params, const CkksBenchOptions& o) {
+Result<CkksPresetFigures> bench_preset(const Params& params, const CkksBenchOptions& o) {
   CkksPresetBench bench(params, o);
   return bench.run();
 }
 
 }  // namespace
 
-Result<nlohmann::json> run_ckks_bench(const CkksBenchOptions& options) {
-  nlohmann::json out;
-  out["suite"] = "ckks";
-  out["machine"] = machine_description();
-  out["threads"] = 1;
-  out["runs"] = options.runs;
-  out["warmup"] = options.warmup;
+Result<CkksBenchResult> run_ckks_bench(const CkksBenchOptions& options) {
+  CkksBenchResult out;
+  out.machine = machine_description();
+  out.runs = options.runs;
+  out.warmup = options.warmup;
   const auto names = options.presets.empty() ? preset_names() : options.presets;
   for (const auto& name : names) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, preset_literal(name));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, Params::create(lit));
-    PRIVSEARCH_ASSIGN_OR_RETURN(out["presets"][name], bench_preset(params, options));
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.presets[name], bench_preset(params, options));
   }
+  return out;
+}
+
+nlohmann::json CkksPresetFigures::to_json() const {
+  auto r2 = [](double v) { return std::round(v * 100) / 100; };
+  nlohmann::json j;
+  j["n"] = n;
+  j["log_qp"] = r2(log_qp);
+  j["data_primes_timed"] = data_primes_timed;
+  put_timing(j, "ntt_forward_us", ntt_forward);
+  put_timing(j, "ntt_inverse_us", ntt_inverse);
+  j["ntt_path"] = ntt_path;
+  if (ntt_forward_scalar) put_timing(j, "ntt_forward_scalar_us", *ntt_forward_scalar);
+  put_timing(j, "encode_us", encode);
+  put_timing(j, "decode_us", decode);
+  put_timing(j, "keygen_ms", keygen, 1000.0);
+  put_timing(j, "encrypt_symmetric_us", encrypt_symmetric);
+  put_timing(j, "encrypt_symmetric_serialize_us", encrypt_symmetric_serialize);
+  put_timing(j, "encrypt_public_us", encrypt_public);
+  put_timing(j, "decrypt_us", decrypt);
+  put_timing(j, "decrypt_decode_last_level_us", decrypt_decode_last_level);
+  put_timing(j, "multiply_plain_us", multiply_plain);
+  put_timing(j, "rescale_us", rescale);
+  j["galois_keygen_ms"] = galois_keygen_ms;
+  j["galois_key_bytes"] = galois_key_bytes;
+  put_timing(j, "rotate_last_level_us", rotate_last_level);
+  put_timing(j, "rotate_fresh_us", rotate_fresh);
+  j["hoisted_rotation_us"] = hoisted_rotation_us;
+  j["hoist16_total_us"] = hoist16_total_us;
+  j["double_hoisted_rotation_us"] = double_hoisted_rotation_us;
+  j["rotate_precision_bits"] = rotate_precision_bits;
+  put_timing(j, "compact_us", compact);
+  j["compact_response_bytes"] = compact_response_bytes;
+  j["compact_response_predicted_bits"] = compact_response_predicted_bits;
+  put_timing(j, "compact_decrypt_decode_us", compact_decrypt_decode);
+  j["compact_response_precision_bits"] = compact_response_precision_bits;
+  j["compact_layout"] = {{"log_modulus", compact_log_modulus},
+                         {"c0_bits", compact_c0_bits},
+                         {"c1_bits", compact_c1_bits},
+                         {"scale_up_bits", compact_scale_up_bits}};
+  j["ciphertext_seeded_bytes"] = ciphertext_seeded_bytes;
+  j["ciphertext_bytes"] = ciphertext_bytes;
+  j["public_key_bytes"] = public_key_bytes;
+  j["encrypt_decrypt_precision_bits"] =
+      std::min(encrypt_symmetric_precision_bits, encrypt_public_precision_bits);
+  j["encrypt_symmetric_precision_bits"] = encrypt_symmetric_precision_bits;
+  j["encrypt_public_precision_bits"] = encrypt_public_precision_bits;
+  j["multiply_plain_rescale_precision_bits"] = multiply_plain_rescale_precision_bits;
+  return j;
+}
+
+nlohmann::json CkksBenchResult::to_json() const {
+  nlohmann::json out;
+  out["suite"] = "ckks";
+  out["machine"] = machine;
+  out["threads"] = 1;
+  out["runs"] = runs;
+  out["warmup"] = warmup;
+  for (const auto& [name, f] : presets) out["presets"][name] = f.to_json();
   return out;
 }
 

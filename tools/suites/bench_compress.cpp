@@ -33,7 +33,8 @@ std::vector<mpz_class> encrypt_key(const pir::PaillierPublicKey& pk,
 }
 
 std::string set_name(const pir::LweScheme& s) {
-  return "n" + std::to_string(s.n) + "_q" + std::to_string(s.log_q) + (s.binary ? "_binary" : "_uniform");
+  return "n" + std::to_string(s.n) + "_q" + std::to_string(s.log_q) +
+         (s.binary ? "_binary" : "_uniform");
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ class CompressBench {
   const PaillierPublicKey& pk() const { return kp_.public_key; }
 
   // Single compression with the plain (unpacked) key.
-  Result<nlohmann::json> single(const LweScheme& s, const std::vector<std::uint64_t>& sk,
+  Result<SingleCompression> single(const LweScheme& s, const std::vector<std::uint64_t>& sk,
                                 const std::vector<mpz_class>& ck, double keygen_s) {
     std::vector<double> comp_ms, dec_ms;
     bool ok = true;
@@ -65,23 +66,21 @@ class CompressBench {
       ok = ok && decrypt_compressed_single(kp_.private_key, c, s) == mu;
       dec_ms.push_back(seconds_since(t0) * 1e3);
     }
-    const std::size_t lwe_bytes = (s.n + 1) * static_cast<std::size_t>(s.log_q) / 8;
-    return nlohmann::json{{"set", set_name(s)},
-                          {"lwe_ciphertext_bytes", lwe_bytes},
-                          {"compressed_bytes", pk().ciphertext_bytes()},
-                          {"compression_percent",
-                           100.0 * (1.0 - static_cast<double>(pk().ciphertext_bytes()) /
-                                              static_cast<double>(lwe_bytes))},
-                          {"compress_ms", eval::describe(comp_ms).median},
-                          {"decrypt_ms", eval::describe(dec_ms).median},
-                          {"key_bytes", s.n * pk().ciphertext_bytes()},
-                          {"key_encrypt_s", keygen_s},
-                          {"key_encrypt_threads", threads_},
-                          {"all_correct", ok}};
+    SingleCompression r;
+    r.set = set_name(s);
+    r.lwe_ciphertext_bytes = (s.n + 1) * static_cast<std::size_t>(s.log_q) / 8;
+    r.compressed_bytes = pk().ciphertext_bytes();
+    r.compress_ms = eval::describe(comp_ms).median;
+    r.decrypt_ms = eval::describe(dec_ms).median;
+    r.key_bytes = s.n * pk().ciphertext_bytes();
+    r.key_encrypt_s = keygen_s;
+    r.key_encrypt_threads = threads_;
+    r.all_correct = ok;
+    return r;
   }
 
   // The packed compression key: its size and the time to unpack it.
-  Result<nlohmann::json> packed(const LweScheme& s, const std::vector<std::uint64_t>& sk) {
+  Result<PackedKeyFigures> packed(const LweScheme& s, const std::vector<std::uint64_t>& sk) {
     const auto layout = packed_key_layout(s, pk());
     const auto pck = make_packed_compression_key(pk(), sk, layout, prng_);
     const auto t0 = Clock::now();
@@ -91,20 +90,19 @@ class CompressBench {
     for (std::size_t k = 1; k < layout.digits_per_ciphertext; ++k) packed_scale *= layout.delta;
     const auto ct = lwe_encrypt(s, sk, 1, 3.2, prng_);
     PRIVSEARCH_ASSIGN_OR_RETURN(mpz_class pc, compress_single(pk(), unpacked, s, ct, packed_scale));
-    return nlohmann::json{
-        {"set", set_name(s)},
-        {"digits_per_ciphertext", layout.digits_per_ciphertext},
-        {"packed_key_ciphertexts", layout.ciphertexts},
-        {"packed_key_bytes", layout.ciphertexts * pk().ciphertext_bytes()},
-        {"unpacked_key_bytes", s.n * pk().ciphertext_bytes()},
-        {"unpack_s", unpack_s},
-        {"correct", decrypt_compressed_packed(kp_.private_key, pc, s, layout) == 1}};
+    return PackedKeyFigures{set_name(s),
+                            layout.digits_per_ciphertext,
+                            layout.ciphertexts,
+                            layout.ciphertexts * pk().ciphertext_bytes(),
+                            s.n * pk().ciphertext_bytes(),
+                            unpack_s,
+                            decrypt_compressed_packed(kp_.private_key, pc, s, layout) == 1};
   }
 
   // `count` LWE ciphertexts compressed into as few Paillier ciphertexts as the scale allows.
-  Result<nlohmann::json> batch_point(const LweScheme& s, const std::vector<std::uint64_t>& sk,
-                                     const std::vector<mpz_class>& ck, CompressionScale scale,
-                                     std::size_t cap, std::size_t count, double& secs) {
+  Result<BatchPoint> batch_point(const LweScheme& s, const std::vector<std::uint64_t>& sk,
+                                 const std::vector<mpz_class>& ck, CompressionScale scale,
+                                 std::size_t cap, std::size_t count) {
     std::vector<LweCiphertext> cts;
     std::vector<std::uint64_t> mus;
     for (std::size_t j = 0; j < count; ++j) {
@@ -119,25 +117,20 @@ class CompressBench {
           mpz_class c, compress_batch(pk(), ck, s, std::span(cts).subspan(j0, len), scale));
       outs.push_back(c);
     }
-    secs = seconds_since(t0);
+    const double secs = seconds_since(t0);
     bool correct = true;
     for (std::size_t j0 = 0, k = 0; j0 < count; j0 += cap, ++k) {
       const std::size_t len = std::min(cap, count - j0);
       const auto got = decrypt_compressed_batch(kp_.private_key, outs[k], s, len, scale);
       correct = correct && std::equal(got.begin(), got.end(), mus.begin() + j0);
     }
-    return nlohmann::json{
-        {"lwe_ciphertexts", count},
-        {"paillier_ciphertexts", outs.size()},
-        {"compressed_bytes", outs.size() * pk().ciphertext_bytes()},
-        {"uncompressed_bytes", count * (s.n + 1) * static_cast<std::size_t>(s.log_q) / 8},
-        {"compress_s", secs},
-        {"correct", correct}};
+    return BatchPoint{count, outs.size(), outs.size() * pk().ciphertext_bytes(),
+                      count * (s.n + 1) * static_cast<std::size_t>(s.log_q) / 8, secs, correct};
   }
 
   // Batched curves of one set (binary keys: exact and overlapping scales; uniform: exact).
-  Status batched(const LweScheme& s, const std::vector<std::uint64_t>& sk, const std::vector<mpz_class>& ck,
-                 nlohmann::json& batched, nlohmann::json& out) {
+  Status batched(const LweScheme& s, const std::vector<std::uint64_t>& sk,
+                 const std::vector<mpz_class>& ck, CompressBenchResult& out) {
     std::vector<CompressionScale> scales = {CompressionScale::kExact};
     if (s.binary && s.log_q == 32) scales.push_back(CompressionScale::kOverlap);
     for (const auto scale : scales) {
@@ -145,17 +138,16 @@ class CompressBench {
       const std::string key =
           set_name(s) + (scale == CompressionScale::kExact ? "_exact" : "_overlap");
       progress(key + ": batched curve (" + std::to_string(cap) + " per Paillier ciphertext)");
-      nlohmann::json curve = nlohmann::json::array();
+      auto& curve = out.batched[key];
+      curve.per_paillier_ciphertext = cap;
       for (const std::size_t count : o_.batch_counts) {
         if (s.n == 630 && count > 50) continue;  // the q = 2^64 sets: curve up to 50
-        double secs = 0;
-        PRIVSEARCH_ASSIGN_OR_RETURN(auto point, batch_point(s, sk, ck, scale, cap, count, secs));
-        curve.push_back(std::move(point));
+        PRIVSEARCH_ASSIGN_OR_RETURN(auto point, batch_point(s, sk, ck, scale, cap, count));
         if (count == 71 && s.n == 1400 && s.binary && scale == CompressionScale::kExact) {
-          out["batch71_into_one_s"] = secs;
+          out.batch71_into_one_s = point.compress_s;
         }
+        curve.curve.push_back(point);
       }
-      batched[key] = {{"per_paillier_ciphertext", cap}, {"curve", curve}};
     }
     return Status();
   }
@@ -171,24 +163,21 @@ class CompressBench {
 
 }  // namespace
 
-Result<nlohmann::json> run_compress_bench(const CompressBenchOptions& o) {
+Result<CompressBenchResult> run_compress_bench(const CompressBenchOptions& o) {
   const unsigned threads =
       o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   Prng prng = Prng::create();
   progress("Paillier key generation (" + std::to_string(o.paillier_bits) + " bits)");
   PRIVSEARCH_ASSIGN_OR_RETURN(PaillierKeyPair kp, paillier_keygen(o.paillier_bits, prng));
   CompressBench bench(o, std::move(kp), threads);
-  nlohmann::json out;
-  out["suite"] = "compress";
-  out["machine"] = machine_description();
-  out["paillier_bits"] = o.paillier_bits;
-  out["paillier_ciphertext_bytes"] = bench.pk().ciphertext_bytes();
+  CompressBenchResult out;
+  out.machine = machine_description();
+  out.paillier_bits = o.paillier_bits;
+  out.paillier_ciphertext_bytes = bench.pk().ciphertext_bytes();
   // The paper's parameter sets (section 5.1; reference notes 1.3): Concrete-style n = 630 with
   // q = 2^64, and ZipPIR's n = 1400 with q = 2^32, each with binary and uniform secrets.
   const std::vector<LweScheme> sets = {
       {630, 64, 4, false}, {630, 64, 4, true}, {1400, 32, 8, true}, {1400, 32, 8, false}};
-  nlohmann::json singles = nlohmann::json::array(), packed = nlohmann::json::array();
-  nlohmann::json batched = nlohmann::json::object();
   for (const LweScheme& s : sets) {
     progress(set_name(s) + ": compression key (" + std::to_string(s.n) + " Paillier encryptions)");
     const auto sk = lwe_keygen(s, bench.prng());
@@ -196,14 +185,61 @@ Result<nlohmann::json> run_compress_bench(const CompressBenchOptions& o) {
     const auto ck = encrypt_key(bench.pk(), sk, threads);
     const double keygen_s = seconds_since(t0);
     PRIVSEARCH_ASSIGN_OR_RETURN(auto single, bench.single(s, sk, ck, keygen_s));
-    singles.push_back(std::move(single));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto pk_figures, bench.packed(s, sk));
-    packed.push_back(std::move(pk_figures));
-    PRIVSEARCH_RETURN_IF_ERROR(bench.batched(s, sk, ck, batched, out));
+    out.single.push_back(std::move(single));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto packed, bench.packed(s, sk));
+    out.packed_key.push_back(std::move(packed));
+    PRIVSEARCH_RETURN_IF_ERROR(bench.batched(s, sk, ck, out));
+  }
+  return out;
+}
+
+nlohmann::json CompressBenchResult::to_json() const {
+  nlohmann::json out;
+  out["suite"] = "compress";
+  out["machine"] = machine;
+  out["paillier_bits"] = paillier_bits;
+  out["paillier_ciphertext_bytes"] = paillier_ciphertext_bytes;
+  nlohmann::json singles = nlohmann::json::array(), packed = nlohmann::json::array();
+  for (const auto& r : single) {
+    singles.push_back({{"set", r.set},
+                       {"lwe_ciphertext_bytes", r.lwe_ciphertext_bytes},
+                       {"compressed_bytes", r.compressed_bytes},
+                       {"compression_percent",
+                        100.0 * (1.0 - static_cast<double>(r.compressed_bytes) /
+                                           static_cast<double>(r.lwe_ciphertext_bytes))},
+                       {"compress_ms", r.compress_ms},
+                       {"decrypt_ms", r.decrypt_ms},
+                       {"key_bytes", r.key_bytes},
+                       {"key_encrypt_s", r.key_encrypt_s},
+                       {"key_encrypt_threads", r.key_encrypt_threads},
+                       {"all_correct", r.all_correct}});
+  }
+  for (const auto& r : packed_key) {
+    packed.push_back({{"set", r.set},
+                      {"digits_per_ciphertext", r.digits_per_ciphertext},
+                      {"packed_key_ciphertexts", r.packed_key_ciphertexts},
+                      {"packed_key_bytes", r.packed_key_bytes},
+                      {"unpacked_key_bytes", r.unpacked_key_bytes},
+                      {"unpack_s", r.unpack_s},
+                      {"correct", r.correct}});
+  }
+  nlohmann::json curves = nlohmann::json::object();
+  for (const auto& [key, c] : batched) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : c.curve) {
+      points.push_back({{"lwe_ciphertexts", p.lwe_ciphertexts},
+                        {"paillier_ciphertexts", p.paillier_ciphertexts},
+                        {"compressed_bytes", p.compressed_bytes},
+                        {"uncompressed_bytes", p.uncompressed_bytes},
+                        {"compress_s", p.compress_s},
+                        {"correct", p.correct}});
+    }
+    curves[key] = {{"per_paillier_ciphertext", c.per_paillier_ciphertext}, {"curve", points}};
   }
   out["single"] = singles;
   out["packed_key"] = packed;
-  out["batched"] = batched;
+  out["batched"] = curves;
+  if (batch71_into_one_s) out["batch71_into_one_s"] = *batch71_into_one_s;
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "suites/bench_e2e.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -7,8 +9,6 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "client/payload_fetcher.h"
 #include "client/search_client.h"
@@ -31,7 +31,10 @@ class E2eBench {
  public:
   E2eBench(const E2eBenchOptions& o, const Synthetic& gen, std::filesystem::path index_dir,
            const SpawnedProvider& provider)
-      : o_(o), gen_(gen), index_dir_(std::move(index_dir)), provider_(provider),
+      : o_(o),
+        gen_(gen),
+        index_dir_(std::move(index_dir)),
+        provider_(provider),
         pick_(Prng::create()) {
     so_.candidates = o.k;
   }
@@ -40,47 +43,35 @@ class E2eBench {
   std::vector<float> query() { return gen_.vector(pick_.uniform_below(o_.docs), 0.6); }
 
   // One client, one search at a time: where the time of a search goes.
-  Status latencies(nlohmann::json& j, std::size_t& failures) {
+  Status latencies(E2eBenchResult& out) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir_, provider_));
     auto t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto first, sc->search_vector(query(), so_));
-    const double first_result_ms = ms_since(t0);
-    std::vector<double> online, pq, enc, rpc, prov, dec;
+    out.first_result_ms = ms_since(t0);
+    out.request_bytes = first.timing.request_bytes;
+    out.response_bytes = first.timing.response_bytes;
+    out.key_upload_bytes = first.timing.key_upload_bytes;
+    auto& l = out.latencies;
     for (std::size_t i = 0; i < 5 + o_.queries; ++i) {
       auto r = sc->search_vector(query(), so_);
       if (!r.ok()) {
-        ++failures;
+        ++out.failures;
         continue;
       }
       if (i < 5) continue;
       const auto& t = r.value().timing;
-      online.push_back(t.total_ms);
-      pq.push_back(t.pq_scan_ms);
-      enc.push_back(t.encrypt_ms);
-      rpc.push_back(t.rpc_ms);
-      prov.push_back(t.provider_ms);
-      dec.push_back(t.decrypt_ms);
+      l.online.push_back(t.total_ms);
+      l.pq_scan.push_back(t.pq_scan_ms);
+      l.encrypt.push_back(t.encrypt_ms);
+      l.rpc.push_back(t.rpc_ms);
+      l.provider.push_back(t.provider_ms);
+      l.decrypt.push_back(t.decrypt_ms);
     }
-    j["queries"] = online.size();
-    j["online_ms"] = latency_summary(online);
-    j["pq_scan_ms"] = latency_summary(pq);
-    j["encrypt_ms"] = latency_summary(enc);
-    j["rpc_ms"] = latency_summary(rpc);
-    j["provider_ms"] = latency_summary(prov);
-    j["decrypt_ms"] = latency_summary(dec);
-    // The provider's own capacity: one request occupies one core for provider_ms (the client
-    // shares this machine, so measured throughput below also pays for the client's work).
-    const double median = eval::describe(prov).median;
-    j["provider_capacity_rps_per_core"] = median > 0 ? std::round(100000.0 / median) / 100 : 0;
-    j["request_bytes"] = first.timing.request_bytes;
-    j["response_bytes"] = first.timing.response_bytes;
-    j["key_upload_bytes"] = first.timing.key_upload_bytes;
-    j["first_result_ms"] = std::round(first_result_ms * 1000) / 1000;
     return Status();
   }
 
   // Throughput: `clients` threads, each with its own key epoch, `throughput_requests` in all.
-  Result<nlohmann::json> throughput(int clients, std::size_t& failures) {
+  Result<E2eThroughput> throughput(int clients) {
     std::vector<std::unique_ptr<client::SearchClient>> cs;
     for (int c = 0; c < clients; ++c) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto s, connect_search_client(index_dir_, provider_));
@@ -102,17 +93,15 @@ class E2eBench {
     }
     for (auto& t : threads) t.join();
     const double s = ms_since(t0) / 1000;
-    failures += fails.load();
-    return nlohmann::json{
-        {"throughput_rps", std::round(static_cast<double>(o_.throughput_requests) / s * 100) / 100},
-        {"failures", fails.load()}};
+    return E2eThroughput{static_cast<double>(o_.throughput_requests) / s, fails.load()};
   }
 
   // Private payload fetch after the search timings (no PIR client existed before, so the
   // background hint work did not overlap them). fetch_ms is the critical path once the
   // provider's hint and the client's offsets are ready: query + RPC + extract.
-  Status fetches(nlohmann::json& j) {
-    fmt::print(stderr, "bench e2e: private payload fetch ({} rounds of {})\n", o_.fetches, o_.fetch);
+  Result<E2eFetchFigures> fetches() {
+    fmt::print(stderr, "bench e2e: private payload fetch ({} rounds of {})\n", o_.fetches,
+               o_.fetch);
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect_search_client(index_dir_, provider_));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, /*verify=*/false));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
@@ -120,34 +109,26 @@ class E2eBench {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
                                                   fsc->transport(), fsc->artifact_version(), {}));
     fetcher->precompute_async();
-    std::vector<double> fetch_ms, wait_ms, provider_fetch_ms;
-    std::size_t fq = 0, fr = 0, wrong = 0;
+    E2eFetchFigures f;
+    f.fetch = o_.fetch;
     for (std::size_t i = 0; i < o_.fetches * o_.fetch; ++i) {
       const std::uint64_t doc = pick_.uniform_below(o_.docs);
       client::FetchTiming ft;
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, fetcher->fetch(doc, &ft));
       const auto want = payloads.text(doc);
-      if (!want.ok() || *want != text) ++wrong;
-      fetch_ms.push_back(ft.total_ms - ft.wait_ms);
-      wait_ms.push_back(ft.wait_ms);
-      provider_fetch_ms.push_back(ft.provider_ms);
-      fq = ft.query_bytes;
-      fr = ft.response_bytes;
+      if (!want.ok() || *want != text) ++f.wrong_payloads;
+      f.fetch_ms.push_back(ft.total_ms - ft.wait_ms);
+      f.wait_ms.push_back(ft.wait_ms);
+      f.provider_ms.push_back(ft.provider_ms);
+      f.query_bytes = ft.query_bytes;
+      f.response_bytes = ft.response_bytes;
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo pinfo, fsc->transport().pir_info());
-    j["fetch"] = o_.fetch;
-    j["fetch_ms"] = latency_summary(fetch_ms);
-    j["fetch_wait_for_hint_ms"] = latency_summary(wait_ms);
-    j["fetch_provider_ms"] = latency_summary(provider_fetch_ms);
-    j["fetch_query_bytes"] = fq;
-    j["fetch_response_bytes"] = fr;
-    j["fetch_setup_bytes"] = fetcher->setup_bytes();
-    j["fetch_wrong_payloads"] = wrong;
-    j["pir_db_bytes"] = pinfo.pir_db_bytes();
-    j["offline_s_per_query"] = {{"wall", pinfo.offline_s_per_query()},
-                                {"cpu_s", pinfo.offline_cpu_s_per_query()},
-                                {"threads_per_hint", 1}};
-    return Status();
+    f.setup_bytes = fetcher->setup_bytes();
+    f.pir_db_bytes = pinfo.pir_db_bytes();
+    f.offline_wall_s = pinfo.offline_s_per_query();
+    f.offline_cpu_s = pinfo.offline_cpu_s_per_query();
+    return f;
   }
 
  private:
@@ -161,12 +142,15 @@ class E2eBench {
 
 }  // namespace
 
-Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
+Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   if (o.docs < 1000 || o.k == 0 || o.k > o.docs) {
-    return Status(StatusCode::kInvalidArgument, "bench e2e: need --docs >= 1000 and 1 <= K <= docs");
+    return Status(StatusCode::kInvalidArgument,
+                  "bench e2e: need --docs >= 1000 and 1 <= K <= docs");
   }
   const Synthetic gen(o.input_dim);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir, ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto index_dir,
+      ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
   std::vector<std::string> args = {"--max-candidates", maxk};
   if (o.fetch == 0) {
@@ -177,26 +161,71 @@ Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
                               SpawnedProvider::start({index_dir, index_dir.parent_path(), args}));
   E2eBench bench(o, gen, index_dir, *provider);
+  E2eBenchResult out;
+  out.machine = machine_description();
+  out.options = o;
+  PRIVSEARCH_RETURN_IF_ERROR(bench.latencies(out));
+  for (const int clients : {1, 2, 4}) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.throughput[clients], bench.throughput(clients));
+    out.failures += out.throughput[clients].failures;
+  }
+  if (o.fetch > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.fetch, bench.fetches());
+  }
+  return out;
+}
+
+nlohmann::json E2eBenchResult::to_json() const {
+  const auto& o = options;
+  const auto& l = latencies;
   nlohmann::json j;
   j["suite"] = "e2e";
-  j["machine"] = machine_description();
+  j["machine"] = machine;
   j["docs"] = o.docs;
   j["input_dim"] = o.input_dim;
   j["dim"] = o.dim;
   j["pq_m"] = o.pq_m;
   j["k"] = o.k;
   j["transport"] = "gRPC over TLS 1.3, 127.0.0.1, provider in its own process";
-  std::size_t failures = 0;
-  PRIVSEARCH_RETURN_IF_ERROR(bench.latencies(j, failures));
+  j["queries"] = l.online.size();
+  j["online_ms"] = latency_summary(l.online);
+  j["pq_scan_ms"] = latency_summary(l.pq_scan);
+  j["encrypt_ms"] = latency_summary(l.encrypt);
+  j["rpc_ms"] = latency_summary(l.rpc);
+  j["provider_ms"] = latency_summary(l.provider);
+  j["decrypt_ms"] = latency_summary(l.decrypt);
+  // The provider's own capacity: one request occupies one core for provider_ms (the client
+  // shares this machine, so measured throughput also pays for the client's work).
+  const double median = eval::describe(l.provider).median;
+  j["provider_capacity_rps_per_core"] = median > 0 ? std::round(100000.0 / median) / 100 : 0;
+  j["request_bytes"] = request_bytes;
+  j["response_bytes"] = response_bytes;
+  j["key_upload_bytes"] = key_upload_bytes;
+  j["first_result_ms"] = std::round(first_result_ms * 1000) / 1000;
   nlohmann::json tp = nlohmann::json::object();
-  for (const int clients : {1, 2, 4}) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(tp[std::to_string(clients)], bench.throughput(clients, failures));
+  for (const auto& [clients, t] : throughput) {
+    tp[std::to_string(clients)] = {{"throughput_rps", std::round(t.throughput_rps * 100) / 100},
+                                   {"failures", t.failures}};
   }
   j["throughput"] = tp;
-  if (o.fetch > 0) PRIVSEARCH_RETURN_IF_ERROR(bench.fetches(j));
+  if (fetch) {
+    const auto& f = *fetch;
+    j["fetch"] = f.fetch;
+    j["fetch_ms"] = latency_summary(f.fetch_ms);
+    j["fetch_wait_for_hint_ms"] = latency_summary(f.wait_ms);
+    j["fetch_provider_ms"] = latency_summary(f.provider_ms);
+    j["fetch_query_bytes"] = f.query_bytes;
+    j["fetch_response_bytes"] = f.response_bytes;
+    j["fetch_setup_bytes"] = f.setup_bytes;
+    j["fetch_wrong_payloads"] = f.wrong_payloads;
+    j["pir_db_bytes"] = f.pir_db_bytes;
+    j["offline_s_per_query"] = {
+        {"wall", f.offline_wall_s}, {"cpu_s", f.offline_cpu_s}, {"threads_per_hint", 1}};
+  }
   j["failures"] = failures;
-  j["note"] = "client and provider share this machine's cores; throughput counts whole searches "
-              "(client PQ scan, encryption and decryption included)";
+  j["note"] =
+      "client and provider share this machine's cores; throughput counts whole searches "
+      "(client PQ scan, encryption and decryption included)";
   return j;
 }
 

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
-
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
 
 #include "core/status.h"
 
@@ -17,13 +20,44 @@ struct E2eBenchOptions {
   std::size_t dim = 672;
   std::size_t pq_m = 96;
   std::size_t k = 100;
-  std::size_t queries = 200;          // timed single-client searches (after 5 warm-up ones)
+  std::size_t queries = 200;             // timed single-client searches (after 5 warm-up ones)
   std::size_t throughput_requests = 60;  // per concurrency level
   std::filesystem::path cache = "build/bench-e2e";  // synthetic indexes are built once here
   std::size_t fetch = 0;    // payloads fetched by ZipPIR after each timed fetch round (0: none)
   std::size_t fetches = 5;  // timed fetch rounds
 };
 
-Result<nlohmann::json> run_e2e_bench(const E2eBenchOptions& options);
+// Where the time of a search goes, per timed single-client query (milliseconds).
+struct E2eLatencies {
+  std::vector<double> online, pq_scan, encrypt, rpc, provider, decrypt;
+};
+
+struct E2eThroughput {
+  double throughput_rps = 0;
+  std::size_t failures = 0;
+};
+
+// The private payload fetch after the searches.
+struct E2eFetchFigures {
+  std::size_t fetch = 0;  // payloads per round
+  std::vector<double> fetch_ms, wait_ms, provider_ms;
+  std::size_t query_bytes = 0, response_bytes = 0, setup_bytes = 0, wrong_payloads = 0;
+  std::uint64_t pir_db_bytes = 0;
+  double offline_wall_s = 0, offline_cpu_s = 0;
+};
+
+struct E2eBenchResult {
+  nlohmann::json machine;
+  E2eBenchOptions options;
+  E2eLatencies latencies;
+  std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
+  double first_result_ms = 0;
+  std::map<int, E2eThroughput> throughput;  // clients -> figures
+  std::optional<E2eFetchFigures> fetch;
+  std::size_t failures = 0;
+  nlohmann::json to_json() const;
+};
+
+Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& options);
 
 }  // namespace privsearch::tools

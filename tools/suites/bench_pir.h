@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/status.h"
+#include "harness/measure.h"
+#include "pir/lwe/database.h"
+#include "pir/zippir/zippir_params.h"
 
 namespace privsearch::tools {
 
@@ -18,9 +21,38 @@ struct PirBenchOptions {
   std::size_t runs = 20;
   unsigned threads = 0;  // offline; 0 = all cores
   int paillier_bits = 3072;
-  int hint_bits = 0;     // 0 = default
+  int hint_bits = 0;  // 0 = default
 };
 
-Result<nlohmann::json> run_pir_bench(const PirBenchOptions& options);
+// The online answer timed over `runs` repetitions of one query, with its parts.
+struct PirOnlineFigures {
+  TimingStats answer;
+  std::vector<double> db_ms, hint_ms, conv_ms, mv_ms, crt_ms;
+  std::vector<std::uint8_t> response;
+};
+
+// One database size.
+struct PirSizeResult {
+  std::size_t db_mb = 0, records = 0, record_bytes = 0;
+  pir::DatabaseShape shape;
+  pir::ZipPirParams params;
+  std::size_t packed_rows = 0, state_bytes_per_query = 0;
+  double preprocess_s = 0, keygen_s = 0, offline_wall = 0, offline_cpu = 0, offsets_s = 0;
+  double client_query_ms = 0, extract_ms = 0;
+  std::size_t query_bytes = 0, setup_bytes = 0;
+  unsigned threads = 0;
+  bool recovered = false;
+  PirOnlineFigures online;
+  nlohmann::json to_json() const;
+};
+
+struct PirBenchResult {
+  nlohmann::json machine;
+  std::vector<PirSizeResult> sizes;
+  // One size: its fields at the top level; several: a "sizes" array.
+  nlohmann::json to_json() const;
+};
+
+Result<PirBenchResult> run_pir_bench(const PirBenchOptions& options);
 
 }  // namespace privsearch::tools

@@ -1,5 +1,7 @@
 #include "suites/bench_rerank.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -7,17 +9,14 @@
 #include <numeric>
 #include <optional>
 
-#include <fmt/format.h>
-
-#include "core/elapsed.h"
-
-#include "harness/measure.h"
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
+#include "core/elapsed.h"
+#include "harness/measure.h"
 #include "rerank/client/scores.h"
 #include "rerank/kernels.h"
 
@@ -104,16 +103,16 @@ class RerankCaseBench {
   Result<std::vector<std::vector<std::uint8_t>>> serve(const std::vector<std::uint8_t>& request,
                                                        KernelResult& result) const {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, ckks::deserialize_ciphertext(params_, request));
-    PRIVSEARCH_ASSIGN_OR_RETURN(result,
-                                evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        result, evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_));
     std::vector<std::vector<std::uint8_t>> response;
     for (const auto& ct : result.outputs) {
       if (compact()) {
         PRIVSEARCH_ASSIGN_OR_RETURN(const auto cc, ckks::compact(params_, ct, kResponseCompaction));
         response.push_back(ckks::serialize_compact(cc));
       } else {
-        PRIVSEARCH_ASSIGN_OR_RETURN(auto b, ckks::serialize_ciphertext(params_, ct,
-                                                                       ckks::CiphertextForm::kFull));
+        PRIVSEARCH_ASSIGN_OR_RETURN(
+            auto b, ckks::serialize_ciphertext(params_, ct, ckks::CiphertextForm::kFull));
         response.push_back(std::move(b));
       }
     }
@@ -159,8 +158,12 @@ class RerankCaseBench {
 
  private:
   explicit RerankCaseBench(const Case& c)
-      : c_(c), params_(params_for(c.kernel)), prng_(Prng::create()), evaluator_(params_),
-        keygen_(params_), sk_(keygen_.create_secret_key(prng_)) {}
+      : c_(c),
+        params_(params_for(c.kernel)),
+        prng_(Prng::create()),
+        evaluator_(params_),
+        keygen_(params_),
+        sk_(keygen_.create_secret_key(prng_)) {}
 
   Case c_;
   ckks::Params params_;
@@ -179,7 +182,8 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
   std::vector<double> z;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto request, bench->request(z));
   // Paper kernels are slow: fewer repetitions (still after a warm-up).
-  const std::size_t runs = c.kernel == Kernel::kFast ? o.runs : std::max<std::size_t>(3, o.runs / 5);
+  const std::size_t runs =
+      c.kernel == Kernel::kFast ? o.runs : std::max<std::size_t>(3, o.runs / 5);
   std::vector<double> server_ms, encode_ms, he_ms;
   KernelResult last;
   std::vector<std::vector<std::uint8_t>> response;
@@ -221,7 +225,8 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
   out.top10_order_match = static_cast<double>(matches) / static_cast<double>(out.top10_queries);
   if (c.kernel == Kernel::kFast) {
     const auto& l = bench->layout();
-    out.layout = RerankCaseResult::Layout{l.period(), l.width(), l.windows(), l.blocks(), l.baby(), l.giant()};
+    out.layout = RerankCaseResult::Layout{l.period(), l.width(), l.windows(),
+                                          l.blocks(), l.baby(),  l.giant()};
   }
   return out;
 }
@@ -258,8 +263,8 @@ nlohmann::json RerankCaseResult::to_json() const {
   j["preset"] = preset;
   j["dim"] = dim;
   j["k"] = k;
-  j["server_ms"] = {{"median", r3(server_ms.median)}, {"p95", r3(server_ms.p95)},
-                    {"runs", server_ms.count}};
+  j["server_ms"] = {
+      {"median", r3(server_ms.median)}, {"p95", r3(server_ms.p95)}, {"runs", server_ms.count}};
   j["encode_ms"] = r3(encode_ms);
   j["he_ms"] = r3(he_ms);
   j["rotations"] = counts.rotations;
@@ -277,9 +282,9 @@ nlohmann::json RerankCaseResult::to_json() const {
   j["top10_order_match"] = top10_order_match;
   j["top10_queries"] = top10_queries;
   if (layout) {
-    j["layout"] = {{"period", layout->period}, {"width", layout->width},
+    j["layout"] = {{"period", layout->period},   {"width", layout->width},
                    {"windows", layout->windows}, {"blocks", layout->blocks},
-                   {"baby", layout->baby}, {"giant", layout->giant}};
+                   {"baby", layout->baby},       {"giant", layout->giant}};
   }
   return j;
 }

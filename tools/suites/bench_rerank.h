@@ -4,11 +4,10 @@
 // after timing.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "eval/statistics.h"
@@ -22,15 +21,15 @@ struct RerankBenchOptions {
   std::vector<std::size_t> ks;       // empty = default set
   std::size_t runs = 20;
   std::size_t warmup = 2;
-  std::size_t order_queries = 200;   // queries for top10_order_match (fast kernel)
+  std::size_t order_queries = 200;  // queries for top10_order_match (fast kernel)
 };
 
 // One (kernel, d', K) case.
 struct RerankCaseResult {
   std::string kernel, preset;
   std::size_t dim = 0, k = 0;
-  eval::Distribution server_ms;           // per request, provider side
-  double encode_ms = 0, he_ms = 0;        // medians inside the kernel
+  eval::Distribution server_ms;     // per request, provider side
+  double encode_ms = 0, he_ms = 0;  // medians inside the kernel
   rerank::OpCounts counts;
   std::size_t response_ciphertexts = 0, response_bytes = 0, request_bytes = 0;
   std::size_t galois_keys = 0, galois_key_bytes = 0;

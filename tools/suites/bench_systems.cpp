@@ -1,5 +1,6 @@
 #include "suites/bench_systems.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <memory>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "ckks/param_sets.h"
 #include "client/provider_client.h"
@@ -87,8 +86,7 @@ Result<RequestPool> measure_epoch(const SystemsBenchOptions& o, const index::Man
       const auto id = prng.uniform_below(n);
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending,
-                                session.build_request({z, ids, manifest.version_id}));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, session.build_request({z, ids, manifest.version_id}));
     pool.requests.push_back(std::move(pending.request));
   }
   t0 = Clock::now();
@@ -164,10 +162,10 @@ std::uint16_t to_half(float f) {
   std::memcpy(&u, &f, 4);
   const std::uint32_t sign = (u >> 16) & 0x8000, exp = (u >> 23) & 0xff, man = u & 0x7fffff;
   const int e = static_cast<int>(exp) - 127 + 15;
-  return static_cast<std::uint16_t>(e <= 0    ? sign
-                                    : e >= 31 ? (sign | 0x7c00)
-                                              : (sign | (static_cast<std::uint32_t>(e) << 10) |
-                                                 (man >> 13)));
+  return static_cast<std::uint16_t>(
+      e <= 0    ? sign
+      : e >= 31 ? (sign | 0x7c00)
+                : (sign | (static_cast<std::uint32_t>(e) << 10) | (man >> 13)));
 }
 
 // Vector-return baselines: the K candidate rows of one request sent back in the clear.
@@ -207,9 +205,9 @@ void vector_return_baselines(const index::ExactStore& store, const v1::RerankReq
 // K = 100.
 Result<nlohmann::json> kernel_scaling() {
   nlohmann::json scaling = nlohmann::json::array();
-  for (const auto& [dims, ks] : {std::pair<std::vector<std::size_t>, std::vector<std::size_t>>{
-                                     {672}, {20, 50, 100, 200}},
-                                 {{192, 384, 768}, {100}}}) {
+  for (const auto& [dims, ks] :
+       {std::pair<std::vector<std::size_t>, std::vector<std::size_t>>{{672}, {20, 50, 100, 200}},
+        {{192, 384, 768}, {100}}}) {
     RerankBenchOptions ro;
     ro.kernels = {"fast"};
     ro.dims = dims;
@@ -219,7 +217,9 @@ Result<nlohmann::json> kernel_scaling() {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_rerank_bench(ro));
     for (const auto& row : r.results) {
       const auto j = row.to_json();
-      scaling.push_back({{"dim", row.dim}, {"k", row.k}, {"server_ms", j["server_ms"]},
+      scaling.push_back({{"dim", row.dim},
+                         {"k", row.k},
+                         {"server_ms", j["server_ms"]},
                          {"response_bytes", row.response_bytes}});
     }
   }
@@ -245,10 +245,10 @@ Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& o) {
   fmt::print(stderr, "bench systems: provider on {} ({} docs, d' = {})\n", out.index, out.docs,
              out.dim);
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto provider,
-      SpawnedProvider::start({o.index, o.index.parent_path() / "bench-systems",
-                              {"--no-pir", "--requests-per-key", "1000000000", "--max-concurrent",
-                               "256"}}));
+      const auto provider, SpawnedProvider::start({o.index,
+                                                   o.index.parent_path() / "bench-systems",
+                                                   {"--no-pir", "--requests-per-key", "1000000000",
+                                                    "--max-concurrent", "256"}}));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto pool, measure_epoch(o, manifest, *provider, out.epochs));
   for (const std::size_t clients : o.clients) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto level, saturate(o, *provider, pool.requests, clients));
@@ -303,8 +303,9 @@ nlohmann::json SystemsBenchResult::to_json() const {
     return nlohmann::json{{"bytes", v.bytes}, {"ms", v.ms}};
   };
   out["vector_return_baselines"] = {
-      {"note", "what the provider would send if it returned the K candidate rows in the clear "
-               "(and revealed them): bytes, and the median time to gather and encode them"},
+      {"note",
+       "what the provider would send if it returned the K candidate rows in the clear "
+       "(and revealed them): bytes, and the median time to gather and encode them"},
       {"projected_float32", encoded(float32)},
       {"projected_float16", encoded(float16)},
       {"projected_int8_row_scale", encoded(int8_row_scale)},

@@ -12,10 +12,9 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
@@ -24,8 +23,8 @@ namespace privsearch::tools {
 struct SystemsBenchOptions {
   std::filesystem::path index = "build/demo/index-scifact";
   std::size_t k = 100;
-  std::size_t pool = 32;                     // pre-encrypted requests
-  std::size_t requests_per_level = 240;      // total per concurrency level
+  std::size_t pool = 32;                 // pre-encrypted requests
+  std::size_t requests_per_level = 240;  // total per concurrency level
   std::vector<std::size_t> clients = {1, 2, 4, 8, 16};
 };
 
