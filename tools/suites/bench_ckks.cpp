@@ -127,6 +127,27 @@ class CkksPresetBench {
     return Status();
   }
 
+  // The marginal cost of one more rotation of a hoisted ciphertext: (16 rotations - 1) / 15,
+  // each run including the hoist; `total16_us` receives the 16-rotation median.
+  template <typename Rotate>
+  double marginal_hoisted_rotation_us(Rotate&& rotate, double* total16_us) {
+    const std::size_t hoist_runs = std::max<std::size_t>(runs_ / 4, 20);
+    const TimingStats t16 = timed(
+        [&] {
+          const auto h = evaluator_.hoist(ct_).value();
+          for (int k = 1; k <= 16; ++k) rotate(h, k);
+        },
+        hoist_runs);
+    const TimingStats t1 = timed(
+        [&] {
+          const auto h = evaluator_.hoist(ct_).value();
+          rotate(h, 1);
+        },
+        hoist_runs);
+    if (total16_us != nullptr) *total16_us = t16.median_us;
+    return std::round((t16.median_us - t1.median_us) / 15.0 * 1000) / 1000;
+  }
+
   // One Galois key per step, rotations timed at one data prime (the response level) and at two
   // (a fresh query), plus the marginal cost of a hoisted and of a double-hoisted rotation.
   void time_rotations() {
@@ -140,39 +161,21 @@ class CkksPresetBench {
     f_.galois_key_bytes = serialize_galois_keys(params_, gk1).size();
     f_.rotate_last_level = timed([&] { rot_ = evaluator_.rotate(ct_last_, 1, gk_).value(); });
     f_.rotate_fresh = timed([&] { rot_ = evaluator_.rotate(ct_, 1, gk_).value(); });
-    const std::size_t hoist_runs = std::max<std::size_t>(runs_ / 4, 20);
-    const TimingStats hoist16 = timed(
-        [&] {
-          const auto h = evaluator_.hoist(ct_).value();
-          for (int k = 1; k <= 16; ++k) rot_ = evaluator_.rotate_hoisted(h, k, gk_).value();
+    double hoist16_us = 0;
+    f_.hoisted_rotation_us = marginal_hoisted_rotation_us(
+        [&](const Evaluator::Hoisted& h, int k) {
+          rot_ = evaluator_.rotate_hoisted(h, k, gk_).value();
         },
-        hoist_runs);
-    const TimingStats hoist1 = timed(
-        [&] {
-          const auto h = evaluator_.hoist(ct_).value();
-          rot_ = evaluator_.rotate_hoisted(h, 1, gk_).value();
-        },
-        hoist_runs);
-    f_.hoisted_rotation_us =
-        std::round((hoist16.median_us - hoist1.median_us) / 15.0 * 1000) / 1000;
-    f_.hoist16_total_us = std::round(hoist16.median_us * 1000) / 1000;
+        &hoist16_us);
+    f_.hoist16_total_us = std::round(hoist16_us * 1000) / 1000;
     // Double hoisting: rotations left in the extended basis (no ModDown per rotation), as the
     // rerank kernels use them before one final ModDown.
     ExtendedCiphertext ext;
-    const TimingStats dh16 = timed(
-        [&] {
-          const auto h = evaluator_.hoist(ct_).value();
-          for (int k = 1; k <= 16; ++k) ext = evaluator_.rotate_hoisted_extended(h, k, gk_).value();
+    f_.double_hoisted_rotation_us = marginal_hoisted_rotation_us(
+        [&](const Evaluator::Hoisted& h, int k) {
+          ext = evaluator_.rotate_hoisted_extended(h, k, gk_).value();
         },
-        hoist_runs);
-    const TimingStats dh1 = timed(
-        [&] {
-          const auto h = evaluator_.hoist(ct_).value();
-          ext = evaluator_.rotate_hoisted_extended(h, 1, gk_).value();
-        },
-        hoist_runs);
-    f_.double_hoisted_rotation_us =
-        std::round((dh16.median_us - dh1.median_us) / 15.0 * 1000) / 1000;
+        nullptr);
   }
 
   Status check_rotation() {
