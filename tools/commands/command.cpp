@@ -10,15 +10,4 @@ int fail(const Status& status, const std::string& command) {
   return 1;
 }
 
-Progress::Progress() : start_(std::chrono::steady_clock::now()) {}
-
-void Progress::operator()(const std::string& step) const {
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::fprintf(stderr, "[%7.1fs] %s\n", s, step.c_str());
-}
-
-std::function<void(const std::string&)> Progress::callback() const {
-  return [copy = *this](const std::string& step) { copy(step); };
-}
-
 }  // namespace privsearch::tools

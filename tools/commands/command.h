@@ -4,12 +4,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "harness/progress.h"
 
 namespace privsearch::tools {
 
@@ -32,18 +32,5 @@ Command add_bench_command(CLI::App& parent);
 
 // "privsearch[ <command>]: <status>" on stderr; returns the exit code 1.
 int fail(const Status& status, const std::string& command = "");
-
-// The one progress helper of the long commands: "[   12.3s] step" on stderr, seconds since the
-// helper was made.
-class Progress {
- public:
-  Progress();
-  void operator()(const std::string& step) const;
-  // As a callback for the libraries' progress parameters.
-  std::function<void(const std::string&)> callback() const;
-
- private:
-  std::chrono::steady_clock::time_point start_;
-};
 
 }  // namespace privsearch::tools

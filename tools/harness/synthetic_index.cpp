@@ -6,10 +6,10 @@
 #include <fstream>
 
 #include "core/elapsed.h"
+#include "harness/progress.h"
 #include "index/build.h"
 
 namespace privsearch::tools {
-using Clock = std::chrono::steady_clock;
 
 Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path& cache,
                                                      std::size_t docs, std::size_t input_dim,
@@ -24,8 +24,9 @@ Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path
   const auto index_dir = dir / "index";
   if (std::filesystem::exists(index_dir / "manifest.json")) return index_dir;
   std::filesystem::create_directories(dir);
-  fmt::print(stderr, "bench e2e: building a synthetic index of {} documents in {} (once)\n", o.docs,
-             dir.string());
+  const Progress progress;
+  progress(
+      fmt::format("building a synthetic index of {} documents in {} (once)", o.docs, dir.string()));
   {
     std::ofstream corpus(dir / "corpus.jsonl");
     for (std::size_t i = 0; i < o.docs; ++i) {
@@ -48,10 +49,7 @@ Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path
   b.dim = o.dim;
   b.pq_m = o.pq_m;
   b.record_bytes = 64;
-  const auto t0 = Clock::now();
-  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, [&](const std::string& s) {
-                               fmt::print(stderr, "[{:7.1f}s] {}\n", ms_since(t0) / 1000, s);
-                             }).status());
+  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, progress.callback()).status());
   return index_dir;
 }
 

@@ -7,13 +7,14 @@
 #include "core/elapsed.h"
 #include "eval/statistics.h"
 #include "harness/measure.h"
+#include "harness/progress.h"
 #include "pir/zippir/compress.h"
 
 namespace privsearch::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-void progress(const std::string& s) { std::fprintf(stderr, "[bench compress] %s\n", s.c_str()); }
+const Progress progress("bench compress: ");
 
 // AEnc of every secret coordinate, split over threads (each with its own generator).
 std::vector<mpz_class> encrypt_key(const pir::PaillierPublicKey& pk,

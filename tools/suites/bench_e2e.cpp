@@ -15,6 +15,7 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "harness/measure.h"
+#include "harness/progress.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
 #include "index/build.h"
@@ -100,8 +101,8 @@ class E2eBench {
   // background hint work did not overlap them). fetch_ms is the critical path once the
   // provider's hint and the client's offsets are ready: query + RPC + extract.
   Result<E2eFetchFigures> fetches() {
-    fmt::print(stderr, "bench e2e: private payload fetch ({} rounds of {})\n", o_.fetches,
-               o_.fetch);
+    Progress("bench e2e: ")(
+        fmt::format("private payload fetch ({} rounds of {})", o_.fetches, o_.fetch));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect_search_client(index_dir_, provider_));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, /*verify=*/false));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,

@@ -8,6 +8,7 @@
 
 #include "core/elapsed.h"
 #include "harness/measure.h"
+#include "harness/progress.h"
 #include "pir/zippir/zippir.h"
 
 namespace privsearch::tools {
@@ -20,7 +21,7 @@ double cpu_seconds() {
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
-void progress(const std::string& s) { std::fprintf(stderr, "[bench pir] %s\n", s.c_str()); }
+const Progress progress("bench pir: ");
 
 Result<PirOnlineFigures> time_online(pir::ZipPirServer& server,
                                      const std::vector<std::uint8_t>& query, std::size_t runs) {

@@ -18,6 +18,7 @@
 #include "client/rerank_session.h"
 #include "core/elapsed.h"
 #include "harness/measure.h"
+#include "harness/progress.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
 #include "index/exact_store.h"
@@ -242,8 +243,8 @@ Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& o) {
   out.k = o.k;
   out.input_dim = manifest.input_dim;
   if (o.k == 0 || o.k > out.docs) return invalid_argument_error("bench systems: K outside [1, N]");
-  fmt::print(stderr, "bench systems: provider on {} ({} docs, d' = {})\n", out.index, out.docs,
-             out.dim);
+  const Progress progress("bench systems: ");
+  progress(fmt::format("provider on {} ({} docs, d' = {})", out.index, out.docs, out.dim));
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto provider, SpawnedProvider::start({o.index,
                                                    o.index.parent_path() / "bench-systems",
@@ -252,14 +253,14 @@ Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto pool, measure_epoch(o, manifest, *provider, out.epochs));
   for (const std::size_t clients : o.clients) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto level, saturate(o, *provider, pool.requests, clients));
-    fmt::print(stderr, "bench systems: {} clients: {:.1f} req/s\n", clients, level.requests_per_s);
+    progress(fmt::format("{} clients: {:.1f} req/s", clients, level.requests_per_s));
     out.saturation.push_back(std::move(level));
   }
   out.provider_peak_rss_bytes = peak_rss_bytes(provider->pid());
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto store, index::ExactStore::open(o.index / manifest.find("exact_store")->file));
   vector_return_baselines(store, pool.requests[0], out);
-  fmt::print(stderr, "bench systems: kernel scaling in K and d'\n");
+  progress("kernel scaling in K and d'");
   PRIVSEARCH_ASSIGN_OR_RETURN(out.kernel_scaling, kernel_scaling());
   return out;
 }
