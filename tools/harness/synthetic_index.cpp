@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <fstream>
 
-#include "core/elapsed.h"
 #include "harness/progress.h"
 #include "index/build.h"
 
