@@ -234,6 +234,13 @@ std::optional<v1::Error> check_envelope(const ProviderConfig& config,
                                                 std::to_string(limits.max_candidates));
   }
   if (k == 0) return refusal(v1::MALFORMED_REQUEST, "no candidate IDs");
+  // A candidate named twice would be scored twice: refused (it buys a client repeated noisy
+  // reads of one row within one request).
+  std::vector<std::uint64_t> ids(request.candidate_ids().begin(), request.candidate_ids().end());
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) {
+    return refusal(v1::MALFORMED_REQUEST, "a candidate ID appears twice");
+  }
   if (request.key_id().size() != 32) {
     return refusal(v1::MALFORMED_REQUEST, "key id must be 32 bytes");
   }

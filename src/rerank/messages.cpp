@@ -1,5 +1,7 @@
 #include "rerank/messages.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ckks/serialization.h"
@@ -183,6 +185,13 @@ Result<AcceptedRequest> accept_request(const ckks::Params& params, const RerankR
     return failed_precondition_error(fmt::format(
         "query ciphertext at level {}; the kernels need the top level {}", query.level(),
         params.max_level()));
+  }
+  // The kernels' rescales and masks are planned for a query at the preset's scale; any other
+  // scale would fail inside the evaluation (or give scores off by the ratio).
+  if (query.scale() != params.default_scale()) {
+    return invalid_argument_error(fmt::format(
+        "query ciphertext at scale 2^{:.2f}; the kernels need the preset's 2^{}",
+        std::log2(query.scale()), params.log_scale()));
   }
   return AcceptedRequest{std::move(layout), std::move(query)};
 }

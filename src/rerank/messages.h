@@ -67,7 +67,7 @@ Result<RerankResponse> deserialize_response(std::span<const std::uint8_t> bytes,
 
 // Provider side: the layout this request asks for and its decoded query, or the reason to refuse
 // it (wrong params id, unknown kernel, d' or K out of range or above the limits, padded length
-// that does not match the layout, query not at the top level).
+// that does not match the layout, query not at the top level or not at the preset's scale).
 struct AcceptedRequest {
   KernelLayout layout;
   ckks::Ciphertext query;

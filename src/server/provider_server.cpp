@@ -87,6 +87,8 @@ class Service final : public v1::Provider::Service {
   grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
                              v1::ServerInfo* out) override {
     *out = core()->server_info();
+    // The limit this transport enforces (the core's config may say 0: "8 x the threads").
+    out->mutable_limits()->set_max_concurrent_requests(static_cast<std::uint32_t>(max_in_flight_));
     return grpc::Status::OK;
   }
 

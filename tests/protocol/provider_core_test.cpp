@@ -3,9 +3,11 @@
 // serving.
 #include "protocol/provider_core.h"
 
+#include <cmath>
 #include <set>
 
 #include "ckks/galois_keys.h"
+#include "ckks/serialization.h"
 #include "core/bytes.h"
 #include "core/sha256.h"
 #include "protocol/provider_fixture.h"
@@ -183,6 +185,35 @@ TEST_F(ProviderErrorTest, ParamsMismatchInQuery) {
   rr.params_id[0] ^= 1;
   req.set_query(to_byte_string(rerank::serialize_request(rr)));
   EXPECT_EQ(core->rerank(req).error().code(), v1::PARAMS_MISMATCH);
+  expect_still_serving(*core, key_id);
+}
+
+// A query ciphertext at any scale but the preset's is a malformed request, never INTERNAL (a
+// hostile client set the scale field to 2^40..2^79 and got INTERNAL before).
+TEST_F(ProviderErrorTest, QueryScaleOtherThanThePresetsIsMalformed) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  for (int log_scale : {1, params.log_scale() - 1, params.log_scale() + 1, 40, 60, 79}) {
+    if (log_scale == params.log_scale()) continue;  // the one scale that is accepted
+    auto req = request(key_id, ids_);
+    auto rr = *rerank::deserialize_request(byte_view(req.query()));
+    auto ct = *ckks::deserialize_ciphertext(params, rr.query);
+    ct.set_scale(std::ldexp(1.0, log_scale));
+    rr.query = *ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded);
+    req.set_query(to_byte_string(rerank::serialize_request(rr)));
+    EXPECT_EQ(core->rerank(req).error().code(), v1::MALFORMED_REQUEST) << "scale 2^" << log_scale;
+  }
+  expect_still_serving(*core, key_id);
+}
+
+TEST_F(ProviderErrorTest, DuplicateCandidateIdsAreRefused) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  auto ids = ids_;
+  ids.back() = ids.front();
+  const auto resp = core->rerank(request(key_id, ids));
+  EXPECT_EQ(resp.error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_NE(resp.error().message().find("twice"), std::string::npos);
   expect_still_serving(*core, key_id);
 }
 

@@ -64,6 +64,8 @@ TEST_F(E2eTlsTest, PinnedCertificateRerankMatchesPlaintext) {
   auto c = *client::ProviderClient::connect(pinned());
   const auto info = *c->server_info();
   EXPECT_EQ(info.artifact_version(), "artifact-v1");
+  // The limit the transport enforces (8 x the 2 worker threads), not the core's "0 = default".
+  EXPECT_EQ(info.limits().max_concurrent_requests(), 16u);
   // This test links the client (key generation) into the provider's process, and the linker
   // says so; the provider binary itself reports false (provider_process_test).
   EXPECT_TRUE(info.attestation().secret_key_code_linked());
