@@ -5,7 +5,9 @@
 
 #include <cctype>
 #include <chrono>
+#include <thread>
 
+#include "core/csprng.h"
 #include "net/tls.h"
 #include "protocol/privsearch.grpc.pb.h"
 
@@ -16,11 +18,29 @@ bool is_loopback_host(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host == "localhost";
 }
 
+// gRPC says RESOURCE_EXHAUSTED both for a message above a size limit and for a server out of
+// threads or memory; only its text tells them apart.
+bool is_size_limit(const grpc::Status& s) {
+  const auto& m = s.error_message();
+  return m.find("larger than max") != std::string::npos ||
+         m.find("message size") != std::string::npos ||
+         m.find("Message size") != std::string::npos;
+}
+
+// Worth another try after a pause: the provider was unreachable or out of resources, not the
+// request at fault.
+bool is_transient(const grpc::Status& s) {
+  return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && !is_size_limit(s));
+}
+
 Status from_grpc(const grpc::Status& s, const char* call) {
   const std::string what = std::string(call) + ": " + s.error_message();
   switch (s.error_code()) {
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return Status(StatusCode::kResourceExhausted, what + " (message above the size limit)");
+      return Status(StatusCode::kResourceExhausted,
+                    what + (is_size_limit(s) ? " (message above the size limit)"
+                                             : " (the provider is out of resources; retry later)"));
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status(StatusCode::kInvalidArgument, what);
     case grpc::StatusCode::UNIMPLEMENTED:
@@ -46,16 +66,34 @@ struct ProviderClient::Impl {
   std::unique_ptr<v1::Provider::Stub> stub;
   int deadline_ms = 30000;
 
+  // One call within the deadline. When `retry`, transient failures (unreachable, out of
+  // resources) are tried again, at most kRetries times, after a jittered, doubling pause (20, 40,
+  // 80, 160, 320 ms, each times a uniform factor in [0.5, 1.5): about a second in all, so a
+  // provider restart or a burst is ridden out while a wrong address still fails fast) and only
+  // while the deadline leaves room; calls that must not run twice pass retry = false.
   template <class Req, class Resp, class Call>
-  Result<Resp> invoke(const Req& request, Call call, const char* name) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(deadline_ms));
-    Resp response;
-    const grpc::Status s = (stub.get()->*call)(&context, request, &response);
-    if (!s.ok()) return from_grpc(s, name);
-    return response;
+  Result<Resp> invoke(const Req& request, Call call, const char* name, bool retry = true) {
+    const auto until = std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms);
+    thread_local Prng jitter = Prng::create();  // the pauses only (a ProviderClient is shared)
+    constexpr int kRetries = 5;
+    double pause_ms = 20;
+    for (int attempt = 0;; ++attempt) {
+      grpc::ClientContext context;
+      context.set_deadline(until);
+      Resp response;
+      const grpc::Status s = (stub.get()->*call)(&context, request, &response);
+      if (s.ok()) return response;
+      const auto next = std::chrono::system_clock::now() +
+                        std::chrono::microseconds(static_cast<long>(pause_ms * 1500));
+      if (!retry || attempt == kRetries || !is_transient(s) || next >= until) {
+        return from_grpc(s, name);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(
+          static_cast<long>(pause_ms * (500 + static_cast<double>(jitter.uniform_below(1000))))));
+      pause_ms *= 2;
+    }
   }
+
 };
 
 ProviderClient::ProviderClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -136,8 +174,10 @@ Result<v1::PirStatusResponse> ProviderClient::pir_status(const v1::PirStatusRequ
 }
 
 Result<v1::PirQueryResponse> ProviderClient::pir_query(const v1::PirQueryRequest& request) {
+  // Not retried here: a query consumes a one-time hint, so a lost response is the fetcher's to
+  // handle (it knows the query index).
   return impl_->invoke<v1::PirQueryRequest, v1::PirQueryResponse>(
-      request, &v1::Provider::Stub::PirQuery, "PirQuery");
+      request, &v1::Provider::Stub::PirQuery, "PirQuery", /*retry=*/false);
 }
 
 }  // namespace privsearch::client

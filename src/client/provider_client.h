@@ -1,8 +1,10 @@
 // The client's connection to a provider: gRPC over TLS with the server certificate verified
 // against a CA file or a pinned SHA-256 fingerprint (DESIGN.md section 8). Transport failures
 // become Status codes (kUnavailable: unreachable or deadline; kResourceExhausted: a message
-// above the provider's size cap; kFailedPrecondition: certificate pin mismatch); the provider's
-// typed refusals arrive as v1::Error inside the responses.
+// above the provider's size cap, or a provider out of resources, the text says which;
+// kFailedPrecondition: certificate pin mismatch), after up to five jittered retries of the
+// transient ones (unreachable, out of resources) within the deadline, except for PirQuery; the
+// provider's typed refusals arrive as v1::Error inside the responses.
 // Thread safety: one ProviderClient may be used from several threads (gRPC stubs are).
 #pragma once
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 #include "ckks/param_sets.h"
 #include "client/rerank_session.h"
@@ -23,6 +24,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+
+// OVERLOADED refusals retried per request, after pauses of 10, 20, 40, 80, 160 ms, each times a
+// uniform factor in [0.5, 1.5) (jitter keeps retrying clients from arriving together).
+constexpr int kOverloadRetries = 5;
+
+void pause_before_retry(int attempt) {
+  thread_local Prng jitter = Prng::create();
+  const double base_us = 10000.0 * static_cast<double>(1 << attempt);
+  const double factor = 0.5 + static_cast<double>(jitter.uniform_below(1000)) / 1000.0;
+  std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(base_us * factor)));
+}
 
 }  // namespace
 
@@ -44,7 +56,15 @@ struct SearchClient::Impl {
   Status upload_keys(std::size_t k, SearchTiming& t) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, session->make_key_upload(k, provider_floods));
     t.key_upload_bytes += req.ByteSizeLong();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, transport->upload_keys(req));
+    v1::UploadKeysResponse resp;
+    for (int overloads = 0;; ++overloads) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->upload_keys(req));
+      if (!resp.has_error() || resp.error().code() != v1::OVERLOADED ||
+          overloads == kOverloadRetries) {
+        break;
+      }
+      pause_before_retry(overloads);
+    }
     if (resp.has_error()) return provider_refusal("the keys", resp.error());
     session->set_key_id(k, resp.key_id());
     return Status::ok_status();
@@ -65,20 +85,25 @@ struct SearchClient::Impl {
     t.encrypt_ms = ms_since(t0);
 
     v1::RerankResponse resp;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (attempt > 0) {
-        PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
-        pending.request.set_key_id(*session->key_id(ids.size()));
-      }
+    int key_renewals = 0, overloads = 0;
+    for (;;) {
       t.request_bytes = pending.request.ByteSizeLong();
       t0 = Clock::now();
       PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->rerank(pending.request));
       t.rpc_ms = ms_since(t0);
       if (!resp.has_error()) break;
       const auto code = resp.error().code();
-      if (code == v1::UNKNOWN_KEY_ID) continue;
-      if (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch) continue;
-      break;
+      // OVERLOADED: the provider's concurrency limit; a few jittered pauses ride out a burst.
+      if (code == v1::OVERLOADED && overloads < kOverloadRetries) {
+        pause_before_retry(overloads++);
+        continue;
+      }
+      // An evicted key set, or (when allowed) a used-up budget: a new key epoch, once.
+      const bool renew = code == v1::UNKNOWN_KEY_ID ||
+                         (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch);
+      if (!renew || key_renewals++ > 0) break;
+      PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
+      pending.request.set_key_id(*session->key_id(ids.size()));
     }
     t.provider_ms = resp.provider_ms();
     t.response_bytes = resp.ByteSizeLong();

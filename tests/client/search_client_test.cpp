@@ -2,13 +2,16 @@
 // built-in encoder and the real rerank-n8192 parameters: decrypted candidate scores equal the
 // plaintext scores of the exact store, results are ranked, evicted keys are re-uploaded, and a
 // provider serving another artifact version is refused at open().
+#include "client/search_client.h"
+
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <fstream>
+#include <thread>
 
 #include "ckks/param_sets.h"
-#include "client/search_client.h"
 #include "index/artifacts.h"
 #include "index/build.h"
 #include "index/exact_store.h"
@@ -133,6 +136,30 @@ TEST_F(SearchClientTest, EvictedKeysAreUploadedAgain) {
   EXPECT_GT(again->timing.key_upload_bytes, 0u);
 }
 
+// One request in flight at a time at the provider: concurrent clients get OVERLOADED and ride it
+// out with jittered retries instead of failing (bounded: 3 clients x 4 searches).
+TEST_F(SearchClientTest, OverloadedProviderIsRetriedNotFailed) {
+  protocol::ProviderLimits limits;
+  limits.max_concurrent_requests = 1;
+  start(manifest.version_id, limits);
+  constexpr int kClients = 3, kSearches = 4;
+  std::vector<std::unique_ptr<SearchClient>> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(*SearchClient::open(o.out, transport()));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (std::size_t n = 0; n < clients.size(); ++n) {
+    threads.emplace_back([&, n] {
+      SearchOptions so;
+      so.candidates = 20;
+      for (int i = 0; i < kSearches; ++i) {
+        if (!clients[n]->search("document 5", so).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
 TEST_F(SearchClientTest, OtherArtifactVersionIsRefusedAtOpen) {
   start("some-other-version");
   EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(),
@@ -158,8 +185,7 @@ TEST_F(SearchClientTest, ClientNeedsOnlyThePublicArtifacts) {
 TEST_F(SearchClientTest, QueryWithoutKnownTermsIsAnError) {
   start(manifest.version_id);
   auto sc = *SearchClient::open(o.out, transport());
-  EXPECT_EQ(sc->search("zzzz qqqq", SearchOptions{}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(sc->search("zzzz qqqq", SearchOptions{}).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
