@@ -3,8 +3,14 @@
 //
 // Format: 64-byte header — magic "PSXS", u16 version 1, u16 0, u64 rows, u32 cols, u32 0,
 // 40 bytes zero — then rows * cols float32 little-endian values (layout (rows, cols)).
-// open() checks magic, version, shape against the file size (before mapping) and refuses
-// non-finite values; gather() copies requested rows with bounds checks.
+// open() checks magic, version, shape against the file size (before mapping), refuses
+// non-finite values, and records a 64-bit hash of every row. gather() — what the provider serves
+// from — reads the requested rows with pread() from the descriptor opened at load (never through
+// the mapping, so a file truncated while serving cannot raise SIGBUS) and checks each against its
+// recorded hash: a row changed in place or cut off since the load is kDataLoss, never a wrong
+// score. (The hash is a fast non-cryptographic mix: it catches accidental or careless changes of
+// the file; an attacker who can write the provider's disk is outside the threat model.)
+// row() reads the mapping directly, for offline users (evaluation, audits) only.
 // Thread safety: an open store is immutable; gather() may run concurrently. Move-only.
 #pragma once
 
@@ -40,7 +46,8 @@ class ExactStore {
   // provider reports it in ServerInfo; open() maps PROT_READ from an O_RDONLY descriptor.
   bool read_only() const;
 
-  // out = rows ids[0], ids[1], ... (K x cols). kOutOfRange naming the first bad id.
+  // out = rows ids[0], ids[1], ... (K x cols), each as verified at open(). kOutOfRange naming
+  // the first bad id; kDataLoss when a row is shorter than, or differs from, what was loaded.
   Status gather(std::span<const std::uint64_t> ids, std::vector<float>& out) const;
 
  private:
@@ -49,6 +56,8 @@ class ExactStore {
   std::size_t map_bytes_ = 0;
   const float* data_ = nullptr;
   std::size_t rows_ = 0, cols_ = 0;
+  int fd_ = -1;                       // kept open for gather()'s pread
+  std::vector<std::uint64_t> row_hash_;  // per row, at open()
 };
 
 }  // namespace privsearch::index

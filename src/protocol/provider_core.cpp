@@ -337,7 +337,10 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   const std::vector<std::uint64_t> ids(request.candidate_ids().begin(),
                                        request.candidate_ids().end());
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
-    return rerank_error(v1::UNKNOWN_CANDIDATE, s.message());
+    // Out of range: the client's mistake. Data loss: the file under the provider changed since
+    // it was verified; refuse rather than score against rows nobody verified.
+    return rerank_error(s.code() == StatusCode::kDataLoss ? v1::DATA_LOSS : v1::UNKNOWN_CANDIDATE,
+                        s.message());
   }
   const auto& layout = accepted.layout;
   const EvaluationKeys& uploaded = *lease.value().keys;

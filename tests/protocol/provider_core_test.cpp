@@ -4,6 +4,8 @@
 #include "protocol/provider_core.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "ckks/galois_keys.h"
@@ -215,6 +217,31 @@ TEST_F(ProviderErrorTest, DuplicateCandidateIdsAreRefused) {
   EXPECT_EQ(resp.error().code(), v1::MALFORMED_REQUEST);
   EXPECT_NE(resp.error().message().find("twice"), std::string::npos);
   expect_still_serving(*core, key_id);
+}
+
+// The exact store changed under a serving provider: a row rewritten in place gives DATA_LOSS
+// for requests that name it (others still answer correctly); a truncated file gives DATA_LOSS,
+// not SIGBUS.
+TEST_F(ProviderErrorTest, RowsChangedOnDiskAreDataLossNeverWrongScores) {
+  const auto core = make_core();
+  const auto key_id = upload(*core);
+  const auto file = dir / "exact.bin";
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(64 + 17 * kDim * 4);  // row 17, after the 64-byte header
+    const float changed[kDim] = {9, 9, 9, 9, 9, 9, 9, 9};
+    f.write(reinterpret_cast<const char*>(changed), sizeof(changed));
+  }
+  const auto changed = core->rerank(request(key_id, ids_));  // ids_ contains 17
+  EXPECT_EQ(changed.error().code(), v1::DATA_LOSS);
+  EXPECT_NE(changed.error().message().find("row 17"), std::string::npos);
+  const std::vector<std::uint64_t> others{3, 0, 39, 22, 8, 1};
+  expect_scores(core->rerank(request(key_id, others)), others);
+  std::filesystem::resize_file(file, 64 + 20 * kDim * 4);  // rows 20.. gone
+  const std::vector<std::uint64_t> cut{3, 0, 39, 22, 8, 1};
+  EXPECT_EQ(core->rerank(request(key_id, cut)).error().code(), v1::DATA_LOSS);
+  const std::vector<std::uint64_t> kept{3, 0, 19, 2, 8, 1};
+  expect_scores(core->rerank(request(key_id, kept)), kept);
 }
 
 }  // namespace
