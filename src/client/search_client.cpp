@@ -25,9 +25,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 
-// OVERLOADED refusals retried per request, after pauses of 10, 20, 40, 80, 160 ms, each times a
-// uniform factor in [0.5, 1.5) (jitter keeps retrying clients from arriving together).
-constexpr int kOverloadRetries = 5;
+// OVERLOADED refusals retried per request, after pauses of 10, 20, 40, ... 1280 ms (2.5 s in
+// all), each times a uniform factor in [0.5, 1.5) (jitter keeps retrying clients from arriving
+// together): long enough to wait out several requests ahead in the provider's queue.
+constexpr int kOverloadRetries = 8;
 
 void pause_before_retry(int attempt) {
   thread_local Prng jitter = Prng::create();

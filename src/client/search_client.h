@@ -3,7 +3,8 @@
 // them (in random order by default) with the CKKS-encrypted projected query, decrypt the
 // provider's scores and rank. The secret key never leaves this object; evaluation keys are
 // uploaded once per (key epoch, K) and re-uploaded when the provider has evicted them; a
-// provider's OVERLOADED refusal is retried after jittered pauses (five times, about 0.3 s).
+// provider's OVERLOADED refusal is retried after jittered, doubling pauses (eight times,
+// about 2.5 s in all).
 // Thread safety: one search at a time per SearchClient.
 #pragma once
 
