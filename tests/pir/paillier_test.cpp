@@ -132,6 +132,16 @@ TEST(Paillier, ParameterChecks) {
   EXPECT_EQ(paillier_keygen(512, prng, 0, true).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ(PaillierPublicKey::create(mpz_class(1) << 2047, 1).status().code(),
             StatusCode::kInvalidArgument);  // even
+  // A forged 2048-bit modulus with a small factor (the kind a hostile PirSetup sends): refused
+  // before any hint work is queued for it.
+  const mpz_class forged = 4093 * ((mpz_class(1) << 2036) + 1);  // odd, 2048 bits
+  ASSERT_EQ(mpz_sizeinbase(forged.get_mpz_t(), 2), 2048u);
+  const auto r = PaillierPublicKey::create(forged, 1);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("small prime factor"), std::string::npos)
+      << r.status().message();
+  // A real key passes.
+  EXPECT_TRUE(PaillierPublicKey::create(test_keys().public_key.n(), 1, true).ok());
 }
 
 TEST(Paillier, SerializationRoundTripsAndRejectsDamage) {

@@ -54,6 +54,29 @@ Status read_magic(ByteReader& r, const std::uint8_t (&magic)[4], const char* wha
 
 // --- public key ---------------------------------------------------------------------------
 
+namespace {
+
+// The product of the odd primes below 4096 (computed once).
+const mpz_class& small_prime_product() {
+  static const mpz_class product = [] {
+    mpz_class p = 1;
+    for (unsigned q = 3; q < 4096; q += 2) {
+      bool prime = true;
+      for (unsigned d = 3; d * d <= q; d += 2) {
+        if (q % d == 0) {
+          prime = false;
+          break;
+        }
+      }
+      if (prime) p *= q;
+    }
+    return p;
+  }();
+  return product;
+}
+
+}  // namespace
+
 Result<PaillierPublicKey> PaillierPublicKey::create(const mpz_class& n, int degree,
                                                     bool allow_insecure) {
   if (degree < 1 || degree > kPaillierMaxDegree) {
@@ -65,6 +88,14 @@ Result<PaillierPublicKey> PaillierPublicKey::create(const mpz_class& n, int degr
   if (mpz_even_p(n.get_mpz_t()) != 0) return invalid_argument_error("Paillier `N` is even");
   if (mpz_perfect_square_p(n.get_mpz_t()) != 0) {
     return invalid_argument_error("Paillier `N` is a perfect square");
+  }
+  // N = p q with two large primes has no small factor; a forged modulus usually does, and one
+  // gcd with the product of the odd primes below 2^12 (a 5.6 kbit number) finds it cheaply.
+  mpz_class g;
+  mpz_gcd(g.get_mpz_t(), n.get_mpz_t(), small_prime_product().get_mpz_t());
+  if (g != 1) {
+    return invalid_argument_error("Paillier `N` has a small prime factor (gcd with the odd primes "
+                                  "below 4096: " + g.get_str() + ")");
   }
   PaillierPublicKey key;
   key.n_ = n;
