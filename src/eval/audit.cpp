@@ -147,9 +147,23 @@ struct AuditQueries {
 
 class LeakageAudit {
  public:
+  // Projects every audited query and ranks all documents for it once (its true top-100).
   LeakageAudit(const index::Collection& c, const AuditOptions& o, const AuditIndex& a,
-               const index::PqScanner& scanner, AuditQueries q)
-      : c_(c), o_(o), a_(a), scanner_(scanner), q_(std::move(q)) {}
+               const index::PqScanner& scanner, std::vector<const index::Query*> queries)
+      : c_(c), o_(o), a_(a), scanner_(scanner) {
+    q_.queries = std::move(queries);
+    for (const auto* query : q_.queries) {
+      const auto zf = a.proj.project_query(a.encoder.encode_query(query->text));
+      q_.z.push_back(unit(Vec(zf.begin(), zf.end())));
+      q_.true_top.push_back(top_indices(exact_scores(q_.z.back()), 100));
+      true_hit10_ += hit10(q_.true_top.back(), *query);
+    }
+  }
+
+  // Hit@10 of the true projected queries' exhaustive rankings.
+  double true_query_hit10() const {
+    return true_hit10_ / static_cast<double>(q_.queries.size());
+  }
 
   std::vector<double> exact_scores(const Vec& q) const {
     std::vector<double> s(c_.corpus.size());
@@ -197,6 +211,7 @@ class LeakageAudit {
   const AuditIndex& a_;
   const index::PqScanner& scanner_;
   AuditQueries q_;
+  double true_hit10_ = 0;
 };
 
 Result<std::map<std::string, EstimatorLeakage>> LeakageAudit::for_k(std::size_t k) const {
@@ -304,25 +319,17 @@ Result<AuditResult> run_audit(const index::Collection& c, const AuditOptions& o,
   say("public-PQ reconstruction");
   out.pq_reconstruction = reconstruction(c, o, a);
 
-  AuditQueries q;
+  std::vector<const index::Query*> queries;
   for (const auto& query : c.queries) {
-    if (c.qrels.count(query.id) != 0) q.queries.push_back(&query);
+    if (c.qrels.count(query.id) != 0) queries.push_back(&query);
   }
-  if (o.max_queries != 0 && q.queries.size() > o.max_queries) q.queries.resize(o.max_queries);
-  if (q.queries.size() < 3) return invalid_argument_error("the audit needs at least 3 judged queries");
-  out.queries = q.queries.size();
-  say(fmt::format("candidate-ID leakage over {} queries, K in {}", q.queries.size(),
+  if (o.max_queries != 0 && queries.size() > o.max_queries) queries.resize(o.max_queries);
+  if (queries.size() < 3) return invalid_argument_error("the audit needs at least 3 judged queries");
+  out.queries = queries.size();
+  say(fmt::format("candidate-ID leakage over {} queries, K in {}", queries.size(),
                   fmt::join(o.ks, ", ")));
-  LeakageAudit audit(c, o, a, scanner, {});
-  double true_hit10 = 0;
-  for (const auto* query : q.queries) {
-    const auto zf = a.proj.project_query(a.encoder.encode_query(query->text));
-    q.z.push_back(unit(Vec(zf.begin(), zf.end())));
-    q.true_top.push_back(top_indices(audit.exact_scores(q.z.back()), 100));
-    true_hit10 += audit.hit10(q.true_top.back(), *query);
-  }
-  out.true_query_hit10 = true_hit10 / static_cast<double>(q.queries.size());
-  const LeakageAudit leakage(c, o, a, scanner, std::move(q));
+  const LeakageAudit leakage(c, o, a, scanner, std::move(queries));
+  out.true_query_hit10 = leakage.true_query_hit10();
   bool have_set_auc = false;
   for (const std::size_t k : o.ks) {
     PRIVSEARCH_ASSIGN_OR_RETURN(out.candidate_leakage[k], leakage.for_k(k));

@@ -234,13 +234,6 @@ std::optional<v1::Error> check_envelope(const ProviderConfig& config,
                                                 std::to_string(limits.max_candidates));
   }
   if (k == 0) return refusal(v1::MALFORMED_REQUEST, "no candidate IDs");
-  // A candidate named twice would be scored twice: refused (it buys a client repeated noisy
-  // reads of one row within one request).
-  std::vector<std::uint64_t> ids(request.candidate_ids().begin(), request.candidate_ids().end());
-  std::sort(ids.begin(), ids.end());
-  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) {
-    return refusal(v1::MALFORMED_REQUEST, "a candidate ID appears twice");
-  }
   if (request.key_id().size() != 32) {
     return refusal(v1::MALFORMED_REQUEST, "key id must be 32 bytes");
   }
@@ -309,6 +302,11 @@ Result<std::vector<std::vector<std::uint8_t>>> encode_outputs(
   return out;
 }
 
+bool has_duplicates(std::vector<std::uint64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  return std::adjacent_find(ids.begin(), ids.end()) != ids.end();
+}
+
 v1::RerankResponse rerank_error(v1::Error error) {
   v1::RerankResponse r;
   *r.mutable_error() = std::move(error);
@@ -320,6 +318,13 @@ v1::RerankResponse rerank_error(v1::Error error) {
 v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   const auto t0 = std::chrono::steady_clock::now();
   if (auto e = check_envelope(config_, request)) return rerank_error(std::move(*e));
+  const std::vector<std::uint64_t> ids(request.candidate_ids().begin(),
+                                       request.candidate_ids().end());
+  if (has_duplicates(ids)) {
+    // A candidate named twice would be scored twice: refused (it buys a client repeated noisy
+    // reads of one row within one request).
+    return rerank_error(v1::MALFORMED_REQUEST, "a candidate ID appears twice");
+  }
   rerank::RerankRequest rr;
   rerank::AcceptedRequest accepted;
   if (auto e = accept_query(config_, store_->cols(), request, rr, accepted)) {
@@ -334,8 +339,6 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
                         lease.status().message());
   }
   std::vector<float> rows;
-  const std::vector<std::uint64_t> ids(request.candidate_ids().begin(),
-                                       request.candidate_ids().end());
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
     // Out of range: the client's mistake. Data loss: the file under the provider changed since
     // it was verified; refuse rather than score against rows nobody verified.

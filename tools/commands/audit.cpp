@@ -44,12 +44,7 @@ int run(const Args& a) {
     if (!ex.ok()) return fail(ex.status(), "audit");
     report.extraction = std::move(ex).value();
   }
-  if (!a.html.empty()) {
-    if (auto st = write_report_html(a.html, report); !st.ok()) return fail(st, "audit");
-    progress("report written to " + a.html.string());
-  }
-  std::cout << report.to_json().dump(2) << std::endl;
-  return 0;
+  return write_and_print(report, a.html, progress, "audit");
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "experiments/report_html.h"
 #include "harness/progress.h"
 
 namespace privsearch::tools {
@@ -32,5 +35,18 @@ Command add_bench_command(CLI::App& parent);
 
 // "privsearch[ <command>]: <status>" on stderr; returns the exit code 1.
 int fail(const Status& status, const std::string& command = "");
+
+// The end of `eval` and `audit`: the HTML page when `html` is set (written atomically), then the
+// report's JSON on stdout. The exit code.
+template <typename Report>
+int write_and_print(const Report& report, const std::filesystem::path& html,
+                    const Progress& progress, const std::string& command) {
+  if (!html.empty()) {
+    if (auto st = write_report_html(html, report); !st.ok()) return fail(st, command);
+    progress("report written to " + html.string());
+  }
+  std::cout << report.to_json().dump(2) << std::endl;
+  return 0;
+}
 
 }  // namespace privsearch::tools

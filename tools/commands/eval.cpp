@@ -25,17 +25,6 @@ struct Args {
   std::size_t self_docs = 0;
 };
 
-// Writes the report when asked, then the JSON on stdout.
-template <typename Report>
-int finish(const Args& a, const Report& report, const Progress& progress) {
-  if (!a.html.empty()) {
-    if (auto st = write_report_html(a.html, report); !st.ok()) return fail(st, "eval");
-    progress("report written to " + a.html.string());
-  }
-  std::cout << report.to_json().dump(2) << std::endl;
-  return 0;
-}
-
 int run(Args& a) {
   const Progress progress;
   if (a.self_docs != 0) {
@@ -54,7 +43,8 @@ int run(Args& a) {
   if (a.sweep) {
     auto sweep = eval::run_sweep(*collection, eval::SweepOptions{}, progress.callback());
     if (!sweep.ok()) return fail(sweep.status(), "eval");
-    return finish(a, SweepReport{a.dataset.string(), std::move(sweep).value()}, progress);
+    return write_and_print(SweepReport{a.dataset.string(), std::move(sweep).value()}, a.html,
+                           progress, "eval");
   }
   auto ladder = eval::run_ladder(*collection, a.ladder, progress.callback());
   if (!ladder.ok()) return fail(ladder.status(), "eval");
@@ -67,7 +57,7 @@ int run(Args& a) {
     if (!enc.ok()) return fail(enc.status(), "eval");
     report.encrypted = std::move(enc).value();
   }
-  return finish(a, report, progress);
+  return write_and_print(report, a.html, progress, "eval");
 }
 
 }  // namespace

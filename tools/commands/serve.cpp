@@ -8,15 +8,13 @@
 #include <filesystem>
 
 #include "commands/command.h"
+#include "harness/spawned_provider.h"
 
 namespace privsearch::tools {
 namespace {
 
 int exec_provider(const std::vector<std::string>& args) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto provider =
-      (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+  const auto provider = provider_beside_this_executable();
   std::vector<char*> argv{const_cast<char*>(provider.c_str())};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

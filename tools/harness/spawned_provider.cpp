@@ -19,9 +19,7 @@ std::filesystem::path provider_binary(const ProviderLaunch& launch) {
   // PRIVSEARCH_PROVIDER_BIN overrides the location (tests run from another directory).
   const char* env = std::getenv("PRIVSEARCH_PROVIDER_BIN");
   if (env != nullptr && *env != '\0') return env;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+  return provider_beside_this_executable();
 }
 
 std::string first_word(const std::filesystem::path& file) {
@@ -31,6 +29,12 @@ std::string first_word(const std::filesystem::path& file) {
 }
 
 }  // namespace
+
+std::filesystem::path provider_beside_this_executable() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+}
 
 Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLaunch& launch) {
   const auto bin = provider_binary(launch);

@@ -36,6 +36,10 @@ struct ProviderLaunch {
   std::chrono::seconds start_timeout{300};
 };
 
+// privsearch-provider in the directory of the running executable (both are built into one
+// directory and installed together).
+std::filesystem::path provider_beside_this_executable();
+
 class SpawnedProvider {
  public:
   // kUnavailable when the process exits during start-up or does not start in time (it is then

@@ -37,15 +37,15 @@ Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings 
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(p->settings_.preset));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
   p->params_.emplace(std::move(params));
-  PRIVSEARCH_RETURN_IF_ERROR(p->load_core());
-  p->core_ = std::move(p->next_core_);
-  p->manifest_ = std::move(p->next_manifest_);
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto loaded, p->load_core());
+  p->core_ = std::move(loaded.core);
+  p->manifest_ = std::move(loaded.manifest);
   PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
   PRIVSEARCH_RETURN_IF_ERROR(p->make_identity());
   return p;
 }
 
-Status ProviderProcess::load_core() {
+Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   const auto& s = settings_;
   log("verifying the index manifest in " + s.index_dir.string());
   PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(s.index_dir, /*verify=*/true));
@@ -64,9 +64,8 @@ Status ProviderProcess::load_core() {
   config.limits = s.limits;
   PRIVSEARCH_ASSIGN_OR_RETURN(
       serving->core, protocol::ProviderCore::create(std::move(config), serving->store.get()));
-  next_core_ = std::shared_ptr<protocol::ProviderCore>(serving, serving->core.get());
-  next_manifest_ = std::move(manifest);
-  return Status();
+  return Loaded{std::move(manifest),
+                std::shared_ptr<protocol::ProviderCore>(serving, serving->core.get())};
 }
 
 Status ProviderProcess::wire_pir() {
@@ -135,23 +134,22 @@ Status ProviderProcess::start() {
 }
 
 Status ProviderProcess::reload() {
-  PRIVSEARCH_RETURN_IF_ERROR(load_core());
-  if (next_manifest_.version_id == manifest_.version_id) {
-    next_core_.reset();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto next, load_core());
+  if (next.manifest.version_id == manifest_.version_id) {
     log("reload: the index is unchanged");
     return Status();
   }
   if (pir_) {
-    const auto* entry = next_manifest_.find("payloads");
+    const auto* entry = next.manifest.find("payloads");
     if (entry == nullptr) {
       return Status(StatusCode::kNotFound, "the rebuilt index lists no payloads (PIR)");
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
                                 index::PayloadStore::open(settings_.index_dir / entry->file));
-    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next_manifest_.version_id));
+    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id));
   }
-  core_ = std::move(next_core_);
-  manifest_ = std::move(next_manifest_);
+  core_ = std::move(next.core);
+  manifest_ = std::move(next.manifest);
   server_->replace_core(core_);
   log(fmt::format("reloaded: artifact {}", manifest_.version_id.substr(0, 16)));
   return Status();

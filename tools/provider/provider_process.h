@@ -50,8 +50,13 @@ class ProviderProcess {
   void stop(int grace_ms);
 
  private:
+  // A verified index and the rerank core serving it.
+  struct Loaded {
+    index::Manifest manifest;
+    std::shared_ptr<protocol::ProviderCore> core;
+  };
   explicit ProviderProcess(ProviderSettings settings);
-  Status load_core();  // into next_core_ / next_manifest_
+  Result<Loaded> load_core() const;
   Status wire_pir();
   Status make_identity();
 
@@ -59,8 +64,6 @@ class ProviderProcess {
   std::optional<ckks::Params> params_;
   index::Manifest manifest_;
   std::shared_ptr<protocol::ProviderCore> core_;
-  index::Manifest next_manifest_;
-  std::shared_ptr<protocol::ProviderCore> next_core_;
   std::unique_ptr<protocol::PirService> pir_;
   std::optional<net::TlsIdentity> identity_;
   std::unique_ptr<server::ProviderServer> server_;

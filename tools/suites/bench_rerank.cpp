@@ -17,6 +17,7 @@
 #include "ckks/serialization.h"
 #include "core/elapsed.h"
 #include "harness/measure.h"
+#include "harness/random_vectors.h"
 #include "rerank/client/scores.h"
 #include "rerank/kernels.h"
 
@@ -33,17 +34,6 @@ struct Case {
   Kernel kernel;
   std::size_t dim, k;
 };
-
-std::vector<double> unit_vector(Prng& prng, std::size_t d) {
-  std::vector<double> v(d);
-  double norm = 0;
-  for (auto& x : v) {
-    x = static_cast<double>(prng.next_u64() >> 11) * 0x1p-52 * 2.0 - 1.0;
-    norm += x * x;
-  }
-  for (auto& x : v) x /= std::sqrt(norm);
-  return v;
-}
 
 std::vector<std::size_t> top10(const std::vector<double>& scores) {
   std::vector<std::size_t> idx(scores.size());
@@ -76,7 +66,7 @@ class RerankCaseBench {
     // Candidate rows: random unit vectors (float32 rows as the exact store holds).
     b->rows_.resize(c.k * c.dim);
     for (std::size_t i = 0; i < c.k; ++i) {
-      const auto v = unit_vector(b->prng_, c.dim);
+      const auto v = random_unit_vector(c.dim, b->prng_);
       for (std::size_t j = 0; j < c.dim; ++j) b->rows_[i * c.dim + j] = static_cast<float>(v[j]);
     }
     return b;
@@ -94,7 +84,7 @@ class RerankCaseBench {
 
   // A fresh random unit query, encrypted and serialized (seeded) as the client sends it.
   Result<std::vector<std::uint8_t>> request(std::vector<double>& z) {
-    z = unit_vector(prng_, c_.dim);
+    z = random_unit_vector(c_.dim, prng_);
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, encrypt_query(layout_, params_, sk_, z, prng_));
     return ckks::serialize_ciphertext(params_, query, ckks::CiphertextForm::kSeeded);
   }
