@@ -66,34 +66,41 @@ struct ProviderClient::Impl {
   std::unique_ptr<v1::Provider::Stub> stub;
   int deadline_ms = 30000;
 
-  // One call within the deadline. When `retry`, transient failures (unreachable, out of
-  // resources) are tried again, at most kRetries times, after a jittered, doubling pause (20, 40,
-  // 80, 160, 320 ms, each times a uniform factor in [0.5, 1.5): about a second in all, so a
-  // provider restart or a burst is ridden out while a wrong address still fails fast) and only
-  // while the deadline leaves room; calls that must not run twice pass retry = false.
+  // One call within the deadline, retried after jittered, doubling pauses (10, 20, 40, ... ms,
+  // each times a uniform factor in [0.5, 1.5)) while the deadline leaves room:
+  //  - the provider's OVERLOADED refusal, up to kOverloadRetries times (~2.5 s in all, several
+  //    requests' time ahead in its queue); it is given before any work, so every RPC may retry;
+  //  - when `retry`, transient transport failures (unreachable, out of resources), up to
+  //    kTransportRetries times (~0.6 s: a restart or a burst is ridden out while a wrong address
+  //    still fails fast); calls that must not run twice pass retry = false.
   template <class Req, class Resp, class Call>
   Result<Resp> invoke(const Req& request, Call call, const char* name, bool retry = true) {
+    constexpr int kOverloadRetries = 8, kTransportRetries = 5;
     const auto until = std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms);
     thread_local Prng jitter = Prng::create();  // the pauses only (a ProviderClient is shared)
-    constexpr int kRetries = 5;
-    double pause_ms = 20;
+    int overloads = 0, failures = 0;
     for (int attempt = 0;; ++attempt) {
       grpc::ClientContext context;
       context.set_deadline(until);
       Resp response;
       const grpc::Status s = (stub.get()->*call)(&context, request, &response);
-      if (s.ok()) return response;
-      const auto next = std::chrono::system_clock::now() +
-                        std::chrono::microseconds(static_cast<long>(pause_ms * 1500));
-      if (!retry || attempt == kRetries || !is_transient(s) || next >= until) {
+      const double pause_ms = 10.0 * static_cast<double>(1 << std::min(attempt, 10));
+      const bool room = std::chrono::system_clock::now() +
+                            std::chrono::microseconds(static_cast<long>(pause_ms * 1500)) <
+                        until;
+      if (s.ok()) {
+        bool overloaded = false;
+        if constexpr (requires { response.error().code(); }) {  // ServerInfo carries no error
+          overloaded = response.has_error() && response.error().code() == v1::OVERLOADED;
+        }
+        if (!overloaded || !room || overloads++ == kOverloadRetries) return response;
+      } else if (!retry || !is_transient(s) || !room || failures++ == kTransportRetries) {
         return from_grpc(s, name);
       }
       std::this_thread::sleep_for(std::chrono::microseconds(
           static_cast<long>(pause_ms * (500 + static_cast<double>(jitter.uniform_below(1000))))));
-      pause_ms *= 2;
     }
   }
-
 };
 
 ProviderClient::ProviderClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -174,8 +181,8 @@ Result<v1::PirStatusResponse> ProviderClient::pir_status(const v1::PirStatusRequ
 }
 
 Result<v1::PirQueryResponse> ProviderClient::pir_query(const v1::PirQueryRequest& request) {
-  // Not retried here: a query consumes a one-time hint, so a lost response is the fetcher's to
-  // handle (it knows the query index).
+  // Transport failures are not retried here: a query consumes a one-time hint, so a lost
+  // response is the fetcher's to handle (it knows the query index). OVERLOADED still is.
   return impl_->invoke<v1::PirQueryRequest, v1::PirQueryResponse>(
       request, &v1::Provider::Stub::PirQuery, "PirQuery", /*retry=*/false);
 }

@@ -4,7 +4,8 @@
 // above the provider's size cap, or a provider out of resources, the text says which;
 // kFailedPrecondition: certificate pin mismatch), after up to five jittered retries of the
 // transient ones (unreachable, out of resources) within the deadline, except for PirQuery; the
-// provider's typed refusals arrive as v1::Error inside the responses.
+// provider's typed refusals arrive as v1::Error inside the responses, OVERLOADED only once up to
+// eight jittered retries (~2.5 s) within the deadline did not get the request in.
 // Thread safety: one ProviderClient may be used from several threads (gRPC stubs are).
 #pragma once
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
-#include <thread>
 
 #include "ckks/param_sets.h"
 #include "client/rerank_session.h"
@@ -23,19 +22,6 @@ namespace privsearch::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-
-// OVERLOADED refusals retried per request, after pauses of 10, 20, 40, ... 1280 ms (2.5 s in
-// all), each times a uniform factor in [0.5, 1.5) (jitter keeps retrying clients from arriving
-// together): long enough to wait out several requests ahead in the provider's queue.
-constexpr int kOverloadRetries = 8;
-
-void pause_before_retry(int attempt) {
-  thread_local Prng jitter = Prng::create();
-  const double base_us = 10000.0 * static_cast<double>(1 << attempt);
-  const double factor = 0.5 + static_cast<double>(jitter.uniform_below(1000)) / 1000.0;
-  std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(base_us * factor)));
-}
 
 }  // namespace
 
@@ -57,15 +43,7 @@ struct SearchClient::Impl {
   Status upload_keys(std::size_t k, SearchTiming& t) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, session->make_key_upload(k, provider_floods));
     t.key_upload_bytes += req.ByteSizeLong();
-    v1::UploadKeysResponse resp;
-    for (int overloads = 0;; ++overloads) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->upload_keys(req));
-      if (!resp.has_error() || resp.error().code() != v1::OVERLOADED ||
-          overloads == kOverloadRetries) {
-        break;
-      }
-      pause_before_retry(overloads);
-    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, transport->upload_keys(req));
     if (resp.has_error()) return provider_refusal("the keys", resp.error());
     session->set_key_id(k, resp.key_id());
     return Status::ok_status();
@@ -86,7 +64,7 @@ struct SearchClient::Impl {
     t.encrypt_ms = ms_since(t0);
 
     v1::RerankResponse resp;
-    int key_renewals = 0, overloads = 0;
+    int key_renewals = 0;
     for (;;) {
       t.request_bytes = pending.request.ByteSizeLong();
       t0 = Clock::now();
@@ -94,11 +72,6 @@ struct SearchClient::Impl {
       t.rpc_ms = ms_since(t0);
       if (!resp.has_error()) break;
       const auto code = resp.error().code();
-      // OVERLOADED: the provider's concurrency limit; a few jittered pauses ride out a burst.
-      if (code == v1::OVERLOADED && overloads < kOverloadRetries) {
-        pause_before_retry(overloads++);
-        continue;
-      }
       // An evicted key set, or (when allowed) a used-up budget: a new key epoch, once.
       const bool renew = code == v1::UNKNOWN_KEY_ID ||
                          (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch);

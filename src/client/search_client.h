@@ -2,9 +2,8 @@
 // encoder, project with the public SVD basis, scan the public PQ codes for K candidates, send
 // them (in random order by default) with the CKKS-encrypted projected query, decrypt the
 // provider's scores and rank. The secret key never leaves this object; evaluation keys are
-// uploaded once per (key epoch, K) and re-uploaded when the provider has evicted them; a
-// provider's OVERLOADED refusal is retried after jittered, doubling pauses (eight times,
-// about 2.5 s in all).
+// uploaded once per (key epoch, K) and re-uploaded when the provider has evicted them (the
+// transport, ProviderClient, already rides out OVERLOADED and transient failures).
 // Thread safety: one search at a time per SearchClient.
 #pragma once
 
