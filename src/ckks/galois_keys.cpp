@@ -92,6 +92,34 @@ Result<const KeySwitchKey*> GaloisKeys::key_for_step(int step, std::size_t n) co
   return &it->second;
 }
 
+std::size_t GaloisKeys::memory_bytes() const {
+  std::size_t total = 0;
+  for (const auto& [elt, key] : keys_) {
+    for (std::size_t j = 0; j < key.digits(); ++j) {
+      for (const ring::RnsPoly* p :
+           {&key.eval_b(j), &key.eval_a(j), &key.eval_b_shoup(j), &key.eval_a_shoup(j)}) {
+        total += p->n() * p->num_moduli() * sizeof(std::uint64_t);
+      }
+    }
+  }
+  return total;
+}
+
+namespace {
+
+// Serialized bytes of one key (element, step, seed, b rows of every digit).
+std::size_t serialized_key_bytes(const Params& params, const std::vector<std::size_t>& rows) {
+  return 8 + 4 + sizeof(Seed) + params.num_digits() * packed_rows_bytes(params, rows);
+}
+
+}  // namespace
+
+std::size_t galois_keys_memory_bound(const Params& params, std::size_t serialized_bytes) {
+  const auto rows = key_rows(params, params.max_level(), true);
+  const std::size_t keys = serialized_bytes / serialized_key_bytes(params, rows);
+  return keys * params.num_digits() * 4 * params.n() * rows.size() * sizeof(std::uint64_t);
+}
+
 // ---- serialization ----
 // body: u32 key count | u8 conjugate | per key: u64 galois elt | i32 step (or -1 for the
 // conjugation key) | 32-byte seed | b_j rows for j = 0..L over the key basis.
@@ -132,8 +160,7 @@ Result<GaloisKeys> deserialize_galois_keys(const Params& params,
         fmt::format("Galois key set declares {} keys; the limit is {}", count, max_keys));
   }
   const auto rows = key_rows(params, params.max_level(), true);
-  const std::size_t key_bytes =
-      8 + 4 + sizeof(Seed) + params.num_digits() * packed_rows_bytes(params, rows);
+  const std::size_t key_bytes = serialized_key_bytes(params, rows);
   std::size_t expected = 0;
   if (!checked_mul(count, key_bytes, expected) || r.remaining() != expected) {
     return data_loss_error(fmt::format("Galois key set body is {} bytes, expected {} for {} keys",

@@ -68,6 +68,10 @@ class GaloisKeys {
   bool has_conjugate() const { return conjugate_; }
   std::size_t size() const { return keys_.size(); }
   const std::map<std::uint64_t, KeySwitchKey>& keys() const { return keys_; }
+  // Bytes the set occupies in memory: per key and digit, b and a in evaluation form and their
+  // Shoup companions over the key basis (4 x 8 bytes per coefficient; the wire carries b only,
+  // packed to the primes' widths, so memory is ~4 x 64 / (mean prime bits) x the upload).
+  std::size_t memory_bytes() const;
 
   // The key for a Galois element, or kNotFound naming the step/element.
   Result<const KeySwitchKey*> key_for_elt(std::uint64_t galois_elt) const;
@@ -96,5 +100,9 @@ std::vector<std::uint8_t> serialize_galois_keys(const Params& params, const Galo
 Result<GaloisKeys> deserialize_galois_keys(const Params& params,
                                            std::span<const std::uint8_t> bytes,
                                            std::size_t max_keys = 4096);
+// An upper bound on memory_bytes() of whatever deserialize_galois_keys makes of
+// `serialized_bytes` bytes (the key count a body of that size can hold), so a cache can reserve
+// the memory before decoding.
+std::size_t galois_keys_memory_bound(const Params& params, std::size_t serialized_bytes);
 
 }  // namespace privsearch::ckks

@@ -65,6 +65,7 @@ std::string normalize_fingerprint(const std::string& fingerprint) {
 struct ProviderClient::Impl {
   std::unique_ptr<v1::Provider::Stub> stub;
   int deadline_ms = 30000;
+  std::string bearer_token;
 
   // One call within the deadline, retried after jittered, doubling pauses (10, 20, 40, ... ms,
   // each times a uniform factor in [0.5, 1.5)) while the deadline leaves room:
@@ -82,6 +83,7 @@ struct ProviderClient::Impl {
     for (int attempt = 0;; ++attempt) {
       grpc::ClientContext context;
       context.set_deadline(until);
+      if (!bearer_token.empty()) context.AddMetadata("authorization", "Bearer " + bearer_token);
       Resp response;
       const grpc::Status s = (stub.get()->*call)(&context, request, &response);
       const double pause_ms = 10.0 * static_cast<double>(1 << std::min(attempt, 10));
@@ -146,6 +148,7 @@ Result<std::unique_ptr<ProviderClient>> ProviderClient::connect(const ConnectOpt
   auto impl = std::make_unique<Impl>();
   impl->stub = v1::Provider::NewStub(channel);
   impl->deadline_ms = options.deadline_ms;
+  impl->bearer_token = options.bearer_token;
   return std::unique_ptr<ProviderClient>(new ProviderClient(std::move(impl)));
 }
 

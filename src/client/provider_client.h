@@ -26,6 +26,9 @@ struct ConnectOptions {
   bool insecure_loopback = false;  // plaintext; loopback hosts only
   int deadline_ms = 30000;         // per call
   std::uint64_t max_message_bytes = 64u << 20;
+  // Sent as `authorization: Bearer <token>` on every call when not empty (providers started
+  // with --auth-tokens require one). Only ever sent over TLS or to a loopback provider.
+  std::string bearer_token;
 };
 
 class ProviderClient {

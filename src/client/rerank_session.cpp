@@ -139,8 +139,16 @@ Result<std::vector<double>> RerankSession::decode_response(
 }
 
 Status provider_refusal(std::string_view what, const v1::Error& error) {
-  const auto code = error.code() == v1::BUDGET_EXHAUSTED ? StatusCode::kResourceExhausted
-                                                         : StatusCode::kFailedPrecondition;
+  StatusCode code = StatusCode::kFailedPrecondition;
+  switch (error.code()) {
+    case v1::BUDGET_EXHAUSTED:
+    case v1::QUOTA_EXHAUSTED:
+    case v1::RATE_LIMITED:
+    case v1::OVERLOADED: code = StatusCode::kResourceExhausted; break;
+    case v1::STATE_UNAVAILABLE: code = StatusCode::kUnavailable; break;
+    case v1::UNAUTHENTICATED: code = StatusCode::kInvalidArgument; break;
+    default: break;
+  }
   return Status(code, fmt::format("provider refused {}: {}: {}", what,
                                   v1::ErrorCode_Name(error.code()), error.message()));
 }

@@ -1,68 +1,96 @@
 #include "protocol/key_cache.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 namespace privsearch::protocol {
 
-KeyCache::KeyCache(std::size_t capacity, std::uint64_t requests_per_key_id,
-                   std::size_t budget_memory)
-    : capacity_(capacity == 0 ? 1 : capacity),
-      budget_(requests_per_key_id),
-      budget_memory_(budget_memory < capacity_ ? capacity_ : budget_memory) {}
+KeyCache::KeyCache(std::size_t max_sets, std::uint64_t max_bytes)
+    : max_sets_(max_sets == 0 ? 1 : max_sets), max_bytes_(max_bytes) {}
 
-std::uint64_t KeyCache::remaining_locked(const KeyId& id) const {
-  const auto it = spent_.find(id);
-  const std::uint64_t spent = it == spent_.end() ? 0 : it->second;
-  return spent >= budget_ ? 0 : budget_ - spent;
+KeyCache::Reservation::~Reservation() {
+  if (cache_ != nullptr) cache_->release(bytes_);
 }
 
-std::uint64_t KeyCache::insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> keys) {
+void KeyCache::release(std::uint64_t bytes) {
   std::lock_guard lock(mu_);
-  if (auto it = entries_.find(id); it != entries_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second.pos);
-    return remaining_locked(id);
-  }
-  lru_.push_front(id);
-  entries_.emplace(id, Entry{std::move(keys), lru_.begin()});
-  while (entries_.size() > capacity_) {
-    entries_.erase(lru_.back());
+  reserved_bytes_ -= bytes;
+}
+
+void KeyCache::evict_until_locked(std::uint64_t room) {
+  while (!lru_.empty() && cached_bytes_ + reserved_bytes_ + room > max_bytes_) {
+    const auto it = entries_.find(lru_.back());
+    cached_bytes_ -= it->second.bytes;
+    entries_.erase(it);
     lru_.pop_back();
   }
-  return remaining_locked(id);
 }
 
-Result<KeyCache::Lease> KeyCache::acquire(const KeyId& id) {
+Result<KeyCache::Reservation> KeyCache::reserve(std::uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  if (bytes > max_bytes_) {
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("a key set of this size needs {} MB of memory; the provider's key "
+                              "cache holds {} MB",
+                              bytes >> 20, max_bytes_ >> 20));
+  }
+  evict_until_locked(bytes);
+  if (cached_bytes_ + reserved_bytes_ + bytes > max_bytes_) {
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("key uploads in progress fill the key cache ({} of {} MB); retry "
+                              "later",
+                              reserved_bytes_ >> 20, max_bytes_ >> 20));
+  }
+  reserved_bytes_ += bytes;
+  return Reservation(this, bytes);
+}
+
+void KeyCache::insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> keys,
+                      std::uint64_t bytes, Reservation reservation) {
+  std::lock_guard lock(mu_);
+  // The reservation becomes the entry's bytes (released below without re-locking).
+  reserved_bytes_ -= reservation.bytes_;
+  reservation.cache_ = nullptr;
+  if (auto it = entries_.find(id); it != entries_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.pos);
+    return;
+  }
+  evict_until_locked(bytes);
+  lru_.push_front(id);
+  entries_.emplace(id, Entry{std::move(keys), bytes, lru_.begin()});
+  cached_bytes_ += bytes;
+  while (entries_.size() > max_sets_) {
+    const auto it = entries_.find(lru_.back());
+    cached_bytes_ -= it->second.bytes;
+    entries_.erase(it);
+    lru_.pop_back();
+  }
+}
+
+Result<std::shared_ptr<const EvaluationKeys>> KeyCache::find(const KeyId& id) {
   std::lock_guard lock(mu_);
   const auto it = entries_.find(id);
   if (it == entries_.end()) {
     return Status(StatusCode::kNotFound, "unknown key id: upload the key set again");
   }
-  auto [sit, fresh] = spent_.try_emplace(id, 0);
-  if (fresh) {
-    spent_order_.push_back(id);
-    while (spent_order_.size() > budget_memory_) {
-      // Forget the oldest id that is not cached (a cached id keeps its count).
-      const KeyId old = spent_order_.front();
-      spent_order_.pop_front();
-      if (entries_.count(old) != 0) {
-        spent_order_.push_back(old);
-        continue;
-      }
-      spent_.erase(old);
-    }
-  }
-  if (sit->second >= budget_) {
-    return Status(StatusCode::kResourceExhausted,
-                  "request budget of this key id is exhausted: start a new key epoch");
-  }
-  ++sit->second;
   lru_.splice(lru_.begin(), lru_, it->second.pos);
-  return Lease{it->second.keys, budget_ - sit->second};
+  return it->second.keys;
 }
 
 std::size_t KeyCache::size() const {
   std::lock_guard lock(mu_);
   return entries_.size();
+}
+
+std::uint64_t KeyCache::cached_bytes() const {
+  std::lock_guard lock(mu_);
+  return cached_bytes_;
+}
+
+std::uint64_t KeyCache::reserved_bytes() const {
+  std::lock_guard lock(mu_);
+  return reserved_bytes_;
 }
 
 }  // namespace privsearch::protocol

@@ -1,22 +1,23 @@
 // The provider's bounded cache of uploaded evaluation-key sets, keyed by key id = SHA-256 of the
-// serialized set, with a per-key-id request budget.
+// serialized set (and of the public key when the provider floods).
 //
-// Why a budget: with the scores of chosen queries against chosen candidate IDs a client can
-// learn the provider's exact vectors (the score-oracle extraction of the search paper, section
-// 4.3); a finite number of requests per key epoch bounds what one epoch can extract. Spent
-// counts outlive eviction (re-uploading the same set does not refill its budget); they are kept
-// for up to `budget_memory` key ids, oldest forgotten first.
+// Bounded twice: by the number of sets and by bytes of memory, counting uploads still being
+// decoded. An upload first reserves the memory its size can decode to
+// (ckks::galois_keys_memory_bound), evicting least recently used sets to make room; when the
+// reservations of uploads in progress alone fill the budget the upload is refused
+// (kResourceExhausted) before any decoding. A set in use by a request when it is evicted lives
+// until that request ends (shared ownership), so memory can exceed the bound by at most one set
+// per request in flight. Request budgets are not kept here (protocol/budget_ledger.h): evicting
+// a set never refills its budget.
 // Thread safety: all members are safe to call concurrently (one mutex; key sets are shared
 // read-only through shared_ptr, so evaluation never holds the lock).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <map>
 #include <memory>
 #include <mutex>
-
 #include <optional>
 
 #include "ckks/galois_keys.h"
@@ -37,37 +38,52 @@ struct EvaluationKeys {
 
 class KeyCache {
  public:
-  KeyCache(std::size_t capacity, std::uint64_t requests_per_key_id,
-           std::size_t budget_memory = 65536);
+  KeyCache(std::size_t max_sets, std::uint64_t max_bytes);
 
-  // Inserts (or refreshes) a key set; evicts the least recently used set beyond capacity.
-  // Returns the requests the id may still make.
-  std::uint64_t insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> keys);
+  // Memory held for one upload while it is decoded; returned to the cache when destroyed.
+  class Reservation {
+   public:
+    Reservation(Reservation&& o) noexcept : cache_(o.cache_), bytes_(o.bytes_) { o.cache_ = nullptr; }
+    Reservation& operator=(Reservation&&) = delete;
+    Reservation(const Reservation&) = delete;
+    ~Reservation();
+    std::uint64_t bytes() const { return bytes_; }
 
-  struct Lease {
-    std::shared_ptr<const EvaluationKeys> keys;
-    std::uint64_t remaining = 0;  // after this request
+   private:
+    friend class KeyCache;
+    Reservation(KeyCache* cache, std::uint64_t bytes) : cache_(cache), bytes_(bytes) {}
+    KeyCache* cache_;
+    std::uint64_t bytes_;
   };
-  // Charges one request to `id`. kNotFound: not cached; kResourceExhausted: budget used up.
-  Result<Lease> acquire(const KeyId& id);
+  // Reserves `bytes` for an upload, evicting idle sets as needed. kResourceExhausted when the
+  // uploads in progress leave no room (or one set alone exceeds the byte bound).
+  Result<Reservation> reserve(std::uint64_t bytes);
+  // Inserts (or refreshes) a decoded set of `bytes` bytes, consuming its reservation.
+  void insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> keys, std::uint64_t bytes,
+              Reservation reservation);
+  // The cached set; kNotFound when not (or no longer) cached.
+  Result<std::shared_ptr<const EvaluationKeys>> find(const KeyId& id);
 
   std::size_t size() const;
+  std::uint64_t cached_bytes() const;
+  std::uint64_t reserved_bytes() const;
+  std::uint64_t max_bytes() const { return max_bytes_; }
 
  private:
-  std::uint64_t remaining_locked(const KeyId& id) const;
+  void release(std::uint64_t bytes);
+  void evict_until_locked(std::uint64_t room);
 
-  const std::size_t capacity_;
-  const std::uint64_t budget_;
-  const std::size_t budget_memory_;
+  const std::size_t max_sets_;
+  const std::uint64_t max_bytes_;
   mutable std::mutex mu_;
   std::list<KeyId> lru_;  // front = most recent
   struct Entry {
     std::shared_ptr<const EvaluationKeys> keys;
+    std::uint64_t bytes = 0;
     std::list<KeyId>::iterator pos;
   };
   std::map<KeyId, Entry> entries_;
-  std::map<KeyId, std::uint64_t> spent_;
-  std::deque<KeyId> spent_order_;
+  std::uint64_t cached_bytes_ = 0, reserved_bytes_ = 0;
 };
 
 }  // namespace privsearch::protocol

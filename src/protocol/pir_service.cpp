@@ -9,6 +9,8 @@
 #include <chrono>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "core/bytes.h"
 #include "protocol/provider_core.h"
 
@@ -68,9 +70,8 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
 Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
                                                        std::string artifact_version,
                                                        PirConfig config) {
-  auto service = std::unique_ptr<PirService>(new PirService());
+  auto service = std::unique_ptr<PirService>(new PirService(config));
   service->artifact_version_ = std::move(artifact_version);
-  service->config_ = config;
   service->a_seed_ = Prng::random_seed();
   PRIVSEARCH_ASSIGN_OR_RETURN(service->server_,
                               build_server(payloads, config, service->a_seed_));
@@ -112,6 +113,75 @@ std::size_t PirService::db_bytes() const {
   return server_->info().shape.matrix_bytes();
 }
 
+bool PirService::pick_work_locked(std::uint64_t& client, std::uint64_t& index) {
+  std::size_t best_ready = config_.ready_per_client;
+  auto best = next_to_precompute_.end();
+  // Round robin: scan the clients after the last one served first, then from the start.
+  auto start = next_to_precompute_.upper_bound(last_served_);
+  for (std::size_t pass = 0; pass < 2; ++pass) {
+    auto from = pass == 0 ? start : next_to_precompute_.begin();
+    auto to = pass == 0 ? next_to_precompute_.end() : start;
+    for (auto it = from; it != to; ++it) {
+      const std::size_t ready = server_->ready_indices(it->first).size();
+      if (ready < best_ready) {
+        best_ready = ready;
+        best = it;
+        if (ready == 0) break;  // none can come first
+      }
+    }
+    if (best != next_to_precompute_.end() && best_ready == 0) break;
+  }
+  if (best == next_to_precompute_.end()) return false;
+  client = best->first;
+  index = best->second++;
+  last_served_ = client;
+  return true;
+}
+
+void PirService::touch_locked(std::uint64_t client) { last_used_[client] = Clock::now(); }
+
+void PirService::forget_locked(std::uint64_t client) {
+  server_->unregister_client(client);
+  next_to_precompute_.erase(client);
+  setups_.erase(client);
+  last_used_.erase(client);
+  if (retired_.insert(client).second) {
+    retired_order_.push_back(client);
+    constexpr std::size_t kRetiredMemory = 1 << 16;
+    while (retired_order_.size() > kRetiredMemory) {
+      retired_.erase(retired_order_.front());
+      retired_order_.pop_front();
+    }
+  }
+}
+
+void PirService::expire_idle_locked() {
+  const auto cutoff = Clock::now() - std::chrono::seconds(config_.idle_expiry_s);
+  std::vector<std::uint64_t> idle;
+  for (const auto& [id, t] : last_used_) {
+    if (t < cutoff) idle.push_back(id);
+  }
+  for (const auto id : idle) forget_locked(id);
+}
+
+bool PirService::evict_one_idle_locked() {
+  const auto cutoff = Clock::now() - std::chrono::seconds(config_.evict_idle_after_s);
+  auto oldest = last_used_.end();
+  for (auto it = last_used_.begin(); it != last_used_.end(); ++it) {
+    if (it->second <= cutoff && (oldest == last_used_.end() || it->second < oldest->second)) {
+      oldest = it;
+    }
+  }
+  if (oldest == last_used_.end()) return false;
+  forget_locked(oldest->first);
+  return true;
+}
+
+std::size_t PirService::registered_clients() const {
+  std::lock_guard lock(mu_);
+  return setups_.size();
+}
+
 void PirService::worker_loop() {
   // Lowest priority for this thread only (Linux applies setpriority to a thread id).
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
@@ -123,16 +193,8 @@ void PirService::worker_loop() {
       bool found = false;
       cv_.wait(lock, [&] {
         if (stop_) return true;
-        for (auto& [id, next] : next_to_precompute_) {
-          const auto ready = server_->ready_indices(id);
-          if (ready.size() < config_.ready_per_client) {
-            client = id;
-            index = next++;
-            found = true;
-            return true;
-          }
-        }
-        return false;
+        found = pick_work_locked(client, index);
+        return found;
       });
       if (stop_) return;
       if (!found) continue;
@@ -179,12 +241,25 @@ v1::PirInfo PirService::info() const {
   return out;
 }
 
-v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
+v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
+                                      const std::string& client_key) {
   v1::PirSetupResponse out;
+  auto refuse = [&out](v1::ErrorCode code, std::string message) {
+    *out.mutable_error() = make_error(code, std::move(message));  // only on refusal
+    return out;
+  };
+  // Cheap checks first: the rate, the version, the framing; the Paillier modulus (size, odd,
+  // no small factor) in register_client; hint work is queued only after all of them.
+  if (const double wait_s = setup_limiter_.take(client_key); wait_s > 0) {
+    return refuse(v1::RATE_LIMITED,
+                  fmt::format("PIR setups are limited to {:g} per minute per client; retry in "
+                              "{:.1f} s",
+                              config_.setups.per_minute, wait_s));
+  }
   v1::Error refused;
   const auto server = server_for(request.artifact_version(), &refused);
   if (!server) {
-    *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
+    *out.mutable_error() = refused;
     return out;
   }
   if (auto e = framing_error(byte_view(request.setup()), pir::ZipPirMessageKind::kSetup,
@@ -192,22 +267,28 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request) {
     *out.mutable_error() = *e;
     return out;
   }
+  std::lock_guard lock(mu_);
+  expire_idle_locked();
+  const std::uint64_t candidate = pir::detail::id_of_setup(byte_view(request.setup()));
+  if (retired_.count(candidate) != 0) {
+    return refuse(v1::UNKNOWN_PIR_CLIENT,
+                  "this PIR registration expired; set up again with a new key");
+  }
   auto id = server->register_client(byte_view(request.setup()));
-  if (!id.ok()) {
-    *out.mutable_error() = make_error(code_for(id.status()), id.status().message());
-    return out;
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted &&
+      evict_one_idle_locked()) {
+    id = server->register_client(byte_view(request.setup()));
   }
-  {
-    std::lock_guard lock(mu_);
-    next_to_precompute_.try_emplace(*id, 0);
-    setups_.try_emplace(*id, request.setup().begin(), request.setup().end());
-  }
+  if (!id.ok()) return refuse(code_for(id.status()), id.status().message());
+  next_to_precompute_.try_emplace(*id, 0);
+  setups_.try_emplace(*id, request.setup().begin(), request.setup().end());
+  touch_locked(*id);
   cv_.notify_all();
   out.set_client_id(*id);
   return out;
 }
 
-v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) const {
+v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) {
   v1::PirStatusResponse out;
   v1::Error refused;
   const auto server = server_for(request.artifact_version(), &refused);
@@ -218,6 +299,10 @@ v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) co
   if (!server->has_client(request.client_id())) {
     *out.mutable_error() = make_error(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
     return out;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (last_used_.count(request.client_id()) != 0) touch_locked(request.client_id());
   }
   for (std::uint64_t i : server->ready_indices(request.client_id())) {
     out.add_ready_query_indices(i);

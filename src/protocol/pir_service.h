@@ -13,7 +13,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <set>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +29,7 @@
 #include "index/payload_store.h"
 #include "pir/zippir/zippir_server.h"
 #include "protocol/privsearch.pb.h"
+#include "protocol/rate_limiter.h"
 
 namespace privsearch::protocol {
 
@@ -38,6 +42,14 @@ struct PirConfig {
   unsigned offline_threads = 1;      // background hint workers (lowest priority)
   unsigned preprocess_threads = 2;   // H = D A at start
   bool allow_insecure = false;       // test-only parameter sets
+  // Setups per identity (or peer address) per minute, and burst: each queues hint work.
+  RateLimit setups{10, 5};
+  // A registration nobody used (setup or status: every fetch asks status first) for this long
+  // is forgotten with its hints; its client sets up again when it returns (UNKNOWN_PIR_CLIENT).
+  int idle_expiry_s = 3600;
+  // When `max_clients` are registered, a new setup evicts the least recently used registration
+  // idle at least this long (PIR_LIMIT only when every registration is busier).
+  int evict_idle_after_s = 60;
 };
 
 class PirService {
@@ -49,8 +61,10 @@ class PirService {
   ~PirService();
 
   v1::PirInfo info() const;
-  v1::PirSetupResponse setup(const v1::PirSetupRequest& request);
-  v1::PirStatusResponse status(const v1::PirStatusRequest& request) const;
+  // `client_key`: who is asking (protocol::Caller::rate_key), for the setup rate limit.
+  v1::PirSetupResponse setup(const v1::PirSetupRequest& request,
+                             const std::string& client_key = "local");
+  v1::PirStatusResponse status(const v1::PirStatusRequest& request);
   v1::PirQueryResponse query(const v1::PirQueryRequest& request);
 
   // Database update (the paper's advantage over client-held hints): swaps in a PIR database
@@ -61,20 +75,42 @@ class PirService {
   Status rebuild(const index::PayloadStore& payloads, std::string artifact_version);
 
   std::size_t db_bytes() const;
+  const RateLimit& setup_rate() const { return config_.setups; }
+  std::size_t registered_clients() const;
   // Waits (for tests) until every registered client has its ready hints or `timeout_ms` passes.
   bool wait_until_ready(int timeout_ms) const;
 
  private:
-  PirService() = default;
+  explicit PirService(const PirConfig& config) : config_(config), setup_limiter_(config.setups) {}
   void worker_loop();
+  // The next (client, query index) to precompute: among clients below `ready_per_client`, the
+  // one with the fewest ready hints, ties in round-robin order after the last one served (a
+  // new client's first hint waits for at most one hint per other waiting client, never for
+  // their second ones). False when no client needs work.
+  bool pick_work_locked(std::uint64_t& client, std::uint64_t& index);
+  void touch_locked(std::uint64_t client);
+  void forget_locked(std::uint64_t client);
+  // Forgets registrations idle past idle_expiry_s.
+  void expire_idle_locked();
+  // Frees a slot for a new setup by evicting the least recently used registration idle at
+  // least evict_idle_after_s; false when none is.
+  bool evict_one_idle_locked();
   // The current server for a request of `version`; null with PIR_VERSION_MISMATCH in `error`
   // when the database has been rebuilt since.
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
   static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
       const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed);
 
+  using Clock = std::chrono::steady_clock;
   std::string artifact_version_;
   PirConfig config_;
+  RateLimiter setup_limiter_;
+  std::map<std::uint64_t, Clock::time_point> last_used_;  // client -> last setup/status/query
+  // Registrations forgotten (expired or evicted): their setup message is not accepted again, so
+  // no query index of theirs is ever answered twice. Bounded; oldest forgotten first.
+  std::set<std::uint64_t> retired_;
+  std::deque<std::uint64_t> retired_order_;
+  std::uint64_t last_served_ = 0;
   std::shared_ptr<pir::ZipPirServer> server_;
   Seed a_seed_{};
   std::map<std::uint64_t, std::vector<std::uint8_t>> setups_;  // client -> setup message

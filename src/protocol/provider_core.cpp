@@ -1,11 +1,13 @@
 #include "protocol/provider_core.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -101,8 +103,14 @@ v1::Error make_error(v1::ErrorCode code, std::string message) {
   return e;
 }
 
+std::shared_ptr<ProviderState> ProviderCore::memory_state(const ProviderLimits& limits) {
+  return std::make_shared<ProviderState>(make_memory_ledger(), limits.max_key_sets,
+                                         limits.key_cache_bytes, limits.key_uploads);
+}
+
 Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config,
-                                                           const index::ExactStore* store) {
+                                                           const index::ExactStore* store,
+                                                           std::shared_ptr<ProviderState> state) {
   if (store == nullptr || store->rows() == 0) {
     return Status(StatusCode::kInvalidArgument, "provider: no exact store");
   }
@@ -130,17 +138,37 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config
     }
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto encoder, ckks::Encoder::create(config.params));
+  if (!state) state = memory_state(config.limits);
   return std::unique_ptr<ProviderCore>(new ProviderCore(std::move(config), store,
-                                                        std::move(encoder)));
+                                                        std::move(encoder), std::move(state)));
 }
 
 ProviderCore::ProviderCore(ProviderConfig config, const index::ExactStore* store,
-                           ckks::Encoder encoder)
+                           ckks::Encoder encoder, std::shared_ptr<ProviderState> state)
     : config_(std::move(config)),
       store_(store),
       encoder_(std::move(encoder)),
       evaluator_(config_.params),
-      keys_(config_.limits.max_key_sets, config_.limits.requests_per_key_id) {}
+      state_(std::move(state)) {}
+
+std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id,
+                                                      const Caller& caller) const {
+  const auto& l = config_.limits;
+  const std::int64_t now = unix_now_s();
+  std::vector<BudgetAccount> accounts;
+  accounts.push_back({"key:" + to_hex(id), l.requests_per_key_id, now + l.key_budget_ttl_s});
+  if (!caller.identity.empty() && l.requests_per_identity > 0) {
+    if (l.identity_budget_window_s > 0) {
+      const std::int64_t window = now / l.identity_budget_window_s;
+      accounts.push_back({"identity:" + caller.identity + ":" + std::to_string(window),
+                          l.requests_per_identity, (window + 1) * l.identity_budget_window_s});
+    } else {
+      accounts.push_back({"identity:" + caller.identity, l.requests_per_identity,
+                          std::numeric_limits<std::int64_t>::max()});
+    }
+  }
+  return accounts;
+}
 
 v1::ServerInfo ProviderCore::server_info() const {
   v1::ServerInfo info;
@@ -156,6 +184,12 @@ v1::ServerInfo ProviderCore::server_info() const {
   l->set_max_concurrent_requests(config_.limits.max_concurrent_requests);
   l->set_requests_per_key_id(config_.limits.requests_per_key_id);
   l->set_max_rotation_keys(config_.limits.max_rotation_keys);
+  l->set_key_cache_bytes(config_.limits.key_cache_bytes);
+  l->set_requests_per_identity(config_.limits.requests_per_identity);
+  l->set_identity_budget_window_s(
+      static_cast<std::uint64_t>(config_.limits.identity_budget_window_s));
+  l->set_key_uploads_per_minute(config_.limits.key_uploads.per_minute);
+  info.set_budget_store(state_->budgets->where());
   auto* a = info.mutable_attestation();
   // Decided by the linker (core/linkage.h): false in privsearch-provider, true in a test or tool
   // that links a client into the same process.
@@ -169,7 +203,8 @@ v1::ServerInfo ProviderCore::server_info() const {
   return info;
 }
 
-v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& request) try {
+v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& request,
+                                                 const Caller& caller) try {
   if (request.ByteSizeLong() > config_.limits.max_message_bytes) {
     return upload_error(v1::MESSAGE_TOO_LARGE, "key set above the message-size limit");
   }
@@ -178,10 +213,25 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
                         "keys made for other CKKS parameters than the provider's " +
                             config_.params_name);
   }
+  // Each upload decodes megabytes and makes a new key epoch: rate-limited per client, and its
+  // memory reserved before decoding (the key cache is bounded in bytes).
+  if (const double wait_s = state_->key_uploads.take(caller.rate_key()); wait_s > 0) {
+    return upload_error(v1::RATE_LIMITED,
+                        fmt::format("key uploads are limited to {:g} per minute per client; retry "
+                                    "in {:.1f} s",
+                                    config_.limits.key_uploads.per_minute, wait_s));
+  }
+  auto reservation = state_->keys.reserve(
+      ckks::galois_keys_memory_bound(config_.params, request.galois_keys().size()));
+  if (!reservation.ok()) return upload_error(v1::OVERLOADED, reservation.status().message());
   auto keys = ckks::deserialize_galois_keys(config_.params, byte_view(request.galois_keys()),
                                             config_.limits.max_rotation_keys);
   if (!keys.ok()) {
     return upload_error(v1::MALFORMED_REQUEST, "galois keys: " + keys.status().to_string());
+  }
+  if (keys->size() == 0) {
+    // Useless for any layout; refused so it cannot serve as a free key epoch.
+    return upload_error(v1::MALFORMED_REQUEST, "a key set with no rotation keys");
   }
   auto uploaded = std::make_shared<EvaluationKeys>();
   uploaded->galois = std::move(keys).value();
@@ -201,7 +251,15 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   std::string material = request.galois_keys();
   material += request.public_key();
   const KeyId id = sha256(byte_view(material));
-  const auto remaining = keys_.insert(id, std::move(uploaded));
+  const std::uint64_t bytes = uploaded->galois.memory_bytes();
+  state_->keys.insert(id, std::move(uploaded), bytes, std::move(reservation).value());
+  const auto accounts = accounts_for(id, caller);
+  std::uint64_t remaining = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& a : accounts) {
+    auto r = state_->budgets->remaining(a);
+    if (!r.ok()) return upload_error(v1::STATE_UNAVAILABLE, r.status().message());
+    remaining = std::min(remaining, *r);
+  }
   v1::UploadKeysResponse r;
   r.set_key_id(to_byte_string(id));
   r.set_request_budget(remaining);
@@ -315,7 +373,8 @@ v1::RerankResponse rerank_error(v1::Error error) {
 
 }  // namespace
 
-v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
+v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
+                                        const Caller& caller) try {
   const auto t0 = std::chrono::steady_clock::now();
   if (auto e = check_envelope(config_, request)) return rerank_error(std::move(*e));
   const std::vector<std::uint64_t> ids(request.candidate_ids().begin(),
@@ -332,12 +391,26 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   }
   KeyId id{};
   std::copy(request.key_id().begin(), request.key_id().end(), id.begin());
-  auto lease = keys_.acquire(id);
-  if (!lease.ok()) {
-    return rerank_error(lease.status().code() == StatusCode::kNotFound ? v1::UNKNOWN_KEY_ID
-                                                                       : v1::BUDGET_EXHAUSTED,
-                        lease.status().message());
+  auto keys = state_->keys.find(id);
+  if (!keys.ok()) return rerank_error(v1::UNKNOWN_KEY_ID, keys.status().message());
+  const auto accounts = accounts_for(id, caller);
+  auto charged = state_->budgets->charge(accounts);
+  if (!charged.ok()) {
+    const auto& st = charged.status();
+    if (st.code() != StatusCode::kResourceExhausted) {
+      // The ledger cannot record the charge: fail closed rather than serve unmetered.
+      return rerank_error(v1::STATE_UNAVAILABLE, "request budgets unavailable: " + st.message());
+    }
+    if (st.message().rfind("identity:", 0) == 0) {
+      return rerank_error(v1::QUOTA_EXHAUSTED,
+                          "identity `" + caller.identity +
+                              "` used its request budget for this window; a new key epoch does "
+                              "not renew it");
+    }
+    return rerank_error(v1::BUDGET_EXHAUSTED,
+                        "request budget of this key id is exhausted: start a new key epoch");
   }
+  const std::uint64_t remaining = *std::min_element(charged->begin(), charged->end());
   std::vector<float> rows;
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
     // Out of range: the client's mistake. Data loss: the file under the provider changed since
@@ -346,7 +419,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
                         s.message());
   }
   const auto& layout = accepted.layout;
-  const EvaluationKeys& uploaded = *lease.value().keys;
+  const EvaluationKeys& uploaded = **keys;
   if (config_.flood_security_bits > 0 && !uploaded.public_key) {
     return rerank_error(v1::PUBLIC_KEY_REQUIRED,
                         "this provider re-randomizes its responses: upload the key set again "
@@ -373,7 +446,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request) try {
   out.outputs = std::move(outputs).value();
   v1::RerankResponse response;
   response.set_payload(to_byte_string(rerank::serialize_response(out)));
-  response.set_budget_remaining(lease.value().remaining);
+  response.set_budget_remaining(remaining);
   response.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return response;

@@ -29,6 +29,7 @@
 #include "core/status.h"
 #include "index/exact_store.h"
 #include "protocol/key_cache.h"
+#include "protocol/provider_state.h"
 #include "protocol/privsearch.pb.h"
 #include "rerank/layout.h"
 
@@ -45,6 +46,17 @@ struct ProviderLimits {
   // queries (the score oracle, docs/SECURITY.md). Clients renew their key epoch when spent.
   std::uint64_t requests_per_key_id = 512;
   std::uint32_t max_rotation_keys = 256;
+  // Memory of cached key sets, uploads in progress included (~23 MB per K = 100 set under
+  // rerank-n8192: KeyCache::cached_bytes).
+  std::uint64_t key_cache_bytes = std::uint64_t{512} << 20;
+  // A key id's budget is remembered this long after its last request (longer than any key
+  // epoch is cached: forgetting it then is no different from minting a new key set).
+  std::int64_t key_budget_ttl_s = 7 * 86400;
+  // Authenticated identities (protocol/identities.h): requests per identity per window, across
+  // all its key epochs; 0: no identity budget. Window 0: the budget never refills.
+  std::uint64_t requests_per_identity = 0;
+  std::int64_t identity_budget_window_s = 86400;
+  RateLimit key_uploads{30, 10};  // per identity (or peer address) per minute, and burst
 };
 
 struct ProviderConfig {
@@ -64,25 +76,35 @@ struct ProviderConfig {
 
 class ProviderCore {
  public:
-  // `store` must outlive the core. kInvalidArgument when the store's d' does not fit the params.
-  static Result<std::unique_ptr<ProviderCore>> create(ProviderConfig config,
-                                                      const index::ExactStore* store);
+  // `store` must outlive the core. `state` (keys, budgets, rate limits) is shared with the
+  // cores of later index versions; null: a fresh in-memory state sized by config.limits.
+  // kInvalidArgument when the store's d' does not fit the params.
+  static Result<std::unique_ptr<ProviderCore>> create(
+      ProviderConfig config, const index::ExactStore* store,
+      std::shared_ptr<ProviderState> state = nullptr);
+  // The state create() makes when given none (budgets in memory).
+  static std::shared_ptr<ProviderState> memory_state(const ProviderLimits& limits);
 
   v1::ServerInfo server_info() const;
-  v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request);
-  v1::RerankResponse rerank(const v1::RerankRequest& request);
+  v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request,
+                                     const Caller& caller = {});
+  v1::RerankResponse rerank(const v1::RerankRequest& request, const Caller& caller = {});
 
   const ProviderConfig& config() const { return config_; }
-  std::size_t cached_key_sets() const { return keys_.size(); }
+  std::size_t cached_key_sets() const { return state_->keys.size(); }
+  const ProviderState& state() const { return *state_; }
 
  private:
-  ProviderCore(ProviderConfig config, const index::ExactStore* store, ckks::Encoder encoder);
+  ProviderCore(ProviderConfig config, const index::ExactStore* store, ckks::Encoder encoder,
+               std::shared_ptr<ProviderState> state);
+  // The budget accounts a request of `caller` under key `id` charges.
+  std::vector<BudgetAccount> accounts_for(const KeyId& id, const Caller& caller) const;
 
   ProviderConfig config_;
   const index::ExactStore* store_;
   ckks::Encoder encoder_;
   ckks::Evaluator evaluator_;
-  KeyCache keys_;
+  std::shared_ptr<ProviderState> state_;
 };
 
 // Builds an Error message.

@@ -9,8 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "core/bytes.h"
+#include "core/csprng.h"
 #include "protocol/privsearch.grpc.pb.h"
 
 namespace privsearch::server {
@@ -21,11 +24,32 @@ bool is_loopback(const std::string& listen) {
          listen.rfind("localhost:", 0) == 0;
 }
 
+// The peer's address without the port: "ipv4:127.0.0.1:5000" -> "127.0.0.1",
+// "ipv6:[::1]:5000" -> "::1" (rate limits are per address, not per connection).
+std::string peer_address(const std::string& peer) {
+  std::string p = peer;
+  if (const auto colon = p.find(':'); colon != std::string::npos && p.rfind("ip", 0) == 0) {
+    p = p.substr(colon + 1);
+  }
+  if (!p.empty() && p.front() == '[') {
+    const auto close = p.find(']');
+    return close == std::string::npos ? p : p.substr(1, close - 1);
+  }
+  const auto last = p.rfind(':');
+  return last == std::string::npos ? p : p.substr(0, last);
+}
+
 class Service final : public v1::Provider::Service {
  public:
   Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirService* pir,
-          unsigned max_in_flight, std::function<void(const std::string&)> log)
-      : core_(std::move(core)), pir_(pir), max_in_flight_(max_in_flight), log_(std::move(log)) {}
+          unsigned max_in_flight, std::function<void(const std::string&)> log,
+          const protocol::TokenRegistry* tokens)
+      : core_(std::move(core)),
+        pir_(pir),
+        max_in_flight_(max_in_flight),
+        log_(std::move(log)),
+        tokens_(tokens),
+        instance_id_(to_byte_string(Prng::random_seed())) {}
 
   // Swaps the core for a reloaded index; requests in flight finish on the one they started with.
   void replace_core(std::shared_ptr<protocol::ProviderCore> core) {
@@ -33,9 +57,12 @@ class Service final : public v1::Provider::Service {
     core_ = std::move(core);
   }
 
-  grpc::Status GetPirInfo(grpc::ServerContext*, const v1::PirInfoRequest*,
+  grpc::Status GetPirInfo(grpc::ServerContext* context, const v1::PirInfoRequest*,
                           v1::PirInfo* out) override {
-    if (pir_ == nullptr) {
+    protocol::Caller caller;
+    if (auto e = authenticate(context, caller)) {
+      *out->mutable_error() = *e;
+    } else if (pir_ == nullptr) {
       *out->mutable_error() = unavailable();
     } else {
       *out = pir_->info();
@@ -43,22 +70,28 @@ class Service final : public v1::Provider::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status PirSetup(grpc::ServerContext*, const v1::PirSetupRequest* request,
+  grpc::Status PirSetup(grpc::ServerContext* context, const v1::PirSetupRequest* request,
                         v1::PirSetupResponse* out) override {
     const auto t0 = std::chrono::steady_clock::now();
-    if (pir_ == nullptr) {
+    protocol::Caller caller;
+    if (auto e = authenticate(context, caller)) {
+      *out->mutable_error() = *e;
+    } else if (pir_ == nullptr) {
       *out->mutable_error() = unavailable();
     } else {
-      *out = pir_->setup(*request);
+      *out = pir_->setup(*request, caller.rate_key());
     }
     log("PirSetup", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
     return grpc::Status::OK;
   }
 
-  grpc::Status PirStatus(grpc::ServerContext*, const v1::PirStatusRequest* request,
+  grpc::Status PirStatus(grpc::ServerContext* context, const v1::PirStatusRequest* request,
                          v1::PirStatusResponse* out) override {
-    if (pir_ == nullptr) {
+    protocol::Caller caller;
+    if (auto e = authenticate(context, caller)) {
+      *out->mutable_error() = *e;
+    } else if (pir_ == nullptr) {
       *out->mutable_error() = unavailable();
     } else {
       *out = pir_->status(*request);
@@ -66,7 +99,7 @@ class Service final : public v1::Provider::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status PirQuery(grpc::ServerContext*, const v1::PirQueryRequest* request,
+  grpc::Status PirQuery(grpc::ServerContext* context, const v1::PirQueryRequest* request,
                         v1::PirQueryResponse* out) override {
     InFlight guard(in_flight_);
     if (guard.count > max_in_flight_) {
@@ -74,7 +107,10 @@ class Service final : public v1::Provider::Service {
       return grpc::Status::OK;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (pir_ == nullptr) {
+    protocol::Caller caller;
+    if (auto e = authenticate(context, caller)) {
+      *out->mutable_error() = *e;
+    } else if (pir_ == nullptr) {
       *out->mutable_error() = unavailable();
     } else {
       *out = pir_->query(*request);
@@ -89,10 +125,15 @@ class Service final : public v1::Provider::Service {
     *out = core()->server_info();
     // The limit this transport enforces (the core's config may say 0: "8 x the threads").
     out->mutable_limits()->set_max_concurrent_requests(static_cast<std::uint32_t>(max_in_flight_));
+    if (pir_ != nullptr) {
+      out->mutable_limits()->set_pir_setups_per_minute(pir_->setup_rate().per_minute);
+    }
+    out->set_instance_id(instance_id_);
+    out->set_auth_required(tokens_ != nullptr);
     return grpc::Status::OK;
   }
 
-  grpc::Status UploadKeys(grpc::ServerContext*, const v1::UploadKeysRequest* request,
+  grpc::Status UploadKeys(grpc::ServerContext* context, const v1::UploadKeysRequest* request,
                           v1::UploadKeysResponse* out) override {
     InFlight guard(in_flight_);
     if (guard.count > max_in_flight_) {
@@ -100,7 +141,12 @@ class Service final : public v1::Provider::Service {
       return grpc::Status::OK;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    *out = core()->upload_keys(*request);
+    protocol::Caller caller;
+    if (auto e = authenticate(context, caller)) {
+      *out->mutable_error() = *e;
+    } else {
+      *out = core()->upload_keys(*request, caller);
+    }
     log("UploadKeys", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
     return grpc::Status::OK;
@@ -115,7 +161,12 @@ class Service final : public v1::Provider::Service {
     }
     if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
     const auto t0 = std::chrono::steady_clock::now();
-    *out = core()->rerank(*request);
+    protocol::Caller caller;
+    if (auto e = authenticate(context, caller)) {
+      *out->mutable_error() = *e;
+    } else {
+      *out = core()->rerank(*request, caller);
+    }
     log("Rerank", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
         static_cast<std::size_t>(request->candidate_ids_size()), request->ByteSizeLong(),
         out->ByteSizeLong(), t0);
@@ -125,6 +176,31 @@ class Service final : public v1::Provider::Service {
   unsigned in_flight() const { return in_flight_.load(); }
 
  private:
+  // Who is calling; with tokens configured, an error when the bearer token is missing or
+  // unknown. The token itself is never logged or kept.
+  std::optional<v1::Error> authenticate(const grpc::ServerContext* context,
+                                        protocol::Caller& caller) const {
+    caller.peer = peer_address(context->peer());
+    if (tokens_ == nullptr) return std::nullopt;
+    const auto& md = context->client_metadata();
+    const auto it = md.find("authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (it != md.end()) {
+      const std::string_view value(it->second.data(), it->second.size());
+      if (value.substr(0, kBearer.size()) == kBearer) {
+        if (auto id = tokens_->identity_for(value.substr(kBearer.size()))) {
+          caller.identity = std::move(*id);
+          return std::nullopt;
+        }
+        return protocol::make_error(v1::UNAUTHENTICATED, "unknown bearer token");
+      }
+    }
+    return protocol::make_error(
+        v1::UNAUTHENTICATED,
+        "this provider requires a bearer token (authorization: Bearer <token>; privsearch "
+        "--token-file)");
+  }
+
   struct InFlight {
     explicit InFlight(std::atomic<unsigned>& c) : counter(c), count(++c) {}
     ~InFlight() { --counter; }
@@ -166,6 +242,8 @@ class Service final : public v1::Provider::Service {
   protocol::PirService* pir_;
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
+  const protocol::TokenRegistry* tokens_;
+  const std::string instance_id_;
   std::atomic<unsigned> in_flight_{0};
 };
 
@@ -224,7 +302,8 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
 
   auto impl = std::make_unique<Impl>();
   impl->service =
-      std::make_unique<Service>(core_ptr, options.pir, max_in_flight, options.request_log);
+      std::make_unique<Service>(core_ptr, options.pir, max_in_flight, options.request_log,
+                                options.tokens);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());

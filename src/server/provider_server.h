@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "net/tls.h"
+#include "protocol/identities.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 
@@ -29,6 +30,10 @@ struct ServeOptions {
   std::function<void(const std::string&)> request_log;
   // Private payload fetch; null: the PIR RPCs answer PIR_UNAVAILABLE. Must outlive the server.
   protocol::PirService* pir = nullptr;
+  // Bearer tokens (protocol/identities.h); null: anonymous clients, limited per peer address.
+  // When set, every RPC but GetServerInfo needs `authorization: Bearer <token>` (UNAUTHENTICATED
+  // otherwise). Must outlive the server.
+  const protocol::TokenRegistry* tokens = nullptr;
 };
 
 class ProviderServer {

@@ -15,43 +15,66 @@ std::shared_ptr<const EvaluationKeys> some_keys() {
   return std::make_shared<const EvaluationKeys>();
 }
 
+void put(KeyCache& cache, std::uint8_t id, std::uint64_t bytes) {
+  auto r = cache.reserve(bytes);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  cache.insert(id_of(id), some_keys(), bytes, std::move(r).value());
+}
+
 TEST(KeyCacheTest, UnknownIdIsNotFound) {
-  KeyCache cache(2, 10);
-  EXPECT_EQ(cache.acquire(id_of(1)).status().code(), StatusCode::kNotFound);
+  KeyCache cache(2, 1000);
+  EXPECT_EQ(cache.find(id_of(1)).status().code(), StatusCode::kNotFound);
 }
 
-TEST(KeyCacheTest, LeastRecentlyUsedSetIsEvicted) {
-  KeyCache cache(2, 10);
-  cache.insert(id_of(1), some_keys());
-  cache.insert(id_of(2), some_keys());
-  ASSERT_TRUE(cache.acquire(id_of(1)).ok());  // 1 is now the most recent
-  cache.insert(id_of(3), some_keys());        // evicts 2
+TEST(KeyCacheTest, LeastRecentlyUsedSetIsEvictedBeyondTheSetCount) {
+  KeyCache cache(2, 1000);
+  put(cache, 1, 10);
+  put(cache, 2, 10);
+  ASSERT_TRUE(cache.find(id_of(1)).ok());  // 1 is now the most recent
+  put(cache, 3, 10);                       // evicts 2
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_TRUE(cache.acquire(id_of(1)).ok());
-  EXPECT_EQ(cache.acquire(id_of(2)).status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(cache.acquire(id_of(3)).ok());
+  EXPECT_TRUE(cache.find(id_of(1)).ok());
+  EXPECT_EQ(cache.find(id_of(2)).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(cache.find(id_of(3)).ok());
+  EXPECT_EQ(cache.cached_bytes(), 20u);
 }
 
-TEST(KeyCacheTest, BudgetCountsDownAndSurvivesReupload) {
-  KeyCache cache(1, 3);
-  EXPECT_EQ(cache.insert(id_of(1), some_keys()), 3u);
-  EXPECT_EQ(cache.acquire(id_of(1)).value().remaining, 2u);
-  EXPECT_EQ(cache.acquire(id_of(1)).value().remaining, 1u);
-  cache.insert(id_of(2), some_keys());  // evicts 1
-  EXPECT_EQ(cache.insert(id_of(1), some_keys()), 1u);  // the spent count was kept
-  EXPECT_EQ(cache.acquire(id_of(1)).value().remaining, 0u);
-  EXPECT_EQ(cache.acquire(id_of(1)).status().code(), StatusCode::kResourceExhausted);
+TEST(KeyCacheTest, BytesBoundEvictsTheLeastRecentlyUsed) {
+  KeyCache cache(100, 100);
+  put(cache, 1, 40);
+  put(cache, 2, 40);
+  ASSERT_TRUE(cache.find(id_of(1)).ok());
+  put(cache, 3, 40);  // 120 > 100: evicts 2
+  EXPECT_EQ(cache.cached_bytes(), 80u);
+  EXPECT_EQ(cache.find(id_of(2)).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(cache.find(id_of(1)).ok());
 }
 
-TEST(KeyCacheTest, BudgetMemoryIsBounded) {
-  KeyCache cache(1, 5, /*budget_memory=*/2);
-  for (std::uint8_t i = 1; i <= 4; ++i) {
-    cache.insert(id_of(i), some_keys());
-    ASSERT_TRUE(cache.acquire(id_of(i)).ok());
-  }
-  // Id 1 was forgotten (only the two most recent counts are kept): a full budget again.
-  EXPECT_EQ(cache.insert(id_of(1), some_keys()), 5u);
-  EXPECT_EQ(cache.insert(id_of(4), some_keys()), 4u);
+TEST(KeyCacheTest, UploadsInProgressCountAndAreRefusedWhenTheyFillTheCache) {
+  KeyCache cache(100, 100);
+  put(cache, 1, 30);
+  auto a = cache.reserve(50);  // evicts nothing yet: 80 of 100
+  ASSERT_TRUE(a.ok());
+  auto b = cache.reserve(40);  // 30 cached + 50 + 40 > 100: set 1 is evicted, then it fits
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.reserved_bytes(), 90u);
+  // Only reservations left, no set to evict: refused before any decoding.
+  EXPECT_EQ(cache.reserve(20).status().code(), StatusCode::kResourceExhausted);
+  { auto drop = std::move(a).value(); }  // an upload failed: its reservation returns
+  EXPECT_EQ(cache.reserved_bytes(), 40u);
+  EXPECT_TRUE(cache.reserve(20).ok());
+  // One set above the whole bound is refused outright.
+  EXPECT_EQ(cache.reserve(101).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(KeyCacheTest, ReinsertingAnIdRefreshesWithoutDoubleCounting) {
+  KeyCache cache(4, 100);
+  put(cache, 1, 30);
+  put(cache, 1, 30);
+  EXPECT_EQ(cache.cached_bytes(), 30u);
+  EXPECT_EQ(cache.reserved_bytes(), 0u);
+  EXPECT_EQ(cache.size(), 1u);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/sha256.h"
 #include "protocol/provider_fixture.h"
 #include "rerank/messages.h"
+#include "ring/automorphism.h"
 
 namespace privsearch::protocol {
 namespace {
@@ -136,13 +137,17 @@ TEST_F(ProviderErrorTest, BudgetExhausted) {
 TEST_F(ProviderErrorTest, MissingRotationKey) {
   const auto core = make_core();
   const auto key_id = upload(*core);
-  v1::UploadKeysRequest req;
-  req.set_params_id(to_byte_string(params.id()));
+  // A valid set holding one of the rotations the layout needs.
+  auto req = upload_request();
+  const auto full = *ckks::deserialize_galois_keys(params, byte_view(req.galois_keys()));
+  ASSERT_GT(full.size(), 1u);
+  const auto& [elt, key] = *full.keys().begin();
+  const auto step = *ring::step_for_galois_elt(elt, params.n());
   req.set_galois_keys(to_byte_string(ckks::serialize_galois_keys(
-      params, ckks::GaloisKeys(params.id(), {}, false, {}))));
-  const auto empty = core->upload_keys(req);
-  ASSERT_EQ(empty.result_case(), v1::UploadKeysResponse::kKeyId) << empty.error().message();
-  EXPECT_EQ(core->rerank(request(empty.key_id(), ids_)).error().code(),
+      params, ckks::GaloisKeys(params.id(), {step}, false, {{elt, key}}))));
+  const auto partial = core->upload_keys(req);
+  ASSERT_EQ(partial.result_case(), v1::UploadKeysResponse::kKeyId) << partial.error().message();
+  EXPECT_EQ(core->rerank(request(partial.key_id(), ids_)).error().code(),
             v1::MISSING_ROTATION_KEY);
   expect_still_serving(*core, key_id);
 }

@@ -43,13 +43,14 @@ class ProviderCoreTest : public ::testing::Test {
   }
   ~ProviderCoreTest() override { fs::remove_all(dir); }
 
-  std::unique_ptr<ProviderCore> make_core(ProviderLimits limits = {}, int flood_bits = 0) {
+  std::unique_ptr<ProviderCore> make_core(ProviderLimits limits = {}, int flood_bits = 0,
+                                          std::shared_ptr<ProviderState> state = nullptr) {
     ProviderConfig c(params);
     c.params_name = "insecure-test-64";
     c.artifact_version = "artifact-v1";
     c.limits = limits;
     c.flood_security_bits = flood_bits;
-    return *ProviderCore::create(std::move(c), store.get());
+    return *ProviderCore::create(std::move(c), store.get(), std::move(state));
   }
 
   // A fresh key set for K = kK (a new key epoch of the session).
@@ -57,8 +58,8 @@ class ProviderCoreTest : public ::testing::Test {
     return *session.make_key_upload(kK, with_public_key);
   }
 
-  std::string upload(ProviderCore& core, bool with_public_key = false) {
-    const auto resp = core.upload_keys(upload_request(with_public_key));
+  std::string upload(ProviderCore& core, bool with_public_key = false, const Caller& caller = {}) {
+    const auto resp = core.upload_keys(upload_request(with_public_key), caller);
     EXPECT_EQ(resp.result_case(), v1::UploadKeysResponse::kKeyId) << resp.error().message();
     return resp.key_id();
   }

@@ -2,6 +2,8 @@
 // `--evaluate`, every judged query of a collection through the encrypted path.
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -24,7 +26,7 @@ namespace privsearch::tools {
 namespace {
 
 struct Args {
-  std::filesystem::path index_dir, ca_file;
+  std::filesystem::path index_dir, ca_file, token_file;
   std::string host = "127.0.0.1", fingerprint;
   std::uint16_t port = 0;
   bool insecure_loopback = false, permute = true, json = false;
@@ -48,6 +50,18 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
     std::stringstream s;
     s << in.rdbuf();
     co.ca_pem = s.str();
+  }
+  if (!a.token_file.empty()) {
+    std::ifstream in(a.token_file);
+    std::getline(in, co.bearer_token);
+    while (!co.bearer_token.empty() && std::isspace(static_cast<unsigned char>(co.bearer_token.back()))) {
+      co.bearer_token.pop_back();
+    }
+    if (co.bearer_token.empty()) {
+      return Status(StatusCode::kInvalidArgument, a.token_file.string() + " holds no token");
+    }
+  } else if (const char* env = std::getenv("PRIVSEARCH_TOKEN"); env != nullptr) {
+    co.bearer_token = env;
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
   return client::SearchClient::open(a.index_dir, std::move(transport));
@@ -237,6 +251,10 @@ Command add_search_command(CLI::App& parent) {
                                "Plaintext to a loopback provider (testing only)");
   fp->excludes(ca)->excludes(insecure);
   ca->excludes(insecure);
+  c->add_option("--token-file", a->token_file,
+                "File whose first line is this client's bearer token, for providers started "
+                "with --auth-tokens (default: $PRIVSEARCH_TOKEN when set)")
+      ->check(CLI::ExistingFile);
   c->add_option("--candidates", a->candidates, "K: PQ candidates reranked (default 100)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
   c->add_option("--top", a->top, "Results printed per query (default 10)")

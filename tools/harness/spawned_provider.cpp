@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -50,6 +51,13 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
                                    "--port-file",   port_file.string(), "--fingerprint-file",
                                    fp_file.string()};
   if (launch.quiet) args.emplace_back("--quiet");
+  // Budgets in the work directory (one journal per provider: the default one is locked by the
+  // first provider on the machine); a launch may choose its own.
+  if (std::find(launch.extra_args.begin(), launch.extra_args.end(), "--state") ==
+      launch.extra_args.end()) {
+    args.emplace_back("--state");
+    args.emplace_back("file:" + (launch.work_dir / "provider-budgets.journal").string());
+  }
   args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

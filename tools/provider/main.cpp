@@ -44,6 +44,16 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--fingerprint-file", s.fingerprint_file,
                  "Write the certificate fingerprint to this file when ready");
   app.add_option("--threads", s.threads, "Worker threads (default: the cores)");
+  app.add_option("--state", s.state,
+                 "Where request budgets live: `file:PATH` (an append-only journal; default "
+                 "file:$XDG_STATE_HOME/privsearch/provider-budgets.journal, ~/.local/state when "
+                 "unset) or `memory` (reset by every restart: tests only). Budgets survive "
+                 "reloads, restarts and new key epochs; one provider per journal (locked)");
+  app.add_option("--auth-tokens", s.auth_tokens,
+                 "Require bearer tokens: a file of `<identity> <sha256 hex of token>` lines "
+                 "(`privsearch token new` makes them). Budgets and rate limits then follow the "
+                 "identity, not the key epoch")
+      ->check(CLI::ExistingFile);
   app.add_flag("--quiet", s.quiet,
                "No per-request log (default: one JSON line per request on stderr: rpc, outcome, "
                "K, bytes, ms; never keys, queries, candidate IDs or scores)");
@@ -63,6 +73,21 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--requests-per-key", l.requests_per_key_id,
                  "Request budget of one key id (score-oracle guard)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+  app.add_option("--requests-per-identity", l.requests_per_identity,
+                 "Request budget of one authenticated identity per window, across all its key "
+                 "epochs (default 0: none; needs --auth-tokens)");
+  app.add_option("--identity-window-s", l.identity_budget_window_s,
+                 "Window of the identity budget in seconds (default 86400; 0: never refills)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  app.add_option_function<std::uint64_t>(
+         "--key-cache-mb", [&l](std::uint64_t mb) { l.key_cache_bytes = mb << 20; },
+         "Memory for cached evaluation-key sets, uploads in progress included (default 512; "
+         "a K = 100 set under rerank-n8192 takes ~23 MB)")
+      ->check(CLI::Range(std::uint64_t{16}, std::uint64_t{1} << 20));
+  app.add_option("--key-uploads-per-minute", l.key_uploads.per_minute,
+                 "Key uploads per identity (or peer address) per minute (default 30, burst 10; "
+                 "0: unlimited)")
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--flood-bits", s.flood_bits,
                  "Re-randomize every rerank response by noise flooding at this statistical "
                  "security (bits; default 0 = off). Costs about bits + 7 of the response "
@@ -81,6 +106,13 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
       ->check(CLI::Range(1, 256));
   app.add_option("--pir-max-clients", s.pir.max_clients, "Registered PIR clients (default 256)")
       ->check(CLI::Range(1, 1000000));
+  app.add_option("--pir-setups-per-minute", s.pir.setups.per_minute,
+                 "PIR setups per identity (or peer address) per minute (default 10, burst 5; "
+                 "0: unlimited)")
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--pir-idle-expiry-s", s.pir.idle_expiry_s,
+                 "Forget a PIR registration unused this long, with its hints (default 3600)")
+      ->check(CLI::Range(1, 1 << 30));
   app.add_flag("--pir-test-params", s.pir_test_params,
                "INSECURE small PIR parameters (LWE n = 64, 512-bit Paillier) for tests");
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
@@ -37,12 +38,62 @@ Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings 
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(p->settings_.preset));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
   p->params_.emplace(std::move(params));
+  PRIVSEARCH_RETURN_IF_ERROR(p->open_state());
   PRIVSEARCH_ASSIGN_OR_RETURN(auto loaded, p->load_core());
   p->core_ = std::move(loaded.core);
   p->manifest_ = std::move(loaded.manifest);
   PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
   PRIVSEARCH_RETURN_IF_ERROR(p->make_identity());
   return p;
+}
+
+Result<std::string> default_state_location() {
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path base;
+  if (xdg != nullptr && *xdg != '\0') {
+    base = xdg;
+  } else if (home != nullptr && *home != '\0') {
+    base = std::filesystem::path(home) / ".local" / "state";
+  } else {
+    return Status(StatusCode::kInvalidArgument,
+                  "neither XDG_STATE_HOME nor HOME is set: choose where budgets live with "
+                  "--state file:PATH (or --state memory)");
+  }
+  return "file:" + (base / "privsearch" / "provider-budgets.journal").string();
+}
+
+Status ProviderProcess::open_state() {
+  auto& s = settings_;
+  if (s.state.empty()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(s.state, default_state_location());
+  }
+  std::shared_ptr<protocol::BudgetLedger> ledger;
+  if (s.state == "memory") {
+    ledger = protocol::make_memory_ledger();
+  } else if (s.state.rfind("file:", 0) == 0 && s.state.size() > 5) {
+    auto opened = protocol::open_file_ledger(s.state.substr(5));
+    if (!opened.ok()) {
+      return Status(opened.status().code(), "request budgets: " + opened.status().message());
+    }
+    ledger = std::move(opened).value();
+  } else {
+    return Status(StatusCode::kInvalidArgument,
+                  "--state `" + s.state + "`: expected `memory` or `file:PATH`");
+  }
+  log("request budgets kept in " + ledger->where());
+  state_ = std::make_shared<protocol::ProviderState>(std::move(ledger), s.limits.max_key_sets,
+                                                     s.limits.key_cache_bytes,
+                                                     s.limits.key_uploads);
+  if (!s.auth_tokens.empty()) {
+    auto tokens = protocol::TokenRegistry::load(s.auth_tokens);
+    if (!tokens.ok()) {
+      return Status(tokens.status().code(), "--auth-tokens: " + tokens.status().message());
+    }
+    tokens_.emplace(std::move(tokens).value());
+    log(fmt::format("bearer tokens required: {} identities", tokens_->size()));
+  }
+  return Status();
 }
 
 Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
@@ -63,7 +114,8 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   config.artifact_version = manifest.version_id;
   config.limits = s.limits;
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      serving->core, protocol::ProviderCore::create(std::move(config), serving->store.get()));
+      serving->core,
+      protocol::ProviderCore::create(std::move(config), serving->store.get(), state_));
   return Loaded{std::move(manifest),
                 std::shared_ptr<protocol::ProviderCore>(serving, serving->core.get())};
 }
@@ -106,6 +158,7 @@ Status ProviderProcess::start() {
   so.insecure_loopback = s.insecure_loopback;
   so.threads = s.threads;
   so.pir = pir_.get();
+  so.tokens = tokens_ ? &*tokens_ : nullptr;
   if (!s.quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }

@@ -14,6 +14,7 @@
 
 #include "index/manifest.h"
 #include "net/tls.h"
+#include "protocol/identities.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
@@ -31,7 +32,14 @@ struct ProviderSettings {
   int flood_bits = 0;
   bool no_pir = false, pir_test_params = false;
   protocol::PirConfig pir;
+  // Where request budgets live: "memory", "file:PATH"; empty: the default journal
+  // (default_state_location()).
+  std::string state;
+  std::filesystem::path auth_tokens;  // empty: anonymous clients
 };
+
+// file:$XDG_STATE_HOME/privsearch/provider-budgets.journal ($HOME/.local/state when unset).
+Result<std::string> default_state_location();
 
 class ProviderProcess {
  public:
@@ -57,10 +65,13 @@ class ProviderProcess {
   };
   explicit ProviderProcess(ProviderSettings settings);
   Result<Loaded> load_core() const;
+  Status open_state();
   Status wire_pir();
   Status make_identity();
 
   ProviderSettings settings_;
+  std::shared_ptr<protocol::ProviderState> state_;  // shared by every index version served
+  std::optional<protocol::TokenRegistry> tokens_;
   std::optional<ckks::Params> params_;
   index::Manifest manifest_;
   std::shared_ptr<protocol::ProviderCore> core_;

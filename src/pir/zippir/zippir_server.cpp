@@ -149,6 +149,11 @@ Result<std::uint64_t> ZipPirServer::register_client(std::span<const std::uint8_t
   return id;
 }
 
+bool ZipPirServer::unregister_client(std::uint64_t client_id) {
+  std::lock_guard lock(mu_);
+  return clients_.erase(client_id) != 0;
+}
+
 Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_index,
                                 std::size_t count, unsigned threads) {
   std::optional<PaillierPublicKey> pk;

@@ -51,6 +51,9 @@ class ZipPirServer {
   // Registers a client from its setup message; returns its id (first 8 bytes of SHA-256 of the
   // message, which the client computes too).
   Result<std::uint64_t> register_client(std::span<const std::uint8_t> setup_message);
+  // Forgets a client and its precomputed hints (expired or evicted); false when unknown. Its
+  // query indices are never answered again under this registration.
+  bool unregister_client(std::uint64_t client_id);
   // Offline: compressed hints for query indices [first, first + count) of a client.
   Status precompute(std::uint64_t client_id, std::uint64_t first_index, std::size_t count,
                     unsigned threads);

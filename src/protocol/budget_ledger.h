@@ -1,0 +1,90 @@
+// Request budgets that outlive a key epoch, a reload and a restart: the provider's durable
+// counters behind one interface (the Redis backend of the scale-out tier implements the same).
+//
+// Why: a finite number of scored requests bounds what the score oracle can extract (search
+// paper, section 4.3; docs/SECURITY.md). A budget that a restart, a reload or a freshly minted
+// key set resets bounds nothing. Accounts are named strings: `key:<hex key id>` (one key epoch)
+// and `identity:<name>:<window>` (one authenticated client per budget window). A request charges
+// every account it touches in one atomic step: all have room and all are charged, or none is.
+// Fail closed: when the ledger cannot record a charge (disk full, store unreachable) the charge
+// is refused with kUnavailable and the request is not served.
+// Thread safety: every member may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace privsearch::protocol {
+
+struct BudgetAccount {
+  std::string name;           // no whitespace (checked)
+  std::uint64_t limit = 0;    // requests the account may make
+  std::int64_t expires_s = 0;  // Unix time after which the account is forgotten
+};
+
+class BudgetLedger {
+ public:
+  virtual ~BudgetLedger() = default;
+  // Charges one request to every account, atomically. Returns what each may still make after
+  // this request (in order). kResourceExhausted naming the first full account (nothing charged);
+  // kUnavailable when the charge cannot be recorded (nothing served).
+  virtual Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts) = 0;
+  // Requests `account` may still make (its limit when unknown or expired).
+  virtual Result<std::uint64_t> remaining(const BudgetAccount& account) = 0;
+  // A human-readable name of where the counts live ("memory", "file:/path").
+  virtual std::string where() const = 0;
+};
+
+// Counts in this process only (tests, and a provider started with `--state memory`): a restart
+// resets them.
+std::unique_ptr<BudgetLedger> make_memory_ledger();
+
+// Counts in an append-only journal file (the embedded default). Each charge appends one line
+// `<account> <spent> <expires_s>` with one write(2) before the request is served, so a killed
+// process loses nothing (the page cache keeps the line); an operating-system crash can lose the
+// lines since the last fsync (every `fsync_every` charges; 0: at compaction and close only).
+// Replay keeps the largest count per account (lines carry totals, so a replayed or duplicated
+// line never lowers a count); an incomplete last line (a crash mid-write) is dropped, any other
+// malformed line refuses to open (kDataLoss): a budget file that cannot be read fails closed.
+// The journal is compacted (rewritten atomically with one line per live account) at open and
+// when it grows past 4x the live accounts. An exclusive flock() keeps a second provider from
+// sharing the file (kFailedPrecondition naming the file).
+Result<std::unique_ptr<BudgetLedger>> open_file_ledger(const std::filesystem::path& journal,
+                                                       unsigned fsync_every = 0);
+
+// The process-local counting both backends share; exposed for the file ledger and tests.
+class BudgetCounts {
+ public:
+  // Checks every account against its limit at time `now_s`; on success adds one to each and
+  // returns what each may still make.
+  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts,
+                                            std::int64_t now_s);
+  // Takes back a charge that could not be recorded.
+  void refund(std::span<const BudgetAccount> accounts);
+  std::uint64_t spent(const std::string& name, std::int64_t now_s) const;
+  // Replay of a journal line: keeps the larger count.
+  void merge(const std::string& name, std::uint64_t spent, std::int64_t expires_s);
+  // Forgets accounts expired at `now_s`; returns the live ones.
+  std::size_t purge(std::int64_t now_s);
+  struct Entry {
+    std::uint64_t spent = 0;
+    std::int64_t expires_s = 0;
+  };
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
+  std::map<std::string, Entry> entries_;
+};
+
+// Seconds since the Unix epoch (the ledgers' clock).
+std::int64_t unix_now_s();
+
+}  // namespace privsearch::protocol

@@ -1,0 +1,46 @@
+#include "protocol/rate_limiter.h"
+
+#include <algorithm>
+
+namespace privsearch::protocol {
+
+RateLimiter::RateLimiter(RateLimit limit, std::size_t max_clients)
+    : limit_{limit.per_minute, std::max(1.0, limit.burst)},
+      max_clients_(std::max<std::size_t>(1, max_clients)) {}
+
+double RateLimiter::take(const std::string& client) {
+  const double now = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
+  return take_at(client, now);
+}
+
+double RateLimiter::take_at(const std::string& client, double now_s) {
+  if (limit_.per_minute <= 0) return 0;
+  const double rate = limit_.per_minute / 60.0;  // tokens per second
+  std::lock_guard lock(mu_);
+  auto [it, fresh] = buckets_.try_emplace(client, Bucket{limit_.burst, now_s});
+  Bucket& b = it->second;
+  b.tokens = std::min(limit_.burst, b.tokens + (now_s - b.updated_s) * rate);
+  b.updated_s = now_s;
+  if (b.tokens < 1.0) return (1.0 - b.tokens) / rate;
+  b.tokens -= 1.0;
+  if (fresh && buckets_.size() > max_clients_) {
+    // Drop the buckets that have refilled completely: they are indistinguishable from new ones.
+    std::erase_if(buckets_, [&](const auto& kv) {
+      return kv.first != client &&
+             kv.second.tokens + (now_s - kv.second.updated_s) * rate >= limit_.burst;
+    });
+    // Still too many (all recently active): drop the least recently updated one.
+    while (buckets_.size() > max_clients_) {
+      auto oldest = std::min_element(buckets_.begin(), buckets_.end(), [](auto& x, auto& y) {
+        return x.second.updated_s < y.second.updated_s;
+      });
+      if (oldest->first == client) break;
+      buckets_.erase(oldest);
+    }
+  }
+  return 0;
+}
+
+}  // namespace privsearch::protocol

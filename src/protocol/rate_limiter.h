@@ -1,0 +1,45 @@
+// Per-client rate limits (token buckets) for the provider's expensive entry points: key uploads
+// (each deserializes megabytes) and PIR setups (each queues minutes of hint work).
+//
+// A bucket per client key (its identity when authenticated, else its peer address) holds up to
+// `burst` tokens and refills at `per_minute` / 60 tokens a second; a call takes one token or is
+// refused with the seconds until one is back. Buckets of idle clients are full and carry no
+// information, so they are dropped when the map exceeds `max_clients` (memory stays bounded
+// whatever the number of addresses an attacker uses).
+// Thread safety: all members may be called concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace privsearch::protocol {
+
+struct RateLimit {
+  double per_minute = 0;  // 0: unlimited
+  double burst = 1;
+};
+
+class RateLimiter {
+ public:
+  explicit RateLimiter(RateLimit limit, std::size_t max_clients = 65536);
+  // Takes one token for `client`. Returns 0 when allowed, else the seconds until a token is back.
+  double take(const std::string& client);
+  // The same at an explicit time (seconds on any monotonic clock), for tests.
+  double take_at(const std::string& client, double now_s);
+  const RateLimit& limit() const { return limit_; }
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    double updated_s = 0;
+  };
+  const RateLimit limit_;
+  const std::size_t max_clients_;
+  std::mutex mu_;
+  std::map<std::string, Bucket> buckets_;
+};
+
+}  // namespace privsearch::protocol
