@@ -151,7 +151,7 @@ class FileLedger final : public BudgetLedger {
     if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
       return Status(StatusCode::kFailedPrecondition,
                     fmt::format("the budget journal {} is in use by another provider; give each "
-                                "provider its own --state file (or share one Redis)",
+                                "provider its own --state file",
                                 path_.string()));
     }
     if (std::filesystem::exists(path_)) PRIVSEARCH_RETURN_IF_ERROR(replay());

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,10 +47,14 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   const auto fp_file = launch.work_dir / "provider.fingerprint";
   std::filesystem::remove(port_file, ec);
   std::filesystem::remove(fp_file, ec);
-  std::vector<std::string> args = {bin.string(),    "--index",          launch.index_dir.string(),
-                                   "--listen",      "127.0.0.1:0",      "--self-signed",
-                                   "--port-file",   port_file.string(), "--fingerprint-file",
-                                   fp_file.string()};
+  std::vector<std::string> args = {bin.string(),  "--index",     launch.index_dir.string(),
+                                   "--listen",    launch.listen, "--port-file",
+                                   port_file.string(), "--fingerprint-file", fp_file.string()};
+  if (launch.cert_file.empty()) {
+    args.emplace_back("--self-signed");
+  } else {
+    args.insert(args.end(), {"--cert", launch.cert_file.string(), "--key", launch.key_file.string()});
+  }
   if (launch.quiet) args.emplace_back("--quiet");
   // Budgets in the work directory (one journal per provider: the default one is locked by the
   // first provider on the machine); a launch may choose its own.
@@ -67,6 +72,10 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   p->pid_ = ::fork();
   if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");
   if (p->pid_ == 0) {
+    // A test that crashes must not leave its provider behind: the child gets SIGTERM when the
+    // parent dies (and checks the parent did not die before the request took effect).
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() == 1) ::_exit(126);
     if (launch.quiet) {
       const int devnull = ::open("/dev/null", O_WRONLY);
       if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);

@@ -29,6 +29,10 @@ struct ProviderLaunch {
 
   std::filesystem::path index_dir;
   std::filesystem::path work_dir;  // receives provider.port and provider.fingerprint
+  std::string listen = "127.0.0.1:0";  // a fixed port lets a restarted provider keep clients
+  // Empty: a throwaway self-signed certificate per start. A restarted provider that must keep
+  // its pinned clients needs a certificate that outlives it.
+  std::filesystem::path cert_file, key_file;
   std::vector<std::string> extra_args;
   // Empty: $PRIVSEARCH_PROVIDER_BIN when set, else privsearch-provider beside this executable.
   std::filesystem::path binary;
