@@ -43,12 +43,13 @@ class Service final : public v1::Provider::Service {
  public:
   Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirService* pir,
           unsigned max_in_flight, std::function<void(const std::string&)> log,
-          const protocol::TokenRegistry* tokens)
+          const protocol::TokenRegistry* tokens, const TransportLimits& transport)
       : core_(std::move(core)),
         pir_(pir),
         max_in_flight_(max_in_flight),
         log_(std::move(log)),
         tokens_(tokens),
+        transport_(transport),
         instance_id_(to_byte_string(Prng::random_seed())) {}
 
   // Swaps the core for a reloaded index; requests in flight finish on the one they started with.
@@ -128,6 +129,13 @@ class Service final : public v1::Provider::Service {
     if (pir_ != nullptr) {
       out->mutable_limits()->set_pir_setups_per_minute(pir_->setup_rate().per_minute);
     }
+    auto* l = out->mutable_limits();
+    l->set_transport_memory_bytes(transport_.memory_bytes);
+    l->set_max_streams_per_connection(transport_.max_streams_per_connection);
+    l->set_connection_idle_s(static_cast<std::uint32_t>(transport_.max_connection_idle_ms / 1000));
+    l->set_connection_max_age_s(static_cast<std::uint32_t>(transport_.max_connection_age_ms / 1000));
+    l->set_message_receive_deadline_s(static_cast<std::uint32_t>(
+        (transport_.max_connection_age_ms + transport_.max_connection_age_grace_ms) / 1000));
     out->set_instance_id(instance_id_);
     out->set_auth_required(tokens_ != nullptr);
     return grpc::Status::OK;
@@ -243,6 +251,7 @@ class Service final : public v1::Provider::Service {
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
   const protocol::TokenRegistry* tokens_;
+  const TransportLimits transport_;
   const std::string instance_id_;
   std::atomic<unsigned> in_flight_{0};
 };
@@ -303,7 +312,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
   auto impl = std::make_unique<Impl>();
   impl->service =
       std::make_unique<Service>(core_ptr, options.pir, max_in_flight, options.request_log,
-                                options.tokens);
+                                options.tokens, options.transport);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());
@@ -312,10 +321,23 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
                                                             std::uint64_t{1} << 30));
   builder.SetMaxReceiveMessageSize(cap);
   builder.SetMaxSendMessageSize(cap);
+  const auto& t = options.transport;
   grpc::ResourceQuota quota("privsearch-provider");
   // Pollers plus workers: each sync request occupies one thread while the kernel runs.
   quota.SetMaxThreads(static_cast<int>(max_in_flight + threads + 2));
+  quota.Resize(static_cast<std::size_t>(t.memory_bytes));
   builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(t.max_streams_per_connection));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, t.keepalive_time_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, t.keepalive_timeout_ms);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, t.max_connection_idle_ms);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, t.max_connection_age_ms);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, t.max_connection_age_grace_ms);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, t.handshake_timeout_ms);
+  // Ping floods: at most one ping per 10 s without data; more is a strike (2 strikes: GOAWAY).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                               static_cast<int>(threads));
   impl->server = builder.BuildAndStart();

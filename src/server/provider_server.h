@@ -20,6 +20,25 @@
 
 namespace privsearch::server {
 
+// What the transport enforces before a request reaches the service (all reported in ServerInfo).
+// gRPC 1.51 has no cap on connections; a front load balancer (HAProxy maxconn, per-source
+// stick tables) caps connections in total and per peer, and the memory quota below bounds what
+// any number of connections can make the provider buffer.
+struct TransportLimits {
+  // gRPC's resource quota: all connection and message buffers together. Under pressure gRPC
+  // shrinks flow-control windows, so unfinished messages cannot pile up past it.
+  std::uint64_t memory_bytes = std::uint64_t{256} << 20;
+  std::uint32_t max_streams_per_connection = 32;  // concurrent HTTP/2 streams
+  int keepalive_time_ms = 60000;     // ping an idle peer this often ...
+  int keepalive_timeout_ms = 20000;  // ... and drop it when the ping is not answered
+  int max_connection_idle_ms = 300000;  // close a connection without calls this long
+  // A connection is retired (GOAWAY) at this age and closed `grace` later, whatever its streams
+  // are doing: the longest a client can take to send a whole message is age + grace.
+  int max_connection_age_ms = 300000;
+  int max_connection_age_grace_ms = 30000;
+  int handshake_timeout_ms = 10000;  // TLS + HTTP/2 handshake
+};
+
 struct ServeOptions {
   std::string listen = "127.0.0.1:0";     // port 0: pick a free port (see port())
   const net::TlsIdentity* identity = nullptr;  // required unless insecure_loopback
@@ -34,6 +53,7 @@ struct ServeOptions {
   // When set, every RPC but GetServerInfo needs `authorization: Bearer <token>` (UNAUTHENTICATED
   // otherwise). Must outlive the server.
   const protocol::TokenRegistry* tokens = nullptr;
+  TransportLimits transport;
 };
 
 class ProviderServer {

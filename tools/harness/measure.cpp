@@ -1,6 +1,7 @@
 #include "harness/measure.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -42,6 +43,17 @@ nlohmann::json machine_description() {
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   m["date"] = buf;
   return m;
+}
+
+std::uint64_t process_rss_bytes(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;  // "VmRSS:   1234 kB"
+    }
+  }
+  return 0;
 }
 
 }  // namespace privsearch::tools

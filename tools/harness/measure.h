@@ -36,6 +36,9 @@ TimingStats time_runs(std::size_t warmup, std::size_t runs, Fn&& fn) {
   return TimingStats{d.median, d.p95, d.p99, runs};
 }
 
+// Resident memory of a process (VmRSS of /proc/<pid>/status) in bytes; 0 when unreadable.
+std::uint64_t process_rss_bytes(int pid);
+
 // Adds `name` (median) and `name_p95` to a JSON object, in the unit the name ends with.
 void put_timing(nlohmann::json& out, const std::string& name, const TimingStats& s,
                 double divisor = 1.0);

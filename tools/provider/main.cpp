@@ -96,6 +96,33 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
       ->check(CLI::Range(0, 128));
 }
 
+void add_connection_options(CLI::App& app, ProviderSettings& s) {
+  auto& t = s.transport;
+  app.add_option_function<std::uint64_t>(
+         "--transport-memory-mb", [&t](std::uint64_t mb) { t.memory_bytes = mb << 20; },
+         "gRPC buffer memory for all connections together (default 256); past it unfinished "
+         "messages stall instead of growing the provider")
+      ->check(CLI::Range(std::uint64_t{16}, std::uint64_t{1} << 20));
+  app.add_option("--max-streams-per-connection", t.max_streams_per_connection,
+                 "Concurrent HTTP/2 streams per connection (default 32)")
+      ->check(CLI::Range(1u, 1000u));
+  auto seconds = [](int& ms) {
+    return [&ms](int secs) { ms = secs * 1000; };
+  };
+  app.add_option_function<int>("--connection-idle-s", seconds(t.max_connection_idle_ms),
+                               "Close a connection without calls after this long (default 300)")
+      ->check(CLI::Range(1, 86400));
+  app.add_option_function<int>(
+         "--connection-max-age-s", seconds(t.max_connection_age_ms),
+         "Retire every connection at this age (default 300; clients reconnect transparently)")
+      ->check(CLI::Range(1, 86400));
+  app.add_option_function<int>(
+         "--connection-grace-s", seconds(t.max_connection_age_grace_ms),
+         "Close a retired connection this much later whatever its streams do (default 30): "
+         "max-age + grace bounds how long a message may take to arrive")
+      ->check(CLI::Range(1, 3600));
+}
+
 void add_pir_options(CLI::App& app, ProviderSettings& s) {
   app.add_flag("--no-pir", s.no_pir, "Do not serve private payload fetch (ZipPIR)");
   app.add_option("--pir-ready", s.pir.ready_per_client,
@@ -141,6 +168,7 @@ int main(int argc, char** argv) {
   ProviderSettings settings;
   add_transport_options(app, settings);
   add_limit_options(app, settings);
+  add_connection_options(app, settings);
   add_pir_options(app, settings);
   CLI11_PARSE(app, argc, argv);
   if (settings.cert_file.empty() && !settings.self_signed && !settings.insecure_loopback) {

@@ -159,6 +159,7 @@ Status ProviderProcess::start() {
   so.threads = s.threads;
   so.pir = pir_.get();
   so.tokens = tokens_ ? &*tokens_ : nullptr;
+  so.transport = s.transport;
   if (!s.quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }

@@ -29,6 +29,7 @@ struct ProviderSettings {
   bool self_signed = false, insecure_loopback = false, quiet = false;
   unsigned threads = 0;
   protocol::ProviderLimits limits;
+  server::TransportLimits transport;
   int flood_bits = 0;
   bool no_pir = false, pir_test_params = false;
   protocol::PirConfig pir;

@@ -1,0 +1,179 @@
+// The provider under a hostile client (issue 20, item 8), over real TLS on loopback: each test
+// reproduces one abuse of the issue's table against a privsearch-provider process and checks
+// the provider's memory stays bounded and a legitimate client is still served.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ckks/param_sets.h"
+#include "core/bytes.h"
+#include "client/payload_fetcher.h"
+#include "client/provider_client.h"
+#include "client/rerank_session.h"
+#include "harness/measure.h"
+#include "harness/random_vectors.h"
+#include "harness/spawned_provider.h"
+#include "harness/stalled_streams.h"
+#include "index/build.h"
+#include "pir/zippir/zippir_client.h"
+#include "protocol/identities.h"
+#include "testing/test_util.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch {
+namespace {
+
+class HostileClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    o.collection = c.dir;
+    o.doc_vectors = c.dir / "vectors.npy";
+    o.out = c.dir / "index";
+    o.dim = 16;
+    o.pq_m = 4;
+    o.record_bytes = 128;
+    manifest = *index::build_index(o, nullptr);
+  }
+  std::unique_ptr<tools::SpawnedProvider> spawn(std::vector<std::string> extra) {
+    tools::ProviderLaunch launch(o.out, c.dir / "work", {"--threads", "2"});
+    launch.extra_args.insert(launch.extra_args.end(), extra.begin(), extra.end());
+    launch.binary = PRIVSEARCH_PROVIDER_BIN;
+    launch.start_timeout = std::chrono::seconds(60);
+    auto p = tools::SpawnedProvider::start(launch);
+    EXPECT_TRUE(p.ok()) << p.status().to_string();
+    return p.ok() ? std::move(p).value() : nullptr;
+  }
+  // A legitimate search: keys, one rerank, scores decrypted.
+  Status legit_search(const tools::SpawnedProvider& p) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto cl, client::ProviderClient::connect(p.connect_options()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, cl->server_info());
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(info.params_name()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, ckks::Params::create(lit));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto session,
+                                client::RerankSession::create(params, 16, Prng::create()));
+    const std::vector<std::uint64_t> ids{5, 399, 0, 123};
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto up_req, session.make_key_upload(ids.size(), false));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto up, cl->upload_keys(up_req));
+    if (up.has_error()) return client::provider_refusal("the keys", up.error());
+    session.set_key_id(ids.size(), up.key_id());
+    const auto z = tools::random_unit_vector(16, prng);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pending,
+                                session.build_request({z, ids, manifest.version_id}));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, cl->rerank(pending.request));
+    return session.decode_response(pending, resp).status();
+  }
+
+  testing::Collection c{"hostile"};
+  index::BuildOptions o;
+  index::Manifest manifest;
+  Prng prng = testing::test_prng(31337);
+};
+
+// Row 1: 20 connections x 10 streams announce 8 MB messages and never finish them. Before the
+// transport limits the provider buffered ~8 MB per stream (1.66 GB). Now the memory quota
+// holds the buffers, and the connections are retired at max-age + grace.
+TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
+  const auto provider = spawn({"--transport-memory-mb", "64", "--connection-max-age-s", "2",
+                               "--connection-grace-s", "2"});
+  ASSERT_NE(provider, nullptr);
+  ASSERT_TRUE(legit_search(*provider).ok());
+  const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
+  tools::StalledStreamsSpec spec;
+  spec.port = provider->port();
+  auto attack = tools::StalledStreams::start(spec);
+  ASSERT_TRUE(attack.ok()) << attack.status().to_string();
+  std::uint64_t peak = baseline;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  while (std::chrono::steady_clock::now() < until &&
+         (*attack)->connections_closed() < (*attack)->connections()) {
+    peak = std::max(peak, tools::process_rss_bytes(provider->pid()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::fprintf(stderr, "stalled streams: rss %.0f MB -> peak %.0f MB, %.1f MB sent, %llu/%zu "
+               "connections closed\n",
+               static_cast<double>(baseline) / 1e6, static_cast<double>(peak) / 1e6,
+               static_cast<double>((*attack)->body_bytes_sent()) / 1e6,
+               static_cast<unsigned long long>((*attack)->connections_closed()),
+               (*attack)->connections());
+  // 200 announced 8 MB messages: 1.6 GB if buffered. Bounded by the quota plus slack.
+  EXPECT_LT(peak, baseline + (std::uint64_t{192} << 20));
+  EXPECT_EQ((*attack)->connections_closed(), (*attack)->connections());
+  EXPECT_TRUE(legit_search(*provider).ok());
+}
+
+// Row 2: many distinct valid key sets (each a new key epoch). Before, each cost ~23 MB of RSS
+// with only a count bound (64 sets: 1.5 GB). Now the cache is bounded in bytes.
+TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
+  const auto provider = spawn({"--key-cache-mb", "64", "--key-uploads-per-minute", "0"});
+  ASSERT_NE(provider, nullptr);
+  ASSERT_TRUE(legit_search(*provider).ok());
+  const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
+  auto cl = *client::ProviderClient::connect(provider->connect_options());
+  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  std::uint64_t peak = baseline;
+  int accepted = 0;
+  for (int i = 0; i < 24; ++i) {  // 24 x K = 100 sets: ~550 MB if all were kept
+    auto session = *client::RerankSession::create(params, 16, Prng::create());
+    const auto up = *cl->upload_keys(*session.make_key_upload(100, false));
+    accepted += up.has_error() ? 0 : 1;
+    peak = std::max(peak, tools::process_rss_bytes(provider->pid()));
+  }
+  const auto info = *cl->server_info();
+  std::fprintf(stderr, "key sets: rss %.0f MB -> peak %.0f MB, %d accepted\n",
+               static_cast<double>(baseline) / 1e6, static_cast<double>(peak) / 1e6, accepted);
+  EXPECT_EQ(accepted, 24);  // every upload served: old sets are evicted, not new ones refused
+  EXPECT_EQ(info.limits().key_cache_bytes(), std::uint64_t{64} << 20);
+  EXPECT_LT(peak, baseline + (std::uint64_t{160} << 20));
+  EXPECT_TRUE(legit_search(*provider).ok());
+}
+
+// Row 3: a flood of PIR setups (each queues minutes of hint work under real parameters). Before,
+// 256 were accepted in 2 s and then every client got PIR_LIMIT until a restart. Now setups are
+// rate-limited per identity, and a legitimate client's first hint is scheduled before anyone's
+// second.
+TEST_F(HostileClientTest, PirSetupFloodDoesNotLockOthersOut) {
+  const std::string mallory = protocol::new_token(), alice = protocol::new_token();
+  std::ofstream(c.dir / "tokens") << protocol::token_line("mallory", mallory) << "\n"
+                                  << protocol::token_line("alice", alice) << "\n";
+  const auto provider = spawn({"--pir-test-params", "--auth-tokens", (c.dir / "tokens").string(),
+                               "--pir-max-clients", "16"});
+  ASSERT_NE(provider, nullptr);
+  auto co = provider->connect_options();
+  co.bearer_token = mallory;
+  auto attacker = *client::ProviderClient::connect(co);
+  const auto info = *attacker->pir_info();
+  const auto pub = *pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), true);
+  int accepted = 0, limited = 0;
+  for (int i = 0; i < 60; ++i) {
+    auto forged = *pir::ZipPirClient::create(pub, prng);  // a valid key nobody will use
+    v1::PirSetupRequest req;
+    req.set_artifact_version(manifest.version_id);
+    req.set_setup(to_byte_string(forged.setup_message()));
+    const auto resp = *attacker->pir_setup(req);
+    if (!resp.has_error()) ++accepted;
+    if (resp.has_error() && resp.error().code() == v1::RATE_LIMITED) ++limited;
+  }
+  std::fprintf(stderr, "PIR setup flood: %d accepted, %d rate-limited of 60\n", accepted,
+               limited);
+  EXPECT_LE(accepted, 7);  // burst 5 plus what 10 a minute refills meanwhile
+  EXPECT_EQ(accepted + limited, 60);
+  // Alice registers and fetches: not locked out, not queued behind the forged clients' hints.
+  co.bearer_token = alice;
+  auto transport = *client::ProviderClient::connect(co);
+  client::FetchOptions fo;
+  fo.allow_insecure = true;
+  fo.wait_ms = 60000;
+  auto fetcher = client::PayloadFetcher::create(*transport, manifest.version_id, fo);
+  ASSERT_TRUE(fetcher.ok()) << fetcher.status().to_string();
+  const auto text = (*fetcher)->fetch(11);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  EXPECT_NE(text->find("document 11"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace privsearch
