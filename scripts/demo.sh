@@ -37,7 +37,9 @@ fi
 
 step "2. start the provider on 127.0.0.1 (self-signed TLS certificate)"
 rm -f "$work/port" "$work/fingerprint"
+# Request budgets persist in a journal (here the demo's own; by default under ~/.local/state).
 "$bin" serve --index "$index" --listen 127.0.0.1:0 --self-signed \
+  --state "file:$work/provider-budgets.journal" \
   --port-file "$work/port" --fingerprint-file "$work/fingerprint" 2> "$work/provider.log" &
 provider=$!
 trap 'kill -TERM $provider 2>/dev/null || true; wait $provider 2>/dev/null || true' EXIT

@@ -5,6 +5,7 @@
 #include "ckks/param_sets.h"
 #include "commands/command.h"
 #include "rerank/layout.h"
+#include "suites/bench_abuse.h"
 #include "suites/bench_ckks.h"
 #include "suites/bench_compress.h"
 #include "suites/bench_e2e.h"
@@ -25,6 +26,7 @@ struct Args {
   SystemsBenchOptions systems;
   PirBenchOptions pir;
   E2eBenchOptions e2e;
+  AbuseBenchOptions abuse;
 };
 
 Result<nlohmann::json> run_suite(Args& a) {
@@ -58,6 +60,11 @@ Result<nlohmann::json> run_suite(Args& a) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_compress_bench(o));
     return r.to_json();
   }
+  if (a.suite == "abuse") {
+    a.abuse.index = a.systems.index;  // one --index option for both
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_abuse_bench(a.abuse));
+    return r.to_json();
+  }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
@@ -69,7 +76,13 @@ Result<nlohmann::json> run_suite(Args& a) {
 
 void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--index", a.systems.index,
-                  "systems: index directory (default build/demo/index-scifact)");
+                  "systems, abuse: index directory (default build/demo/index-scifact)");
+  cmd->add_option("--abuse-s", a.abuse.abuse_s,
+                  "abuse: seconds of legitimate searches during each abuse class (default 8)")
+      ->check(CLI::Range(1.0, 600.0));
+  cmd->add_option("--class", a.abuse.classes,
+                  "abuse: class(es) stalled_streams, key_sets, pir_setups, overload (default all)")
+      ->check(CLI::IsMember({"stalled_streams", "key_sets", "pir_setups", "overload"}));
   cmd->add_option("--db-mb", a.pir.db_mb,
                   "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
@@ -127,9 +140,11 @@ Command add_bench_command(CLI::App& parent) {
                   "candidate scan), e2e (private search end to end, provider process over TLS on "
                   "loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
                   "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
-                  "baselines against a provider process)")
+                  "baselines against a provider process), abuse (provider memory and legitimate "
+                  "latency under hostile clients)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems"}));
+      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems",
+                             "abuse"}));
   add_options(cmd, *a);
   return {cmd, [a] {
             auto result = run_suite(*a);
