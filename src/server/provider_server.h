@@ -54,6 +54,10 @@ struct ServeOptions {
   // otherwise). Must outlive the server.
   const protocol::TokenRegistry* tokens = nullptr;
   TransportLimits transport;
+  // Requests one client (identity, else peer address) may have in flight: -1 = half the worker
+  // threads (at least 1), 0 = no per-client limit (behind a load balancer without identities
+  // every client shares its address).
+  int max_concurrent_per_client = -1;
 };
 
 class ProviderServer {

@@ -94,6 +94,11 @@ TEST_F(ProviderIdentityTest, TokensBudgetsAndRestartsHold) {
   EXPECT_TRUE(info.auth_required());
   EXPECT_EQ(info.instance_id().size(), 32u);
   EXPECT_EQ(info.limits().requests_per_identity(), 3u);
+  // Enforced limits are reported: half of the 2 worker threads per client, the transport's.
+  EXPECT_EQ(info.limits().max_concurrent_per_client(), 1u);
+  EXPECT_EQ(info.limits().transport_memory_bytes(), std::uint64_t{256} << 20);
+  EXPECT_EQ(info.limits().message_receive_deadline_s(), 330u);
+  EXPECT_EQ(info.limits().max_streams_per_connection(), 32u);
   EXPECT_EQ(info.budget_store(), "file:" + (c.dir / "work" / "provider-budgets.journal").string());
   const auto params = *ckks::Params::create(*ckks::preset_literal(info.params_name()));
   auto session = *client::RerankSession::create(params, 16, testing::test_prng(9091));

@@ -70,6 +70,11 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--max-concurrent", l.max_concurrent_requests,
                  "Concurrent requests before OVERLOADED (default: 8 x the threads; each waits for "
                  "a worker)");
+  app.add_option("--max-concurrent-per-client", s.max_concurrent_per_client,
+                 "Requests one client (identity, else address) may have in flight before "
+                 "OVERLOADED (default: half the threads, at least 1; 0: no limit, e.g. behind a "
+                 "load balancer without identities)")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--requests-per-key", l.requests_per_key_id,
                  "Request budget of one key id (score-oracle guard)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));

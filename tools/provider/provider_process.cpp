@@ -160,6 +160,7 @@ Status ProviderProcess::start() {
   so.pir = pir_.get();
   so.tokens = tokens_ ? &*tokens_ : nullptr;
   so.transport = s.transport;
+  so.max_concurrent_per_client = s.max_concurrent_per_client;
   if (!s.quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }

@@ -30,6 +30,7 @@ struct ProviderSettings {
   unsigned threads = 0;
   protocol::ProviderLimits limits;
   server::TransportLimits transport;
+  int max_concurrent_per_client = -1;  // server::ServeOptions
   int flood_bits = 0;
   bool no_pir = false, pir_test_params = false;
   protocol::PirConfig pir;

@@ -153,8 +153,10 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
       const auto index_dir,
       ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
-  // Every throughput client uploads its own keys at once: no upload rate limit here.
-  std::vector<std::string> args = {"--max-candidates", maxk, "--key-uploads-per-minute", "0"};
+  // The throughput clients share one address and upload their keys at once: no per-client
+  // upload rate or concurrency limit here.
+  std::vector<std::string> args = {"--max-candidates", maxk, "--key-uploads-per-minute", "0",
+                                   "--max-concurrent-per-client", "0"};
   if (o.fetch == 0) {
     args.push_back("--no-pir");
   } else {
