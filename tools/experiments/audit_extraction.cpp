@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 
 #include "core/csprng.h"
 #include "core/elapsed.h"
@@ -11,6 +12,7 @@
 #include "index/build.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
+#include "protocol/identities.h"
 
 namespace privsearch::tools {
 using Clock = std::chrono::steady_clock;
@@ -98,6 +100,36 @@ Status against_default_budget(client::SearchClient& sc, std::uint32_t target, st
   return Status();
 }
 
+// One row through basis queries while the client renews its key epoch whenever a budget is
+// spent, as any client can: without identities only the key-upload rate bounds it; with an
+// identity budget the identity's count is what runs out.
+Result<RotationCost> row_with_key_rotation(client::SearchClient& sc, std::uint32_t target,
+                                           std::size_t d) {
+  client::SearchOptions so;
+  so.renew_key_epoch = true;
+  RotationCost c;
+  const auto t0 = Clock::now();
+  for (std::size_t j = 0; j < d; ++j) {
+    std::vector<double> e(d, 0.0);
+    e[j] = 1.0;
+    const std::uint32_t ids[1] = {target};
+    client::SearchTiming t;
+    auto s = sc.score_candidates(e, ids, so, &t);
+    c.key_upload_bytes += t.key_upload_bytes;
+    c.key_epochs += t.key_upload_bytes > 0 ? 1 : 0;
+    if (!s.ok()) {
+      if (s.status().code() != StatusCode::kResourceExhausted) return s.status();
+      c.refusal = s.status().to_string();
+      break;
+    }
+    ++c.answered;
+    c.bytes += t.request_bytes + t.response_bytes;
+  }
+  c.seconds = seconds_since(t0);
+  c.row_completed = c.answered == d;
+  return c;
+}
+
 }  // namespace
 
 Result<ExtractionResult> run_extraction_audit(
@@ -149,6 +181,33 @@ Result<ExtractionResult> run_extraction_audit(
                               SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir"}}));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
   PRIVSEARCH_RETURN_IF_ERROR(against_default_budget(*sc, targets[0], d, so, out));
+  const auto info = sc->transport().server_info();
+  if (info.ok()) {
+    // The rate limit's bound: uploads a minute x requests per key id, in rows of d' queries.
+    out.rows_per_minute_bound_anonymous =
+        info->limits().key_uploads_per_minute() *
+        static_cast<double>(info->limits().requests_per_key_id()) / static_cast<double>(d);
+  }
+  say("extraction with key rotation, anonymous (default limits)");
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_anonymous,
+                              row_with_key_rotation(*sc, targets[0], d));
+  say("extraction with key rotation under an identity budget of 512");
+  {
+    const std::string token = protocol::new_token();
+    const auto tokens = o.work_dir / "extraction.tokens";
+    std::ofstream(tokens) << protocol::token_line("extractor", token) << "\n";
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto guarded,
+        SpawnedProvider::start({index_dir, o.work_dir / "identity",
+                                {"--no-pir", "--auth-tokens", tokens.string(),
+                                 "--requests-per-identity", "512"}}));
+    auto co = guarded->connect_options();
+    co.bearer_token = token;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto isc, client::SearchClient::open(index_dir, std::move(transport)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_identity,
+                                row_with_key_rotation(*isc, targets[0], d));
+  }
   return out;
 }
 
@@ -175,13 +234,25 @@ nlohmann::json ExtractionResult::to_json() const {
                            {"row_completed", row_completed},
                            {"refusal", refusal}};
   out["extraction_refused"] = extraction_refused;
+  auto rotation = [](const RotationCost& c) {
+    nlohmann::json j = {{"answered", c.answered},           {"row_completed", c.row_completed},
+                        {"key_epochs", c.key_epochs},       {"key_upload_bytes", c.key_upload_bytes},
+                        {"request_response_bytes", c.bytes}, {"seconds", c.seconds}};
+    if (!c.refusal.empty()) j["refusal"] = c.refusal;
+    return j;
+  };
+  out["key_rotation"] = {
+      {"anonymous", rotation(rotation_anonymous)},
+      {"rows_per_minute_bound_anonymous", rows_per_minute_bound_anonymous},
+      {"identity_budget_512", rotation(rotation_identity)}};
   out["security_conclusion"] = {
       {"query_confidentiality_refuted", false},
       {"document_privacy_against_clients_provided", false},
       {"budget_is_cryptographic", false},
       {"note",
-       "a client choosing its queries reads exact rows through the scores; the "
-       "per-key-id budget only bounds one key epoch (new keys start a new budget)"}};
+       "a client choosing its queries reads exact rows through the scores; the per-key-id "
+       "budget bounds one key epoch (new keys start a new budget, so anonymous extraction is "
+       "bounded by the key-upload rate); an identity budget bounds all of a client's epochs"}};
   return out;
 }
 

@@ -4,9 +4,11 @@
 // through a real provider process and decrypts x_target[j]. Run twice: with the per-key-id
 // budget disabled (the rows come back: cosine, relative L2, RMSE, queries, bytes, seconds;
 // exact rows are opened only afterwards) and with the provider's default budget and one key
-// epoch (the attack is refused before one row completes). Query confidentiality is not at stake
-// here; document privacy against clients is not provided by the scheme, and the budget is rate
-// limiting, not cryptography.
+// epoch (the attack is refused before one row completes). Then with key rotation, as any
+// client can: anonymous (a new epoch per spent budget; the row completes, bounded only by the
+// key-upload rate) and under an identity budget of 512 (refused before the row completes).
+// Query confidentiality is not at stake here; document privacy against clients is not provided
+// by the scheme, and the budget is rate limiting, not cryptography.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,14 @@ struct RowRecovery {
   double cosine = 0, relative_l2 = 0, rmse = 0, mae = 0, max_abs_error = 0;
 };
 
+// One row extracted while renewing the key epoch whenever a budget is spent.
+struct RotationCost {
+  std::size_t answered = 0, key_epochs = 0, key_upload_bytes = 0, bytes = 0;
+  double seconds = 0;
+  bool row_completed = false;
+  std::string refusal;  // why it stopped, when it did
+};
+
 struct ExtractionResult {
   std::vector<std::uint32_t> targets;
   std::size_t dim = 0;
@@ -47,6 +57,9 @@ struct ExtractionResult {
   bool row_completed = false;
   std::string refusal;
   bool extraction_refused = false;  // refused before one row completed
+  // Key rotation: anonymous (bounded by the key-upload rate) and under an identity budget.
+  RotationCost rotation_anonymous, rotation_identity;
+  double rows_per_minute_bound_anonymous = 0;
   // The JSON of the audit's `score_oracle` section (field names are an interface).
   nlohmann::json to_json() const;
 };
