@@ -8,6 +8,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -28,6 +30,30 @@ bool valid_name(const std::string& name) {
   }
   return true;
 }
+
+// The process-local counting both ledgers share.
+class BudgetCounts {
+ public:
+  // Checks every account against its limit at time `now_s`; on success adds one to each and
+  // returns what each may still make.
+  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts,
+                                            std::int64_t now_s);
+  // Takes back a charge that could not be recorded.
+  void refund(std::span<const BudgetAccount> accounts);
+  std::uint64_t spent(const std::string& name, std::int64_t now_s) const;
+  // Replay of a journal line: keeps the larger count.
+  void merge(const std::string& name, std::uint64_t spent, std::int64_t expires_s);
+  // Forgets accounts expired at `now_s`; returns the live ones.
+  std::size_t purge(std::int64_t now_s);
+  struct Entry {
+    std::uint64_t spent = 0;
+    std::int64_t expires_s = 0;
+  };
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
+  std::map<std::string, Entry> entries_;
+};
 
 std::string journal_line(const std::string& name, const BudgetCounts::Entry& e) {
   return fmt::format("{} {} {}\n", name, e.spent, e.expires_s);

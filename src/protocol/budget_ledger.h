@@ -13,9 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,30 +57,6 @@ std::unique_ptr<BudgetLedger> make_memory_ledger();
 // sharing the file (kFailedPrecondition naming the file).
 Result<std::unique_ptr<BudgetLedger>> open_file_ledger(const std::filesystem::path& journal,
                                                        unsigned fsync_every = 0);
-
-// The process-local counting both backends share; exposed for the file ledger and tests.
-class BudgetCounts {
- public:
-  // Checks every account against its limit at time `now_s`; on success adds one to each and
-  // returns what each may still make.
-  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts,
-                                            std::int64_t now_s);
-  // Takes back a charge that could not be recorded.
-  void refund(std::span<const BudgetAccount> accounts);
-  std::uint64_t spent(const std::string& name, std::int64_t now_s) const;
-  // Replay of a journal line: keeps the larger count.
-  void merge(const std::string& name, std::uint64_t spent, std::int64_t expires_s);
-  // Forgets accounts expired at `now_s`; returns the live ones.
-  std::size_t purge(std::int64_t now_s);
-  struct Entry {
-    std::uint64_t spent = 0;
-    std::int64_t expires_s = 0;
-  };
-  const std::map<std::string, Entry>& entries() const { return entries_; }
-
- private:
-  std::map<std::string, Entry> entries_;
-};
 
 // Seconds since the Unix epoch (the ledgers' clock).
 std::int64_t unix_now_s();

@@ -21,12 +21,7 @@ namespace {
 class PirLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    index::BuildOptions o;
-    o.collection = c.dir;
-    o.out = c.dir / "index";
-    o.dim = 16;
-    o.pq_m = 4;
-    o.record_bytes = 128;
+    const auto o = testing::tiny_index_options(c, 128);
     ASSERT_TRUE(index::build_index(o, nullptr).ok());
     payloads = std::make_unique<index::PayloadStore>(
         *index::PayloadStore::open(o.out / "payloads.bin"));
@@ -46,11 +41,14 @@ class PirLimitsTest : public ::testing::Test {
     req.set_setup(to_byte_string(client.setup_message()));
     return req;
   }
-  std::size_t ready(PirService& service, std::uint64_t id) {
+  v1::PirStatusResponse status_of(PirService& service, std::uint64_t id) {
     v1::PirStatusRequest req;
     req.set_artifact_version("v1");
     req.set_client_id(id);
-    return static_cast<std::size_t>(service.status(req).ready_query_indices_size());
+    return service.status(req);
+  }
+  std::size_t ready(PirService& service, std::uint64_t id) {
+    return static_cast<std::size_t>(status_of(service, id).ready_query_indices_size());
   }
 
   testing::Collection c{"pir-limits"};
@@ -112,10 +110,7 @@ TEST_F(PirLimitsTest, IdleRegistrationsExpireAndAreNotRevived) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   // Expiry runs when a setup arrives.
   ASSERT_FALSE(service->setup(setup_request(*service)).has_error());
-  v1::PirStatusRequest st;
-  st.set_artifact_version("v1");
-  st.set_client_id(old_id);
-  EXPECT_EQ(service->status(st).error().code(), v1::UNKNOWN_PIR_CLIENT);
+  EXPECT_EQ(status_of(*service, old_id).error().code(), v1::UNKNOWN_PIR_CLIENT);
   // The same setup message again would restart its query indices at 0: refused.
   const auto again = service->setup(old_setup);
   ASSERT_TRUE(again.has_error());
@@ -142,10 +137,8 @@ TEST_F(PirLimitsTest, AFullServiceEvictsAnIdleRegistrationNotEveryone) {
   const auto third = idle->setup(setup_request(*idle));
   ASSERT_FALSE(third.has_error()) << third.error().message();
   EXPECT_EQ(idle->registered_clients(), 2u);
-  v1::PirStatusRequest st;
-  st.set_artifact_version("v1");
-  st.set_client_id(first);  // the least recently used one went
-  EXPECT_EQ(idle->status(st).error().code(), v1::UNKNOWN_PIR_CLIENT);
+  // The least recently used one went.
+  EXPECT_EQ(status_of(*idle, first).error().code(), v1::UNKNOWN_PIR_CLIENT);
 }
 
 }  // namespace

@@ -31,12 +31,7 @@ namespace {
 class HostileClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    o.collection = c.dir;
-    o.doc_vectors = c.dir / "vectors.npy";
-    o.out = c.dir / "index";
-    o.dim = 16;
-    o.pq_m = 4;
-    o.record_bytes = 128;
+    o = testing::tiny_index_options(c, 128);
     manifest = *index::build_index(o, nullptr);
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(std::vector<std::string> extra) {

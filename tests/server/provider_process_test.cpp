@@ -28,17 +28,7 @@
 namespace privsearch {
 namespace {
 
-// The tiny collection's index as both tests build it (external vectors, d' = 16, M = 4).
-index::BuildOptions tiny_index_options(const testing::Collection& c, std::size_t record_bytes) {
-  index::BuildOptions o;
-  o.collection = c.dir;
-  o.doc_vectors = c.dir / "vectors.npy";
-  o.out = c.dir / "index";
-  o.dim = 16;
-  o.pq_m = 4;
-  o.record_bytes = record_bytes;
-  return o;
-}
+using testing::tiny_index_options;
 
 // privsearch-provider (the binary this build made) on `index_dir`: self-signed TLS, port 0,
 // two worker threads; `extra` arguments are appended.

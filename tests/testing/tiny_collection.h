@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "index/build.h"
 #include "index/vectors_io.h"
 #include "testing/test_util.h"
 
@@ -41,5 +42,18 @@ struct Collection {
   std::filesystem::path dir;
   index::Matrix vectors;
 };
+
+// The collection's index as the provider-process tests build it: its own vectors, d' = 16,
+// PQ M = 4, payload records of `record_bytes`, under dir/index.
+inline index::BuildOptions tiny_index_options(const Collection& c, std::size_t record_bytes) {
+  index::BuildOptions o;
+  o.collection = c.dir;
+  o.doc_vectors = c.dir / "vectors.npy";
+  o.out = c.dir / "index";
+  o.dim = 16;
+  o.pq_m = 4;
+  o.record_bytes = record_bytes;
+  return o;
+}
 
 }  // namespace privsearch::testing
