@@ -2,8 +2,10 @@
 // reproduces one abuse of the table against a privsearch-provider process and checks
 // the provider's memory stays bounded and a legitimate client is still served.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "harness/spawned_provider.h"
 #include "harness/stalled_streams.h"
 #include "index/build.h"
+#include "index/exact_store.h"
 #include "pir/zippir/zippir_client.h"
 #include "protocol/identities.h"
 #include "testing/test_util.h"
@@ -61,6 +64,30 @@ class HostileClientTest : public ::testing::Test {
                                 session.build_request({z, ids, manifest.version_id}));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, cl->rerank(pending.request));
     return session.decode_response(pending, resp).status();
+  }
+
+  // One rerank of `ids` under a fresh key epoch: the provider's refusal code (0: served), and
+  // the decrypted scores compared with the rows as they were when the index was built.
+  v1::ErrorCode rerank_checked(const tools::SpawnedProvider& p,
+                               const std::vector<std::uint64_t>& ids,
+                               const index::ExactStore& original) {
+    auto cl = *client::ProviderClient::connect(p.connect_options());
+    const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+    auto session = *client::RerankSession::create(params, 16, Prng::create());
+    const auto up = *cl->upload_keys(*session.make_key_upload(ids.size(), false));
+    session.set_key_id(ids.size(), up.key_id());
+    const auto z = tools::random_unit_vector(16, prng);
+    const auto pending = *session.build_request({z, ids, manifest.version_id});
+    const auto resp = cl->rerank(pending.request);
+    if (!resp.ok()) return v1::INTERNAL;  // the transport failed: the provider died
+    if (resp->has_error()) return resp->error().code();
+    const auto scores = *session.decode_response(pending, *resp);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      double want = 0;
+      for (std::size_t j = 0; j < 16; ++j) want += z[j] * original.row(ids[i])[j];
+      EXPECT_NEAR(scores[i], want, 1e-3) << "a wrong score for document " << ids[i];
+    }
+    return v1::ERROR_CODE_UNSPECIFIED;
   }
 
   testing::Collection c{"hostile"};
@@ -168,6 +195,39 @@ TEST_F(HostileClientTest, PirSetupFloodDoesNotLockOthersOut) {
   const auto text = (*fetcher)->fetch(11);
   ASSERT_TRUE(text.ok()) << text.status().to_string();
   EXPECT_NE(text->find("document 11"), std::string::npos);
+}
+
+// Rows 5 and 6: the exact store changed in place, then truncated, under a running provider.
+// Before: the zeroed document silently vanished from results, a SIGHUP reload kept the changed
+// data, and truncation killed the provider with SIGBUS. Now: DATA_LOSS for the requests naming
+// changed rows, correct scores for the others, no crash, and a failed reload keeps serving.
+TEST_F(HostileClientTest, ChangedOrTruncatedStoreGivesDataLossNeverWrongScores) {
+  const auto provider = spawn({});
+  ASSERT_NE(provider, nullptr);
+  const auto store_file = o.out / manifest.find("exact_store")->file;
+  std::filesystem::copy_file(store_file, c.dir / "original.store");
+  const auto original = *index::ExactStore::open(c.dir / "original.store");
+  const std::vector<std::uint64_t> with_17{3, 17, 250, 399}, without{3, 18, 250, 100};
+  EXPECT_EQ(rerank_checked(*provider, with_17, original), v1::ERROR_CODE_UNSPECIFIED);
+  {  // zero row 17 in place (the store's rows follow a 64-byte header)
+    std::fstream f(store_file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(64 + 17 * 16 * 4);
+    const std::vector<char> zeros(16 * 4, 0);
+    f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+  }
+  EXPECT_EQ(rerank_checked(*provider, with_17, original), v1::DATA_LOSS);
+  EXPECT_EQ(rerank_checked(*provider, without, original), v1::ERROR_CODE_UNSPECIFIED);
+  // A reload now fails the manifest's hash check and keeps the verified index.
+  ASSERT_TRUE(provider->signal(SIGHUP));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(rerank_checked(*provider, with_17, original), v1::DATA_LOSS);
+  EXPECT_EQ(rerank_checked(*provider, without, original), v1::ERROR_CODE_UNSPECIFIED);
+  // Truncated to 200 rows: requests naming later rows are refused, the provider lives on.
+  std::filesystem::resize_file(store_file, 64 + 200 * 16 * 4);
+  EXPECT_EQ(rerank_checked(*provider, {3, 18, 250, 100}, original), v1::DATA_LOSS);
+  EXPECT_EQ(rerank_checked(*provider, {3, 18, 150, 100}, original), v1::ERROR_CODE_UNSPECIFIED);
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 }  // namespace
