@@ -18,6 +18,7 @@
 #include "client/rerank_session.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
+#include "harness/spawned_redis.h"
 #include "index/build.h"
 #include "net/tls.h"
 #include "protocol/identities.h"
@@ -39,11 +40,14 @@ class ProviderIdentityTest : public ::testing::Test {
     std::ofstream(c.dir / "key.pem") << id.private_key_pem();
     std::ofstream(c.dir / "tokens") << "# test\n" << protocol::token_line("alice", token) << "\n";
   }
-  std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& listen) {
-    tools::ProviderLaunch launch(o.out, c.dir / "work",
+  std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& listen,
+                                                 const std::string& work = "work",
+                                                 std::vector<std::string> extra = {}) {
+    tools::ProviderLaunch launch(o.out, c.dir / work,
                                  {"--threads", "2", "--auth-tokens", (c.dir / "tokens").string(),
                                   "--requests-per-identity", "3", "--key-uploads-per-minute",
                                   "0", "--pir-test-params"});
+    launch.extra_args.insert(launch.extra_args.end(), extra.begin(), extra.end());
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
     launch.cert_file = c.dir / "cert.pem";
@@ -143,6 +147,32 @@ TEST_F(ProviderIdentityTest, ASecondProviderOnTheSameJournalRefusesToStart) {
   const auto second = tools::SpawnedProvider::start(launch);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+}
+
+// Two replicas on one Redis (issue 16's shared state): alice's budget of 3 is one budget across
+// both, survives a Redis restart, and a replica whose Redis is down refuses rather than serve
+// unmetered (STATE_UNAVAILABLE).
+TEST_F(ProviderIdentityTest, ReplicasShareOneBudgetInRedisAndFailClosedWithoutIt) {
+  auto redis = tools::SpawnedRedis::start(c.dir / "redis");
+  ASSERT_TRUE(redis.ok()) << redis.status().to_string();
+  const std::string url = (*redis)->url();
+  auto a = spawn("127.0.0.1:0", "work-a", {"--state", url});
+  auto b = spawn("127.0.0.1:0", "work-b", {"--state", url});
+  ASSERT_TRUE(a && b);
+  auto ca = connect(*a, token), cb = connect(*b, token);
+  EXPECT_EQ((*ca->server_info()).budget_store(), url);
+  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  auto session = *client::RerankSession::create(params, 16, testing::test_prng(9092));
+  EXPECT_EQ(rerank_once(*ca, session), v1::ERROR_CODE_UNSPECIFIED);
+  EXPECT_EQ(rerank_once(*cb, session), v1::ERROR_CODE_UNSPECIFIED);
+  EXPECT_EQ(rerank_once(*ca, session), v1::ERROR_CODE_UNSPECIFIED);
+  EXPECT_EQ(rerank_once(*cb, session), v1::QUOTA_EXHAUSTED);
+  EXPECT_EQ(rerank_once(*ca, session), v1::QUOTA_EXHAUSTED);
+  (*redis)->stop();
+  EXPECT_EQ(rerank_once(*ca, session), v1::STATE_UNAVAILABLE);
+  auto again = tools::SpawnedRedis::start(c.dir / "redis");
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(rerank_once(*cb, session), v1::QUOTA_EXHAUSTED);  // the AOF kept alice's count
 }
 
 }  // namespace

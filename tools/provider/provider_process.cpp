@@ -11,6 +11,7 @@
 #include "index/atomic_file.h"
 #include "index/exact_store.h"
 #include "index/payload_store.h"
+#include "protocol/redis_ledger.h"
 
 namespace privsearch::provider {
 namespace {
@@ -77,9 +78,17 @@ Status ProviderProcess::open_state() {
       return Status(opened.status().code(), "request budgets: " + opened.status().message());
     }
     ledger = std::move(opened).value();
+  } else if (s.state.rfind("redis://", 0) == 0 || s.state.rfind("unix://", 0) == 0) {
+    auto opened = protocol::open_redis_ledger(s.state);
+    if (!opened.ok()) {
+      return Status(opened.status().code(), "request budgets: " + opened.status().message());
+    }
+    ledger = std::move(opened).value();
   } else {
     return Status(StatusCode::kInvalidArgument,
-                  "--state `" + s.state + "`: expected `memory` or `file:PATH`");
+                  "--state `" + s.state +
+                      "`: expected `memory`, `file:PATH`, `redis://[:PASSWORD@]HOST:PORT[/DB]` or "
+                      "`unix:///PATH[?db=N]`");
   }
   log("request budgets kept in " + ledger->where());
   state_ = std::make_shared<protocol::ProviderState>(std::move(ledger), s.limits.max_key_sets,
