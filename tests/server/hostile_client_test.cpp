@@ -31,6 +31,14 @@
 namespace privsearch {
 namespace {
 
+// Under AddressSanitizer freed memory sits in a quarantine and the RSS says nothing about the
+// provider's own bounds: the memory figures are checked in normal builds only.
+#ifdef __SANITIZE_ADDRESS__
+constexpr bool kRssIsMeaningful = false;
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
+
 class HostileClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -123,7 +131,9 @@ TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
                static_cast<unsigned long long>((*attack)->connections_closed()),
                (*attack)->connections());
   // 200 announced 8 MB messages: 1.6 GB if buffered. Bounded by the quota plus slack.
-  EXPECT_LT(peak, baseline + (std::uint64_t{192} << 20));
+  if (kRssIsMeaningful) {
+    EXPECT_LT(peak, baseline + (std::uint64_t{192} << 20));
+  }
   EXPECT_EQ((*attack)->connections_closed(), (*attack)->connections());
   EXPECT_TRUE(legit_search(*provider).ok());
 }
@@ -150,7 +160,9 @@ TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
                static_cast<double>(baseline) / 1e6, static_cast<double>(peak) / 1e6, accepted);
   EXPECT_EQ(accepted, 24);  // every upload served: old sets are evicted, not new ones refused
   EXPECT_EQ(info.limits().key_cache_bytes(), std::uint64_t{64} << 20);
-  EXPECT_LT(peak, baseline + (std::uint64_t{160} << 20));
+  if (kRssIsMeaningful) {
+    EXPECT_LT(peak, baseline + (std::uint64_t{160} << 20));
+  }
   EXPECT_TRUE(legit_search(*provider).ok());
 }
 
