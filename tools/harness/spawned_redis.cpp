@@ -5,11 +5,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
 #include <chrono>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 namespace privsearch::tools {
+namespace {
+
+bool answers_ping(const std::filesystem::path& socket) {
+  if (!std::filesystem::exists(socket)) return false;
+  redisContext* c = redisConnectUnixWithTimeout(socket.c_str(), timeval{0, 200000});
+  bool pong = false;
+  if (c != nullptr && c->err == 0) {
+    auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
+    pong = reply != nullptr && reply->type == REDIS_REPLY_STATUS &&
+           std::string_view(reply->str, reply->len) == "PONG";
+    if (reply != nullptr) freeReplyObject(reply);
+  }
+  if (c != nullptr) redisFree(c);
+  return pong;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem::path& dir,
                                                          std::uint16_t port) {
@@ -42,8 +62,10 @@ Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem:
     ::execvp("redis-server", argv.data());
     ::_exit(127);
   }
+  // Ready when it answers PING with PONG: the socket exists before the append-only file is
+  // loaded, and until then Redis answers -LOADING.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!std::filesystem::exists(r->socket_)) {
+  while (!answers_ping(r->socket_)) {
     int st = 0;
     if (::waitpid(r->pid_, &st, WNOHANG) == r->pid_) {
       r->pid_ = -1;
