@@ -58,7 +58,7 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
       ->check(CLI::ExistingFile);
   app.add_flag("--quiet", s.quiet,
                "No per-request log (default: one JSON line per request on stderr: rpc, outcome, "
-               "K, bytes, ms; never keys, queries, candidate IDs or scores)");
+               "K, bytes, ms; never keys, tokens, queries, candidate IDs or scores)");
 }
 
 void add_limit_options(CLI::App& app, ProviderSettings& s) {
