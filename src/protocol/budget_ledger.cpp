@@ -194,7 +194,8 @@ class FileLedger final : public BudgetLedger {
       counts_.refund(accounts);  // not recorded: refuse (fail closed)
       return s;
     }
-    if (++journal_lines_ > 4 * counts_.entries().size() + 1024) {
+    journal_lines_ += accounts.size();
+    if (journal_lines_ > 4 * counts_.entries().size() + 1024) {
       counts_.purge(now);
       if (const Status s = compact_locked(); !s.ok()) return s;
     }
