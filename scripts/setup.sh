@@ -10,7 +10,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3 zlib1g-dev
   chromium fonts-dejavu-core
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libhiredis-dev redis-server
+  libhiredis-dev redis-server haproxy
 )
 
 missing=()

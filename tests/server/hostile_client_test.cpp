@@ -19,10 +19,12 @@
 #include "client/rerank_session.h"
 #include "harness/measure.h"
 #include "harness/random_vectors.h"
+#include "harness/spawned_haproxy.h"
 #include "harness/spawned_provider.h"
 #include "harness/stalled_streams.h"
 #include "index/build.h"
 #include "index/exact_store.h"
+#include "net/tls.h"
 #include "pir/zippir/zippir_client.h"
 #include "protocol/identities.h"
 #include "testing/test_util.h"
@@ -55,8 +57,9 @@ class HostileClientTest : public ::testing::Test {
     return p.ok() ? std::move(p).value() : nullptr;
   }
   // A legitimate search: keys, one rerank, scores decrypted.
-  Status legit_search(const tools::SpawnedProvider& p) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto cl, client::ProviderClient::connect(p.connect_options()));
+  Status legit_search(const tools::SpawnedProvider& p) { return legit_search(p.connect_options()); }
+  Status legit_search(const client::ConnectOptions& co) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto cl, client::ProviderClient::connect(co));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, cl->server_info());
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(info.params_name()));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, ckks::Params::create(lit));
@@ -240,6 +243,53 @@ TEST_F(HostileClientTest, ChangedOrTruncatedStoreGivesDataLossNeverWrongScores) 
   EXPECT_EQ(rerank_checked(*provider, {3, 18, 150, 100}, original), v1::ERROR_CODE_UNSPECIFIED);
   const int status = provider->stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// Connections in total and per source address: gRPC 1.51 cannot cap them, the balancer in front
+// of the replicas does (HAProxy 2.6, TLS passed through). An attacker on 127.0.0.2 gets at most
+// its per-source share of connections; a client on 127.0.0.1 is served through the balancer,
+// also after one replica is killed.
+TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadReplica) {
+  const auto id = *net::make_self_signed("localhost", 1);
+  std::ofstream(c.dir / "cert.pem") << id.certificate_pem();
+  std::ofstream(c.dir / "key.pem") << id.private_key_pem();
+  std::vector<std::unique_ptr<tools::SpawnedProvider>> replicas;
+  for (const char* work : {"replica-a", "replica-b"}) {
+    tools::ProviderLaunch launch(o.out, c.dir / work, {"--threads", "2", "--no-pir"});
+    launch.binary = PRIVSEARCH_PROVIDER_BIN;
+    launch.cert_file = c.dir / "cert.pem";
+    launch.key_file = c.dir / "key.pem";
+    auto p = tools::SpawnedProvider::start(launch);
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    replicas.push_back(std::move(p).value());
+  }
+  tools::BalancerSpec spec;
+  spec.replicas = {replicas[0]->port(), replicas[1]->port()};
+  spec.max_connections_per_source = 4;
+  spec.check_interval_ms = 300;
+  auto balancer = tools::SpawnedHaproxy::start(c.dir / "haproxy", spec);
+  ASSERT_TRUE(balancer.ok()) << balancer.status().to_string();
+  auto co = replicas[0]->connect_options();
+  co.port = (*balancer)->port();  // the same pinned certificate, through the balancer
+  ASSERT_TRUE(legit_search(co).ok());
+
+  tools::StalledStreamsSpec attack_spec;
+  attack_spec.port = (*balancer)->port();
+  attack_spec.source = "127.0.0.2";
+  attack_spec.connections = 20;
+  attack_spec.streams_per_connection = 2;
+  auto attack = tools::StalledStreams::start(attack_spec);
+  ASSERT_TRUE(attack.ok()) << attack.status().to_string();
+  // Its share got through (the attack is real), the other 16 were refused at the balancer.
+  EXPECT_GE((*attack)->connections(), 1u);
+  EXPECT_LE((*attack)->connections(), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(legit_search(co).ok());
+
+  ASSERT_TRUE(replicas[0]->signal(SIGKILL));
+  replicas[0]->stop();
+  int served = 0;
+  for (int i = 0; i < 6; ++i) served += legit_search(co).ok() ? 1 : 0;
+  EXPECT_EQ(served, 6);
 }
 
 }  // namespace

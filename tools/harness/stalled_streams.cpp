@@ -94,6 +94,13 @@ Result<std::unique_ptr<StalledStreams>> StalledStreams::start(const StalledStrea
   for (std::size_t c = 0; c < spec.connections; ++c) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) break;
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, spec.source.c_str(), &from.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0) {
+      ::close(fd);
+      continue;
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(spec.port);

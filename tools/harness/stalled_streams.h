@@ -24,6 +24,7 @@ namespace privsearch::tools {
 
 struct StalledStreamsSpec {
   std::uint16_t port = 0;  // on 127.0.0.1
+  std::string source = "127.0.0.1";  // the attacker's own loopback address (any of 127/8)
   std::size_t connections = 20;
   std::size_t streams_per_connection = 10;
   std::size_t announced_bytes = 8u << 20;

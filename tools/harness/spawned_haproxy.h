@@ -1,0 +1,54 @@
+// HAProxy (Debian's 2.6) in front of provider replicas, for tests and the cluster tier: TLS
+// passes through (mode tcp), so clients pin the one certificate the replicas share, and the
+// balancer adds what gRPC 1.51 cannot: a cap on connections in total and per source address
+// (a stick table of each source's current connections), plus health checks and least-connection
+// balancing. The configuration is generated (haproxy_config) and the process started in the
+// foreground and stopped by its pid.
+// Thread safety: one owner.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace privsearch::tools {
+
+struct BalancerSpec {
+  std::uint16_t port = 0;               // 0: a free loopback port is chosen
+  std::vector<std::uint16_t> replicas;  // provider ports on 127.0.0.1
+  unsigned max_connections = 4096;      // in total
+  unsigned max_connections_per_source = 64;
+  unsigned check_interval_ms = 1000;
+  unsigned message_deadline_s = 330;    // client/server inactivity timeouts
+};
+
+// The haproxy.cfg text for `spec` (every limit named in a comment).
+std::string haproxy_config(const BalancerSpec& spec);
+
+class SpawnedHaproxy {
+ public:
+  // Writes dir/haproxy.cfg, checks it (haproxy -c) and starts haproxy; kUnavailable when
+  // haproxy is missing, the configuration is refused, or it does not listen within 10 s.
+  static Result<std::unique_ptr<SpawnedHaproxy>> start(const std::filesystem::path& dir,
+                                                      BalancerSpec spec);
+  ~SpawnedHaproxy();
+  SpawnedHaproxy(const SpawnedHaproxy&) = delete;
+  SpawnedHaproxy& operator=(const SpawnedHaproxy&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  int stop();
+
+ private:
+  SpawnedHaproxy() = default;
+  pid_t pid_ = -1;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace privsearch::tools
