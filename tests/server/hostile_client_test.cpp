@@ -264,7 +264,7 @@ TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadRe
     replicas.push_back(std::move(p).value());
   }
   tools::BalancerSpec spec;
-  spec.replicas = {replicas[0]->port(), replicas[1]->port()};
+  for (const auto& r : replicas) spec.replicas.push_back("127.0.0.1:" + std::to_string(r->port()));
   spec.max_connections_per_source = 4;
   spec.check_interval_ms = 300;
   auto balancer = tools::SpawnedHaproxy::start(c.dir / "haproxy", spec);

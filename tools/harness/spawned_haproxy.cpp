@@ -76,7 +76,7 @@ std::string haproxy_config(const BalancerSpec& s) {
       "  timeout server {1}s\n"
       "\n"
       "frontend privsearch\n"
-      "  bind 127.0.0.1:{2}\n"
+      "  bind {4}:{2}\n"
       "  maxconn {0}\n"
       "  # connections per source address: a stick table of each source's open connections\n"
       "  stick-table type ip size 100k expire 60s store conn_cur\n"
@@ -86,9 +86,10 @@ std::string haproxy_config(const BalancerSpec& s) {
       "\n"
       "backend providers\n"
       "  balance leastconn\n",
-      s.max_connections, s.message_deadline_s, s.port, s.max_connections_per_source);
+      s.max_connections, s.message_deadline_s, s.port, s.max_connections_per_source,
+      s.listen_host);
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
-    cfg += fmt::format("  server replica{} 127.0.0.1:{} check inter {}ms fall 2 rise 1\n", i + 1,
+    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1\n", i + 1,
                        s.replicas[i], s.check_interval_ms);
   }
   return cfg;

@@ -20,8 +20,9 @@
 namespace privsearch::tools {
 
 struct BalancerSpec {
-  std::uint16_t port = 0;               // 0: a free loopback port is chosen
-  std::vector<std::uint16_t> replicas;  // provider ports on 127.0.0.1
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t port = 0;               // 0: a free loopback port is chosen (SpawnedHaproxy)
+  std::vector<std::string> replicas;    // provider addresses, HOST:PORT
   unsigned max_connections = 4096;      // in total
   unsigned max_connections_per_source = 64;
   unsigned check_interval_ms = 1000;
