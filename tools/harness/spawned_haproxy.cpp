@@ -1,17 +1,16 @@
 #include "harness/spawned_haproxy.h"
 
+#include "harness/child_process.h"
+
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <thread>
 
 namespace privsearch::tools {
 namespace {
@@ -44,17 +43,10 @@ bool accepts_connections(std::uint16_t port) {
 }
 
 // Runs `argv` to completion; its exit status.
-int run(std::vector<std::string> args) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
+int run(const std::vector<std::string>& args) {
+  const pid_t pid = spawn_child(args);
   int st = 0;
-  ::waitpid(pid, &st, 0);
+  if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return -1;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -108,42 +100,15 @@ Result<std::unique_ptr<SpawnedHaproxy>> SpawnedHaproxy::start(const std::filesys
   }
   std::unique_ptr<SpawnedHaproxy> h(new SpawnedHaproxy());
   h->port_ = spec.port;
-  std::string cfg = cfg_file.string();
-  std::vector<char*> argv = {const_cast<char*>("haproxy"), const_cast<char*>("-db"),
-                             const_cast<char*>("-q"), const_cast<char*>("-f"), cfg.data(),
-                             nullptr};
-  h->pid_ = ::fork();
+  h->pid_ = spawn_child({"haproxy", "-db", "-q", "-f", cfg_file.string()});
   if (h->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed");
-  if (h->pid_ == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() == 1) ::_exit(126);
-    ::execvp("haproxy", argv.data());
-    ::_exit(127);
-  }
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!accepts_connections(h->port_)) {
-    int st = 0;
-    if (::waitpid(h->pid_, &st, WNOHANG) == h->pid_) {
-      h->pid_ = -1;
-      return Status(StatusCode::kUnavailable, "haproxy exited at start-up");
-    }
-    if (std::chrono::steady_clock::now() > until) {
-      return Status(StatusCode::kUnavailable, "haproxy did not listen within 10 s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(
+      h->pid_, [&] { return accepts_connections(h->port_); }, std::chrono::seconds(10), "haproxy"));
   return h;
 }
 
 SpawnedHaproxy::~SpawnedHaproxy() { stop(); }
 
-int SpawnedHaproxy::stop() {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
-  int st = 0;
-  ::waitpid(pid_, &st, 0);
-  pid_ = -1;
-  return st;
-}
+int SpawnedHaproxy::stop() { return stop_child(pid_); }
 
 }  // namespace privsearch::tools

@@ -1,15 +1,14 @@
 #include "harness/spawned_provider.h"
 
-#include <fcntl.h>
+#include "harness/child_process.h"
+
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 
 #include "index/build.h"
 
@@ -64,39 +63,15 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
     args.emplace_back("file:" + (launch.work_dir / "provider-budgets.journal").string());
   }
   args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
   std::unique_ptr<SpawnedProvider> p(new SpawnedProvider());
-  p->pid_ = ::fork();
+  p->pid_ = spawn_child(args, launch.quiet);
   if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");
-  if (p->pid_ == 0) {
-    // A test that crashes must not leave its provider behind: the child gets SIGTERM when the
-    // parent dies (and checks the parent did not die before the request took effect).
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() == 1) ::_exit(126);
-    if (launch.quiet) {
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
-    }
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
   // The provider writes each file atomically once it listens.
-  const auto until = std::chrono::steady_clock::now() + launch.start_timeout;
-  while (!std::filesystem::exists(port_file) || !std::filesystem::exists(fp_file)) {
-    int st = 0;
-    if (::waitpid(p->pid_, &st, WNOHANG) == p->pid_) {
-      p->pid_ = -1;
-      return Status(StatusCode::kUnavailable,
-                    "the provider process (" + bin.string() + ") exited at start-up");
-    }
-    if (std::chrono::steady_clock::now() > until) {
-      return Status(StatusCode::kUnavailable, "the provider did not start in time");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(
+      p->pid_,
+      [&] { return std::filesystem::exists(port_file) && std::filesystem::exists(fp_file); },
+      std::chrono::duration_cast<std::chrono::milliseconds>(launch.start_timeout),
+      "the provider process (" + bin.string() + ")"));
   const auto port = first_word(port_file);
   p->fingerprint_ = first_word(fp_file);
   const long port_value = port.empty() ? 0 : std::strtol(port.c_str(), nullptr, 10);
@@ -118,14 +93,7 @@ client::ConnectOptions SpawnedProvider::connect_options() const {
 
 bool SpawnedProvider::signal(int sig) const { return pid_ > 0 && ::kill(pid_, sig) == 0; }
 
-int SpawnedProvider::stop() {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, SIGTERM);
-  int st = 0;
-  ::waitpid(pid_, &st, 0);
-  pid_ = -1;
-  return st;
-}
+int SpawnedProvider::stop() { return stop_child(pid_); }
 
 Result<CollectionIndex> index_collection(const std::filesystem::path& dataset_dir,
                                          const std::filesystem::path& work_dir, std::size_t dim,

@@ -1,15 +1,13 @@
 #include "harness/spawned_redis.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
+#include "harness/child_process.h"
+
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
 #include <chrono>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace privsearch::tools {
@@ -51,33 +49,13 @@ Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem:
                                    "--daemonize", "no",
                                    "--loglevel", "warning",
                                    "--logfile", (dir / "redis.log").string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  r->pid_ = ::fork();
+  r->pid_ = spawn_child(args);
   if (r->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed");
-  if (r->pid_ == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test that started it
-    if (::getppid() == 1) ::_exit(126);
-    ::execvp("redis-server", argv.data());
-    ::_exit(127);
-  }
   // Ready when it answers PING with PONG: the socket exists before the append-only file is
   // loaded, and until then Redis answers -LOADING.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!answers_ping(r->socket_)) {
-    int st = 0;
-    if (::waitpid(r->pid_, &st, WNOHANG) == r->pid_) {
-      r->pid_ = -1;
-      return Status(StatusCode::kUnavailable,
-                    "redis-server exited at start-up (installed? see " + (dir / "redis.log").string() +
-                        ")");
-    }
-    if (std::chrono::steady_clock::now() > until) {
-      return Status(StatusCode::kUnavailable, "redis-server did not start within 10 s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(
+      r->pid_, [&] { return answers_ping(r->socket_); }, std::chrono::seconds(10),
+      "redis-server (installed? see " + (dir / "redis.log").string() + ")", std::chrono::milliseconds(10)));
   return r;
 }
 
@@ -88,13 +66,6 @@ std::string SpawnedRedis::url() const {
                     : "unix://" + socket_.string();
 }
 
-int SpawnedRedis::stop(int sig) {
-  if (pid_ <= 0) return -1;
-  ::kill(pid_, sig);
-  int st = 0;
-  ::waitpid(pid_, &st, 0);
-  pid_ = -1;
-  return st;
-}
+int SpawnedRedis::stop(int sig) { return stop_child(pid_, sig); }
 
 }  // namespace privsearch::tools

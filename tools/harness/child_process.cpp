@@ -1,0 +1,58 @@
+#include "harness/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace privsearch::tools {
+
+pid_t spawn_child(const std::vector<std::string>& args, bool quiet) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  // The child: die with the parent (and do not start if it already died).
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() == 1) ::_exit(126);
+  if (quiet) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
+  }
+  ::execvp(argv[0], argv.data());
+  ::_exit(127);
+}
+
+Status wait_until_ready(pid_t& pid, const std::function<bool()>& ready,
+                        std::chrono::milliseconds timeout, const std::string& what,
+                        std::chrono::milliseconds poll) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!ready()) {
+    int st = 0;
+    if (pid <= 0 || ::waitpid(pid, &st, WNOHANG) == pid) {
+      pid = -1;
+      return Status(StatusCode::kUnavailable, what + " exited at start-up");
+    }
+    if (std::chrono::steady_clock::now() > until) {
+      return Status(StatusCode::kUnavailable, what + " did not start in time");
+    }
+    std::this_thread::sleep_for(poll);
+  }
+  return Status();
+}
+
+int stop_child(pid_t& pid, int sig) {
+  if (pid <= 0) return -1;
+  ::kill(pid, sig);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  pid = -1;
+  return st;
+}
+
+}  // namespace privsearch::tools

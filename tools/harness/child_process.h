@@ -1,0 +1,31 @@
+// The one way the harness starts and stops the real processes a test needs (privsearch-provider,
+// redis-server, haproxy): fork + exec with the child bound to its parent's life, readiness
+// polled with the child's death noticed, and a stop by pid that reaps it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace privsearch::tools {
+
+// Starts `args` (args[0] as a path, or looked up in PATH when it has no slash). The child gets
+// SIGTERM when this process dies, so a crashed test leaves nothing behind; `quiet` sends its
+// stdout to /dev/null. -1 when fork fails.
+pid_t spawn_child(const std::vector<std::string>& args, bool quiet = false);
+
+// Polls `ready` every `poll` until it holds. kUnavailable naming `what` when the child exits
+// first (pid becomes -1) or `timeout` passes (the child is left to its owner to stop).
+Status wait_until_ready(pid_t& pid, const std::function<bool()>& ready,
+                        std::chrono::milliseconds timeout, const std::string& what,
+                        std::chrono::milliseconds poll = std::chrono::milliseconds(20));
+
+// Sends `sig` and reaps the child; its wait status, or -1 when `pid` <= 0. `pid` becomes -1.
+int stop_child(pid_t& pid, int sig = 15);
+
+}  // namespace privsearch::tools
