@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -255,6 +256,12 @@ class FileLedger final : public BudgetLedger {
   Status append_locked(const std::string& lines) {
     if (fd_ < 0) return Status(StatusCode::kUnavailable, "the budget journal is not open");
     const ssize_t n = ::write(fd_, lines.data(), lines.size());
+    if (n > 0 && n != static_cast<ssize_t>(lines.size())) {
+      // A short write (disk full) left part of a line: cut it off, or the next append would
+      // glue onto it and the journal would not replay.
+      struct stat st {};
+      if (::fstat(fd_, &st) == 0) (void)::ftruncate(fd_, st.st_size - n);
+    }
     if (n != static_cast<ssize_t>(lines.size())) {
       return Status(StatusCode::kUnavailable,
                     fmt::format("cannot record a budget charge in {}: {}", path_.string(),

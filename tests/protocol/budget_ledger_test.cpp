@@ -189,5 +189,30 @@ TEST(BudgetLedgerTest, UnrecordableChargeIsRefusedAndNotCounted) {
   EXPECT_EQ(ledger->remaining(a).value(), 99u);  // the refused charge was taken back
 }
 
+TEST(BudgetLedgerTest, AShortWriteLeavesAJournalThatStillReplays) {
+  TempJournal tmp;
+  const auto a = account("key:dd", 100);
+  {
+    auto ledger = open_file_ledger(tmp.file()).value();
+    ASSERT_TRUE(ledger->charge(std::span(&a, 1)).ok());
+    // Room for 5 more bytes only: the next line is written in part (a short write).
+    auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit old{};
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit tight = old;
+    tight.rlim_cur = std::filesystem::file_size(tmp.file()) + 5;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tight), 0);
+    const auto r = ledger->charge(std::span(&a, 1));
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::signal(SIGXFSZ, old_handler);
+    EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+    ASSERT_TRUE(ledger->charge(std::span(&a, 1)).ok());  // room again
+  }
+  // The partial line was cut off: the journal replays, with the two recorded charges.
+  auto reopened = open_file_ledger(tmp.file());
+  ASSERT_TRUE(reopened.ok()) << reopened.status().to_string();
+  EXPECT_EQ((*reopened)->remaining(a).value(), 98u);
+}
+
 }  // namespace
 }  // namespace privsearch::protocol
