@@ -16,6 +16,7 @@
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
+#include "protocol/redis_ledger.h"
 
 namespace privsearch::protocol {
 namespace {
@@ -289,6 +290,18 @@ class FileLedger final : public BudgetLedger {
 }  // namespace
 
 std::unique_ptr<BudgetLedger> make_memory_ledger() { return std::make_unique<MemoryLedger>(); }
+
+Result<std::unique_ptr<BudgetLedger>> open_ledger(const std::string& where) {
+  if (where == "memory") return make_memory_ledger();
+  if (where.rfind("file:", 0) == 0 && where.size() > 5) return open_file_ledger(where.substr(5));
+  if (where.rfind("redis://", 0) == 0 || where.rfind("unix://", 0) == 0) {
+    return open_redis_ledger(where);
+  }
+  return Status(StatusCode::kInvalidArgument,
+                "`" + where +
+                    "`: expected `memory`, `file:PATH`, `redis://[:PASSWORD@]HOST:PORT[/DB]` or "
+                    "`unix:///PATH[?db=N]`");
+}
 
 Result<std::unique_ptr<BudgetLedger>> open_file_ledger(const std::filesystem::path& journal,
                                                        unsigned fsync_every) {

@@ -58,6 +58,10 @@ std::unique_ptr<BudgetLedger> make_memory_ledger();
 Result<std::unique_ptr<BudgetLedger>> open_file_ledger(const std::filesystem::path& journal,
                                                        unsigned fsync_every = 0);
 
+// The ledger a provider's --state names: `memory`, `file:PATH` (open_file_ledger),
+// `redis://...` or `unix://...` (open_redis_ledger). kInvalidArgument for anything else.
+Result<std::unique_ptr<BudgetLedger>> open_ledger(const std::string& where);
+
 // Seconds since the Unix epoch (the ledgers' clock).
 std::int64_t unix_now_s();
 

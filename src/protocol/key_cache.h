@@ -67,7 +67,6 @@ class KeyCache {
   std::size_t size() const;
   std::uint64_t cached_bytes() const;
   std::uint64_t reserved_bytes() const;
-  std::uint64_t max_bytes() const { return max_bytes_; }
 
  private:
   void release(std::uint64_t bytes);

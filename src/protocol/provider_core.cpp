@@ -103,8 +103,10 @@ v1::Error make_error(v1::ErrorCode code, std::string message) {
   return e;
 }
 
-std::shared_ptr<ProviderState> ProviderCore::memory_state(const ProviderLimits& limits) {
-  return std::make_shared<ProviderState>(make_memory_ledger(), limits.max_key_sets,
+std::shared_ptr<ProviderState> ProviderCore::make_state(const ProviderLimits& limits,
+                                                        std::shared_ptr<BudgetLedger> ledger) {
+  if (!ledger) ledger = make_memory_ledger();
+  return std::make_shared<ProviderState>(std::move(ledger), limits.max_key_sets,
                                          limits.key_cache_bytes, limits.key_uploads);
 }
 
@@ -138,7 +140,7 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config
     }
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto encoder, ckks::Encoder::create(config.params));
-  if (!state) state = memory_state(config.limits);
+  if (!state) state = make_state(config.limits);
   return std::unique_ptr<ProviderCore>(new ProviderCore(std::move(config), store,
                                                         std::move(encoder), std::move(state)));
 }

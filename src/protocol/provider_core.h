@@ -82,8 +82,10 @@ class ProviderCore {
   static Result<std::unique_ptr<ProviderCore>> create(
       ProviderConfig config, const index::ExactStore* store,
       std::shared_ptr<ProviderState> state = nullptr);
-  // The state create() makes when given none (budgets in memory).
-  static std::shared_ptr<ProviderState> memory_state(const ProviderLimits& limits);
+  // A state sized by `limits` around `ledger` (null: budgets in memory, what create() makes
+  // when given no state).
+  static std::shared_ptr<ProviderState> make_state(const ProviderLimits& limits,
+                                                   std::shared_ptr<BudgetLedger> ledger = nullptr);
 
   v1::ServerInfo server_info() const;
   v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request,

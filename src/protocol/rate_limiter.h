@@ -29,7 +29,6 @@ class RateLimiter {
   double take(const std::string& client);
   // The same at an explicit time (seconds on any monotonic clock), for tests.
   double take_at(const std::string& client, double now_s);
-  const RateLimit& limit() const { return limit_; }
 
  private:
   struct Bucket {

@@ -54,9 +54,7 @@ TEST_F(ProviderBudgetsTest, BudgetsSurviveAReloadAndARestart) {
   const auto first_upload = upload_request();
   std::string key_id;
   {
-    auto state = std::make_shared<ProviderState>(
-        std::shared_ptr<BudgetLedger>(open_file_ledger(journal).value()), limits.max_key_sets,
-        limits.key_cache_bytes, limits.key_uploads);
+    auto state = ProviderCore::make_state(limits, open_file_ledger(journal).value());
     auto core = make_core(limits, 0, state);
     key_id = core->upload_keys(first_upload, alice).key_id();
     expect_scores(core->rerank(request(key_id, ids_), alice), ids_);
@@ -69,9 +67,7 @@ TEST_F(ProviderBudgetsTest, BudgetsSurviveAReloadAndARestart) {
     EXPECT_EQ(core->rerank(request(key_id, ids_), alice).error().code(), v1::BUDGET_EXHAUSTED);
   }
   // A restart: a new state from the same journal. Re-uploading the same set does not refill it.
-  auto state = std::make_shared<ProviderState>(
-      std::shared_ptr<BudgetLedger>(open_file_ledger(journal).value()), limits.max_key_sets,
-      limits.key_cache_bytes, limits.key_uploads);
+  auto state = ProviderCore::make_state(limits, open_file_ledger(journal).value());
   const auto core = make_core(limits, 0, state);
   const auto again = core->upload_keys(first_upload, alice);
   ASSERT_FALSE(again.has_error()) << again.error().message();
@@ -138,9 +134,7 @@ class UnavailableLedger final : public BudgetLedger {
 TEST_F(ProviderBudgetsTest, UnrecordableBudgetsFailClosed) {
   const ProviderLimits limits;
   auto working = make_core(limits);
-  auto state = std::make_shared<ProviderState>(std::make_shared<UnavailableLedger>(),
-                                               limits.max_key_sets, limits.key_cache_bytes,
-                                               limits.key_uploads);
+  auto state = ProviderCore::make_state(limits, std::make_shared<UnavailableLedger>());
   const auto core = make_core(limits, 0, state);
   const auto req = upload_request();
   EXPECT_EQ(core->upload_keys(req).error().code(), v1::STATE_UNAVAILABLE);

@@ -11,7 +11,6 @@
 #include "index/atomic_file.h"
 #include "index/exact_store.h"
 #include "index/payload_store.h"
-#include "protocol/redis_ledger.h"
 
 namespace privsearch::provider {
 namespace {
@@ -69,31 +68,12 @@ Status ProviderProcess::open_state() {
   if (s.state.empty()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(s.state, default_state_location());
   }
-  std::shared_ptr<protocol::BudgetLedger> ledger;
-  if (s.state == "memory") {
-    ledger = protocol::make_memory_ledger();
-  } else if (s.state.rfind("file:", 0) == 0 && s.state.size() > 5) {
-    auto opened = protocol::open_file_ledger(s.state.substr(5));
-    if (!opened.ok()) {
-      return Status(opened.status().code(), "request budgets: " + opened.status().message());
-    }
-    ledger = std::move(opened).value();
-  } else if (s.state.rfind("redis://", 0) == 0 || s.state.rfind("unix://", 0) == 0) {
-    auto opened = protocol::open_redis_ledger(s.state);
-    if (!opened.ok()) {
-      return Status(opened.status().code(), "request budgets: " + opened.status().message());
-    }
-    ledger = std::move(opened).value();
-  } else {
-    return Status(StatusCode::kInvalidArgument,
-                  "--state `" + s.state +
-                      "`: expected `memory`, `file:PATH`, `redis://[:PASSWORD@]HOST:PORT[/DB]` or "
-                      "`unix:///PATH[?db=N]`");
+  auto ledger = protocol::open_ledger(s.state);
+  if (!ledger.ok()) {
+    return Status(ledger.status().code(), "--state: " + ledger.status().message());
   }
-  log("request budgets kept in " + ledger->where());
-  state_ = std::make_shared<protocol::ProviderState>(std::move(ledger), s.limits.max_key_sets,
-                                                     s.limits.key_cache_bytes,
-                                                     s.limits.key_uploads);
+  log("request budgets kept in " + (*ledger)->where());
+  state_ = protocol::ProviderCore::make_state(s.limits, std::move(ledger).value());
   if (!s.auth_tokens.empty()) {
     auto tokens = protocol::TokenRegistry::load(s.auth_tokens);
     if (!tokens.ok()) {
