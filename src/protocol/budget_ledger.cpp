@@ -16,6 +16,7 @@
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
+#include "protocol/redis_connection.h"
 #include "protocol/redis_ledger.h"
 
 namespace privsearch::protocol {
@@ -294,7 +295,7 @@ std::unique_ptr<BudgetLedger> make_memory_ledger() { return std::make_unique<Mem
 Result<std::unique_ptr<BudgetLedger>> open_ledger(const std::string& where) {
   if (where == "memory") return make_memory_ledger();
   if (where.rfind("file:", 0) == 0 && where.size() > 5) return open_file_ledger(where.substr(5));
-  if (where.rfind("redis://", 0) == 0 || where.rfind("unix://", 0) == 0) {
+  if (is_redis_url(where)) {
     return open_redis_ledger(where);
   }
   return Status(StatusCode::kInvalidArgument,

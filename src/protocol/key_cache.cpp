@@ -53,7 +53,12 @@ void KeyCache::insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> key
   reserved_bytes_ -= reservation.bytes_;
   reservation.cache_ = nullptr;
   if (auto it = entries_.find(id); it != entries_.end()) {
+    // The same id again (a re-upload, or a pull after expiry): the newer copy replaces the old,
+    // so its expiry is the one that counts.
     lru_.splice(lru_.begin(), lru_, it->second.pos);
+    cached_bytes_ = cached_bytes_ - it->second.bytes + bytes;
+    it->second.keys = std::move(keys);
+    it->second.bytes = bytes;
     return;
   }
   evict_until_locked(bytes);

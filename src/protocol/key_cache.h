@@ -34,6 +34,7 @@ using KeyId = Sha256Digest;
 struct EvaluationKeys {
   ckks::GaloisKeys galois;
   std::optional<ckks::PublicKey> public_key;
+  std::int64_t expires_s = 0;  // Unix seconds; the key epoch ends (ProviderLimits::key_set_ttl_s)
 };
 
 class KeyCache {

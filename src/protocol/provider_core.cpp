@@ -191,6 +191,7 @@ v1::ServerInfo ProviderCore::server_info() const {
   l->set_identity_budget_window_s(
       static_cast<std::uint64_t>(config_.limits.identity_budget_window_s));
   l->set_key_uploads_per_minute(config_.limits.key_uploads.per_minute);
+  l->set_key_set_ttl_s(static_cast<std::uint64_t>(config_.limits.key_set_ttl_s));
   info.set_budget_store(state_->budgets->where());
   auto* a = info.mutable_attestation();
   // Decided by the linker (core/linkage.h): false in privsearch-provider, true in a test or tool
@@ -205,56 +206,125 @@ v1::ServerInfo ProviderCore::server_info() const {
   return info;
 }
 
+std::optional<ProviderCore::DecodedKeys> ProviderCore::decode_keys(
+    const v1::UploadKeysRequest& upload, std::int64_t expires_s, v1::Error* refusal) {
+  auto refuse = [refusal](v1::ErrorCode code, std::string message) {
+    *refusal = make_error(code, std::move(message));
+    return std::nullopt;
+  };
+  if (upload.params_id() != to_byte_string(config_.params.id())) {
+    return refuse(v1::PARAMS_MISMATCH,
+                  "keys made for other CKKS parameters than the provider's " + config_.params_name);
+  }
+  // The memory an upload can decode to is reserved before decoding (the cache is bounded in
+  // bytes, uploads in progress included).
+  auto reservation = state_->keys.reserve(
+      ckks::galois_keys_memory_bound(config_.params, upload.galois_keys().size()));
+  if (!reservation.ok()) return refuse(v1::OVERLOADED, reservation.status().message());
+  auto keys = ckks::deserialize_galois_keys(config_.params, byte_view(upload.galois_keys()),
+                                            config_.limits.max_rotation_keys);
+  if (!keys.ok()) {
+    return refuse(v1::MALFORMED_REQUEST, "galois keys: " + keys.status().to_string());
+  }
+  if (keys->size() == 0) {
+    // Useless for any layout; refused so it cannot serve as a free key epoch.
+    return refuse(v1::MALFORMED_REQUEST, "a key set with no rotation keys");
+  }
+  auto decoded = std::make_shared<EvaluationKeys>();
+  decoded->galois = std::move(keys).value();
+  decoded->expires_s = expires_s;
+  if (!upload.public_key().empty()) {
+    auto pk = ckks::deserialize_public_key(config_.params, byte_view(upload.public_key()));
+    if (!pk.ok()) return refuse(v1::MALFORMED_REQUEST, "public key: " + pk.status().to_string());
+    decoded->public_key = std::move(pk).value();
+  } else if (config_.flood_security_bits > 0) {
+    return refuse(v1::PUBLIC_KEY_REQUIRED,
+                  "this provider re-randomizes its responses (noise flooding at " +
+                      std::to_string(config_.flood_security_bits) +
+                      " bits): upload a public key with the rotation keys");
+  }
+  // The id covers both halves, so one set of rotation keys with two public keys is two ids.
+  std::string material = upload.galois_keys();
+  material += upload.public_key();
+  const KeyId id = sha256(byte_view(material));
+  const std::uint64_t bytes = decoded->galois.memory_bytes();
+  state_->keys.insert(id, decoded, bytes, std::move(reservation).value());
+  return DecodedKeys{id, std::move(decoded)};
+}
+
+std::shared_ptr<const EvaluationKeys> ProviderCore::find_keys(const KeyId& id,
+                                                              v1::Error* refusal) {
+  const std::int64_t now = unix_now_s();
+  if (auto cached = state_->keys.find(id); cached.ok()) {
+    if ((*cached)->expires_s == 0 || (*cached)->expires_s > now) return *cached;
+  }
+  if (!state_->shared_keys) {
+    *refusal = make_error(v1::UNKNOWN_KEY_ID, "unknown or expired key id: upload the key set again");
+    return nullptr;
+  }
+  // Uploaded through another replica (or evicted here): pull it once and check it exactly as
+  // an upload. What the store holds is not trusted: a value that does not decode, was made for
+  // other parameters or does not hash to the requested id is refused (the client re-uploads).
+  auto stored = state_->shared_keys->get(id);
+  if (!stored.ok()) {
+    *refusal = make_error(v1::STATE_UNAVAILABLE, "the shared key store: " + stored.status().message());
+    return nullptr;
+  }
+  if (!stored->has_value() || (*stored)->expires_s <= now) {
+    *refusal = make_error(v1::UNKNOWN_KEY_ID, "unknown or expired key id: upload the key set again");
+    return nullptr;
+  }
+  auto damaged = [&](const std::string& why) {
+    *refusal = make_error(v1::UNKNOWN_KEY_ID, "the shared store's key set for this id is unusable (" +
+                                                  why + "): upload the key set again");
+    return nullptr;
+  };
+  v1::UploadKeysRequest upload;
+  if ((*stored)->upload.size() > config_.limits.max_message_bytes ||
+      !upload.ParseFromString((*stored)->upload)) {
+    return damaged("not a key-set upload");
+  }
+  v1::Error why;
+  auto decoded = decode_keys(upload, (*stored)->expires_s, &why);
+  if (!decoded) {
+    if (why.code() == v1::OVERLOADED) {
+      *refusal = why;
+      return nullptr;
+    }
+    return damaged(why.message());
+  }
+  if (decoded->id != id) return damaged("it hashes to another key id");
+  return decoded->keys;
+}
+
 v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& request,
                                                  const Caller& caller) try {
   if (request.ByteSizeLong() > config_.limits.max_message_bytes) {
     return upload_error(v1::MESSAGE_TOO_LARGE, "key set above the message-size limit");
   }
-  if (request.params_id() != to_byte_string(config_.params.id())) {
-    return upload_error(v1::PARAMS_MISMATCH,
-                        "keys made for other CKKS parameters than the provider's " +
-                            config_.params_name);
-  }
-  // Each upload decodes megabytes and makes a new key epoch: rate-limited per client, and its
-  // memory reserved before decoding (the key cache is bounded in bytes).
+  // Each upload decodes megabytes and makes a new key epoch: rate-limited per client.
   if (const double wait_s = state_->key_uploads.take(caller.rate_key()); wait_s > 0) {
     return upload_error(v1::RATE_LIMITED,
                         fmt::format("key uploads are limited to {:g} per minute per client; retry "
                                     "in {:.1f} s",
                                     config_.limits.key_uploads.per_minute, wait_s));
   }
-  auto reservation = state_->keys.reserve(
-      ckks::galois_keys_memory_bound(config_.params, request.galois_keys().size()));
-  if (!reservation.ok()) return upload_error(v1::OVERLOADED, reservation.status().message());
-  auto keys = ckks::deserialize_galois_keys(config_.params, byte_view(request.galois_keys()),
-                                            config_.limits.max_rotation_keys);
-  if (!keys.ok()) {
-    return upload_error(v1::MALFORMED_REQUEST, "galois keys: " + keys.status().to_string());
-  }
-  if (keys->size() == 0) {
-    // Useless for any layout; refused so it cannot serve as a free key epoch.
-    return upload_error(v1::MALFORMED_REQUEST, "a key set with no rotation keys");
-  }
-  auto uploaded = std::make_shared<EvaluationKeys>();
-  uploaded->galois = std::move(keys).value();
-  if (!request.public_key().empty()) {
-    auto pk = ckks::deserialize_public_key(config_.params, byte_view(request.public_key()));
-    if (!pk.ok()) {
-      return upload_error(v1::MALFORMED_REQUEST, "public key: " + pk.status().to_string());
+  v1::Error refused;
+  auto decoded = decode_keys(request, unix_now_s() + config_.limits.key_set_ttl_s, &refused);
+  if (!decoded) return upload_error(refused.code(), refused.message());
+  const KeyId id = decoded->id;
+  if (state_->shared_keys) {
+    // Shared before it is acknowledged: a client's next request may reach any replica.
+    v1::UploadKeysRequest stored;
+    stored.set_params_id(request.params_id());
+    stored.set_galois_keys(request.galois_keys());
+    stored.set_public_key(request.public_key());
+    const Status s = state_->shared_keys->put(id, stored.SerializeAsString(),
+                                              decoded->keys->expires_s);
+    if (!s.ok()) {
+      return upload_error(v1::STATE_UNAVAILABLE, "the shared key store: " + s.message());
     }
-    uploaded->public_key = std::move(pk).value();
-  } else if (config_.flood_security_bits > 0) {
-    return upload_error(v1::PUBLIC_KEY_REQUIRED,
-                        "this provider re-randomizes its responses (noise flooding at " +
-                            std::to_string(config_.flood_security_bits) +
-                            " bits): upload a public key with the rotation keys");
   }
-  // The id covers both halves, so one set of rotation keys with two public keys is two ids.
-  std::string material = request.galois_keys();
-  material += request.public_key();
-  const KeyId id = sha256(byte_view(material));
-  const std::uint64_t bytes = uploaded->galois.memory_bytes();
-  state_->keys.insert(id, std::move(uploaded), bytes, std::move(reservation).value());
   const auto accounts = accounts_for(id, caller);
   std::uint64_t remaining = std::numeric_limits<std::uint64_t>::max();
   for (const auto& a : accounts) {
@@ -393,8 +463,9 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
   }
   KeyId id{};
   std::copy(request.key_id().begin(), request.key_id().end(), id.begin());
-  auto keys = state_->keys.find(id);
-  if (!keys.ok()) return rerank_error(v1::UNKNOWN_KEY_ID, keys.status().message());
+  v1::Error no_keys;
+  const auto keys = find_keys(id, &no_keys);
+  if (!keys) return rerank_error(std::move(no_keys));
   const auto accounts = accounts_for(id, caller);
   auto charged = state_->budgets->charge(accounts);
   if (!charged.ok()) {
@@ -421,7 +492,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
                         s.message());
   }
   const auto& layout = accepted.layout;
-  const EvaluationKeys& uploaded = **keys;
+  const EvaluationKeys& uploaded = *keys;
   if (config_.flood_security_bits > 0 && !uploaded.public_key) {
     return rerank_error(v1::PUBLIC_KEY_REQUIRED,
                         "this provider re-randomizes its responses: upload the key set again "

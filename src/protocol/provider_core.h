@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,10 @@ struct ProviderLimits {
   // Memory of cached key sets, uploads in progress included (~23 MB per K = 100 set under
   // rerank-n8192: KeyCache::cached_bytes).
   std::uint64_t key_cache_bytes = std::uint64_t{512} << 20;
+  // A key set is forgotten this long after its upload (locally and in a shared store); the
+  // client then uploads a new one (a new key epoch, UNKNOWN_KEY_ID). Bounds what a shared store
+  // holds: uploads per minute x this x ~3.7 MB per set.
+  std::int64_t key_set_ttl_s = 86400;
   // A key id's budget is remembered this long after its last request (longer than any key
   // epoch is cached: forgetting it then is no different from minting a new key set).
   std::int64_t key_budget_ttl_s = 7 * 86400;
@@ -99,6 +104,17 @@ class ProviderCore {
  private:
   ProviderCore(ProviderConfig config, const index::ExactStore* store, ckks::Encoder encoder,
                std::shared_ptr<ProviderState> state);
+  struct DecodedKeys {
+    KeyId id;
+    std::shared_ptr<const EvaluationKeys> keys;
+  };
+  // Decodes and checks an upload (params id, size reserved in the key cache, rotation keys,
+  // public key when flooding) and caches it until `expires_s`; nullopt with `refusal` set.
+  std::optional<DecodedKeys> decode_keys(const v1::UploadKeysRequest& upload,
+                                         std::int64_t expires_s, v1::Error* refusal);
+  // The key set of `id`: the local cache, else the shared store (checked like an upload, then
+  // cached). Null with `refusal` set when there is none or it cannot be used.
+  std::shared_ptr<const EvaluationKeys> find_keys(const KeyId& id, v1::Error* refusal);
   // The budget accounts a request of `caller` under key `id` charges.
   std::vector<BudgetAccount> accounts_for(const KeyId& id, const Caller& caller) const;
 

@@ -2,7 +2,7 @@
 // request budgets and per-client rate limits. A reload (new index) builds a new ProviderCore
 // around the same state, so keys stay cached and budgets stay spent; the budgets' ledger is
 // durable (a journal file by default), so a restart does not reset them either.
-// The scale-out tier (issue 16) puts the same pieces behind a shared store.
+// The scale-out tier (issue 16) puts the budgets and key sets in Redis, shared by replicas.
 // Thread safety: every member is safe to use concurrently.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "protocol/budget_ledger.h"
 #include "protocol/key_cache.h"
 #include "protocol/rate_limiter.h"
+#include "protocol/shared_key_store.h"
 
 namespace privsearch::protocol {
 
@@ -35,6 +36,8 @@ struct ProviderState {
   std::shared_ptr<BudgetLedger> budgets;
   KeyCache keys;
   RateLimiter key_uploads;
+  // Key sets shared with the other replicas (Redis); null: this process's uploads only.
+  std::shared_ptr<SharedKeyStore> shared_keys;
 };
 
 }  // namespace privsearch::protocol

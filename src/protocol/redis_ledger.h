@@ -1,7 +1,7 @@
 // Request budgets in Redis: the ledger every provider replica shares (issue 16's state tier).
 //
-// One Lua script per request charges all its accounts atomically on the Redis server (EVALSHA,
-// falling back to EVAL after a script flush): it refuses when any account has reached its limit
+// One Lua script per request charges all its accounts atomically on the Redis server (EVAL:
+// Redis caches the compiled script by its SHA-1): it refuses when any account has reached its limit
 // and otherwise INCRs each and sets its expiry, so two replicas can never both take the last
 // request (no read-modify-write across the network). Keys are `privsearch:budget:<account>`.
 // Durability is Redis's: run it with `appendonly yes`; `appendfsync everysec` (Redis's default

@@ -48,7 +48,8 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
                  "Where request budgets live: `file:PATH` (an append-only journal; default "
                  "file:$XDG_STATE_HOME/privsearch/provider-budgets.journal, ~/.local/state when "
                  "unset), `redis://[:PASSWORD@]HOST:PORT[/DB]` or `unix:///PATH` (shared by "
-                 "replicas; run Redis with appendonly yes), or `memory` (reset by every restart: "
+                 "replicas with uploaded key sets and PIR registrations and hints; run Redis with "
+                 "appendonly yes and maxmemory-policy noeviction), or `memory` (reset by every restart: "
                  "tests only). Budgets survive reloads, restarts and new key epochs; one provider "
                  "per journal file (locked)");
   app.add_option("--auth-tokens", s.auth_tokens,
@@ -91,6 +92,10 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
          "Memory for cached evaluation-key sets, uploads in progress included (default 512; "
          "a K = 100 set under rerank-n8192 takes ~23 MB)")
       ->check(CLI::Range(std::uint64_t{16}, std::uint64_t{1} << 20));
+  app.add_option("--key-set-ttl-s", l.key_set_ttl_s,
+                 "Forget an uploaded key set this long after its upload, here and in a shared "
+                 "--state store (default 86400); its client then uploads a new one")
+      ->check(CLI::Range(std::int64_t{60}, std::int64_t{30} * 86400));
   app.add_option("--key-uploads-per-minute", l.key_uploads.per_minute,
                  "Key uploads per identity (or peer address) per minute (default 30, burst 10; "
                  "0: unlimited)")

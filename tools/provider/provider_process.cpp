@@ -11,6 +11,8 @@
 #include "index/atomic_file.h"
 #include "index/exact_store.h"
 #include "index/payload_store.h"
+#include "protocol/redis_connection.h"
+#include "protocol/shared_key_store.h"
 
 namespace privsearch::provider {
 namespace {
@@ -74,6 +76,14 @@ Status ProviderProcess::open_state() {
   }
   log("request budgets kept in " + (*ledger)->where());
   state_ = protocol::ProviderCore::make_state(s.limits, std::move(ledger).value());
+  if (protocol::is_redis_url(s.state)) {
+    // Replicas sharing one Redis share uploaded key sets too (a key set uploaded through one
+    // replica is served by every other).
+    auto keys = protocol::open_redis_key_store(s.state);
+    if (!keys.ok()) return Status(keys.status().code(), "--state: " + keys.status().message());
+    state_->shared_keys = std::move(keys).value();
+    log("uploaded key sets shared through " + state_->shared_keys->where());
+  }
   if (!s.auth_tokens.empty()) {
     auto tokens = protocol::TokenRegistry::load(s.auth_tokens);
     if (!tokens.ok()) {
