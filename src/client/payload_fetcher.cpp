@@ -31,7 +31,8 @@ Status from_error(const v1::Error& e) {
                                              "local index)");
     case v1::UNKNOWN_PIR_CLIENT: return not_found_error(msg);
     case v1::NO_PRECOMPUTED_QUERY: return failed_precondition_error(msg);
-    case v1::PIR_UNAVAILABLE: return unavailable_error(msg);
+    case v1::PIR_UNAVAILABLE:
+    case v1::STATE_UNAVAILABLE: return unavailable_error(msg);
     case v1::PIR_LIMIT:
     case v1::OVERLOADED: return resource_exhausted_error(msg);
     default: return invalid_argument_error(msg);
@@ -137,7 +138,14 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
     req.set_artifact_version(version_);
     req.set_query(to_string(query));
     t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirQueryResponse resp, transport_.pir_query(req));
+    auto answered = transport_.pir_query(req);
+    if (!answered.ok() && answered.status().code() == StatusCode::kUnavailable && attempt == 0) {
+      // The replica went away mid-query (behind a balancer another one answers the retry).
+      // Whether or not this index was answered, it is spent: the retry is a new query under
+      // the next index, never this one again.
+      continue;
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirQueryResponse resp, std::move(answered));
     t.rpc_ms = ms_since(t0);
     if (resp.has_error()) {
       const Status s = from_error(resp.error());

@@ -15,19 +15,19 @@
 #include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
-namespace {
 
-// The server's failures after the framing check passed (check_message_framing): a failed
-// precondition there can only be a query whose hint is not ready.
-v1::ErrorCode code_for(const Status& s) {
+v1::ErrorCode pir_error_code(const Status& s) {
   switch (s.code()) {
     case StatusCode::kNotFound: return v1::UNKNOWN_PIR_CLIENT;
     case StatusCode::kResourceExhausted: return v1::PIR_LIMIT;
     case StatusCode::kFailedPrecondition: return v1::NO_PRECOMPUTED_QUERY;
+    case StatusCode::kUnavailable: return v1::STATE_UNAVAILABLE;
     case StatusCode::kInternal: return v1::INTERNAL;
     default: return v1::MALFORMED_REQUEST;
   }
 }
+
+namespace {
 
 // A message made for another ZipPIR version or database: PIR_VERSION_MISMATCH; bad framing:
 // MALFORMED_REQUEST. Null when the framing fits this server.
@@ -69,14 +69,34 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
 
 Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
                                                        std::string artifact_version,
-                                                       PirConfig config) {
+                                                       PirConfig config,
+                                                       std::shared_ptr<PirSharedState> shared) {
   auto service = std::unique_ptr<PirService>(new PirService(config));
   service->artifact_version_ = std::move(artifact_version);
   service->a_seed_ = Prng::random_seed();
+  if (shared) {
+    // Every replica must use one matrix A: a client's query is made against the public info of
+    // whichever replica answered PirInfo. The first replica's random seed wins (SET NX).
+    const std::string proposal(service->a_seed_.begin(), service->a_seed_.end());
+    PRIVSEARCH_ASSIGN_OR_RETURN(const std::string seed, shared->a_seed(proposal));
+    if (seed.size() != service->a_seed_.size()) {
+      return Status(StatusCode::kDataLoss, "PIR: the shared matrix seed in " + shared->where() +
+                                               " has " + std::to_string(seed.size()) +
+                                               " bytes, expected 32");
+    }
+    std::copy(seed.begin(), seed.end(), service->a_seed_.begin());
+    service->shared_ = std::move(shared);
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(service->server_,
                               build_server(payloads, config, service->a_seed_));
   for (unsigned t = 0; t < std::max(1u, config.offline_threads); ++t) {
-    service->workers_.emplace_back([s = service.get()] { s->worker_loop(); });
+    service->workers_.emplace_back([s = service.get()] {
+      if (s->shared_) {
+        s->shared_worker_loop();
+      } else {
+        s->worker_loop();
+      }
+    });
   }
   return service;
 }
@@ -85,6 +105,8 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
   PRIVSEARCH_ASSIGN_OR_RETURN(std::shared_ptr<pir::ZipPirServer> fresh,
                               build_server(payloads, config_, a_seed_));
   std::lock_guard lock(mu_);
+  // Shared mode keeps no setups here: clients re-register from the store on their next call
+  // and the new version's hints are queued when they ask for status.
   for (auto it = setups_.begin(); it != setups_.end();) {
     if (fresh->register_client(it->second).ok()) {
       ++it;
@@ -267,6 +289,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
     *out.mutable_error() = *e;
     return out;
   }
+  if (shared_) return setup_shared(request, server);
   std::lock_guard lock(mu_);
   expire_idle_locked();
   const std::uint64_t candidate = pir::detail::id_of_setup(byte_view(request.setup()));
@@ -279,7 +302,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
       evict_one_idle_locked()) {
     id = server->register_client(byte_view(request.setup()));
   }
-  if (!id.ok()) return refuse(code_for(id.status()), id.status().message());
+  if (!id.ok()) return refuse(pir_error_code(id.status()), id.status().message());
   next_to_precompute_.try_emplace(*id, 0);
   setups_.try_emplace(*id, request.setup().begin(), request.setup().end());
   touch_locked(*id);
@@ -289,6 +312,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
 }
 
 v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) {
+  if (shared_) return status_shared(request);
   v1::PirStatusResponse out;
   v1::Error refused;
   const auto server = server_for(request.artifact_version(), &refused);
@@ -323,12 +347,13 @@ v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
     *out.mutable_error() = *e;
     return out;
   }
+  if (shared_) return query_shared(request, server);
   const auto t0 = std::chrono::steady_clock::now();
   auto answer = server->answer(byte_view(request.query()));
   out.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   if (!answer.ok()) {
-    *out.mutable_error() = make_error(code_for(answer.status()), answer.status().message());
+    *out.mutable_error() = make_error(pir_error_code(answer.status()), answer.status().message());
     return out;
   }
   cv_.notify_all();  // a hint was consumed: the worker refills
@@ -340,7 +365,21 @@ bool PirService::wait_until_ready(int timeout_ms) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     bool all = true;
-    {
+    if (shared_) {
+      std::string version;
+      std::vector<std::uint64_t> clients;
+      {
+        std::lock_guard lock(mu_);
+        version = artifact_version_;
+        clients = server_->client_ids();
+      }
+      for (const auto id : clients) {
+        const auto ready = shared_->ready(id, version);
+        if (ready.ok() && ready->has_value() && (*ready)->size() < config_.ready_per_client) {
+          all = false;
+        }
+      }
+    } else {
       std::lock_guard lock(mu_);
       for (const auto& [id, next] : next_to_precompute_) {
         if (server_->ready_indices(id).size() < config_.ready_per_client) all = false;

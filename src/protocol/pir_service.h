@@ -9,6 +9,11 @@
 // starved. A rebuilt index is a new service with a new artifact version: every old client gets
 // PIR_VERSION_MISMATCH / UNKNOWN_PIR_CLIENT and sets up again; its hints are recomputed from the
 // new database without any client involvement.
+// Shared mode (`--state redis://...`, protocol/pir_shared_state.h): registrations, hints and the
+// hint work queue live in Redis, so a client registered through one replica fetches through any
+// other, every query index is answered at most once cluster-wide and every hint is computed by
+// one replica's worker; this service then keeps only a cache of registrations (re-made from the
+// store on demand) and the database. All replicas use the matrix seed stored first.
 // Thread safety: all methods may run concurrently.
 #pragma once
 
@@ -28,6 +33,7 @@
 #include "core/status.h"
 #include "index/payload_store.h"
 #include "pir/zippir/zippir_server.h"
+#include "protocol/pir_shared_state.h"
 #include "protocol/privsearch.pb.h"
 #include "protocol/rate_limiter.h"
 
@@ -52,12 +58,19 @@ struct PirConfig {
   int evict_idle_after_s = 60;
 };
 
+// The code a PIR refusal carries, for failures after the framing check passed: a failed
+// precondition there can only be a query whose hint is not ready; kUnavailable is the shared
+// store (STATE_UNAVAILABLE).
+v1::ErrorCode pir_error_code(const Status& s);
+
 class PirService {
  public:
   // Builds the PIR database from the payload store and starts the background worker.
-  static Result<std::unique_ptr<PirService>> create(const index::PayloadStore& payloads,
-                                                    std::string artifact_version,
-                                                    PirConfig config);
+  // `shared`: registrations and hints in a store shared by replicas (null: this process only;
+  // the config's client limits then apply here, else in the store).
+  static Result<std::unique_ptr<PirService>> create(
+      const index::PayloadStore& payloads, std::string artifact_version, PirConfig config,
+      std::shared_ptr<PirSharedState> shared = nullptr);
   ~PirService();
 
   v1::PirInfo info() const;
@@ -83,6 +96,18 @@ class PirService {
  private:
   explicit PirService(const PirConfig& config) : config_(config), setup_limiter_(config.setups) {}
   void worker_loop();
+  // Shared mode (pir_service_shared.cpp).
+  void shared_worker_loop();
+  v1::PirSetupResponse setup_shared(const v1::PirSetupRequest& request,
+                                    const std::shared_ptr<pir::ZipPirServer>& server);
+  v1::PirStatusResponse status_shared(const v1::PirStatusRequest& request);
+  v1::PirQueryResponse query_shared(const v1::PirQueryRequest& request,
+                                    const std::shared_ptr<pir::ZipPirServer>& server);
+  // Registers `client` in `server` from the store's setup (checked to hash to `client`), making
+  // room by forgetting another local registration (they are only a cache here). kNotFound when
+  // the store has none.
+  Status register_locally(pir::ZipPirServer& server, std::uint64_t client,
+                          const std::string* known_setup = nullptr);
   // The next (client, query index) to precompute: among clients below `ready_per_client`, the
   // one with the fewest ready hints, ties in round-robin order after the last one served (a
   // new client's first hint waits for at most one hint per other waiting client, never for
@@ -120,6 +145,7 @@ class PirService {
   bool stop_ = false;
   double last_offline_s_ = 0, last_offline_cpu_s_ = 0;
   std::vector<std::thread> workers_;
+  std::shared_ptr<PirSharedState> shared_;
 };
 
 }  // namespace privsearch::protocol

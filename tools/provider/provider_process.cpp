@@ -132,8 +132,23 @@ Status ProviderProcess::wire_pir() {
   }
   log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A)",
                   payloads.records(), payloads.record_bytes()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(pir_,
-                              protocol::PirService::create(payloads, manifest_.version_id, config));
+  std::shared_ptr<protocol::PirSharedState> shared;
+  if (protocol::is_redis_url(settings_.state)) {
+    // Registrations and hints shared with the other replicas, the client cap cluster-wide.
+    protocol::PirSharedLimits limits;
+    limits.ready_per_client = config.ready_per_client;
+    limits.max_clients = config.max_clients;
+    limits.idle_expiry_s = config.idle_expiry_s;
+    limits.evict_idle_after_s = config.evict_idle_after_s;
+    auto opened = protocol::open_redis_pir_state(settings_.state, limits);
+    if (!opened.ok()) {
+      return Status(opened.status().code(), "--state: " + opened.status().message());
+    }
+    shared = std::move(opened).value();
+    log("PIR registrations and hints shared through " + shared->where());
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      pir_, protocol::PirService::create(payloads, manifest_.version_id, config, shared));
   return Status();
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -64,6 +65,25 @@ class ZipPirServer {
   Result<std::vector<std::uint8_t>> answer(std::span<const std::uint8_t> query_message,
                                            ZipPirAnswerTimings* timings = nullptr);
 
+  // For replicas that keep hints in a shared store (protocol/pir_shared_state.h) rather than in
+  // this server: the hint of one query index computed and serialized (the export_hint format)
+  // without being kept, and an answer under a hint the caller took from the store (checked:
+  // format, parameters, query index, ciphertexts below N^2). The caller guarantees each index's
+  // hint is answered at most once, cluster-wide.
+  Result<std::vector<std::uint8_t>> compute_hint(std::uint64_t client_id,
+                                                 std::uint64_t query_index, unsigned threads);
+  Result<std::vector<std::uint8_t>> answer_with_hint(std::span<const std::uint8_t> query_message,
+                                                     std::span<const std::uint8_t> hint_message,
+                                                     ZipPirAnswerTimings* timings = nullptr);
+  // Checks a whole query message as answer() would before using a hint (kNotFound: unknown
+  // client), so a shared hint is taken only for a query that can be answered.
+  Status check_query(std::span<const std::uint8_t> query_message) const {
+    return parse_query(query_message).status();
+  }
+  // The client id and query index a query message names (framing checked, nothing else).
+  Result<std::pair<std::uint64_t, std::uint64_t>> query_ids(
+      std::span<const std::uint8_t> query_message) const;
+
   // Bytes of per-client state currently held (hints), and per precomputed query.
   std::size_t client_state_bytes(std::uint64_t client_id) const;
   // Query indices with a precomputed hint, ascending (empty for an unknown client).
@@ -97,6 +117,10 @@ class ZipPirServer {
   ZipPirServer() = default;
   Result<ParsedQuery> parse_query(std::span<const std::uint8_t> message) const;
   Result<TakenHint> take_hint(const ParsedQuery& q, std::span<const std::uint8_t> message);
+  Result<std::vector<std::uint8_t>> answer_parsed(const ParsedQuery& q, const TakenHint& hint,
+                                                  ZipPirAnswerTimings* timings) const;
+  std::vector<std::uint8_t> serialize_hint(const PaillierPublicKey& pk, std::uint64_t index,
+                                           const std::vector<mpz_class>& k) const;
 
   ZipPirPublicInfo info_;
   std::optional<LweDatabase> db_;

@@ -1,0 +1,184 @@
+// PirService in shared mode: registrations, hints and the hint work queue in a store shared by
+// every replica (protocol/pir_shared_state.h). The in-process mode is pir_service.cpp.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "core/bytes.h"
+#include "protocol/pir_service.h"
+#include "protocol/provider_core.h"
+
+namespace privsearch::protocol {
+namespace {
+
+template <typename Response>
+Response refused(v1::ErrorCode code, const std::string& message) {
+  Response out;
+  *out.mutable_error() = make_error(code, message);  // only on refusal: it sets the oneof
+  return out;
+}
+
+}  // namespace
+
+Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t client,
+                                    const std::string* known_setup) {
+  if (server.has_client(client)) return Status();
+  std::string setup;
+  if (known_setup != nullptr) {
+    setup = *known_setup;
+  } else {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto stored, shared_->setup_of(client));
+    if (!stored) return Status(StatusCode::kNotFound, "unknown PIR client");
+    setup = std::move(*stored);
+  }
+  // What the store holds is checked: it must be the setup of this very client.
+  if (pir::detail::id_of_setup(byte_view(setup)) != client) {
+    return Status(StatusCode::kNotFound,
+                  "the shared store's registration of this PIR client is damaged: set up again");
+  }
+  auto id = server.register_client(byte_view(setup));
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
+    // Local registrations are a cache of the store's: forget one to make room.
+    const auto ids = server.client_ids();
+    if (!ids.empty()) server.unregister_client(ids.front());
+    id = server.register_client(byte_view(setup));
+  }
+  if (!id.ok()) {
+    return Status(StatusCode::kNotFound, "the shared store's registration of this PIR client "
+                                         "is unusable (" + id.status().message() +
+                                         "): set up again");
+  }
+  return Status();
+}
+
+v1::PirSetupResponse PirService::setup_shared(const v1::PirSetupRequest& request,
+                                              const std::shared_ptr<pir::ZipPirServer>& server) {
+  // Registering locally checks the Paillier modulus (size, odd, no small factor) before the
+  // store or any worker sees the setup.
+  auto id = server->register_client(byte_view(request.setup()));
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
+    const auto ids = server->client_ids();
+    if (!ids.empty()) server->unregister_client(ids.front());
+    id = server->register_client(byte_view(request.setup()));
+  }
+  if (!id.ok()) {
+    return refused<v1::PirSetupResponse>(pir_error_code(id.status()), id.status().message());
+  }
+  std::string version;
+  {
+    std::lock_guard lock(mu_);
+    version = artifact_version_;
+  }
+  const Status s = shared_->register_client(*id, request.setup(), version);
+  if (!s.ok()) return refused<v1::PirSetupResponse>(pir_error_code(s), s.message());
+  v1::PirSetupResponse out;
+  out.set_client_id(*id);
+  return out;
+}
+
+v1::PirStatusResponse PirService::status_shared(const v1::PirStatusRequest& request) {
+  v1::Error wrong_version;
+  if (!server_for(request.artifact_version(), &wrong_version)) {
+    v1::PirStatusResponse out;
+    *out.mutable_error() = wrong_version;
+    return out;
+  }
+  auto ready = shared_->ready(request.client_id(), request.artifact_version());
+  if (!ready.ok()) {
+    return refused<v1::PirStatusResponse>(v1::STATE_UNAVAILABLE, ready.status().message());
+  }
+  if (!ready->has_value()) {
+    return refused<v1::PirStatusResponse>(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
+  }
+  v1::PirStatusResponse out;
+  for (const std::uint64_t i : **ready) out.add_ready_query_indices(i);
+  return out;
+}
+
+v1::PirQueryResponse PirService::query_shared(const v1::PirQueryRequest& request,
+                                              const std::shared_ptr<pir::ZipPirServer>& server) {
+  const auto message = byte_view(request.query());
+  auto ids = server->query_ids(message);
+  if (!ids.ok()) {
+    return refused<v1::PirQueryResponse>(v1::MALFORMED_REQUEST, ids.status().message());
+  }
+  const auto [client, index] = *ids;
+  if (const Status s = register_locally(*server, client); !s.ok()) {
+    return refused<v1::PirQueryResponse>(pir_error_code(s), s.message());
+  }
+  // The whole message is checked before the one-time hint is taken from the store.
+  if (const Status s = server->check_query(message); !s.ok()) {
+    return refused<v1::PirQueryResponse>(pir_error_code(s), s.message());
+  }
+  auto hint = shared_->take_hint(client, request.artifact_version(), index);
+  if (!hint.ok()) {
+    return refused<v1::PirQueryResponse>(pir_error_code(hint.status()), hint.status().message());
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto answer = server->answer_with_hint(message, byte_view(*hint));
+  v1::PirQueryResponse out;
+  out.set_provider_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  // The index is spent whatever happens next; queue its replacement.
+  (void)shared_->ready(client, request.artifact_version());
+  if (!answer.ok()) {
+    // The query passed its check, so a failure here is the stored hint's (damaged or foreign).
+    *out.mutable_error() =
+        make_error(v1::NO_PRECOMPUTED_QUERY,
+                   "the shared store's hint for this query index is unusable (" +
+                       answer.status().message() + "): use another index");
+    return out;
+  }
+  out.set_answer(to_byte_string(*answer));
+  return out;
+}
+
+void PirService::shared_worker_loop() {
+  // Lowest priority for this thread only (Linux applies setpriority to a thread id).
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  for (;;) {
+    std::string version;
+    std::shared_ptr<pir::ZipPirServer> server;
+    {
+      std::lock_guard lock(mu_);
+      if (stop_) return;
+      version = artifact_version_;
+      server = server_;
+    }
+    auto work = shared_->next_work(version, 1);
+    if (!work.ok()) {
+      // The store is down: wait (bounded, and woken by a stop) and try again.
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+      continue;
+    }
+    if (!work->has_value()) continue;
+    const PirSharedState::Work& w = **work;
+    const auto t0 = std::chrono::steady_clock::now();
+    timespec c0{}, c1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    const Status registered = register_locally(*server, w.client, &w.setup);
+    auto hint = registered.ok() ? server->compute_hint(w.client, w.index, 1)
+                                : Result<std::vector<std::uint8_t>>(registered);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    if (!hint.ok()) {
+      (void)shared_->abandon(w, version);
+      continue;
+    }
+    // Delivery failures (the store went down) lose this index's hint; it is never reused and
+    // the client's pending count expires, after which it is topped up again.
+    if (shared_->deliver(w, version, std::string(hint->begin(), hint->end())).ok()) {
+      std::lock_guard lock(mu_);
+      last_offline_s_ =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      last_offline_cpu_s_ = static_cast<double>(c1.tv_sec - c0.tv_sec) +
+                            1e-9 * static_cast<double>(c1.tv_nsec - c0.tv_nsec);
+    }
+  }
+}
+
+}  // namespace privsearch::protocol
