@@ -1,6 +1,7 @@
 #include "server/provider_server.h"
 
 #include <fmt/format.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
@@ -382,6 +383,11 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
                                 options.max_concurrent_per_client >= 0
                                     ? static_cast<unsigned>(options.max_concurrent_per_client)
                                     : std::max(1u, threads / 2));
+  // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
+  // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
+  // balancer stops routing here before the port closes. Unauthenticated on purpose (it says
+  // nothing but up/down); the Provider service's calls still need a token when configured.
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());
@@ -421,6 +427,7 @@ int ProviderServer::port() const { return impl_->port; }
 void ProviderServer::shutdown(int grace_ms) {
   if (impl_->stopped) return;
   impl_->stopped = true;
+  if (auto* health = impl_->server->GetHealthCheckService()) health->SetServingStatus(false);
   // gRPC's deadline-based Shutdown also waits for idle client connections until the deadline,
   // so drain the in-flight requests ourselves and then shut down at once.
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);

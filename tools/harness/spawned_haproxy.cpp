@@ -50,7 +50,49 @@ int run(const std::vector<std::string>& args) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+std::string hex(std::string_view bytes) {
+  std::string out;
+  for (const unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+std::string frame_header(std::size_t length, std::uint8_t type, std::uint8_t flags,
+                         std::uint32_t stream) {
+  std::string h;
+  h += static_cast<char>((length >> 16) & 0xff);
+  h += static_cast<char>((length >> 8) & 0xff);
+  h += static_cast<char>(length & 0xff);
+  h += static_cast<char>(type);
+  h += static_cast<char>(flags);
+  for (int shift = 24; shift >= 0; shift -= 8) h += static_cast<char>((stream >> shift) & 0xff);
+  return h;
+}
+
+std::string hpack_string(std::string_view s) {  // raw (no Huffman), length < 127
+  return static_cast<char>(s.size()) + std::string(s);
+}
+
 }  // namespace
+
+std::string grpc_health_check_request_hex() {
+  // RFC 9113 connection preface and an empty SETTINGS frame, then one request on stream 1.
+  std::string bytes = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  bytes += frame_header(0, 0x4, 0, 0);
+  // HPACK (RFC 7541): static-table entries 3 (:method POST) and 7 (:scheme https); literals
+  // without indexing on static names 4 (:path), 1 (:authority) and 31 (content-type, index
+  // 31 = 15 + 16 in a 4-bit prefix); `te: trailers` with a literal name.
+  std::string block = "\x83\x87";
+  block += '\x04' + hpack_string("/grpc.health.v1.Health/Check");
+  block += '\x01' + hpack_string("privsearch");
+  block += std::string("\x0f\x10", 2) + hpack_string("application/grpc");
+  block += std::string("\x00", 1) + hpack_string("te") + hpack_string("trailers");
+  bytes += frame_header(block.size(), 0x1, 0x4 /*END_HEADERS*/, 1) + block;
+  // The request message HealthCheckRequest{service = ""}: empty protobuf, gRPC framing
+  // (uncompressed flag 0, length 0), in one DATA frame that ends the stream.
+  const std::string message(5, '\0');
+  bytes += frame_header(message.size(), 0x0, 0x1 /*END_STREAM*/, 1) + message;
+  return hex(bytes);
+}
 
 std::string haproxy_config(const BalancerSpec& s) {
   std::string cfg = fmt::format(
@@ -77,12 +119,22 @@ std::string haproxy_config(const BalancerSpec& s) {
       "  default_backend providers\n"
       "\n"
       "backend providers\n"
-      "  balance leastconn\n",
+      "  balance leastconn\n"
+      "  # Health: the standard gRPC health service (grpc.health.v1.Health/Check), asked over\n"
+      "  # TLS with ALPN h2 as HTTP/2 bytes; up only when the reply carries the message\n"
+      "  # HealthCheckResponse{{status: SERVING}} (gRPC framing 00 00000002, protobuf 08 01).\n"
+      "  # A draining replica answers NOT_SERVING and is taken out before its port closes.\n"
+      "  option tcp-check\n"
+      "  tcp-check connect ssl alpn h2\n"
+      "  tcp-check send-binary {5}\n"
+      "  tcp-check expect binary 00000000020801\n",
       s.max_connections, s.message_deadline_s, s.port, s.max_connections_per_source,
-      s.listen_host);
+      s.listen_host, grpc_health_check_request_hex());
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
-    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1\n", i + 1,
-                       s.replicas[i], s.check_interval_ms);
+    // `verify none` is for the check's own TLS session only (client traffic passes through
+    // untouched and is verified by the client's pinned certificate); the check learns up/down.
+    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none\n",
+                       i + 1, s.replicas[i], s.check_interval_ms);
   }
   return cfg;
 }
