@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -87,13 +88,51 @@ class PerClientSlots {
   std::map<std::string, unsigned> in_flight_;
 };
 
+// The worker threads' share of the CPU: at most `threads` requests compute at once (kernel
+// evaluation, key decoding, PIR answers); the others wait here, up to the in-flight limit, then
+// OVERLOADED. Without it the sync server runs every admitted request on its own thread, so
+// --threads would not bound the cores a provider takes (a replica meant to use one core used
+// both) and concurrent kernels would only lengthen each other's latency.
+class Workers {
+ public:
+  explicit Workers(unsigned threads) : free_(std::max(1u, threads)) {}
+  class Slot {
+   public:
+    explicit Slot(Workers& w) : w_(w) { w_.acquire(); }
+    ~Slot() { w_.release(); }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+
+   private:
+    Workers& w_;
+  };
+
+ private:
+  void acquire() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return free_ > 0; });
+    --free_;
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu_);
+      ++free_;
+    }
+    cv_.notify_one();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  unsigned free_;
+};
+
 class Service final : public v1::Provider::Service {
  public:
   Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirService* pir,
           unsigned max_in_flight, std::function<void(const std::string&)> log,
           const protocol::TokenRegistry* tokens, const TransportLimits& transport,
-          unsigned per_client)
+          unsigned per_client, unsigned threads)
       : per_client_(per_client),
+        workers_(threads),
         core_(std::move(core)),
         pir_(pir),
         max_in_flight_(max_in_flight),
@@ -165,6 +204,7 @@ class Service final : public v1::Provider::Service {
     } else if (pir_ == nullptr) {
       *out->mutable_error() = unavailable();
     } else {
+      const Workers::Slot worker(workers_);
       *out = pir_->query(*request);
     }
     log("PirQuery", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
@@ -206,6 +246,7 @@ class Service final : public v1::Provider::Service {
     if (auto e = admit(context, caller, slot)) {
       *out->mutable_error() = *e;
     } else {
+      const Workers::Slot worker(workers_);
       *out = core()->upload_keys(*request, caller);
     }
     log("UploadKeys", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
@@ -227,6 +268,8 @@ class Service final : public v1::Provider::Service {
     if (auto e = admit(context, caller, slot)) {
       *out->mutable_error() = *e;
     } else {
+      const Workers::Slot worker(workers_);
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
       *out = core()->rerank(*request, caller);
     }
     log("Rerank", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
@@ -312,6 +355,7 @@ class Service final : public v1::Provider::Service {
   }
 
   PerClientSlots per_client_;
+  Workers workers_;
   mutable std::mutex core_mu_;
   std::shared_ptr<protocol::ProviderCore> core_;
   protocol::PirService* pir_;
@@ -382,7 +426,8 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
                                 options.tokens, options.transport,
                                 options.max_concurrent_per_client >= 0
                                     ? static_cast<unsigned>(options.max_concurrent_per_client)
-                                    : std::max(1u, threads / 2));
+                                    : std::max(1u, threads / 2),
+                                threads);
   // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
   // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
   // balancer stops routing here before the port closes. Unauthenticated on purpose (it says

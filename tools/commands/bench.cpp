@@ -7,6 +7,7 @@
 #include "rerank/layout.h"
 #include "suites/bench_abuse.h"
 #include "suites/bench_ckks.h"
+#include "suites/bench_cluster.h"
 #include "suites/bench_compress.h"
 #include "suites/bench_e2e.h"
 #include "suites/bench_pir.h"
@@ -27,6 +28,7 @@ struct Args {
   PirBenchOptions pir;
   E2eBenchOptions e2e;
   AbuseBenchOptions abuse;
+  ClusterBenchOptions cluster;
 };
 
 Result<nlohmann::json> run_suite(Args& a) {
@@ -65,6 +67,12 @@ Result<nlohmann::json> run_suite(Args& a) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_abuse_bench(a.abuse));
     return r.to_json();
   }
+  if (a.suite == "cluster") {
+    a.cluster.index = a.systems.index;
+    a.cluster.k = a.e2e.k;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto r, run_cluster_bench(a.cluster));
+    return r;
+  }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
@@ -76,7 +84,20 @@ Result<nlohmann::json> run_suite(Args& a) {
 
 void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--index", a.systems.index,
-                  "systems, abuse: index directory (default build/demo/index-scifact)");
+                  "systems, abuse, cluster: index directory (default build/demo/index-scifact)");
+  cmd->add_option("--replicas", a.cluster.replicas,
+                  "cluster: replica counts to measure through the balancer (default 1,2,3)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{1}, std::size_t{16}));
+  cmd->add_option("--clients", a.cluster.clients,
+                  "cluster: closed-loop connections per replica count (default 6)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}));
+  cmd->add_option("--requests", a.cluster.requests_per_level,
+                  "cluster: requests per replica count (default 240)")
+      ->check(CLI::Range(std::size_t{10}, std::size_t{1000000}));
+  cmd->add_option("--threads-per-replica", a.cluster.threads_per_replica,
+                  "cluster: worker threads of each replica (default 1)")
+      ->check(CLI::Range(1u, 64u));
   cmd->add_option("--abuse-s", a.abuse.abuse_s,
                   "abuse: seconds of legitimate searches during each abuse class (default 8)")
       ->check(CLI::Range(1.0, 600.0));
@@ -102,7 +123,7 @@ void add_options(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(0, 64));
   cmd->add_option("--fetch-rounds", a.e2e.fetches, "e2e: timed fetch rounds (default 5)")
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--candidates", a.e2e.k, "e2e, systems: K (default 100)")
+  cmd->add_option("--candidates", a.e2e.k, "e2e, systems, cluster: K (default 100)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
   cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
   cmd->add_option("--train", a.pq.train,
@@ -141,10 +162,11 @@ Command add_bench_command(CLI::App& parent) {
                   "loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
                   "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
                   "baselines against a provider process), abuse (provider memory and legitimate "
-                  "latency under hostile clients)")
+                  "latency under hostile clients), cluster (replicas behind HAProxy sharing state in Redis: "
+                  "throughput per replica count, budget check, key pull, state bytes)")
       ->required()
       ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems",
-                             "abuse"}));
+                             "abuse", "cluster"}));
   add_options(cmd, *a);
   return {cmd, [a] {
             auto result = run_suite(*a);
