@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
 
-.PHONY: all setup configure build glove test test-all test-slow sanitize fuzz fuzz-run bench demo examples format clean
+.PHONY: all setup configure build glove test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo examples format clean
 
 all: build
 
@@ -63,6 +63,11 @@ bench: build
 # private searches and the encrypted-path evaluation (scripts/demo.sh).
 demo: build
 	@BUILD_DIR=$(BUILD_DIR) scripts/demo.sh $(DEMO_DATA)
+
+# The provider tier: Redis, HAProxy and three replicas on loopback; a replica killed mid-burst,
+# Redis restarted; searches attempted/failed and budget counts printed (scripts/cluster_demo.sh).
+cluster-demo: build
+	@BUILD_DIR=$(BUILD_DIR) scripts/cluster_demo.sh $(DEMO_DATA)
 
 examples: build
 	@$(BUILD_DIR)/examples/01_ckks_basics

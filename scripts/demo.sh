@@ -10,30 +10,12 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 bin=$build/tools/privsearch
 work=$build/demo
-data=${1:-../shared/data/scifact}
-if [ -z "${1:-}" ] && [ ! -f "$data/corpus.jsonl" ]; then
-  # No shared data on this machine: a real corpus every Debian machine has, the package lists.
-  data=$work/debian-packages
-  if [ ! -f "$data/corpus.jsonl" ]; then
-    echo "demo: ../shared/data/scifact not found; building a collection from apt-cache dumpavail"
-    python3 scripts/debian_corpus.py "$data"
-  fi
-fi
-if [ ! -f "$data/corpus.jsonl" ]; then
-  echo "demo: no BEIR collection at $data (corpus.jsonl, queries.jsonl, qrels/test.tsv)" >&2
-  exit 1
-fi
-index=$work/index-$(basename "$data")
-mkdir -p "$work"
+. scripts/lib/demo_index.sh
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "1. index $(basename "$data") (built-in lexical encoder, SVD to d' = 672, PQ M = 84)"
-if [ -f "$index/manifest.json" ]; then
-  echo "reusing $index (delete it to rebuild)"
-else
-  "$bin" build --collection "$data" --out "$index"
-fi
+step "1. index the collection (built-in lexical encoder, SVD to d' = 672, PQ M = 84)"
+demo_index "${1:-}"
 
 step "2. start the provider on 127.0.0.1 (self-signed TLS certificate)"
 rm -f "$work/port" "$work/fingerprint"

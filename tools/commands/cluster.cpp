@@ -1,6 +1,7 @@
 // `privsearch cluster haproxy ...`: the HAProxy configuration for provider replicas behind one
 // address (TLS passed through to replicas that share a certificate; connections capped in total
 // and per source address; health checks). Prints it, or checks and writes it with --out.
+// `privsearch cluster demo`: the whole tier on this machine (experiments/cluster_demo.h).
 #include <fmt/format.h>
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "commands/command.h"
+#include "experiments/cluster_demo.h"
 #include "core/bytes.h"
 #include "harness/spawned_haproxy.h"
 #include "index/atomic_file.h"
@@ -19,7 +21,18 @@ struct ClusterArgs {
   BalancerSpec spec;
   std::string listen = "127.0.0.1:50051";
   std::filesystem::path out;
+  ClusterDemoOptions demo;
+  bool json = false;
 };
+
+int run_demo(const ClusterArgs& a) {
+  auto r = run_cluster_demo(a.demo);
+  if (!r.ok()) return fail(r.status(), "cluster demo");
+  if (a.json) fmt::print("{}\n", r->dump(2));
+  const auto failed = (*r)["searches_failed"].get<std::size_t>();
+  const auto& counts = (*r)["budget_counts"];
+  return failed == 0 && counts["before"] == counts["after"] ? 0 : 1;
+}
 
 int run_haproxy_config(ClusterArgs& a) {
   const auto colon = a.listen.rfind(':');
@@ -54,7 +67,8 @@ int run_haproxy_config(ClusterArgs& a) {
 }  // namespace
 
 Command add_cluster_command(CLI::App& parent) {
-  auto* cmd = parent.add_subcommand("cluster", "Configuration for provider replicas behind one address");
+  auto* cmd = parent.add_subcommand(
+      "cluster", "Provider replicas behind one address: HAProxy configuration, and a demo of the tier");
   cmd->require_subcommand(1);
   auto* haproxy = cmd->add_subcommand(
       "haproxy",
@@ -75,7 +89,31 @@ Command add_cluster_command(CLI::App& parent) {
                       "Health-check interval (default 1000)")
       ->check(CLI::Range(100u, 60000u));
   haproxy->add_option("--out", a->out, "Write the configuration here (default: standard output)");
-  return {cmd, [a] { return run_haproxy_config(*a); }};
+
+  auto* demo = cmd->add_subcommand(
+      "demo",
+      "The provider tier on this machine, start to finish: Redis, provider replicas sharing "
+      "budgets, key sets and PIR state in it, HAProxy in front; a burst of searches during which "
+      "a replica is SIGKILLed and restarted, a private fetch, a restart of Redis and every "
+      "replica; prints searches attempted/failed and budget counts before/after. Every process "
+      "it starts is stopped by its pid. Exit status 1 when a search failed or a count was lost");
+  demo->add_option("--index", a->demo.index,
+                   "Index directory (default build/demo/index-scifact: run `make demo` first)");
+  demo->add_option("--queries", a->demo.queries,
+                   "queries.jsonl of the collection (default: three built-in queries)");
+  demo->add_option("--work", a->demo.work,
+                   "Working directory: certificate, Redis, logs (default build/cluster-demo; "
+                   "emptied first)");
+  demo->add_option("--replicas", a->demo.replicas, "Provider replicas (default 3)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{8}));
+  demo->add_option("--clients", a->demo.clients, "Concurrent search clients (default 8)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  demo->add_option("--searches", a->demo.searches_per_client,
+                   "Searches per client in the burst (default 25)")
+      ->check(CLI::Range(std::size_t{3}, std::size_t{10000}));
+  demo->add_flag("!--no-fetch", a->demo.fetch, "Skip the private fetch (~30 s of hint work)");
+  demo->add_flag("--json", a->json, "Also print the figures as one JSON object at the end");
+  return {cmd, [a, demo] { return demo->parsed() ? run_demo(*a) : run_haproxy_config(*a); }};
 }
 
 }  // namespace privsearch::tools

@@ -10,7 +10,8 @@
 
 namespace privsearch::tools {
 
-pid_t spawn_child(const std::vector<std::string>& args, bool quiet) {
+pid_t spawn_child(const std::vector<std::string>& args, bool quiet,
+                  const std::string& stderr_file) {
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());
@@ -23,6 +24,13 @@ pid_t spawn_child(const std::vector<std::string>& args, bool quiet) {
   if (quiet) {
     const int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
+  }
+  if (!stderr_file.empty()) {
+    const int fd = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::dup2(fd, STDERR_FILENO);
+      if (!quiet) ::dup2(fd, STDOUT_FILENO);  // its log in one place
+    }
   }
   ::execvp(argv[0], argv.data());
   ::_exit(127);

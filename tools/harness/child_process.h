@@ -17,7 +17,8 @@ namespace privsearch::tools {
 // Starts `args` (args[0] as a path, or looked up in PATH when it has no slash). The child gets
 // SIGTERM when this process dies, so a crashed test leaves nothing behind; `quiet` sends its
 // stdout to /dev/null. -1 when fork fails.
-pid_t spawn_child(const std::vector<std::string>& args, bool quiet = false);
+pid_t spawn_child(const std::vector<std::string>& args, bool quiet = false,
+                  const std::string& stderr_file = "");
 
 // Polls `ready` every `poll` until it holds. kUnavailable naming `what` when the child exits
 // first (pid becomes -1) or `timeout` passes (the child is left to its owner to stop).

@@ -64,7 +64,7 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   }
   args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
   std::unique_ptr<SpawnedProvider> p(new SpawnedProvider());
-  p->pid_ = spawn_child(args, launch.quiet);
+  p->pid_ = spawn_child(args, launch.quiet, launch.log_file.string());
   if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");
   // The provider writes each file atomically once it listens.
   PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(

@@ -37,6 +37,7 @@ struct ProviderLaunch {
   // Empty: $PRIVSEARCH_PROVIDER_BIN when set, else privsearch-provider beside this executable.
   std::filesystem::path binary;
   bool quiet = true;  // --quiet, and the child's stdout to /dev/null (keeps JSON output clean)
+  std::filesystem::path log_file;  // the child's stderr (its log), appended; empty: inherited
   std::chrono::seconds start_timeout{300};
 };
 

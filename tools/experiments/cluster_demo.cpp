@@ -1,0 +1,251 @@
+#include "experiments/cluster_demo.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "client/payload_fetcher.h"
+#include "client/provider_client.h"
+#include "client/search_client.h"
+#include "core/elapsed.h"
+#include "harness/measure.h"
+#include "harness/spawned_haproxy.h"
+#include "harness/spawned_provider.h"
+#include "harness/spawned_redis.h"
+#include "index/beir.h"
+#include "net/tls.h"
+#include "protocol/redis_connection.h"
+
+namespace privsearch::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Every request budget counter in Redis (SCAN, not KEYS: it does not block Redis) summed.
+Result<std::uint64_t> budget_total(const std::string& url) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto parsed, protocol::parse_redis_url(url));
+  protocol::RedisConnection redis(parsed, 2000);
+  std::uint64_t total = 0;
+  std::string cursor = "0";
+  do {
+    auto r = redis.command({"SCAN", cursor, "MATCH", "privsearch:budget:*", "COUNT", "1000"});
+    PRIVSEARCH_RETURN_IF_ERROR(redis.check(r, "SCAN"));
+    const redisReply* reply = r->get();
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
+      return redis.unavailable("SCAN: unexpected reply");
+    }
+    cursor = protocol::reply_string(reply->element[0]).value_or("0");
+    for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
+      const auto key = protocol::reply_string(reply->element[1]->element[i]);
+      if (!key) continue;
+      auto v = redis.command({"GET", *key});
+      PRIVSEARCH_RETURN_IF_ERROR(redis.check(v, "GET"));
+      total += std::stoull(protocol::reply_string(v->get()).value_or("0"));
+    }
+  } while (cursor != "0");
+  return total;
+}
+
+struct Burst {
+  std::size_t attempted = 0, failed = 0;
+  std::vector<double> latency_ms;
+  std::vector<std::string> errors;  // the first few
+  double seconds = 0;
+};
+
+// `clients` threads, each with its own SearchClient through the balancer, run `per_client`
+// searches over `queries`; `during` runs on this thread once a third of them are done.
+Burst burst(const std::filesystem::path& index, const client::ConnectOptions& co,
+            const std::vector<std::string>& queries, std::size_t clients, std::size_t per_client,
+            const std::function<void()>& during) {
+  Burst out;
+  std::mutex mu;
+  std::atomic<std::size_t> done{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      auto note = [&](const Status& s) {
+        std::lock_guard lock(mu);
+        ++out.failed;
+        if (out.errors.size() < 5) out.errors.push_back(s.to_string());
+      };
+      auto transport = client::ProviderClient::connect(co);
+      auto sc = transport.ok() ? client::SearchClient::open(index, std::move(transport).value())
+                               : Result<std::unique_ptr<client::SearchClient>>(transport.status());
+      for (std::size_t i = 0; i < per_client; ++i) {
+        {
+          std::lock_guard lock(mu);
+          ++out.attempted;
+        }
+        if (!sc.ok()) {
+          note(sc.status());
+        } else {
+          const auto t = Clock::now();
+          const auto r = (*sc)->search(queries[(c * per_client + i) % queries.size()], {});
+          if (r.ok()) {
+            std::lock_guard lock(mu);
+            out.latency_ms.push_back(ms_since(t));
+          } else {
+            note(r.status());
+          }
+        }
+        ++done;
+      }
+    });
+  }
+  if (during) {
+    const auto until = Clock::now() + std::chrono::minutes(5);
+    while (done.load() < clients * per_client / 3 && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    during();
+  }
+  for (auto& t : threads) t.join();
+  out.seconds = ms_since(t0) / 1000;
+  return out;
+}
+
+nlohmann::json describe(const Burst& b) {
+  return {{"searches_attempted", b.attempted},
+          {"searches_failed", b.failed},
+          {"searches_per_s", b.seconds > 0 ? static_cast<double>(b.attempted) / b.seconds : 0},
+          {"search_ms", latency_summary(b.latency_ms)},
+          {"errors", b.errors}};
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
+  if (!std::filesystem::exists(o.index / "manifest.json")) {
+    return not_found_error("cluster demo: no index at `" + o.index.string() +
+                           "` (run `make demo` first, or pass --index DIR)");
+  }
+  std::vector<std::string> queries = {"vitamin D deficiency and cancer risk",
+                                      "antibiotic resistance in hospital bacteria",
+                                      "stem cells regenerate heart tissue"};
+  if (!o.queries.empty()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto loaded, index::load_queries(o.queries));
+    if (loaded.empty()) return invalid_argument_error("cluster demo: no queries in " + o.queries.string());
+    queries.clear();
+    for (const auto& q : loaded) queries.push_back(q.text);
+  }
+  const auto work = std::filesystem::absolute(o.work);
+  std::filesystem::remove_all(work);
+  std::filesystem::create_directories(work);
+  auto step = [](const std::string& s) { fmt::print("\n== {}\n", s); };
+  nlohmann::json out;
+  out["machine"] = machine_description();
+
+  step(fmt::format("1. Redis, {} provider replicas and HAProxy on 127.0.0.1 (throwaway certificate)",
+                   o.replicas));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto identity, net::make_self_signed("localhost", 1));
+  std::ofstream(work / "cert.pem") << identity.certificate_pem();
+  std::ofstream(work / "key.pem") << identity.private_key_pem();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto redis, SpawnedRedis::start(work / "redis"));
+  const std::string url = redis->url();
+  fmt::print("redis-server pid {} at {} (appendonly yes)\n", redis->pid(), url);
+  auto launch = [&](std::size_t i, const std::string& listen) {
+    ProviderLaunch l(o.index, work / fmt::format("replica-{}", i + 1),
+                     {"--state", url, "--threads", "1", "--max-concurrent-per-client", "0"});
+    l.listen = listen;
+    l.cert_file = work / "cert.pem";
+    l.key_file = work / "key.pem";
+    l.quiet = false;  // one JSON line per request, in the replica's provider.log
+    l.log_file = l.work_dir / "provider.log";
+    return SpawnedProvider::start(l);
+  };
+  std::vector<std::unique_ptr<SpawnedProvider>> replicas;
+  std::vector<std::string> addresses;
+  for (std::size_t i = 0; i < o.replicas; ++i) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto p, launch(i, "127.0.0.1:0"));
+    addresses.push_back(fmt::format("127.0.0.1:{}", p->port()));
+    fmt::print("replica {} pid {} on {}\n", i + 1, p->pid(), addresses.back());
+    replicas.push_back(std::move(p));
+  }
+  BalancerSpec spec;
+  spec.replicas = addresses;
+  spec.check_interval_ms = 500;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto balancer, SpawnedHaproxy::start(work / "haproxy", spec));
+  fmt::print("haproxy pid {} on 127.0.0.1:{} (config {})\n", balancer->pid(), balancer->port(),
+             (work / "haproxy" / "haproxy.cfg").string());
+  auto co = replicas[0]->connect_options();
+  co.port = balancer->port();
+
+  step(fmt::format("2. {} clients x {} text searches through the balancer; replica 2 is "
+                   "SIGKILLed mid-burst and restarted",
+                   o.clients, o.searches_per_client));
+  const std::size_t victim = std::min<std::size_t>(1, o.replicas - 1);
+  Status restart_status;
+  const auto first = burst(o.index, co, queries, o.clients, o.searches_per_client, [&] {
+    fmt::print("SIGKILL replica {} (pid {})\n", victim + 1, replicas[victim]->pid());
+    replicas[victim]->signal(SIGKILL);
+    replicas[victim]->stop();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto again = launch(victim, addresses[victim]);
+    if (!again.ok()) {
+      restart_status = again.status();
+      return;
+    }
+    replicas[victim] = std::move(again).value();
+    fmt::print("replica {} restarted (pid {}) on {}\n", victim + 1, replicas[victim]->pid(),
+               addresses[victim]);
+  });
+  PRIVSEARCH_RETURN_IF_ERROR(restart_status);
+  out["burst"] = describe(first);
+  fmt::print("searches attempted {}, failed {}; {:.1f} searches/s; search ms median {:.1f}\n",
+             first.attempted, first.failed, out["burst"]["searches_per_s"].get<double>(),
+             out["burst"]["search_ms"]["median"].get<double>());
+
+  if (o.fetch) {
+    step("3. a private fetch through the balancer (ZipPIR; registration and hints in Redis)");
+    fmt::print("(first fetch: the hint is computed offline by one replica's worker: ~20 s on 2 cores)\n");
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(o.index, std::move(transport)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto hits, sc->search(queries.front(), {}));
+    if (hits.hits.empty()) return internal_error("cluster demo: no hit to fetch");
+    client::FetchOptions fo;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
+                                                  sc->transport(), sc->artifact_version(), fo));
+    const auto t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, fetcher->fetch(hits.hits.front().doc));
+    const double fetch_s = ms_since(t0) / 1000;
+    fmt::print("fetched document {} privately in {:.1f} s: {}\n", hits.hits.front().doc, fetch_s,
+               text.substr(0, std::min<std::size_t>(text.find('\n'), 90)));
+    out["fetch"] = {{"seconds", fetch_s}, {"bytes", text.size()}};
+  }
+
+  step("4. restart Redis and every replica: budget counts before and after");
+  PRIVSEARCH_ASSIGN_OR_RETURN(const std::uint64_t before, budget_total(url));
+  redis->stop();
+  PRIVSEARCH_ASSIGN_OR_RETURN(redis, SpawnedRedis::start(work / "redis"));
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    replicas[i]->stop();
+    PRIVSEARCH_ASSIGN_OR_RETURN(replicas[i], launch(i, addresses[i]));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const std::uint64_t after, budget_total(url));
+  fmt::print("requests counted in budgets: {} before, {} after the restarts ({})\n", before,
+             after, before == after ? "none lost" : "COUNTS DIFFER");
+  out["budget_counts"] = {{"before", before}, {"after", after}};
+
+  step("5. a short burst after the restarts");
+  const auto second = burst(o.index, co, queries, std::max<std::size_t>(1, o.clients / 2), 5, {});
+  out["after_restarts"] = describe(second);
+  fmt::print("searches attempted {}, failed {}\n", second.attempted, second.failed);
+
+  step("6. stop everything (by pid)");
+  balancer->stop();
+  for (auto& r : replicas) r->stop();
+  redis->stop();
+  fmt::print("stopped; logs under {}\n", work.string());
+  out["searches_attempted"] = first.attempted + second.attempted;
+  out["searches_failed"] = first.failed + second.failed;
+  return out;
+}
+
+}  // namespace privsearch::tools
