@@ -32,7 +32,8 @@ Status from_error(const v1::Error& e) {
     case v1::UNKNOWN_PIR_CLIENT: return not_found_error(msg);
     case v1::NO_PRECOMPUTED_QUERY: return failed_precondition_error(msg);
     case v1::PIR_UNAVAILABLE:
-    case v1::STATE_UNAVAILABLE: return unavailable_error(msg);
+    case v1::STATE_UNAVAILABLE:
+      return unavailable_error(msg);
     case v1::PIR_LIMIT:
     case v1::OVERLOADED: return resource_exhausted_error(msg);
     default: return invalid_argument_error(msg);

@@ -21,7 +21,8 @@ v1::ErrorCode pir_error_code(const Status& s) {
     case StatusCode::kNotFound: return v1::UNKNOWN_PIR_CLIENT;
     case StatusCode::kResourceExhausted: return v1::PIR_LIMIT;
     case StatusCode::kFailedPrecondition: return v1::NO_PRECOMPUTED_QUERY;
-    case StatusCode::kUnavailable: return v1::STATE_UNAVAILABLE;
+    case StatusCode::kUnavailable:
+      return v1::STATE_UNAVAILABLE;
     case StatusCode::kInternal: return v1::INTERNAL;
     default: return v1::MALFORMED_REQUEST;
   }

@@ -48,9 +48,10 @@ Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t cli
     id = server.register_client(byte_view(setup));
   }
   if (!id.ok()) {
-    return Status(StatusCode::kNotFound, "the shared store's registration of this PIR client "
-                                         "is unusable (" + id.status().message() +
-                                         "): set up again");
+    return Status(StatusCode::kNotFound,
+                  "the shared store's registration of this PIR client "
+                  "is unusable (" +
+                      id.status().message() + "): set up again");
   }
   return Status();
 }
@@ -127,10 +128,9 @@ v1::PirQueryResponse PirService::query_shared(const v1::PirQueryRequest& request
   (void)shared_->ready(client, request.artifact_version());
   if (!answer.ok()) {
     // The query passed its check, so a failure here is the stored hint's (damaged or foreign).
-    *out.mutable_error() =
-        make_error(v1::NO_PRECOMPUTED_QUERY,
-                   "the shared store's hint for this query index is unusable (" +
-                       answer.status().message() + "): use another index");
+    *out.mutable_error() = make_error(v1::NO_PRECOMPUTED_QUERY,
+                                      "the shared store's hint for this query index is unusable (" +
+                                          answer.status().message() + "): use another index");
     return out;
   }
   out.set_answer(to_byte_string(*answer));

@@ -139,8 +139,8 @@ class RedisPirState final : public PirSharedState {
   }
 
   Result<std::optional<std::string>> setup_of(std::uint64_t client) override {
-    auto r = redis_.command({"GETEX", client_key(client, "setup"), "EX",
-                             std::to_string(limits_.idle_expiry_s)});
+    auto r = redis_.command(
+        {"GETEX", client_key(client, "setup"), "EX", std::to_string(limits_.idle_expiry_s)});
     PRIVSEARCH_RETURN_IF_ERROR(redis_.check(r, "GETEX setup"));
     return reply_string(r->get());
   }
@@ -149,14 +149,14 @@ class RedisPirState final : public PirSharedState {
                                                           const std::string& version) override {
     PRIVSEARCH_ASSIGN_OR_RETURN(
         RedisReply r,
-        redis_.eval(kTopUp,
-                    {client_key(client, "setup"), std::string(kClients),
-                     client_key(client, "hints", version), client_key(client, "pending", version),
-                     "privsearch:pir:work:" + version, "privsearch:pir:work-first:" + version},
-                    {std::to_string(client), std::to_string(unix_now_s()),
-                     std::to_string(limits_.idle_expiry_s),
-                     std::to_string(limits_.ready_per_client),
-                     std::to_string(limits_.pending_ttl_s)}));
+        redis_.eval(
+            kTopUp,
+            {client_key(client, "setup"), std::string(kClients),
+             client_key(client, "hints", version), client_key(client, "pending", version),
+             "privsearch:pir:work:" + version, "privsearch:pir:work-first:" + version},
+            {std::to_string(client), std::to_string(unix_now_s()),
+             std::to_string(limits_.idle_expiry_s), std::to_string(limits_.ready_per_client),
+             std::to_string(limits_.pending_ttl_s)}));
     if (reply_is_nil(r.get())) return std::optional<std::vector<std::uint64_t>>();
     if (r->type != REDIS_REPLY_ARRAY) return redis_.unavailable("ready: unexpected reply");
     std::vector<std::uint64_t> out;
@@ -173,22 +173,23 @@ class RedisPirState final : public PirSharedState {
   Result<std::string> take_hint(std::uint64_t client, const std::string& version,
                                 std::uint64_t index) override {
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        RedisReply r, redis_.eval(kTake,
-                                  {client_key(client, "setup"),
-                                   client_key(client, "hints", version)},
-                                  {std::to_string(index)}));
+        RedisReply r,
+        redis_.eval(kTake, {client_key(client, "setup"), client_key(client, "hints", version)},
+                    {std::to_string(index)}));
     if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
         r->element[0]->type != REDIS_REPLY_INTEGER) {
       return redis_.unavailable("take: unexpected reply");
     }
     switch (r->element[0]->integer) {
-      case 0: return Status(StatusCode::kNotFound, "unknown PIR client");
+      case 0:
+        return Status(StatusCode::kNotFound, "unknown PIR client");
       case 1:
         return Status(StatusCode::kFailedPrecondition,
                       fmt::format("no precomputed hint for query index {} of this client (not "
                                   "ready, or already used)",
                                   index));
-      default: break;
+      default:
+        break;
     }
     auto hint = r->elements == 2 ? reply_string(r->element[1]) : std::nullopt;
     if (!hint) return redis_.unavailable("take: no hint in the reply");
@@ -202,16 +203,14 @@ class RedisPirState final : public PirSharedState {
     if (reply_is_nil(popped->get())) return std::optional<Work>();
     const redisReply* p = popped->get();
     std::uint64_t client = 0;
-    const auto id = p->type == REDIS_REPLY_ARRAY && p->elements == 2
-                        ? reply_string(p->element[1])
-                        : std::nullopt;
+    const auto id = p->type == REDIS_REPLY_ARRAY && p->elements == 2 ? reply_string(p->element[1])
+                                                                     : std::nullopt;
     if (!id || !parse_u64(*id, client)) return redis_.unavailable("a malformed work item");
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        RedisReply r,
-        redis_.eval(kClaim,
-                    {client_key(client, "setup"), client_key(client, "next"),
-                     client_key(client, "pending", version)},
-                    {std::to_string(limits_.index_memory_s)}));
+        RedisReply r, redis_.eval(kClaim,
+                                  {client_key(client, "setup"), client_key(client, "next"),
+                                   client_key(client, "pending", version)},
+                                  {std::to_string(limits_.index_memory_s)}));
     if (reply_is_nil(r.get())) return std::optional<Work>();  // the client left
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
         r->element[0]->type != REDIS_REPLY_INTEGER) {
@@ -252,7 +251,7 @@ class RedisPirState final : public PirSharedState {
 }  // namespace
 
 Result<std::unique_ptr<PirSharedState>> open_redis_pir_state(const std::string& url,
-                                                            PirSharedLimits limits) {
+                                                             PirSharedLimits limits) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto parsed, parse_redis_url(url));
   auto state = std::make_unique<RedisPirState>(parsed, limits);
   PRIVSEARCH_RETURN_IF_ERROR(state->probe());

@@ -79,8 +79,7 @@ class PirSharedState {
     std::string setup;
   };
   virtual Result<std::optional<Work>> next_work(const std::string& version, int wait_s) = 0;
-  virtual Status deliver(const Work& work, const std::string& version,
-                         const std::string& hint) = 0;
+  virtual Status deliver(const Work& work, const std::string& version, const std::string& hint) = 0;
   // The claimed work could not be done (the hint failed): it no longer counts as pending.
   virtual Status abandon(const Work& work, const std::string& version) = 0;
 
@@ -90,6 +89,6 @@ class PirSharedState {
 // The Redis implementation (`url` as for the budget ledger). kUnavailable when Redis cannot be
 // reached now.
 Result<std::unique_ptr<PirSharedState>> open_redis_pir_state(const std::string& url,
-                                                            PirSharedLimits limits);
+                                                             PirSharedLimits limits);
 
 }  // namespace privsearch::protocol

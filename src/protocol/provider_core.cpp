@@ -252,14 +252,14 @@ std::optional<ProviderCore::DecodedKeys> ProviderCore::decode_keys(
   return DecodedKeys{id, std::move(decoded)};
 }
 
-std::shared_ptr<const EvaluationKeys> ProviderCore::find_keys(const KeyId& id,
-                                                              v1::Error* refusal) {
+std::shared_ptr<const EvaluationKeys> ProviderCore::find_keys(const KeyId& id, v1::Error* refusal) {
   const std::int64_t now = unix_now_s();
   if (auto cached = state_->keys.find(id); cached.ok()) {
     if ((*cached)->expires_s == 0 || (*cached)->expires_s > now) return *cached;
   }
   if (!state_->shared_keys) {
-    *refusal = make_error(v1::UNKNOWN_KEY_ID, "unknown or expired key id: upload the key set again");
+    *refusal =
+        make_error(v1::UNKNOWN_KEY_ID, "unknown or expired key id: upload the key set again");
     return nullptr;
   }
   // Uploaded through another replica (or evicted here): pull it once and check it exactly as
@@ -267,16 +267,19 @@ std::shared_ptr<const EvaluationKeys> ProviderCore::find_keys(const KeyId& id,
   // other parameters or does not hash to the requested id is refused (the client re-uploads).
   auto stored = state_->shared_keys->get(id);
   if (!stored.ok()) {
-    *refusal = make_error(v1::STATE_UNAVAILABLE, "the shared key store: " + stored.status().message());
+    *refusal =
+        make_error(v1::STATE_UNAVAILABLE, "the shared key store: " + stored.status().message());
     return nullptr;
   }
   if (!stored->has_value() || (*stored)->expires_s <= now) {
-    *refusal = make_error(v1::UNKNOWN_KEY_ID, "unknown or expired key id: upload the key set again");
+    *refusal =
+        make_error(v1::UNKNOWN_KEY_ID, "unknown or expired key id: upload the key set again");
     return nullptr;
   }
   auto damaged = [&](const std::string& why) {
-    *refusal = make_error(v1::UNKNOWN_KEY_ID, "the shared store's key set for this id is unusable (" +
-                                                  why + "): upload the key set again");
+    *refusal =
+        make_error(v1::UNKNOWN_KEY_ID, "the shared store's key set for this id is unusable (" +
+                                           why + "): upload the key set again");
     return nullptr;
   };
   v1::UploadKeysRequest upload;
@@ -319,8 +322,8 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
     stored.set_params_id(request.params_id());
     stored.set_galois_keys(request.galois_keys());
     stored.set_public_key(request.public_key());
-    const Status s = state_->shared_keys->put(id, stored.SerializeAsString(),
-                                              decoded->keys->expires_s);
+    const Status s =
+        state_->shared_keys->put(id, stored.SerializeAsString(), decoded->keys->expires_s);
     if (!s.ok()) {
       return upload_error(v1::STATE_UNAVAILABLE, "the shared key store: " + s.message());
     }

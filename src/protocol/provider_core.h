@@ -30,8 +30,8 @@
 #include "core/status.h"
 #include "index/exact_store.h"
 #include "protocol/key_cache.h"
-#include "protocol/provider_state.h"
 #include "protocol/privsearch.pb.h"
+#include "protocol/provider_state.h"
 #include "rerank/layout.h"
 
 namespace privsearch::protocol {

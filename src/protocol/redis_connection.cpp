@@ -71,7 +71,8 @@ Result<RedisUrl> parse_redis_url(const std::string& url) {
     rest = rest.substr(at + 1);
   }
   if (const auto slash = rest.find('/'); slash != std::string::npos) {
-    if (!parse_int(std::string_view(rest).substr(slash + 1), u.db)) return bad("db is not a number");
+    if (!parse_int(std::string_view(rest).substr(slash + 1), u.db))
+      return bad("db is not a number");
     rest.resize(slash);
   }
   const auto colon = rest.rfind(':');
@@ -128,7 +129,8 @@ Status RedisConnection::connect_locked() {
     return Status();
   };
   if (!url_.password.empty()) PRIVSEARCH_RETURN_IF_ERROR(setup({"AUTH", url_.password}, "AUTH"));
-  if (url_.db != 0) PRIVSEARCH_RETURN_IF_ERROR(setup({"SELECT", std::to_string(url_.db)}, "SELECT"));
+  if (url_.db != 0)
+    PRIVSEARCH_RETURN_IF_ERROR(setup({"SELECT", std::to_string(url_.db)}, "SELECT"));
   return Status();
 }
 
@@ -148,8 +150,8 @@ Result<RedisReply> RedisConnection::command_locked(const std::vector<std::string
       argv.push_back(a.data());
       lens.push_back(a.size());
     }
-    RedisReply r(static_cast<redisReply*>(redisCommandArgv(
-        ctx_.get(), static_cast<int>(argv.size()), argv.data(), lens.data())));
+    RedisReply r(static_cast<redisReply*>(
+        redisCommandArgv(ctx_.get(), static_cast<int>(argv.size()), argv.data(), lens.data())));
     if (r) return r;
     const std::string why = ctx_->errstr;
     ctx_.reset();  // broken: reconnect next time

@@ -7,7 +7,6 @@
 
 #include "protocol/redis_connection.h"
 
-
 namespace privsearch::protocol {
 namespace {
 
@@ -62,7 +61,8 @@ class RedisLedger final : public BudgetLedger {
       return Status(StatusCode::kResourceExhausted,
                     accounts[static_cast<std::size_t>(first - 1)].name);
     }
-    if (r->elements != accounts.size() + 1) return redis_.unavailable("short reply from the script");
+    if (r->elements != accounts.size() + 1)
+      return redis_.unavailable("short reply from the script");
     std::vector<std::uint64_t> remaining;
     for (std::size_t i = 1; i < r->elements; ++i) {
       const long long v = r->element[i]->integer;
@@ -75,7 +75,8 @@ class RedisLedger final : public BudgetLedger {
     auto r = redis_.command({"GET", std::string(kKeyPrefix) + account.name});
     PRIVSEARCH_RETURN_IF_ERROR(redis_.check(r, "GET"));
     std::uint64_t spent = 0;
-    if (const auto v = reply_string(r->get())) std::from_chars(v->data(), v->data() + v->size(), spent);
+    if (const auto v = reply_string(r->get()))
+      std::from_chars(v->data(), v->data() + v->size(), spent);
     return spent >= account.limit ? 0 : account.limit - spent;
   }
 

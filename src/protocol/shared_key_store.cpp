@@ -23,8 +23,8 @@ class RedisKeyStore final : public SharedKeyStore {
 
   Status put(const KeyId& id, std::string_view upload, std::int64_t expires_s) override {
     // SET is idempotent: a retry after a lost reply stores the same bytes again.
-    auto r = redis_.command({"SET", redis_key(id), std::string(upload), "EXAT",
-                             std::to_string(expires_s)});
+    auto r = redis_.command(
+        {"SET", redis_key(id), std::string(upload), "EXAT", std::to_string(expires_s)});
     return redis_.check(r, "SET key set");
   }
 
@@ -51,7 +51,7 @@ class RedisKeyStore final : public SharedKeyStore {
 }  // namespace
 
 Result<std::unique_ptr<SharedKeyStore>> open_redis_key_store(const std::string& url,
-                                                            int timeout_ms) {
+                                                             int timeout_ms) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto parsed, parse_redis_url(url));
   auto store = std::make_unique<RedisKeyStore>(std::move(parsed), timeout_ms);
   PRIVSEARCH_RETURN_IF_ERROR(store->probe());

@@ -43,6 +43,6 @@ class SharedKeyStore {
 // Key sets in Redis (`url` as for the budget ledger: protocol/redis_connection.h). kUnavailable
 // when Redis cannot be reached now.
 Result<std::unique_ptr<SharedKeyStore>> open_redis_key_store(const std::string& url,
-                                                            int timeout_ms = 2000);
+                                                             int timeout_ms = 2000);
 
 }  // namespace privsearch::protocol

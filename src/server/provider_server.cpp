@@ -1,8 +1,8 @@
 #include "server/provider_server.h"
 
 #include <fmt/format.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 
@@ -421,13 +421,12 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
       limits.max_concurrent_requests != 0 ? limits.max_concurrent_requests : 8 * threads;
 
   auto impl = std::make_unique<Impl>();
-  impl->service =
-      std::make_unique<Service>(core_ptr, options.pir, max_in_flight, options.request_log,
-                                options.tokens, options.transport,
-                                options.max_concurrent_per_client >= 0
-                                    ? static_cast<unsigned>(options.max_concurrent_per_client)
-                                    : std::max(1u, threads / 2),
-                                threads);
+  impl->service = std::make_unique<Service>(
+      core_ptr, options.pir, max_in_flight, options.request_log, options.tokens, options.transport,
+      options.max_concurrent_per_client >= 0
+          ? static_cast<unsigned>(options.max_concurrent_per_client)
+          : std::max(1u, threads / 2),
+      threads);
   // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
   // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
   // balancer stops routing here before the port closes. Unauthenticated on purpose (it says

@@ -31,8 +31,8 @@ class PirSharedTest : public ::testing::Test {
   void SetUp() override {
     const auto o = testing::tiny_index_options(c, 128);
     ASSERT_TRUE(index::build_index(o, nullptr).ok());
-    payloads = std::make_unique<index::PayloadStore>(
-        *index::PayloadStore::open(o.out / "payloads.bin"));
+    payloads =
+        std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
     redis_dir = o.out / "redis";
     auto r = tools::SpawnedRedis::start(redis_dir);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
@@ -168,8 +168,7 @@ TEST_F(PirSharedTest, OfflineWorkIsDoneOnceAcrossReplicas) {
   EXPECT_EQ(ready, (std::vector<std::uint64_t>{0, 1, 2, 3}));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // no worker computes a fifth
   RedisConnection conn(*parse_redis_url(redis->url()), 1000);
-  const auto next =
-      conn.command({"GET", "privsearch:pir:{" + std::to_string(id) + "}:next"});
+  const auto next = conn.command({"GET", "privsearch:pir:{" + std::to_string(id) + "}:next"});
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(reply_string(next->get()).value_or(""), "4");
 }

@@ -4,6 +4,7 @@
 // fails (the balancer's health checks on the gRPC health service and redispatch, the client's
 // retries, key sets pulled from Redis by the replica a client lands on next). A private fetch
 // registered before two replicas are killed goes on without registering again.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
@@ -11,8 +12,6 @@
 #include <fstream>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ckks/param_sets.h"
 #include "client/payload_fetcher.h"
@@ -43,10 +42,10 @@ class ClusterTest : public ::testing::Test {
     redis = std::move(r).value();
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(int i, const std::string& listen) {
-    tools::ProviderLaunch launch(o.out, c.dir / ("replica-" + std::to_string(i)),
-                                 {"--threads", "2", "--state", redis->url(),
-                                  "--key-uploads-per-minute", "0", "--pir-test-params",
-                                  "--max-concurrent-per-client", "0"});
+    tools::ProviderLaunch launch(
+        o.out, c.dir / ("replica-" + std::to_string(i)),
+        {"--threads", "2", "--state", redis->url(), "--key-uploads-per-minute", "0",
+         "--pir-test-params", "--max-concurrent-per-client", "0"});
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
     launch.cert_file = c.dir / "cert.pem";

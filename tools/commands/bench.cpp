@@ -156,17 +156,18 @@ void add_options(CLI::App* cmd, Args& a) {
 Command add_bench_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand("bench", "Run a benchmark suite and print one JSON object");
   auto a = std::make_shared<Args>();
-  cmd->add_option("suite", a->suite,
-                  "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
-                  "candidate scan), e2e (private search end to end, provider process over TLS on "
-                  "loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
-                  "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
-                  "baselines against a provider process), abuse (provider memory and legitimate "
-                  "latency under hostile clients), cluster (replicas behind HAProxy sharing state in Redis: "
-                  "throughput per replica count, budget check, key pull, state bytes)")
+  cmd->add_option(
+         "suite", a->suite,
+         "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
+         "candidate scan), e2e (private search end to end, provider process over TLS on "
+         "loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
+         "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
+         "baselines against a provider process), abuse (provider memory and legitimate "
+         "latency under hostile clients), cluster (replicas behind HAProxy sharing state in Redis: "
+         "throughput per replica count, budget check, key pull, state bytes)")
       ->required()
-      ->check(CLI::IsMember({"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems",
-                             "abuse", "cluster"}));
+      ->check(CLI::IsMember(
+          {"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems", "abuse", "cluster"}));
   add_options(cmd, *a);
   return {cmd, [a] {
             auto result = run_suite(*a);

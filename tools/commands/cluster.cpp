@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "commands/command.h"
-#include "experiments/cluster_demo.h"
 #include "core/bytes.h"
+#include "experiments/cluster_demo.h"
 #include "harness/spawned_haproxy.h"
 #include "index/atomic_file.h"
 
@@ -68,7 +68,8 @@ int run_haproxy_config(ClusterArgs& a) {
 
 Command add_cluster_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
-      "cluster", "Provider replicas behind one address: HAProxy configuration, and a demo of the tier");
+      "cluster",
+      "Provider replicas behind one address: HAProxy configuration, and a demo of the tier");
   cmd->require_subcommand(1);
   auto* haproxy = cmd->add_subcommand(
       "haproxy",

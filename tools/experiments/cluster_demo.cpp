@@ -131,7 +131,8 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
                                       "stem cells regenerate heart tissue"};
   if (!o.queries.empty()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto loaded, index::load_queries(o.queries));
-    if (loaded.empty()) return invalid_argument_error("cluster demo: no queries in " + o.queries.string());
+    if (loaded.empty())
+      return invalid_argument_error("cluster demo: no queries in " + o.queries.string());
     queries.clear();
     for (const auto& q : loaded) queries.push_back(q.text);
   }
@@ -142,8 +143,9 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
   nlohmann::json out;
   out["machine"] = machine_description();
 
-  step(fmt::format("1. Redis, {} provider replicas and HAProxy on 127.0.0.1 (throwaway certificate)",
-                   o.replicas));
+  step(
+      fmt::format("1. Redis, {} provider replicas and HAProxy on 127.0.0.1 (throwaway certificate)",
+                  o.replicas));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto identity, net::make_self_signed("localhost", 1));
   std::ofstream(work / "cert.pem") << identity.certificate_pem();
   std::ofstream(work / "key.pem") << identity.private_key_pem();
@@ -177,9 +179,10 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
   auto co = replicas[0]->connect_options();
   co.port = balancer->port();
 
-  step(fmt::format("2. {} clients x {} text searches through the balancer; replica 2 is "
-                   "SIGKILLed mid-burst and restarted",
-                   o.clients, o.searches_per_client));
+  step(
+      fmt::format("2. {} clients x {} text searches through the balancer; replica 2 is "
+                  "SIGKILLed mid-burst and restarted",
+                  o.clients, o.searches_per_client));
   const std::size_t victim = std::min<std::size_t>(1, o.replicas - 1);
   Status restart_status;
   const auto first = burst(o.index, co, queries, o.clients, o.searches_per_client, [&] {
@@ -204,14 +207,15 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
 
   if (o.fetch) {
     step("3. a private fetch through the balancer (ZipPIR; registration and hints in Redis)");
-    fmt::print("(first fetch: the hint is computed offline by one replica's worker: ~20 s on 2 cores)\n");
+    fmt::print(
+        "(first fetch: the hint is computed offline by one replica's worker: ~20 s on 2 cores)\n");
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(o.index, std::move(transport)));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto hits, sc->search(queries.front(), {}));
     if (hits.hits.empty()) return internal_error("cluster demo: no hit to fetch");
     client::FetchOptions fo;
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
-                                                  sc->transport(), sc->artifact_version(), fo));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto fetcher, client::PayloadFetcher::create(sc->transport(), sc->artifact_version(), fo));
     const auto t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, fetcher->fetch(hits.hits.front().doc));
     const double fetch_s = ms_since(t0) / 1000;
@@ -229,8 +233,8 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
     PRIVSEARCH_ASSIGN_OR_RETURN(replicas[i], launch(i, addresses[i]));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const std::uint64_t after, budget_total(url));
-  fmt::print("requests counted in budgets: {} before, {} after the restarts ({})\n", before,
-             after, before == after ? "none lost" : "COUNTS DIFFER");
+  fmt::print("requests counted in budgets: {} before, {} after the restarts ({})\n", before, after,
+             before == after ? "none lost" : "COUNTS DIFFER");
   out["budget_counts"] = {{"before", before}, {"after", after}};
 
   step("5. a short burst after the restarts");

@@ -129,13 +129,13 @@ std::string haproxy_config(const BalancerSpec& s) {
       "  tcp-check connect ssl alpn h2\n"
       "  tcp-check send-binary {5}\n"
       "  tcp-check expect binary 00000000020801\n",
-      s.max_connections, s.message_deadline_s, s.port, s.max_connections_per_source,
-      s.listen_host, grpc_health_check_request_hex());
+      s.max_connections, s.message_deadline_s, s.port, s.max_connections_per_source, s.listen_host,
+      grpc_health_check_request_hex());
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
     // `verify none` is for the check's own TLS session only (client traffic passes through
     // untouched and is verified by the client's pinned certificate); the check learns up/down.
-    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none\n",
-                       i + 1, s.replicas[i], s.check_interval_ms);
+    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none\n", i + 1,
+                       s.replicas[i], s.check_interval_ms);
   }
   return cfg;
 }

@@ -44,14 +44,15 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--fingerprint-file", s.fingerprint_file,
                  "Write the certificate fingerprint to this file when ready");
   app.add_option("--threads", s.threads, "Worker threads (default: the cores)");
-  app.add_option("--state", s.state,
-                 "Where request budgets live: `file:PATH` (an append-only journal; default "
-                 "file:$XDG_STATE_HOME/privsearch/provider-budgets.journal, ~/.local/state when "
-                 "unset), `redis://[:PASSWORD@]HOST:PORT[/DB]` or `unix:///PATH` (shared by "
-                 "replicas with uploaded key sets and PIR registrations and hints; run Redis with "
-                 "appendonly yes and maxmemory-policy noeviction), or `memory` (reset by every restart: "
-                 "tests only). Budgets survive reloads, restarts and new key epochs; one provider "
-                 "per journal file (locked)");
+  app.add_option(
+      "--state", s.state,
+      "Where request budgets live: `file:PATH` (an append-only journal; default "
+      "file:$XDG_STATE_HOME/privsearch/provider-budgets.journal, ~/.local/state when "
+      "unset), `redis://[:PASSWORD@]HOST:PORT[/DB]` or `unix:///PATH` (shared by "
+      "replicas with uploaded key sets and PIR registrations and hints; run Redis with "
+      "appendonly yes and maxmemory-policy noeviction), or `memory` (reset by every restart: "
+      "tests only). Budgets survive reloads, restarts and new key epochs; one provider "
+      "per journal file (locked)");
   app.add_option("--auth-tokens", s.auth_tokens,
                  "Require bearer tokens: a file of `<identity> <sha256 hex of token>` lines "
                  "(`privsearch token new` makes them). Budgets and rate limits then follow the "

@@ -70,8 +70,7 @@ Result<double> timed_rerank(client::ProviderClient& via, const v1::RerankRequest
   return ms;
 }
 
-Result<std::vector<double>> sequential(client::ProviderClient& via, const Epoch& e,
-                                       std::size_t n) {
+Result<std::vector<double>> sequential(client::ProviderClient& via, const Epoch& e, std::size_t n) {
   std::vector<double> out;
   for (std::size_t i = 0; i < n; ++i) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const double ms,
@@ -154,10 +153,12 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto identity, net::make_self_signed("localhost", 1));
   std::ofstream(work / "cert.pem") << identity.certificate_pem();
   std::ofstream(work / "key.pem") << identity.private_key_pem();
-  const std::vector<std::string> common = {
-      "--threads", std::to_string(o.threads_per_replica), "--no-pir", "--requests-per-key",
-      "1000000000", "--max-concurrent", "256", "--key-uploads-per-minute", "0",
-      "--max-concurrent-per-client", "0"};
+  const std::vector<std::string> common = {"--threads",  std::to_string(o.threads_per_replica),
+                                           "--no-pir",   "--requests-per-key",
+                                           "1000000000", "--max-concurrent",
+                                           "256",        "--key-uploads-per-minute",
+                                           "0",          "--max-concurrent-per-client",
+                                           "0"};
   auto launch = [&](const std::string& name, std::vector<std::string> extra) {
     ProviderLaunch l(o.index, work / name, common);
     l.extra_args.insert(l.extra_args.end(), extra.begin(), extra.end());
@@ -202,8 +203,10 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   std::vector<double> pull_ms;
   std::string last_key_id;
   {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto a, client::ProviderClient::connect(replicas[0]->connect_options()));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto b, client::ProviderClient::connect(replicas[1]->connect_options()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto a,
+                                client::ProviderClient::connect(replicas[0]->connect_options()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto b,
+                                client::ProviderClient::connect(replicas[1]->connect_options()));
     for (std::size_t i = 0; i < o.key_pulls; ++i) {
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto e, new_epoch(o, manifest, *a, 4));
       PRIVSEARCH_ASSIGN_OR_RETURN(const double cold, timed_rerank(*b, e.requests[0]));
@@ -226,8 +229,8 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   PRIVSEARCH_RETURN_IF_ERROR(charge_status);
 
   protocol::RedisConnection conn(*protocol::parse_redis_url(url), 2000);
-  const std::string hex = to_hex(std::span(
-      reinterpret_cast<const std::uint8_t*>(last_key_id.data()), last_key_id.size()));
+  const std::string hex = to_hex(
+      std::span(reinterpret_cast<const std::uint8_t*>(last_key_id.data()), last_key_id.size()));
   const std::size_t key_set_bytes = redis_memory_usage(conn, "privsearch:keys:" + hex);
   const std::size_t budget_bytes = redis_memory_usage(conn, "privsearch:budget:key:" + hex);
 
@@ -262,8 +265,8 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
       }
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(auto level, closed_loop(o, co, e, r));
-    progress(fmt::format("{} replica(s): {:.1f} requests/s, {} failures", r, level.rps,
-                         level.failures));
+    progress(
+        fmt::format("{} replica(s): {:.1f} requests/s, {} failures", r, level.rps, level.failures));
     levels.push_back(std::move(level));
   }
 

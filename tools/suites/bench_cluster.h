@@ -29,11 +29,11 @@ struct ClusterBenchOptions {
   std::filesystem::path index = "build/demo/index-scifact";
   std::size_t k = 100;
   std::vector<std::size_t> replicas = {1, 2, 3};
-  std::size_t clients = 6;               // closed-loop connections per level
+  std::size_t clients = 6;  // closed-loop connections per level
   std::size_t requests_per_level = 240;
-  std::size_t pool = 16;                 // pre-encrypted requests
-  std::size_t warm_requests = 40;        // sequential, for online_ms
-  std::size_t key_pulls = 5;             // key epochs timed for key_pull_ms
+  std::size_t pool = 16;           // pre-encrypted requests
+  std::size_t warm_requests = 40;  // sequential, for online_ms
+  std::size_t key_pulls = 5;       // key epochs timed for key_pull_ms
   unsigned threads_per_replica = 1;
 };
 

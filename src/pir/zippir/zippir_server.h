@@ -9,8 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <utility>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "pir/paillier/paillier.h"
@@ -70,8 +70,8 @@ class ZipPirServer {
   // without being kept, and an answer under a hint the caller took from the store (checked:
   // format, parameters, query index, ciphertexts below N^2). The caller guarantees each index's
   // hint is answered at most once, cluster-wide.
-  Result<std::vector<std::uint8_t>> compute_hint(std::uint64_t client_id,
-                                                 std::uint64_t query_index, unsigned threads);
+  Result<std::vector<std::uint8_t>> compute_hint(std::uint64_t client_id, std::uint64_t query_index,
+                                                 unsigned threads);
   Result<std::vector<std::uint8_t>> answer_with_hint(std::span<const std::uint8_t> query_message,
                                                      std::span<const std::uint8_t> hint_message,
                                                      ZipPirAnswerTimings* timings = nullptr);
