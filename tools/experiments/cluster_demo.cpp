@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -49,6 +50,43 @@ Result<std::uint64_t> budget_total(const std::string& url) {
     }
   } while (cursor != "0");
   return total;
+}
+
+// Redis memory by kind of state (SCAN + MEMORY USAGE): what one deployment must provision.
+Result<nlohmann::json> state_bytes(const std::string& url) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto parsed, protocol::parse_redis_url(url));
+  protocol::RedisConnection redis(parsed, 2000);
+  std::map<std::string, std::pair<std::size_t, std::size_t>> kinds;  // kind -> (keys, bytes)
+  std::string cursor = "0";
+  do {
+    auto r = redis.command({"SCAN", cursor, "MATCH", "privsearch:*", "COUNT", "1000"});
+    PRIVSEARCH_RETURN_IF_ERROR(redis.check(r, "SCAN"));
+    const redisReply* reply = r->get();
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
+      return redis.unavailable("SCAN: unexpected reply");
+    }
+    cursor = protocol::reply_string(reply->element[0]).value_or("0");
+    for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
+      const auto key = protocol::reply_string(reply->element[1]->element[i]);
+      if (!key) continue;
+      // privsearch:keys:.., privsearch:budget:.., privsearch:pir:{c}:hints:v -> "pir hints"
+      std::string kind = key->substr(11, key->find(':', 11) - 11);
+      if (kind == "pir") {
+        const auto close = key->find("}:");
+        kind = close == std::string::npos
+                   ? "pir " + key->substr(15)
+                   : "pir " + key->substr(close + 2, key->find(':', close + 2) - close - 2);
+      }
+      auto u = redis.command({"MEMORY", "USAGE", *key});
+      PRIVSEARCH_RETURN_IF_ERROR(redis.check(u, "MEMORY USAGE"));
+      auto& [count, bytes] = kinds[kind];
+      ++count;
+      if ((*u)->type == REDIS_REPLY_INTEGER) bytes += static_cast<std::size_t>((*u)->integer);
+    }
+  } while (cursor != "0");
+  nlohmann::json out;
+  for (const auto& [kind, cb] : kinds) out[kind] = {{"keys", cb.first}, {"bytes", cb.second}};
+  return out;
 }
 
 struct Burst {
@@ -223,6 +261,12 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
                text.substr(0, std::min<std::size_t>(text.find('\n'), 90)));
     out["fetch"] = {{"seconds", fetch_s}, {"bytes", text.size()}};
   }
+  PRIVSEARCH_ASSIGN_OR_RETURN(out["redis_state"], state_bytes(url));
+  fmt::print("state in Redis by kind (keys, bytes):");
+  for (const auto& [kind, v] : out["redis_state"].items()) {
+    fmt::print(" {} ({}, {});", kind, v["keys"].get<std::size_t>(), v["bytes"].get<std::size_t>());
+  }
+  fmt::print("\n");
 
   step("4. restart Redis and every replica: budget counts before and after");
   PRIVSEARCH_ASSIGN_OR_RETURN(const std::uint64_t before, budget_total(url));
