@@ -26,6 +26,10 @@ struct BudgetAccount {
   std::string name;           // no whitespace (checked)
   std::uint64_t limit = 0;    // requests the account may make
   std::int64_t expires_s = 0;  // Unix time after which the account is forgotten
+  // Accounts charged together share a group: a sharded store (Redis Cluster) keeps a group on
+  // one node so one request's charge stays one atomic script (the group is the Redis hash tag).
+  // The provider groups by the caller's identity, else by the key id. Empty: the name.
+  std::string group = {};
 };
 
 class BudgetLedger {

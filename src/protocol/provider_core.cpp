@@ -157,16 +157,22 @@ std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id,
                                                       const Caller& caller) const {
   const auto& l = config_.limits;
   const std::int64_t now = unix_now_s();
+  // One group per request (a Redis Cluster slot): the identity's when there is one (with
+  // tokens every caller has one), else the key id's.
+  const std::string key_account = "key:" + to_hex(id);
+  const std::string group =
+      caller.identity.empty() ? key_account : "identity:" + caller.identity;
   std::vector<BudgetAccount> accounts;
-  accounts.push_back({"key:" + to_hex(id), l.requests_per_key_id, now + l.key_budget_ttl_s});
+  accounts.push_back({key_account, l.requests_per_key_id, now + l.key_budget_ttl_s, group});
   if (!caller.identity.empty() && l.requests_per_identity > 0) {
     if (l.identity_budget_window_s > 0) {
       const std::int64_t window = now / l.identity_budget_window_s;
       accounts.push_back({"identity:" + caller.identity + ":" + std::to_string(window),
-                          l.requests_per_identity, (window + 1) * l.identity_budget_window_s});
+                          l.requests_per_identity, (window + 1) * l.identity_budget_window_s,
+                          group});
     } else {
       accounts.push_back({"identity:" + caller.identity, l.requests_per_identity,
-                          std::numeric_limits<std::int64_t>::max()});
+                          std::numeric_limits<std::int64_t>::max(), group});
     }
   }
   return accounts;

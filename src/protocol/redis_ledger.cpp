@@ -36,6 +36,12 @@ end
 return out
 )lua"};
 
+// `privsearch:budget:{<group>}:<name>`: the braces are Redis Cluster's hash tag, so the accounts
+// of one request (one group) live in one slot and one script can charge them all.
+std::string redis_key(const BudgetAccount& a) {
+  return fmt::format("{}{{{}}}:{}", kKeyPrefix, a.group.empty() ? a.name : a.group, a.name);
+}
+
 class RedisLedger final : public BudgetLedger {
  public:
   RedisLedger(RedisUrl url, int timeout_ms) : redis_(std::move(url), timeout_ms) {}
@@ -43,7 +49,7 @@ class RedisLedger final : public BudgetLedger {
   Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts) override {
     if (accounts.empty()) return std::vector<std::uint64_t>{};
     std::vector<std::string> keys, args;
-    for (const auto& a : accounts) keys.push_back(std::string(kKeyPrefix) + a.name);
+    for (const auto& a : accounts) keys.push_back(redis_key(a));
     for (const auto& a : accounts) args.push_back(std::to_string(a.limit));
     for (const auto& a : accounts) args.push_back(std::to_string(std::min(a.expires_s, kNever)));
     // A reply lost after the script ran charges twice on the retry: an over-count, the safe
@@ -72,7 +78,7 @@ class RedisLedger final : public BudgetLedger {
   }
 
   Result<std::uint64_t> remaining(const BudgetAccount& account) override {
-    auto r = redis_.command({"GET", std::string(kKeyPrefix) + account.name});
+    auto r = redis_.command({"GET", redis_key(account)});
     PRIVSEARCH_RETURN_IF_ERROR(redis_.check(r, "GET"));
     std::uint64_t spent = 0;
     if (const auto v = reply_string(r->get()))

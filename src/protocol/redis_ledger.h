@@ -3,7 +3,9 @@
 // One Lua script per request charges all its accounts atomically on the Redis server (EVAL:
 // Redis caches the compiled script by its SHA-1): it refuses when any account has reached its limit
 // and otherwise INCRs each and sets its expiry, so two replicas can never both take the last
-// request (no read-modify-write across the network). Keys are `privsearch:budget:<account>`.
+// request (no read-modify-write across the network). Keys are
+// `privsearch:budget:{<group>}:<account>` (the group is a Redis Cluster hash tag: one request's
+// accounts share a slot).
 // Durability is Redis's: run it with `appendonly yes`; `appendfsync everysec` (Redis's default
 // for AOF) can lose up to one second of charges in a crash of the Redis host, `always` none at a
 // throughput cost (docs/SECURITY.md). Fail closed: an unreachable or erroring Redis makes every

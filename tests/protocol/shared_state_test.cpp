@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -152,6 +153,37 @@ TEST_F(SharedStateTest, OneBudgetAcrossThreeReplicasAndARedisRestart) {
   for (auto& r : replicas) {
     EXPECT_EQ(r->rerank(request(key_id, one)).error().code(), v1::BUDGET_EXHAUSTED);
   }
+}
+
+TEST_F(SharedStateTest, OneRequestsAccountsShareARedisClusterSlot) {
+  // Redis Cluster runs a script only over keys of one slot: the hash tag {...} of every account
+  // a request charges must be the same (the identity's, else the key id's).
+  ProviderLimits limits;
+  limits.requests_per_identity = 10;
+  auto a = replica(limits);
+  ASSERT_TRUE(a);
+  const Caller alice{"alice", ""};
+  const auto alice_key = upload(*a, false, alice);
+  expect_scores(a->rerank(request(alice_key, ids_), alice), ids_);
+  const auto anonymous_key = upload(*a);
+  expect_scores(a->rerank(request(anonymous_key, ids_)), ids_);
+  RedisConnection c(*parse_redis_url(redis->url()), 1000);
+  const auto keys = c.command({"KEYS", "privsearch:budget:*"});
+  ASSERT_TRUE(c.check(keys, "KEYS").ok());
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < (*keys)->elements; ++i) {
+    names.push_back(reply_string((*keys)->element[i]).value_or(""));
+  }
+  std::sort(names.begin(), names.end());
+  const std::string anon_hex = to_hex(byte_view(anonymous_key));
+  const std::string alice_hex = to_hex(byte_view(alice_key));
+  std::vector<std::string> want = {
+      "privsearch:budget:{identity:alice}:identity:alice:" +
+          std::to_string(unix_now_s() / limits.identity_budget_window_s),
+      "privsearch:budget:{identity:alice}:key:" + alice_hex,
+      "privsearch:budget:{key:" + anon_hex + "}:key:" + anon_hex};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(names, want);
 }
 
 TEST_F(SharedStateTest, RedisDownIsATypedRefusalNeverAnUnmeteredAnswer) {

@@ -232,7 +232,8 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   const std::string hex = to_hex(
       std::span(reinterpret_cast<const std::uint8_t*>(last_key_id.data()), last_key_id.size()));
   const std::size_t key_set_bytes = redis_memory_usage(conn, "privsearch:keys:" + hex);
-  const std::size_t budget_bytes = redis_memory_usage(conn, "privsearch:budget:key:" + hex);
+  const std::size_t budget_bytes =
+      redis_memory_usage(conn, "privsearch:budget:{key:" + hex + "}:key:" + hex);
 
   std::vector<Level> levels;
   std::vector<double> tier_ms, direct_ms;
