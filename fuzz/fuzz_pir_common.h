@@ -17,6 +17,7 @@ struct PirFixture {
   std::vector<std::uint8_t> query;
   std::vector<std::uint8_t> response;
   std::vector<std::uint8_t> hint;
+  std::vector<std::uint8_t> stored_hint;  // the query's hint as a shared store holds it
 };
 
 inline PirFixture& pir_fixture() {
@@ -37,6 +38,7 @@ inline PirFixture& pir_fixture() {
     const auto id = *fx->server->register_client(fx->client->setup_message());
     PRIVSEARCH_CHECK(fx->server->precompute(id, 0, 2, 1).ok(), "fixture precompute");
     fx->hint = *fx->server->export_hint(id, 1);
+    fx->stored_hint = *fx->server->compute_hint(id, 0, 1);
     fx->query = *fx->client->query(7, prng, fx->pending);
     fx->response = *fx->server->answer(fx->query);
     return fx;

@@ -136,6 +136,9 @@ int main(int argc, char** argv) {
     write(root / "pir_zippir", "hint", sel(3, f.hint));
     write(root / "pir_zippir", "response", sel(4, f.response));
     write(root / "pir_zippir", "response_truncated", sel(4, truncated(f.response, 40)));
+    write(root / "pir_zippir", "stored_hint", sel(5, f.stored_hint));
+    write(root / "pir_zippir", "stored_hint_truncated",
+          sel(5, truncated(f.stored_hint, f.stored_hint.size() - 7)));
   }
   {
     // index_word_vectors: selector byte + file (0 JSON, 1 binary vectors, 2 glove artifact).

@@ -2,9 +2,9 @@
 // tier), so that a client registered through one replica can fetch through any other, each
 // query index is answered at most once cluster-wide, and the offline hint work is done once.
 //
-// Why "at most once" matters: the hint of query index i is a deterministic function of the
-// client's setup (its Paillier key and seed) and i; two queries answered under one index would
-// reveal the difference of the client's two LWE queries, i.e. which records it asked for
+// Why "at most once" matters: the offsets of query index i are expanded from the client's seed
+// and i, so any replica can compute the index's hint, and two queries answered under one index
+// would reveal the difference of the client's two LWE queries, i.e. which records it asked for
 // (ZipPIR, arXiv 2603.09190, section 4). So:
 //  - indices are handed out by one counter per client (INCR), never reset while the client can
 //    come back (`index_memory_s`, default 30 days, longer than any registration lives), so no
