@@ -64,13 +64,19 @@ redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
 return 1
 )lua"};
 
-// Takes one hint: {0} unknown client, {1} no hint for the index, {2, hint}.
+// Takes one hint: {0} unknown client, {1} no hint for the index, {2, hint}. Hints of lower
+// indices are dropped with it: a client's indices only move forward (hints delivered out of
+// order by several workers would otherwise hold ready slots the client can never use).
 // KEYS: setup, hints; ARGV: index
 constexpr RedisScript kTake{R"lua(
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
 local h = redis.call('HGET', KEYS[2], ARGV[1])
 if not h then return {1} end
 redis.call('HDEL', KEYS[2], ARGV[1])
+local taken = tonumber(ARGV[1])
+for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if tonumber(field) < taken then redis.call('HDEL', KEYS[2], field) end
+end
 return {2, h}
 )lua"};
 

@@ -32,6 +32,18 @@ class SigpipeGuard {
   sigset_t pipe_{}, old_{};
 };
 
+// One command on `c` (binary-safe arguments); null when the connection broke.
+RedisReply run(redisContext* c, const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lens;
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  return RedisReply(static_cast<redisReply*>(
+      redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+}
+
 bool parse_int(std::string_view s, int& out) {
   const auto r = std::from_chars(s.data(), s.data() + s.size(), out);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
@@ -113,14 +125,7 @@ Status RedisConnection::connect_locked() {
   }
   redisSetTimeout(c, tv);
   auto setup = [&](const std::vector<std::string>& args, const char* what) -> Status {
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lens;
-    for (const auto& a : args) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    RedisReply r(static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+    RedisReply r = run(c, args);
     if (!r || r->type == REDIS_REPLY_ERROR) {
       const std::string why = r ? std::string(r->str, r->len) : std::string(c->errstr);
       ctx_.reset();
@@ -144,14 +149,7 @@ Result<RedisReply> RedisConnection::command_locked(const std::vector<std::string
         continue;
       }
     }
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lens;
-    for (const auto& a : args) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    RedisReply r(static_cast<redisReply*>(
-        redisCommandArgv(ctx_.get(), static_cast<int>(argv.size()), argv.data(), lens.data())));
+    RedisReply r = run(ctx_.get(), args);
     if (r) return r;
     const std::string why = ctx_->errstr;
     ctx_.reset();  // broken: reconnect next time

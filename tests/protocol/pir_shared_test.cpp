@@ -40,11 +40,15 @@ class PirSharedTest : public ::testing::Test {
   }
   void TearDown() override { redis.reset(); }
 
-  std::unique_ptr<PirService> replica(std::size_t ready_per_client = 2) {
+  static PirConfig test_config() {
     PirConfig pc;
     pc.lwe_params = "insecure-test-n64-binary";
     pc.paillier_bits = 512;
     pc.allow_insecure = true;
+    return pc;
+  }
+  std::unique_ptr<PirService> replica(std::size_t ready_per_client = 2) {
+    PirConfig pc = test_config();
     pc.ready_per_client = ready_per_client;
     pc.setups = {0, 1};
     PirSharedLimits limits;
@@ -85,6 +89,20 @@ class PirSharedTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  // Waits for a ready index the client can still use (at or after its next index; several
+  // workers deliver hints out of order) and moves the client to it.
+  bool move_to_ready_index(PirService& service, pir::ZipPirClient& client) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+      const auto s = status(service, client.client_id());
+      if (s.has_error()) return false;
+      for (const std::uint64_t i : s.ready_query_indices()) {
+        if (i >= client.next_query_index()) return client.skip_to_query_index(i).ok();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
   v1::PirQueryRequest query_request(pir::ZipPirClient& client, std::size_t record,
                                     std::optional<pir::ZipPirPendingQuery>& pending) {
     v1::PirQueryRequest req;
@@ -119,9 +137,7 @@ TEST_F(PirSharedTest, RegisteredThroughOneReplicaFetchedThroughAnother) {
   ASSERT_FALSE(ready.empty());
   for (const std::size_t rec : {5u, 77u}) {
     std::optional<pir::ZipPirPendingQuery> pending;
-    const auto idx = wait_ready(*a, id, 1);
-    ASSERT_FALSE(idx.empty());
-    ASSERT_TRUE(client.skip_to_query_index(idx.front()).ok());
+    ASSERT_TRUE(move_to_ready_index(*a, client));
     PirService& via = rec == 5 ? *b : *a;  // B has never seen this client before the first
     const auto resp = via.query(query_request(client, rec, pending));
     ASSERT_FALSE(resp.has_error()) << resp.error().message();
@@ -136,10 +152,9 @@ TEST_F(PirSharedTest, EachQueryIndexIsAnsweredAtMostOnceAcrossReplicas) {
   ASSERT_TRUE(a && b);
   auto client = new_client(*a);
   const auto id = setup(*a, client).client_id();
+  ASSERT_EQ(id, client.client_id());
   for (int round = 0; round < 4; ++round) {
-    const auto idx = wait_ready(*a, id, 1);
-    ASSERT_FALSE(idx.empty());
-    ASSERT_TRUE(client.skip_to_query_index(idx.front()).ok());
+    ASSERT_TRUE(move_to_ready_index(*a, client));
     std::optional<pir::ZipPirPendingQuery> pending;
     const auto req = query_request(client, static_cast<std::size_t>(round), pending);
     // The same query (one index) to both replicas at once: exactly one answers.
@@ -171,6 +186,37 @@ TEST_F(PirSharedTest, OfflineWorkIsDoneOnceAcrossReplicas) {
   const auto next = conn.command({"GET", "privsearch:pir:{" + std::to_string(id) + "}:next"});
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(reply_string(next->get()).value_or(""), "4");
+}
+
+TEST_F(PirSharedTest, TheStoreHandsOutIndicesOnceAndHintsOnce) {
+  // The scripts alone, without any replica's worker competing: one client, two claimed
+  // indices delivered out of order, each hint taken at most once, lower ones dropped.
+  PirSharedLimits limits;
+  limits.ready_per_client = 2;
+  auto state = std::move(open_redis_pir_state(redis->url(), limits)).value();
+  ASSERT_TRUE(state->register_client(42, "setup-42", "v1").ok());
+  const auto w0 = *state->next_work("v1", 1);
+  const auto w1 = *state->next_work("v1", 1);
+  ASSERT_TRUE(w0 && w1);
+  EXPECT_EQ(w0->client, 42u);
+  EXPECT_EQ(w0->setup, "setup-42");
+  EXPECT_EQ(w0->index, 0u);
+  EXPECT_EQ(w1->index, 1u);
+  EXPECT_FALSE(state->next_work("v1", 1)->has_value());  // two owed, two handed out
+  ASSERT_TRUE(state->deliver(*w1, "v1", "hint-1").ok());
+  ASSERT_TRUE(state->deliver(*w0, "v1", "hint-0").ok());
+  EXPECT_EQ(**state->ready(42, "v1"), (std::vector<std::uint64_t>{0, 1}));
+  EXPECT_EQ(*state->take_hint(42, "v1", 1), "hint-1");
+  EXPECT_EQ(state->take_hint(42, "v1", 1).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(state->take_hint(42, "v1", 0).status().code(), StatusCode::kFailedPrecondition);
+  // Index 0 was dropped with the take of 1 (the client is past it); the top-up queues two
+  // refills, which continue the counter: never an index handed out before.
+  EXPECT_TRUE((*state->ready(42, "v1"))->empty());
+  const auto w2 = *state->next_work("v1", 1);
+  ASSERT_TRUE(w2);
+  EXPECT_EQ(w2->index, 2u);
+  EXPECT_EQ(state->take_hint(7, "v1", 0).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(state->ready(7, "v1")->has_value());
 }
 
 TEST_F(PirSharedTest, DamagedStoreValuesAreTypedRefusals) {
@@ -205,11 +251,7 @@ TEST_F(PirSharedTest, DamagedStoreValuesAreTypedRefusals) {
   EXPECT_EQ(resp.error().code(), v1::UNKNOWN_PIR_CLIENT) << resp.error().message();
   // A damaged matrix seed: a new replica refuses to start rather than serve another matrix.
   redis_command({"SET", "privsearch:pir:a-seed", "short"});
-  PirConfig pc;
-  pc.lwe_params = "insecure-test-n64-binary";
-  pc.paillier_bits = 512;
-  pc.allow_insecure = true;
-  const auto bad = PirService::create(*payloads, "v1", pc,
+  const auto bad = PirService::create(*payloads, "v1", test_config(),
                                       std::move(open_redis_pir_state(redis->url(), {})).value());
   EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss) << bad.status().to_string();
 }

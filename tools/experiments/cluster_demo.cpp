@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -27,63 +28,66 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Every request budget counter in Redis (SCAN, not KEYS: it does not block Redis) summed.
+// Calls `fn` for every key matching `pattern` (SCAN, not KEYS: it does not block Redis).
+Status for_each_key(protocol::RedisConnection& redis, const std::string& pattern,
+                    const std::function<Status(const std::string&)>& fn) {
+  std::string cursor = "0";
+  do {
+    auto r = redis.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+    PRIVSEARCH_RETURN_IF_ERROR(redis.check(r, "SCAN"));
+    const redisReply* reply = r->get();
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
+      return redis.unavailable("SCAN: unexpected reply");
+    }
+    cursor = protocol::reply_string(reply->element[0]).value_or("0");
+    for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
+      if (const auto key = protocol::reply_string(reply->element[1]->element[i])) {
+        PRIVSEARCH_RETURN_IF_ERROR(fn(*key));
+      }
+    }
+  } while (cursor != "0");
+  return Status();
+}
+
+// Every request budget counter in Redis, summed.
 Result<std::uint64_t> budget_total(const std::string& url) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto parsed, protocol::parse_redis_url(url));
   protocol::RedisConnection redis(parsed, 2000);
   std::uint64_t total = 0;
-  std::string cursor = "0";
-  do {
-    auto r = redis.command({"SCAN", cursor, "MATCH", "privsearch:budget:*", "COUNT", "1000"});
-    PRIVSEARCH_RETURN_IF_ERROR(redis.check(r, "SCAN"));
-    const redisReply* reply = r->get();
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
-      return redis.unavailable("SCAN: unexpected reply");
-    }
-    cursor = protocol::reply_string(reply->element[0]).value_or("0");
-    for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
-      const auto key = protocol::reply_string(reply->element[1]->element[i]);
-      if (!key) continue;
-      auto v = redis.command({"GET", *key});
-      PRIVSEARCH_RETURN_IF_ERROR(redis.check(v, "GET"));
-      total += std::stoull(protocol::reply_string(v->get()).value_or("0"));
-    }
-  } while (cursor != "0");
+  const Status scanned =
+      for_each_key(redis, "privsearch:budget:*", [&](const std::string& key) -> Status {
+        auto v = redis.command({"GET", key});
+        PRIVSEARCH_RETURN_IF_ERROR(redis.check(v, "GET"));
+        total += std::stoull(protocol::reply_string(v->get()).value_or("0"));
+        return Status();
+      });
+  PRIVSEARCH_RETURN_IF_ERROR(scanned);
   return total;
 }
 
-// Redis memory by kind of state (SCAN + MEMORY USAGE): what one deployment must provision.
+// Redis memory by kind of state (MEMORY USAGE): what one deployment must provision.
 Result<nlohmann::json> state_bytes(const std::string& url) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto parsed, protocol::parse_redis_url(url));
   protocol::RedisConnection redis(parsed, 2000);
   std::map<std::string, std::pair<std::size_t, std::size_t>> kinds;  // kind -> (keys, bytes)
-  std::string cursor = "0";
-  do {
-    auto r = redis.command({"SCAN", cursor, "MATCH", "privsearch:*", "COUNT", "1000"});
-    PRIVSEARCH_RETURN_IF_ERROR(redis.check(r, "SCAN"));
-    const redisReply* reply = r->get();
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
-      return redis.unavailable("SCAN: unexpected reply");
-    }
-    cursor = protocol::reply_string(reply->element[0]).value_or("0");
-    for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
-      const auto key = protocol::reply_string(reply->element[1]->element[i]);
-      if (!key) continue;
-      // privsearch:keys:.., privsearch:budget:.., privsearch:pir:{c}:hints:v -> "pir hints"
-      std::string kind = key->substr(11, key->find(':', 11) - 11);
-      if (kind == "pir") {
-        const auto close = key->find("}:");
-        kind = close == std::string::npos
-                   ? "pir " + key->substr(15)
-                   : "pir " + key->substr(close + 2, key->find(':', close + 2) - close - 2);
-      }
-      auto u = redis.command({"MEMORY", "USAGE", *key});
-      PRIVSEARCH_RETURN_IF_ERROR(redis.check(u, "MEMORY USAGE"));
-      auto& [count, bytes] = kinds[kind];
-      ++count;
-      if ((*u)->type == REDIS_REPLY_INTEGER) bytes += static_cast<std::size_t>((*u)->integer);
-    }
-  } while (cursor != "0");
+  const Status scanned =
+      for_each_key(redis, "privsearch:*", [&](const std::string& key) -> Status {
+        // privsearch:keys:.., privsearch:budget:.., privsearch:pir:{c}:hints:v -> "pir hints"
+        std::string kind = key.substr(11, key.find(':', 11) - 11);
+        if (kind == "pir") {
+          const auto close = key.find("}:");
+          kind = close == std::string::npos
+                     ? "pir " + key.substr(15)
+                     : "pir " + key.substr(close + 2, key.find(':', close + 2) - close - 2);
+        }
+        auto u = redis.command({"MEMORY", "USAGE", key});
+        PRIVSEARCH_RETURN_IF_ERROR(redis.check(u, "MEMORY USAGE"));
+        auto& [count, bytes] = kinds[kind];
+        ++count;
+        if ((*u)->type == REDIS_REPLY_INTEGER) bytes += static_cast<std::size_t>((*u)->integer);
+        return Status();
+      });
+  PRIVSEARCH_RETURN_IF_ERROR(scanned);
   nlohmann::json out;
   for (const auto& [kind, cb] : kinds) out[kind] = {{"keys", cb.first}, {"bytes", cb.second}};
   return out;

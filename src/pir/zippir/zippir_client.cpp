@@ -75,26 +75,10 @@ Status ZipPirClient::skip_to_query_index(std::uint64_t index) {
 }
 
 Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
-  ByteReader r(message);
-  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kHintMagic, "ZipPIR hint"));
-  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR hint"));
-  std::uint64_t index = 0;
-  std::uint32_t count = 0;
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
-  if (count != info_.params.packed_rows(info_.shape)) {
-    return data_loss_error("ZipPIR hint: `count` = " + std::to_string(count) + ", expected " +
-                           std::to_string(info_.params.packed_rows(info_.shape)));
-  }
-  const auto& pk = keys_->public_key;
-  std::vector<mpz_class> k(count);
-  std::vector<std::uint8_t> b(pk.ciphertext_bytes());
-  for (auto& v : k) {
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(b));
-    PRIVSEARCH_ASSIGN_OR_RETURN(v, pk.ciphertext_from_bytes(b));
-  }
-  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
-  hints_.insert_or_assign(index, std::move(k));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto hint,
+                              parse_hint(message, keys_->public_key, info_.params_id(),
+                                         info_.params.packed_rows(info_.shape)));
+  hints_.insert_or_assign(hint.index, std::move(hint.k));
   return Status();
 }
 

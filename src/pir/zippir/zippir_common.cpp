@@ -68,6 +68,40 @@ std::uint64_t id_of_setup(std::span<const std::uint8_t> setup) {
   return v;
 }
 
+std::vector<std::uint8_t> serialize_hint(const PaillierPublicKey& pk, std::uint64_t params_id,
+                                         std::uint64_t index, const std::vector<mpz_class>& k) {
+  ByteWriter w;
+  put_header(w, kHintMagic);
+  w.put_u64(params_id);
+  w.put_u64(index);
+  w.put_u32(static_cast<std::uint32_t>(k.size()));
+  for (const auto& c : k) w.put_bytes(pk.ciphertext_to_bytes(c));
+  return w.take();
+}
+
+Result<HintMessage> parse_hint(std::span<const std::uint8_t> message, const PaillierPublicKey& pk,
+                               std::uint64_t params_id, std::size_t packed_rows) {
+  ByteReader r(message);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kHintMagic, "ZipPIR hint"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, params_id, "ZipPIR hint"));
+  HintMessage h;
+  std::uint32_t count = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(h.index));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  if (count != packed_rows) {
+    return data_loss_error("ZipPIR hint: `count` = " + std::to_string(count) + ", expected " +
+                           std::to_string(packed_rows));
+  }
+  h.k.resize(count);
+  std::vector<std::uint8_t> b(pk.ciphertext_bytes());
+  for (auto& v : h.k) {
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(b));
+    PRIVSEARCH_ASSIGN_OR_RETURN(v, pk.ciphertext_from_bytes(b));
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  return h;
+}
+
 }  // namespace detail
 
 constexpr std::uint8_t kInfoMagic[4] = {'Z', 'P', 'I', 'N'};

@@ -36,6 +36,7 @@
 #include "core/status.h"
 #include "pir/lwe/database.h"
 #include "pir/lwe/lwe.h"
+#include "pir/paillier/paillier.h"
 #include "pir/zippir/zippir_params.h"
 
 namespace privsearch::pir {
@@ -81,6 +82,17 @@ mpz_class pack_slots(const std::uint32_t* values, std::size_t count, int bits);
 std::uint64_t slot_of(const mpz_class& t, std::size_t l, int bits);
 // A client's id: the first 8 bytes of SHA-256 of its setup message.
 std::uint64_t id_of_setup(std::span<const std::uint8_t> setup);
+// The hint of one query index (export_hint, and a shared store's copy): header, params id,
+// u64 index, u32 count, then `count` Paillier ciphertexts k_i.
+std::vector<std::uint8_t> serialize_hint(const PaillierPublicKey& pk, std::uint64_t params_id,
+                                         std::uint64_t index, const std::vector<mpz_class>& k);
+struct HintMessage {
+  std::uint64_t index = 0;
+  std::vector<mpz_class> k;
+};
+// Parsed and checked: framing, params id, `packed_rows` parts, each a valid ciphertext of `pk`.
+Result<HintMessage> parse_hint(std::span<const std::uint8_t> message, const PaillierPublicKey& pk,
+                               std::uint64_t params_id, std::size_t packed_rows);
 using Clock = std::chrono::steady_clock;
 using privsearch::ms_since;
 }  // namespace detail

@@ -193,22 +193,10 @@ Result<std::vector<std::uint8_t>> ZipPirServer::export_hint(std::uint64_t client
     return failed_precondition_error("ZipPIR: no precomputed hint for query index " +
                                      std::to_string(query_index));
   }
-  auto out = serialize_hint(it->second.pk, query_index, h->second);
+  auto out = serialize_hint(it->second.pk, info_.params_id(), query_index, h->second);
   it->second.hints.erase(h);
   it->second.exported[query_index] = true;
   return out;
-}
-
-std::vector<std::uint8_t> ZipPirServer::serialize_hint(const PaillierPublicKey& pk,
-                                                       std::uint64_t index,
-                                                       const std::vector<mpz_class>& k) const {
-  ByteWriter w;
-  put_header(w, kHintMagic);
-  w.put_u64(info_.params_id());
-  w.put_u64(index);
-  w.put_u32(static_cast<std::uint32_t>(k.size()));
-  for (const auto& c : k) w.put_bytes(pk.ciphertext_to_bytes(c));
-  return w.take();
 }
 
 Result<std::vector<std::uint8_t>> ZipPirServer::compute_hint(std::uint64_t client_id,
@@ -227,7 +215,7 @@ Result<std::vector<std::uint8_t>> ZipPirServer::compute_hint(std::uint64_t clien
   const auto ck = expand_compression_randomness(*pk, seed, query_index, n);
   const auto k = compute_compressed_hint(*pk, ck, exponents_, info_.shape.rows, n, slots_,
                                          info_.params.hint_bits, threads);
-  return serialize_hint(*pk, query_index, k);
+  return serialize_hint(*pk, info_.params_id(), query_index, k);
 }
 
 Result<std::pair<std::uint64_t, std::uint64_t>> ZipPirServer::query_ids(
@@ -245,29 +233,14 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer_with_hint(
     std::span<const std::uint8_t> message, std::span<const std::uint8_t> hint_message,
     ZipPirAnswerTimings* timings) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const ParsedQuery q, parse_query(message));
-  ByteReader r(hint_message);
-  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kHintMagic, "ZipPIR hint"));
-  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR hint"));
-  std::uint64_t index = 0;
-  std::uint32_t count = 0;
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
-  if (index != q.index) {
-    return data_loss_error("ZipPIR hint is for query index " + std::to_string(index) +
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto parsed,
+                              parse_hint(hint_message, *q.pk, info_.params_id(), packed_rows_));
+  if (parsed.index != q.index) {
+    return data_loss_error("ZipPIR hint is for query index " + std::to_string(parsed.index) +
                            ", the query uses " + std::to_string(q.index));
   }
-  if (count != packed_rows_) {
-    return data_loss_error("ZipPIR hint has " + std::to_string(count) + " parts, expected " +
-                           std::to_string(packed_rows_));
-  }
   TakenHint hint;
-  std::vector<std::uint8_t> c(q.pk->ciphertext_bytes());
-  for (std::uint32_t i = 0; i < count; ++i) {
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(c));
-    PRIVSEARCH_ASSIGN_OR_RETURN(mpz_class k, q.pk->ciphertext_from_bytes(c));
-    hint.k.push_back(std::move(k));
-  }
-  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  hint.k = std::move(parsed.k);
   return answer_parsed(q, hint, timings);
 }
 

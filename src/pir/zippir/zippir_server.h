@@ -119,8 +119,6 @@ class ZipPirServer {
   Result<TakenHint> take_hint(const ParsedQuery& q, std::span<const std::uint8_t> message);
   Result<std::vector<std::uint8_t>> answer_parsed(const ParsedQuery& q, const TakenHint& hint,
                                                   ZipPirAnswerTimings* timings) const;
-  std::vector<std::uint8_t> serialize_hint(const PaillierPublicKey& pk, std::uint64_t index,
-                                           const std::vector<mpz_class>& k) const;
 
   ZipPirPublicInfo info_;
   std::optional<LweDatabase> db_;
