@@ -299,7 +299,7 @@ Result<std::unique_ptr<BudgetLedger>> open_ledger(const std::string& where) {
   }
   return Status(StatusCode::kInvalidArgument,
                 "`" + where +
-                    "`: expected `memory`, `file:PATH`, `redis://[:PASSWORD@]HOST:PORT[/DB]` or "
+                    "`: expected `memory`, `file:PATH`, `redis://[[USER]:PASSWORD@]HOST:PORT[/DB]` or "
                     "`unix:///PATH[?db=N]`");
 }
 

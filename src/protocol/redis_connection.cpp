@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <charconv>
+#include <cstdlib>
 
 namespace privsearch::protocol {
 namespace {
@@ -59,11 +60,17 @@ Result<RedisUrl> parse_redis_url(const std::string& url) {
   RedisUrl u;
   auto bad = [&](const char* why) {
     return Status(StatusCode::kInvalidArgument,
-                  fmt::format("Redis URL: {} (expected redis://[:PASSWORD@]HOST:PORT[/DB] or "
-                              "unix:///PATH[?db=N])",
+                  fmt::format("Redis URL: {} (expected redis://[[USER]:PASSWORD@]HOST:PORT[/DB] "
+                              "or unix:///PATH[?db=N])",
                               why));
   };
+  auto from_environment = [&u] {
+    if (!u.password.empty()) return;
+    if (const char* p = std::getenv("PRIVSEARCH_REDIS_PASSWORD")) u.password = p;
+    if (const char* user = std::getenv("PRIVSEARCH_REDIS_USER")) u.user = user;
+  };
   if (url.rfind("unix://", 0) == 0) {
+    from_environment();
     std::string rest = url.substr(7);
     if (const auto q = rest.find("?db="); q != std::string::npos) {
       if (!parse_int(std::string_view(rest).substr(q + 4), u.db)) return bad("db is not a number");
@@ -77,11 +84,17 @@ Result<RedisUrl> parse_redis_url(const std::string& url) {
   if (url.rfind("redis://", 0) != 0) return bad("unknown scheme");
   std::string rest = url.substr(8);
   if (const auto at = rest.rfind('@'); at != std::string::npos) {
-    std::string auth = rest.substr(0, at);
-    if (!auth.empty() && auth.front() == ':') auth.erase(0, 1);
-    u.password = auth;
+    const std::string auth = rest.substr(0, at);
+    if (const auto colon = auth.find(':'); colon != std::string::npos) {
+      u.user = auth.substr(0, colon);  // empty: the default user
+      u.password = auth.substr(colon + 1);
+    } else {
+      u.password = auth;
+    }
+    if (u.password.empty()) return bad("an empty password");
     rest = rest.substr(at + 1);
   }
+  from_environment();
   if (const auto slash = rest.find('/'); slash != std::string::npos) {
     if (!parse_int(std::string_view(rest).substr(slash + 1), u.db))
       return bad("db is not a number");
@@ -133,7 +146,11 @@ Status RedisConnection::connect_locked() {
     }
     return Status();
   };
-  if (!url_.password.empty()) PRIVSEARCH_RETURN_IF_ERROR(setup({"AUTH", url_.password}, "AUTH"));
+  if (!url_.password.empty()) {
+    PRIVSEARCH_RETURN_IF_ERROR(url_.user.empty()
+                                   ? setup({"AUTH", url_.password}, "AUTH")
+                                   : setup({"AUTH", url_.user, url_.password}, "AUTH"));
+  }
   if (url_.db != 0)
     PRIVSEARCH_RETURN_IF_ERROR(setup({"SELECT", std::to_string(url_.db)}, "SELECT"));
   return Status();

@@ -1,7 +1,7 @@
 // One connection to Redis (hiredis from Debian) for the provider's shared state: the budget
 // ledger, the key-set store and the PIR registrations and hint queue (issue 16's state tier).
 //
-// What every user of Redis here needs, once: URL parsing (redis://[:PASSWORD@]HOST:PORT[/DB] or
+// What every user of Redis here needs, once: URL parsing (redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or
 // unix:///PATH[?db=N]), AUTH and SELECT on every (re)connection, Lua scripts loaded by SHA-1 on
 // every connection (scripts do not survive a Redis restart) and re-sent on NOSCRIPT, one
 // reconnect-and-retry on a broken connection, and SIGPIPE blocked while writing (a Redis that
@@ -27,12 +27,15 @@
 namespace privsearch::protocol {
 
 struct RedisUrl {
-  std::string host, unix_path, password;
+  std::string host, unix_path, user, password;
   int port = 6379, db = 0;
   std::string display;  // without the password: safe for logs and ServerInfo
 };
 
-// kInvalidArgument naming what is wrong.
+// redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or unix:///PATH[?db=N]. Without credentials in the
+// URL, PRIVSEARCH_REDIS_USER and PRIVSEARCH_REDIS_PASSWORD from the environment are used (a
+// password on a command line is visible to every local user in /proc). A user means Redis 6+
+// ACL authentication (AUTH user password). kInvalidArgument naming what is wrong.
 Result<RedisUrl> parse_redis_url(const std::string& url);
 bool is_redis_url(const std::string& url);
 

@@ -23,7 +23,7 @@
 
 namespace privsearch::protocol {
 
-// `url`: redis://[:PASSWORD@]HOST:PORT[/DB] or unix:///PATH[?db=N]. kInvalidArgument for a
+// `url`: redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or unix:///PATH[?db=N]. kInvalidArgument for a
 // malformed URL, kUnavailable when Redis cannot be reached or refuses AUTH/SELECT.
 Result<std::unique_ptr<BudgetLedger>> open_redis_ledger(const std::string& url,
                                                         int timeout_ms = 500);

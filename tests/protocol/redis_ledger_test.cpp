@@ -4,6 +4,7 @@
 #include "protocol/redis_ledger.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "harness/spawned_redis.h"
+#include "protocol/redis_connection.h"
 
 namespace privsearch::protocol {
 namespace {
@@ -107,6 +109,62 @@ TEST_F(RedisLedgerTest, CountsSurviveARedisRestartAndDownMeansClosed) {
   redis = std::move(again).value();
   EXPECT_EQ(l->remaining(account).value(), 93u);
   EXPECT_EQ(l->charge(std::span(&account, 1)).value(), std::vector<std::uint64_t>{92});
+}
+
+TEST(RedisAuthTest, PasswordsAndAclUsersAuthenticateAndNeverAppearInErrors) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("privsearch-redis-auth-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto redis = tools::SpawnedRedis::start(
+      dir, 0, {"--requirepass", "pw-default-7f3a", "--user", "alice", "on", ">pw-alice-91c2", "~*",
+               "+@all"});
+  ASSERT_TRUE(redis.ok()) << redis.status().to_string();
+  const std::string url = (*redis)->url();
+  struct Case {
+    const char *user, *password;
+    bool accepted;
+  };
+  for (const Case& c : {Case{nullptr, nullptr, false}, Case{nullptr, "wrong-5e1d", false},
+                        Case{nullptr, "pw-default-7f3a", true},
+                        Case{"alice", "pw-alice-91c2", true}, Case{"alice", "wrong-5e1d", false}}) {
+    ::unsetenv("PRIVSEARCH_REDIS_USER");
+    ::unsetenv("PRIVSEARCH_REDIS_PASSWORD");
+    if (c.user != nullptr) ::setenv("PRIVSEARCH_REDIS_USER", c.user, 1);
+    if (c.password != nullptr) ::setenv("PRIVSEARCH_REDIS_PASSWORD", c.password, 1);
+    const auto l = open_redis_ledger(url);
+    const std::string who = std::string(c.user ? c.user : "-") + "/" + (c.password ? c.password : "-");
+    if (c.accepted) {
+      ASSERT_TRUE(l.ok()) << who << ": " << l.status().to_string();
+      const BudgetAccount a{"key:auth-" + who, 5, kFar};
+      EXPECT_EQ((*l)->charge(std::span(&a, 1)).value(), std::vector<std::uint64_t>{4}) << who;
+    } else {
+      ASSERT_EQ(l.status().code(), StatusCode::kUnavailable) << who;
+      if (c.password != nullptr) {
+        EXPECT_EQ(l.status().message().find(c.password), std::string::npos) << who;
+      }
+    }
+  }
+  ::unsetenv("PRIVSEARCH_REDIS_USER");
+  ::unsetenv("PRIVSEARCH_REDIS_PASSWORD");
+  redis->reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RedisLedgerUrlTest, CredentialsInTheUrlAreParsedAndEmptyOnesRefused) {
+  const auto with_user = parse_redis_url("redis://alice:s3cret@10.0.0.7:6380/2");
+  ASSERT_TRUE(with_user.ok()) << with_user.status().to_string();
+  EXPECT_EQ(with_user->user, "alice");
+  EXPECT_EQ(with_user->password, "s3cret");
+  EXPECT_EQ(with_user->db, 2);
+  EXPECT_EQ(with_user->display.find("s3cret"), std::string::npos);
+  const auto default_user = parse_redis_url("redis://:s3cret@localhost:6379");
+  ASSERT_TRUE(default_user.ok());
+  EXPECT_EQ(default_user->user, "");
+  EXPECT_EQ(default_user->password, "s3cret");
+  EXPECT_EQ(parse_redis_url("redis://alice:@localhost:6379").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_redis_url("redis://@localhost:6379").status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(RedisLedgerUrlTest, MalformedUrlsAreRefusedNamingTheForm) {

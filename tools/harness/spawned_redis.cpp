@@ -19,8 +19,12 @@ bool answers_ping(const std::filesystem::path& socket) {
   bool pong = false;
   if (c != nullptr && c->err == 0) {
     auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
-    pong = reply != nullptr && reply->type == REDIS_REPLY_STATUS &&
-           std::string_view(reply->str, reply->len) == "PONG";
+    // Up: PONG, or NOAUTH from a Redis that requires a password (it is serving, not loading).
+    pong = reply != nullptr &&
+           ((reply->type == REDIS_REPLY_STATUS &&
+             std::string_view(reply->str, reply->len) == "PONG") ||
+            (reply->type == REDIS_REPLY_ERROR &&
+             std::string_view(reply->str, reply->len).rfind("NOAUTH", 0) == 0));
     if (reply != nullptr) freeReplyObject(reply);
   }
   if (c != nullptr) redisFree(c);
@@ -30,7 +34,8 @@ bool answers_ping(const std::filesystem::path& socket) {
 }  // namespace
 
 Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem::path& dir,
-                                                         std::uint16_t port) {
+                                                         std::uint16_t port,
+                                                         std::vector<std::string> extra) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::unique_ptr<SpawnedRedis> r(new SpawnedRedis());
@@ -45,10 +50,12 @@ Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem:
                                    "--dir", dir.string(),
                                    "--appendonly", "yes",
                                    "--appendfsync", "everysec",
+                                   "--maxmemory-policy", "noeviction",
                                    "--save", "",
                                    "--daemonize", "no",
                                    "--loglevel", "warning",
                                    "--logfile", (dir / "redis.log").string()};
+  args.insert(args.end(), extra.begin(), extra.end());
   r->pid_ = spawn_child(args);
   if (r->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed");
   // Ready when it answers PING with PONG: the socket exists before the append-only file is

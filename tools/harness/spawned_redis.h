@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -20,8 +21,10 @@ class SpawnedRedis {
  public:
   // `port` 0: a unix socket `dir/redis.sock` only. kUnavailable when redis-server is missing or
   // does not come up within 10 s.
+  // `extra`: more redis-server options (e.g. {"--requirepass", "..."}).
   static Result<std::unique_ptr<SpawnedRedis>> start(const std::filesystem::path& dir,
-                                                     std::uint16_t port = 0);
+                                                     std::uint16_t port = 0,
+                                                     std::vector<std::string> extra = {});
   ~SpawnedRedis();  // stop()
   SpawnedRedis(const SpawnedRedis&) = delete;
   SpawnedRedis& operator=(const SpawnedRedis&) = delete;

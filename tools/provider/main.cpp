@@ -48,9 +48,10 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
       "--state", s.state,
       "Where request budgets live: `file:PATH` (an append-only journal; default "
       "file:$XDG_STATE_HOME/privsearch/provider-budgets.journal, ~/.local/state when "
-      "unset), `redis://[:PASSWORD@]HOST:PORT[/DB]` or `unix:///PATH` (shared by "
+      "unset), `redis://[[USER]:PASSWORD@]HOST:PORT[/DB]` or `unix:///PATH` (shared by "
       "replicas with uploaded key sets and PIR registrations and hints; run Redis with "
-      "appendonly yes and maxmemory-policy noeviction), or `memory` (reset by every restart: "
+      "appendonly yes and maxmemory-policy noeviction; better than a password in the URL, which "
+                 "every local user can read: PRIVSEARCH_REDIS_USER/PRIVSEARCH_REDIS_PASSWORD), or `memory` (reset by every restart: "
       "tests only). Budgets survive reloads, restarts and new key epochs; one provider "
       "per journal file (locked)");
   app.add_option("--auth-tokens", s.auth_tokens,
