@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
 
-.PHONY: all setup configure build glove test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo examples format clean
+.PHONY: all setup configure build glove test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo python examples format clean
 
 all: build
 
@@ -68,6 +68,11 @@ demo: build
 # Redis restarted; searches attempted/failed and budget counts printed (scripts/cluster_demo.sh).
 cluster-demo: build
 	@BUILD_DIR=$(BUILD_DIR) scripts/cluster_demo.sh $(DEMO_DATA)
+
+# The Python package in a venv of Debian's python3 (numpy, pybind11 from Debian through
+# --system-site-packages; nothing from PyPI): `. build/venv/bin/activate; python3 -c "import privsearch"`.
+python: build
+	@scripts/install_python.sh $(BUILD_DIR)
 
 examples: build
 	@$(BUILD_DIR)/examples/01_ckks_basics

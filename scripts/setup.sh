@@ -11,6 +11,7 @@ packages=(
   chromium fonts-dejavu-core
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libhiredis-dev redis-server haproxy
+  python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-venv
 )
 
 missing=()

@@ -168,6 +168,14 @@ std::vector<float> SearchClient::project_text(std::string_view text) const {
   return impl_->projection.project_query(impl_->encoder->encode_query(text));
 }
 
+std::vector<float> SearchClient::project_vector(std::span<const float> raw_query) const {
+  if (raw_query.size() != impl_->projection.input_dim) return {};
+  return impl_->projection.project_query(raw_query);
+}
+
+std::size_t SearchClient::input_dim() const { return impl_->projection.input_dim; }
+std::size_t SearchClient::dim() const { return impl_->projection.output_dim; }
+
 Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_query,
                                                  const SearchOptions& options) {
   auto& m = *impl_;

@@ -59,6 +59,12 @@ class SearchClient {
   Result<SearchResult> search(std::string_view text, const SearchOptions& options);
   // The projected query of `text` (unnormalized), for evaluation against plaintext.
   std::vector<float> project_text(std::string_view text) const;
+  // The projected query of a raw (input-dimension) vector (unnormalized); empty when its
+  // dimension is not the index's.
+  std::vector<float> project_vector(std::span<const float> raw_query) const;
+  // The index's raw (input) and projected dimensions.
+  std::size_t input_dim() const;
+  std::size_t dim() const;
   // For callers with their own encoder: a raw (input-dimension) query vector.
   Result<SearchResult> search_vector(std::span<const float> raw_query,
                                      const SearchOptions& options);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <string_view>
+
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -100,7 +103,7 @@ Result<Projection> fit_projection(const BuildOptions& o, const Matrix& vectors, 
 Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::size_t documents,
                        std::size_t dim, std::size_t m) {
   Manifest man;
-  man.collection = o.collection.filename().string();
+  man.collection = o.documents != nullptr ? "in-memory" : o.collection.filename().string();
   man.encoder_id = v.lexical ? v.lexical->id() : v.glove ? v.glove->id() : o.encoder_id;
   man.projection = std::string(projection_kind_name(o.projection));
   man.documents = documents;
@@ -122,8 +125,22 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
-  say(fmt::format("loading corpus {}", o.collection.string()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto docs, load_corpus(o.collection / "corpus.jsonl"));
+  std::vector<Document> docs;
+  if (o.documents != nullptr) {
+    // The checks load_corpus makes of a file: ids present and unique.
+    std::set<std::string_view> seen;
+    for (std::size_t i = 0; i < o.documents->size(); ++i) {
+      const auto& id = (*o.documents)[i].id;
+      if (id.empty()) return invalid_argument_error(fmt::format("document {} has an empty id", i));
+      if (!seen.insert(id).second) {
+        return invalid_argument_error(fmt::format("document id `{}` appears twice", id));
+      }
+    }
+    docs = *o.documents;
+  } else {
+    say(fmt::format("loading corpus {}", o.collection.string()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(docs, load_corpus(o.collection / "corpus.jsonl"));
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto v, document_vectors(o, docs, say));
   if (!o.doc_ids.empty() && !v.has_encoder()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(v.vectors, reorder_by_ids(v.vectors, o.doc_ids, docs));

@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "index/beir.h"
 #include "index/manifest.h"
 #include "index/projection.h"
 #include "index/vectors_io.h"
@@ -33,6 +35,9 @@ struct BuildOptions {
   // Or document vectors already in memory (rows in corpus order; used when doc_vectors is
   // empty; not owned).
   const Matrix* vectors = nullptr;
+  // Or the documents themselves instead of `collection` (ids and payload text; the Python
+  // package builds from arrays this way; not owned).
+  const std::vector<Document>* documents = nullptr;
   std::filesystem::path doc_ids;      // optional: one id per vector row
   std::filesystem::path out;          // index directory (created)
   std::string encoder_id = "external";

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "index/beir.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
+#include "index/vectors_io.h"
 #include "rerank/layout.h"
 
 namespace privsearch::tools {
@@ -32,6 +34,7 @@ struct Args {
   bool insecure_loopback = false, permute = true, json = false;
   std::size_t candidates = 100, top = 10;
   std::vector<std::string> queries;
+  std::filesystem::path query_vectors;  // .npy (or .fvecs): one query per row
   std::filesystem::path evaluate;
   std::size_t fetch = 0;
   bool pir_test_params = false;
@@ -102,6 +105,22 @@ void print_evaluation(const nlohmann::json& j) {
       j["response_bytes"].get<std::size_t>(), j["key_upload_bytes"].get<std::size_t>());
 }
 
+// The user's own query vectors, checked against the index's raw dimension (the same
+// projection is then applied as to the documents).
+Result<index::Matrix> load_query_vectors(const Args& a, const client::SearchClient& sc) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto m, index::load_vectors(a.query_vectors));
+  if (m.rows == 0) {
+    return Status(StatusCode::kInvalidArgument, a.query_vectors.string() + " has no rows");
+  }
+  if (m.cols != sc.input_dim()) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("{} has vectors of dimension {}; the index was built from vectors "
+                              "of dimension {}",
+                              a.query_vectors.string(), m.cols, sc.input_dim()));
+  }
+  return m;
+}
+
 // Every judged query through the encrypted path; nDCG@10 against the plaintext rerank of the
 // same K candidates (exact store of the index: evaluation only).
 int evaluate(const Args& a, client::SearchClient& sc) {
@@ -120,9 +139,29 @@ int evaluate(const Args& a, client::SearchClient& sc) {
   }
   auto store = index::ExactStore::open(a.index_dir / exact->file);
   if (!store.ok()) return failed(store.status());
+  // With --query-vectors: row i is the i-th query of queries.jsonl (all of them, in file order).
+  index::Matrix vectors;
+  std::map<std::string, std::size_t> row_of;
+  if (!a.query_vectors.empty()) {
+    auto all = index::load_queries(a.evaluate / "queries.jsonl");
+    if (!all.ok()) return failed(all.status());
+    auto loaded = load_query_vectors(a, sc);
+    if (!loaded.ok()) return failed(loaded.status());
+    vectors = std::move(loaded).value();
+    if (vectors.rows != all->size()) {
+      return failed(Status(StatusCode::kInvalidArgument,
+                           fmt::format("{} has {} rows; {} lists {} queries (one row per query, "
+                                       "in file order)",
+                                       a.query_vectors.string(), vectors.rows,
+                                       (a.evaluate / "queries.jsonl").string(), all->size())));
+    }
+    for (std::size_t i = 0; i < all->size(); ++i) row_of[(*all)[i].id] = i;
+  }
   EncryptedRunTotals totals;
   for (std::size_t qi = 0; qi < c.queries.size(); ++qi) {
-    auto r = run_encrypted_query(sc, *store, c, c.queries[qi], a.candidates);
+    std::span<const float> raw;
+    if (!row_of.empty()) raw = std::span(vectors.row(row_of.at(c.queries[qi].id)), vectors.cols);
+    auto r = run_encrypted_query(sc, *store, c, c.queries[qi], a.candidates, raw);
     if (r.status().code() == StatusCode::kInvalidArgument) {  // no known terms
       totals.add_no_known_terms();
       continue;
@@ -142,11 +181,17 @@ int evaluate(const Args& a, client::SearchClient& sc) {
   return 0;
 }
 
-void print_result(const Args& a, const std::string& query, const client::SearchResult& r) {
+void print_result(const Args& a, const nlohmann::json& query, const client::SearchResult& r) {
   const auto& t = r.timing;
   if (a.json) {
     nlohmann::json j;
     j["query"] = query;
+    j["ids"] = nlohmann::json::array();
+    j["scores"] = nlohmann::json::array();
+    for (const auto& h : r.hits) {
+      j["ids"].push_back(h.doc);
+      j["scores"].push_back(h.score);
+    }
     for (const auto& h : r.hits) {
       j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
     }
@@ -160,7 +205,9 @@ void print_result(const Args& a, const std::string& query, const client::SearchR
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("query: {}\n", query);
+  fmt::print("query: {}\n", query.is_string() ? query.get<std::string>()
+                                             : "row " + query.dump() + " of " +
+                                                   a.query_vectors.string());
   for (std::size_t i = 0; i < r.hits.size(); ++i) {
     const auto& h = r.hits[i];
     fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
@@ -215,10 +262,20 @@ int run(const Args& a) {
     fetcher = std::move(f).value();
     fetcher->precompute_async();
   }
-  for (const auto& q : a.queries) {
-    auto r = (*sc)->search(q, so);
+  index::Matrix vectors;
+  if (!a.query_vectors.empty()) {
+    auto loaded = load_query_vectors(a, **sc);
+    if (!loaded.ok()) return failed(loaded.status());
+    vectors = std::move(loaded).value();
+  }
+  const std::size_t count = a.query_vectors.empty() ? a.queries.size() : vectors.rows;
+  for (std::size_t qi = 0; qi < count; ++qi) {
+    auto r = a.query_vectors.empty()
+                 ? (*sc)->search(a.queries[qi], so)
+                 : (*sc)->search_vector(std::span(vectors.row(qi), vectors.cols), so);
     if (!r.ok()) return failed(r.status());
-    print_result(a, q, *r);
+    print_result(a, a.query_vectors.empty() ? nlohmann::json(a.queries[qi]) : nlohmann::json(qi),
+                 *r);
     for (std::size_t i = 0; fetcher && i < std::min(a.fetch, r->hits.size()); ++i) {
       client::FetchTiming ft;
       auto text = fetcher->fetch(r->hits[i].doc, &ft);
@@ -270,6 +327,15 @@ Command add_search_command(CLI::App& parent) {
   c->add_flag("--pir-test-params", a->pir_test_params,
               "Accept the provider's INSECURE test PIR parameters (tests only)");
   auto* queries = c->add_option("query", a->queries, "Query text(s)");
+  auto* query_vectors =
+      c->add_option("--query-vectors", a->query_vectors,
+                    "Your own query embeddings instead of text: .npy (float32 or float64, one "
+                    "query per row) or .fvecs, of the dimension the index was built from "
+                    "(`privsearch build --doc-vectors`); the index's projection is applied. With "
+                    "--json: one object per row with its `ids` and `scores`. With --evaluate: row "
+                    "i is the i-th query of the collection's queries.jsonl")
+          ->check(CLI::ExistingFile);
+  queries->excludes(query_vectors);
   auto* evaluate =
       c->add_option(
            "--evaluate", a->evaluate,
@@ -278,9 +344,9 @@ Command add_search_command(CLI::App& parent) {
            "reads the index's exact store) and the per-request figures")
           ->check(CLI::ExistingDirectory);
   queries->excludes(evaluate);
-  c->callback([queries, evaluate] {
-    if (queries->count() == 0 && evaluate->count() == 0) {
-      throw CLI::ValidationError("give query text(s) or --evaluate DIR");
+  c->callback([queries, evaluate, query_vectors] {
+    if (queries->count() == 0 && evaluate->count() == 0 && query_vectors->count() == 0) {
+      throw CLI::ValidationError("give query text(s), --query-vectors FILE or --evaluate DIR");
     }
   });
   return {c, [a] { return run(*a); }};

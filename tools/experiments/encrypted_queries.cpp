@@ -11,7 +11,8 @@ namespace privsearch::tools {
 Result<EncryptedQueryOutcome> run_encrypted_query(client::SearchClient& client,
                                                   const index::ExactStore& store,
                                                   const index::Collection& c,
-                                                  const index::Query& query, std::size_t k) {
+                                                  const index::Query& query, std::size_t k,
+                                                  std::span<const float> raw_query) {
   const auto judged = c.qrels.find(query.id);
   if (judged == c.qrels.end()) {
     return invalid_argument_error("query " + query.id + " has no judgments");
@@ -19,12 +20,15 @@ Result<EncryptedQueryOutcome> run_encrypted_query(client::SearchClient& client,
   client::SearchOptions so;
   so.candidates = k;
   so.top = k;  // every candidate's decrypted score, best first
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto res, client.search(query.text, so));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto res, raw_query.empty()
+                                                  ? client.search(query.text, so)
+                                                  : client.search_vector(raw_query, so));
   EncryptedQueryOutcome out;
   out.timing = res.timing;
 
   // Plaintext scores of the same candidates: <unit(z), x> from the exact store.
-  const auto z = client.project_text(query.text);
+  const auto z =
+      raw_query.empty() ? client.project_text(query.text) : client.project_vector(raw_query);
   double zn = 0;
   for (const float v : z) zn += static_cast<double>(v) * v;
   zn = std::sqrt(zn);

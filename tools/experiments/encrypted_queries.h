@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,13 @@ struct EncryptedQueryOutcome {
 };
 
 // kInvalidArgument (from the client) when the query has no known terms: callers count it as
-// nDCG 0 on both sides.
+// nDCG 0 on both sides. `raw_query`: the query's own vector (an index built from --doc-vectors
+// with the collection's query vectors) instead of its text.
 Result<EncryptedQueryOutcome> run_encrypted_query(client::SearchClient& client,
                                                   const index::ExactStore& store,
                                                   const index::Collection& collection,
-                                                  const index::Query& query, std::size_t k);
+                                                  const index::Query& query, std::size_t k,
+                                                  std::span<const float> raw_query = {});
 
 // What a run over many queries adds up to.
 struct EncryptedRunTotals {

@@ -1,0 +1,151 @@
+"""The Python package end to end: an index from numpy vectors, a real provider process over
+TLS on loopback, private searches checked against numpy's exact inner products of the projected
+vectors, a private fetch, every bad input raising the right exception, the CLI's own-vector
+search, and no process left behind."""
+
+import hashlib
+import json
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import privsearch
+from conftest import DIM, DOCS, process_alive
+
+
+def exact_top(index_dir, client, query, top):
+    """Top-`top` documents and scores by exact inner products of the projected vectors."""
+    docs = privsearch.projected_documents(index_dir)
+    z = client.project(query).astype(np.float64)
+    scores = docs.astype(np.float64) @ (z / np.linalg.norm(z))
+    order = np.argsort(-scores, kind="stable")[:top]
+    return order, scores[order]
+
+
+def test_package_imports_and_documents_itself():
+    assert privsearch.Client.search.__doc__ and privsearch.build_index.__doc__
+    assert issubclass(privsearch.InvalidArgumentError, privsearch.Error)
+
+
+def test_search_matches_exact_inner_products(index_dir, client, vectors):
+    rng = np.random.default_rng(7)
+    n = 200
+    queries = vectors[rng.choice(DOCS, n, replace=False)] + 0.2 * rng.normal(size=(n, DIM))
+    queries = queries.astype(np.float32)
+    results = client.search(queries, k=DOCS, top=10)  # K = N: the exact ranking is reachable
+    assert len(results) == n
+    matches = 0
+    for q, (ids, scores) in zip(queries, results):
+        assert ids.dtype == np.int64 and scores.dtype == np.float32 and len(ids) == 10
+        want_ids, want_scores = exact_top(index_dir, client, q, 10)
+        matches += int(np.array_equal(ids, want_ids))
+        np.testing.assert_allclose(np.sort(scores)[::-1], scores)  # best first
+        np.testing.assert_allclose(scores, want_scores, atol=2e-3)
+    assert matches / n >= 0.99
+
+
+def test_one_vector_returns_one_pair_and_dtypes_convert_once(client, vectors):
+    ids, scores = client.search(vectors[3], k=50, top=5)
+    assert ids[0] == 3  # a document is its own nearest neighbour
+    as64, _ = client.search(vectors[3].astype(np.float64), k=50, top=5)
+    strided = np.asfortranarray(vectors[:4])[:, :]  # non-contiguous rows: converted once
+    assert not strided.flags["C_CONTIGUOUS"]
+    batch = client.search(strided, k=50, top=5)
+    np.testing.assert_array_equal(as64, ids)
+    for row, (batch_ids, _) in enumerate(batch):  # each row as if searched on its own
+        np.testing.assert_array_equal(batch_ids, client.search(vectors[row], k=50, top=5)[0])
+
+
+def test_bad_inputs_raise_typed_errors(client, vectors):
+    with pytest.raises(privsearch.InvalidArgumentError, match="dimension 47"):
+        client.search(vectors[0][:47])
+    bad = vectors[0].copy()
+    bad[5] = np.nan
+    with pytest.raises(privsearch.InvalidArgumentError, match="NaN"):
+        client.search(bad)
+    with pytest.raises(privsearch.InvalidArgumentError, match="real-valued"):
+        client.search(vectors[0].astype(np.complex64))
+    with pytest.raises(privsearch.InvalidArgumentError, match="real-valued"):
+        client.search(np.array(["a"] * DIM))
+    with pytest.raises(privsearch.InvalidArgumentError):
+        client.search(np.zeros((2, 2, DIM), dtype=np.float32))
+    err = pytest.raises(privsearch.Error, client.search, vectors[0][:3]).value
+    assert err.code == "INVALID_ARGUMENT" and err.provider_code is None
+
+
+def test_build_refuses_bad_input(tmp_path, vectors):
+    with pytest.raises(privsearch.InvalidArgumentError, match="ids for"):
+        privsearch.build_index(tmp_path / "a", vectors, ids=["x"])
+    with pytest.raises(privsearch.InvalidArgumentError, match="twice"):
+        privsearch.build_index(tmp_path / "b", vectors[:4], ids=["x", "y", "x", "z"])
+    with pytest.raises(privsearch.InvalidArgumentError, match="2-D"):
+        privsearch.build_index(tmp_path / "c", vectors[0])
+
+
+def test_private_fetch_returns_the_payload(client):
+    assert client.fetch(17) == "document 17: payload text"
+
+
+def test_searches_release_the_gil(client, vectors):
+    # Two Python threads searching at once both finish (the GIL is not held while waiting).
+    out = []
+    threads = [threading.Thread(target=lambda i=i: out.append(client.search(vectors[i], k=50)))
+               for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(out) == 2
+
+
+def test_cli_searches_own_query_vectors(provider, index_dir, vectors, tmp_path):
+    q = tmp_path / "q.npy"
+    np.save(q, vectors[[5, 9]].astype(np.float64))
+    cli = privsearch._privsearch.default_provider_binary.replace("privsearch-provider",
+                                                                 "privsearch")
+    run = subprocess.run([cli, "search", "--index", str(index_dir), "--port", str(provider.port),
+                          "--fingerprint", provider.fingerprint, "--query-vectors", str(q),
+                          "--candidates", "100", "--top", "3", "--json"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    rows = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [r["query"] for r in rows] == [0, 1]
+    assert [r["ids"][0] for r in rows] == [5, 9]
+    np.save(q, vectors[:, :10])
+    run = subprocess.run([cli, "search", "--index", str(index_dir), "--port", str(provider.port),
+                          "--fingerprint", provider.fingerprint, "--query-vectors", str(q)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "dimension 10" in run.stderr
+
+
+def test_closed_provider_raises_unavailable_and_leaves_no_process(index_dir, vectors):
+    with privsearch.Provider(index_dir, threads=1) as p:
+        pid = p.pid
+        c = p.client(index_dir, deadline_ms=3000)
+        ids, _ = c.search(vectors[1], k=50)
+        assert ids[0] == 1
+    assert not p.running and not process_alive(pid)
+    with pytest.raises(privsearch.UnavailableError):
+        c.search(vectors[1], k=50)
+
+
+def test_wrong_fingerprint_is_refused(provider, index_dir):
+    with pytest.raises(privsearch.Error):
+        privsearch.Client(index_dir, provider.host, provider.port, fingerprint="00" * 32,
+                          deadline_ms=3000)
+
+
+def test_provider_refusals_carry_their_typed_code(index_dir, vectors, tmp_path):
+    token = "py-test-token-5b7e0c"
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"alice {hashlib.sha256(token.encode()).hexdigest()}\n")
+    with privsearch.Provider(index_dir, threads=1,
+                             args=["--auth-tokens", str(tokens), "--requests-per-identity", "2"]) as p:
+        with pytest.raises(privsearch.Error):  # no token: UNAUTHENTICATED
+            p.client(index_dir, deadline_ms=3000).search(vectors[0], k=20)
+        c = p.client(index_dir, token=token)
+        c.search(vectors[0], k=20)
+        c.search(vectors[1], k=20)
+        err = pytest.raises(privsearch.ResourceExhaustedError, c.search, vectors[2], k=20).value
+        assert err.provider_code == "QUOTA_EXHAUSTED" and err.code == "RESOURCE_EXHAUSTED"
