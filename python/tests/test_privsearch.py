@@ -149,3 +149,40 @@ def test_provider_refusals_carry_their_typed_code(index_dir, vectors, tmp_path):
         c.search(vectors[1], k=20)
         err = pytest.raises(privsearch.ResourceExhaustedError, c.search, vectors[2], k=20).value
         assert err.provider_code == "QUOTA_EXHAUSTED" and err.code == "RESOURCE_EXHAUSTED"
+
+
+def test_cli_evaluates_a_doc_vectors_index_with_query_vectors(vectors, tmp_path):
+    # A BEIR collection whose embeddings were "computed elsewhere": documents with vectors, and
+    # 30 queries, each a noisy copy of the document judged relevant to it.
+    col = tmp_path / "col"
+    (col / "qrels").mkdir(parents=True)
+    with open(col / "corpus.jsonl", "w") as f:
+        for i in range(DOCS):
+            f.write(json.dumps({"_id": f"d{i}", "title": f"doc {i}", "text": "body"}) + "\n")
+    rng = np.random.default_rng(11)
+    targets = rng.choice(DOCS, 30, replace=False)
+    with open(col / "queries.jsonl", "w") as f:
+        for j in range(30):
+            f.write(json.dumps({"_id": f"q{j}", "text": f"query {j}"}) + "\n")
+    with open(col / "qrels" / "test.tsv", "w") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for j, t in enumerate(targets):
+            f.write(f"q{j}\td{t}\t1\n")
+    # Unit-norm documents (as most embedding models give): the inner product ranks by angle.
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.save(tmp_path / "docs.npy", unit)
+    np.save(tmp_path / "queries.npy", unit[targets] + 0.01 * rng.normal(size=(30, DIM)))
+    cli = privsearch._privsearch.default_provider_binary.replace("privsearch-provider",
+                                                                 "privsearch")
+    subprocess.run([cli, "build", "--collection", str(col), "--doc-vectors",
+                    str(tmp_path / "docs.npy"), "--dim", "32", "--out", str(tmp_path / "idx")],
+                   capture_output=True, check=True, timeout=300)
+    with privsearch.Provider(tmp_path / "idx", threads=2, args=["--no-pir"]) as p:
+        run = subprocess.run([cli, "search", "--index", str(tmp_path / "idx"), "--port",
+                              str(p.port), "--fingerprint", p.fingerprint, "--evaluate", str(col),
+                              "--query-vectors", str(tmp_path / "queries.npy"), "--json"],
+                             capture_output=True, text=True, timeout=300, check=True)
+    report = json.loads(run.stdout)
+    assert report["queries"] == 30
+    assert report["ndcg@10_encrypted"] > 0.9
+    assert abs(report["ndcg@10_encrypted"] - report["ndcg@10_plaintext_rerank"]) < 0.02
