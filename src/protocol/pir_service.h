@@ -89,6 +89,7 @@ class PirService {
 
   std::size_t db_bytes() const;
   const RateLimit& setup_rate() const { return config_.setups; }
+  // Registrations held by this process (shared mode: none here; they live in the store).
   std::size_t registered_clients() const;
   // Waits (for tests) until every registered client has its ready hints or `timeout_ms` passes.
   bool wait_until_ready(int timeout_ms) const;

@@ -42,6 +42,9 @@ end
 if want > 0 then
   redis.call('INCRBY', KEYS[4], want)
   redis.call('EXPIRE', KEYS[4], ARGV[5])
+  -- The lists live as long as the pending counts they back (an old version's lists go too).
+  redis.call('EXPIRE', KEYS[5], ARGV[5])
+  redis.call('EXPIRE', KEYS[6], ARGV[5])
 end
 return redis.call('HKEYS', KEYS[3])
 )lua"};

@@ -26,6 +26,7 @@
 //   privsearch:pir:{c}:hints:<version>      HASH query index -> hint (TTL idle_expiry_s)
 //   privsearch:pir:{c}:pending:<version>    hints queued or being computed (TTL pending_ttl_s)
 //   privsearch:pir:work-first:<version>, privsearch:pir:work:<version>   the work lists
+//                                           (TTL pending_ttl_s, refreshed by every push)
 // Everything read from the store is checked by its user (setups hash to their client id, hints
 // are parsed against the database's parameters): a damaged value is a typed refusal.
 // Thread safety: all members may be called concurrently.
