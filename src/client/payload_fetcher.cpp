@@ -104,8 +104,11 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
       }
     }
     if (Clock::now() > deadline) {
-      return unavailable_error("the provider has no precomputed PIR hint for this client after " +
-                               std::to_string(options_.wait_ms) + " ms");
+      return unavailable_error(
+          "the provider has no precomputed PIR hint for this client after " +
+          std::to_string(options_.wait_ms) +
+          " ms (its offline hint work runs at the lowest CPU priority: a provider machine busy "
+          "with other work delays it; GetPirInfo reports the seconds per hint)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
