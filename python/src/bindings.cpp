@@ -95,6 +95,16 @@ py::dict manifest_summary(const index::Manifest& m) {
   return d;
 }
 
+// Builds with the GIL released; the manifest's summary.
+py::dict run_build(const index::BuildOptions& o) {
+  Result<index::Manifest> man = Status(StatusCode::kInternal, "not built");
+  {
+    py::gil_scoped_release nogil;
+    man = index::build_index(o, nullptr);
+  }
+  return manifest_summary(value_or_raise(std::move(man)));
+}
+
 py::dict build_from_vectors(const std::filesystem::path& out, const py::array& vectors,
                             std::optional<std::vector<std::string>> ids,
                             std::optional<std::vector<std::string>> payloads, std::size_t dim,
@@ -132,12 +142,7 @@ py::dict build_from_vectors(const std::filesystem::path& out, const py::array& v
   o.pq_m = pq_m;
   o.record_bytes = record_bytes;
   o.seed = seed;
-  Result<index::Manifest> man = Status(StatusCode::kInternal, "not built");
-  {
-    py::gil_scoped_release nogil;
-    man = index::build_index(o, nullptr);
-  }
-  return manifest_summary(value_or_raise(std::move(man)));
+  return run_build(o);
 }
 
 py::dict build_from_collection(const std::filesystem::path& out,
@@ -149,12 +154,7 @@ py::dict build_from_collection(const std::filesystem::path& out,
   o.encoder = encoder;
   o.dim = dim;
   o.seed = seed;
-  Result<index::Manifest> man = Status(StatusCode::kInternal, "not built");
-  {
-    py::gil_scoped_release nogil;
-    man = index::build_index(o, nullptr);
-  }
-  return manifest_summary(value_or_raise(std::move(man)));
+  return run_build(o);
 }
 
 // The provider process (privsearch-provider), stopped by its pid.
@@ -221,9 +221,7 @@ class Client {
     const FloatArray a = as_rows(queries, sc_->input_dim(), "query vector");
     const std::size_t rows = a.ndim() == 1 ? 1 : static_cast<std::size_t>(a.shape(0));
     const std::size_t cols = sc_->input_dim();
-    client::SearchOptions so;
-    so.candidates = k;
-    so.top = top;
+    const client::SearchOptions so = options(k, top);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
@@ -237,9 +235,7 @@ class Client {
 
   std::pair<py::array, py::array> search_text(const std::string& text, std::size_t k,
                                               std::size_t top) {
-    client::SearchOptions so;
-    so.candidates = k;
-    so.top = top;
+    const client::SearchOptions so = options(k, top);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
@@ -270,6 +266,12 @@ class Client {
   double last_search_ms() const { return last_total_ms_; }
 
  private:
+  static client::SearchOptions options(std::size_t k, std::size_t top) {
+    client::SearchOptions so;
+    so.candidates = k;
+    so.top = top;
+    return so;
+  }
   std::vector<std::pair<py::array, py::array>> to_python(
       const std::vector<client::SearchResult>& results) {
     py::gil_scoped_acquire gil;
