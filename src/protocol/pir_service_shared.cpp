@@ -24,6 +24,23 @@ Response refused(v1::ErrorCode code, const std::string& message) {
 
 }  // namespace
 
+namespace {
+
+// Registers a setup in this process's server; local registrations are only a cache of the
+// store's, so a full server forgets one to make room.
+Result<std::uint64_t> register_with_room(pir::ZipPirServer& server,
+                                         std::span<const std::uint8_t> setup) {
+  auto id = server.register_client(setup);
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
+    const auto ids = server.client_ids();
+    if (!ids.empty()) server.unregister_client(ids.front());
+    id = server.register_client(setup);
+  }
+  return id;
+}
+
+}  // namespace
+
 Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t client,
                                     const std::string* known_setup) {
   if (server.has_client(client)) return Status();
@@ -40,13 +57,7 @@ Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t cli
     return Status(StatusCode::kNotFound,
                   "the shared store's registration of this PIR client is damaged: set up again");
   }
-  auto id = server.register_client(byte_view(setup));
-  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
-    // Local registrations are a cache of the store's: forget one to make room.
-    const auto ids = server.client_ids();
-    if (!ids.empty()) server.unregister_client(ids.front());
-    id = server.register_client(byte_view(setup));
-  }
+  const auto id = register_with_room(server, byte_view(setup));
   if (!id.ok()) {
     return Status(StatusCode::kNotFound,
                   "the shared store's registration of this PIR client "
@@ -60,12 +71,7 @@ v1::PirSetupResponse PirService::setup_shared(const v1::PirSetupRequest& request
                                               const std::shared_ptr<pir::ZipPirServer>& server) {
   // Registering locally checks the Paillier modulus (size, odd, no small factor) before the
   // store or any worker sees the setup.
-  auto id = server->register_client(byte_view(request.setup()));
-  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
-    const auto ids = server->client_ids();
-    if (!ids.empty()) server->unregister_client(ids.front());
-    id = server->register_client(byte_view(request.setup()));
-  }
+  const auto id = register_with_room(*server, byte_view(request.setup()));
   if (!id.ok()) {
     return refused<v1::PirSetupResponse>(pir_error_code(id.status()), id.status().message());
   }

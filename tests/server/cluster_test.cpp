@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -22,7 +21,6 @@
 #include "harness/spawned_provider.h"
 #include "harness/spawned_redis.h"
 #include "index/build.h"
-#include "net/tls.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 
@@ -34,9 +32,9 @@ class ClusterTest : public ::testing::Test {
   void SetUp() override {
     o = testing::tiny_index_options(c, 128);
     manifest = *index::build_index(o, nullptr);
-    const auto id = *net::make_self_signed("localhost", 1);
-    std::ofstream(c.dir / "cert.pem") << id.certificate_pem();
-    std::ofstream(c.dir / "key.pem") << id.private_key_pem();
+    auto cert = tools::write_shared_certificate(c.dir);
+    ASSERT_TRUE(cert.ok()) << cert.status().to_string();
+    certificate = *cert;
     auto r = tools::SpawnedRedis::start(c.dir / "redis");
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     redis = std::move(r).value();
@@ -48,8 +46,7 @@ class ClusterTest : public ::testing::Test {
          "--pir-test-params", "--max-concurrent-per-client", "0"});
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
-    launch.cert_file = c.dir / "cert.pem";
-    launch.key_file = c.dir / "key.pem";
+    certificate.apply(launch);
     launch.start_timeout = std::chrono::seconds(60);
     auto p = tools::SpawnedProvider::start(launch);
     EXPECT_TRUE(p.ok()) << p.status().to_string();
@@ -59,6 +56,7 @@ class ClusterTest : public ::testing::Test {
   testing::Collection c{"cluster"};
   index::BuildOptions o;
   index::Manifest manifest;
+  tools::SharedCertificate certificate;
   std::unique_ptr<tools::SpawnedRedis> redis;
 };
 

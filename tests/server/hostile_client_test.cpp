@@ -24,7 +24,6 @@
 #include "harness/stalled_streams.h"
 #include "index/build.h"
 #include "index/exact_store.h"
-#include "net/tls.h"
 #include "pir/zippir/zippir_client.h"
 #include "protocol/identities.h"
 #include "testing/test_util.h"
@@ -250,15 +249,13 @@ TEST_F(HostileClientTest, ChangedOrTruncatedStoreGivesDataLossNeverWrongScores) 
 // its per-source share of connections; a client on 127.0.0.1 is served through the balancer,
 // also after one replica is killed.
 TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadReplica) {
-  const auto id = *net::make_self_signed("localhost", 1);
-  std::ofstream(c.dir / "cert.pem") << id.certificate_pem();
-  std::ofstream(c.dir / "key.pem") << id.private_key_pem();
+  const auto certificate = tools::write_shared_certificate(c.dir);
+  ASSERT_TRUE(certificate.ok()) << certificate.status().to_string();
   std::vector<std::unique_ptr<tools::SpawnedProvider>> replicas;
   for (const char* work : {"replica-a", "replica-b"}) {
     tools::ProviderLaunch launch(o.out, c.dir / work, {"--threads", "2", "--no-pir"});
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
-    launch.cert_file = c.dir / "cert.pem";
-    launch.key_file = c.dir / "key.pem";
+    certificate->apply(launch);
     auto p = tools::SpawnedProvider::start(launch);
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     replicas.push_back(std::move(p).value());

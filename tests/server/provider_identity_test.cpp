@@ -20,7 +20,6 @@
 #include "harness/spawned_provider.h"
 #include "harness/spawned_redis.h"
 #include "index/build.h"
-#include "net/tls.h"
 #include "protocol/identities.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
@@ -35,9 +34,9 @@ class ProviderIdentityTest : public ::testing::Test {
     manifest = *index::build_index(o, nullptr);
     token = protocol::new_token();
     // One certificate for both starts: clients pin it.
-    const auto id = *net::make_self_signed("localhost", 1);
-    std::ofstream(c.dir / "cert.pem") << id.certificate_pem();
-    std::ofstream(c.dir / "key.pem") << id.private_key_pem();
+    auto cert = tools::write_shared_certificate(c.dir);
+    ASSERT_TRUE(cert.ok()) << cert.status().to_string();
+    certificate = *cert;
     std::ofstream(c.dir / "tokens") << "# test\n" << protocol::token_line("alice", token) << "\n";
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& listen,
@@ -50,8 +49,7 @@ class ProviderIdentityTest : public ::testing::Test {
     launch.extra_args.insert(launch.extra_args.end(), extra.begin(), extra.end());
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
-    launch.cert_file = c.dir / "cert.pem";
-    launch.key_file = c.dir / "key.pem";
+    certificate.apply(launch);
     launch.start_timeout = std::chrono::seconds(60);
     auto p = tools::SpawnedProvider::start(launch);
     EXPECT_TRUE(p.ok()) << p.status().to_string();
@@ -80,6 +78,7 @@ class ProviderIdentityTest : public ::testing::Test {
   testing::Collection c{"provider-identity"};
   index::BuildOptions o;
   index::Manifest manifest;
+  tools::SharedCertificate certificate;
   std::string token;
   Prng prng = testing::test_prng(9090);
 };

@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -20,7 +19,6 @@
 #include "harness/spawned_provider.h"
 #include "harness/spawned_redis.h"
 #include "index/beir.h"
-#include "net/tls.h"
 #include "protocol/redis_connection.h"
 
 namespace privsearch::tools {
@@ -188,9 +186,7 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
   step(
       fmt::format("1. Redis, {} provider replicas and HAProxy on 127.0.0.1 (throwaway certificate)",
                   o.replicas));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto identity, net::make_self_signed("localhost", 1));
-  std::ofstream(work / "cert.pem") << identity.certificate_pem();
-  std::ofstream(work / "key.pem") << identity.private_key_pem();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto certificate, write_shared_certificate(work));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto redis, SpawnedRedis::start(work / "redis"));
   const std::string url = redis->url();
   fmt::print("redis-server pid {} at {} (appendonly yes)\n", redis->pid(), url);
@@ -198,8 +194,7 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
     ProviderLaunch l(o.index, work / fmt::format("replica-{}", i + 1),
                      {"--state", url, "--threads", "1", "--max-concurrent-per-client", "0"});
     l.listen = listen;
-    l.cert_file = work / "cert.pem";
-    l.key_file = work / "key.pem";
+    certificate.apply(l);
     l.quiet = false;  // one JSON line per request, in the replica's provider.log
     l.log_file = l.work_dir / "provider.log";
     return SpawnedProvider::start(l);

@@ -1,6 +1,7 @@
 #include "harness/random_vectors.h"
 
 #include <cmath>
+#include <unordered_set>
 
 namespace privsearch::tools {
 
@@ -13,6 +14,16 @@ std::vector<double> random_unit_vector(std::size_t dim, Prng& prng) {
   }
   for (auto& v : z) v /= std::sqrt(norm);
   return z;
+}
+
+std::vector<std::uint64_t> random_distinct_ids(std::uint64_t n, std::size_t k, Prng& prng) {
+  std::vector<std::uint64_t> ids;
+  std::unordered_set<std::uint64_t> seen;
+  while (ids.size() < k && seen.size() < n) {
+    const std::uint64_t id = prng.uniform_below(n);
+    if (seen.insert(id).second) ids.push_back(id);
+  }
+  return ids;
 }
 
 }  // namespace privsearch::tools

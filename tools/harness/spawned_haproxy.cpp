@@ -72,8 +72,8 @@ std::string hpack_string(std::string_view s) {  // raw (no Huffman), length < 12
   return static_cast<char>(s.size()) + std::string(s);
 }
 
-}  // namespace
-
+// The bytes of one standard gRPC health check (HTTP/2 preface, SETTINGS, the request to
+// grpc.health.v1.Health/Check for service ""), in hex for HAProxy's tcp-check send-binary.
 std::string grpc_health_check_request_hex() {
   // RFC 9113 connection preface and an empty SETTINGS frame, then one request on stream 1.
   std::string bytes = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -93,6 +93,8 @@ std::string grpc_health_check_request_hex() {
   bytes += frame_header(message.size(), 0x0, 0x1 /*END_STREAM*/, 1) + message;
   return hex(bytes);
 }
+
+}  // namespace
 
 std::string haproxy_config(const BalancerSpec& s) {
   std::string cfg = fmt::format(

@@ -29,9 +29,6 @@ struct BalancerSpec {
   unsigned message_deadline_s = 330;    // client/server inactivity timeouts
 };
 
-// The bytes of one standard gRPC health check (HTTP/2 preface, SETTINGS, the request to
-// grpc.health.v1.Health/Check for service ""), in hex for HAProxy's tcp-check send-binary.
-std::string grpc_health_check_request_hex();
 // The haproxy.cfg text for `spec` (every limit named in a comment).
 std::string haproxy_config(const BalancerSpec& spec);
 

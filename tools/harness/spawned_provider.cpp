@@ -10,7 +10,10 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "core/bytes.h"
+#include "index/atomic_file.h"
 #include "index/build.h"
+#include "net/tls.h"
 
 namespace privsearch::tools {
 namespace {
@@ -35,6 +38,23 @@ std::filesystem::path provider_beside_this_executable() {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   return (ec ? std::filesystem::path(".") : self.parent_path()) / "privsearch-provider";
+}
+
+Result<SharedCertificate> write_shared_certificate(const std::filesystem::path& dir, int days) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto identity, net::make_self_signed("localhost", days));
+  SharedCertificate out{dir / "cert.pem", dir / "key.pem"};
+  PRIVSEARCH_RETURN_IF_ERROR(
+      index::write_bytes_atomically(out.cert_file, byte_view(identity.certificate_pem())));
+  PRIVSEARCH_RETURN_IF_ERROR(
+      index::write_bytes_atomically(out.key_file, byte_view(identity.private_key_pem())));
+  std::filesystem::permissions(out.key_file,
+                               std::filesystem::perms::owner_read |
+                                   std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace, ec);
+  if (ec) return Status(StatusCode::kUnavailable, "cannot restrict " + out.key_file.string());
+  return out;
 }
 
 Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLaunch& launch) {

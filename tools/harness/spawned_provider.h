@@ -41,6 +41,19 @@ struct ProviderLaunch {
   std::chrono::seconds start_timeout{300};
 };
 
+// One throwaway self-signed certificate in `dir` (cert.pem, and key.pem readable by the owner
+// only) for several provider replicas, so that clients pin one certificate for the service and
+// a restarted replica keeps its clients. Fills `launch`'s cert_file and key_file when given.
+struct SharedCertificate {
+  std::filesystem::path cert_file, key_file;
+  void apply(ProviderLaunch& launch) const {
+    launch.cert_file = cert_file;
+    launch.key_file = key_file;
+  }
+};
+Result<SharedCertificate> write_shared_certificate(const std::filesystem::path& dir,
+                                                   int days = 1);
+
 // privsearch-provider in the directory of the running executable (both are built into one
 // directory and installed together).
 std::filesystem::path provider_beside_this_executable();

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -21,7 +20,6 @@
 #include "harness/spawned_provider.h"
 #include "harness/spawned_redis.h"
 #include "index/manifest.h"
-#include "net/tls.h"
 #include "protocol/redis_connection.h"
 #include "protocol/redis_ledger.h"
 
@@ -50,11 +48,7 @@ Result<Epoch> new_epoch(const ClusterBenchOptions& o, const index::Manifest& man
   Prng prng = Prng::create();
   for (std::size_t p = 0; p < pool; ++p) {
     const auto z = random_unit_vector(manifest.dim, prng);
-    std::vector<std::uint64_t> ids;
-    while (ids.size() < o.k) {
-      const auto id = prng.uniform_below(manifest.documents);
-      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-    }
+    const auto ids = random_distinct_ids(manifest.documents, o.k, prng);
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, session.build_request({z, ids, manifest.version_id}));
     e.requests.push_back(std::move(pending.request));
   }
@@ -150,9 +144,7 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   const auto work = std::filesystem::absolute(o.index).parent_path() / "bench-cluster";
   std::filesystem::remove_all(work);
   std::filesystem::create_directories(work);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto identity, net::make_self_signed("localhost", 1));
-  std::ofstream(work / "cert.pem") << identity.certificate_pem();
-  std::ofstream(work / "key.pem") << identity.private_key_pem();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto certificate, write_shared_certificate(work));
   const std::vector<std::string> common = {"--threads",  std::to_string(o.threads_per_replica),
                                            "--no-pir",   "--requests-per-key",
                                            "1000000000", "--max-concurrent",
@@ -162,8 +154,7 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   auto launch = [&](const std::string& name, std::vector<std::string> extra) {
     ProviderLaunch l(o.index, work / name, common);
     l.extra_args.insert(l.extra_args.end(), extra.begin(), extra.end());
-    l.cert_file = work / "cert.pem";
-    l.key_file = work / "key.pem";
+    certificate.apply(l);
     return SpawnedProvider::start(l);
   };
   nlohmann::json out;

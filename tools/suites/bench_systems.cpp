@@ -82,11 +82,7 @@ Result<RequestPool> measure_epoch(const SystemsBenchOptions& o, const index::Man
   e.cold_keygen_and_upload_ms = ms_since(t0);
   for (std::size_t p = 0; p < o.pool; ++p) {
     const auto z = random_unit_vector(d, prng);
-    std::vector<std::uint64_t> ids;
-    while (ids.size() < o.k) {
-      const auto id = prng.uniform_below(n);
-      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-    }
+    const auto ids = random_distinct_ids(n, o.k, prng);
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, session.build_request({z, ids, manifest.version_id}));
     pool.requests.push_back(std::move(pending.request));
   }
