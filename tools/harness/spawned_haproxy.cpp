@@ -107,7 +107,7 @@ std::string haproxy_config(const BalancerSpec& s) {
       "  mode tcp\n"
       "  timeout connect 2s\n"
       "  retries 2\n"
-      "  option redispatch                # a failed connect goes to another replica\n"
+      "  option redispatch 1              # every failed connect retries on another replica\n"
       "  option splice-auto               # move bytes kernel-side (requests are ~0.1-4 MB)\n"
       "  timeout client {1}s              # the provider's message receive deadline\n"
       "  timeout server {1}s\n"
