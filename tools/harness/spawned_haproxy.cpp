@@ -106,6 +106,8 @@ std::string haproxy_config(const BalancerSpec& s) {
       "defaults\n"
       "  mode tcp\n"
       "  timeout connect 2s\n"
+      "  timeout check 2s                 # a slow health answer (a busy machine) is not a dead\n"
+      "                                   # replica: only a refused or failed check counts\n"
       "  retries 2\n"
       "  option redispatch 1              # every failed connect retries on another replica\n"
       "  option splice-auto               # move bytes kernel-side (requests are ~0.1-4 MB)\n"
