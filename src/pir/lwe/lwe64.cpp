@@ -1,0 +1,103 @@
+#include "pir/lwe/lwe64.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "pir/lwe/kernels64.h"
+
+namespace privsearch::pir {
+namespace {
+
+constexpr std::array<Lwe64Params, 2> kTable = {{
+    {"scoring-n2048-ternary", 2048, 81920.0, true,
+     "q = 2^64, uniform ternary secret, rounded Gaussian sigma 81,920: q / sigma = 2^47.7 at "
+     "n = 2048, below the HE-standard 128-bit row for n = 2048 (log q 54 at sigma 3.2, "
+     "q / sigma = 2^52.3; Albrecht et al., Homomorphic Encryption Security Standard, 2018)"},
+    {"insecure-test-n64-ternary", 64, 81920.0, false, "tests only: n = 64 gives no security"},
+}};
+
+// Rows of A stay at most this many at once while the hint is computed (64 MiB at n = 2048).
+constexpr std::size_t kHintRowsPerPass = 4096;
+
+}  // namespace
+
+std::span<const Lwe64Params> lwe64_param_table() { return kTable; }
+
+Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure) {
+  for (const auto& p : kTable) {
+    if (p.name != name) continue;
+    if (!p.secure && !allow_insecure) {
+      return invalid_argument_error("LWE parameter set `" + std::string(name) +
+                                    "` is insecure (tests only)");
+    }
+    return p;
+  }
+  std::string names;
+  for (const auto& p : kTable) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return not_found_error("unknown LWE (q = 2^64) parameter set `" + std::string(name) +
+                         "` (known: " + names + ")");
+}
+
+double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
+                                   std::uint32_t max_entry, int log_p) {
+  const double deterministic = params.n / 2.0 + 1.0;
+  const double s = params.sigma * max_entry * std::sqrt(static_cast<double>(cols)) / 0x1p32;
+  const double t = std::ldexp(1.0, 31 - log_p) - deterministic;
+  if (t <= 0) return 0.0;
+  if (s == 0) return -1e9;
+  return 1.0 - (t * t) / (2.0 * s * s) / std::log(2.0);
+}
+
+void expand_lwe64_matrix(const Seed& seed, std::size_t first_row, std::size_t rows, std::size_t n,
+                         std::size_t ld, std::uint64_t* out) {
+  std::vector<std::uint8_t> skip;
+  std::size_t row = first_row;
+  const std::size_t end = first_row + rows;
+  while (row < end) {
+    const std::size_t chunk = row / kLwe64MatrixChunkRows;
+    const std::size_t chunk_end = std::min(end, (chunk + 1) * kLwe64MatrixChunkRows);
+    Prng prng = Prng::from_seed(seed, kLwe64MatrixStream + chunk);
+    const std::size_t offset_rows = row - chunk * kLwe64MatrixChunkRows;
+    if (offset_rows > 0) {
+      skip.resize(offset_rows * n * 8);
+      prng.fill(skip);
+    }
+    for (; row < chunk_end; ++row) {
+      std::uint64_t* dst = out + (row - first_row) * ld;
+      prng.fill(std::span(reinterpret_cast<std::uint8_t*>(dst), n * 8));
+    }
+  }
+}
+
+std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t rows,
+                                              std::size_t cols, std::size_t stride,
+                                              const Seed& a_seed, std::size_t n,
+                                              unsigned threads) {
+  const std::size_t ld = (n + 31) / 32 * 32;
+  std::vector<std::uint64_t> h(rows * ld, 0);
+  std::vector<std::uint64_t> a(std::min(cols, kHintRowsPerPass) * ld, 0);
+  for (std::size_t c0 = 0; c0 < cols; c0 += kHintRowsPerPass) {
+    const std::size_t chunk = std::min(kHintRowsPerPass, cols - c0);
+    expand_lwe64_matrix(a_seed, c0, chunk, n, ld, a.data());
+    matmul_u8_u64(d + c0, rows, chunk, stride, a.data(), ld, h.data(), threads);
+  }
+  std::vector<std::uint32_t> hint(rows * n);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t j = 0; j < n; ++j) hint[r * n + j] = round_high_half(h[r * ld + j]);
+  }
+  return hint;
+}
+
+std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows,
+                                        std::size_t stride, std::span<const std::uint64_t> queries,
+                                        std::size_t m) {
+  std::vector<std::uint64_t> full(m * rows);
+  matvec_u8_u64_batch(d, rows, stride, queries.data(), m, full.data());
+  std::vector<std::uint32_t> out(full.size());
+  for (std::size_t i = 0; i < full.size(); ++i) out[i] = round_high_half(full[i]);
+  return out;
+}
+
+}  // namespace privsearch::pir
