@@ -25,6 +25,9 @@ ALLOWED = {
     "client": {"client", "protocol", "net", "index", "rerank", "rerank/client", "ckks",
                "ckks/client", "pir/zippir", "core"},
     "eval": {"eval", "index", "core"},
+    # Access-private scoring: the cluster-major LWE database and, in client/, the query side.
+    "scoring": {"scoring", "pir/lwe", "index", "core"},
+    "scoring/client": {"scoring/client", "scoring", "pir/lwe", "index", "core"},
 }
 # Kernel-level headers of the CKKS library: only the library itself (and its client half) may
 # include them; every other module goes through the public ckks headers.

@@ -99,6 +99,11 @@ class Lwe64Mask {
  public:
   static Result<Lwe64Mask> create(const Lwe64Params& params, const Seed& a_seed, std::size_t cols,
                                   std::size_t stride, Prng& prng);
+  // `count` masks with independent secrets over one expansion of A (the expansion, ~cols x n x
+  // 8 bytes of AES-CTR output, dominates the cost of one mask).
+  static Result<std::vector<Lwe64Mask>> create_batch(const Lwe64Params& params, const Seed& a_seed,
+                                                     std::size_t cols, std::size_t stride,
+                                                     std::size_t count, Prng& prng);
   Lwe64Mask(Lwe64Mask&&) noexcept = default;
   Lwe64Mask& operator=(Lwe64Mask&&) noexcept = default;
   Lwe64Mask(const Lwe64Mask&) = delete;
@@ -114,7 +119,7 @@ class Lwe64Mask {
                                                    int log_p) const;
 
  private:
-  Lwe64Mask(Lwe64Secret secret) : secret_(std::move(secret)) {}
+  explicit Lwe64Mask(Lwe64Secret secret) : secret_(std::move(secret)) {}
   Lwe64Secret secret_;
   SecureVector<std::uint64_t> mask_;
   std::size_t cols_ = 0;

@@ -48,19 +48,32 @@ Lwe64Secret Lwe64Secret::from_values(std::span<const std::int8_t> values) {
 
 Result<Lwe64Mask> Lwe64Mask::create(const Lwe64Params& params, const Seed& a_seed,
                                     std::size_t cols, std::size_t stride, Prng& prng) {
-  if (cols == 0 || stride < cols || stride % 64 != 0) {
-    return invalid_argument_error("LWE mask for " + std::to_string(cols) +
-                                  " columns with row stride " + std::to_string(stride));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto masks, create_batch(params, a_seed, cols, stride, 1, prng));
+  return std::move(masks.front());
+}
+
+Result<std::vector<Lwe64Mask>> Lwe64Mask::create_batch(const Lwe64Params& params,
+                                                       const Seed& a_seed, std::size_t cols,
+                                                       std::size_t stride, std::size_t count,
+                                                       Prng& prng) {
+  if (cols == 0 || stride < cols || stride % 64 != 0 || count == 0) {
+    return invalid_argument_error("LWE masks: " + std::to_string(count) + " for " +
+                                  std::to_string(cols) + " columns with row stride " +
+                                  std::to_string(stride));
   }
-  Lwe64Mask mask(Lwe64Secret::sample(params, prng));
-  mask.cols_ = cols;
-  mask.mask_ = SecureVector<std::uint64_t>(stride);
   const std::size_t n = params.n;
-  // s_j in {-1, 0, 1} as elements of Z_{2^64}.
-  SecureVector<std::uint64_t> s(n);
-  const auto s32 = mask.secret_.values_mod_2_32();
-  for (std::size_t j = 0; j < n; ++j) {
-    s[j] = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(s32[j])));
+  std::vector<Lwe64Mask> masks;
+  // s_j in {-1, 0, 1} as elements of Z_{2^64}, all secrets side by side.
+  SecureVector<std::uint64_t> s(count * n);
+  for (std::size_t i = 0; i < count; ++i) {
+    masks.push_back(Lwe64Mask(Lwe64Secret::sample(params, prng)));
+    masks.back().cols_ = cols;
+    masks.back().mask_ = SecureVector<std::uint64_t>(stride);
+    const auto s32 = masks.back().secret_.values_mod_2_32();
+    for (std::size_t j = 0; j < n; ++j) {
+      s[i * n + j] = static_cast<std::uint64_t>(
+          static_cast<std::int64_t>(static_cast<std::int32_t>(s32[j])));
+    }
   }
   std::vector<std::uint64_t> row(n);
   for (std::size_t c0 = 0; c0 < cols; c0 += kLwe64MatrixChunkRows) {
@@ -68,12 +81,16 @@ Result<Lwe64Mask> Lwe64Mask::create(const Lwe64Params& params, const Seed& a_see
     const std::size_t end = std::min(cols, c0 + kLwe64MatrixChunkRows);
     for (std::size_t c = c0; c < end; ++c) {
       stream.fill(std::span(reinterpret_cast<std::uint8_t*>(row.data()), n * 8));
-      std::uint64_t acc = 0;
-      for (std::size_t j = 0; j < n; ++j) acc += row[j] * s[j];
-      mask.mask_[c] = acc + static_cast<std::uint64_t>(sample_rounded_gaussian(params.sigma, prng));
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint64_t* si = s.data() + i * n;
+        std::uint64_t acc = 0;
+        for (std::size_t j = 0; j < n; ++j) acc += row[j] * si[j];
+        masks[i].mask_[c] =
+            acc + static_cast<std::uint64_t>(sample_rounded_gaussian(params.sigma, prng));
+      }
     }
   }
-  return mask;
+  return masks;
 }
 
 Result<std::vector<std::uint64_t>> Lwe64Mask::encrypt_block(std::size_t blocks, std::size_t chosen,

@@ -1,0 +1,62 @@
+// Builds the three scoring artifacts (layout.h) from the projected document vectors.
+//
+//  1. X = the first `dim` coordinates of every projected vector (a nested SVD prefix).
+//  2. k-means (Faiss, seeded) into C = ceil(N / (fill R)) centroids.
+//  3. Balanced assignment: documents in order of their distance to their nearest centroid
+//     (closest first) take the nearest of their 8 nearest centroids with a free slot, else the
+//     nearest centroid with a free slot (Tiptoe's size cap with spill-over); slots of a cluster
+//     in document order.
+//  4. Quantization: M = clamp(round(x doc_scale)), doc_scale = (2^(b-1) - 1) / the 99.9th
+//     percentile of |x| over a seeded sample; the matrix holds M + 2^(b-1).
+//  5. The hint: rounded high halves of D A (pir::compute_lwe64_hint), A from
+//     derive_matrix_seed(seed).
+// Refuses parameters whose scores would not decode exactly (plaintext_bits_for > 20) or whose
+// decoding-failure bound is above 2^-40.
+// Thread safety: pure apart from the files it writes (atomically).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "index/vectors_io.h"
+#include "scoring/layout.h"
+
+namespace privsearch::scoring {
+
+struct ScoringBuildOptions {
+  std::uint32_t dim = 192;
+  std::uint32_t doc_bits = 4;
+  std::uint32_t query_bits = 8;
+  std::uint32_t cluster_rows = 0;  // 0: default_cluster_rows(N)
+  double fill = 0.9;               // documents per slot on average
+  std::string lwe_params = "scoring-n2048-ternary";
+  bool allow_insecure = false;     // tests: small LWE rows
+  std::uint64_t seed = 1;
+  unsigned threads = 2;
+};
+
+// R = 4 sqrt(N) rounded up to a multiple of 64, within [64, 4096].
+std::uint32_t default_cluster_rows(std::uint64_t documents);
+
+struct ScoringArtifacts {
+  ScoringLayout layout;
+  ScoringMatrix matrix;
+  ScoringHint hint;
+  double decoding_failure_log2 = 0;
+};
+
+Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
+                                       const ScoringBuildOptions& options,
+                                       const std::function<void(const std::string&)>& progress);
+
+// File names inside an index directory (and manifest artifact names, the same without .bin).
+inline constexpr const char* kLayoutFile = "scoring_layout.bin";
+inline constexpr const char* kMatrixFile = "scoring_matrix.bin";
+inline constexpr const char* kHintFile = "scoring_hint.bin";
+
+Status save_scoring(const std::filesystem::path& dir, const ScoringArtifacts& a);
+
+}  // namespace privsearch::scoring

@@ -1,0 +1,180 @@
+#include "scoring/client/private_query.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace privsearch::scoring {
+
+std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout) {
+  std::vector<std::uint32_t> out(layout.shape.documents, kEmptySlot);
+  for (std::size_t i = 0; i < layout.slot_doc.size(); ++i) {
+    const std::uint32_t d = layout.slot_doc[i];
+    if (d != kEmptySlot) out[d] = static_cast<std::uint32_t>(i / layout.shape.cluster_rows);
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
+                                           std::span<const float> query,
+                                           std::span<const std::uint32_t> candidates,
+                                           std::size_t m) {
+  const auto& s = layout.shape;
+  m = std::min<std::size_t>(m, s.clusters);
+  std::vector<std::uint32_t> chosen;
+  std::vector<bool> taken(s.clusters, false);
+  if (!candidates.empty()) {
+    const auto cluster_of = cluster_of_documents(layout);
+    for (std::uint32_t doc : candidates) {
+      if (chosen.size() == m) break;
+      if (doc >= cluster_of.size()) continue;
+      const std::uint32_t c = cluster_of[doc];
+      if (c == kEmptySlot || taken[c]) continue;
+      taken[c] = true;
+      chosen.push_back(c);
+    }
+  }
+  if (chosen.size() < m) {
+    std::vector<std::pair<double, std::uint32_t>> by_centroid;
+    for (std::uint32_t c = 0; c < s.clusters; ++c) {
+      if (taken[c]) continue;
+      double ip = 0;
+      for (std::size_t j = 0; j < s.dim && j < query.size(); ++j) {
+        ip += static_cast<double>(query[j]) * layout.centroids[c * s.dim + j];
+      }
+      by_centroid.emplace_back(-ip, c);
+    }
+    std::sort(by_centroid.begin(), by_centroid.end());
+    for (const auto& [neg, c] : by_centroid) {
+      if (chosen.size() == m) break;
+      chosen.push_back(c);
+    }
+  }
+  return chosen;
+}
+
+std::vector<std::int32_t> quantize_query(const ScoringShape& shape, std::span<const float> query) {
+  std::vector<std::int32_t> u(shape.dim, 0);
+  float top = 0;
+  for (std::size_t j = 0; j < shape.dim && j < query.size(); ++j) {
+    top = std::max(top, std::fabs(query[j]));
+  }
+  if (!(top > 0) || !std::isfinite(top)) return u;
+  const double scale = shape.query_max() / static_cast<double>(top);
+  for (std::size_t j = 0; j < shape.dim && j < query.size(); ++j) {
+    u[j] = std::clamp(static_cast<std::int32_t>(std::lround(query[j] * scale)), -shape.query_max(),
+                      shape.query_max());
+  }
+  return u;
+}
+
+std::vector<ScoredDoc> plaintext_cluster_scores(const ScoringLayout& layout,
+                                                const ScoringMatrix& matrix,
+                                                std::span<const std::int32_t> u,
+                                                std::uint32_t cluster) {
+  const auto& s = layout.shape;
+  std::vector<ScoredDoc> out;
+  for (std::size_t r = 0; r < s.cluster_rows; ++r) {
+    const std::uint32_t doc = layout.doc_at(cluster, r);
+    if (doc == kEmptySlot) continue;
+    const std::uint8_t* row = matrix.data.data() + r * matrix.stride + std::size_t{cluster} * s.dim;
+    std::int64_t acc = 0;
+    for (std::size_t j = 0; j < s.dim; ++j) {
+      acc += (static_cast<std::int64_t>(row[j]) - s.doc_offset()) * u[j];
+    }
+    out.push_back({doc, acc, cluster});
+  }
+  return out;
+}
+
+Result<PrivateScorer> PrivateScorer::create(const ScoringLayout* layout, const ScoringHint* hint,
+                                            bool allow_insecure) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto params,
+                              pir::find_lwe64_params(layout->lwe_params, allow_insecure));
+  if (hint->n != params.n || hint->rows != layout->shape.cluster_rows ||
+      hint->values.size() != std::size_t{hint->rows} * hint->n) {
+    return failed_precondition_error(fmt::format(
+        "scoring hint {} x {} does not match the layout ({} rows, LWE n = {})", hint->rows,
+        hint->n, layout->shape.cluster_rows, params.n));
+  }
+  PrivateScorer p;
+  p.layout_ = layout;
+  p.hint_ = hint;
+  p.params_ = params;
+  return p;
+}
+
+Status PrivateScorer::prepare(std::size_t count, Prng& prng) {
+  if (count == 0) return Status::ok_status();
+  const auto& s = layout_->shape;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto masks, pir::Lwe64Mask::create_batch(
+                                              params_, layout_->matrix_seed, s.columns(),
+                                              s.stride(), count, prng));
+  for (auto& m : masks) pool_.push_back(std::move(m));
+  return Status::ok_status();
+}
+
+Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
+                                            std::span<const std::uint32_t> clusters, Prng& prng) {
+  const auto& s = layout_->shape;
+  if (clusters.empty()) return invalid_argument_error("private scoring needs at least one cluster");
+  for (std::uint32_t c : clusters) {
+    if (c >= s.clusters) {
+      return out_of_range_error(fmt::format("cluster {} >= {} clusters", c, s.clusters));
+    }
+  }
+  if (pool_.size() < clusters.size()) {
+    PRIVSEARCH_RETURN_IF_ERROR(prepare(clusters.size() - pool_.size(), prng));
+  }
+  const auto u = quantize_query(s, query);
+  const std::int64_t sum_u = std::accumulate(u.begin(), u.end(), std::int64_t{0});
+  PendingScore pending;
+  pending.queries.reserve(clusters.size() * s.stride());
+  for (std::uint32_t c : clusters) {
+    pir::Lwe64Mask mask = std::move(pool_.back());
+    pool_.pop_back();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto v, mask.encrypt_block(s.clusters, c, u,
+                                                           static_cast<int>(s.log_p)));
+    pending.queries.insert(pending.queries.end(), v.begin(), v.end());
+    pending.masks.push_back(std::move(mask));
+    pending.clusters.push_back(c);
+    pending.offset_sums.push_back(std::int64_t{s.doc_offset()} * sum_u);
+  }
+  return pending;
+}
+
+Result<std::vector<ScoredDoc>> PrivateScorer::decode(PendingScore&& pending,
+                                                     std::span<const std::uint32_t> answers) const {
+  const auto& s = layout_->shape;
+  const std::size_t m = pending.clusters.size();
+  if (answers.size() != m * s.cluster_rows) {
+    return invalid_argument_error(fmt::format(
+        "private scoring answer has {} entries, expected {} x {}", answers.size(), m,
+        s.cluster_rows));
+  }
+  std::vector<const pir::Lwe64Secret*> secrets;
+  for (const auto& mk : pending.masks) secrets.push_back(&mk.secret());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto values,
+                              pir::lwe64_decode(answers, hint_->values, s.cluster_rows, hint_->n,
+                                                secrets, static_cast<int>(s.log_p)));
+  const std::int64_t p = std::int64_t{1} << s.log_p;
+  std::vector<ScoredDoc> out;
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::int64_t off = ((pending.offset_sums[i] % p) + p) % p;
+    for (std::size_t r = 0; r < s.cluster_rows; ++r) {
+      const std::uint32_t doc = layout_->doc_at(pending.clusters[i], r);
+      if (doc == kEmptySlot) continue;
+      std::int64_t v = (static_cast<std::int64_t>(values[i * s.cluster_rows + r]) - off + p) % p;
+      if (v >= p / 2) v -= p;
+      out.push_back({doc, v, pending.clusters[i]});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
+    return a.score != b.score ? a.score > b.score : a.doc < b.doc;
+  });
+  return out;
+}
+
+}  // namespace privsearch::scoring

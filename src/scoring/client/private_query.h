@@ -1,0 +1,89 @@
+// The client side of access-private scoring (scoring/layout.h): choose m clusters locally,
+// quantize the query, encrypt it once per cluster (pir/lwe/lwe64.h), decode the provider's
+// answers with the public hint and map slots back to documents.
+//
+// Cluster choice: the clusters holding the client's own PQ candidates, best candidate first
+// (the public PQ index is scanned locally, so this reveals nothing), then the clusters whose
+// centroids have the largest inner product with the query. Every request carries exactly m
+// queries of the same size whatever the clusters.
+// Query quantization: u = round(z (2^(bq-1) - 1) / max|z|) over the first `dim` coordinates;
+// a per-query scale, which does not change the order of one query's scores.
+// Scores: the provider's matrix holds M' = M + 2^(bd-1); decoding gives M' u mod p, and
+// M u = M' u - 2^(bd-1) sum(u) (mod p), lifted to (-p/2, p/2): exact (layout.h bounds |M u|).
+// Masks (A s + e, the query-independent part) can be prepared ahead of the query.
+// Thread safety: one PrivateScorer per thread (it holds the mask pool).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/csprng.h"
+#include "core/status.h"
+#include "pir/lwe/lwe64.h"
+#include "scoring/layout.h"
+
+namespace privsearch::scoring {
+
+struct ScoredDoc {
+  std::uint32_t doc = 0;
+  std::int64_t score = 0;  // M u, exact integer
+  std::uint32_t cluster = 0;
+};
+
+// m distinct clusters: those of `candidates` (document rows, best first), then by centroid.
+std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
+                                           std::span<const float> query,
+                                           std::span<const std::uint32_t> candidates,
+                                           std::size_t m);
+// cluster of every document (from the slot map).
+std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout);
+
+std::vector<std::int32_t> quantize_query(const ScoringShape& shape, std::span<const float> query);
+
+// The exact integer scores M u of every document in `cluster`, computed in the clear from the
+// matrix (for tests and for evaluating quality without the cryptography).
+std::vector<ScoredDoc> plaintext_cluster_scores(const ScoringLayout& layout,
+                                                const ScoringMatrix& matrix,
+                                                std::span<const std::int32_t> u,
+                                                std::uint32_t cluster);
+
+// One encrypted request in flight: the secrets stay here until decode().
+struct PendingScore {
+  std::vector<std::uint32_t> clusters;
+  std::vector<std::int64_t> offset_sums;  // 2^(bd-1) sum(u), per query
+  std::vector<pir::Lwe64Mask> masks;
+  std::vector<std::uint64_t> queries;     // m x stride, what goes on the wire
+};
+
+class PrivateScorer {
+ public:
+  // `layout` and `hint` must outlive the scorer. Checks that they agree with each other and
+  // with the LWE parameter table.
+  static Result<PrivateScorer> create(const ScoringLayout* layout, const ScoringHint* hint,
+                                      bool allow_insecure = false);
+
+  // Masks for `count` future queries (offline work).
+  Status prepare(std::size_t count, Prng& prng);
+  std::size_t prepared() const { return pool_.size(); }
+
+  // Encrypts the quantized query into each cluster's block (one mask per cluster).
+  Result<PendingScore> encrypt(std::span<const float> query,
+                               std::span<const std::uint32_t> clusters, Prng& prng);
+  // Scores of every document in the pending clusters, from the provider's answers (m x R,
+  // rounded high halves), best first (ties by document row).
+  Result<std::vector<ScoredDoc>> decode(PendingScore&& pending,
+                                        std::span<const std::uint32_t> answers) const;
+
+  const ScoringLayout& layout() const { return *layout_; }
+  const pir::Lwe64Params& params() const { return params_; }
+
+ private:
+  PrivateScorer() = default;
+  const ScoringLayout* layout_ = nullptr;
+  const ScoringHint* hint_ = nullptr;
+  pir::Lwe64Params params_;
+  std::vector<pir::Lwe64Mask> pool_;
+};
+
+}  // namespace privsearch::scoring

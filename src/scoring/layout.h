@@ -1,0 +1,101 @@
+// The access-private scoring database (Tiptoe's cluster-major layout, Henzinger et al. SOSP
+// 2023, section 4): documents in C balanced clusters of exactly R slots; the first `dim`
+// coordinates of each projected vector (a nested SVD prefix) quantized to `doc_bits` signed
+// bits; one byte matrix D of R rows and C * dim columns in which row r, block c holds the
+// document in slot (c, r). An LWE query that is zero outside block c gets back D u = the scores
+// of every document of cluster c (pir/lwe/lwe64.h), and the provider cannot tell which c.
+//
+// Stored as three artifacts of one index version:
+//   scoring_layout.bin (public): shape, LWE parameter name, the matrix seed, the document scale,
+//                                the centroids (C x dim) and the slot -> document map;
+//   scoring_matrix.bin (private): D, entries offset to [0, 2^doc_bits) (M' = M + 2^(b-1)), rows
+//                                 padded to a 64-byte stride;
+//   scoring_hint.bin   (public): the rounded high halves of D A (R x n), A from the seed.
+// The offset is the client's business: it decodes M' u and subtracts 2^(b-1) sum(u).
+// Each file: 4-byte magic, u16 version 1, u16 0, then fields (little-endian); readers check
+// sizes before allocating and refuse trailing bytes, unknown versions and inconsistent fields.
+// Thread safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/csprng.h"
+#include "core/status.h"
+
+namespace privsearch::scoring {
+
+inline constexpr std::uint32_t kEmptySlot = 0xffffffffu;
+inline constexpr std::uint32_t kMaxClusters = 1u << 20;
+inline constexpr std::uint32_t kMaxClusterRows = 1u << 16;
+inline constexpr std::uint32_t kMaxDim = 1024;
+inline constexpr std::uint64_t kMaxColumns = std::uint64_t{1} << 28;
+
+struct ScoringShape {
+  std::uint64_t documents = 0;
+  std::uint32_t clusters = 0;      // C
+  std::uint32_t cluster_rows = 0;  // R
+  std::uint32_t dim = 0;           // coordinates per document (prefix of the projection)
+  std::uint32_t doc_bits = 0;      // signed bits per document coordinate
+  std::uint32_t query_bits = 0;    // signed bits per query coordinate
+  std::uint32_t log_p = 0;         // plaintext modulus 2^log_p holds every score exactly
+
+  std::uint64_t columns() const { return std::uint64_t{clusters} * dim; }
+  std::uint64_t stride() const { return (columns() + 63) / 64 * 64; }
+  std::int32_t doc_offset() const { return std::int32_t{1} << (doc_bits - 1); }
+  std::int32_t query_max() const { return (std::int32_t{1} << (query_bits - 1)) - 1; }
+};
+
+// The smallest log_p with every |M u| < 2^(log_p - 1): |M u| <= dim 2^(bd-1) (2^(bq-1) - 1).
+std::uint32_t plaintext_bits_for(std::uint32_t dim, std::uint32_t doc_bits,
+                                 std::uint32_t query_bits);
+// Checks ranges and consistency (log_p, bits, sizes against the limits above).
+Status validate_shape(const ScoringShape& shape);
+
+struct ScoringLayout {
+  ScoringShape shape;
+  std::string lwe_params;   // pir::find_lwe64_params name
+  Seed matrix_seed{};       // seed of A (derive_matrix_seed of the build seed)
+  double doc_scale = 0;     // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
+  std::vector<float> centroids;         // clusters x dim
+  std::vector<std::uint32_t> slot_doc;  // clusters x cluster_rows, kEmptySlot when empty
+
+  std::uint32_t doc_at(std::size_t cluster, std::size_t row) const {
+    return slot_doc[cluster * shape.cluster_rows + row];
+  }
+};
+
+// A = PRG(SHA-256("privsearch scoring matrix A v1" || build seed)): fixed by the public build
+// seed, so a provider cannot pick a trapdoored A; the client recomputes and compares.
+Seed derive_matrix_seed(std::uint64_t build_seed);
+
+std::vector<std::uint8_t> serialize_layout(const ScoringLayout& layout);
+// Every slot map entry < documents or empty, every document exactly once, finite values.
+Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes);
+
+struct ScoringMatrix {
+  std::uint32_t rows = 0;
+  std::uint64_t columns = 0, stride = 0;
+  std::vector<std::uint8_t> data;  // rows x stride
+};
+std::vector<std::uint8_t> serialize_matrix(const ScoringMatrix& m);
+Result<ScoringMatrix> parse_matrix(std::span<const std::uint8_t> bytes);
+
+struct ScoringHint {
+  std::uint32_t rows = 0, n = 0;
+  std::vector<std::uint32_t> values;  // rows x n
+};
+std::vector<std::uint8_t> serialize_hint(const ScoringHint& h);
+Result<ScoringHint> parse_hint(std::span<const std::uint8_t> bytes);
+
+Status save_layout(const std::filesystem::path& file, const ScoringLayout& layout);
+Result<ScoringLayout> load_layout(const std::filesystem::path& file);
+Status save_matrix(const std::filesystem::path& file, const ScoringMatrix& m);
+Result<ScoringMatrix> load_matrix(const std::filesystem::path& file);
+Status save_hint(const std::filesystem::path& file, const ScoringHint& h);
+Result<ScoringHint> load_hint(const std::filesystem::path& file);
+
+}  // namespace privsearch::scoring

@@ -1,0 +1,234 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "scoring/build.h"
+#include "scoring/client/private_query.h"
+#include "scoring/layout.h"
+
+namespace privsearch::scoring {
+namespace {
+
+// n points around `centers` Gaussian-ish centers (sum of uniforms), `cols` dimensions.
+index::Matrix clustered(std::size_t n, std::size_t cols, std::size_t centers, std::uint8_t seed) {
+  Prng prng = Prng::from_seed(Seed{seed});
+  auto uniform = [&] { return static_cast<float>(prng.next_u64() >> 11) * 0x1p-53f - 0.5f; };
+  std::vector<float> c(centers * cols);
+  for (auto& v : c) v = 4 * uniform();
+  index::Matrix m;
+  m.rows = n;
+  m.cols = cols;
+  m.data.resize(n * cols);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = prng.uniform_below(centers);
+    for (std::size_t j = 0; j < cols; ++j) {
+      m.data[i * cols + j] = c[k * cols + j] + uniform() + uniform() + uniform();
+    }
+  }
+  return m;
+}
+
+ScoringBuildOptions test_options() {
+  ScoringBuildOptions o;
+  o.dim = 16;
+  o.cluster_rows = 64;
+  o.lwe_params = "insecure-test-n64-ternary";
+  o.allow_insecure = true;
+  return o;
+}
+
+TEST(ScoringBuild, BalancedClustersHoldEveryDocumentOnce) {
+  const auto x = clustered(700, 24, 5, 1);  // 5 natural clusters, 13 balanced ones
+  auto a = build_scoring(x, test_options(), nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const auto& s = a->layout.shape;
+  EXPECT_EQ(s.documents, 700u);
+  EXPECT_EQ(s.clusters, 13u);  // ceil(700 / (0.9 * 64))
+  EXPECT_EQ(s.log_p, 15u);     // |M u| <= 16 * 8 * 127 = 16,256 < 2^14
+  std::vector<int> seen(700, 0);
+  for (std::uint32_t c = 0; c < s.clusters; ++c) {
+    for (std::uint32_t r = 0; r < s.cluster_rows; ++r) {
+      if (a->layout.doc_at(c, r) != kEmptySlot) ++seen[a->layout.doc_at(c, r)];
+    }
+  }
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }));
+  EXPECT_LT(a->decoding_failure_log2, -40);
+  // The artifacts survive their own formats.
+  auto layout = parse_layout(serialize_layout(a->layout));
+  ASSERT_TRUE(layout.ok()) << layout.status().message();
+  EXPECT_EQ(layout->slot_doc, a->layout.slot_doc);
+  EXPECT_EQ(layout->centroids, a->layout.centroids);
+  EXPECT_EQ(layout->matrix_seed, derive_matrix_seed(1));
+  auto matrix = parse_matrix(serialize_matrix(a->matrix));
+  ASSERT_TRUE(matrix.ok());
+  EXPECT_EQ(matrix->data, a->matrix.data);
+  auto hint = parse_hint(serialize_hint(a->hint));
+  ASSERT_TRUE(hint.ok());
+  EXPECT_EQ(hint->values, a->hint.values);
+}
+
+// Encrypted scores of every cluster equal the plaintext integer scores, m = 1 and m = 3.
+void expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, std::uint8_t seed) {
+  auto a = build_scoring(x, o, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  auto scorer = PrivateScorer::create(&a->layout, &a->hint, true);
+  ASSERT_TRUE(scorer.ok()) << scorer.status().message();
+  Prng prng = Prng::from_seed(Seed{seed});
+  const auto& s = a->layout.shape;
+  for (std::size_t m : {1u, 3u}) {
+    for (std::uint32_t first = 0; first < s.clusters; first += static_cast<std::uint32_t>(m)) {
+      std::vector<std::uint32_t> clusters;
+      for (std::uint32_t c = first; c < std::min<std::uint32_t>(s.clusters, first + static_cast<std::uint32_t>(m)); ++c)
+        clusters.push_back(c);
+      const std::size_t q = prng.uniform_below(x.rows);
+      std::vector<float> z(x.row(q), x.row(q) + x.cols);
+      auto pending = scorer->encrypt(z, clusters, prng);
+      ASSERT_TRUE(pending.ok()) << pending.status().message();
+      EXPECT_EQ(pending->queries.size(), clusters.size() * s.stride());
+      const auto answers = pir::lwe64_answer(a->matrix.data.data(), a->matrix.rows,
+                                             a->matrix.stride, pending->queries, clusters.size());
+      auto got = scorer->decode(std::move(*pending), answers);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      const auto u = quantize_query(s, z);
+      std::map<std::uint32_t, std::int64_t> want;
+      for (std::uint32_t c : clusters) {
+        for (const auto& d : plaintext_cluster_scores(a->layout, a->matrix, u, c)) {
+          want[d.doc] = d.score;
+        }
+      }
+      ASSERT_EQ(got->size(), want.size());
+      for (const auto& d : *got) EXPECT_EQ(d.score, want.at(d.doc)) << "doc " << d.doc;
+      EXPECT_TRUE(std::is_sorted(got->begin(), got->end(), [](const auto& l, const auto& r) {
+        return l.score > r.score;
+      }));
+    }
+  }
+}
+
+TEST(ScoringExact, EncryptedScoresEqualPlaintextIntegersRandomData) {
+  expect_exact(clustered(500, 20, 4, 2), test_options(), 3);
+}
+
+TEST(ScoringExact, EncryptedScoresEqualPlaintextIntegersStructuredData) {
+  // Saturating entries (every coordinate equal and large), zero rows, and 8-bit documents with
+  // 8-bit queries (p = 2^20, the widest decodable): the extremes of the score range.
+  index::Matrix x;
+  x.rows = 300;
+  x.cols = 16;
+  x.data.resize(300 * 16);
+  for (std::size_t i = 0; i < 300; ++i)
+    for (std::size_t j = 0; j < 16; ++j)
+      x.data[i * 16 + j] = i % 3 == 0 ? 0.0f : (i % 3 == 1 ? 1000.0f : -1000.0f * (j % 2 ? 1 : -1));
+  auto o = test_options();
+  o.doc_bits = 8;
+  expect_exact(x, o, 4);
+}
+
+TEST(ScoringExact, SecureParametersSmallShape) {
+  auto o = test_options();
+  o.lwe_params = "scoring-n2048-ternary";
+  o.allow_insecure = false;
+  expect_exact(clustered(150, 16, 3, 5), o, 6);
+}
+
+TEST(ScoringBuild, RefusesUndecodableOrBadParameters) {
+  const auto x = clustered(100, 64, 2, 7);
+  auto o = test_options();
+  o.doc_bits = 9;
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o = test_options();
+  o.dim = 64;
+  o.doc_bits = 8;
+  o.query_bits = 16;  // 64 * 128 * 32767 needs p = 2^29
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o = test_options();
+  o.lwe_params = "insecure-test-n64-ternary";
+  o.allow_insecure = false;
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o = test_options();
+  o.fill = 0;
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(build_scoring(index::Matrix{}, test_options(), nullptr).ok());
+}
+
+TEST(ScoringFormats, RefuseDamagedFiles) {
+  auto a = build_scoring(clustered(250, 16, 2, 8), test_options(), nullptr);
+  ASSERT_TRUE(a.ok());
+  ASSERT_GT(a->matrix.stride, a->matrix.columns);  // 5 clusters x 16: padded rows
+  const auto layout = serialize_layout(a->layout);
+  const auto matrix = serialize_matrix(a->matrix);
+  const auto hint = serialize_hint(a->hint);
+  for (std::size_t cut : {0ul, 4ul, 8ul, 40ul, layout.size() - 1}) {
+    EXPECT_FALSE(parse_layout(std::span(layout).first(cut)).ok()) << cut;
+  }
+  EXPECT_FALSE(parse_matrix(std::span(matrix).first(matrix.size() - 1)).ok());
+  EXPECT_FALSE(parse_hint(std::span(hint).first(hint.size() - 4)).ok());
+  auto extra = layout;
+  extra.push_back(0);
+  EXPECT_FALSE(parse_layout(extra).ok());  // trailing bytes
+  auto magic = hint;
+  magic[0] = 'X';
+  EXPECT_FALSE(parse_hint(magic).ok());
+  auto version = matrix;
+  version[4] = 2;
+  EXPECT_FALSE(parse_matrix(version).ok());
+  // A document placed twice / out of range / missing.
+  auto twice = a->layout;
+  twice.slot_doc[1] = twice.slot_doc[0];
+  EXPECT_FALSE(parse_layout(serialize_layout(twice)).ok());
+  auto outside = a->layout;
+  outside.slot_doc[0] = 250;
+  EXPECT_FALSE(parse_layout(serialize_layout(outside)).ok());
+  auto missing = a->layout;
+  missing.slot_doc[0] = kEmptySlot;
+  EXPECT_FALSE(parse_layout(serialize_layout(missing)).ok());
+  auto wrong_p = a->layout;
+  wrong_p.shape.log_p += 1;
+  EXPECT_FALSE(parse_layout(serialize_layout(wrong_p)).ok());
+  auto padded = a->matrix;
+  padded.data[padded.columns] = 1;  // padding of row 0
+  EXPECT_FALSE(parse_matrix(serialize_matrix(padded)).ok());
+}
+
+TEST(ScoringClient, RefusesMismatchesAndBadRequests) {
+  auto a = build_scoring(clustered(200, 16, 2, 9), test_options(), nullptr);
+  ASSERT_TRUE(a.ok());
+  auto short_hint = a->hint;
+  short_hint.rows -= 1;
+  short_hint.values.resize(short_hint.rows * short_hint.n);
+  EXPECT_EQ(PrivateScorer::create(&a->layout, &short_hint, true).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(PrivateScorer::create(&a->layout, &a->hint, false).ok());  // insecure row
+  auto scorer = PrivateScorer::create(&a->layout, &a->hint, true);
+  ASSERT_TRUE(scorer.ok());
+  Prng prng = Prng::from_seed(Seed{10});
+  const std::vector<float> z(16, 1.0f);
+  const std::uint32_t too_far[] = {a->layout.shape.clusters};
+  EXPECT_EQ(scorer->encrypt(z, too_far, prng).status().code(), StatusCode::kOutOfRange);
+  EXPECT_FALSE(scorer->encrypt(z, {}, prng).ok());
+  const std::uint32_t one[] = {0};
+  auto pending = scorer->encrypt(z, one, prng);
+  ASSERT_TRUE(pending.ok());
+  const std::vector<std::uint32_t> short_answer(a->layout.shape.cluster_rows - 1);
+  EXPECT_FALSE(scorer->decode(std::move(*pending), short_answer).ok());
+}
+
+TEST(ScoringClient, ChoosesCandidateClustersFirstThenCentroids) {
+  auto a = build_scoring(clustered(400, 16, 4, 11), test_options(), nullptr);
+  ASSERT_TRUE(a.ok());
+  const auto cluster_of = cluster_of_documents(a->layout);
+  const std::uint32_t candidates[] = {5, 5, 17, 300};
+  const std::vector<float> z(16, 0.5f);
+  const auto chosen = choose_clusters(a->layout, z, candidates, 4);
+  ASSERT_EQ(chosen.size(), 4u);
+  EXPECT_EQ(chosen[0], cluster_of[5]);
+  std::vector<std::uint32_t> sorted = chosen;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());  // distinct
+  // m larger than the number of clusters: all of them, once.
+  EXPECT_EQ(choose_clusters(a->layout, z, {}, 1000).size(), a->layout.shape.clusters);
+}
+
+}  // namespace
+}  // namespace privsearch::scoring
