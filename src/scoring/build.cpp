@@ -158,12 +158,19 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
   for (std::size_t i = 0; i < n; ++i) {
     std::copy_n(projected.row(i), s.dim, x.data() + i * s.dim);
   }
-  say(fmt::format("scoring: k-means into {} clusters of {} slots (dim {})", s.clusters,
-                  s.cluster_rows, s.dim));
-  PRIVSEARCH_ASSIGN_OR_RETURN(l.centroids, kmeans(x, n, s.dim, s.clusters, o.seed));
-  say("scoring: balanced assignment");
-  PRIVSEARCH_ASSIGN_OR_RETURN(l.slot_doc,
-                              assign_balanced(x, n, s.dim, l.centroids, s.clusters, s.cluster_rows));
+  l.centroid_dim = std::min(s.dim, std::max<std::uint32_t>(1, o.cluster_dim));
+  {
+    std::vector<float> xc(n * l.centroid_dim);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::copy_n(x.data() + i * s.dim, l.centroid_dim, xc.data() + i * l.centroid_dim);
+    }
+    say(fmt::format("scoring: k-means into {} clusters of {} slots (on {} of {} dimensions)",
+                    s.clusters, s.cluster_rows, l.centroid_dim, s.dim));
+    PRIVSEARCH_ASSIGN_OR_RETURN(l.centroids, kmeans(xc, n, l.centroid_dim, s.clusters, o.seed));
+    say("scoring: balanced assignment");
+    PRIVSEARCH_ASSIGN_OR_RETURN(l.slot_doc, assign_balanced(xc, n, l.centroid_dim, l.centroids,
+                                                            s.clusters, s.cluster_rows));
+  }
   const double p999 = percentile_abs(x, 0.999, o.seed);
   const std::int32_t top = s.doc_offset() - 1;
   l.doc_scale = p999 > 0 ? top / p999 : 1.0;

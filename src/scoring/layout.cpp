@@ -116,6 +116,7 @@ std::vector<std::uint8_t> serialize_layout(const ScoringLayout& l) {
   w.put_string(l.lwe_params);
   w.put_bytes(l.matrix_seed);
   w.put_f64(l.doc_scale);
+  w.put_u32(l.centroid_dim);
   w.reserve(w.size() + l.centroids.size() * 4 + l.slot_doc.size() * 4);
   for (float f : l.centroids) w.put_u32(std::bit_cast<std::uint32_t>(f));
   for (std::uint32_t d : l.slot_doc) w.put_u32(d);
@@ -139,7 +140,12 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(l.matrix_seed));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(l.doc_scale));
   if (!(l.doc_scale > 0)) return invalid_argument_error("scoring layout: document scale <= 0");
-  const std::size_t n_centroids = std::size_t{s.clusters} * s.dim;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(l.centroid_dim));
+  if (l.centroid_dim == 0 || l.centroid_dim > s.dim) {
+    return invalid_argument_error(fmt::format("scoring layout: centroid dimension {} for dim {}",
+                                              l.centroid_dim, s.dim));
+  }
+  const std::size_t n_centroids = std::size_t{s.clusters} * l.centroid_dim;
   const std::size_t n_slots = std::size_t{s.clusters} * s.cluster_rows;
   PRIVSEARCH_RETURN_IF_ERROR(need(r, (n_centroids + n_slots) * 4, "scoring layout tables"));
   l.centroids.resize(n_centroids);

@@ -7,7 +7,7 @@
 //
 // Stored as three artifacts of one index version:
 //   scoring_layout.bin (public): shape, LWE parameter name, the matrix seed, the document scale,
-//                                the centroids (C x dim) and the slot -> document map;
+//                                the centroids (C x centroid_dim) and the slot -> document map;
 //   scoring_matrix.bin (private): D, entries offset to [0, 2^doc_bits) (M' = M + 2^(b-1)), rows
 //                                 padded to a 64-byte stride;
 //   scoring_hint.bin   (public): the rounded high halves of D A (R x n), A from the seed.
@@ -60,7 +60,8 @@ struct ScoringLayout {
   std::string lwe_params;   // pir::find_lwe64_params name
   Seed matrix_seed{};       // seed of A (derive_matrix_seed of the build seed)
   double doc_scale = 0;     // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
-  std::vector<float> centroids;         // clusters x dim
+  std::uint32_t centroid_dim = 0;       // clusters are formed on this prefix (<= dim)
+  std::vector<float> centroids;         // clusters x centroid_dim
   std::vector<std::uint32_t> slot_doc;  // clusters x cluster_rows, kEmptySlot when empty
 
   std::uint32_t doc_at(std::size_t cluster, std::size_t row) const {

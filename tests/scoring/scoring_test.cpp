@@ -32,7 +32,9 @@ index::Matrix clustered(std::size_t n, std::size_t cols, std::size_t centers, st
 ScoringBuildOptions test_options() {
   ScoringBuildOptions o;
   o.dim = 16;
+  o.cluster_dim = 8;
   o.cluster_rows = 64;
+  o.query_bits = 8;
   o.lwe_params = "insecure-test-n64-ternary";
   o.allow_insecure = true;
   return o;

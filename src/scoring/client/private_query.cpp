@@ -41,8 +41,9 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
     for (std::uint32_t c = 0; c < s.clusters; ++c) {
       if (taken[c]) continue;
       double ip = 0;
-      for (std::size_t j = 0; j < s.dim && j < query.size(); ++j) {
-        ip += static_cast<double>(query[j]) * layout.centroids[c * s.dim + j];
+      const std::size_t cd = layout.centroid_dim;
+      for (std::size_t j = 0; j < cd && j < query.size(); ++j) {
+        ip += static_cast<double>(query[j]) * layout.centroids[c * cd + j];
       }
       by_centroid.emplace_back(-ip, c);
     }

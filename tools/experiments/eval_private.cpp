@@ -1,0 +1,154 @@
+#include "experiments/eval_private.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "eval/metrics.h"
+#include "index/artifacts.h"
+#include "index/beir.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+#include "index/pq_scan.h"
+#include "index/text_encoder.h"
+#include "index/word_vectors.h"
+#include "pir/lwe/lwe64.h"
+#include "scoring/client/private_query.h"
+
+namespace privsearch::tools {
+
+nlohmann::json PrivateEvalResult::to_json() const {
+  return {{"queries", queries},
+          {"m", m},
+          {"k", k},
+          {"clusters", clusters},
+          {"cluster_rows", cluster_rows},
+          {"dim", dim},
+          {"doc_bits", doc_bits},
+          {"query_bits", query_bits},
+          {"ndcg10_candidate", ndcg10_candidate},
+          {"ndcg10_private", ndcg10_private},
+          {"ndcg10_private_minus_candidate", ndcg10_private - ndcg10_candidate},
+          {"recall100_candidate", recall100_candidate},
+          {"cluster_recall", cluster_recall},
+          {"encrypted_checked", encrypted_checked},
+          {"encrypted_mismatches", encrypted_mismatches}};
+}
+
+Result<PrivateEvalResult> run_private_eval(
+    const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
+    const PrivateEvalOptions& o, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(index_dir));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection,
+                              index::load_projection(index_dir / "projection.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / "pq.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder,
+                              index::load_text_encoder(index_dir / "encoder.bin",
+                                                         index::default_word_vectors_path()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / "exact.store"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
+  if (collection.corpus.size() != store.rows()) {
+    return failed_precondition_error(fmt::format(
+        "index has {} documents, collection {}", store.rows(), collection.corpus.size()));
+  }
+  scoring::ScoringArtifacts art;
+  if (manifest.find("scoring_layout") != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(art.layout, scoring::load_layout(index_dir / scoring::kLayoutFile));
+    PRIVSEARCH_ASSIGN_OR_RETURN(art.matrix, scoring::load_matrix(index_dir / scoring::kMatrixFile));
+    PRIVSEARCH_ASSIGN_OR_RETURN(art.hint, scoring::load_hint(index_dir / scoring::kHintFile));
+  } else {
+    index::Matrix x;
+    x.rows = store.rows();
+    x.cols = store.cols();
+    x.data.assign(store.row(0), store.row(0) + x.rows * x.cols);
+    PRIVSEARCH_ASSIGN_OR_RETURN(art, scoring::build_scoring(x, o.scoring, say));
+  }
+  const auto& shape = art.layout.shape;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer,
+                              scoring::PrivateScorer::create(&art.layout, &art.hint,
+                                                             o.scoring.allow_insecure));
+  Prng prng = Prng::create();
+  PrivateEvalResult r;
+  r.m = o.m;
+  r.k = o.k;
+  r.clusters = shape.clusters;
+  r.cluster_rows = shape.cluster_rows;
+  r.dim = shape.dim;
+  r.doc_bits = shape.doc_bits;
+  r.query_bits = shape.query_bits;
+  const auto cluster_of = scoring::cluster_of_documents(art.layout);
+  double in_clusters = 0, judged_total = 0;
+  for (const auto& q : collection.queries) {
+    const auto it = collection.qrels.find(q.id);
+    if (it == collection.qrels.end()) continue;
+    const auto z = projection.project_query(encoder->encode_query(q.text));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
+    // Candidate mode: exact projected scores of the K candidates.
+    std::vector<std::pair<double, std::uint32_t>> exact;
+    for (std::uint32_t doc : candidates) {
+      const float* row = store.row(doc);
+      double s = 0;
+      for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(z[j]) * row[j];
+      exact.emplace_back(-s, doc);
+    }
+    std::sort(exact.begin(), exact.end());
+    std::vector<std::string> ranking;
+    for (const auto& [s, doc] : exact) ranking.push_back(collection.corpus[doc].id);
+    const auto cm = eval::score_ranking(ranking, it->second);
+    r.ndcg10_candidate += cm.ndcg_at_10;
+    r.recall100_candidate += cm.recall_at_100;
+    // Private mode.
+    const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
+    const auto u = scoring::quantize_query(shape, z);
+    std::vector<scoring::ScoredDoc> scored;
+    for (std::uint32_t c : clusters) {
+      const auto part = scoring::plaintext_cluster_scores(art.layout, art.matrix, u, c);
+      scored.insert(scored.end(), part.begin(), part.end());
+    }
+    std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+      return a.score != b.score ? a.score > b.score : a.doc < b.doc;
+    });
+    if (r.encrypted_checked < o.encrypted_queries) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
+      const auto answers = pir::lwe64_answer(art.matrix.data.data(), art.matrix.rows,
+                                             art.matrix.stride, pending.queries, clusters.size());
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto decoded, scorer.decode(std::move(pending), answers));
+      ++r.encrypted_checked;
+      bool same = decoded.size() == scored.size();
+      for (std::size_t i = 0; same && i < decoded.size(); ++i) {
+        same = decoded[i].doc == scored[i].doc && decoded[i].score == scored[i].score;
+      }
+      if (!same) ++r.encrypted_mismatches;
+    }
+    ranking.clear();
+    for (std::size_t i = 0; i < scored.size() && i < 100; ++i) {
+      ranking.push_back(collection.corpus[scored[i].doc].id);
+    }
+    r.ndcg10_private += eval::score_ranking(ranking, it->second).ndcg_at_10;
+    for (const auto& [doc_id, grade] : it->second) {
+      if (grade <= 0) continue;
+      const auto d = collection.doc_index.find(doc_id);
+      if (d == collection.doc_index.end()) continue;
+      judged_total += 1;
+      if (std::find(clusters.begin(), clusters.end(), cluster_of[d->second]) != clusters.end()) {
+        in_clusters += 1;
+      }
+    }
+    ++r.queries;
+  }
+  if (r.queries > 0) {
+    r.ndcg10_candidate /= static_cast<double>(r.queries);
+    r.ndcg10_private /= static_cast<double>(r.queries);
+    r.recall100_candidate /= static_cast<double>(r.queries);
+  }
+  r.cluster_recall = judged_total > 0 ? in_clusters / judged_total : 0;
+  return r;
+}
+
+}  // namespace privsearch::tools
