@@ -168,6 +168,13 @@ Result<v1::RerankResponse> ProviderClient::rerank(const v1::RerankRequest& reque
                                                               &v1::Provider::Stub::Rerank, "Rerank");
 }
 
+Result<v1::PrivateScoreResponse> ProviderClient::private_score(
+    const v1::PrivateScoreRequest& request) {
+  // Idempotent for the provider (nothing is consumed): transport failures are retried.
+  return impl_->invoke<v1::PrivateScoreRequest, v1::PrivateScoreResponse>(
+      request, &v1::Provider::Stub::PrivateScore, "PrivateScore");
+}
+
 Result<v1::PirInfo> ProviderClient::pir_info() {
   return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(v1::PirInfoRequest(),
                                                         &v1::Provider::Stub::GetPirInfo,

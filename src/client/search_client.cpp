@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <optional>
 
@@ -17,6 +18,7 @@
 #include "index/pq_scan.h"
 #include "index/text_encoder.h"
 #include "index/word_vectors.h"
+#include "scoring/client/private_query.h"
 
 namespace privsearch::client {
 namespace {
@@ -34,6 +36,11 @@ struct SearchClient::Impl {
   std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
   std::optional<RerankSession> session;  // the secret key and the key epochs
+  // Access-private scoring: the public layout and hint (stable addresses: the scorer keeps
+  // pointers) and the scorer with its mask pool.
+  std::unique_ptr<scoring::ScoringLayout> scoring_layout;
+  std::unique_ptr<scoring::ScoringHint> scoring_hint;
+  std::optional<scoring::PrivateScorer> scorer;
   Prng prng = Prng::create();           // the candidate permutation
   // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
   // public key with every rotation key set.
@@ -99,7 +106,8 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/false));
   const auto& man = impl->manifest;
   std::vector<std::string> needed{"projection", "pq"};
-  for (const char* optional : {"encoder", "payloads"}) {
+  for (const char* optional :
+       {"encoder", "payloads", scoring::kLayoutArtifact, scoring::kHintArtifact}) {
     if (man.find(optional) != nullptr) needed.emplace_back(optional);
   }
   PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(index_dir, man, needed));
@@ -126,6 +134,28 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto pay_file, path_of("payloads"));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto p, index::PayloadStore::open(pay_file));
     impl->payloads.emplace(std::move(p));
+  }
+
+  if (man.find(scoring::kLayoutArtifact) != nullptr && man.find(scoring::kHintArtifact) != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, path_of(scoring::kLayoutArtifact));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(layout_file));
+    // A is fixed by the public build seed: a provider cannot have chosen it (trapdoor).
+    if (layout.matrix_seed != scoring::derive_matrix_seed(man.seed)) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "the scoring layout's matrix seed is not derived from the build seed");
+    }
+    if (layout.shape.documents != man.documents || layout.shape.dim > man.dim) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "the scoring layout does not match the manifest's collection");
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint_file, path_of(scoring::kHintArtifact));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto hint, scoring::load_hint(hint_file));
+    impl->scoring_layout = std::make_unique<scoring::ScoringLayout>(std::move(layout));
+    impl->scoring_hint = std::make_unique<scoring::ScoringHint>(std::move(hint));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer,
+                                scoring::PrivateScorer::create(impl->scoring_layout.get(),
+                                                               impl->scoring_hint.get()));
+    impl->scorer.emplace(std::move(scorer));
   }
 
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, impl->transport->server_info());
@@ -161,6 +191,110 @@ Result<SearchResult> SearchClient::search(std::string_view text, const SearchOpt
     r.value().timing.total_ms += encode_ms;
   }
   return r;
+}
+
+bool SearchClient::has_private_scoring() const { return impl_->scorer.has_value(); }
+
+Status SearchClient::prepare_private(std::size_t queries) {
+  if (!impl_->scorer) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "this index has no access-private scoring database (rebuild without "
+                  "--no-access-private)");
+  }
+  return impl_->scorer->prepare(queries, impl_->prng);
+}
+
+Result<SearchResult> SearchClient::search_private(std::string_view text,
+                                                  const PrivateSearchOptions& options) {
+  if (!impl_->encoder) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "this index was built from external vectors: search with a query vector");
+  }
+  const auto t0 = Clock::now();
+  const auto q = impl_->encoder->encode_query(text);
+  const double encode_ms = ms_since(t0);
+  auto r = search_private_vector(q, options);
+  if (r.ok()) {
+    r.value().timing.encode_ms = encode_ms;
+    r.value().timing.total_ms += encode_ms;
+  }
+  return r;
+}
+
+Result<SearchResult> SearchClient::search_private_vector(std::span<const float> raw_query,
+                                                         const PrivateSearchOptions& options) {
+  auto& m = *impl_;
+  const auto t_start = Clock::now();
+  if (!m.scorer) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "this index has no access-private scoring database (rebuild without "
+                  "--no-access-private)");
+  }
+  if (raw_query.size() != m.projection.input_dim) {
+    return Status(StatusCode::kInvalidArgument, "query vector of dimension " +
+                                                    std::to_string(raw_query.size()) +
+                                                    "; the index expects " +
+                                                    std::to_string(m.projection.input_dim));
+  }
+  if (options.clusters == 0) {
+    return Status(StatusCode::kInvalidArgument, "--clusters must be at least 1");
+  }
+  const auto& layout = *m.scoring_layout;
+  SearchResult out;
+  auto& t = out.timing;
+  const auto z = m.projection.project_query(raw_query);
+  if (std::all_of(z.begin(), z.end(), [](float v) { return v == 0.0f; })) {
+    return Status(StatusCode::kInvalidArgument, "the query has no known terms");
+  }
+  auto t0 = Clock::now();
+  const std::size_t k = std::min<std::size_t>(options.candidates, m.pq->count);
+  if (k > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.scanner->search(z, k));
+  }
+  t.pq_scan_ms = ms_since(t0);
+  out.private_clusters = scoring::choose_clusters(layout, z, out.candidates, options.clusters);
+  t0 = Clock::now();
+  if (m.scorer->prepared() < out.private_clusters.size()) {
+    PRIVSEARCH_RETURN_IF_ERROR(
+        m.scorer->prepare(out.private_clusters.size() - m.scorer->prepared(), m.prng));
+    t.mask_ms = ms_since(t0);
+  }
+  t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, m.scorer->encrypt(z, out.private_clusters, m.prng));
+  v1::PrivateScoreRequest request;
+  request.set_artifact_version(m.manifest.version_id);
+  request.set_queries(static_cast<std::uint32_t>(out.private_clusters.size()));
+  request.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
+                                      pending.queries.size() * 8));
+  t.encrypt_ms = ms_since(t0);
+  t.request_bytes = request.ByteSizeLong();
+  t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto response, m.transport->private_score(request));
+  t.rpc_ms = ms_since(t0);
+  if (response.has_error()) return provider_refusal("the private scoring", response.error());
+  t.response_bytes = response.ByteSizeLong();
+  t.provider_ms = response.provider_ms();
+  t0 = Clock::now();
+  const auto& bytes = response.answers();
+  if (bytes.size() % 4 != 0) {
+    return Status(StatusCode::kDataLoss, "private scoring answer of a size not a multiple of 4");
+  }
+  std::vector<std::uint32_t> answers(bytes.size() / 4);
+  std::memcpy(answers.data(), bytes.data(), bytes.size());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, m.scorer->decode(std::move(pending), answers));
+  t.decrypt_ms = ms_since(t0);
+  for (std::size_t i = 0; i < std::min(options.top, scored.size()); ++i) {
+    SearchHit h;
+    h.doc = scored[i].doc;
+    h.score = static_cast<double>(scored[i].score);
+    if (m.payloads) {
+      auto text = m.payloads->text(h.doc);
+      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
+    }
+    out.hits.push_back(std::move(h));
+  }
+  t.total_ms = ms_since(t_start);
+  return out;
 }
 
 std::vector<float> SearchClient::project_text(std::string_view text) const {

@@ -29,6 +29,14 @@ struct SearchOptions {
   bool renew_key_epoch = true;
 };
 
+// Access-private search (scoring/layout.h): the provider scores m whole clusters under LWE and
+// learns nothing about the query, the clusters or the results beyond message sizes and timing.
+struct PrivateSearchOptions {
+  std::size_t clusters = 4;      // m, at most the provider's Limits.max_private_queries
+  std::size_t candidates = 100;  // local PQ candidates whose clusters are scored first
+  std::size_t top = 10;
+};
+
 struct SearchHit {
   std::uint64_t doc = 0;  // row in corpus order
   double score = 0;       // decrypted <z, x_doc>
@@ -38,6 +46,7 @@ struct SearchHit {
 struct SearchTiming {
   double encode_ms = 0, pq_scan_ms = 0, encrypt_ms = 0, rpc_ms = 0, provider_ms = 0,
          decrypt_ms = 0, total_ms = 0;
+  double mask_ms = 0;  // access-private: masks made during this search (0 when prepared)
   std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
 };
 
@@ -45,6 +54,7 @@ struct SearchResult {
   std::vector<SearchHit> hits;               // best first
   std::vector<std::uint32_t> candidates;     // PQ order
   std::vector<double> candidate_scores;      // decrypted, aligned with `candidates`
+  std::vector<std::uint32_t> private_clusters;  // access-private: the clusters scored
   SearchTiming timing;
 };
 
@@ -75,6 +85,15 @@ class SearchClient {
                                                std::span<const std::uint32_t> ids,
                                                const SearchOptions& options,
                                                SearchTiming* timing = nullptr);
+
+  // Access-private search: whether the index has the scoring database; masks for `queries`
+  // future cluster queries made ahead of time (the query-independent part of encryption);
+  // the search itself.
+  bool has_private_scoring() const;
+  Status prepare_private(std::size_t queries);
+  Result<SearchResult> search_private(std::string_view text, const PrivateSearchOptions& options);
+  Result<SearchResult> search_private_vector(std::span<const float> raw_query,
+                                             const PrivateSearchOptions& options);
 
   // The provider connection and the index's artifact version (for the payload fetch).
   ProviderClient& transport();

@@ -174,6 +174,10 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(o.out / "encoder.bin"));
   if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(o.out / "encoder.bin"));
   Manifest man = make_manifest(o, v, docs.size(), dim, m);
+  if (o.extra_artifacts) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto extra, o.extra_artifacts(projected, o.out, say));
+    man.artifacts.insert(man.artifacts.end(), extra.begin(), extra.end());
+  }
   say("writing manifest");
   PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
   return man;

@@ -22,6 +22,13 @@
 
 namespace privsearch::index {
 
+using Progress = std::function<void(const std::string& step)>;
+// Artifacts derived from the projected vectors by a module above index (the access-private
+// scoring database, scoring/build.h): called after the PQ artifact and before the manifest,
+// writes its files into `out` atomically and returns their (name, file) entries.
+using ExtraArtifacts = std::function<Result<std::vector<ArtifactEntry>>(
+    const Matrix& projected, const std::filesystem::path& out, const Progress& progress)>;
+
 struct BuildOptions {
   std::filesystem::path collection;   // BEIR directory
   std::filesystem::path doc_vectors;  // .npy or .fvecs; empty: use the built-in encoder
@@ -47,9 +54,9 @@ struct BuildOptions {
   std::size_t sample = 200000;
   std::size_t record_bytes = 2048;    // payload record size
   std::uint64_t seed = 1;
+  ExtraArtifacts extra_artifacts;  // empty: none
 };
 
-using Progress = std::function<void(const std::string& step)>;
 
 Result<Manifest> build_index(const BuildOptions& options, const Progress& progress);
 

@@ -164,18 +164,22 @@ std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id,
       caller.identity.empty() ? key_account : "identity:" + caller.identity;
   std::vector<BudgetAccount> accounts;
   accounts.push_back({key_account, l.requests_per_key_id, now + l.key_budget_ttl_s, group});
-  if (!caller.identity.empty() && l.requests_per_identity > 0) {
-    if (l.identity_budget_window_s > 0) {
-      const std::int64_t window = now / l.identity_budget_window_s;
-      accounts.push_back({"identity:" + caller.identity + ":" + std::to_string(window),
-                          l.requests_per_identity, (window + 1) * l.identity_budget_window_s,
-                          group});
-    } else {
-      accounts.push_back({"identity:" + caller.identity, l.requests_per_identity,
-                          std::numeric_limits<std::int64_t>::max(), group});
-    }
-  }
+  if (auto a = identity_account(caller, group)) accounts.push_back(std::move(*a));
   return accounts;
+}
+
+std::optional<BudgetAccount> ProviderCore::identity_account(const Caller& caller,
+                                                            const std::string& group) const {
+  const auto& l = config_.limits;
+  if (caller.identity.empty() || l.requests_per_identity == 0) return std::nullopt;
+  if (l.identity_budget_window_s > 0) {
+    const std::int64_t window = unix_now_s() / l.identity_budget_window_s;
+    return BudgetAccount{"identity:" + caller.identity + ":" + std::to_string(window),
+                         l.requests_per_identity, (window + 1) * l.identity_budget_window_s,
+                         group};
+  }
+  return BudgetAccount{"identity:" + caller.identity, l.requests_per_identity,
+                       std::numeric_limits<std::int64_t>::max(), group};
 }
 
 v1::ServerInfo ProviderCore::server_info() const {
@@ -188,6 +192,7 @@ v1::ServerInfo ProviderCore::server_info() const {
   auto* l = info.mutable_limits();
   l->set_max_message_bytes(config_.limits.max_message_bytes);
   l->set_max_candidates(config_.limits.max_candidates);
+  l->set_max_private_queries(config_.limits.max_private_queries);
   l->set_max_key_sets(config_.limits.max_key_sets);
   l->set_max_concurrent_requests(config_.limits.max_concurrent_requests);
   l->set_requests_per_key_id(config_.limits.requests_per_key_id);

@@ -33,6 +33,7 @@
 #include "protocol/privsearch.pb.h"
 #include "protocol/provider_state.h"
 #include "rerank/layout.h"
+#include "scoring/layout.h"
 
 namespace privsearch::protocol {
 
@@ -62,6 +63,9 @@ struct ProviderLimits {
   std::uint64_t requests_per_identity = 0;
   std::int64_t identity_budget_window_s = 86400;
   RateLimit key_uploads{30, 10};  // per identity (or peer address) per minute, and burst
+  // Encrypted cluster queries per PrivateScore request (each costs one pass over the matrix
+  // shared with the others of its request).
+  std::uint32_t max_private_queries = 8;
 };
 
 struct ProviderConfig {
@@ -77,6 +81,9 @@ struct ProviderConfig {
   // (ckks/rerandomize.h; fast kernel only; clients must upload a public key).
   int flood_security_bits = 0;
   bool store_read_only = true;
+  // The access-private scoring matrix (scoring/layout.h) of this index version; null: the index
+  // has none and PrivateScore answers PRIVATE_SCORING_UNAVAILABLE.
+  std::shared_ptr<const scoring::ScoringMatrix> scoring_matrix;
 };
 
 class ProviderCore {
@@ -96,6 +103,10 @@ class ProviderCore {
   v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request,
                                      const Caller& caller = {});
   v1::RerankResponse rerank(const v1::RerankRequest& request, const Caller& caller = {});
+  // provider_private_score.cpp: checks (version, m, exact size), charges the caller's identity
+  // budget when there is one, multiplies the scoring matrix by the m queries in one pass.
+  v1::PrivateScoreResponse private_score(const v1::PrivateScoreRequest& request,
+                                         const Caller& caller = {});
 
   const ProviderConfig& config() const { return config_; }
   std::size_t cached_key_sets() const { return state_->keys.size(); }
@@ -117,6 +128,9 @@ class ProviderCore {
   std::shared_ptr<const EvaluationKeys> find_keys(const KeyId& id, v1::Error* refusal);
   // The budget accounts a request of `caller` under key `id` charges.
   std::vector<BudgetAccount> accounts_for(const KeyId& id, const Caller& caller) const;
+  // The identity's window account (none for anonymous callers or without an identity budget).
+  std::optional<BudgetAccount> identity_account(const Caller& caller,
+                                                const std::string& group) const;
 
   ProviderConfig config_;
   const index::ExactStore* store_;

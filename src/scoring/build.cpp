@@ -209,4 +209,15 @@ Status save_scoring(const std::filesystem::path& dir, const ScoringArtifacts& a)
   return save_hint(dir / kHintFile, a.hint);
 }
 
+index::ExtraArtifacts scoring_artifacts_for_build(const ScoringBuildOptions& options) {
+  return [options](const index::Matrix& projected, const std::filesystem::path& out,
+                   const index::Progress& progress) -> Result<std::vector<index::ArtifactEntry>> {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto a, build_scoring(projected, options, progress));
+    PRIVSEARCH_RETURN_IF_ERROR(save_scoring(out, a));
+    return std::vector<index::ArtifactEntry>{{kLayoutArtifact, kLayoutFile, 0, ""},
+                                             {kMatrixArtifact, kMatrixFile, 0, ""},
+                                             {kHintArtifact, kHintFile, 0, ""}};
+  };
+}
+
 }  // namespace privsearch::scoring

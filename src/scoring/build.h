@@ -23,6 +23,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "index/build.h"
 #include "index/vectors_io.h"
 #include "scoring/layout.h"
 
@@ -58,11 +59,9 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
                                        const ScoringBuildOptions& options,
                                        const std::function<void(const std::string&)>& progress);
 
-// File names inside an index directory (and manifest artifact names, the same without .bin).
-inline constexpr const char* kLayoutFile = "scoring_layout.bin";
-inline constexpr const char* kMatrixFile = "scoring_matrix.bin";
-inline constexpr const char* kHintFile = "scoring_hint.bin";
-
 Status save_scoring(const std::filesystem::path& dir, const ScoringArtifacts& a);
+
+// index::BuildOptions::extra_artifacts for these options: builds, saves, returns the entries.
+index::ExtraArtifacts scoring_artifacts_for_build(const ScoringBuildOptions& options);
 
 }  // namespace privsearch::scoring

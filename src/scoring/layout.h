@@ -28,6 +28,16 @@
 
 namespace privsearch::scoring {
 
+// File names inside an index directory (and manifest artifact names, the same without .bin).
+inline constexpr const char* kLayoutFile = "scoring_layout.bin";
+inline constexpr const char* kMatrixFile = "scoring_matrix.bin";
+inline constexpr const char* kHintFile = "scoring_hint.bin";
+
+// Manifest artifact names.
+inline constexpr const char* kLayoutArtifact = "scoring_layout";
+inline constexpr const char* kMatrixArtifact = "scoring_matrix";
+inline constexpr const char* kHintArtifact = "scoring_hint";
+
 inline constexpr std::uint32_t kEmptySlot = 0xffffffffu;
 inline constexpr std::uint32_t kMaxClusters = 1u << 20;
 inline constexpr std::uint32_t kMaxClusterRows = 1u << 16;

@@ -278,6 +278,30 @@ class Service final : public v1::Provider::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status PrivateScore(grpc::ServerContext* context, const v1::PrivateScoreRequest* request,
+                            v1::PrivateScoreResponse* out) override {
+    InFlight guard(in_flight_);
+    if (guard.count > max_in_flight_) {
+      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
+      return grpc::Status::OK;
+    }
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    const auto t0 = std::chrono::steady_clock::now();
+    protocol::Caller caller;
+    std::optional<PerClientSlots::Slot> slot;
+    if (auto e = admit(context, caller, slot)) {
+      *out->mutable_error() = *e;
+    } else {
+      const Workers::Slot worker(workers_);
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+      *out = core()->private_score(*request, caller);
+    }
+    // The log holds what the provider sees anyway: m and the sizes (never a cluster).
+    log("PrivateScore", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
+        request->queries(), request->ByteSizeLong(), out->ByteSizeLong(), t0);
+    return grpc::Status::OK;
+  }
+
   unsigned in_flight() const { return in_flight_.load(); }
 
  private:

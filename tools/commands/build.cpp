@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands/command.h"
+#include "scoring/build.h"
 
 namespace privsearch::tools {
 
@@ -41,8 +42,24 @@ Command add_build_command(CLI::App& parent) {
   cmd->add_option("--seed", o->seed, "Seed of the samples and of the PQ training");
   cmd->add_option("--encoder-id", o->encoder_id,
                   "Name of the model that produced the vectors (recorded in the manifest)");
-  return {cmd, [o] {
+  auto scoring = std::make_shared<scoring::ScoringBuildOptions>();
+  auto no_private = std::make_shared<bool>(false);
+  cmd->add_flag("--no-access-private", *no_private,
+                "Skip the access-private scoring database (clients then have candidate mode "
+                "only); it adds a clustering pass and an LWE hint (R x 2048 products)");
+  cmd->add_option("--private-dim", scoring->dim,
+                  "Coordinates per document in the access-private scoring matrix (default 672, "
+                  "capped at d'; fewer is cheaper per query and loses quality)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--cluster-rows", scoring->cluster_rows,
+                  "Documents per access-private cluster (default 4 sqrt(N) within [64, 4096])")
+      ->check(CLI::Range(1, 65536));
+  return {cmd, [o, scoring, no_private] {
             const Progress progress;
+            if (!*no_private) {
+              scoring->seed = o->seed;
+              o->extra_artifacts = scoring::scoring_artifacts_for_build(*scoring);
+            }
             auto result = index::build_index(*o, progress.callback());
             if (!result.ok()) return fail(result.status(), "build");
             fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n",

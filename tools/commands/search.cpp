@@ -38,6 +38,8 @@ struct Args {
   std::filesystem::path evaluate;
   std::size_t fetch = 0;
   bool pir_test_params = false;
+  bool access_private = false;
+  std::size_t clusters = 4;
 };
 
 int failed(const Status& s) { return fail(s, "search"); }
@@ -202,6 +204,11 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     j["request_bytes"] = t.request_bytes;
     j["response_bytes"] = t.response_bytes;
     j["key_upload_bytes"] = t.key_upload_bytes;
+    if (a.access_private) {
+      j["mode"] = "access-private";
+      j["clusters"] = r.private_clusters.size();
+      j["timing_ms"]["masks"] = t.mask_ms;
+    }
     fmt::print("{}\n", j.dump());
     return;
   }
@@ -212,6 +219,14 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     const auto& h = r.hits[i];
     fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
                h.title.substr(0, 90));
+  }
+  if (a.access_private) {
+    fmt::print(
+        "  access-private: {} clusters scored; request {} B, response {} B (the same for every "
+        "query); provider {:.1f} ms, end to end {:.1f} ms (masks {:.1f} ms)\n",
+        r.private_clusters.size(), t.request_bytes, t.response_bytes, t.provider_ms, t.total_ms,
+        t.mask_ms);
+    return;
   }
   fmt::print(
       "  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
@@ -269,10 +284,18 @@ int run(const Args& a) {
     vectors = std::move(loaded).value();
   }
   const std::size_t count = a.query_vectors.empty() ? a.queries.size() : vectors.rows;
+  client::PrivateSearchOptions po;
+  po.clusters = a.clusters;
+  po.candidates = a.candidates;
+  po.top = a.top;
   for (std::size_t qi = 0; qi < count; ++qi) {
-    auto r = a.query_vectors.empty()
-                 ? (*sc)->search(a.queries[qi], so)
-                 : (*sc)->search_vector(std::span(vectors.row(qi), vectors.cols), so);
+    auto r = a.access_private
+                 ? (a.query_vectors.empty()
+                        ? (*sc)->search_private(a.queries[qi], po)
+                        : (*sc)->search_private_vector(std::span(vectors.row(qi), vectors.cols), po))
+                 : (a.query_vectors.empty()
+                        ? (*sc)->search(a.queries[qi], so)
+                        : (*sc)->search_vector(std::span(vectors.row(qi), vectors.cols), so));
     if (!r.ok()) return failed(r.status());
     print_result(a, a.query_vectors.empty() ? nlohmann::json(a.queries[qi]) : nlohmann::json(qi),
                  *r);
@@ -320,6 +343,15 @@ Command add_search_command(CLI::App& parent) {
               "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
               "and reveals the PQ ranking to the provider)");
   c->add_flag("--json", a->json, "One JSON object per query");
+  c->add_flag("--access-private", a->access_private,
+              "Access-private mode: the provider scores whole clusters under LWE encryption and "
+              "learns neither the candidates, the clusters, the query nor the results (message "
+              "sizes are the same for every query); needs an index built with the scoring "
+              "database (the default)");
+  c->add_option("--clusters", a->clusters,
+                "Access-private: clusters scored per query (m, default 4; more is better recall "
+                "and a larger request)")
+      ->check(CLI::Range(1, 64));
   c->add_option("--fetch", a->fetch,
                 "Fetch the top R documents privately by ZipPIR (the provider learns not which) "
                 "and print them; the first fetch waits for key setup and offline precomputation")
@@ -344,7 +376,11 @@ Command add_search_command(CLI::App& parent) {
            "reads the index's exact store) and the per-request figures")
           ->check(CLI::ExistingDirectory);
   queries->excludes(evaluate);
-  c->callback([queries, evaluate, query_vectors] {
+  c->callback([a, queries, evaluate, query_vectors] {
+    if (a->access_private && evaluate->count() > 0) {
+      throw CLI::ValidationError(
+          "--evaluate runs candidate mode; `privsearch eval --access-private` compares the modes");
+    }
     if (queries->count() == 0 && evaluate->count() == 0 && query_vectors->count() == 0) {
       throw CLI::ValidationError("give query text(s), --query-vectors FILE or --evaluate DIR");
     }

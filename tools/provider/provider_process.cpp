@@ -13,6 +13,7 @@
 #include "index/payload_store.h"
 #include "protocol/redis_connection.h"
 #include "protocol/shared_key_store.h"
+#include "scoring/layout.h"
 
 namespace privsearch::provider {
 namespace {
@@ -112,6 +113,19 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   config.flood_security_bits = s.flood_bits;
   config.artifact_version = manifest.version_id;
   config.limits = s.limits;
+  if (const auto* m = manifest.find(scoring::kMatrixArtifact); m != nullptr) {
+    // Access-private scoring: the matrix (private) and, to check it against, the layout.
+    const auto* l = manifest.find(scoring::kLayoutArtifact);
+    if (l == nullptr) return Status(StatusCode::kNotFound, "the manifest lists a scoring matrix but no layout");
+    log("loading the access-private scoring matrix");
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(s.index_dir / l->file));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(s.index_dir / m->file));
+    if (matrix.rows != layout.shape.cluster_rows || matrix.columns != layout.shape.columns() ||
+        layout.shape.documents != manifest.documents) {
+      return Status(StatusCode::kDataLoss, "the scoring matrix's shape differs from its layout");
+    }
+    config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(
       serving->core,
       protocol::ProviderCore::create(std::move(config), serving->store.get(), state_));
