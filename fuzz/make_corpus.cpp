@@ -20,6 +20,8 @@
 #include "rerank/client/scores.h"
 #include "protocol/privsearch.pb.h"
 #include "rerank/messages.h"
+#include "scoring/build.h"
+#include "scoring/layout.h"
 
 namespace {
 void write(const std::filesystem::path& dir, const std::string& name,
@@ -173,6 +175,51 @@ int main(int argc, char** argv) {
     write(dir, "artifact", with(2, art));
     write(dir, "artifact_truncated", with(2, truncated(art, art.size() - 5)));
     std::filesystem::remove_all(tmp);
+  }
+  {
+    // scoring_messages: selector byte + body (0 layout, 1 matrix, 2 hint, 3 PrivateScoreRequest,
+    // 4 a provider answer). The same small database as the target (150 documents, 16 dims).
+    auto with = [](std::uint8_t sel, const std::vector<std::uint8_t>& body) {
+      std::vector<std::uint8_t> b(body.size() + 1);
+      b[0] = sel;
+      std::copy(body.begin(), body.end(), b.begin() + 1);
+      return b;
+    };
+    index::Matrix x;
+    x.rows = 150;
+    x.cols = 16;
+    for (std::size_t i = 0; i < x.rows * x.cols; ++i) {
+      x.data.push_back(static_cast<float>((i * 7919) % 23) / 23.0f - 0.5f);
+    }
+    scoring::ScoringBuildOptions so;
+    so.dim = 16;
+    so.cluster_dim = 8;
+    so.cluster_rows = 64;
+    so.query_bits = 8;
+    so.lwe_params = "insecure-test-n64-ternary";
+    so.allow_insecure = true;
+    const auto a = *scoring::build_scoring(x, so, nullptr);
+    const auto dir = root / "scoring_messages";
+    const auto layout = scoring::serialize_layout(a.layout);
+    const auto matrix = scoring::serialize_matrix(a.matrix);
+    const auto hint = scoring::serialize_hint(a.hint);
+    write(dir, "layout", with(0, layout));
+    write(dir, "layout_truncated", with(0, truncated(layout, layout.size() / 2)));
+    write(dir, "matrix", with(1, matrix));
+    write(dir, "matrix_truncated", with(1, truncated(matrix, 20)));
+    write(dir, "hint", with(2, hint));
+    write(dir, "hint_truncated", with(2, truncated(hint, hint.size() - 3)));
+    v1::PrivateScoreRequest req;
+    req.set_artifact_version("fuzz");
+    req.set_queries(2);
+    req.set_ciphertexts(std::string(2 * a.matrix.stride * 8, '\x01'));
+    std::string wire = req.SerializeAsString();
+    write(dir, "request", with(3, std::vector<std::uint8_t>(wire.begin(), wire.end())));
+    req.set_queries(3);
+    wire = req.SerializeAsString();
+    write(dir, "request_wrong_m", with(3, std::vector<std::uint8_t>(wire.begin(), wire.end())));
+    write(dir, "answer", with(4, std::vector<std::uint8_t>(2 * a.matrix.rows * 4, 0x5a)));
+    write(dir, "answer_short", with(4, std::vector<std::uint8_t>(2 * a.matrix.rows * 4 - 4, 0x5a)));
   }
   return 0;
 }

@@ -1,0 +1,227 @@
+// Access-private search against an in-process provider over TLS, on a tiny index built with
+// the scoring database and the real LWE parameters (n = 2048, q = 2^64): decrypted scores equal
+// the plaintext integer scores of the chosen clusters, request and response sizes do not depend
+// on the query, and every refusal is typed.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "client/search_client.h"
+#include "index/artifacts.h"
+#include "index/build.h"
+#include "index/exact_store.h"
+#include "index/lexical_encoder.h"
+#include "net/tls.h"
+#include "protocol/provider_core.h"
+#include "scoring/build.h"
+#include "scoring/client/private_query.h"
+#include "server/provider_server.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch::client {
+namespace {
+
+class PrivateSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    o.collection = c.dir;
+    o.out = c.dir / "index";
+    o.dim = 16;
+    o.pq_m = 4;
+    o.record_bytes = 256;
+    scoring::ScoringBuildOptions so;
+    so.cluster_rows = 64;  // 400 documents: 7 clusters of 64 slots
+    so.cluster_dim = 8;
+    o.extra_artifacts = scoring::scoring_artifacts_for_build(so);
+    manifest = *index::build_index(o, nullptr);
+    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
+  }
+  void start(const std::string& artifact_version, bool with_matrix = true,
+             protocol::ProviderLimits limits = {}) {
+    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+    config.params_name = "rerank-n8192";
+    config.artifact_version = artifact_version;
+    config.limits = limits;
+    if (with_matrix) {
+      config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(
+          *scoring::load_matrix(o.out / scoring::kMatrixFile));
+    }
+    core = *protocol::ProviderCore::create(std::move(config), store.get());
+    server::ServeOptions so;
+    so.identity = identity.get();
+    so.threads = 2;
+    server = *server::ProviderServer::start(*core, so);
+  }
+  void TearDown() override {
+    if (server) server->shutdown(1000);
+  }
+  std::unique_ptr<ProviderClient> transport() {
+    ConnectOptions co;
+    co.port = static_cast<std::uint16_t>(server->port());
+    co.ca_pem = identity->certificate_pem();
+    return *ProviderClient::connect(co);
+  }
+  std::vector<float> projected(const std::string& text) {
+    const auto enc = *index::LexicalEncoder::load(o.out / "encoder.bin");
+    const auto proj = *index::load_projection(o.out / "projection.bin");
+    return proj.project_query(enc.encode_query(text));
+  }
+
+  testing::Collection c{"private-search"};
+  index::BuildOptions o;
+  index::Manifest manifest;
+  std::unique_ptr<index::ExactStore> store;
+  std::unique_ptr<net::TlsIdentity> identity;
+  std::unique_ptr<protocol::ProviderCore> core;
+  std::unique_ptr<server::ProviderServer> server;
+};
+
+TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQuery) {
+  start(manifest.version_id);
+  auto sc = *SearchClient::open(o.out, transport());
+  ASSERT_TRUE(sc->has_private_scoring());
+  const auto layout = *scoring::load_layout(o.out / scoring::kLayoutFile);
+  const auto matrix = *scoring::load_matrix(o.out / scoring::kMatrixFile);
+  EXPECT_EQ(layout.shape.clusters, 7u);
+  PrivateSearchOptions po;
+  po.clusters = 3;
+  po.top = 400;
+  std::size_t request_bytes = 0, response_bytes = 0;
+  for (const std::string q : {"Title 17 text of document 17", "document 250", "Title 3",
+                              "text of document 399"}) {
+    const auto r = sc->search_private(q, po);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_EQ(r->private_clusters.size(), 3u);
+    // Every document of the 3 clusters, with its exact integer score M u.
+    const auto u = scoring::quantize_query(layout.shape, projected(q));
+    std::map<std::uint64_t, double> want;
+    for (std::uint32_t cl : r->private_clusters) {
+      for (const auto& d : scoring::plaintext_cluster_scores(layout, matrix, u, cl)) {
+        want[d.doc] = static_cast<double>(d.score);
+      }
+    }
+    ASSERT_EQ(r->hits.size(), want.size());
+    for (std::size_t i = 0; i < r->hits.size(); ++i) {
+      EXPECT_EQ(r->hits[i].score, want.at(r->hits[i].doc)) << q << " doc " << r->hits[i].doc;
+      if (i > 0) {
+        EXPECT_GE(r->hits[i - 1].score, r->hits[i].score);
+      }
+    }
+    // What the provider sees: the same sizes for every query.
+    if (request_bytes == 0) {
+      request_bytes = r->timing.request_bytes;
+      response_bytes = r->timing.response_bytes;
+    }
+    EXPECT_EQ(r->timing.request_bytes, request_bytes) << q;
+    EXPECT_EQ(r->timing.response_bytes, response_bytes) << q;
+  }
+  // m = 1 and m = 7 (every cluster) work too.
+  po.clusters = 1;
+  EXPECT_TRUE(sc->search_private("document 5", po).ok());
+  po.clusters = 7;
+  const auto all = sc->search_private("document 5", po);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->hits.size(), 400u);
+}
+
+TEST_F(PrivateSearchTest, RefusalsAreTyped) {
+  protocol::ProviderLimits limits;
+  limits.max_private_queries = 4;
+  start(manifest.version_id, true, limits);
+  const auto& matrix = *core->config().scoring_matrix;
+  auto ask = [&](std::size_t m, std::size_t bytes, const std::string& version) {
+    v1::PrivateScoreRequest req;
+    req.set_artifact_version(version);
+    req.set_queries(static_cast<std::uint32_t>(m));
+    req.set_ciphertexts(std::string(bytes, '\0'));
+    return core->private_score(req);
+  };
+  const std::size_t one = matrix.stride * 8;
+  EXPECT_FALSE(ask(2, 2 * one, manifest.version_id).has_error());
+  EXPECT_EQ(ask(2, 2 * one, "other").error().code(), v1::WRONG_ARTIFACT_VERSION);
+  EXPECT_EQ(ask(0, 0, manifest.version_id).error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_EQ(ask(5, 5 * one, manifest.version_id).error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_EQ(ask(2, 2 * one - 8, manifest.version_id).error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_EQ(ask(1, 2 * one, manifest.version_id).error().code(), v1::MALFORMED_REQUEST);
+  // Nonzero padding past the matrix columns.
+  if (matrix.stride > matrix.columns) {
+    v1::PrivateScoreRequest req;
+    req.set_artifact_version(manifest.version_id);
+    req.set_queries(1);
+    std::string bytes(one, '\0');
+    bytes[matrix.columns * 8] = 1;
+    req.set_ciphertexts(bytes);
+    EXPECT_EQ(core->private_score(req).error().code(), v1::MALFORMED_REQUEST);
+  }
+  // Through the client: more clusters than the provider allows is its typed refusal.
+  auto sc = *SearchClient::open(o.out, transport());
+  PrivateSearchOptions po;
+  po.clusters = 5;
+  const auto r = sc->search_private("document 5", po);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("MALFORMED_REQUEST"), std::string::npos)
+      << r.status().to_string();
+}
+
+TEST_F(PrivateSearchTest, IdentityBudgetAndMessageSizeApply) {
+  protocol::ProviderLimits limits;
+  limits.requests_per_identity = 2;
+  start(manifest.version_id, true, limits);
+  const std::size_t one = core->config().scoring_matrix->stride * 8;
+  v1::PrivateScoreRequest req;
+  req.set_artifact_version(manifest.version_id);
+  req.set_queries(1);
+  req.set_ciphertexts(std::string(one, '\0'));
+  protocol::Caller alice{"alice", ""};
+  EXPECT_FALSE(core->private_score(req, alice).has_error());
+  EXPECT_FALSE(core->private_score(req, alice).has_error());
+  EXPECT_EQ(core->private_score(req, alice).error().code(), v1::QUOTA_EXHAUSTED);
+  EXPECT_FALSE(core->private_score(req, protocol::Caller{"bob", ""}).has_error());
+  // Above the message-size limit.
+  server->shutdown(1000);
+  server.reset();
+  limits = {};
+  limits.max_message_bytes = one / 2;
+  start(manifest.version_id, true, limits);
+  EXPECT_EQ(core->private_score(req).error().code(), v1::MESSAGE_TOO_LARGE);
+}
+
+TEST_F(PrivateSearchTest, ProviderWithoutTheMatrixIsTypedAndIndexWithoutItIsRefusedLocally) {
+  start(manifest.version_id, /*with_matrix=*/false);
+  auto sc = *SearchClient::open(o.out, transport());
+  const auto r = sc->search_private("document 5", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("PRIVATE_SCORING_UNAVAILABLE"), std::string::npos)
+      << r.status().to_string();
+  // An index built without the scoring database: the client says so before any request.
+  index::BuildOptions plain = o;
+  plain.out = c.dir / "plain-index";
+  plain.extra_artifacts = nullptr;
+  const auto plain_manifest = *index::build_index(plain, nullptr);
+  server->shutdown(1000);
+  server.reset();
+  start(plain_manifest.version_id, false);
+  auto plain_client = *SearchClient::open(plain.out, transport());
+  EXPECT_FALSE(plain_client->has_private_scoring());
+  EXPECT_EQ(plain_client->search_private("document 5", {}).status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST_F(PrivateSearchTest, LayoutWithAForeignMatrixSeedIsRefused) {
+  // A provider that picked its own A (it could hold a trapdoor) instead of the one derived
+  // from the public build seed: re-signed manifest, same provider version, refused at open().
+  auto layout = *scoring::load_layout(o.out / scoring::kLayoutFile);
+  layout.matrix_seed[0] ^= 1;
+  ASSERT_TRUE(scoring::save_layout(o.out / scoring::kLayoutFile, layout).ok());
+  auto m = manifest;
+  ASSERT_TRUE(index::write_manifest(o.out, m).ok());
+  start(m.version_id);
+  const auto sc = SearchClient::open(o.out, transport());
+  ASSERT_FALSE(sc.ok());
+  EXPECT_EQ(sc.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(sc.status().message().find("matrix seed"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace privsearch::client
