@@ -47,16 +47,26 @@ else
 fi
 "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 5 "${queries[@]}"
 
-step "4. every judged query of $(basename "$data") through the encrypted path"
+step "4. access-private searches: the provider sees neither candidates nor clusters"
+echo "(m = 4 clusters scored under LWE, q = 2^64; request and response bytes are the same for"
+echo " every query; the client picks the clusters from its own PQ candidates)"
+if grep -q '"scoring_layout"' "$index/manifest.json"; then
+  "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 5 \
+    --access-private "${queries[@]}"
+else
+  echo "(skipped: $index was built before the scoring database existed; delete it to rebuild)"
+fi
+
+step "5. every judged query of $(basename "$data") through the encrypted path"
 "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --evaluate "$data"
 
-step "5. private payload fetch: the top result read by ZipPIR (the provider learns not which)"
+step "6. private payload fetch: the top result read by ZipPIR (the provider learns not which)"
 echo "(first fetch: Paillier keys, ~413-byte setup; the provider computes the client's hint"
 echo " offline at low priority while the client precomputes its offsets: ~30 s here)"
 "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 3 --fetch 1 \
   "${queries[0]}"
 
-step "6. stop the provider"
+step "7. stop the provider"
 kill -TERM $provider
 wait $provider || true
 trap - EXIT

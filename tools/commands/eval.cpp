@@ -8,6 +8,9 @@
 #include "eval/ladder.h"
 #include "eval/sweep.h"
 #include "experiments/eval_encrypted.h"
+#include "experiments/eval_private.h"
+#include "index/build.h"
+#include "scoring/build.h"
 #include "experiments/eval_self_retrieval.h"
 #include "experiments/report_html.h"
 #include "experiments/reports.h"
@@ -23,7 +26,33 @@ struct Args {
   EncryptedEvalOptions encrypted_options;
   SelfRetrievalOptions self;
   std::size_t self_docs = 0;
+  bool access_private = false;
+  std::filesystem::path index_dir;
+  PrivateEvalOptions private_options;
 };
+
+// The index `eval --access-private` reads: --index, else one built (once) under
+// build/eval-private/<collection> with the built-in encoder and the scoring database.
+Result<std::filesystem::path> private_eval_index(const Args& a, const Progress& progress) {
+  if (!a.index_dir.empty()) return a.index_dir;
+  const auto dir = std::filesystem::path("build/eval-private") / a.dataset.filename();
+  if (std::filesystem::exists(dir / "manifest.json")) {
+    progress("reusing " + dir.string() + " (delete it to rebuild)");
+    return dir;
+  }
+  index::BuildOptions o;
+  o.collection = a.dataset;
+  o.out = dir;
+  o.encoder = a.ladder.encoder;
+  o.word_vectors = a.ladder.word_vectors;
+  o.dim = a.ladder.dim;
+  o.seed = a.ladder.seed;
+  auto scoring = a.private_options.scoring;
+  scoring.seed = o.seed;
+  o.extra_artifacts = scoring::scoring_artifacts_for_build(scoring);
+  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(o, progress.callback()).status());
+  return dir;
+}
 
 int run(Args& a) {
   const Progress progress;
@@ -36,6 +65,18 @@ int run(Args& a) {
   }
   if (a.dataset.empty()) {
     return fail(invalid_argument_error("eval needs --dataset DIR (or --self-retrieval N)"), "eval");
+  }
+  if (a.access_private) {
+    auto dir = private_eval_index(a, progress);
+    if (!dir.ok()) return fail(dir.status(), "eval");
+    a.private_options.k = a.ladder.k;
+    auto r = run_private_eval(*dir, a.dataset, a.private_options, progress.callback());
+    if (!r.ok()) return fail(r.status(), "eval");
+    std::cout << nlohmann::json{{"dataset", a.dataset.string()},
+                                {"access_private", r->to_json()}}
+                     .dump(2)
+              << std::endl;
+    return r->encrypted_mismatches == 0 ? 0 : 1;
   }
   progress("loading " + a.dataset.string());
   auto collection = index::load_collection(a.dataset);
@@ -103,6 +144,21 @@ Command add_eval_command(CLI::App& parent) {
                 "Run the paper's sweeps instead of the ladder: nested SVD dimensions, the joint PQ "
                 "curve (M = d'/8), K in {20, 50, 100, 200}, M sensitivity and the projection "
                 "controls, on a seeded validation/test split");
+  cmd->add_flag("--access-private", a->access_private,
+                "Compare access-private search (m whole clusters scored under LWE) with candidate "
+                "mode on the same judged queries: nDCG@10 of each, the share of relevant documents "
+                "inside the chosen clusters, and every query's scores through the real LWE path "
+                "checked against the plaintext integers");
+  cmd->add_option("--index", a->index_dir,
+                  "With --access-private: an index built with the scoring database (default: one "
+                  "built once under build/eval-private/<collection>)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--clusters", a->private_options.m,
+                  "With --access-private: clusters scored per query (m, default 4)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--private-dim", a->private_options.scoring.dim,
+                  "With --access-private and no --index: coordinates per document in the scoring "
+                  "matrix (default 672)");
   cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
                   "With --encrypted: write one JSON line per query to this file");
   return {cmd, [a] { return run(*a); }};

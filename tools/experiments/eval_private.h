@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -24,7 +25,7 @@ namespace privsearch::tools {
 struct PrivateEvalOptions {
   std::size_t k = 100;       // PQ candidates (candidate mode; also the cluster choice)
   std::size_t m = 4;         // clusters scored per query
-  std::size_t encrypted_queries = 10;  // of them also through the real LWE path
+  std::size_t encrypted_queries = SIZE_MAX;  // of them also through the real LWE path
   scoring::ScoringBuildOptions scoring;  // used when the index has no scoring artifacts
 };
 
