@@ -9,6 +9,7 @@
 #include "commands/command.h"
 #include "experiments/audit_circuit.h"
 #include "experiments/audit_extraction.h"
+#include "experiments/audit_private.h"
 #include "experiments/report_html.h"
 #include "experiments/reports.h"
 #include "index/beir.h"
@@ -22,10 +23,25 @@ struct Args {
   std::filesystem::path dataset, html;
   bool extraction = false;
   int flood_bits = 4;
+  bool access_private = false;
+  std::filesystem::path index_dir;
+  PrivateAuditOptions private_options;
 };
 
 int run(const Args& a) {
   const Progress progress;
+  if (a.access_private) {
+    auto po = a.private_options;
+    po.max_queries = a.audit.max_queries;
+    po.seed = a.audit.seed;
+    auto r = run_private_audit(a.index_dir, a.dataset, po, progress.callback());
+    if (!r.ok()) return fail(r.status(), "audit");
+    std::cout << nlohmann::json{{"dataset", a.dataset.string()},
+                                {"access_private", r->to_json()}}
+                     .dump(2)
+              << std::endl;
+    return 0;
+  }
   progress("loading " + a.dataset.string());
   auto collection = index::load_collection(a.dataset);
   if (!collection.ok()) return fail(collection.status(), "audit");
@@ -75,6 +91,18 @@ Command add_audit_command(CLI::App& parent) {
                   "Statistical security of the re-randomized variant in the circuit-privacy "
                   "audit (default 4: what rerank-n8192 affords at K = 8 with ~9 bits left)")
       ->check(CLI::Range(1, 128));
+  auto* ap = cmd->add_flag("--access-private", a->access_private,
+                           "Audit access-private mode instead: what the provider observes "
+                           "(request/response bytes, its time, the ciphertexts) and the "
+                           "linkability and neighbourhood estimators on it, next to candidate "
+                           "mode on the same queries; needs --index");
+  auto* ix = cmd->add_option("--index", a->index_dir,
+                             "With --access-private: an index built with the scoring database")
+                 ->check(CLI::ExistingDirectory);
+  ap->needs(ix);
+  cmd->add_option("--clusters", a->private_options.m,
+                  "With --access-private: clusters per query (m, default 4)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--html", a->html,
                   "Also write a self-contained HTML report (tables and SVG charts) here");
   cmd->add_flag("--json")->description(

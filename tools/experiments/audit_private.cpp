@@ -1,0 +1,236 @@
+#include "experiments/audit_private.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "ckks/param_sets.h"
+#include "eval/leakage.h"
+#include "index/artifacts.h"
+#include "index/beir.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+#include "index/pq_scan.h"
+#include "index/text_encoder.h"
+#include "index/word_vectors.h"
+#include "protocol/provider_core.h"
+#include "scoring/client/private_query.h"
+
+namespace privsearch::tools {
+namespace {
+
+// What the provider observes of one request.
+struct View {
+  double request_bytes = 0, response_bytes = 0, ms = 0;
+  eval::Vec ciphertext;  // first entries as uniform reals in [-0.5, 0.5)
+};
+
+double auc_of(const std::vector<View>& a, const std::vector<View>& b,
+              const std::vector<std::size_t>& shifts,
+              const std::function<double(const View&, const View&)>& similarity) {
+  std::vector<double> pos, neg;
+  const std::size_t n = a.size();
+  for (std::size_t i = 0; i < n; ++i) pos.push_back(similarity(a[i], b[i]));
+  for (std::size_t s : shifts) {
+    for (std::size_t i = 0; i < n; ++i) neg.push_back(similarity(a[i], b[(i + s) % n]));
+  }
+  return eval::roc_auc(pos, neg);
+}
+
+// Top-10 documents by inner product with `v` over the whole store.
+std::vector<std::size_t> top10(const index::ExactStore& store, const eval::Vec& v) {
+  std::vector<std::pair<double, std::size_t>> s(store.rows());
+  for (std::size_t r = 0; r < store.rows(); ++r) {
+    const float* row = store.row(r);
+    double dot = 0;
+    for (std::size_t j = 0; j < store.cols(); ++j) dot += v[j] * row[j];
+    s[r] = {-dot, r};
+  }
+  std::partial_sort(s.begin(), s.begin() + 10, s.end());
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < 10; ++i) out.push_back(s[i].second);
+  return out;
+}
+
+double overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  std::size_t hit = 0;
+  for (std::size_t x : a) hit += std::find(b.begin(), b.end(), x) != b.end();
+  return static_cast<double>(hit) / static_cast<double>(a.size());
+}
+
+}  // namespace
+
+nlohmann::json PrivateAuditResult::to_json() const {
+  return {{"queries", queries},
+          {"m", m},
+          {"k", k},
+          {"request_bytes", request_bytes},
+          {"response_bytes", response_bytes},
+          {"sizes_constant", sizes_constant},
+          {"link_auc", link_auc},
+          {"link_auc_bytes", link_auc_bytes},
+          {"link_auc_timing", link_auc_timing},
+          {"link_auc_ciphertext", link_auc_ciphertext},
+          {"link_auc_candidate_mode", link_auc_candidate},
+          {"top10_overlap_private", top10_overlap_private},
+          {"top10_overlap_candidate_mode", top10_overlap_candidate},
+          {"provider_ms", {{"median", provider_ms.median}, {"p95", provider_ms.p95}}}};
+}
+
+Result<PrivateAuditResult> run_private_audit(
+    const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
+    const PrivateAuditOptions& o, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(index_dir));
+  if (manifest.find(scoring::kMatrixArtifact) == nullptr) {
+    return failed_precondition_error(index_dir.string() +
+                                     " has no access-private scoring database");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection,
+                              index::load_projection(index_dir / "projection.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / "pq.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder,
+                              index::load_text_encoder(index_dir / "encoder.bin",
+                                                       index::default_word_vectors_path()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / "exact.store"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, scoring::load_layout(index_dir / scoring::kLayoutFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint, scoring::load_hint(index_dir / scoring::kHintFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(index_dir / scoring::kMatrixFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(&layout, &hint));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal("rerank-n8192"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
+  protocol::ProviderConfig config(std::move(params));
+  config.artifact_version = manifest.version_id;
+  config.limits.max_private_queries = static_cast<std::uint32_t>(std::max<std::size_t>(o.m, 1));
+  config.limits.max_message_bytes = std::uint64_t{1} << 30;
+  config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), &store));
+
+  Seed seed{};
+  for (int i = 0; i < 8; ++i) seed[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(o.seed >> (8 * i));
+  Prng shifts_prng = Prng::from_seed(seed, 0x4c4b);  // "LK"
+  Prng prng = Prng::create();
+  PrivateAuditResult r;
+  r.m = o.m;
+  r.k = o.k;
+  std::vector<View> first, second;
+  std::vector<eval::Vec> half_a, half_b;
+  std::vector<std::vector<std::size_t>> truth, candidate_guess;
+  std::vector<double> ms;
+  std::map<std::size_t, std::size_t> popular;
+  for (const auto& q : collection.queries) {
+    if (collection.qrels.find(q.id) == collection.qrels.end()) continue;
+    if (o.max_queries != 0 && r.queries == o.max_queries) break;
+    const auto z = projection.project_query(encoder->encode_query(q.text));
+    eval::Vec zd(z.begin(), z.end());
+    if (eval::cosine(zd, zd) == 0) continue;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
+    const auto clusters = scoring::choose_clusters(layout, z, candidates, o.m);
+    // Access-private: the same query twice.
+    for (auto* views : {&first, &second}) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
+      v1::PrivateScoreRequest req;
+      req.set_artifact_version(manifest.version_id);
+      req.set_queries(static_cast<std::uint32_t>(clusters.size()));
+      req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
+                                      pending.queries.size() * 8));
+      const auto resp = core->private_score(req);
+      if (resp.has_error()) {
+        return internal_error("the provider refused an audit request: " + resp.error().message());
+      }
+      View v;
+      v.request_bytes = static_cast<double>(req.ByteSizeLong());
+      v.response_bytes = static_cast<double>(resp.ByteSizeLong());
+      v.ms = resp.provider_ms();
+      ms.push_back(v.ms);
+      const std::size_t n = std::min<std::size_t>(4096, pending.queries.size());
+      for (std::size_t i = 0; i < n; ++i) {
+        v.ciphertext.push_back(static_cast<double>(pending.queries[i]) * 0x1p-64 - 0.5);
+      }
+      views->push_back(std::move(v));
+    }
+    // Candidate mode: the two halves of the candidates (centroid of exact rows), and the
+    // neighbourhood the centroid of all of them recovers.
+    auto centroid_of = [&](std::size_t start, std::size_t step) {
+      std::vector<double> rows;
+      std::size_t count = 0;
+      for (std::size_t i = start; i < candidates.size(); i += step, ++count) {
+        const float* row = store.row(candidates[i]);
+        rows.insert(rows.end(), row, row + store.cols());
+      }
+      return eval::centroid_estimate(rows, count, store.cols());
+    };
+    half_a.push_back(centroid_of(0, 2));
+    half_b.push_back(centroid_of(1, 2));
+    truth.push_back(top10(store, zd));
+    candidate_guess.push_back(top10(store, centroid_of(0, 1)));
+    for (std::size_t d : truth.back()) ++popular[d];
+    ++r.queries;
+    if (r.queries % 50 == 0) say(fmt::format("audit --access-private: {} queries", r.queries));
+  }
+  if (r.queries < 2) return failed_precondition_error("the audit needs at least 2 judged queries");
+  std::vector<std::size_t> shifts;
+  for (std::size_t s = 0; s < std::min<std::size_t>(10, r.queries - 1); ++s) {
+    shifts.push_back(1 + shifts_prng.uniform_below(r.queries - 1));
+  }
+  r.request_bytes = static_cast<std::uint64_t>(first[0].request_bytes);
+  r.response_bytes = static_cast<std::uint64_t>(first[0].response_bytes);
+  r.sizes_constant = true;
+  for (const auto* views : {&first, &second}) {
+    for (const auto& v : *views) {
+      r.sizes_constant = r.sizes_constant && v.request_bytes == first[0].request_bytes &&
+                         v.response_bytes == first[0].response_bytes;
+    }
+  }
+  r.link_auc_bytes = auc_of(first, second, shifts, [](const View& a, const View& b) {
+    return -std::fabs(a.request_bytes - b.request_bytes) -
+           std::fabs(a.response_bytes - b.response_bytes);
+  });
+  r.link_auc_timing = auc_of(first, second, shifts,
+                             [](const View& a, const View& b) { return -std::fabs(a.ms - b.ms); });
+  r.link_auc_ciphertext = auc_of(first, second, shifts, [](const View& a, const View& b) {
+    return eval::cosine(a.ciphertext, b.ciphertext);
+  });
+  r.link_auc = r.link_auc_bytes;
+  for (double auc : {r.link_auc_timing, r.link_auc_ciphertext}) {
+    if (std::fabs(auc - 0.5) > std::fabs(r.link_auc - 0.5)) r.link_auc = auc;
+  }
+  std::vector<double> pos, neg;
+  for (std::size_t i = 0; i < r.queries; ++i) pos.push_back(eval::cosine(half_a[i], half_b[i]));
+  for (std::size_t s : shifts) {
+    for (std::size_t i = 0; i < r.queries; ++i) {
+      neg.push_back(eval::cosine(half_a[i], half_b[(i + s) % r.queries]));
+    }
+  }
+  r.link_auc_candidate = eval::roc_auc(pos, neg);
+  // The provider's best fixed guess: the ten documents most often in a true top-10.
+  std::vector<std::pair<std::size_t, std::size_t>> by_count;
+  for (const auto& [doc, count] : popular) by_count.emplace_back(count, doc);
+  std::sort(by_count.rbegin(), by_count.rend());
+  std::vector<std::size_t> prior;
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, by_count.size()); ++i) {
+    prior.push_back(by_count[i].second);
+  }
+  for (std::size_t i = 0; i < r.queries; ++i) {
+    r.top10_overlap_private += overlap(truth[i], prior);
+    r.top10_overlap_candidate += overlap(truth[i], candidate_guess[i]);
+  }
+  r.top10_overlap_private /= static_cast<double>(r.queries);
+  r.top10_overlap_candidate /= static_cast<double>(r.queries);
+  r.provider_ms = eval::describe(ms);
+  if (!r.sizes_constant) {
+    return internal_error("access-private request or response sizes varied with the query");
+  }
+  return r;
+}
+
+}  // namespace privsearch::tools
