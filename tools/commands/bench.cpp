@@ -8,6 +8,7 @@
 #include "suites/bench_abuse.h"
 #include "suites/bench_ckks.h"
 #include "suites/bench_cluster.h"
+#include "suites/bench_private.h"
 #include "suites/bench_compress.h"
 #include "suites/bench_e2e.h"
 #include "suites/bench_pir.h"
@@ -29,6 +30,7 @@ struct Args {
   E2eBenchOptions e2e;
   AbuseBenchOptions abuse;
   ClusterBenchOptions cluster;
+  PrivateBenchOptions private_search;
 };
 
 Result<nlohmann::json> run_suite(Args& a) {
@@ -73,6 +75,12 @@ Result<nlohmann::json> run_suite(Args& a) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto r, run_cluster_bench(a.cluster));
     return r;
   }
+  if (a.suite == "private") {
+    a.private_search.docs = a.e2e.docs;
+    a.private_search.k = a.e2e.k;
+    if (a.e2e.queries != E2eBenchOptions{}.queries) a.private_search.queries = a.e2e.queries;
+    return run_private_bench(a.private_search);
+  }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
@@ -114,9 +122,10 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--hint-bits", a.pir.hint_bits, "pir: bits of the rescaled hint (default 17)")
       ->check(CLI::Range(9, 32));
   cmd->add_option("--docs", a.e2e.docs,
-                  "e2e: synthetic documents (default 1,000,000; built once under build/bench-e2e)")
+                  "e2e, private: synthetic documents (default 1,000,000; built once under "
+                  "build/bench-e2e)")
       ->check(CLI::Range(1000, 100000000));
-  cmd->add_option("--queries", a.e2e.queries, "e2e: timed searches (default 200)")
+  cmd->add_option("--queries", a.e2e.queries, "e2e: timed searches (default 200; private: 100)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--fetch", a.e2e.fetch,
                   "e2e: also fetch this many payloads per round by ZipPIR (default 0)")
@@ -125,6 +134,15 @@ void add_options(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--candidates", a.e2e.k, "e2e, systems, cluster: K (default 100)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  cmd->add_option("--clusters", a.private_search.m,
+                  "private: clusters scored per query (m, default 4)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--private-dim", a.private_search.private_dim,
+                  "private: coordinates per document in the scoring matrix (default 192)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--dataset", a.private_search.dataset,
+                  "private: BEIR collection for nDCG@10 and the linkability audit (default "
+                  "../shared/data/scifact; empty to skip)");
   cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
   cmd->add_option("--train", a.pq.train,
                   "pq: PQ training vectors (default 200,000; 0 skips train_s)");
@@ -164,10 +182,12 @@ Command add_bench_command(CLI::App& parent) {
          "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
          "baselines against a provider process), abuse (provider memory and legitimate "
          "latency under hostile clients), cluster (replicas behind HAProxy sharing state in Redis: "
-         "throughput per replica count, budget check, key pull, state bytes)")
+         "throughput per replica count, budget check, key pull, state bytes), private "
+         "(access-private search: server time, bytes, hint, client time, quality, linkability)")
       ->required()
       ->check(CLI::IsMember(
-          {"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems", "abuse", "cluster"}));
+          {"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems", "abuse", "cluster",
+           "private"}));
   add_options(cmd, *a);
   return {cmd, [a] {
             auto result = run_suite(*a);

@@ -9,8 +9,6 @@
 #include "eval/sweep.h"
 #include "experiments/eval_encrypted.h"
 #include "experiments/eval_private.h"
-#include "index/build.h"
-#include "scoring/build.h"
 #include "experiments/eval_self_retrieval.h"
 #include "experiments/report_html.h"
 #include "experiments/reports.h"
@@ -31,29 +29,6 @@ struct Args {
   PrivateEvalOptions private_options;
 };
 
-// The index `eval --access-private` reads: --index, else one built (once) under
-// build/eval-private/<collection> with the built-in encoder and the scoring database.
-Result<std::filesystem::path> private_eval_index(const Args& a, const Progress& progress) {
-  if (!a.index_dir.empty()) return a.index_dir;
-  const auto dir = std::filesystem::path("build/eval-private") / a.dataset.filename();
-  if (std::filesystem::exists(dir / "manifest.json")) {
-    progress("reusing " + dir.string() + " (delete it to rebuild)");
-    return dir;
-  }
-  index::BuildOptions o;
-  o.collection = a.dataset;
-  o.out = dir;
-  o.encoder = a.ladder.encoder;
-  o.word_vectors = a.ladder.word_vectors;
-  o.dim = a.ladder.dim;
-  o.seed = a.ladder.seed;
-  auto scoring = a.private_options.scoring;
-  scoring.seed = o.seed;
-  o.extra_artifacts = scoring::scoring_artifacts_for_build(scoring);
-  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(o, progress.callback()).status());
-  return dir;
-}
-
 int run(Args& a) {
   const Progress progress;
   if (a.self_docs != 0) {
@@ -67,7 +42,10 @@ int run(Args& a) {
     return fail(invalid_argument_error("eval needs --dataset DIR (or --self-retrieval N)"), "eval");
   }
   if (a.access_private) {
-    auto dir = private_eval_index(a, progress);
+    auto dir = a.index_dir.empty()
+                   ? ensure_private_eval_index(a.dataset, a.ladder.encoder, a.ladder.dim,
+                                               a.private_options.scoring, progress.callback())
+                   : Result<std::filesystem::path>(a.index_dir);
     if (!dir.ok()) return fail(dir.status(), "eval");
     a.private_options.k = a.ladder.k;
     auto r = run_private_eval(*dir, a.dataset, a.private_options, progress.callback());

@@ -127,6 +127,35 @@ Result<PrivateAuditResult> run_private_audit(
   std::vector<std::vector<std::size_t>> truth, candidate_guess;
   std::vector<double> ms;
   std::map<std::size_t, std::size_t> popular;
+  struct Audited {
+    std::vector<float> z;
+    std::vector<std::uint32_t> clusters;
+  };
+  std::vector<Audited> audited;
+  // One request as the provider sees it.
+  auto send = [&](std::span<const float> z,
+                  const std::vector<std::uint32_t>& clusters) -> Result<View> {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
+    v1::PrivateScoreRequest req;
+    req.set_artifact_version(manifest.version_id);
+    req.set_queries(static_cast<std::uint32_t>(clusters.size()));
+    req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
+                                    pending.queries.size() * 8));
+    const auto resp = core->private_score(req);
+    if (resp.has_error()) {
+      return internal_error("the provider refused an audit request: " + resp.error().message());
+    }
+    View v;
+    v.request_bytes = static_cast<double>(req.ByteSizeLong());
+    v.response_bytes = static_cast<double>(resp.ByteSizeLong());
+    v.ms = resp.provider_ms();
+    ms.push_back(v.ms);
+    const std::size_t n = std::min<std::size_t>(4096, pending.queries.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      v.ciphertext.push_back(static_cast<double>(pending.queries[i]) * 0x1p-64 - 0.5);
+    }
+    return v;
+  };
   for (const auto& q : collection.queries) {
     if (collection.qrels.find(q.id) == collection.qrels.end()) continue;
     if (o.max_queries != 0 && r.queries == o.max_queries) break;
@@ -135,29 +164,12 @@ Result<PrivateAuditResult> run_private_audit(
     if (eval::cosine(zd, zd) == 0) continue;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
     const auto clusters = scoring::choose_clusters(layout, z, candidates, o.m);
-    // Access-private: the same query twice.
-    for (auto* views : {&first, &second}) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-      v1::PrivateScoreRequest req;
-      req.set_artifact_version(manifest.version_id);
-      req.set_queries(static_cast<std::uint32_t>(clusters.size()));
-      req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
-                                      pending.queries.size() * 8));
-      const auto resp = core->private_score(req);
-      if (resp.has_error()) {
-        return internal_error("the provider refused an audit request: " + resp.error().message());
-      }
-      View v;
-      v.request_bytes = static_cast<double>(req.ByteSizeLong());
-      v.response_bytes = static_cast<double>(resp.ByteSizeLong());
-      v.ms = resp.provider_ms();
-      ms.push_back(v.ms);
-      const std::size_t n = std::min<std::size_t>(4096, pending.queries.size());
-      for (std::size_t i = 0; i < n; ++i) {
-        v.ciphertext.push_back(static_cast<double>(pending.queries[i]) * 0x1p-64 - 0.5);
-      }
-      views->push_back(std::move(v));
-    }
+    // Access-private: the first request now, the second in a later pass in shuffled order
+    // (adjacent requests share the machine's momentary speed, which would link them by time
+    // whatever they carry).
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto v, send(z, clusters));
+    first.push_back(std::move(v));
+    audited.push_back({std::vector<float>(z.begin(), z.end()), clusters});
     // Candidate mode: the two halves of the candidates (centroid of exact rows), and the
     // neighbourhood the centroid of all of them recovers.
     auto centroid_of = [&](std::size_t start, std::size_t step) {
@@ -178,6 +190,15 @@ Result<PrivateAuditResult> run_private_audit(
     if (r.queries % 50 == 0) say(fmt::format("audit --access-private: {} queries", r.queries));
   }
   if (r.queries < 2) return failed_precondition_error("the audit needs at least 2 judged queries");
+  std::vector<std::size_t> order(r.queries);
+  std::iota(order.begin(), order.end(), 0);
+  for (std::size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[shifts_prng.uniform_below(i)]);
+  }
+  second.resize(r.queries);
+  for (std::size_t i : order) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(second[i], send(audited[i].z, audited[i].clusters));
+  }
   std::vector<std::size_t> shifts;
   for (std::size_t s = 0; s < std::min<std::size_t>(10, r.queries - 1); ++s) {
     shifts.push_back(1 + shifts_prng.uniform_below(r.queries - 1));

@@ -2,7 +2,9 @@
 // what it can do with it, next to candidate mode on the same queries.
 //
 // Every judged query is sent twice (two independent encryptions, as a user repeating a search)
-// to an in-process ProviderCore holding the scoring matrix. The provider's view of a request is
+// to an in-process ProviderCore holding the scoring matrix: once in a first pass over the
+// queries, once in a second pass in shuffled order (back-to-back requests would share the
+// machine's momentary speed and be linked by time whatever they carry). The provider's view of a request is
 // its request and response bytes, its own processing time and the ciphertext bytes. Linkability
 // (eval/leakage.h's protocol): positives pair the two requests of one query, negatives pair
 // requests of different queries (ten seeded shifts); similarity from the bytes (-|size

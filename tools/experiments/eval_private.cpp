@@ -9,6 +9,7 @@
 #include "eval/metrics.h"
 #include "index/artifacts.h"
 #include "index/beir.h"
+#include "index/build.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
 #include "index/pq_scan.h"
@@ -35,6 +36,25 @@ nlohmann::json PrivateEvalResult::to_json() const {
           {"cluster_recall", cluster_recall},
           {"encrypted_checked", encrypted_checked},
           {"encrypted_mismatches", encrypted_mismatches}};
+}
+
+Result<std::filesystem::path> ensure_private_eval_index(
+    const std::filesystem::path& dataset_dir, const std::string& encoder, std::size_t dim,
+    scoring::ScoringBuildOptions scoring, const std::function<void(const std::string&)>& progress) {
+  const auto dir = std::filesystem::path("build/eval-private") / dataset_dir.filename();
+  if (std::filesystem::exists(dir / "manifest.json")) {
+    if (progress) progress("reusing " + dir.string() + " (delete it to rebuild)");
+    return dir;
+  }
+  index::BuildOptions o;
+  o.collection = dataset_dir;
+  o.out = dir;
+  o.encoder = encoder;
+  o.dim = dim;
+  scoring.seed = o.seed;
+  o.extra_artifacts = scoring::scoring_artifacts_for_build(scoring);
+  PRIVSEARCH_RETURN_IF_ERROR(index::build_index(o, progress).status());
+  return dir;
 }
 
 Result<PrivateEvalResult> run_private_eval(

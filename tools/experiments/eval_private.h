@@ -39,6 +39,13 @@ struct PrivateEvalResult {
   nlohmann::json to_json() const;
 };
 
+// The index `eval --access-private` (and `bench private`) read by default: built once under
+// build/eval-private/<collection> with the built-in `encoder` at d' = `dim` and the scoring
+// database, then reused.
+Result<std::filesystem::path> ensure_private_eval_index(
+    const std::filesystem::path& dataset_dir, const std::string& encoder, std::size_t dim,
+    scoring::ScoringBuildOptions scoring, const std::function<void(const std::string&)>& progress);
+
 Result<PrivateEvalResult> run_private_eval(
     const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
     const PrivateEvalOptions& options, const std::function<void(const std::string&)>& progress);

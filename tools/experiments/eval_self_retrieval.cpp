@@ -60,18 +60,8 @@ std::vector<std::vector<std::size_t>> exhaustive_top10(
 
 }  // namespace
 
-namespace {
-
-// The seeded queries: sources (the first `validation` are validation, the rest test) and
-// their raw and projected vectors.
-struct SelfQueries {
-  std::vector<std::size_t> sources;
-  std::vector<std::vector<float>> raw;
-  std::vector<float> raw_flat, projected_flat;
-};
-
-SelfQueries make_queries(const SelfRetrievalOptions& o, const Synthetic& gen,
-                         const index::Projection& proj, std::size_t d) {
+SelfQueries make_self_queries(const SelfRetrievalOptions& o, const Synthetic& gen,
+                              const index::Projection& proj, std::size_t d) {
   const std::size_t nq = o.validation + o.test;
   SelfQueries q;
   Prng pick = Prng::from_seed(Seed{0x5e}, o.seed);
@@ -112,6 +102,9 @@ SelfQueries make_queries(const SelfRetrievalOptions& o, const Synthetic& gen,
   }
   return q;
 }
+
+namespace {
+
 
 // Stage name -> (validation, test) ranks of each query's source document.
 class SelfStages {
@@ -199,7 +192,7 @@ Result<SelfRetrievalResult> run_self_retrieval(
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto store,
                               index::ExactStore::open(index_dir / man.find("exact_store")->file));
   const std::size_t d = store.cols();
-  const SelfQueries q = make_queries(o, gen, proj, d);
+  const SelfQueries q = make_self_queries(o, gen, proj, d);
   SelfRetrievalResult out;
   out.options = o;
   out.dim = d;

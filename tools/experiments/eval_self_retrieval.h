@@ -20,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "harness/synthetic_index.h"
+#include "index/projection.h"
 
 namespace privsearch::tools {
 
@@ -32,6 +34,16 @@ struct SelfRetrievalOptions {
   bool encrypted = true;
   std::filesystem::path cache = "build/bench-e2e";
 };
+
+// The seeded queries of the track: sources (the first `validation` are validation, the rest
+// test) and their raw and projected (first `d` coordinates) vectors.
+struct SelfQueries {
+  std::vector<std::size_t> sources;
+  std::vector<std::vector<float>> raw;
+  std::vector<float> raw_flat, projected_flat;
+};
+SelfQueries make_self_queries(const SelfRetrievalOptions& o, const Synthetic& gen,
+                              const index::Projection& proj, std::size_t d);
 
 // Where each query's source document ranked, for one stage and one split: per-query values of
 // Hit@1, Hit@10, MRR@10, nDCG@10 (one relevant document) and, for the PQ stages, whether the

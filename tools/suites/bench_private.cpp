@@ -1,0 +1,209 @@
+#include "suites/bench_private.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "ckks/param_sets.h"
+#include "core/elapsed.h"
+#include "experiments/audit_private.h"
+#include "experiments/eval_private.h"
+#include "experiments/eval_self_retrieval.h"
+#include "harness/measure.h"
+#include "harness/progress.h"
+#include "harness/synthetic_index.h"
+#include "index/artifacts.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+#include "index/pq_scan.h"
+#include "protocol/provider_core.h"
+#include "scoring/build.h"
+#include "scoring/client/private_query.h"
+
+namespace privsearch::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The scoring artifacts of the synthetic index, built once (first private_dim coordinates).
+Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
+                                                 const index::ExactStore& store,
+                                                 const Progress& progress, double& build_s) {
+  scoring::ScoringBuildOptions so;
+  so.dim = std::min<std::uint32_t>(o.private_dim, static_cast<std::uint32_t>(store.cols()));
+  so.cluster_rows = o.cluster_rows != 0 ? o.cluster_rows : scoring::default_cluster_rows(o.docs);
+  const auto dir = o.private_cache / fmt::format("{}-{}-{}", o.docs, so.dim, so.cluster_rows);
+  scoring::ScoringArtifacts a;
+  if (std::filesystem::exists(dir / scoring::kHintFile)) {
+    progress("reusing " + dir.string());
+    PRIVSEARCH_ASSIGN_OR_RETURN(a.layout, scoring::load_layout(dir / scoring::kLayoutFile));
+    PRIVSEARCH_ASSIGN_OR_RETURN(a.matrix, scoring::load_matrix(dir / scoring::kMatrixFile));
+    PRIVSEARCH_ASSIGN_OR_RETURN(a.hint, scoring::load_hint(dir / scoring::kHintFile));
+    return a;
+  }
+  index::Matrix x;
+  x.rows = store.rows();
+  x.cols = so.dim;
+  x.data.resize(x.rows * x.cols);
+  for (std::size_t r = 0; r < x.rows; ++r) std::copy_n(store.row(r), x.cols, x.data.data() + r * x.cols);
+  const auto t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(a, scoring::build_scoring(x, so, progress.callback()));
+  build_s = ms_since(t0) / 1000.0;
+  std::filesystem::create_directories(dir);
+  // Layout and matrix first, the hint (the resume marker) last.
+  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_layout(dir / scoring::kLayoutFile, a.layout));
+  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_matrix(dir / scoring::kMatrixFile, a.matrix));
+  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_hint(dir / scoring::kHintFile, a.hint));
+  return a;
+}
+
+bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source) {
+  const std::size_t n = std::min<std::size_t>(10, ranked.size());
+  return std::find(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), source) !=
+         ranked.begin() + static_cast<std::ptrdiff_t>(n);
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
+  const Progress progress;
+  const Synthetic gen(o.input_dim);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir,
+                              ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir, /*verify=*/false));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::load_projection(index_dir / "projection.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / "pq.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / "exact.store"));
+  double build_s = 0;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto art, ensure_scoring(o, store, progress, build_s));
+  const auto& shape = art.layout.shape;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(&art.layout, &art.hint));
+
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal("rerank-n8192"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
+  protocol::ProviderConfig config(std::move(params));
+  config.artifact_version = man.version_id;
+  config.limits.max_private_queries = static_cast<std::uint32_t>(o.m);
+  config.limits.max_message_bytes = std::uint64_t{1} << 30;
+  const std::uint64_t matrix_bytes = std::uint64_t{art.matrix.rows} * art.matrix.stride;
+  config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(art.matrix));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), &store));
+
+  SelfRetrievalOptions so;
+  so.docs = o.docs;
+  so.input_dim = o.input_dim;
+  so.validation = 0;
+  so.test = o.queries;
+  const auto queries = make_self_queries(so, gen, proj, store.cols());
+  Prng prng = Prng::create();
+  std::vector<double> server_ms, client_ms, encrypt_ms, decode_ms, mask_ms;
+  std::size_t hit_private = 0, hit_candidate = 0, request_bytes = 0, response_bytes = 0;
+  bool sizes_constant = true;
+  for (std::size_t qi = 0; qi < o.queries; ++qi) {
+    const std::span<const float> z(queries.projected_flat.data() + qi * store.cols(), store.cols());
+    const std::size_t source = queries.sources[qi];
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
+    // Candidate mode: exact rerank of the K candidates.
+    std::vector<std::pair<double, std::uint32_t>> exact;
+    for (std::uint32_t doc : candidates) {
+      const float* row = store.row(doc);
+      double s = 0;
+      for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(z[j]) * row[j];
+      exact.emplace_back(-s, doc);
+    }
+    std::sort(exact.begin(), exact.end());
+    std::vector<std::uint32_t> ranked;
+    for (const auto& e : exact) ranked.push_back(e.second);
+    hit_candidate += in_top10(ranked, source);
+    // Access-private.
+    const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
+    auto t0 = Clock::now();
+    PRIVSEARCH_RETURN_IF_ERROR(scorer.prepare(clusters.size(), prng));
+    mask_ms.push_back(ms_since(t0));
+    t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
+    v1::PrivateScoreRequest req;
+    req.set_artifact_version(man.version_id);
+    req.set_queries(static_cast<std::uint32_t>(clusters.size()));
+    req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
+                                    pending.queries.size() * 8));
+    encrypt_ms.push_back(ms_since(t0));
+    const auto resp = core->private_score(req);
+    if (resp.has_error()) return internal_error("private scoring refused: " + resp.error().message());
+    server_ms.push_back(resp.provider_ms());
+    t0 = Clock::now();
+    std::vector<std::uint32_t> answers(resp.answers().size() / 4);
+    std::memcpy(answers.data(), resp.answers().data(), answers.size() * 4);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, scorer.decode(std::move(pending), answers));
+    decode_ms.push_back(ms_since(t0));
+    client_ms.push_back(encrypt_ms.back() + decode_ms.back());
+    ranked.clear();
+    for (std::size_t i = 0; i < std::min<std::size_t>(10, scored.size()); ++i) ranked.push_back(scored[i].doc);
+    hit_private += in_top10(ranked, source);
+    if (qi == 0) {
+      request_bytes = req.ByteSizeLong();
+      response_bytes = resp.ByteSizeLong();
+    }
+    sizes_constant = sizes_constant && req.ByteSizeLong() == request_bytes &&
+                     resp.ByteSizeLong() == response_bytes;
+    if ((qi + 1) % 20 == 0) progress(fmt::format("bench private: {} / {} queries", qi + 1, o.queries));
+  }
+  const auto server = eval::describe(server_ms);
+  nlohmann::json out;
+  out["machine"] = machine_description();
+  out["docs"] = o.docs;
+  out["m"] = o.m;
+  out["k"] = o.k;
+  out["private_dim"] = shape.dim;
+  out["clusters"] = shape.clusters;
+  out["cluster_rows"] = shape.cluster_rows;
+  out["columns"] = shape.columns();
+  out["matrix_bytes"] = matrix_bytes;
+  out["server_ms"] = latency_summary(server_ms);
+  out["request_bytes"] = request_bytes;
+  out["response_bytes"] = response_bytes;
+  out["sizes_constant"] = sizes_constant;
+  out["hint_bytes"] = scoring::serialize_hint(art.hint).size();
+  out["client_ms"] = latency_summary(client_ms);
+  out["client_encrypt_ms"] = latency_summary(encrypt_ms);
+  out["client_decode_ms"] = latency_summary(decode_ms);
+  out["client_mask_ms_offline"] = latency_summary(mask_ms);
+  out["gbps"] = static_cast<double>(matrix_bytes) / (server.median * 1e6);
+  out["queries"] = o.queries;
+  out["hit10_private"] = static_cast<double>(hit_private) / static_cast<double>(o.queries);
+  out["hit10_candidate"] = static_cast<double>(hit_candidate) / static_cast<double>(o.queries);
+  out["hit10_vs_candidate"] = (static_cast<double>(hit_private) - static_cast<double>(hit_candidate)) /
+                              static_cast<double>(o.queries);
+  if (build_s > 0) out["scoring_build_s"] = build_s;
+  if (!o.dataset.empty() && std::filesystem::exists(o.dataset / "corpus.jsonl")) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir,
+                                ensure_private_eval_index(o.dataset, "lexical", 672, {},
+                                                          progress.callback()));
+    PrivateEvalOptions eo;
+    eo.m = o.m;
+    eo.k = o.k;
+    eo.encrypted_queries = 0;  // quality only: the exactness is eval's and the tests'
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto q, run_private_eval(dir, o.dataset, eo, progress.callback()));
+    out["ndcg10_private"] = q.ndcg10_private;
+    out["ndcg10_candidate"] = q.ndcg10_candidate;
+    out["ndcg10_vs_candidate"] = q.ndcg10_private - q.ndcg10_candidate;
+    PrivateAuditOptions ao;
+    ao.m = o.m;
+    ao.k = o.k;
+    ao.max_queries = o.audit_queries;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto audit, run_private_audit(dir, o.dataset, ao, progress.callback()));
+    out["link_auc"] = audit.link_auc;
+    out["link_auc_candidate_mode"] = audit.link_auc_candidate;
+    out["quality_dataset"] = o.dataset.string();
+  }
+  return out;
+}
+
+}  // namespace privsearch::tools
