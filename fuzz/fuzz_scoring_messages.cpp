@@ -15,9 +15,9 @@
 
 #include "core/check.h"
 #include "fuzz_common.h"
+#include "fuzz_scoring_common.h"
 #include "index/exact_store.h"
 #include "protocol/provider_core.h"
-#include "scoring/build.h"
 #include "scoring/client/private_query.h"
 #include "scoring/layout.h"
 
@@ -25,24 +25,8 @@ namespace {
 
 using namespace privsearch;
 
-// 150 documents, 16 coordinates, clusters of 64 slots, the insecure n = 64 LWE row.
 const scoring::ScoringArtifacts& artifacts() {
-  static const scoring::ScoringArtifacts a = [] {
-    index::Matrix x;
-    x.rows = 150;
-    x.cols = 16;
-    for (std::size_t i = 0; i < x.rows * x.cols; ++i) {
-      x.data.push_back(static_cast<float>((i * 7919) % 23) / 23.0f - 0.5f);
-    }
-    scoring::ScoringBuildOptions o;
-    o.dim = 16;
-    o.cluster_dim = 8;
-    o.cluster_rows = 64;
-    o.query_bits = 8;
-    o.lwe_params = "insecure-test-n64-ternary";
-    o.allow_insecure = true;
-    return scoring::build_scoring(x, o, nullptr).value();
-  }();
+  static const scoring::ScoringArtifacts a = fuzz::small_scoring_artifacts();
   return a;
 }
 

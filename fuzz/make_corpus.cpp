@@ -20,7 +20,7 @@
 #include "rerank/client/scores.h"
 #include "protocol/privsearch.pb.h"
 #include "rerank/messages.h"
-#include "scoring/build.h"
+#include "fuzz_scoring_common.h"
 #include "scoring/layout.h"
 
 namespace {
@@ -185,20 +185,7 @@ int main(int argc, char** argv) {
       std::copy(body.begin(), body.end(), b.begin() + 1);
       return b;
     };
-    index::Matrix x;
-    x.rows = 150;
-    x.cols = 16;
-    for (std::size_t i = 0; i < x.rows * x.cols; ++i) {
-      x.data.push_back(static_cast<float>((i * 7919) % 23) / 23.0f - 0.5f);
-    }
-    scoring::ScoringBuildOptions so;
-    so.dim = 16;
-    so.cluster_dim = 8;
-    so.cluster_rows = 64;
-    so.query_bits = 8;
-    so.lwe_params = "insecure-test-n64-ternary";
-    so.allow_insecure = true;
-    const auto a = *scoring::build_scoring(x, so, nullptr);
+    const auto a = fuzz::small_scoring_artifacts();
     const auto dir = root / "scoring_messages";
     const auto layout = scoring::serialize_layout(a.layout);
     const auto matrix = scoring::serialize_matrix(a.matrix);

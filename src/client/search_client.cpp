@@ -177,15 +177,21 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
 
-Result<SearchResult> SearchClient::search(std::string_view text, const SearchOptions& options) {
-  if (!impl_->encoder) {
+namespace {
+
+// Encodes `text` with the index's encoder and runs `search` on the vector, adding the encoding
+// time to the result's timing.
+template <typename Search>
+Result<SearchResult> search_text(const index::TextEncoder* encoder, std::string_view text,
+                                 Search&& search) {
+  if (encoder == nullptr) {
     return Status(StatusCode::kFailedPrecondition,
                   "this index was built from external vectors: search with a query vector");
   }
   const auto t0 = Clock::now();
-  const auto q = impl_->encoder->encode_query(text);
+  const auto q = encoder->encode_query(text);
   const double encode_ms = ms_since(t0);
-  auto r = search_vector(q, options);
+  auto r = search(q);
   if (r.ok()) {
     r.value().timing.encode_ms = encode_ms;
     r.value().timing.total_ms += encode_ms;
@@ -193,43 +199,40 @@ Result<SearchResult> SearchClient::search(std::string_view text, const SearchOpt
   return r;
 }
 
+}  // namespace
+
+Result<SearchResult> SearchClient::search(std::string_view text, const SearchOptions& options) {
+  return search_text(impl_->encoder.get(), text,
+                     [&](const std::vector<float>& q) { return search_vector(q, options); });
+}
+
 bool SearchClient::has_private_scoring() const { return impl_->scorer.has_value(); }
 
+namespace {
+Status no_scoring_database() {
+  return Status(StatusCode::kFailedPrecondition,
+                "this index has no access-private scoring database (rebuild without "
+                "--no-access-private)");
+}
+}  // namespace
+
 Status SearchClient::prepare_private(std::size_t queries) {
-  if (!impl_->scorer) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "this index has no access-private scoring database (rebuild without "
-                  "--no-access-private)");
-  }
+  if (!impl_->scorer) return no_scoring_database();
   return impl_->scorer->prepare(queries, impl_->prng);
 }
 
 Result<SearchResult> SearchClient::search_private(std::string_view text,
                                                   const PrivateSearchOptions& options) {
-  if (!impl_->encoder) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "this index was built from external vectors: search with a query vector");
-  }
-  const auto t0 = Clock::now();
-  const auto q = impl_->encoder->encode_query(text);
-  const double encode_ms = ms_since(t0);
-  auto r = search_private_vector(q, options);
-  if (r.ok()) {
-    r.value().timing.encode_ms = encode_ms;
-    r.value().timing.total_ms += encode_ms;
-  }
-  return r;
+  return search_text(impl_->encoder.get(), text, [&](const std::vector<float>& q) {
+    return search_private_vector(q, options);
+  });
 }
 
 Result<SearchResult> SearchClient::search_private_vector(std::span<const float> raw_query,
                                                          const PrivateSearchOptions& options) {
   auto& m = *impl_;
   const auto t_start = Clock::now();
-  if (!m.scorer) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "this index has no access-private scoring database (rebuild without "
-                  "--no-access-private)");
-  }
+  if (!m.scorer) return no_scoring_database();
   if (raw_query.size() != m.projection.input_dim) {
     return Status(StatusCode::kInvalidArgument, "query vector of dimension " +
                                                     std::to_string(raw_query.size()) +

@@ -256,55 +256,52 @@ class Service final : public v1::Provider::Service {
 
   grpc::Status Rerank(grpc::ServerContext* context, const v1::RerankRequest* request,
                       v1::RerankResponse* out) override {
-    InFlight guard(in_flight_);
-    if (guard.count > max_in_flight_) {
-      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
-      return grpc::Status::OK;
-    }
-    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    const auto t0 = std::chrono::steady_clock::now();
-    protocol::Caller caller;
-    std::optional<PerClientSlots::Slot> slot;
-    if (auto e = admit(context, caller, slot)) {
-      *out->mutable_error() = *e;
-    } else {
-      const Workers::Slot worker(workers_);
-      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-      *out = core()->rerank(*request, caller);
-    }
-    log("Rerank", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
-        static_cast<std::size_t>(request->candidate_ids_size()), request->ByteSizeLong(),
-        out->ByteSizeLong(), t0);
-    return grpc::Status::OK;
+    return serve_scoring("Rerank", context, *request, out,
+                         static_cast<std::size_t>(request->candidate_ids_size()),
+                         [&](const protocol::Caller& caller) {
+                           return core()->rerank(*request, caller);
+                         });
   }
 
+  // The log holds what the provider sees anyway: m and the sizes (never a cluster).
   grpc::Status PrivateScore(grpc::ServerContext* context, const v1::PrivateScoreRequest* request,
                             v1::PrivateScoreResponse* out) override {
-    InFlight guard(in_flight_);
-    if (guard.count > max_in_flight_) {
-      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
-      return grpc::Status::OK;
-    }
-    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    const auto t0 = std::chrono::steady_clock::now();
-    protocol::Caller caller;
-    std::optional<PerClientSlots::Slot> slot;
-    if (auto e = admit(context, caller, slot)) {
-      *out->mutable_error() = *e;
-    } else {
-      const Workers::Slot worker(workers_);
-      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-      *out = core()->private_score(*request, caller);
-    }
-    // The log holds what the provider sees anyway: m and the sizes (never a cluster).
-    log("PrivateScore", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED,
-        request->queries(), request->ByteSizeLong(), out->ByteSizeLong(), t0);
-    return grpc::Status::OK;
+    return serve_scoring("PrivateScore", context, *request, out, request->queries(),
+                         [&](const protocol::Caller& caller) {
+                           return core()->private_score(*request, caller);
+                         });
   }
 
   unsigned in_flight() const { return in_flight_.load(); }
 
  private:
+  // A scoring request (Rerank, PrivateScore): the in-flight cap, cancellation, admission (caller
+  // identity and its share), a worker slot, the core's answer, one log line with `count`.
+  template <typename Request, typename Response, typename Answer>
+  grpc::Status serve_scoring(const char* name, grpc::ServerContext* context,
+                             const Request& request, Response* out, std::size_t count,
+                             Answer&& answer) {
+    InFlight guard(in_flight_);
+    if (guard.count > max_in_flight_) {
+      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
+      return grpc::Status::OK;
+    }
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    const auto t0 = std::chrono::steady_clock::now();
+    protocol::Caller caller;
+    std::optional<PerClientSlots::Slot> slot;
+    if (auto e = admit(context, caller, slot)) {
+      *out->mutable_error() = *e;
+    } else {
+      const Workers::Slot worker(workers_);
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+      *out = answer(caller);
+    }
+    log(name, out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, count,
+        request.ByteSizeLong(), out->ByteSizeLong(), t0);
+    return grpc::Status::OK;
+  }
+
   // Who is calling; with tokens configured, an error when the bearer token is missing or
   // unknown. The token itself is never logged or kept.
   // authenticate(), then a worker slot of the caller's own (OVERLOADED when it holds its share).

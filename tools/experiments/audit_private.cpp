@@ -9,17 +9,9 @@
 #include <memory>
 #include <numeric>
 
-#include "ckks/param_sets.h"
 #include "eval/leakage.h"
-#include "index/artifacts.h"
+#include "experiments/offline_index.h"
 #include "index/beir.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
-#include "index/pq_scan.h"
-#include "index/text_encoder.h"
-#include "index/word_vectors.h"
-#include "protocol/provider_core.h"
-#include "scoring/client/private_query.h"
 
 namespace privsearch::tools {
 namespace {
@@ -88,32 +80,22 @@ Result<PrivateAuditResult> run_private_audit(
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(index_dir));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ix, OfflineIndex::open(index_dir));
+  const auto& manifest = ix->manifest;
+  const auto& store = *ix->store;
   if (manifest.find(scoring::kMatrixArtifact) == nullptr) {
     return failed_precondition_error(index_dir.string() +
                                      " has no access-private scoring database");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection,
-                              index::load_projection(index_dir / "projection.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / "pq.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder,
-                              index::load_text_encoder(index_dir / "encoder.bin",
-                                                       index::default_word_vectors_path()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / "exact.store"));
+  if (!ix->encoder) return failed_precondition_error("the index has no text encoder");
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, scoring::load_layout(index_dir / scoring::kLayoutFile));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint, scoring::load_hint(index_dir / scoring::kHintFile));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(index_dir / scoring::kMatrixFile));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(&layout, &hint));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal("rerank-n8192"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
-  protocol::ProviderConfig config(std::move(params));
-  config.artifact_version = manifest.version_id;
-  config.limits.max_private_queries = static_cast<std::uint32_t>(std::max<std::size_t>(o.m, 1));
-  config.limits.max_message_bytes = std::uint64_t{1} << 30;
-  config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), &store));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto core, scoring_core(store, manifest.version_id,
+                              std::make_shared<const scoring::ScoringMatrix>(std::move(matrix)), o.m));
 
   Seed seed{};
   for (int i = 0; i < 8; ++i) seed[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(o.seed >> (8 * i));
@@ -136,11 +118,7 @@ Result<PrivateAuditResult> run_private_audit(
   auto send = [&](std::span<const float> z,
                   const std::vector<std::uint32_t>& clusters) -> Result<View> {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-    v1::PrivateScoreRequest req;
-    req.set_artifact_version(manifest.version_id);
-    req.set_queries(static_cast<std::uint32_t>(clusters.size()));
-    req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
-                                    pending.queries.size() * 8));
+    const auto req = private_request(manifest.version_id, pending);
     const auto resp = core->private_score(req);
     if (resp.has_error()) {
       return internal_error("the provider refused an audit request: " + resp.error().message());
@@ -159,10 +137,10 @@ Result<PrivateAuditResult> run_private_audit(
   for (const auto& q : collection.queries) {
     if (collection.qrels.find(q.id) == collection.qrels.end()) continue;
     if (o.max_queries != 0 && r.queries == o.max_queries) break;
-    const auto z = projection.project_query(encoder->encode_query(q.text));
+    const auto z = ix->projection.project_query(ix->encoder->encode_query(q.text));
     eval::Vec zd(z.begin(), z.end());
     if (eval::cosine(zd, zd) == 0) continue;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix->scanner->search(z, o.k));
     const auto clusters = scoring::choose_clusters(layout, z, candidates, o.m);
     // Access-private: the first request now, the second in a later pass in shuffled order
     // (adjacent requests share the machine's momentary speed, which would link them by time

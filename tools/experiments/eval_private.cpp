@@ -7,14 +7,9 @@
 #include <numeric>
 
 #include "eval/metrics.h"
-#include "index/artifacts.h"
+#include "experiments/offline_index.h"
 #include "index/beir.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
-#include "index/pq_scan.h"
-#include "index/text_encoder.h"
-#include "index/word_vectors.h"
 #include "pir/lwe/lwe64.h"
 #include "scoring/client/private_query.h"
 
@@ -63,15 +58,10 @@ Result<PrivateEvalResult> run_private_eval(
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(index_dir));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection,
-                              index::load_projection(index_dir / "projection.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / "pq.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder,
-                              index::load_text_encoder(index_dir / "encoder.bin",
-                                                         index::default_word_vectors_path()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / "exact.store"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ix, OfflineIndex::open(index_dir));
+  const auto& manifest = ix->manifest;
+  const auto& store = *ix->store;
+  if (!ix->encoder) return failed_precondition_error("the index has no text encoder");
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
   if (collection.corpus.size() != store.rows()) {
     return failed_precondition_error(fmt::format(
@@ -107,19 +97,13 @@ Result<PrivateEvalResult> run_private_eval(
   for (const auto& q : collection.queries) {
     const auto it = collection.qrels.find(q.id);
     if (it == collection.qrels.end()) continue;
-    const auto z = projection.project_query(encoder->encode_query(q.text));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
+    const auto z = ix->projection.project_query(ix->encoder->encode_query(q.text));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix->scanner->search(z, o.k));
     // Candidate mode: exact projected scores of the K candidates.
-    std::vector<std::pair<double, std::uint32_t>> exact;
-    for (std::uint32_t doc : candidates) {
-      const float* row = store.row(doc);
-      double s = 0;
-      for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(z[j]) * row[j];
-      exact.emplace_back(-s, doc);
-    }
-    std::sort(exact.begin(), exact.end());
     std::vector<std::string> ranking;
-    for (const auto& [s, doc] : exact) ranking.push_back(collection.corpus[doc].id);
+    for (std::uint32_t doc : exact_rerank(store, z, candidates)) {
+      ranking.push_back(collection.corpus[doc].id);
+    }
     const auto cm = eval::score_ranking(ranking, it->second);
     r.ndcg10_candidate += cm.ndcg_at_10;
     r.recall100_candidate += cm.recall_at_100;

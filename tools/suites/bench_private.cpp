@@ -6,21 +6,14 @@
 #include <chrono>
 #include <cstring>
 
-#include "ckks/param_sets.h"
-#include "core/elapsed.h"
 #include "experiments/audit_private.h"
 #include "experiments/eval_private.h"
 #include "experiments/eval_self_retrieval.h"
+#include "experiments/offline_index.h"
 #include "harness/measure.h"
 #include "harness/progress.h"
 #include "harness/synthetic_index.h"
-#include "index/artifacts.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
-#include "index/pq_scan.h"
-#include "protocol/provider_core.h"
 #include "scoring/build.h"
-#include "scoring/client/private_query.h"
 
 namespace privsearch::tools {
 namespace {
@@ -76,32 +69,25 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   const Synthetic gen(o.input_dim);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir,
                               ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir, /*verify=*/false));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index::load_projection(index_dir / "projection.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / "pq.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(index_dir / "exact.store"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ix, OfflineIndex::open(index_dir));
+  const auto& man = ix->manifest;
+  const auto& store = *ix->store;
   double build_s = 0;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto art, ensure_scoring(o, store, progress, build_s));
   const auto& shape = art.layout.shape;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(&art.layout, &art.hint));
 
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal("rerank-n8192"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
-  protocol::ProviderConfig config(std::move(params));
-  config.artifact_version = man.version_id;
-  config.limits.max_private_queries = static_cast<std::uint32_t>(o.m);
-  config.limits.max_message_bytes = std::uint64_t{1} << 30;
   const std::uint64_t matrix_bytes = std::uint64_t{art.matrix.rows} * art.matrix.stride;
-  config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(art.matrix));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto core, protocol::ProviderCore::create(std::move(config), &store));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto core, scoring_core(store, man.version_id,
+                              std::make_shared<const scoring::ScoringMatrix>(std::move(art.matrix)), o.m));
 
   SelfRetrievalOptions so;
   so.docs = o.docs;
   so.input_dim = o.input_dim;
   so.validation = 0;
   so.test = o.queries;
-  const auto queries = make_self_queries(so, gen, proj, store.cols());
+  const auto queries = make_self_queries(so, gen, ix->projection, store.cols());
   Prng prng = Prng::create();
   std::vector<double> server_ms, client_ms, encrypt_ms, decode_ms, mask_ms;
   std::size_t hit_private = 0, hit_candidate = 0, request_bytes = 0, response_bytes = 0;
@@ -109,18 +95,9 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   for (std::size_t qi = 0; qi < o.queries; ++qi) {
     const std::span<const float> z(queries.projected_flat.data() + qi * store.cols(), store.cols());
     const std::size_t source = queries.sources[qi];
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, scanner.search(z, o.k));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix->scanner->search(z, o.k));
     // Candidate mode: exact rerank of the K candidates.
-    std::vector<std::pair<double, std::uint32_t>> exact;
-    for (std::uint32_t doc : candidates) {
-      const float* row = store.row(doc);
-      double s = 0;
-      for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(z[j]) * row[j];
-      exact.emplace_back(-s, doc);
-    }
-    std::sort(exact.begin(), exact.end());
-    std::vector<std::uint32_t> ranked;
-    for (const auto& e : exact) ranked.push_back(e.second);
+    auto ranked = exact_rerank(store, z, candidates);
     hit_candidate += in_top10(ranked, source);
     // Access-private.
     const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
@@ -129,11 +106,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
     mask_ms.push_back(ms_since(t0));
     t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-    v1::PrivateScoreRequest req;
-    req.set_artifact_version(man.version_id);
-    req.set_queries(static_cast<std::uint32_t>(clusters.size()));
-    req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
-                                    pending.queries.size() * 8));
+    const auto req = private_request(man.version_id, pending);
     encrypt_ms.push_back(ms_since(t0));
     const auto resp = core->private_score(req);
     if (resp.has_error()) return internal_error("private scoring refused: " + resp.error().message());

@@ -5,28 +5,14 @@
 
 #include "core/constant_time.h"
 #include "pir/lwe/kernels.h"
+#include "pir/lwe/matrix_rows.h"
 
 namespace privsearch::pir {
 
 void expand_lwe_matrix(const Seed& seed, std::size_t first_row, std::size_t rows, std::size_t n,
                        std::size_t ld, std::uint32_t* out) {
-  std::vector<std::uint8_t> skip;
-  std::size_t row = first_row;
-  const std::size_t end = first_row + rows;
-  while (row < end) {
-    const std::size_t chunk = row / kLweMatrixChunkRows;
-    const std::size_t chunk_end = std::min(end, (chunk + 1) * kLweMatrixChunkRows);
-    Prng prng = Prng::from_seed(seed, kLweMatrixStream + chunk);
-    const std::size_t offset_rows = row - chunk * kLweMatrixChunkRows;
-    if (offset_rows > 0) {
-      skip.resize(offset_rows * n * 4);
-      prng.fill(skip);
-    }
-    for (; row < chunk_end; ++row) {
-      std::uint32_t* dst = out + (row - first_row) * ld;
-      prng.fill(std::span(reinterpret_cast<std::uint8_t*>(dst), n * 4));
-    }
-  }
+  detail::expand_matrix_rows(seed, kLweMatrixStream, kLweMatrixChunkRows, first_row, rows, n, ld,
+                             out);
 }
 
 std::vector<std::uint32_t> compute_lwe_hint(const LweDatabase& db, const Seed& a_seed,

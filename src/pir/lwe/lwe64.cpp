@@ -6,6 +6,8 @@
 #include <string>
 
 #include "pir/lwe/kernels64.h"
+#include "pir/lwe/lwe_params.h"
+#include "pir/lwe/matrix_rows.h"
 
 namespace privsearch::pir {
 namespace {
@@ -26,18 +28,7 @@ constexpr std::size_t kHintRowsPerPass = 4096;
 std::span<const Lwe64Params> lwe64_param_table() { return kTable; }
 
 Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure) {
-  for (const auto& p : kTable) {
-    if (p.name != name) continue;
-    if (!p.secure && !allow_insecure) {
-      return invalid_argument_error("LWE parameter set `" + std::string(name) +
-                                    "` is insecure (tests only)");
-    }
-    return p;
-  }
-  std::string names;
-  for (const auto& p : kTable) names += (names.empty() ? "" : ", ") + std::string(p.name);
-  return not_found_error("unknown LWE (q = 2^64) parameter set `" + std::string(name) +
-                         "` (known: " + names + ")");
+  return find_param_row(lwe64_param_table(), name, allow_insecure, "LWE (q = 2^64)");
 }
 
 double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
@@ -52,23 +43,8 @@ double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
 
 void expand_lwe64_matrix(const Seed& seed, std::size_t first_row, std::size_t rows, std::size_t n,
                          std::size_t ld, std::uint64_t* out) {
-  std::vector<std::uint8_t> skip;
-  std::size_t row = first_row;
-  const std::size_t end = first_row + rows;
-  while (row < end) {
-    const std::size_t chunk = row / kLwe64MatrixChunkRows;
-    const std::size_t chunk_end = std::min(end, (chunk + 1) * kLwe64MatrixChunkRows);
-    Prng prng = Prng::from_seed(seed, kLwe64MatrixStream + chunk);
-    const std::size_t offset_rows = row - chunk * kLwe64MatrixChunkRows;
-    if (offset_rows > 0) {
-      skip.resize(offset_rows * n * 8);
-      prng.fill(skip);
-    }
-    for (; row < chunk_end; ++row) {
-      std::uint64_t* dst = out + (row - first_row) * ld;
-      prng.fill(std::span(reinterpret_cast<std::uint8_t*>(dst), n * 8));
-    }
-  }
+  detail::expand_matrix_rows(seed, kLwe64MatrixStream, kLwe64MatrixChunkRows, first_row, rows, n,
+                             ld, out);
 }
 
 std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t rows,

@@ -35,18 +35,7 @@ std::string_view secret_kind_name(LweSecretKind kind) {
 }
 
 Result<LweParams> find_lwe_params(std::string_view name, bool allow_insecure) {
-  for (const auto& p : kTable) {
-    if (p.name != name) continue;
-    if (!p.secure && !allow_insecure) {
-      return invalid_argument_error("LWE parameter set `" + std::string(name) +
-                                    "` is insecure (tests only)");
-    }
-    return p;
-  }
-  std::string names;
-  for (const auto& p : kTable) names += (names.empty() ? "" : ", ") + std::string(p.name);
-  return not_found_error("unknown LWE parameter set `" + std::string(name) + "` (known: " +
-                         names + ")");
+  return find_param_row(lwe_param_table(), name, allow_insecure, "LWE");
 }
 
 double lwe_decoding_failure_log2(double sigma, std::uint32_t plaintext_modulus, std::size_t d0,

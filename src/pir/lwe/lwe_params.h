@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "core/status.h"
@@ -28,6 +29,25 @@ struct LweParams {
   bool secure = true;
   std::string_view provenance;
 };
+
+// The row of `table` named `name` (any row type with name, secure): kNotFound listing the known
+// names; kInvalidArgument for an insecure row without `allow_insecure`.
+template <typename Row>
+Result<Row> find_param_row(std::span<const Row> table, std::string_view name, bool allow_insecure,
+                           std::string_view what) {
+  for (const auto& p : table) {
+    if (p.name != name) continue;
+    if (!p.secure && !allow_insecure) {
+      return invalid_argument_error(std::string(what) + " parameter set `" + std::string(name) +
+                                    "` is insecure (tests only)");
+    }
+    return p;
+  }
+  std::string names;
+  for (const auto& p : table) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return not_found_error("unknown " + std::string(what) + " parameter set `" + std::string(name) +
+                         "` (known: " + names + ")");
+}
 
 std::span<const LweParams> lwe_param_table();
 // kNotFound for an unknown name; kInvalidArgument for an insecure row without `allow_insecure`.

@@ -1,0 +1,67 @@
+#include "experiments/offline_index.h"
+
+#include <algorithm>
+
+#include "ckks/param_sets.h"
+#include "index/artifacts.h"
+#include "index/word_vectors.h"
+
+namespace privsearch::tools {
+
+Result<std::unique_ptr<OfflineIndex>> OfflineIndex::open(const std::filesystem::path& dir) {
+  auto x = std::make_unique<OfflineIndex>();
+  PRIVSEARCH_ASSIGN_OR_RETURN(x->manifest, index::load_manifest(dir, /*verify=*/false));
+  PRIVSEARCH_ASSIGN_OR_RETURN(x->projection, index::load_projection(dir / "projection.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(dir / "pq.bin"));
+  x->pq = std::make_unique<index::PqArtifact>(std::move(pq));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*x->pq));
+  x->scanner.emplace(std::move(scanner));
+  if (x->manifest.find("encoder") != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(x->encoder,
+                                index::load_text_encoder(dir / "encoder.bin",
+                                                         index::default_word_vectors_path()));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto store, index::ExactStore::open(dir / "exact.store"));
+  x->store.emplace(std::move(store));
+  return x;
+}
+
+std::vector<std::uint32_t> exact_rerank(const index::ExactStore& store, std::span<const float> z,
+                                        std::span<const std::uint32_t> candidates) {
+  std::vector<std::pair<double, std::uint32_t>> scored;
+  for (std::uint32_t doc : candidates) {
+    const float* row = store.row(doc);
+    double s = 0;
+    for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(z[j]) * row[j];
+    scored.emplace_back(-s, doc);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::uint32_t> out;
+  for (const auto& [s, doc] : scored) out.push_back(doc);
+  return out;
+}
+
+Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(
+    const index::ExactStore& store, const std::string& version,
+    std::shared_ptr<const scoring::ScoringMatrix> matrix, std::size_t max_queries) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal("rerank-n8192"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
+  protocol::ProviderConfig config(std::move(params));
+  config.artifact_version = version;
+  config.limits.max_private_queries = static_cast<std::uint32_t>(std::max<std::size_t>(1, max_queries));
+  config.limits.max_message_bytes = std::uint64_t{1} << 30;
+  config.scoring_matrix = std::move(matrix);
+  return protocol::ProviderCore::create(std::move(config), &store);
+}
+
+v1::PrivateScoreRequest private_request(const std::string& version,
+                                        const scoring::PendingScore& pending) {
+  v1::PrivateScoreRequest req;
+  req.set_artifact_version(version);
+  req.set_queries(static_cast<std::uint32_t>(pending.clusters.size()));
+  req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
+                                  pending.queries.size() * 8));
+  return req;
+}
+
+}  // namespace privsearch::tools

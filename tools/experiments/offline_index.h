@@ -1,0 +1,52 @@
+// What the offline access-private experiments (eval, audit, bench private) share: the pieces of
+// a built index they read, candidate mode's exact rerank, and an in-process provider core with
+// a scoring matrix plus the request it answers.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "index/exact_store.h"
+#include "index/manifest.h"
+#include "index/pq.h"
+#include "index/pq_scan.h"
+#include "index/projection.h"
+#include "index/text_encoder.h"
+#include "protocol/provider_core.h"
+#include "scoring/client/private_query.h"
+
+namespace privsearch::tools {
+
+struct OfflineIndex {
+  index::Manifest manifest;
+  index::Projection projection;
+  std::unique_ptr<index::PqArtifact> pq;  // the scanner keeps a pointer: stable address
+  std::optional<index::PqScanner> scanner;
+  std::unique_ptr<index::TextEncoder> encoder;  // null when built from external vectors
+  std::optional<index::ExactStore> store;
+  // Loads (the manifest unverified: experiments read their own build outputs).
+  static Result<std::unique_ptr<OfflineIndex>> open(const std::filesystem::path& dir);
+};
+
+// The candidates reranked by exact projected scores <z, x>, best first (what the encrypted
+// rerank returns).
+std::vector<std::uint32_t> exact_rerank(const index::ExactStore& store, std::span<const float> z,
+                                        std::span<const std::uint32_t> candidates);
+
+// A provider core (rerank-n8192 params, one thread's worth of work per call) serving `matrix`
+// for `version`, at most `max_queries` cluster queries per request.
+Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(
+    const index::ExactStore& store, const std::string& version,
+    std::shared_ptr<const scoring::ScoringMatrix> matrix, std::size_t max_queries);
+
+// The PrivateScore request carrying `pending`'s ciphertexts.
+v1::PrivateScoreRequest private_request(const std::string& version,
+                                        const scoring::PendingScore& pending);
+
+}  // namespace privsearch::tools
