@@ -17,11 +17,14 @@
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "client/rerank_session.h"
+#include "client/search_client.h"
 #include "core/bytes.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
 #include "index/build.h"
 #include "index/exact_store.h"
+#include "scoring/build.h"
+#include "scoring/client/private_query.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 
@@ -135,6 +138,67 @@ TEST(ProviderProcess, SighupReloadsARebuiltIndexAndRecomputesPirHints) {
   EXPECT_EQ(fetcher->setups(), 1u);
   const int status = provider->stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace privsearch
+
+namespace privsearch {
+namespace {
+
+// The provider process loads the access-private scoring matrix named by the manifest: an
+// access-private search through it decodes exact scores, with the same sizes for two queries.
+// A provider whose index lacks the database answers PRIVATE_SCORING_UNAVAILABLE.
+TEST(ProviderProcess, ServesAccessPrivateScoring) {
+  testing::Collection c("provider-private");
+  auto o = tiny_index_options(c, 128);
+  scoring::ScoringBuildOptions so;
+  so.cluster_rows = 64;
+  so.cluster_dim = 8;
+  o.extra_artifacts = scoring::scoring_artifacts_for_build(so);
+  const auto manifest = *index::build_index(o, nullptr);
+  const auto provider = spawn(o.out, c.dir, {"--no-pir"});
+  ASSERT_NE(provider, nullptr);
+  auto sc = *client::SearchClient::open(o.out,
+                                        *client::ProviderClient::connect(provider->connect_options()));
+  ASSERT_TRUE(sc->has_private_scoring());
+  client::PrivateSearchOptions po;
+  po.clusters = 2;
+  const std::span<const float> q17(c.vectors.row(17), c.vectors.cols);
+  const auto a = sc->search_private_vector(q17, po);
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  const auto b = sc->search_private_vector(std::span(c.vectors.row(300), c.vectors.cols), po);
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_EQ(a->timing.request_bytes, b->timing.request_bytes);
+  EXPECT_EQ(a->timing.response_bytes, b->timing.response_bytes);
+  const auto layout = *scoring::load_layout(o.out / scoring::kLayoutFile);
+  const auto matrix = *scoring::load_matrix(o.out / scoring::kMatrixFile);
+  const auto cluster_of = scoring::cluster_of_documents(layout);
+  ASSERT_FALSE(a->hits.empty());
+  // The best hit's score, recomputed in the clear from the matrix.
+  const auto top = a->hits[0];
+  const auto z = sc->project_vector(q17);
+  const auto u = scoring::quantize_query(layout.shape, z);
+  for (const auto& d : scoring::plaintext_cluster_scores(layout, matrix, u, cluster_of[top.doc])) {
+    if (d.doc == top.doc) {
+      EXPECT_EQ(static_cast<double>(d.score), top.score);
+    }
+  }
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  // The same collection without the database: a typed refusal.
+  auto plain = tiny_index_options(c, 128);
+  plain.out = c.dir / "plain";
+  ASSERT_TRUE(index::build_index(plain, nullptr).ok());
+  const auto bare = spawn(plain.out, c.dir / "bare", {"--no-pir"});
+  ASSERT_NE(bare, nullptr);
+  auto cl = *client::ProviderClient::connect(bare->connect_options());
+  v1::PrivateScoreRequest req;
+  req.set_artifact_version(cl->server_info()->artifact_version());
+  req.set_queries(1);
+  req.set_ciphertexts(std::string(64 * 8, '\0'));
+  EXPECT_EQ(cl->private_score(req)->error().code(), v1::PRIVATE_SCORING_UNAVAILABLE);
 }
 
 }  // namespace
