@@ -47,34 +47,46 @@ PathLike = Union[str, os.PathLike]
 
 def build_index(out_dir: PathLike, doc_vectors: np.ndarray, ids: Optional[Sequence[str]] = None,
                 payloads: Optional[Sequence[str]] = None, *, dim: int = 672, pq_m: int = 0,
-                record_bytes: int = 2048, seed: int = 1) -> dict:
+                record_bytes: int = 2048, seed: int = 1, access_private: bool = True) -> dict:
     """Builds an index from your own document embeddings.
 
     ``doc_vectors``: 2-D array, one row per document (float32 is used as is; other real dtypes
     are converted once). ``ids``: one string per row (default "0", "1", ...). ``payloads``: the
     text a client may fetch privately per document (default empty). ``dim``: projected
     dimension d' (capped at the embedding dimension); ``pq_m``: PQ sub-quantizers (0: d'/8).
+    ``access_private``: also build the scoring database that ``Client.search(...,
+    access_private=True)`` needs (balanced clusters, 4-bit vectors, an LWE hint).
     Returns a summary of the manifest (version, documents, dimensions).
     """
     return _build_from_vectors(pathlib.Path(out_dir), doc_vectors,
                                None if ids is None else [str(i) for i in ids],
                                None if payloads is None else [str(p) for p in payloads],
-                               dim, pq_m, record_bytes, seed)
+                               dim, pq_m, record_bytes, seed, access_private)
 
 
 def build_index_from_collection(out_dir: PathLike, collection: PathLike, *,
-                                encoder: str = "lexical", dim: int = 672, seed: int = 1) -> dict:
+                                encoder: str = "lexical", dim: int = 672, seed: int = 1,
+                                access_private: bool = True) -> dict:
     """Builds an index from a BEIR collection directory with a built-in text encoder
     (``lexical``, ``glove-idf`` or ``glove-sif``), as ``privsearch build --collection`` does.
     Clients of such an index can ``search_text``."""
     return _build_from_collection(pathlib.Path(out_dir), pathlib.Path(collection), encoder, dim,
-                                  seed)
+                                  seed, access_private)
 
 
 def projected_documents(index_dir: PathLike) -> np.ndarray:
     """The index's projected document vectors (the provider's exact store), for evaluating
     results against exact inner products. Evaluation only: a real client never has them."""
     return _projected_documents(pathlib.Path(index_dir))
+
+
+def _private_clusters(access_private: bool, clusters: int) -> int:
+    """The C++ client's mode switch: 0 for candidate mode, else the clusters scored."""
+    if not access_private:
+        return 0
+    if clusters < 1:
+        raise InvalidArgumentError(f"clusters must be at least 1 (got {clusters})")
+    return int(clusters)
 
 
 def _provider_binary() -> str:
@@ -195,22 +207,28 @@ class Client:
     def artifact_version(self) -> str:
         return self._client.artifact_version
 
-    def search(self, query_vectors: np.ndarray, k: int = 100,
-               top: int = 10) -> Union[Hits, List[Hits]]:
+    def search(self, query_vectors: np.ndarray, k: int = 100, top: int = 10, *,
+               access_private: bool = False, clusters: int = 4) -> Union[Hits, List[Hits]]:
         """Private search with your own query vectors.
 
         A 1-D array is one query and returns ``(ids, scores)``; a 2-D array searches a batch and
         returns one ``(ids, scores)`` per row. ``ids`` are document rows (int64, best first),
         ``scores`` the decrypted inner products with the unit-normalized projected query.
         ``k``: PQ candidates reranked by the provider; ``top``: results kept.
+        ``access_private=True``: the provider sees no candidate IDs; it scores ``clusters`` whole
+        clusters under LWE (the ``k`` local candidates pick them) and ``scores`` are the exact
+        integer scores of the 4-bit document vectors (docs/SECURITY.md).
         """
         array = np.asarray(query_vectors)
-        results = self._client.search(array, k, top)
+        results = self._client.search(array, k, top, _private_clusters(access_private, clusters))
         return results[0] if array.ndim == 1 else results
 
-    def search_text(self, text: str, k: int = 100, top: int = 10) -> Hits:
-        """Private search with text, for an index built with a text encoder."""
-        return self._client.search_text(text, k, top)
+    def search_text(self, text: str, k: int = 100, top: int = 10, *,
+                    access_private: bool = False, clusters: int = 4) -> Hits:
+        """Private search with text, for an index built with a text encoder (``access_private``
+        as in ``search``)."""
+        return self._client.search_text(text, k, top,
+                                        _private_clusters(access_private, clusters))
 
     def project(self, query_vector: np.ndarray) -> np.ndarray:
         """The projected query (evaluation against ``projected_documents``)."""

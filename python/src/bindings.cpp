@@ -25,6 +25,7 @@
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "client/search_client.h"
+#include "scoring/build.h"
 #include "harness/spawned_provider.h"
 #include "index/build.h"
 #include "index/exact_store.h"
@@ -96,7 +97,12 @@ py::dict manifest_summary(const index::Manifest& m) {
 }
 
 // Builds with the GIL released; the manifest's summary.
-py::dict run_build(const index::BuildOptions& o) {
+py::dict run_build(index::BuildOptions& o, bool access_private) {
+  if (access_private) {
+    scoring::ScoringBuildOptions so;
+    so.seed = o.seed;
+    o.extra_artifacts = scoring::scoring_artifacts_for_build(so);
+  }
   Result<index::Manifest> man = Status(StatusCode::kInternal, "not built");
   {
     py::gil_scoped_release nogil;
@@ -108,7 +114,8 @@ py::dict run_build(const index::BuildOptions& o) {
 py::dict build_from_vectors(const std::filesystem::path& out, const py::array& vectors,
                             std::optional<std::vector<std::string>> ids,
                             std::optional<std::vector<std::string>> payloads, std::size_t dim,
-                            std::size_t pq_m, std::size_t record_bytes, std::uint64_t seed) {
+                            std::size_t pq_m, std::size_t record_bytes, std::uint64_t seed,
+                            bool access_private) {
   const FloatArray a = as_rows(vectors, 0, "doc_vectors");
   if (a.ndim() != 2 || a.shape(0) == 0) {
     raise(Status(StatusCode::kInvalidArgument, "doc_vectors: expected a 2-D array, one row per "
@@ -142,19 +149,19 @@ py::dict build_from_vectors(const std::filesystem::path& out, const py::array& v
   o.pq_m = pq_m;
   o.record_bytes = record_bytes;
   o.seed = seed;
-  return run_build(o);
+  return run_build(o, access_private);
 }
 
 py::dict build_from_collection(const std::filesystem::path& out,
                                const std::filesystem::path& collection, const std::string& encoder,
-                               std::size_t dim, std::uint64_t seed) {
+                               std::size_t dim, std::uint64_t seed, bool access_private) {
   index::BuildOptions o;
   o.out = out;
   o.collection = collection;
   o.encoder = encoder;
   o.dim = dim;
   o.seed = seed;
-  return run_build(o);
+  return run_build(o, access_private);
 }
 
 // The provider process (privsearch-provider), stopped by its pid.
@@ -216,8 +223,9 @@ class Client {
   const std::string& artifact_version() const { return sc_->artifact_version(); }
 
   // One (ids, scores) per row of `queries` (a 1-D array is one query).
+  // clusters = 0: candidate mode; m > 0: access-private search over m clusters.
   std::vector<std::pair<py::array, py::array>> search(const py::array& queries, std::size_t k,
-                                                      std::size_t top) {
+                                                      std::size_t top, std::size_t clusters) {
     const FloatArray a = as_rows(queries, sc_->input_dim(), "query vector");
     const std::size_t rows = a.ndim() == 1 ? 1 : static_cast<std::size_t>(a.shape(0));
     const std::size_t cols = sc_->input_dim();
@@ -226,20 +234,24 @@ class Client {
     {
       py::gil_scoped_release nogil;
       for (std::size_t r = 0; r < rows; ++r) {
-        results.push_back(
-            value_or_raise(sc_->search_vector(std::span(a.data() + r * cols, cols), so)));
+        const std::span<const float> q(a.data() + r * cols, cols);
+        results.push_back(value_or_raise(
+            clusters == 0 ? sc_->search_vector(q, so)
+                          : sc_->search_private_vector(q, private_options(k, top, clusters))));
       }
     }
     return to_python(results);
   }
 
   std::pair<py::array, py::array> search_text(const std::string& text, std::size_t k,
-                                              std::size_t top) {
+                                              std::size_t top, std::size_t clusters) {
     const client::SearchOptions so = options(k, top);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
-      results.push_back(value_or_raise(sc_->search(text, so)));
+      results.push_back(value_or_raise(
+          clusters == 0 ? sc_->search(text, so)
+                        : sc_->search_private(text, private_options(k, top, clusters))));
     }
     return to_python(results).front();
   }
@@ -271,6 +283,14 @@ class Client {
     so.candidates = k;
     so.top = top;
     return so;
+  }
+  static client::PrivateSearchOptions private_options(std::size_t k, std::size_t top,
+                                                      std::size_t clusters) {
+    client::PrivateSearchOptions po;
+    po.candidates = k;
+    po.top = top;
+    po.clusters = clusters;
+    return po;
   }
   std::vector<std::pair<py::array, py::array>> to_python(
       const std::vector<client::SearchResult>& results) {
@@ -322,9 +342,10 @@ PYBIND11_MODULE(_privsearch, m) {
   m.attr("default_provider_binary") = std::string(PRIVSEARCH_PROVIDER_BIN);
   m.def("build_from_vectors", &build_from_vectors, py::arg("out_dir"), py::arg("doc_vectors"),
         py::arg("ids"), py::arg("payloads"), py::arg("dim"), py::arg("pq_m"),
-        py::arg("record_bytes"), py::arg("seed"));
+        py::arg("record_bytes"), py::arg("seed"), py::arg("access_private"));
   m.def("build_from_collection", &build_from_collection, py::arg("out_dir"),
-        py::arg("collection"), py::arg("encoder"), py::arg("dim"), py::arg("seed"));
+        py::arg("collection"), py::arg("encoder"), py::arg("dim"), py::arg("seed"),
+        py::arg("access_private"));
   m.def("projected_documents", &projected_documents, py::arg("index_dir"));
   py::class_<Provider>(m, "ProviderProcess")
       .def(py::init<const std::filesystem::path&, const std::filesystem::path&,
@@ -346,8 +367,10 @@ PYBIND11_MODULE(_privsearch, m) {
       .def_property_readonly("dim", &Client::dim)
       .def_property_readonly("artifact_version", &Client::artifact_version)
       .def_property_readonly("last_search_ms", &Client::last_search_ms)
-      .def("search", &Client::search, py::arg("queries"), py::arg("k"), py::arg("top"))
-      .def("search_text", &Client::search_text, py::arg("text"), py::arg("k"), py::arg("top"))
+      .def("search", &Client::search, py::arg("queries"), py::arg("k"), py::arg("top"),
+           py::arg("clusters"))
+      .def("search_text", &Client::search_text, py::arg("text"), py::arg("k"), py::arg("top"),
+           py::arg("clusters"))
       .def("project", &Client::project, py::arg("query"))
       .def("fetch", &Client::fetch, py::arg("doc"));
 }
