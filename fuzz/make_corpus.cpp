@@ -21,6 +21,7 @@
 #include "protocol/privsearch.pb.h"
 #include "rerank/messages.h"
 #include "fuzz_scoring_common.h"
+#include "pir/lwe/lwe64.h"
 #include "scoring/layout.h"
 
 namespace {
@@ -199,7 +200,9 @@ int main(int argc, char** argv) {
     v1::PrivateScoreRequest req;
     req.set_artifact_version("fuzz");
     req.set_queries(2);
-    req.set_ciphertexts(std::string(2 * a.matrix.stride * 8, '\x01'));
+    req.set_ciphertexts(std::string(
+        2 * a.matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(a.matrix.query_drop_bits)),
+        '\x01'));
     std::string wire = req.SerializeAsString();
     write(dir, "request", with(3, std::vector<std::uint8_t>(wire.begin(), wire.end())));
     req.set_queries(3);

@@ -267,8 +267,7 @@ Result<SearchResult> SearchClient::search_private_vector(std::span<const float> 
   v1::PrivateScoreRequest request;
   request.set_artifact_version(m.manifest.version_id);
   request.set_queries(static_cast<std::uint32_t>(out.private_clusters.size()));
-  request.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
-                                      pending.queries.size() * 8));
+  request.set_ciphertexts(scoring::pack_queries(pending.queries, layout.query_drop_bits));
   t.encrypt_ms = ms_since(t0);
   t.request_bytes = request.ByteSizeLong();
   t0 = Clock::now();

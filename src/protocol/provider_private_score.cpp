@@ -43,7 +43,8 @@ v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreReque
                        std::to_string(m) + " private queries; between 1 and " +
                            std::to_string(limits.max_private_queries) + " per request");
   }
-  const std::size_t expected = m * matrix->stride * 8;
+  const int drop = static_cast<int>(matrix->query_drop_bits);
+  const std::size_t expected = m * matrix->stride * pir::lwe64_entry_bytes(drop);
   if (request.ciphertexts().size() != expected) {
     return score_error(v1::MALFORMED_REQUEST,
                        "private queries of " + std::to_string(request.ciphertexts().size()) +
@@ -65,8 +66,8 @@ v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreReque
                                                   "` used its request budget for this window");
     }
   }
-  std::vector<std::uint64_t> queries(m * matrix->stride);
-  std::memcpy(queries.data(), request.ciphertexts().data(), expected);  // little-endian host
+  std::vector<std::uint64_t> queries;
+  scoring::unpack_queries(request.ciphertexts(), matrix->query_drop_bits, queries);
   for (std::size_t i = 0; i < m; ++i) {
     // The kernels need zero past the used columns (layout.h): padding is part of the format.
     for (std::size_t c = matrix->columns; c < matrix->stride; ++c) {
@@ -76,7 +77,7 @@ v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreReque
     }
   }
   const auto answers =
-      pir::lwe64_answer(matrix->data.data(), matrix->rows, matrix->stride, queries, m);
+      pir::lwe64_answer(matrix->data.data(), matrix->rows, matrix->stride, queries, m, drop);
   v1::PrivateScoreResponse response;
   std::string bytes(answers.size() * 4, '\0');
   std::memcpy(bytes.data(), answers.data(), bytes.size());

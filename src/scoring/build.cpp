@@ -144,8 +144,15 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
                 ? plaintext_bits_for(s.dim, s.doc_bits, s.query_bits)
                 : 0;
   PRIVSEARCH_RETURN_IF_ERROR(validate_shape(s));
-  out.decoding_failure_log2 = pir::lwe64_decoding_failure_log2(
-      lwe, s.columns(), (1u << s.doc_bits) - 1, static_cast<int>(s.log_p));
+  // The widest query modulus switch that still decodes (16 bits: a quarter less work and
+  // request; the rounding error grows with the columns).
+  for (const std::uint32_t drop : {16u, 8u, 0u}) {
+    out.decoding_failure_log2 = pir::lwe64_decoding_failure_log2(
+        lwe, s.columns(), (1u << s.doc_bits) - 1, static_cast<int>(s.log_p),
+        static_cast<int>(drop));
+    l.query_drop_bits = drop;
+    if (out.decoding_failure_log2 <= -40) break;
+  }
   if (out.decoding_failure_log2 > -40) {
     return invalid_argument_error(fmt::format(
         "scoring parameters decode with failure probability 2^{:.1f} per score (need <= 2^-40)",
@@ -179,6 +186,7 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
   m.rows = s.cluster_rows;
   m.columns = s.columns();
   m.stride = s.stride();
+  m.query_drop_bits = l.query_drop_bits;
   m.data.assign(std::size_t{m.rows} * m.stride, 0);
   for (std::size_t c = 0; c < s.clusters; ++c) {
     for (std::size_t r = 0; r < s.cluster_rows; ++r) {

@@ -9,6 +9,7 @@
 #include "core/bytes.h"
 #include "core/sha256.h"
 #include "index/atomic_file.h"
+#include "pir/lwe/lwe64.h"
 
 namespace privsearch::scoring {
 namespace {
@@ -46,6 +47,13 @@ Status need(const ByteReader& r, std::size_t count, std::string_view what) {
   if (r.remaining() < count) {
     return invalid_argument_error(fmt::format("truncated {}: {} bytes needed, {} left", what,
                                               count, r.remaining()));
+  }
+  return Status::ok_status();
+}
+
+Status check_drop_bits(std::uint32_t bits) {
+  if (bits != 0 && bits != 8 && bits != 16) {
+    return invalid_argument_error(fmt::format("query modulus switch of {} bits (0, 8 or 16)", bits));
   }
   return Status::ok_status();
 }
@@ -117,6 +125,7 @@ std::vector<std::uint8_t> serialize_layout(const ScoringLayout& l) {
   w.put_bytes(l.matrix_seed);
   w.put_f64(l.doc_scale);
   w.put_u32(l.centroid_dim);
+  w.put_u32(l.query_drop_bits);
   w.reserve(w.size() + l.centroids.size() * 4 + l.slot_doc.size() * 4);
   for (float f : l.centroids) w.put_u32(std::bit_cast<std::uint32_t>(f));
   for (std::uint32_t d : l.slot_doc) w.put_u32(d);
@@ -145,6 +154,8 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
     return invalid_argument_error(fmt::format("scoring layout: centroid dimension {} for dim {}",
                                               l.centroid_dim, s.dim));
   }
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(l.query_drop_bits));
+  PRIVSEARCH_RETURN_IF_ERROR(check_drop_bits(l.query_drop_bits));
   const std::size_t n_centroids = std::size_t{s.clusters} * l.centroid_dim;
   const std::size_t n_slots = std::size_t{s.clusters} * s.cluster_rows;
   PRIVSEARCH_RETURN_IF_ERROR(need(r, (n_centroids + n_slots) * 4, "scoring layout tables"));
@@ -182,6 +193,7 @@ std::vector<std::uint8_t> serialize_matrix(const ScoringMatrix& m) {
   w.put_u32(m.rows);
   w.put_u64(m.columns);
   w.put_u64(m.stride);
+  w.put_u32(m.query_drop_bits);
   w.put_bytes(m.data);
   return w.take();
 }
@@ -193,6 +205,8 @@ Result<ScoringMatrix> parse_matrix(std::span<const std::uint8_t> bytes) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m.rows));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(m.columns));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(m.stride));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m.query_drop_bits));
+  PRIVSEARCH_RETURN_IF_ERROR(check_drop_bits(m.query_drop_bits));
   if (m.rows == 0 || m.rows > kMaxClusterRows || m.columns == 0 || m.columns > kMaxColumns ||
       m.stride != (m.columns + 63) / 64 * 64) {
     return invalid_argument_error(fmt::format("scoring matrix shape {} x {} (stride {})", m.rows,
@@ -238,6 +252,32 @@ Result<ScoringHint> parse_hint(std::span<const std::uint8_t> bytes) {
   for (auto& v : h.values) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(v));
   PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
   return h;
+}
+
+std::string pack_queries(std::span<const std::uint64_t> queries, std::uint32_t drop_bits) {
+  const std::size_t width = pir::lwe64_entry_bytes(static_cast<int>(drop_bits));
+  std::string out(queries.size() * width, '\0');
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    for (std::size_t b = 0; b < width; ++b) {
+      out[i * width + b] = static_cast<char>((queries[i] >> (8 * b)) & 0xff);
+    }
+  }
+  return out;
+}
+
+bool unpack_queries(std::string_view bytes, std::uint32_t drop_bits,
+                    std::vector<std::uint64_t>& out) {
+  const std::size_t width = pir::lwe64_entry_bytes(static_cast<int>(drop_bits));
+  if (bytes.size() % width != 0) return false;
+  out.assign(bytes.size() / width, 0);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint64_t v = 0;
+    for (std::size_t b = 0; b < width; ++b) {
+      v |= std::uint64_t{static_cast<std::uint8_t>(bytes[i * width + b])} << (8 * b);
+    }
+    out[i] = v;
+  }
+  return true;
 }
 
 Status save_layout(const std::filesystem::path& file, const ScoringLayout& layout) {

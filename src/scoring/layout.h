@@ -12,6 +12,8 @@
 //                                 padded to a 64-byte stride;
 //   scoring_hint.bin   (public): the rounded high halves of D A (R x n), A from the seed.
 // The offset is the client's business: it decodes M' u and subtracts 2^(b-1) sum(u).
+// Both the layout and the matrix record the query's modulus switch (0, 8 or 16 dropped bits)
+// so client and provider read the same wire format.
 // Each file: 4-byte magic, u16 version 1, u16 0, then fields (little-endian); readers check
 // sizes before allocating and refuse trailing bytes, unknown versions and inconsistent fields.
 // Thread safety: value types.
@@ -21,6 +23,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/csprng.h"
@@ -71,6 +74,7 @@ struct ScoringLayout {
   Seed matrix_seed{};       // seed of A (derive_matrix_seed of the build seed)
   double doc_scale = 0;     // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
   std::uint32_t centroid_dim = 0;       // clusters are formed on this prefix (<= dim)
+  std::uint32_t query_drop_bits = 0;    // query entries sent as their high 64 - b bits (lwe64.h)
   std::vector<float> centroids;         // clusters x centroid_dim
   std::vector<std::uint32_t> slot_doc;  // clusters x cluster_rows, kEmptySlot when empty
 
@@ -90,6 +94,7 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes);
 struct ScoringMatrix {
   std::uint32_t rows = 0;
   std::uint64_t columns = 0, stride = 0;
+  std::uint32_t query_drop_bits = 0;  // as in the layout: how the provider reads query entries
   std::vector<std::uint8_t> data;  // rows x stride
 };
 std::vector<std::uint8_t> serialize_matrix(const ScoringMatrix& m);
@@ -101,6 +106,13 @@ struct ScoringHint {
 };
 std::vector<std::uint8_t> serialize_hint(const ScoringHint& h);
 Result<ScoringHint> parse_hint(std::span<const std::uint8_t> bytes);
+
+// The wire form of switched queries: each entry's low lwe64_entry_bytes(drop_bits) bytes,
+// little-endian (PrivateScoreRequest.ciphertexts).
+std::string pack_queries(std::span<const std::uint64_t> queries, std::uint32_t drop_bits);
+// The inverse; false when `bytes` is not a whole number of entries.
+bool unpack_queries(std::string_view bytes, std::uint32_t drop_bits,
+                    std::vector<std::uint64_t>& out);
 
 Status save_layout(const std::filesystem::path& file, const ScoringLayout& layout);
 Result<ScoringLayout> load_layout(const std::filesystem::path& file);

@@ -12,6 +12,7 @@
 #include "index/exact_store.h"
 #include "index/lexical_encoder.h"
 #include "net/tls.h"
+#include "pir/lwe/lwe64.h"
 #include "protocol/provider_core.h"
 #include "scoring/build.h"
 #include "scoring/client/private_query.h"
@@ -137,7 +138,7 @@ TEST_F(PrivateSearchTest, RefusalsAreTyped) {
     req.set_ciphertexts(std::string(bytes, '\0'));
     return core->private_score(req);
   };
-  const std::size_t one = matrix.stride * 8;
+  const std::size_t one = matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits));
   EXPECT_FALSE(ask(2, 2 * one, manifest.version_id).has_error());
   EXPECT_EQ(ask(2, 2 * one, "other").error().code(), v1::WRONG_ARTIFACT_VERSION);
   EXPECT_EQ(ask(0, 0, manifest.version_id).error().code(), v1::MALFORMED_REQUEST);
@@ -150,7 +151,7 @@ TEST_F(PrivateSearchTest, RefusalsAreTyped) {
     req.set_artifact_version(manifest.version_id);
     req.set_queries(1);
     std::string bytes(one, '\0');
-    bytes[matrix.columns * 8] = 1;
+    bytes[matrix.columns * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits))] = 1;
     req.set_ciphertexts(bytes);
     EXPECT_EQ(core->private_score(req).error().code(), v1::MALFORMED_REQUEST);
   }
@@ -168,7 +169,8 @@ TEST_F(PrivateSearchTest, IdentityBudgetAndMessageSizeApply) {
   protocol::ProviderLimits limits;
   limits.requests_per_identity = 2;
   start(manifest.version_id, true, limits);
-  const std::size_t one = core->config().scoring_matrix->stride * 8;
+  const auto& matrix = *core->config().scoring_matrix;
+  const std::size_t one = matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits));
   v1::PrivateScoreRequest req;
   req.set_artifact_version(manifest.version_id);
   req.set_queries(1);

@@ -78,7 +78,7 @@ TEST(Lwe64Kernels, DotBatchEqualsScalar) {
 // Decrypts D u for every block and several queries at once and compares with integer
 // arithmetic on the plaintext.
 void round_trip(const Lwe64Params& params, std::size_t rows, std::size_t blocks, std::size_t width,
-                int log_p, std::uint8_t max_entry, std::uint64_t seed) {
+                int log_p, std::uint8_t max_entry, std::uint64_t seed, int drop_bits = 0) {
   Prng prng = Prng::from_seed(Seed{static_cast<std::uint8_t>(seed)});
   const std::size_t cols = blocks * width;
   const std::size_t stride = (cols + 63) / 64 * 64;
@@ -101,10 +101,11 @@ void round_trip(const Lwe64Params& params, std::size_t rows, std::size_t blocks,
       if (i == 0) u.assign(width, 127);  // the extreme of the range
       auto q = masks.back().encrypt_block(blocks, first + i, u, log_p);
       ASSERT_TRUE(q.ok()) << q.status().message();
+      lwe64_switch_query(*q, drop_bits);
       queries.insert(queries.end(), q->begin(), q->end());
       us.push_back(u);
     }
-    const auto answers = lwe64_answer(d.data(), rows, stride, queries, m);
+    const auto answers = lwe64_answer(d.data(), rows, stride, queries, m, drop_bits);
     std::vector<const Lwe64Secret*> secrets;
     for (const auto& mk : masks) secrets.push_back(&mk.secret());
     auto got = lwe64_decode(answers, hint, rows, params.n, secrets, log_p);
@@ -125,6 +126,36 @@ TEST(Lwe64, DecryptsExactInnerProductsForEveryBlockInsecureN) {
   const auto params = *find_lwe64_params("insecure-test-n64-ternary", true);
   round_trip(params, 13, 7, 24, 19, 15, 1);
   round_trip(params, 5, 4, 64, 20, 255, 2);  // whole byte range, widest p
+}
+
+TEST(Lwe64, ModulusSwitchedQueriesDecodeExactly) {
+  // Queries sent as their high 56 or 48 bits: the provider multiplies 7 / 6 byte digits.
+  const auto params = *find_lwe64_params("insecure-test-n64-ternary", true);
+  round_trip(params, 13, 7, 24, 19, 15, 5, 8);
+  round_trip(params, 13, 7, 24, 19, 15, 6, 16);
+  round_trip(params, 5, 4, 64, 20, 255, 7, 16);
+  EXPECT_LT(lwe64_decoding_failure_log2(params, 7 * 24, 15, 19, 16), -40.0);
+  // The rounding error grows with the columns: 16 dropped bits no longer decode at 2^24 of
+  // them, 8 still do.
+  const auto secure = *find_lwe64_params("scoring-n2048-ternary");
+  EXPECT_EQ(lwe64_decoding_failure_log2(secure, std::size_t{1} << 24, 15, 20, 16), 0.0);
+  EXPECT_LT(lwe64_decoding_failure_log2(secure, std::size_t{1} << 24, 15, 20, 8), -40.0);
+}
+
+TEST(Lwe64Kernels, SixDigitMatvecIsExactModulo2To48) {
+  Prng prng = Prng::from_seed(Seed{12});
+  const std::size_t rows = 5, stride = 128, m = 3;
+  std::vector<std::uint8_t> d(rows * stride);
+  prng.fill(d);
+  auto v = random_u64(prng, m * stride);
+  for (auto& x : v) x >>= 16;
+  v[0] = (std::uint64_t{1} << 48) - 1;
+  std::vector<std::uint64_t> got(m * rows), want(m * rows);
+  matvec_u8_u64_batch(d.data(), rows, stride, v.data(), m, got.data(), 6);
+  matvec_u8_u64_batch_scalar(d.data(), rows, stride, v.data(), m, want.data());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i] << 16, want[i] << 16) << i;
+  }
 }
 
 TEST(Lwe64, DecryptsExactInnerProductsWithTheSecureParameters) {

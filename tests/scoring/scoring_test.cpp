@@ -88,8 +88,9 @@ void expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, std::uin
       auto pending = scorer->encrypt(z, clusters, prng);
       ASSERT_TRUE(pending.ok()) << pending.status().message();
       EXPECT_EQ(pending->queries.size(), clusters.size() * s.stride());
-      const auto answers = pir::lwe64_answer(a->matrix.data.data(), a->matrix.rows,
-                                             a->matrix.stride, pending->queries, clusters.size());
+      const auto answers = pir::lwe64_answer(
+          a->matrix.data.data(), a->matrix.rows, a->matrix.stride, pending->queries,
+          clusters.size(), static_cast<int>(a->matrix.query_drop_bits));
       auto got = scorer->decode(std::move(*pending), answers);
       ASSERT_TRUE(got.ok()) << got.status().message();
       const auto u = quantize_query(s, z);

@@ -118,7 +118,7 @@ Result<PrivateAuditResult> run_private_audit(
   auto send = [&](std::span<const float> z,
                   const std::vector<std::uint32_t>& clusters) -> Result<View> {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-    const auto req = private_request(manifest.version_id, pending);
+    const auto req = private_request(manifest.version_id, pending, layout.query_drop_bits);
     const auto resp = core->private_score(req);
     if (resp.has_error()) {
       return internal_error("the provider refused an audit request: " + resp.error().message());

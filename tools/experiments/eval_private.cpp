@@ -121,7 +121,8 @@ Result<PrivateEvalResult> run_private_eval(
     if (r.encrypted_checked < o.encrypted_queries) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
       const auto answers = pir::lwe64_answer(art.matrix.data.data(), art.matrix.rows,
-                                             art.matrix.stride, pending.queries, clusters.size());
+                                             art.matrix.stride, pending.queries, clusters.size(),
+                                             static_cast<int>(art.matrix.query_drop_bits));
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto decoded, scorer.decode(std::move(pending), answers));
       ++r.encrypted_checked;
       bool same = decoded.size() == scored.size();

@@ -55,12 +55,12 @@ Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(
 }
 
 v1::PrivateScoreRequest private_request(const std::string& version,
-                                        const scoring::PendingScore& pending) {
+                                        const scoring::PendingScore& pending,
+                                        std::uint32_t drop_bits) {
   v1::PrivateScoreRequest req;
   req.set_artifact_version(version);
   req.set_queries(static_cast<std::uint32_t>(pending.clusters.size()));
-  req.set_ciphertexts(std::string(reinterpret_cast<const char*>(pending.queries.data()),
-                                  pending.queries.size() * 8));
+  req.set_ciphertexts(scoring::pack_queries(pending.queries, drop_bits));
   return req;
 }
 

@@ -45,8 +45,9 @@ Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(
     const index::ExactStore& store, const std::string& version,
     std::shared_ptr<const scoring::ScoringMatrix> matrix, std::size_t max_queries);
 
-// The PrivateScore request carrying `pending`'s ciphertexts.
+// The PrivateScore request carrying `pending`'s ciphertexts (switched by `drop_bits`).
 v1::PrivateScoreRequest private_request(const std::string& version,
-                                        const scoring::PendingScore& pending);
+                                        const scoring::PendingScore& pending,
+                                        std::uint32_t drop_bits);
 
 }  // namespace privsearch::tools

@@ -91,6 +91,8 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   Prng prng = Prng::create();
   std::vector<double> server_ms, client_ms, encrypt_ms, decode_ms, mask_ms;
   std::size_t hit_private = 0, hit_candidate = 0, request_bytes = 0, response_bytes = 0;
+  std::size_t source_in_clusters = 0, source_in_candidates = 0;
+  const auto cluster_of = scoring::cluster_of_documents(art.layout);
   bool sizes_constant = true;
   for (std::size_t qi = 0; qi < o.queries; ++qi) {
     const std::span<const float> z(queries.projected_flat.data() + qi * store.cols(), store.cols());
@@ -101,12 +103,16 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
     hit_candidate += in_top10(ranked, source);
     // Access-private.
     const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
+    source_in_clusters +=
+        std::find(clusters.begin(), clusters.end(), cluster_of[source]) != clusters.end();
+    source_in_candidates +=
+        std::find(candidates.begin(), candidates.end(), source) != candidates.end();
     auto t0 = Clock::now();
     PRIVSEARCH_RETURN_IF_ERROR(scorer.prepare(clusters.size(), prng));
     mask_ms.push_back(ms_since(t0));
     t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-    const auto req = private_request(man.version_id, pending);
+    const auto req = private_request(man.version_id, pending, art.layout.query_drop_bits);
     encrypt_ms.push_back(ms_since(t0));
     const auto resp = core->private_score(req);
     if (resp.has_error()) return internal_error("private scoring refused: " + resp.error().message());
@@ -154,6 +160,11 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   out["hit10_candidate"] = static_cast<double>(hit_candidate) / static_cast<double>(o.queries);
   out["hit10_vs_candidate"] = (static_cast<double>(hit_private) - static_cast<double>(hit_candidate)) /
                               static_cast<double>(o.queries);
+  // Where the private misses come from: the source's cluster not chosen, or its rank inside.
+  out["source_in_clusters"] =
+      static_cast<double>(source_in_clusters) / static_cast<double>(o.queries);
+  out["source_in_candidates"] =
+      static_cast<double>(source_in_candidates) / static_cast<double>(o.queries);
   if (build_s > 0) out["scoring_build_s"] = build_s;
   if (!o.dataset.empty() && std::filesystem::exists(o.dataset / "corpus.jsonl")) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir,

@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/check.h"
+
 namespace privsearch::pir {
 
 bool lwe64_kernels_use_avx512() {
@@ -32,10 +34,13 @@ void matvec_u8_u64_batch_scalar(const std::uint8_t* d, std::size_t rows, std::si
 }
 
 void matvec_u8_u64_batch(const std::uint8_t* d, std::size_t rows, std::size_t stride,
-                         const std::uint64_t* v, std::size_t m, std::uint64_t* out) {
+                         const std::uint64_t* v, std::size_t m, std::uint64_t* out,
+                         std::size_t digits) {
+  PRIVSEARCH_CHECK(digits == 6 || digits == 8, "matvec_u8_u64_batch: 6 or 8 digits");
   if (lwe64_kernels_use_vnni()) {
-    detail::matvec_u8_u64_batch_vnni(d, rows, stride, v, m, out);
+    detail::matvec_u8_u64_batch_vnni(d, rows, stride, v, m, out, digits);
   } else {
+    // Exact mod 2^64 on values below 2^(8 digits): the low 8 digits bytes are the same.
     matvec_u8_u64_batch_scalar(d, rows, stride, v, m, out);
   }
 }

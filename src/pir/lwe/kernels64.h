@@ -15,8 +15,11 @@
 
 namespace privsearch::pir {
 
+// digits = 8: exact mod 2^64. digits = 6: v holds 48-bit values and out is exact mod 2^48
+// (the caller shifts it; a modulus-switched query, lwe64.h), a quarter fewer products.
 void matvec_u8_u64_batch(const std::uint8_t* d, std::size_t rows, std::size_t stride,
-                         const std::uint64_t* v, std::size_t m, std::uint64_t* out);
+                         const std::uint64_t* v, std::size_t m, std::uint64_t* out,
+                         std::size_t digits = 8);
 void matvec_u8_u64_batch_scalar(const std::uint8_t* d, std::size_t rows, std::size_t stride,
                                 const std::uint64_t* v, std::size_t m, std::uint64_t* out);
 
@@ -36,11 +39,12 @@ namespace detail {
 bool lwe64_avx512_compiled();
 void dot_u32_batch_avx512(const std::uint32_t* h, std::size_t rows, std::size_t n,
                           const std::uint32_t* s, std::size_t m, std::uint32_t* out);
-// VNNI: v split into 8 balanced signed byte digits, v = sum_k 2^(8k) t_k mod 2^64 with t_k in
-// [-128, 128); D t_k is exact in int32 lanes over chunks of kDigitChunkColumns and is then
-// widened, so D v = sum_k 2^(8k) (D t_k) mod 2^64.
+// VNNI: v split into `digits` balanced signed byte digits, v = sum_k 2^(8k) t_k mod 2^(8 digits)
+// with t_k in [-128, 128); D t_k is exact in int32 lanes over column chunks and is then
+// widened, so D v = sum_k 2^(8k) (D t_k) mod 2^(8 digits). digits is 6 or 8.
 void matvec_u8_u64_batch_vnni(const std::uint8_t* d, std::size_t rows, std::size_t stride,
-                              const std::uint64_t* v, std::size_t m, std::uint64_t* out);
+                              const std::uint64_t* v, std::size_t m, std::uint64_t* out,
+                              std::size_t digits);
 // Rows [row_begin, row_end) of H (added to what H holds).
 void matmul_u8_u64_avx512(const std::uint8_t* d, std::size_t row_begin, std::size_t row_end,
                           std::size_t cols, std::size_t stride, const std::uint64_t* a,

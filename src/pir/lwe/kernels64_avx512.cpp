@@ -18,7 +18,7 @@ namespace {
 // keep the planes of every query (8 x 8 KiB each) in L2 while each pair of rows streams from
 // memory once; per 64 columns a pair of rows and one query's 8 planes feed 16 accumulators.
 constexpr std::size_t kChunkColumns = 8192;
-constexpr std::size_t kDigits = 8;
+constexpr std::size_t kMaxDigits = 8;
 
 // Exact int64 sum of 16 signed int32 lanes.
 inline std::int64_t hsum_i32_exact(__m512i v) {
@@ -27,39 +27,31 @@ inline std::int64_t hsum_i32_exact(__m512i v) {
   return _mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi));
 }
 
-// Rows r0, r1 (r1 may repeat r0 for an odd tail) x the 8 planes at `planes` over [c0, c1);
-// adds the digit sums to s0[0..8) and s1[0..8).
+// Rows r0, r1 (r1 may repeat r0 for an odd tail) x the D digit planes at `planes` over
+// [c0, c1); adds the digit sums to s0[0..D) and s1[0..D). D is a template parameter so the
+// accumulator arrays unroll into registers.
+template <std::size_t D>
 inline void pair_chunk(const std::uint8_t* r0, const std::uint8_t* r1, const std::int8_t* planes,
                        std::size_t stride, std::size_t c0, std::size_t c1, std::int64_t* s0,
                        std::int64_t* s1) {
-  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
-          a7 = a0;
-  __m512i b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
+  __m512i a[D], b[D];
+#pragma GCC unroll 8
+  for (std::size_t k = 0; k < D; ++k) a[k] = b[k] = _mm512_setzero_si512();
   for (std::size_t c = c0; c < c1; c += 64) {
     const __m512i x = _mm512_loadu_si512(r0 + c);
     const __m512i y = _mm512_loadu_si512(r1 + c);
     const std::int8_t* p = planes + c;
-#define PRIVSEARCH_DIGIT(k, A, B)                                    \
-  {                                                                  \
-    const __m512i t = _mm512_loadu_si512(p + (k) * stride);          \
-    A = _mm512_dpbusd_epi32(A, x, t);                                \
-    B = _mm512_dpbusd_epi32(B, y, t);                                \
+#pragma GCC unroll 8
+    for (std::size_t k = 0; k < D; ++k) {
+      const __m512i t = _mm512_loadu_si512(p + k * stride);
+      a[k] = _mm512_dpbusd_epi32(a[k], x, t);
+      b[k] = _mm512_dpbusd_epi32(b[k], y, t);
+    }
   }
-    PRIVSEARCH_DIGIT(0, a0, b0)
-    PRIVSEARCH_DIGIT(1, a1, b1)
-    PRIVSEARCH_DIGIT(2, a2, b2)
-    PRIVSEARCH_DIGIT(3, a3, b3)
-    PRIVSEARCH_DIGIT(4, a4, b4)
-    PRIVSEARCH_DIGIT(5, a5, b5)
-    PRIVSEARCH_DIGIT(6, a6, b6)
-    PRIVSEARCH_DIGIT(7, a7, b7)
-#undef PRIVSEARCH_DIGIT
-  }
-  const __m512i as[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
-  const __m512i bs[8] = {b0, b1, b2, b3, b4, b5, b6, b7};
-  for (std::size_t k = 0; k < kDigits; ++k) {
-    s0[k] += hsum_i32_exact(as[k]);
-    s1[k] += hsum_i32_exact(bs[k]);
+#pragma GCC unroll 8
+  for (std::size_t k = 0; k < D; ++k) {
+    s0[k] += hsum_i32_exact(a[k]);
+    s1[k] += hsum_i32_exact(b[k]);
   }
 }
 
@@ -68,22 +60,23 @@ inline void pair_chunk(const std::uint8_t* r0, const std::uint8_t* r1, const std
 bool lwe64_avx512_compiled() { return true; }
 
 void matvec_u8_u64_batch_vnni(const std::uint8_t* d, std::size_t rows, std::size_t stride,
-                              const std::uint64_t* v, std::size_t m, std::uint64_t* out) {
-  // Balanced signed byte digits of every query: plane (i, k) at (i * 8 + k) * stride.
-  std::vector<std::int8_t> planes(m * kDigits * stride);
+                              const std::uint64_t* v, std::size_t m, std::uint64_t* out,
+                              std::size_t digits) {
+  // Balanced signed byte digits of every query: plane (i, k) at (i * digits + k) * stride.
+  std::vector<std::int8_t> planes(m * digits * stride);
   for (std::size_t i = 0; i < m; ++i) {
     for (std::size_t c = 0; c < stride; ++c) {
       std::uint64_t x = v[i * stride + c];
-      for (std::size_t k = 0; k < kDigits; ++k) {
+      for (std::size_t k = 0; k < digits; ++k) {
         const auto t = static_cast<std::int8_t>(x & 0xff);
-        planes[(i * kDigits + k) * stride + c] = t;
+        planes[(i * digits + k) * stride + c] = t;
         x = (x - static_cast<std::uint64_t>(static_cast<std::int64_t>(t))) >> 8;
       }
     }
   }
-  // sums[(r * m + i) * 8 + k] = D_r . digit plane (i, k), exact.
-  std::vector<std::int64_t> sums(rows * m * kDigits, 0);
-  std::int64_t scratch[kDigits];
+  // sums[(r * m + i) * digits + k] = D_r . digit plane (i, k), exact.
+  std::vector<std::int64_t> sums(rows * m * digits, 0);
+  std::int64_t scratch[kMaxDigits];
   for (std::size_t c0 = 0; c0 < stride; c0 += kChunkColumns) {
     const std::size_t c1 = std::min(stride, c0 + kChunkColumns);
     for (std::size_t r = 0; r < rows; r += 2) {
@@ -91,17 +84,22 @@ void matvec_u8_u64_batch_vnni(const std::uint8_t* d, std::size_t rows, std::size
       const std::uint8_t* r0 = d + r * stride;
       const std::uint8_t* r1 = pair ? r0 + stride : r0;
       for (std::size_t i = 0; i < m; ++i) {
-        std::int64_t* s0 = sums.data() + (r * m + i) * kDigits;
-        std::int64_t* s1 = pair ? sums.data() + ((r + 1) * m + i) * kDigits : scratch;
-        pair_chunk(r0, r1, planes.data() + i * kDigits * stride, stride, c0, c1, s0, s1);
+        std::int64_t* s0 = sums.data() + (r * m + i) * digits;
+        std::int64_t* s1 = pair ? sums.data() + ((r + 1) * m + i) * digits : scratch;
+        const std::int8_t* p = planes.data() + i * digits * stride;
+        if (digits == 8) {
+          pair_chunk<8>(r0, r1, p, stride, c0, c1, s0, s1);
+        } else {
+          pair_chunk<6>(r0, r1, p, stride, c0, c1, s0, s1);
+        }
       }
     }
   }
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t i = 0; i < m; ++i) {
       std::uint64_t acc = 0;
-      for (std::size_t k = 0; k < kDigits; ++k) {
-        acc += static_cast<std::uint64_t>(sums[(r * m + i) * kDigits + k]) << (8 * k);
+      for (std::size_t k = 0; k < digits; ++k) {
+        acc += static_cast<std::uint64_t>(sums[(r * m + i) * digits + k]) << (8 * k);
       }
       out[i * rows + r] = acc;
     }

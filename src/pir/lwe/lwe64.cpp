@@ -32,8 +32,11 @@ Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure
 }
 
 double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
-                                   std::uint32_t max_entry, int log_p) {
-  const double deterministic = params.n / 2.0 + 1.0;
+                                   std::uint32_t max_entry, int log_p, int drop_bits) {
+  const double rounding =
+      drop_bits > 0 ? max_entry * static_cast<double>(cols) * std::ldexp(1.0, drop_bits - 1) / 0x1p32
+                    : 0.0;
+  const double deterministic = params.n / 2.0 + 1.0 + rounding;
   const double s = params.sigma * max_entry * std::sqrt(static_cast<double>(cols)) / 0x1p32;
   const double t = std::ldexp(1.0, 31 - log_p) - deterministic;
   if (t <= 0) return 0.0;
@@ -68,12 +71,20 @@ std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t
 
 std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows,
                                         std::size_t stride, std::span<const std::uint64_t> queries,
-                                        std::size_t m) {
+                                        std::size_t m, int drop_bits) {
   std::vector<std::uint64_t> full(m * rows);
-  matvec_u8_u64_batch(d, rows, stride, queries.data(), m, full.data());
+  // 48-bit entries need 6 digits; 56-bit ones 7, which the kernel rounds up to 8.
+  const std::size_t digits = drop_bits == 16 ? 6 : 8;
+  matvec_u8_u64_batch(d, rows, stride, queries.data(), m, full.data(), digits);
   std::vector<std::uint32_t> out(full.size());
-  for (std::size_t i = 0; i < full.size(); ++i) out[i] = round_high_half(full[i]);
+  for (std::size_t i = 0; i < full.size(); ++i) out[i] = round_high_half(full[i] << drop_bits);
   return out;
+}
+
+void lwe64_switch_query(std::span<std::uint64_t> v, int drop_bits) {
+  if (drop_bits == 0) return;
+  const std::uint64_t half = std::uint64_t{1} << (drop_bits - 1);
+  for (auto& x : v) x = (x + half) >> drop_bits;
 }
 
 }  // namespace privsearch::pir

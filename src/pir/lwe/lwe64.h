@@ -18,6 +18,10 @@
 // the hint is kept as the rounded high 32 bits of H. Decoding then works mod 2^32 with
 // Delta' = 2^(32 - log_p) and a deterministic error below n/2 + 1 (hint and answer rounding,
 // |s_j| <= 1) plus the Gaussian D e / 2^32, negligible (lwe64_decoding_failure_log2).
+// Query modulus switching: the client may send each entry rounded to its high 64 - b bits
+// (b = `drop_bits`, 0, 8 or 16); the provider multiplies those (6 byte digits instead of 8 at
+// b = 16) and shifts back. The extra deterministic error is |D delta| <= max_entry cols 2^(b-1),
+// counted in the failure bound.
 // A (cols x n) comes in chunks of 4096 rows, chunk k from Prng stream kLwe64MatrixStream + k of
 // the public seed.
 // Thread safety: free functions are pure; Lwe64Secret and Lwe64Mask are move-only and wiped.
@@ -51,10 +55,18 @@ std::span<const Lwe64Params> lwe64_param_table();
 Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure = false);
 
 // log2 of the union-bound probability that one decoded entry is wrong, for a matrix whose
-// entries are at most `max_entry` over `cols` columns: deterministic error n/2 + 1, Gaussian
-// deviation sigma max_entry sqrt(cols) / 2^32, threshold Delta'/2 = 2^(31 - log_p).
+// entries are at most `max_entry` over `cols` columns: deterministic error n/2 + 1 (+ the query
+// rounding max_entry cols 2^(drop_bits - 1) / 2^32), Gaussian deviation
+// sigma max_entry sqrt(cols) / 2^32, threshold Delta'/2 = 2^(31 - log_p).
 double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
-                                   std::uint32_t max_entry, int log_p);
+                                   std::uint32_t max_entry, int log_p, int drop_bits = 0);
+
+// Bytes per query entry on the wire for `drop_bits` (0, 8 or 16): 8, 7 or 6.
+inline std::size_t lwe64_entry_bytes(int drop_bits) {
+  return static_cast<std::size_t>(64 - drop_bits) / 8;
+}
+// v -> round(v / 2^drop_bits) mod 2^(64 - drop_bits), in place (the client, before sending).
+void lwe64_switch_query(std::span<std::uint64_t> v, int drop_bits);
 
 // Rows [first_row, first_row + rows) of A, n entries each, into `out` with `ld` per row.
 void expand_lwe64_matrix(const Seed& seed, std::size_t first_row, std::size_t rows, std::size_t n,
@@ -65,10 +77,11 @@ std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t
                                               std::size_t cols, std::size_t stride,
                                               const Seed& a_seed, std::size_t n, unsigned threads);
 
-// The answers to m queries (each `stride` entries): rounded high halves of D v_i, m x rows.
+// The answers to m queries (each `stride` entries, switched by `drop_bits`): rounded high halves
+// of 2^drop_bits D v_i, m x rows.
 std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows,
                                         std::size_t stride, std::span<const std::uint64_t> queries,
-                                        std::size_t m);
+                                        std::size_t m, int drop_bits = 0);
 
 inline std::uint32_t round_high_half(std::uint64_t x) {
   return static_cast<std::uint32_t>((x + (std::uint64_t{1} << 31)) >> 32);

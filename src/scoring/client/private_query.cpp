@@ -138,6 +138,7 @@ Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
     pool_.pop_back();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto v, mask.encrypt_block(s.clusters, c, u,
                                                            static_cast<int>(s.log_p)));
+    pir::lwe64_switch_query(v, static_cast<int>(layout_->query_drop_bits));
     pending.queries.insert(pending.queries.end(), v.begin(), v.end());
     pending.masks.push_back(std::move(mask));
     pending.clusters.push_back(c);

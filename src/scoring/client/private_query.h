@@ -53,7 +53,7 @@ struct PendingScore {
   std::vector<std::uint32_t> clusters;
   std::vector<std::int64_t> offset_sums;  // 2^(bd-1) sum(u), per query
   std::vector<pir::Lwe64Mask> masks;
-  std::vector<std::uint64_t> queries;     // m x stride, what goes on the wire
+  std::vector<std::uint64_t> queries;     // m x stride, switched (layout.query_drop_bits)
 };
 
 class PrivateScorer {
