@@ -217,19 +217,32 @@ TEST(ScoringClient, RefusesMismatchesAndBadRequests) {
   EXPECT_FALSE(scorer->decode(std::move(*pending), short_answer).ok());
 }
 
-TEST(ScoringClient, ChoosesCandidateClustersFirstThenCentroids) {
+TEST(ScoringClient, ChoosesClustersByWeightedCandidateVotesThenCentroids) {
   auto a = build_scoring(clustered(400, 16, 4, 11), test_options(), nullptr);
   ASSERT_TRUE(a.ok());
   const auto cluster_of = cluster_of_documents(a->layout);
-  const std::uint32_t candidates[] = {5, 5, 17, 300};
+  // x in cluster X ranked first; y0, y1 in cluster Y ranked second and third:
+  // Y's votes 1/log2(3) + 1/log2(4) = 1.13 beat X's 1/log2(2) = 1.
+  const std::uint32_t x = 0;
+  std::vector<std::uint32_t> ys;
+  for (std::uint32_t d = 1; d < 400 && ys.size() < 2; ++d) {
+    if (cluster_of[d] != cluster_of[x]) {
+      if (ys.empty() || cluster_of[d] == cluster_of[ys[0]]) ys.push_back(d);
+    }
+  }
+  ASSERT_EQ(ys.size(), 2u);
+  const std::uint32_t candidates[] = {x, ys[0], ys[1]};
   const std::vector<float> z(16, 0.5f);
   const auto chosen = choose_clusters(a->layout, z, candidates, 4);
   ASSERT_EQ(chosen.size(), 4u);
-  EXPECT_EQ(chosen[0], cluster_of[5]);
+  EXPECT_EQ(chosen[0], cluster_of[ys[0]]);
+  EXPECT_EQ(chosen[1], cluster_of[x]);
   std::vector<std::uint32_t> sorted = chosen;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());  // distinct
-  // m larger than the number of clusters: all of them, once.
+  // m = 1: only the best-voted cluster; m larger than the number of clusters: all, once.
+  EXPECT_EQ(choose_clusters(a->layout, z, candidates, 1),
+            std::vector<std::uint32_t>{cluster_of[ys[0]]});
   EXPECT_EQ(choose_clusters(a->layout, z, {}, 1000).size(), a->layout.shape.clusters);
 }
 

@@ -140,6 +140,9 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--private-dim", a.private_search.private_dim,
                   "private: coordinates per document in the scoring matrix (default 192)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--cluster-rows", a.private_search.cluster_rows,
+                  "private: documents per cluster (default 4 sqrt(N) within [64, 4096])")
+      ->check(CLI::Range(64u, 65536u));
   cmd->add_option("--dataset", a.private_search.dataset,
                   "private: BEIR collection for nDCG@10 and the linkability audit (default "
                   "../shared/data/scifact; empty to skip)");

