@@ -217,32 +217,33 @@ TEST(ScoringClient, RefusesMismatchesAndBadRequests) {
   EXPECT_FALSE(scorer->decode(std::move(*pending), short_answer).ok());
 }
 
-TEST(ScoringClient, ChoosesClustersByWeightedCandidateVotesThenCentroids) {
+TEST(ScoringClient, ChoosesTheBestCandidatesClustersThenVotesThenCentroids) {
   auto a = build_scoring(clustered(400, 16, 4, 11), test_options(), nullptr);
   ASSERT_TRUE(a.ok());
   const auto cluster_of = cluster_of_documents(a->layout);
-  // x in cluster X ranked first; y0, y1 in cluster Y ranked second and third:
-  // Y's votes 1/log2(3) + 1/log2(4) = 1.13 beat X's 1/log2(2) = 1.
-  const std::uint32_t x = 0;
-  std::vector<std::uint32_t> ys;
-  for (std::uint32_t d = 1; d < 400 && ys.size() < 2; ++d) {
-    if (cluster_of[d] != cluster_of[x]) {
-      if (ys.empty() || cluster_of[d] == cluster_of[ys[0]]) ys.push_back(d);
-    }
-  }
-  ASSERT_EQ(ys.size(), 2u);
-  const std::uint32_t candidates[] = {x, ys[0], ys[1]};
+  // Candidates: x (cluster X), y (Y), then w (W), then three of cluster V: the first two
+  // clusters come in rank order (X, Y); then V's votes 1/log2(5) + 1/log2(6) + 1/log2(7) = 1.17
+  // beat W's 1/log2(4) = 0.5.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> by_cluster;
+  for (std::uint32_t d = 0; d < 400; ++d) by_cluster[cluster_of[d]].push_back(d);
+  ASSERT_GE(by_cluster.size(), 4u);
+  auto it = by_cluster.begin();
+  const auto& xs = (it++)->second;
+  const auto& ys = (it++)->second;
+  const auto& ws = (it++)->second;
+  const auto& vs = (it++)->second;
+  ASSERT_GE(vs.size(), 3u);
+  const std::uint32_t candidates[] = {xs[0], ys[0], ws[0], vs[0], vs[1], vs[2]};
   const std::vector<float> z(16, 0.5f);
   const auto chosen = choose_clusters(a->layout, z, candidates, 4);
   ASSERT_EQ(chosen.size(), 4u);
-  EXPECT_EQ(chosen[0], cluster_of[ys[0]]);
-  EXPECT_EQ(chosen[1], cluster_of[x]);
-  std::vector<std::uint32_t> sorted = chosen;
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());  // distinct
-  // m = 1: only the best-voted cluster; m larger than the number of clusters: all, once.
+  EXPECT_EQ(chosen[0], cluster_of[xs[0]]);
+  EXPECT_EQ(chosen[1], cluster_of[ys[0]]);
+  EXPECT_EQ(chosen[2], cluster_of[vs[0]]);
+  EXPECT_EQ(chosen[3], cluster_of[ws[0]]);
+  // m = 1: the best candidate's cluster; m larger than the number of clusters: all, once.
   EXPECT_EQ(choose_clusters(a->layout, z, candidates, 1),
-            std::vector<std::uint32_t>{cluster_of[ys[0]]});
+            std::vector<std::uint32_t>{cluster_of[xs[0]]});
   EXPECT_EQ(choose_clusters(a->layout, z, {}, 1000).size(), a->layout.shape.clusters);
 }
 

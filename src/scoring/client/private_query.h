@@ -2,10 +2,10 @@
 // quantize the query, encrypt it once per cluster (pir/lwe/lwe64.h), decode the provider's
 // answers with the public hint and map slots back to documents.
 //
-// Cluster choice: the clusters holding the most of the client's own PQ candidates, each
-// candidate weighted by 1 / log2(rank + 2) (the public PQ index is scanned locally, so this
-// reveals nothing), then the clusters whose centroids have the largest inner product with the
-// query. Every request carries exactly m
+// Cluster choice from the client's own PQ candidates (the public PQ index is scanned locally,
+// so this reveals nothing): the clusters of the two best candidates, then the clusters with the
+// most candidates weighted by 1 / log2(rank + 2), then the clusters whose centroids have the
+// largest inner product with the query. Every request carries exactly m
 // queries of the same size whatever the clusters.
 // Query quantization: u = round(z (2^(bq-1) - 1) / max|z|) over the first `dim` coordinates;
 // a per-query scale, which does not change the order of one query's scores.
@@ -32,8 +32,7 @@ struct ScoredDoc {
   std::uint32_t cluster = 0;
 };
 
-// m distinct clusters: by the candidates' weighted votes (document rows, best first), then by
-// centroid.
+// m distinct clusters for `candidates` (document rows, best first), by the rule above.
 std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
                                            std::span<const float> query,
                                            std::span<const std::uint32_t> candidates,
