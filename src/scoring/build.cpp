@@ -38,7 +38,8 @@ Result<std::vector<float>> kmeans(const std::vector<float>& x, std::size_t n, st
 Result<std::vector<std::uint32_t>> assign_balanced(const std::vector<float>& x, std::size_t n,
                                                    std::size_t dim,
                                                    const std::vector<float>& centroids,
-                                                   std::size_t clusters, std::size_t rows) {
+                                                   std::size_t clusters, std::size_t rows,
+                                                   double overlap) {
   const std::size_t t = std::min(kChoices, clusters);
   std::vector<float> dist(n * t);
   std::vector<idx_t> label(n * t);
@@ -81,11 +82,44 @@ Result<std::vector<std::uint32_t>> assign_balanced(const std::vector<float>& x, 
     cluster_of[doc] = static_cast<std::uint32_t>(chosen);
     ++fill[static_cast<std::size_t>(chosen)];
   }
+  // Overlap (Tiptoe's boundary copies): the documents closest to a second centroid, by the gap
+  // between their nearest and next-nearest centroid, get a copy in that cluster while it has
+  // room, up to overlap * n copies.
+  std::vector<std::uint32_t> copy_of(n, kEmptySlot);
+  const auto budget = static_cast<std::size_t>(overlap * static_cast<double>(n));
+  if (budget > 0 && t > 1) {
+    std::vector<std::pair<float, std::uint32_t>> gaps;
+    for (std::uint32_t doc = 0; doc < n; ++doc) {
+      for (std::size_t j = 0; j < t; ++j) {
+        const auto c = static_cast<std::uint32_t>(label[doc * t + j]);
+        if (c < clusters && c != cluster_of[doc]) {
+          gaps.emplace_back(dist[doc * t + j] - dist[doc * t], doc);
+          copy_of[doc] = c;
+          break;
+        }
+      }
+    }
+    std::sort(gaps.begin(), gaps.end());
+    std::vector<std::uint32_t> wanted(n, kEmptySlot);
+    std::size_t copies = 0;
+    for (const auto& [gap, doc] : gaps) {
+      if (copies == budget) break;
+      const std::uint32_t c = copy_of[doc];
+      if (fill[c] >= rows) continue;
+      ++fill[c];
+      wanted[doc] = c;
+      ++copies;
+    }
+    copy_of = std::move(wanted);
+  } else {
+    std::fill(copy_of.begin(), copy_of.end(), kEmptySlot);
+  }
   std::vector<std::uint32_t> slot_doc(clusters * rows, kEmptySlot);
   std::fill(fill.begin(), fill.end(), 0u);
   for (std::uint32_t doc = 0; doc < n; ++doc) {  // slots in document order
-    const std::size_t c = cluster_of[doc];
-    slot_doc[c * rows + fill[c]++] = doc;
+    for (const std::uint32_t c : {cluster_of[doc], copy_of[doc]}) {
+      if (c != kEmptySlot) slot_doc[std::size_t{c} * rows + fill[c]++] = doc;
+    }
   }
   return slot_doc;
 }
@@ -126,6 +160,9 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
   if (n == 0) return invalid_argument_error("no documents to build the scoring database from");
   if (!(o.fill > 0.1 && o.fill <= 1.0)) {
     return invalid_argument_error(fmt::format("scoring fill {} outside (0.1, 1]", o.fill));
+  }
+  if (!(o.overlap >= 0.0 && o.overlap <= 1.0)) {
+    return invalid_argument_error(fmt::format("scoring overlap {} outside [0, 1]", o.overlap));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lwe, pir::find_lwe64_params(o.lwe_params, o.allow_insecure));
   ScoringArtifacts out;
@@ -176,7 +213,7 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
     PRIVSEARCH_ASSIGN_OR_RETURN(l.centroids, kmeans(xc, n, l.centroid_dim, s.clusters, o.seed));
     say("scoring: balanced assignment");
     PRIVSEARCH_ASSIGN_OR_RETURN(l.slot_doc, assign_balanced(xc, n, l.centroid_dim, l.centroids,
-                                                            s.clusters, s.cluster_rows));
+                                                            s.clusters, s.cluster_rows, o.overlap));
   }
   const double p999 = percentile_abs(x, 0.999, o.seed);
   const std::int32_t top = s.doc_offset() - 1;

@@ -39,6 +39,9 @@ struct ScoringBuildOptions {
   std::uint32_t query_bits = 7;     // 672 x 8 x 63 < 2^19: p = 2^20
   std::uint32_t cluster_rows = 0;  // 0: default_cluster_rows(N)
   double fill = 0.9;               // documents per slot on average
+  // Up to overlap * N documents closest to a second centroid also get a slot there (spare slots
+  // only: 1 - fill of them exist).
+  double overlap = 0.0;
   std::string lwe_params = "scoring-n2048-ternary";
   bool allow_insecure = false;     // tests: small LWE rows
   std::uint64_t seed = 1;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -167,17 +168,32 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
     if (!std::isfinite(f)) return invalid_argument_error("scoring layout: non-finite centroid");
   }
   l.slot_doc.resize(n_slots);
-  std::vector<bool> seen(s.documents, false);
+  std::vector<std::uint8_t> seen(s.documents, 0);
   std::uint64_t placed = 0;
-  for (auto& d : l.slot_doc) {
+  for (std::size_t i = 0; i < n_slots; ++i) {
+    auto& d = l.slot_doc[i];
     PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(d));
     if (d == kEmptySlot) continue;
-    if (d >= s.documents || seen[d]) {
+    // At most kMaxCopies slots per document, never two in one cluster.
+    if (d >= s.documents || seen[d] == kMaxCopies) {
       return invalid_argument_error(fmt::format(
-          "scoring layout: slot names document {} (out of range or twice)", d));
+          "scoring layout: slot names document {} (out of range or more than {} times)", d,
+          kMaxCopies));
     }
-    seen[d] = true;
-    ++placed;
+    if (seen[d] == 0) ++placed;
+    ++seen[d];
+  }
+  for (std::size_t c = 0; c < s.clusters; ++c) {
+    std::vector<std::uint32_t> docs;
+    for (std::size_t r0 = 0; r0 < s.cluster_rows; ++r0) {
+      const std::uint32_t d = l.slot_doc[c * s.cluster_rows + r0];
+      if (d != kEmptySlot) docs.push_back(d);
+    }
+    std::sort(docs.begin(), docs.end());
+    if (std::adjacent_find(docs.begin(), docs.end()) != docs.end()) {
+      return invalid_argument_error(
+          fmt::format("scoring layout: a document twice in cluster {}", c));
+    }
   }
   if (placed != s.documents) {
     return invalid_argument_error(fmt::format("scoring layout places {} of {} documents", placed,

@@ -42,6 +42,8 @@ inline constexpr const char* kMatrixArtifact = "scoring_matrix";
 inline constexpr const char* kHintArtifact = "scoring_hint";
 
 inline constexpr std::uint32_t kEmptySlot = 0xffffffffu;
+// A document may hold a second slot in a neighbouring cluster (build overlap).
+inline constexpr std::uint8_t kMaxCopies = 2;
 inline constexpr std::uint32_t kMaxClusters = 1u << 20;
 inline constexpr std::uint32_t kMaxClusterRows = 1u << 16;
 inline constexpr std::uint32_t kMaxDim = 1024;
@@ -88,7 +90,8 @@ struct ScoringLayout {
 Seed derive_matrix_seed(std::uint64_t build_seed);
 
 std::vector<std::uint8_t> serialize_layout(const ScoringLayout& layout);
-// Every slot map entry < documents or empty, every document exactly once, finite values.
+// Every slot map entry < documents or empty, every document once or twice (never twice in one
+// cluster), finite values.
 Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes);
 
 struct ScoringMatrix {

@@ -135,6 +135,43 @@ TEST(ScoringExact, SecureParametersSmallShape) {
   expect_exact(clustered(150, 16, 3, 5), o, 6);
 }
 
+TEST(ScoringBuild, OverlapCopiesBoundaryDocumentsIntoASecondCluster) {
+  const auto x = clustered(700, 24, 5, 12);
+  auto o = test_options();
+  o.overlap = 0.08;
+  auto a = build_scoring(x, o, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const auto clusters_of = clusters_of_documents(a->layout);
+  std::size_t copies = 0;
+  for (const auto& c : clusters_of) {
+    ASSERT_NE(c[0], kEmptySlot);
+    if (c[1] != kEmptySlot) {
+      ++copies;
+      EXPECT_NE(c[0], c[1]);
+    }
+  }
+  EXPECT_GT(copies, 0u);
+  EXPECT_LE(copies, 56u);  // 0.08 x 700
+  ASSERT_TRUE(parse_layout(serialize_layout(a->layout)).ok());
+  // A third copy is refused.
+  auto third = a->layout;
+  std::uint32_t doc = 0;
+  while (clusters_of[doc][1] == kEmptySlot) ++doc;
+  for (std::size_t c = 0; c < third.shape.clusters; ++c) {
+    if (c == clusters_of[doc][0] || c == clusters_of[doc][1]) continue;
+    const auto it = std::find(third.slot_doc.begin() + c * third.shape.cluster_rows,
+                              third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows,
+                              kEmptySlot);
+    if (it != third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows) {
+      *it = doc;
+      break;
+    }
+  }
+  EXPECT_FALSE(parse_layout(serialize_layout(third)).ok());
+  // Decoding returns each document once, with its exact score.
+  expect_exact(x, o, 13);
+}
+
 TEST(ScoringBuild, RefusesUndecodableOrBadParameters) {
   const auto x = clustered(100, 64, 2, 7);
   auto o = test_options();
@@ -151,6 +188,9 @@ TEST(ScoringBuild, RefusesUndecodableOrBadParameters) {
   EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
   o = test_options();
   o.fill = 0;
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o = test_options();
+  o.overlap = 1.5;
   EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(build_scoring(index::Matrix{}, test_options(), nullptr).ok());
 }

@@ -140,6 +140,9 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--private-dim", a.private_search.private_dim,
                   "private: coordinates per document in the scoring matrix (default 192)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--overlap", a.private_search.overlap,
+                  "private: share of documents also copied into a neighbouring cluster (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--cluster-rows", a.private_search.cluster_rows,
                   "private: documents per cluster (default 4 sqrt(N) within [64, 4096])")
       ->check(CLI::Range(64u, 65536u));

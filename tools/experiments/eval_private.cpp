@@ -92,7 +92,7 @@ Result<PrivateEvalResult> run_private_eval(
   r.dim = shape.dim;
   r.doc_bits = shape.doc_bits;
   r.query_bits = shape.query_bits;
-  const auto cluster_of = scoring::cluster_of_documents(art.layout);
+  const auto clusters_of = scoring::clusters_of_documents(art.layout);
   double in_clusters = 0, judged_total = 0;
   for (const auto& q : collection.queries) {
     const auto it = collection.qrels.find(q.id);
@@ -115,9 +115,7 @@ Result<PrivateEvalResult> run_private_eval(
       const auto part = scoring::plaintext_cluster_scores(art.layout, art.matrix, u, c);
       scored.insert(scored.end(), part.begin(), part.end());
     }
-    std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
-      return a.score != b.score ? a.score > b.score : a.doc < b.doc;
-    });
+    scoring::sort_and_dedupe(scored);
     if (r.encrypted_checked < o.encrypted_queries) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
       const auto answers = pir::lwe64_answer(art.matrix.data.data(), art.matrix.rows,
@@ -141,7 +139,7 @@ Result<PrivateEvalResult> run_private_eval(
       const auto d = collection.doc_index.find(doc_id);
       if (d == collection.doc_index.end()) continue;
       judged_total += 1;
-      if (std::find(clusters.begin(), clusters.end(), cluster_of[d->second]) != clusters.end()) {
+      if (scoring::any_chosen(clusters_of[d->second], clusters)) {
         in_clusters += 1;
       }
     }

@@ -31,7 +31,9 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   scoring::ScoringBuildOptions so;
   so.dim = std::min<std::uint32_t>(o.private_dim, static_cast<std::uint32_t>(store.cols()));
   so.cluster_rows = o.cluster_rows != 0 ? o.cluster_rows : scoring::default_cluster_rows(o.docs);
-  const auto dir = o.private_cache / fmt::format("{}-{}-{}", o.docs, so.dim, so.cluster_rows);
+  so.overlap = o.overlap;
+  const auto dir = o.private_cache / (fmt::format("{}-{}-{}", o.docs, so.dim, so.cluster_rows) +
+                                      (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : ""));
   scoring::ScoringArtifacts a;
   if (std::filesystem::exists(dir / scoring::kHintFile)) {
     progress("reusing " + dir.string());
@@ -92,7 +94,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   std::vector<double> server_ms, client_ms, encrypt_ms, decode_ms, mask_ms;
   std::size_t hit_private = 0, hit_candidate = 0, request_bytes = 0, response_bytes = 0;
   std::size_t source_in_clusters = 0, source_in_candidates = 0;
-  const auto cluster_of = scoring::cluster_of_documents(art.layout);
+  const auto clusters_of = scoring::clusters_of_documents(art.layout);
   bool sizes_constant = true;
   for (std::size_t qi = 0; qi < o.queries; ++qi) {
     const std::span<const float> z(queries.projected_flat.data() + qi * store.cols(), store.cols());
@@ -103,8 +105,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
     hit_candidate += in_top10(ranked, source);
     // Access-private.
     const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
-    source_in_clusters +=
-        std::find(clusters.begin(), clusters.end(), cluster_of[source]) != clusters.end();
+    source_in_clusters += scoring::any_chosen(clusters_of[source], clusters);
     source_in_candidates +=
         std::find(candidates.begin(), candidates.end(), source) != candidates.end();
     auto t0 = Clock::now();
@@ -141,6 +142,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   out["m"] = o.m;
   out["k"] = o.k;
   out["private_dim"] = shape.dim;
+  out["overlap"] = o.overlap;
   out["clusters"] = shape.clusters;
   out["cluster_rows"] = shape.cluster_rows;
   out["columns"] = shape.columns();

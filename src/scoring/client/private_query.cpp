@@ -20,6 +20,18 @@ std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout) {
   return out;
 }
 
+std::vector<std::array<std::uint32_t, 2>> clusters_of_documents(const ScoringLayout& layout) {
+  std::vector<std::array<std::uint32_t, 2>> out(layout.shape.documents, {kEmptySlot, kEmptySlot});
+  for (std::size_t i = 0; i < layout.slot_doc.size(); ++i) {
+    const std::uint32_t d = layout.slot_doc[i];
+    if (d == kEmptySlot) continue;
+    const auto c = static_cast<std::uint32_t>(i / layout.shape.cluster_rows);
+    auto& slot = out[d][0] == kEmptySlot ? out[d][0] : out[d][1];
+    slot = c;
+  }
+  return out;
+}
+
 std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
                                            std::span<const float> query,
                                            std::span<const std::uint32_t> candidates,
@@ -38,7 +50,7 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
     //   best candidate, then votes     0.5677                   0.690 / 0.850
     //   two best, then votes           0.5857                   0.685 / 0.850
     // (candidate mode: 0.5925; source among the 100 candidates 0.865).
-    const auto cluster_of = cluster_of_documents(layout);
+    const auto clusters_of = clusters_of_documents(layout);
     auto take = [&](std::uint32_t c) {
       if (chosen.size() < m && !taken[c]) {
         taken[c] = true;
@@ -49,13 +61,16 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
     std::size_t firsts = 0;
     for (std::size_t r = 0; r < candidates.size(); ++r) {
       const std::uint32_t doc = candidates[r];
-      if (doc >= cluster_of.size() || cluster_of[doc] == kEmptySlot) continue;
+      if (doc >= clusters_of.size() || clusters_of[doc][0] == kEmptySlot) continue;
       if (firsts < kRankOrderClusters) {
         const std::size_t before = chosen.size();
-        take(cluster_of[doc]);
+        take(clusters_of[doc][0]);
         firsts += chosen.size() > before;
       }
-      votes[cluster_of[doc]] += 1.0 / std::log2(static_cast<double>(r) + 2.0);
+      // A document with a copy votes for both of its clusters.
+      for (const std::uint32_t c : clusters_of[doc]) {
+        if (c != kEmptySlot) votes[c] += 1.0 / std::log2(static_cast<double>(r) + 2.0);
+      }
     }
     std::vector<std::uint32_t> order;
     for (std::uint32_t c = 0; c < s.clusters; ++c) {
@@ -202,10 +217,18 @@ Result<std::vector<ScoredDoc>> PrivateScorer::decode(PendingScore&& pending,
       out.push_back({doc, v, pending.clusters[i]});
     }
   }
-  std::sort(out.begin(), out.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
+  sort_and_dedupe(out);
+  return out;
+}
+
+void sort_and_dedupe(std::vector<ScoredDoc>& scored) {
+  std::sort(scored.begin(), scored.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
     return a.score != b.score ? a.score > b.score : a.doc < b.doc;
   });
-  return out;
+  // Copies of one document carry the same quantized vector, hence the same score: adjacent.
+  scored.erase(std::unique(scored.begin(), scored.end(),
+                           [](const ScoredDoc& a, const ScoredDoc& b) { return a.doc == b.doc; }),
+               scored.end());
 }
 
 }  // namespace privsearch::scoring

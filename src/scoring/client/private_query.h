@@ -15,6 +15,8 @@
 // Thread safety: one PrivateScorer per thread (it holds the mask pool).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -37,8 +39,10 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
                                            std::span<const float> query,
                                            std::span<const std::uint32_t> candidates,
                                            std::size_t m);
-// cluster of every document (from the slot map).
+// The cluster of every document's first slot (from the slot map).
 std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout);
+// Every cluster holding each document: {first, second or kEmptySlot} (build overlap).
+std::vector<std::array<std::uint32_t, 2>> clusters_of_documents(const ScoringLayout& layout);
 
 std::vector<std::int32_t> quantize_query(const ScoringShape& shape, std::span<const float> query);
 
@@ -48,6 +52,18 @@ std::vector<ScoredDoc> plaintext_cluster_scores(const ScoringLayout& layout,
                                                 const ScoringMatrix& matrix,
                                                 std::span<const std::int32_t> u,
                                                 std::uint32_t cluster);
+
+// Whether any of a document's clusters is among `chosen`.
+inline bool any_chosen(const std::array<std::uint32_t, 2>& clusters,
+                       std::span<const std::uint32_t> chosen) {
+  for (const std::uint32_t c : clusters) {
+    if (c != kEmptySlot && std::find(chosen.begin(), chosen.end(), c) != chosen.end()) return true;
+  }
+  return false;
+}
+
+// Best first (ties by document row), each document once.
+void sort_and_dedupe(std::vector<ScoredDoc>& scored);
 
 // One encrypted request in flight: the secrets stay here until decode().
 struct PendingScore {
@@ -72,7 +88,8 @@ class PrivateScorer {
   Result<PendingScore> encrypt(std::span<const float> query,
                                std::span<const std::uint32_t> clusters, Prng& prng);
   // Scores of every document in the pending clusters, from the provider's answers (m x R,
-  // rounded high halves), best first (ties by document row).
+  // rounded high halves), best first (ties by document row), each document once (a copy in a
+  // second chosen cluster has the same score).
   Result<std::vector<ScoredDoc>> decode(PendingScore&& pending,
                                         std::span<const std::uint32_t> answers) const;
 
