@@ -140,6 +140,9 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--private-dim", a.private_search.private_dim,
                   "private: coordinates per document in the scoring matrix (default 192)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--fill", a.private_search.fill,
+                  "private: documents per slot on average (default 0.9; spare slots hold overlap)")
+      ->check(CLI::Range(0.2, 1.0));
   cmd->add_option("--overlap", a.private_search.overlap,
                   "private: share of documents also copied into a neighbouring cluster (default 0)")
       ->check(CLI::Range(0.0, 1.0));

@@ -32,8 +32,10 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   so.dim = std::min<std::uint32_t>(o.private_dim, static_cast<std::uint32_t>(store.cols()));
   so.cluster_rows = o.cluster_rows != 0 ? o.cluster_rows : scoring::default_cluster_rows(o.docs);
   so.overlap = o.overlap;
+  so.fill = o.fill;
   const auto dir = o.private_cache / (fmt::format("{}-{}-{}", o.docs, so.dim, so.cluster_rows) +
-                                      (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : ""));
+                                      (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : "") +
+                                      (o.fill != 0.9 ? fmt::format("-f{}", o.fill) : ""));
   scoring::ScoringArtifacts a;
   if (std::filesystem::exists(dir / scoring::kHintFile)) {
     progress("reusing " + dir.string());
@@ -143,6 +145,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   out["k"] = o.k;
   out["private_dim"] = shape.dim;
   out["overlap"] = o.overlap;
+  out["fill"] = o.fill;
   out["clusters"] = shape.clusters;
   out["cluster_rows"] = shape.cluster_rows;
   out["columns"] = shape.columns();

@@ -27,6 +27,7 @@ struct PrivateBenchOptions {
   std::uint32_t private_dim = 192;
   std::uint32_t cluster_rows = 0;  // 0: the build's default
   double overlap = 0.0;            // scoring::ScoringBuildOptions::overlap
+  double fill = 0.9;               // scoring::ScoringBuildOptions::fill
   std::size_t queries = 100;       // timed test queries
   std::filesystem::path cache = "build/bench-e2e";
   std::filesystem::path private_cache = "build/bench-private";
