@@ -45,6 +45,7 @@ struct SearchClient::Impl {
   // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
   // public key with every rotation key set.
   bool provider_floods = false;
+  std::uint32_t max_private_queries = 0;  // the provider's Limits (0: not reported)
 
   // Starts a key epoch for K (fresh rotation keys, one upload) and records its key id.
   Status upload_keys(std::size_t k, SearchTiming& t) {
@@ -174,6 +175,7 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
                               RerankSession::create(params, impl->projection.output_dim));
   impl->session.emplace(std::move(session));
   impl->provider_floods = info.flood_security_bits() > 0;
+  impl->max_private_queries = info.limits().max_private_queries();
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
 
@@ -241,6 +243,11 @@ Result<SearchResult> SearchClient::search_private_vector(std::span<const float> 
   }
   if (options.clusters == 0) {
     return Status(StatusCode::kInvalidArgument, "--clusters must be at least 1");
+  }
+  if (m.max_private_queries != 0 && options.clusters > m.max_private_queries) {
+    return Status(StatusCode::kInvalidArgument,
+                  "--clusters " + std::to_string(options.clusters) + ": the provider scores at most " +
+                      std::to_string(m.max_private_queries) + " clusters per request");
   }
   const auto& layout = *m.scoring_layout;
   SearchResult out;
