@@ -47,6 +47,18 @@ struct SearchClient::Impl {
   bool provider_floods = false;
   std::uint32_t max_private_queries = 0;  // the provider's Limits (0: not reported)
 
+  // A result row, titled from the local payload store when there is one.
+  SearchHit hit(std::uint64_t doc, double score) const {
+    SearchHit h;
+    h.doc = doc;
+    h.score = score;
+    if (payloads) {
+      auto text = payloads->text(doc);
+      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
+    }
+    return h;
+  }
+
   // Starts a key epoch for K (fresh rotation keys, one upload) and records its key id.
   Status upload_keys(std::size_t k, SearchTiming& t) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, session->make_key_upload(k, provider_floods));
@@ -293,14 +305,7 @@ Result<SearchResult> SearchClient::search_private_vector(std::span<const float> 
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, m.scorer->decode(std::move(pending), answers));
   t.decrypt_ms = ms_since(t0);
   for (std::size_t i = 0; i < std::min(options.top, scored.size()); ++i) {
-    SearchHit h;
-    h.doc = scored[i].doc;
-    h.score = static_cast<double>(scored[i].score);
-    if (m.payloads) {
-      auto text = m.payloads->text(h.doc);
-      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
-    }
-    out.hits.push_back(std::move(h));
+    out.hits.push_back(m.hit(scored[i].doc, static_cast<double>(scored[i].score)));
   }
   t.total_ms = ms_since(t_start);
   return out;
@@ -368,14 +373,7 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
     return out.candidate_scores[a] > out.candidate_scores[b];
   });
   for (std::size_t i = 0; i < std::min(options.top, rank.size()); ++i) {
-    SearchHit h;
-    h.doc = out.candidates[rank[i]];
-    h.score = out.candidate_scores[rank[i]];
-    if (m.payloads) {
-      auto text = m.payloads->text(h.doc);
-      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
-    }
-    out.hits.push_back(std::move(h));
+    out.hits.push_back(m.hit(out.candidates[rank[i]], out.candidate_scores[rank[i]]));
   }
   t.total_ms = ms_since(t_start);
   return out;
