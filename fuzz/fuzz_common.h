@@ -2,14 +2,37 @@
 // few kilobytes and the fuzzer explores structure, not size.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
 
 #include "ckks/param_sets.h"
 #include "ckks/params.h"
 #include "core/check.h"
+#include "index/exact_store.h"
 
 namespace privsearch::fuzz {
+
+// A small exact store (rows x cols, value(i) at flat index i) in a private temporary file,
+// removed once mapped; for the targets that need a ProviderCore.
+inline std::unique_ptr<index::ExactStore> small_exact_store(std::size_t rows, std::size_t cols,
+                                                            float (*value)(std::size_t),
+                                                            const char* tag) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    (std::string("privsearch-fuzz-") + tag + "-" + std::to_string(::getpid()));
+  index::Matrix m;
+  m.rows = rows;
+  m.cols = cols;
+  for (std::size_t i = 0; i < rows * cols; ++i) m.data.push_back(value(i));
+  PRIVSEARCH_CHECK(index::ExactStore::write(file, m).ok(), "cannot write the fuzz store");
+  auto s = std::make_unique<index::ExactStore>(index::ExactStore::open(file).value());
+  std::filesystem::remove(file);
+  return s;
+}
 
 inline const ckks::Params& fuzz_params() {
   static const ckks::Params params = ckks::Params::create(ckks::insecure_test_literal(64)).value();

@@ -3,9 +3,7 @@
 // Input: one selector byte (0 UploadKeys, 1 Rerank, 2 both in sequence) then protobuf bytes.
 // Properties: the core never crashes or throws, and every answer is either a result or an Error
 // with a named code.
-#include <unistd.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -18,19 +16,9 @@ namespace {
 using namespace privsearch;
 
 protocol::ProviderCore& core() {
-  static const std::unique_ptr<index::ExactStore> store = [] {
-    // A small store (8 rows of d' = 5) in a private temporary file, removed once mapped.
-    const auto file = std::filesystem::temp_directory_path() /
-                      ("privsearch-fuzz-store-" + std::to_string(::getpid()));
-    index::Matrix m;
-    m.rows = 8;
-    m.cols = 5;
-    for (std::size_t i = 0; i < m.rows * m.cols; ++i) m.data.push_back(0.1f * static_cast<float>(i % 7));
-    PRIVSEARCH_CHECK(index::ExactStore::write(file, m).ok(), "cannot write the fuzz store");
-    auto s = std::make_unique<index::ExactStore>(index::ExactStore::open(file).value());
-    std::filesystem::remove(file);
-    return s;
-  }();
+  // A small store (8 rows of d' = 5).
+  static const std::unique_ptr<index::ExactStore> store = fuzz::small_exact_store(
+      8, 5, [](std::size_t i) { return 0.1f * static_cast<float>(i % 7); }, "store");
   static const std::unique_ptr<protocol::ProviderCore> c = [] {
     protocol::ProviderConfig config(fuzz::fuzz_params());
     config.params_name = "insecure-test-64";

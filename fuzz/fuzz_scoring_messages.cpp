@@ -6,10 +6,8 @@
 //     matrix: an answer of exactly m x R entries, or a refusal with a named code;
 //   4 a provider answer (raw bytes) decoded by the client for a fixed 2-cluster query: never a
 //     crash; of the right size it decodes to one score per placed document.
-#include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -31,18 +29,8 @@ const scoring::ScoringArtifacts& artifacts() {
 }
 
 protocol::ProviderCore& core() {
-  static const std::unique_ptr<index::ExactStore> store = [] {
-    const auto file = std::filesystem::temp_directory_path() /
-                      ("privsearch-fuzz-scoring-store-" + std::to_string(::getpid()));
-    index::Matrix m;
-    m.rows = 4;
-    m.cols = 5;
-    m.data.assign(20, 0.25f);
-    PRIVSEARCH_CHECK(index::ExactStore::write(file, m).ok(), "cannot write the fuzz store");
-    auto s = std::make_unique<index::ExactStore>(index::ExactStore::open(file).value());
-    std::filesystem::remove(file);
-    return s;
-  }();
+  static const std::unique_ptr<index::ExactStore> store =
+      fuzz::small_exact_store(4, 5, [](std::size_t) { return 0.25f; }, "scoring-store");
   static const std::unique_ptr<protocol::ProviderCore> c = [] {
     protocol::ProviderConfig config(fuzz::fuzz_params());
     config.params_name = "insecure-test-64";

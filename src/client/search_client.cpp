@@ -274,7 +274,7 @@ Result<SearchResult> SearchClient::search_private_vector(std::span<const float> 
     PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.scanner->search(z, k));
   }
   t.pq_scan_ms = ms_since(t0);
-  out.private_clusters = scoring::choose_clusters(layout, z, out.candidates, options.clusters);
+  out.private_clusters = m.scorer->choose_clusters(z, out.candidates, options.clusters);
   t0 = Clock::now();
   if (m.scorer->prepared() < out.private_clusters.size()) {
     PRIVSEARCH_RETURN_IF_ERROR(

@@ -18,6 +18,7 @@
 #include "scoring/client/private_query.h"
 #include "server/provider_server.h"
 #include "testing/tiny_collection.h"
+#include "testing/tls_test_server.h"
 
 namespace privsearch::client {
 namespace {
@@ -36,7 +37,6 @@ class PrivateSearchTest : public ::testing::Test {
     o.extra_artifacts = scoring::scoring_artifacts_for_build(so);
     manifest = *index::build_index(o, nullptr);
     store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
-    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   }
   void start(const std::string& artifact_version, bool with_matrix = true,
              protocol::ProviderLimits limits = {}) {
@@ -49,20 +49,10 @@ class PrivateSearchTest : public ::testing::Test {
           *scoring::load_matrix(o.out / scoring::kMatrixFile));
     }
     core = *protocol::ProviderCore::create(std::move(config), store.get());
-    server::ServeOptions so;
-    so.identity = identity.get();
-    so.threads = 2;
-    server = *server::ProviderServer::start(*core, so);
+    tls.start(*core);
   }
-  void TearDown() override {
-    if (server) server->shutdown(1000);
-  }
-  std::unique_ptr<ProviderClient> transport() {
-    ConnectOptions co;
-    co.port = static_cast<std::uint16_t>(server->port());
-    co.ca_pem = identity->certificate_pem();
-    return *ProviderClient::connect(co);
-  }
+  void TearDown() override { tls.stop(); }
+  std::unique_ptr<ProviderClient> transport() { return tls.transport(); }
   std::vector<float> projected(const std::string& text) {
     const auto enc = *index::LexicalEncoder::load(o.out / "encoder.bin");
     const auto proj = *index::load_projection(o.out / "projection.bin");
@@ -73,9 +63,8 @@ class PrivateSearchTest : public ::testing::Test {
   index::BuildOptions o;
   index::Manifest manifest;
   std::unique_ptr<index::ExactStore> store;
-  std::unique_ptr<net::TlsIdentity> identity;
   std::unique_ptr<protocol::ProviderCore> core;
-  std::unique_ptr<server::ProviderServer> server;
+  testing::TlsTestServer tls;
 };
 
 TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQuery) {
@@ -117,6 +106,11 @@ TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQu
     EXPECT_EQ(r->timing.request_bytes, request_bytes) << q;
     EXPECT_EQ(r->timing.response_bytes, response_bytes) << q;
   }
+  // Masks prepared ahead of the query: the search makes none of its own.
+  ASSERT_TRUE(sc->prepare_private(3).ok());
+  const auto prepared = sc->search_private("document 42", po);
+  ASSERT_TRUE(prepared.ok());
+  EXPECT_EQ(prepared->timing.mask_ms, 0.0);
   // m = 1 and m = 7 (every cluster) work too.
   po.clusters = 1;
   EXPECT_TRUE(sc->search_private("document 5", po).ok());
@@ -182,8 +176,7 @@ TEST_F(PrivateSearchTest, IdentityBudgetAndMessageSizeApply) {
   EXPECT_EQ(core->private_score(req, alice).error().code(), v1::QUOTA_EXHAUSTED);
   EXPECT_FALSE(core->private_score(req, protocol::Caller{"bob", ""}).has_error());
   // Above the message-size limit.
-  server->shutdown(1000);
-  server.reset();
+  tls.stop();
   limits = {};
   limits.max_message_bytes = one / 2;
   start(manifest.version_id, true, limits);
@@ -202,8 +195,7 @@ TEST_F(PrivateSearchTest, ProviderWithoutTheMatrixIsTypedAndIndexWithoutItIsRefu
   plain.out = c.dir / "plain-index";
   plain.extra_artifacts = nullptr;
   const auto plain_manifest = *index::build_index(plain, nullptr);
-  server->shutdown(1000);
-  server.reset();
+  tls.stop();
   start(plain_manifest.version_id, false);
   auto plain_client = *SearchClient::open(plain.out, transport());
   EXPECT_FALSE(plain_client->has_private_scoring());

@@ -20,6 +20,7 @@
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
 #include "testing/tiny_collection.h"
+#include "testing/tls_test_server.h"
 
 namespace privsearch::client {
 namespace {
@@ -34,7 +35,6 @@ class SearchClientTest : public ::testing::Test {
     o.record_bytes = 256;
     manifest = *index::build_index(o, nullptr);
     store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
-    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   }
   void start(const std::string& artifact_version, protocol::ProviderLimits limits = {},
              int flood_bits = 0) {
@@ -44,20 +44,10 @@ class SearchClientTest : public ::testing::Test {
     config.limits = limits;
     config.flood_security_bits = flood_bits;
     core = *protocol::ProviderCore::create(std::move(config), store.get());
-    server::ServeOptions so;
-    so.identity = identity.get();
-    so.threads = 2;
-    server = *server::ProviderServer::start(*core, so);
+    tls.start(*core);
   }
-  void TearDown() override {
-    if (server) server->shutdown(1000);
-  }
-  std::unique_ptr<ProviderClient> transport() {
-    ConnectOptions co;
-    co.port = static_cast<std::uint16_t>(server->port());
-    co.ca_pem = identity->certificate_pem();
-    return *ProviderClient::connect(co);
-  }
+  void TearDown() override { tls.stop(); }
+  std::unique_ptr<ProviderClient> transport() { return tls.transport(); }
   // Plaintext <z, x_doc> with z the normalized projected query, as the client encrypts it.
   double plain_score(const std::string& text, std::uint64_t doc) {
     const auto enc = *index::LexicalEncoder::load(o.out / "encoder.bin");
@@ -75,9 +65,8 @@ class SearchClientTest : public ::testing::Test {
   index::BuildOptions o;
   index::Manifest manifest;
   std::unique_ptr<index::ExactStore> store;
-  std::unique_ptr<net::TlsIdentity> identity;
   std::unique_ptr<protocol::ProviderCore> core;
-  std::unique_ptr<server::ProviderServer> server;
+  testing::TlsTestServer tls;
 };
 
 TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {

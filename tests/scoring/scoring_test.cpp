@@ -275,16 +275,17 @@ TEST(ScoringClient, ChoosesTheBestCandidatesClustersThenVotesThenCentroids) {
   ASSERT_GE(vs.size(), 3u);
   const std::uint32_t candidates[] = {xs[0], ys[0], ws[0], vs[0], vs[1], vs[2]};
   const std::vector<float> z(16, 0.5f);
-  const auto chosen = choose_clusters(a->layout, z, candidates, 4);
+  const auto table = clusters_of_documents(a->layout);
+  const auto chosen = choose_clusters(a->layout, table, z, candidates, 4);
   ASSERT_EQ(chosen.size(), 4u);
   EXPECT_EQ(chosen[0], cluster_of[xs[0]]);
   EXPECT_EQ(chosen[1], cluster_of[ys[0]]);
   EXPECT_EQ(chosen[2], cluster_of[vs[0]]);
   EXPECT_EQ(chosen[3], cluster_of[ws[0]]);
   // m = 1: the best candidate's cluster; m larger than the number of clusters: all, once.
-  EXPECT_EQ(choose_clusters(a->layout, z, candidates, 1),
+  EXPECT_EQ(choose_clusters(a->layout, table, z, candidates, 1),
             std::vector<std::uint32_t>{cluster_of[xs[0]]});
-  EXPECT_EQ(choose_clusters(a->layout, z, {}, 1000).size(), a->layout.shape.clusters);
+  EXPECT_EQ(choose_clusters(a->layout, table, z, {}, 1000).size(), a->layout.shape.clusters);
 }
 
 }  // namespace

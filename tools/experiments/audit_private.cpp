@@ -141,7 +141,7 @@ Result<PrivateAuditResult> run_private_audit(
     eval::Vec zd(z.begin(), z.end());
     if (eval::cosine(zd, zd) == 0) continue;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix->scanner->search(z, o.k));
-    const auto clusters = scoring::choose_clusters(layout, z, candidates, o.m);
+    const auto clusters = scorer.choose_clusters(z, candidates, o.m);
     // Access-private: the first request now, the second in a later pass in shuffled order
     // (adjacent requests share the machine's momentary speed, which would link them by time
     // whatever they carry).

@@ -108,7 +108,7 @@ Result<PrivateEvalResult> run_private_eval(
     r.ndcg10_candidate += cm.ndcg_at_10;
     r.recall100_candidate += cm.recall_at_100;
     // Private mode.
-    const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
+    const auto clusters = scorer.choose_clusters(z, candidates, o.m);
     const auto u = scoring::quantize_query(shape, z);
     std::vector<scoring::ScoredDoc> scored;
     for (std::uint32_t c : clusters) {

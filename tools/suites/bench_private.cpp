@@ -106,7 +106,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
     auto ranked = exact_rerank(store, z, candidates);
     hit_candidate += in_top10(ranked, source);
     // Access-private.
-    const auto clusters = scoring::choose_clusters(art.layout, z, candidates, o.m);
+    const auto clusters = scorer.choose_clusters(z, candidates, o.m);
     source_in_clusters += scoring::any_chosen(clusters_of[source], clusters);
     source_in_candidates +=
         std::find(candidates.begin(), candidates.end(), source) != candidates.end();

@@ -11,15 +11,6 @@ namespace {
 constexpr std::size_t kRankOrderClusters = 2;  // choose_clusters: see the measurements there
 }  // namespace
 
-std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout) {
-  std::vector<std::uint32_t> out(layout.shape.documents, kEmptySlot);
-  for (std::size_t i = 0; i < layout.slot_doc.size(); ++i) {
-    const std::uint32_t d = layout.slot_doc[i];
-    if (d != kEmptySlot) out[d] = static_cast<std::uint32_t>(i / layout.shape.cluster_rows);
-  }
-  return out;
-}
-
 std::vector<std::array<std::uint32_t, 2>> clusters_of_documents(const ScoringLayout& layout) {
   std::vector<std::array<std::uint32_t, 2>> out(layout.shape.documents, {kEmptySlot, kEmptySlot});
   for (std::size_t i = 0; i < layout.slot_doc.size(); ++i) {
@@ -32,7 +23,15 @@ std::vector<std::array<std::uint32_t, 2>> clusters_of_documents(const ScoringLay
   return out;
 }
 
+std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout) {
+  const auto both = clusters_of_documents(layout);
+  std::vector<std::uint32_t> out(both.size());
+  for (std::size_t d = 0; d < both.size(); ++d) out[d] = both[d][0];
+  return out;
+}
+
 std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
+                                           std::span<const std::array<std::uint32_t, 2>> clusters_of,
                                            std::span<const float> query,
                                            std::span<const std::uint32_t> candidates,
                                            std::size_t m) {
@@ -50,7 +49,6 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
     //   best candidate, then votes     0.5677                   0.690 / 0.850
     //   two best, then votes           0.5857                   0.685 / 0.850
     // (candidate mode: 0.5925; source among the 100 candidates 0.865).
-    const auto clusters_of = clusters_of_documents(layout);
     auto take = [&](std::uint32_t c) {
       if (chosen.size() < m && !taken[c]) {
         taken[c] = true;
@@ -129,7 +127,7 @@ std::vector<ScoredDoc> plaintext_cluster_scores(const ScoringLayout& layout,
     for (std::size_t j = 0; j < s.dim; ++j) {
       acc += (static_cast<std::int64_t>(row[j]) - s.doc_offset()) * u[j];
     }
-    out.push_back({doc, acc, cluster});
+    out.push_back({doc, acc});
   }
   return out;
 }
@@ -148,6 +146,7 @@ Result<PrivateScorer> PrivateScorer::create(const ScoringLayout* layout, const S
   p.layout_ = layout;
   p.hint_ = hint;
   p.params_ = params;
+  p.clusters_of_ = clusters_of_documents(*layout);
   return p;
 }
 
@@ -214,7 +213,7 @@ Result<std::vector<ScoredDoc>> PrivateScorer::decode(PendingScore&& pending,
       if (doc == kEmptySlot) continue;
       std::int64_t v = (static_cast<std::int64_t>(values[i * s.cluster_rows + r]) - off + p) % p;
       if (v >= p / 2) v -= p;
-      out.push_back({doc, v, pending.clusters[i]});
+      out.push_back({doc, v});
     }
   }
   sort_and_dedupe(out);

@@ -31,11 +31,12 @@ namespace privsearch::scoring {
 struct ScoredDoc {
   std::uint32_t doc = 0;
   std::int64_t score = 0;  // M u, exact integer
-  std::uint32_t cluster = 0;
 };
 
-// m distinct clusters for `candidates` (document rows, best first), by the rule above.
+// m distinct clusters for `candidates` (document rows, best first), by the rule above;
+// `clusters_of` is clusters_of_documents(layout), computed once (a pass over every slot).
 std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
+                                           std::span<const std::array<std::uint32_t, 2>> clusters_of,
                                            std::span<const float> query,
                                            std::span<const std::uint32_t> candidates,
                                            std::size_t m);
@@ -84,6 +85,13 @@ class PrivateScorer {
   Status prepare(std::size_t count, Prng& prng);
   std::size_t prepared() const { return pool_.size(); }
 
+  // choose_clusters with the document -> clusters table made once at create().
+  std::vector<std::uint32_t> choose_clusters(std::span<const float> query,
+                                             std::span<const std::uint32_t> candidates,
+                                             std::size_t m) const {
+    return scoring::choose_clusters(*layout_, clusters_of_, query, candidates, m);
+  }
+
   // Encrypts the quantized query into each cluster's block (one mask per cluster).
   Result<PendingScore> encrypt(std::span<const float> query,
                                std::span<const std::uint32_t> clusters, Prng& prng);
@@ -101,6 +109,7 @@ class PrivateScorer {
   const ScoringLayout* layout_ = nullptr;
   const ScoringHint* hint_ = nullptr;
   pir::Lwe64Params params_;
+  std::vector<std::array<std::uint32_t, 2>> clusters_of_;
   std::vector<pir::Lwe64Mask> pool_;
 };
 
