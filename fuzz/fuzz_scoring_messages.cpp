@@ -7,7 +7,6 @@
 //   4 a provider answer (raw bytes) decoded by the client for a fixed 2-cluster query: never a
 //     crash; of the right size it decodes to one score per placed document.
 
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -80,8 +79,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                              !r.error().message().empty(),
                          "a refusal without a named code and message");
       } else {
-        PRIVSEARCH_CHECK(r.answers().size() == std::size_t{req.queries()} *
-                                                   artifacts().matrix.rows * 4,
+        const auto& matrix = artifacts().matrix;
+        PRIVSEARCH_CHECK(r.answers().size() ==
+                             scoring::packed_answer_bytes(std::size_t{req.queries()} * matrix.rows,
+                                                          matrix.answer_bits),
                          "an answer of the wrong size");
       }
       break;
@@ -93,10 +94,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::vector<float> z(16, 0.5f);
       const std::uint32_t clusters[] = {0, 2};
       auto pending = scorer.encrypt(z, clusters, prng).value();
-      std::vector<std::uint32_t> answers(n / 4);
-      if (!answers.empty()) std::memcpy(answers.data(), body, answers.size() * 4);
+      const std::string_view answers(reinterpret_cast<const char*>(body), n);
       const auto r = scorer.decode(std::move(pending), answers);
-      if (answers.size() == 2 * a.layout.shape.cluster_rows) {
+      // The corpus layout packs 2 x R answers into whole bytes (no padding bits to check).
+      const std::size_t bits = std::size_t{2} * a.layout.shape.cluster_rows * a.layout.shape.answer_bits;
+      PRIVSEARCH_CHECK(bits % 8 == 0, "the fuzz layout's answers need padding");
+      if (n == bits / 8) {
         PRIVSEARCH_CHECK(r.ok(), "a well-sized answer must decode");
       } else {
         PRIVSEARCH_CHECK(!r.ok(), "a wrongly sized answer must be refused");

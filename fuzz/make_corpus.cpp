@@ -208,8 +208,9 @@ int main(int argc, char** argv) {
     req.set_queries(3);
     wire = req.SerializeAsString();
     write(dir, "request_wrong_m", with(3, std::vector<std::uint8_t>(wire.begin(), wire.end())));
-    write(dir, "answer", with(4, std::vector<std::uint8_t>(2 * a.matrix.rows * 4, 0x5a)));
-    write(dir, "answer_short", with(4, std::vector<std::uint8_t>(2 * a.matrix.rows * 4 - 4, 0x5a)));
+    const std::size_t answer_bytes = scoring::packed_answer_bytes(2 * a.matrix.rows, a.matrix.answer_bits);
+    write(dir, "answer", with(4, std::vector<std::uint8_t>(answer_bytes, 0x5a)));
+    write(dir, "answer_short", with(4, std::vector<std::uint8_t>(answer_bytes - 2, 0x5a)));
   }
   return 0;
 }

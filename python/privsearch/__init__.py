@@ -208,7 +208,7 @@ class Client:
         return self._client.artifact_version
 
     def search(self, query_vectors: np.ndarray, k: int = 100, top: int = 10, *,
-               access_private: bool = False, clusters: int = 4) -> Union[Hits, List[Hits]]:
+               access_private: bool = False, clusters: int = 8) -> Union[Hits, List[Hits]]:
         """Private search with your own query vectors.
 
         A 1-D array is one query and returns ``(ids, scores)``; a 2-D array searches a batch and
@@ -224,7 +224,7 @@ class Client:
         return results[0] if array.ndim == 1 else results
 
     def search_text(self, text: str, k: int = 100, top: int = 10, *,
-                    access_private: bool = False, clusters: int = 4) -> Hits:
+                    access_private: bool = False, clusters: int = 8) -> Hits:
         """Private search with text, for an index built with a text encoder (``access_private``
         as in ``search``)."""
         return self._client.search_text(text, k, top,

@@ -1,5 +1,7 @@
 #include "client/search_client.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -296,16 +298,18 @@ Result<SearchResult> SearchClient::search_private_vector(std::span<const float> 
   t.response_bytes = response.ByteSizeLong();
   t.provider_ms = response.provider_ms();
   t0 = Clock::now();
-  const auto& bytes = response.answers();
-  if (bytes.size() % 4 != 0) {
-    return Status(StatusCode::kDataLoss, "private scoring answer of a size not a multiple of 4");
+  const std::size_t expected = scoring::packed_answer_bytes(
+      out.private_clusters.size() * layout.shape.cluster_rows, layout.shape.answer_bits);
+  if (response.answers().size() != expected) {
+    return Status(StatusCode::kDataLoss,
+                  fmt::format("private scoring answer of {} bytes; this index's answers take {}",
+                              response.answers().size(), expected));
   }
-  std::vector<std::uint32_t> answers(bytes.size() / 4);
-  std::memcpy(answers.data(), bytes.data(), bytes.size());
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, m.scorer->decode(std::move(pending), answers));
+  auto scored = m.scorer->decode(std::move(pending), response.answers());
+  if (!scored.ok()) return Status(StatusCode::kDataLoss, scored.status().message());
   t.decrypt_ms = ms_since(t0);
-  for (std::size_t i = 0; i < std::min(options.top, scored.size()); ++i) {
-    out.hits.push_back(m.hit(scored[i].doc, static_cast<double>(scored[i].score)));
+  for (std::size_t i = 0; i < std::min(options.top, scored->size()); ++i) {
+    out.hits.push_back(m.hit((*scored)[i].doc, static_cast<double>((*scored)[i].score)));
   }
   t.total_ms = ms_since(t_start);
   return out;

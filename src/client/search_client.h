@@ -17,6 +17,7 @@
 
 #include "client/provider_client.h"
 #include "core/status.h"
+#include "scoring/layout.h"
 
 namespace privsearch::client {
 
@@ -32,7 +33,7 @@ struct SearchOptions {
 // Access-private search (scoring/layout.h): the provider scores m whole clusters under LWE and
 // learns nothing about the query, the clusters or the results beyond message sizes and timing.
 struct PrivateSearchOptions {
-  std::size_t clusters = 4;      // m, at most the provider's Limits.max_private_queries
+  std::size_t clusters = scoring::kDefaultClusters;  // m, at most Limits.max_private_queries
   std::size_t candidates = 100;  // local PQ candidates whose clusters are scored first
   std::size_t top = 10;
 };

@@ -1,11 +1,11 @@
 // ProviderCore::private_score: the provider half of access-private scoring. Everything it
 // checks is public (sizes, m, version); it never sees a cluster id, a score or the query.
 #include <chrono>
-#include <cstring>
 #include <string>
 
 #include "core/bytes.h"
 #include "pir/lwe/lwe64.h"
+#include "scoring/answer.h"
 #include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
@@ -76,12 +76,8 @@ v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreReque
       }
     }
   }
-  const auto answers =
-      pir::lwe64_answer(matrix->data.data(), matrix->rows, matrix->stride, queries, m, drop);
   v1::PrivateScoreResponse response;
-  std::string bytes(answers.size() * 4, '\0');
-  std::memcpy(bytes.data(), answers.data(), bytes.size());
-  response.set_answers(std::move(bytes));
+  response.set_answers(scoring::answer_private_queries(*matrix, queries, m));
   response.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return response;

@@ -177,17 +177,23 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
       std::ceil(static_cast<double>(n) / (o.fill * static_cast<double>(s.cluster_rows))));
   s.clusters = std::max<std::uint32_t>(s.clusters, static_cast<std::uint32_t>(
                                                        (n + s.cluster_rows - 1) / s.cluster_rows));
-  s.log_p = (o.doc_bits >= 2 && o.doc_bits <= 8 && o.query_bits >= 2 && o.query_bits <= 16)
-                ? plaintext_bits_for(s.dim, s.doc_bits, s.query_bits)
-                : 0;
+  const bool bits_ok = o.doc_bits >= 2 && o.doc_bits <= 8 && o.query_bits >= 2 && o.query_bits <= 16;
+  const std::uint32_t worst = bits_ok ? plaintext_bits_for(s.dim, s.doc_bits, s.query_bits) : 0;
+  s.log_p = o.score_bits != 0 ? o.score_bits : std::min(worst, kDefaultScoreBits);
+  s.answer_bits = s.log_p + 1;
   PRIVSEARCH_RETURN_IF_ERROR(validate_shape(s));
   // The widest query modulus switch that still decodes (16 bits: a quarter less work and
-  // request; the rounding error grows with the columns).
+  // request; the rounding error grows with the columns), then the narrowest answer.
+  out.decoding_failure_log2 = 0;
   for (const std::uint32_t drop : {16u, 8u, 0u}) {
-    out.decoding_failure_log2 = pir::lwe64_decoding_failure_log2(
-        lwe, s.columns(), (1u << s.doc_bits) - 1, static_cast<int>(s.log_p),
-        static_cast<int>(drop));
-    l.query_drop_bits = drop;
+    for (std::uint32_t bits = s.log_p + 1; bits <= 32; ++bits) {
+      out.decoding_failure_log2 = pir::lwe64_decoding_failure_log2(
+          lwe, s.columns(), (1u << s.doc_bits) - 1, static_cast<int>(s.log_p),
+          static_cast<int>(drop), static_cast<int>(bits));
+      l.query_drop_bits = drop;
+      s.answer_bits = bits;
+      if (out.decoding_failure_log2 <= -40) break;
+    }
     if (out.decoding_failure_log2 <= -40) break;
   }
   if (out.decoding_failure_log2 > -40) {
@@ -224,7 +230,9 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
   m.columns = s.columns();
   m.stride = s.stride();
   m.query_drop_bits = l.query_drop_bits;
+  m.answer_bits = s.answer_bits;
   m.data.assign(std::size_t{m.rows} * m.stride, 0);
+  std::uint64_t norm_sq = 0;
   for (std::size_t c = 0; c < s.clusters; ++c) {
     for (std::size_t r = 0; r < s.cluster_rows; ++r) {
       const std::uint32_t doc = l.doc_at(c, r);
@@ -236,7 +244,10 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
           q = std::clamp(q, -s.doc_offset(), s.doc_offset() - 1);
         }
         dst[j] = static_cast<std::uint8_t>(q + s.doc_offset());
+        norm_sq += static_cast<std::uint64_t>(std::int64_t{q} * q);
       }
+      l.max_norm_sq = std::max(l.max_norm_sq, norm_sq);
+      norm_sq = 0;
     }
   }
   say(fmt::format("scoring: hint ({} x {} LWE products over {} columns)", m.rows, lwe.n,

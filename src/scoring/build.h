@@ -12,8 +12,9 @@
 //     percentile of |x| over a seeded sample; the matrix holds M + 2^(b-1).
 //  5. The hint: rounded high halves of D A (pir::compute_lwe64_hint), A from
 //     derive_matrix_seed(seed).
-// Refuses parameters whose scores would not decode exactly (plaintext_bits_for > 20) or whose
-// decoding-failure bound is above 2^-40.
+//  6. The plaintext modulus and the answer width: log_p (score_bits), then the widest query
+//     switch and the narrowest answer (log_p + 1 .. 32 bits) whose decoding-failure bound is
+//     <= 2^-40, refused if none is.
 // Thread safety: pure apart from the files it writes (atomically).
 #pragma once
 
@@ -36,7 +37,10 @@ struct ScoringBuildOptions {
   std::uint32_t dim = 672;         // capped at d'
   std::uint32_t cluster_dim = 192;  // k-means and centroid routing on this prefix (capped at dim)
   std::uint32_t doc_bits = 4;
-  std::uint32_t query_bits = 7;     // 672 x 8 x 63 < 2^19: p = 2^20
+  std::uint32_t query_bits = 7;     // at most 63 per coordinate
+  // log_p; 0: min(kDefaultScoreBits, the worst case plaintext_bits_for). The client scales its
+  // query to the layout's norm bound (layout.h); answers take log_p + 1 bits.
+  std::uint32_t score_bits = 0;
   std::uint32_t cluster_rows = 0;  // 0: default_cluster_rows(N)
   double fill = 0.9;               // documents per slot on average
   // Up to overlap * N documents closest to a second centroid also get a slot there (spare slots
@@ -47,6 +51,17 @@ struct ScoringBuildOptions {
   std::uint64_t seed = 1;
   unsigned threads = 2;
 };
+
+// log_p by measurement (`eval --access-private`, m = 4; `bench private`, m = 8, 1M documents at
+// dim 192), against the worst-case modulus that needs no norm bound:
+//   log_p (answer bits)          SciFact nDCG@10  Cranfield nDCG@10  1M Hit@10  1M response, m = 8
+//   worst case: 20 (22), 18 (19)  0.5857           0.3270             0.85       129,037 B (32-bit
+//                                                                                answers, before)
+//   15 (16)                       0.5855           0.3281             0.85        64,525 B
+//   14 (15)                       0.5857           0.3267             0.85        60,493 B
+// (candidate mode 0.5925 / 0.3259 / 0.86): the coarser query costs nothing measurable and the
+// response shrinks by half.
+inline constexpr std::uint32_t kDefaultScoreBits = 14;
 
 // R = 4 sqrt(N) rounded up to a multiple of 64, within [64, 4096].
 std::uint32_t default_cluster_rows(std::uint64_t documents);

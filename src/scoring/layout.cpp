@@ -15,7 +15,7 @@
 namespace privsearch::scoring {
 namespace {
 
-constexpr std::uint16_t kVersion = 1;
+constexpr std::uint16_t kVersion = kScoringFormatVersion;
 constexpr char kLayoutMagic[4] = {'P', 'S', 'S', 'L'};
 constexpr char kMatrixMagic[4] = {'P', 'S', 'S', 'M'};
 constexpr char kHintMagic[4] = {'P', 'S', 'S', 'H'};
@@ -91,11 +91,17 @@ Status validate_shape(const ScoringShape& s) {
     return invalid_argument_error(fmt::format("scoring quantization {} / {} bits out of range",
                                               s.doc_bits, s.query_bits));
   }
-  if (s.log_p != plaintext_bits_for(s.dim, s.doc_bits, s.query_bits) || s.log_p > 20) {
+  const std::uint32_t worst = plaintext_bits_for(s.dim, s.doc_bits, s.query_bits);
+  if (s.log_p < kMinLogP || s.log_p > std::min<std::uint32_t>(worst, pir::kLwe64MaxLogP)) {
     return invalid_argument_error(fmt::format(
-        "scoring plaintext modulus 2^{} does not fit dim {} at {} / {} bits (needs 2^{} <= 2^20)",
-        s.log_p, s.dim, s.doc_bits, s.query_bits,
-        plaintext_bits_for(s.dim, s.doc_bits, s.query_bits)));
+        "scoring plaintext modulus 2^{} outside [2^{}, 2^{}] (dim {} at {} / {} bits)", s.log_p,
+        kMinLogP, std::min<std::uint32_t>(worst, pir::kLwe64MaxLogP), s.dim, s.doc_bits,
+        s.query_bits));
+  }
+  if (s.answer_bits <= s.log_p || s.answer_bits > 32) {
+    return invalid_argument_error(fmt::format(
+        "scoring answers of {} bits for a plaintext modulus 2^{} (need {} < bits <= 32)",
+        s.answer_bits, s.log_p, s.log_p));
   }
   return Status::ok_status();
 }
@@ -122,11 +128,13 @@ std::vector<std::uint8_t> serialize_layout(const ScoringLayout& l) {
   w.put_u32(s.doc_bits);
   w.put_u32(s.query_bits);
   w.put_u32(s.log_p);
+  w.put_u32(s.answer_bits);
   w.put_string(l.lwe_params);
   w.put_bytes(l.matrix_seed);
   w.put_f64(l.doc_scale);
   w.put_u32(l.centroid_dim);
   w.put_u32(l.query_drop_bits);
+  w.put_u64(l.max_norm_sq);
   w.reserve(w.size() + l.centroids.size() * 4 + l.slot_doc.size() * 4);
   for (float f : l.centroids) w.put_u32(std::bit_cast<std::uint32_t>(f));
   for (std::uint32_t d : l.slot_doc) w.put_u32(d);
@@ -145,6 +153,7 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.doc_bits));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.query_bits));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.log_p));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.answer_bits));
   PRIVSEARCH_RETURN_IF_ERROR(validate_shape(s));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_string(l.lwe_params, 64));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(l.matrix_seed));
@@ -157,6 +166,13 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(l.query_drop_bits));
   PRIVSEARCH_RETURN_IF_ERROR(check_drop_bits(l.query_drop_bits));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(l.max_norm_sq));
+  // ||M_d||^2 <= dim 2^(2 (bd - 1)): anything larger is not a quantized document.
+  if (l.max_norm_sq > std::uint64_t{s.dim} << (2 * (s.doc_bits - 1))) {
+    return invalid_argument_error(fmt::format(
+        "scoring layout: document norm bound {} above dim {} at {} bits", l.max_norm_sq, s.dim,
+        s.doc_bits));
+  }
   const std::size_t n_centroids = std::size_t{s.clusters} * l.centroid_dim;
   const std::size_t n_slots = std::size_t{s.clusters} * s.cluster_rows;
   PRIVSEARCH_RETURN_IF_ERROR(need(r, (n_centroids + n_slots) * 4, "scoring layout tables"));
@@ -210,6 +226,7 @@ std::vector<std::uint8_t> serialize_matrix(const ScoringMatrix& m) {
   w.put_u64(m.columns);
   w.put_u64(m.stride);
   w.put_u32(m.query_drop_bits);
+  w.put_u32(m.answer_bits);
   w.put_bytes(m.data);
   return w.take();
 }
@@ -223,6 +240,10 @@ Result<ScoringMatrix> parse_matrix(std::span<const std::uint8_t> bytes) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(m.stride));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m.query_drop_bits));
   PRIVSEARCH_RETURN_IF_ERROR(check_drop_bits(m.query_drop_bits));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m.answer_bits));
+  if (m.answer_bits <= kMinLogP || m.answer_bits > 32) {
+    return invalid_argument_error(fmt::format("scoring matrix: answers of {} bits", m.answer_bits));
+  }
   if (m.rows == 0 || m.rows > kMaxClusterRows || m.columns == 0 || m.columns > kMaxColumns ||
       m.stride != (m.columns + 63) / 64 * 64) {
     return invalid_argument_error(fmt::format("scoring matrix shape {} x {} (stride {})", m.rows,
@@ -294,6 +315,44 @@ bool unpack_queries(std::string_view bytes, std::uint32_t drop_bits,
     out[i] = v;
   }
   return true;
+}
+
+std::size_t packed_answer_bytes(std::size_t count, std::uint32_t bits) {
+  return (count * bits + 7) / 8;
+}
+
+std::string pack_answers(std::span<const std::uint32_t> answers, std::uint32_t bits) {
+  std::string out(packed_answer_bytes(answers.size(), bits), '\0');
+  std::uint64_t acc = 0;  // pending bits, least significant first
+  unsigned held = 0;
+  std::size_t at = 0;
+  for (const std::uint32_t a : answers) {
+    acc |= std::uint64_t{pir::lwe64_switch_answer(a, static_cast<int>(bits))} << held;
+    held += bits;
+    for (; held >= 8; held -= 8, acc >>= 8) out[at++] = static_cast<char>(acc & 0xff);
+  }
+  if (held > 0) out[at] = static_cast<char>(acc & 0xff);
+  return out;
+}
+
+bool unpack_answers(std::string_view bytes, std::size_t count, std::uint32_t bits,
+                    std::vector<std::uint32_t>& out) {
+  if (bits == 0 || bits > 32 || bytes.size() != packed_answer_bytes(count, bits)) return false;
+  out.assign(count, 0);
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  std::uint64_t acc = 0;
+  unsigned held = 0;
+  std::size_t at = 0;
+  for (auto& v : out) {
+    while (held < bits) {
+      acc |= std::uint64_t{static_cast<std::uint8_t>(bytes[at++])} << held;
+      held += 8;
+    }
+    v = static_cast<std::uint32_t>((acc & mask) << (32 - bits));
+    acc >>= bits;
+    held -= bits;
+  }
+  return acc == 0;  // the padding bits of the last byte
 }
 
 Status save_layout(const std::filesystem::path& file, const ScoringLayout& layout) {

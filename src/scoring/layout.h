@@ -13,8 +13,15 @@
 //   scoring_hint.bin   (public): the rounded high halves of D A (R x n), A from the seed.
 // The offset is the client's business: it decodes M' u and subtracts 2^(b-1) sum(u).
 // Both the layout and the matrix record the query's modulus switch (0, 8 or 16 dropped bits)
-// so client and provider read the same wire format.
-// Each file: 4-byte magic, u16 version 1, u16 0, then fields (little-endian); readers check
+// and the answer width (each answer rounded to its high `answer_bits` bits of 32, packed) so
+// client and provider read the same wire format.
+// Plaintext modulus: p = 2^log_p must hold every score M u exactly. The worst case over all
+// 7-bit queries (plaintext_bits_for) needs 2^18 at dim 192 and 2^20 at dim 672; instead the
+// layout publishes N^2 = max over documents of ||M_d||^2 and the client scales its query so that
+// N ||u|| < 2^(log_p - 1), which bounds |M u| by Cauchy-Schwarz (client/private_query.h). A
+// smaller p costs query resolution (measured in build.h) and buys a narrower answer: the
+// response is m R answer_bits / 8 bytes.
+// Each file: 4-byte magic, u16 version 2, u16 0, then fields (little-endian); readers check
 // sizes before allocating and refuse trailing bytes, unknown versions and inconsistent fields.
 // Thread safety: value types.
 #pragma once
@@ -41,6 +48,17 @@ inline constexpr const char* kLayoutArtifact = "scoring_layout";
 inline constexpr const char* kMatrixArtifact = "scoring_matrix";
 inline constexpr const char* kHintArtifact = "scoring_hint";
 
+// The version of all three file formats (2: answer bits and the norm bound). Caches of built
+// scoring files name it so a new format rebuilds them.
+inline constexpr std::uint16_t kScoringFormatVersion = 2;
+
+// Clusters per query (m) when the caller does not choose: the smallest m meeting the quality target on the 1M
+// self-retrieval track (Hit@10 0.85 at m = 8 against 0.86 for candidate mode; 0.70 at m = 4)
+// with a response of 60,493 bytes and one core for ~110 ms at the provider; SciFact nDCG@10
+// 0.5890 (m = 4: 0.5857; candidate mode 0.5925). Equal to the provider's default
+// Limits.max_private_queries.
+inline constexpr std::size_t kDefaultClusters = 8;
+
 inline constexpr std::uint32_t kEmptySlot = 0xffffffffu;
 // A document may hold a second slot in a neighbouring cluster (build overlap).
 inline constexpr std::uint8_t kMaxCopies = 2;
@@ -56,7 +74,8 @@ struct ScoringShape {
   std::uint32_t dim = 0;           // coordinates per document (prefix of the projection)
   std::uint32_t doc_bits = 0;      // signed bits per document coordinate
   std::uint32_t query_bits = 0;    // signed bits per query coordinate
-  std::uint32_t log_p = 0;         // plaintext modulus 2^log_p holds every score exactly
+  std::uint32_t log_p = 0;         // plaintext modulus 2^log_p (scores exact: see above)
+  std::uint32_t answer_bits = 0;   // each answer sent as its rounded high bits, log_p < b <= 32
 
   std::uint64_t columns() const { return std::uint64_t{clusters} * dim; }
   std::uint64_t stride() const { return (columns() + 63) / 64 * 64; }
@@ -64,10 +83,12 @@ struct ScoringShape {
   std::int32_t query_max() const { return (std::int32_t{1} << (query_bits - 1)) - 1; }
 };
 
-// The smallest log_p with every |M u| < 2^(log_p - 1): |M u| <= dim 2^(bd-1) (2^(bq-1) - 1).
+// The smallest log_p with every |M u| < 2^(log_p - 1) for any query: |M u| <= dim 2^(bd-1)
+// (2^(bq-1) - 1). A layout's log_p is at most this (more would only waste answer bits).
 std::uint32_t plaintext_bits_for(std::uint32_t dim, std::uint32_t doc_bits,
                                  std::uint32_t query_bits);
-// Checks ranges and consistency (log_p, bits, sizes against the limits above).
+inline constexpr std::uint32_t kMinLogP = 8;
+// Checks ranges and consistency (log_p, answer bits, sizes against the limits above).
 Status validate_shape(const ScoringShape& shape);
 
 struct ScoringLayout {
@@ -77,6 +98,7 @@ struct ScoringLayout {
   double doc_scale = 0;     // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
   std::uint32_t centroid_dim = 0;       // clusters are formed on this prefix (<= dim)
   std::uint32_t query_drop_bits = 0;    // query entries sent as their high 64 - b bits (lwe64.h)
+  std::uint64_t max_norm_sq = 0;        // max over documents of ||M_d||^2 (the client's bound)
   std::vector<float> centroids;         // clusters x centroid_dim
   std::vector<std::uint32_t> slot_doc;  // clusters x cluster_rows, kEmptySlot when empty
 
@@ -98,6 +120,7 @@ struct ScoringMatrix {
   std::uint32_t rows = 0;
   std::uint64_t columns = 0, stride = 0;
   std::uint32_t query_drop_bits = 0;  // as in the layout: how the provider reads query entries
+  std::uint32_t answer_bits = 32;     // as in the layout: how the provider writes answers
   std::vector<std::uint8_t> data;  // rows x stride
 };
 std::vector<std::uint8_t> serialize_matrix(const ScoringMatrix& m);
@@ -116,6 +139,16 @@ std::string pack_queries(std::span<const std::uint64_t> queries, std::uint32_t d
 // The inverse; false when `bytes` is not a whole number of entries.
 bool unpack_queries(std::string_view bytes, std::uint32_t drop_bits,
                     std::vector<std::uint64_t>& out);
+
+// The wire form of answers (PrivateScoreResponse.answers): each 32-bit answer rounded to its
+// high `bits` bits (pir::lwe64_switch_answer), packed little-endian, least significant bit
+// first, ceil(count bits / 8) bytes, zero padding bits.
+std::size_t packed_answer_bytes(std::size_t count, std::uint32_t bits);
+std::string pack_answers(std::span<const std::uint32_t> answers, std::uint32_t bits);
+// The inverse, each value shifted back to the top of 32 bits (what pir::lwe64_decode reads);
+// false unless `bytes` has exactly packed_answer_bytes(count, bits) bytes with zero padding.
+bool unpack_answers(std::string_view bytes, std::size_t count, std::uint32_t bits,
+                    std::vector<std::uint32_t>& out);
 
 Status save_layout(const std::filesystem::path& file, const ScoringLayout& layout);
 Result<ScoringLayout> load_layout(const std::filesystem::path& file);

@@ -84,7 +84,7 @@ TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQu
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     ASSERT_EQ(r->private_clusters.size(), 3u);
     // Every document of the 3 clusters, with its exact integer score M u.
-    const auto u = scoring::quantize_query(layout.shape, projected(q));
+    const auto u = scoring::quantize_query(layout, projected(q));
     std::map<std::uint64_t, double> want;
     for (std::uint32_t cl : r->private_clusters) {
       for (const auto& d : scoring::plaintext_cluster_scores(layout, matrix, u, cl)) {

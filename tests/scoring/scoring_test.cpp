@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 
+#include "scoring/answer.h"
 #include "scoring/build.h"
 #include "scoring/client/private_query.h"
 #include "scoring/layout.h"
@@ -47,7 +50,10 @@ TEST(ScoringBuild, BalancedClustersHoldEveryDocumentOnce) {
   const auto& s = a->layout.shape;
   EXPECT_EQ(s.documents, 700u);
   EXPECT_EQ(s.clusters, 13u);  // ceil(700 / (0.9 * 64))
-  EXPECT_EQ(s.log_p, 15u);     // |M u| <= 16 * 8 * 127 = 16,256 < 2^14
+  EXPECT_EQ(s.log_p, 14u);     // the default (worst case: 16 * 8 * 127 = 16,256 < 2^14, 15 bits)
+  EXPECT_EQ(s.answer_bits, 15u);
+  EXPECT_GT(a->layout.max_norm_sq, 0u);
+  EXPECT_LE(a->layout.max_norm_sq, 16u * 64u);
   std::vector<int> seen(700, 0);
   for (std::uint32_t c = 0; c < s.clusters; ++c) {
     for (std::uint32_t r = 0; r < s.cluster_rows; ++r) {
@@ -70,12 +76,16 @@ TEST(ScoringBuild, BalancedClustersHoldEveryDocumentOnce) {
   EXPECT_EQ(hint->values, a->hint.values);
 }
 
-// Encrypted scores of every cluster equal the plaintext integer scores, m = 1 and m = 3.
-void expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, std::uint8_t seed) {
+// Encrypted scores of every cluster equal the plaintext integer scores, m = 1 and m = 3; the
+// answers go through the provider's own switch and packing. Returns the largest |score| seen.
+std::int64_t expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, std::uint8_t seed) {
+  std::int64_t largest = 0;
   auto a = build_scoring(x, o, nullptr);
-  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_TRUE(a.ok()) << a.status().message();
+  if (!a.ok()) return 0;
   auto scorer = PrivateScorer::create(&a->layout, &a->hint, true);
-  ASSERT_TRUE(scorer.ok()) << scorer.status().message();
+  EXPECT_TRUE(scorer.ok()) << scorer.status().message();
+  if (!scorer.ok()) return 0;
   Prng prng = Prng::from_seed(Seed{seed});
   const auto& s = a->layout.shape;
   for (std::size_t m : {1u, 3u}) {
@@ -86,27 +96,32 @@ void expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, std::uin
       const std::size_t q = prng.uniform_below(x.rows);
       std::vector<float> z(x.row(q), x.row(q) + x.cols);
       auto pending = scorer->encrypt(z, clusters, prng);
-      ASSERT_TRUE(pending.ok()) << pending.status().message();
+      EXPECT_TRUE(pending.ok()) << pending.status().message();
+      if (!pending.ok()) return largest;
       EXPECT_EQ(pending->queries.size(), clusters.size() * s.stride());
-      const auto answers = pir::lwe64_answer(
-          a->matrix.data.data(), a->matrix.rows, a->matrix.stride, pending->queries,
-          clusters.size(), static_cast<int>(a->matrix.query_drop_bits));
+      const auto answers = answer_private_queries(a->matrix, pending->queries, clusters.size());
+      EXPECT_EQ(answers.size(), packed_answer_bytes(clusters.size() * s.cluster_rows, s.answer_bits));
       auto got = scorer->decode(std::move(*pending), answers);
-      ASSERT_TRUE(got.ok()) << got.status().message();
-      const auto u = quantize_query(s, z);
+      EXPECT_TRUE(got.ok()) << got.status().message();
+      if (!got.ok()) return largest;
+      const auto u = quantize_query(a->layout, z);
       std::map<std::uint32_t, std::int64_t> want;
       for (std::uint32_t c : clusters) {
         for (const auto& d : plaintext_cluster_scores(a->layout, a->matrix, u, c)) {
           want[d.doc] = d.score;
         }
       }
-      ASSERT_EQ(got->size(), want.size());
-      for (const auto& d : *got) EXPECT_EQ(d.score, want.at(d.doc)) << "doc " << d.doc;
+      EXPECT_EQ(got->size(), want.size());
+      for (const auto& d : *got) {
+        EXPECT_EQ(d.score, want.count(d.doc) ? want.at(d.doc) : -1) << "doc " << d.doc;
+        largest = std::max(largest, d.score < 0 ? -d.score : d.score);
+      }
       EXPECT_TRUE(std::is_sorted(got->begin(), got->end(), [](const auto& l, const auto& r) {
         return l.score > r.score;
       }));
     }
   }
+  return largest;
 }
 
 TEST(ScoringExact, EncryptedScoresEqualPlaintextIntegersRandomData) {
@@ -115,7 +130,8 @@ TEST(ScoringExact, EncryptedScoresEqualPlaintextIntegersRandomData) {
 
 TEST(ScoringExact, EncryptedScoresEqualPlaintextIntegersStructuredData) {
   // Saturating entries (every coordinate equal and large), zero rows, and 8-bit documents with
-  // 8-bit queries (p = 2^20, the widest decodable): the extremes of the score range.
+  // 8-bit queries: the extremes of the score range, at the worst-case modulus (2^19: 16 x 128 x
+  // 127 < 2^18) and at the default 2^14, where the query is scaled to the norm bound.
   index::Matrix x;
   x.rows = 300;
   x.cols = 16;
@@ -125,7 +141,100 @@ TEST(ScoringExact, EncryptedScoresEqualPlaintextIntegersStructuredData) {
       x.data[i * 16 + j] = i % 3 == 0 ? 0.0f : (i % 3 == 1 ? 1000.0f : -1000.0f * (j % 2 ? 1 : -1));
   auto o = test_options();
   o.doc_bits = 8;
-  expect_exact(x, o, 4);
+  o.score_bits = 19;
+  // Saturated documents against their own direction come within a few percent of 2^(log_p-1).
+  EXPECT_GT(expect_exact(x, o, 4), std::int64_t{1} << 17);
+  o.score_bits = 0;
+  const std::int64_t largest = expect_exact(x, o, 14);
+  EXPECT_GT(largest, std::int64_t{1} << 12);
+  EXPECT_LT(largest, std::int64_t{1} << 13);
+}
+
+TEST(ScoringClient, QuantizedQueriesStayInsideTheNormBound) {
+  // Property: for any query, N ||u|| <= 2^(log_p - 1) - 1 with N^2 the layout's bound, and the
+  // largest coordinate stays within the query bits; a zero or non-finite query quantizes to 0.
+  auto a = build_scoring(clustered(300, 16, 3, 15), test_options(), nullptr);
+  ASSERT_TRUE(a.ok());
+  auto layout = a->layout;
+  Prng prng = Prng::from_seed(Seed{16});
+  const double bound = std::ldexp(1.0, static_cast<int>(layout.shape.log_p) - 1) - 1;
+  for (const std::uint64_t norm_sq : {std::uint64_t{1}, std::uint64_t{37}, layout.max_norm_sq,
+                                      std::uint64_t{16} * 64}) {
+    layout.max_norm_sq = norm_sq;
+    for (int t = 0; t < 200; ++t) {
+      std::vector<float> z(16);
+      const double spread = std::ldexp(1.0, static_cast<int>(prng.uniform_below(20)) - 10);
+      for (auto& v : z) v = static_cast<float>((static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5) * spread);
+      if (t % 7 == 0) z[t % 16] = 0;
+      const auto u = quantize_query(layout, z);
+      double u_sq = 0;
+      for (std::int32_t v : u) {
+        EXPECT_LE(std::abs(v), layout.shape.query_max());
+        u_sq += double{1} * v * v;
+      }
+      EXPECT_LE(static_cast<double>(norm_sq) * u_sq, bound * bound) << norm_sq;
+      // Not needlessly coarse: the largest coordinate is near the cap or the norm is near the
+      // bound.
+      const double max_u = std::abs(*std::max_element(u.begin(), u.end(), [](auto l, auto r) {
+        return std::abs(l) < std::abs(r);
+      }));
+      EXPECT_TRUE(max_u >= layout.shape.query_max() - 1 ||
+                  std::sqrt(static_cast<double>(norm_sq) * u_sq) >= 0.8 * bound)
+          << norm_sq << " " << max_u;
+    }
+  }
+  const std::vector<float> zero(16, 0.0f);
+  const auto u0 = quantize_query(layout, zero);
+  EXPECT_TRUE(std::all_of(u0.begin(), u0.end(), [](std::int32_t v) { return v == 0; }));
+  std::vector<float> bad(16, 1.0f);
+  bad[3] = std::numeric_limits<float>::infinity();
+  const auto ub = quantize_query(layout, bad);
+  EXPECT_TRUE(std::all_of(ub.begin(), ub.end(), [](std::int32_t v) { return v == 0; }));
+}
+
+TEST(ScoringFormats, AnswersPackAndUnpackAtEveryWidth) {
+  // Property against the plain definition: value k of width b is bits [k b, k b + b) of the
+  // little-endian stream, and unpacking gives switch(a) << (32 - b).
+  Prng prng = Prng::from_seed(Seed{17});
+  for (std::uint32_t bits = 9; bits <= 32; ++bits) {
+    for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{301}}) {
+      std::vector<std::uint32_t> a(count);
+      for (auto& v : a) v = static_cast<std::uint32_t>(prng.next_u64());
+      a[0] = 0xffffffffu;  // rounds up past the top: wraps to 0
+      const auto packed = pack_answers(a, bits);
+      ASSERT_EQ(packed.size(), (count * bits + 7) / 8);
+      for (std::size_t k = 0; k < count; ++k) {
+        std::uint64_t got = 0;
+        for (std::uint32_t i = 0; i < bits; ++i) {
+          const std::size_t bit = k * bits + i;
+          got |= std::uint64_t{(static_cast<std::uint8_t>(packed[bit / 8]) >> (bit % 8)) & 1u} << i;
+        }
+        ASSERT_EQ(got, pir::lwe64_switch_answer(a[k], static_cast<int>(bits))) << bits << " " << k;
+      }
+      std::vector<std::uint32_t> back;
+      ASSERT_TRUE(unpack_answers(packed, count, bits, back));
+      for (std::size_t k = 0; k < count; ++k) {
+        ASSERT_EQ(back[k], bits == 32 ? a[k]
+                                      : pir::lwe64_switch_answer(a[k], static_cast<int>(bits))
+                                            << (32 - bits));
+        // The rounding error is at most half a step.
+        const auto err = static_cast<std::int32_t>(back[k] - a[k]);
+        ASSERT_LE(std::abs(static_cast<std::int64_t>(err)),
+                  bits == 32 ? 0 : std::int64_t{1} << (31 - bits));
+      }
+      EXPECT_FALSE(unpack_answers(packed.substr(1), count, bits, back));
+      EXPECT_FALSE(unpack_answers(packed + '\0', count, bits, back));
+      if ((count * bits) % 8 != 0) {
+        auto padded = packed;
+        padded.back() = static_cast<char>(padded.back() | 0x80);  // a padding bit set
+        EXPECT_FALSE(unpack_answers(padded, count, bits, back)) << bits << " " << count;
+      }
+    }
+  }
+  EXPECT_EQ(pir::lwe64_switch_answer(0x80000000u, 16), 0x8000u);
+  EXPECT_EQ(pir::lwe64_switch_answer(0x00007fffu, 16), 0u);
+  EXPECT_EQ(pir::lwe64_switch_answer(0x00008000u, 16), 1u);
+  EXPECT_EQ(pir::lwe64_switch_answer(0xffff8000u, 16), 0u);
 }
 
 TEST(ScoringExact, SecureParametersSmallShape) {
@@ -178,10 +287,18 @@ TEST(ScoringBuild, RefusesUndecodableOrBadParameters) {
   o.doc_bits = 9;
   EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
   o = test_options();
+  o.query_bits = 17;
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o = test_options();
   o.dim = 64;
   o.doc_bits = 8;
-  o.query_bits = 16;  // 64 * 128 * 32767 needs p = 2^29
+  o.query_bits = 16;  // worst case 64 * 128 * 32767 < 2^28: more than LWE decodes (2^20)
+  o.score_bits = 21;
   EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o.score_bits = kMinLogP - 1;
+  EXPECT_EQ(build_scoring(x, o, nullptr).status().code(), StatusCode::kInvalidArgument);
+  o.score_bits = 20;  // the norm bound keeps it exact
+  EXPECT_TRUE(build_scoring(x, o, nullptr).ok());
   o = test_options();
   o.lwe_params = "insecure-test-n64-ternary";
   o.allow_insecure = false;
@@ -214,7 +331,7 @@ TEST(ScoringFormats, RefuseDamagedFiles) {
   magic[0] = 'X';
   EXPECT_FALSE(parse_hint(magic).ok());
   auto version = matrix;
-  version[4] = 2;
+  version[4] = 1;  // the format before answer bits
   EXPECT_FALSE(parse_matrix(version).ok());
   // A document placed twice / out of range / missing.
   auto twice = a->layout;
@@ -227,8 +344,24 @@ TEST(ScoringFormats, RefuseDamagedFiles) {
   missing.slot_doc[0] = kEmptySlot;
   EXPECT_FALSE(parse_layout(serialize_layout(missing)).ok());
   auto wrong_p = a->layout;
-  wrong_p.shape.log_p += 1;
-  EXPECT_FALSE(parse_layout(serialize_layout(wrong_p)).ok());
+  wrong_p.shape.log_p = 16;  // worst case 15 at dim 16, 4 / 8 bits
+  wrong_p.shape.answer_bits = 17;
+  EXPECT_FALSE(parse_layout(serialize_layout(wrong_p)).ok());  // above the worst case
+  auto small_p = a->layout;
+  small_p.shape.log_p = kMinLogP - 1;
+  EXPECT_FALSE(parse_layout(serialize_layout(small_p)).ok());
+  auto narrow = a->layout;
+  narrow.shape.answer_bits = narrow.shape.log_p;
+  EXPECT_FALSE(parse_layout(serialize_layout(narrow)).ok());
+  auto wide = a->layout;
+  wide.shape.answer_bits = 33;
+  EXPECT_FALSE(parse_layout(serialize_layout(wide)).ok());
+  auto norm = a->layout;
+  norm.max_norm_sq = std::uint64_t{16} * 64 + 1;  // above dim 2^(2 (bd - 1))
+  EXPECT_FALSE(parse_layout(serialize_layout(norm)).ok());
+  auto answer_width = a->matrix;
+  answer_width.answer_bits = 40;
+  EXPECT_FALSE(parse_matrix(serialize_matrix(answer_width)).ok());
   auto padded = a->matrix;
   padded.data[padded.columns] = 1;  // padding of row 0
   EXPECT_FALSE(parse_matrix(serialize_matrix(padded)).ok());
@@ -253,7 +386,8 @@ TEST(ScoringClient, RefusesMismatchesAndBadRequests) {
   const std::uint32_t one[] = {0};
   auto pending = scorer->encrypt(z, one, prng);
   ASSERT_TRUE(pending.ok());
-  const std::vector<std::uint32_t> short_answer(a->layout.shape.cluster_rows - 1);
+  const std::string short_answer(
+      packed_answer_bytes(a->layout.shape.cluster_rows, a->layout.shape.answer_bits) - 1, '\0');
   EXPECT_FALSE(scorer->decode(std::move(*pending), short_answer).ok());
 }
 

@@ -178,7 +178,7 @@ TEST(ProviderProcess, ServesAccessPrivateScoring) {
   // The best hit's score, recomputed in the clear from the matrix.
   const auto top = a->hits[0];
   const auto z = sc->project_vector(q17);
-  const auto u = scoring::quantize_query(layout.shape, z);
+  const auto u = scoring::quantize_query(layout, z);
   for (const auto& d : scoring::plaintext_cluster_scores(layout, matrix, u, cluster_of[top.doc])) {
     if (d.doc == top.doc) {
       EXPECT_EQ(static_cast<double>(d.score), top.score);

@@ -101,7 +101,7 @@ Command add_audit_command(CLI::App& parent) {
                  ->check(CLI::ExistingDirectory);
   ap->needs(ix);
   cmd->add_option("--clusters", a->private_options.m,
-                  "With --access-private: clusters per query (m, default 4)")
+                  "With --access-private: clusters per query (m, default 8)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--html", a->html,
                   "Also write a self-contained HTML report (tables and SVG charts) here");

@@ -1,6 +1,7 @@
 // `privsearch bench <suite>`: run one benchmark suite (tools/suites/) and print one JSON object.
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "ckks/param_sets.h"
 #include "commands/command.h"
@@ -22,6 +23,7 @@ namespace {
 struct Args {
   std::string suite;
   std::size_t runs = 0;  // 0: each suite's default
+  std::optional<std::size_t> queries;  // --queries when given (suites differ in the default)
   CkksBenchOptions ckks;
   RerankBenchOptions rerank;
   PqBenchOptions pq;
@@ -78,7 +80,7 @@ Result<nlohmann::json> run_suite(Args& a) {
   if (a.suite == "private") {
     a.private_search.docs = a.e2e.docs;
     a.private_search.k = a.e2e.k;
-    if (a.e2e.queries != E2eBenchOptions{}.queries) a.private_search.queries = a.e2e.queries;
+    if (a.queries) a.private_search.queries = *a.queries;
     return run_private_bench(a.private_search);
   }
   if (a.suite == "pir") {
@@ -86,6 +88,7 @@ Result<nlohmann::json> run_suite(Args& a) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
     return r.to_json();
   }
+  if (a.queries) a.e2e.queries = *a.queries;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_e2e_bench(a.e2e));  // suite checked by the parser
   return r.to_json();
 }
@@ -125,7 +128,7 @@ void add_options(CLI::App* cmd, Args& a) {
                   "e2e, private: synthetic documents (default 1,000,000; built once under "
                   "build/bench-e2e)")
       ->check(CLI::Range(1000, 100000000));
-  cmd->add_option("--queries", a.e2e.queries, "e2e: timed searches (default 200; private: 100)")
+  cmd->add_option("--queries", a.queries, "e2e: timed searches (default 200; private: 100)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--fetch", a.e2e.fetch,
                   "e2e: also fetch this many payloads per round by ZipPIR (default 0)")
@@ -135,11 +138,14 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--candidates", a.e2e.k, "e2e, systems, cluster: K (default 100)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
   cmd->add_option("--clusters", a.private_search.m,
-                  "private: clusters scored per query (m, default 4)")
+                  "private: clusters scored per query (m, default 8)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--private-dim", a.private_search.private_dim,
                   "private: coordinates per document in the scoring matrix (default 192)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--score-bits", a.private_search.score_bits,
+                  "private: plaintext modulus bits log p (default 14)")
+      ->check(CLI::Range(8u, 20u));
   cmd->add_option("--fill", a.private_search.fill,
                   "private: documents per slot on average (default 0.9; spare slots hold overlap)")
       ->check(CLI::Range(0.2, 1.0));

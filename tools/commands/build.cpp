@@ -54,6 +54,10 @@ Command add_build_command(CLI::App& parent) {
   cmd->add_option("--cluster-rows", scoring->cluster_rows,
                   "Documents per access-private cluster (default 4 sqrt(N) within [64, 4096])")
       ->check(CLI::Range(1, 65536));
+  cmd->add_option("--score-bits", scoring->score_bits,
+                  "Access-private plaintext modulus bits log p (default 14: every score exact, "
+                  "answers of 15 bits; more keeps a finer query at a wider answer)")
+      ->check(CLI::Range(8u, 20u));
   return {cmd, [o, scoring, no_private] {
             const Progress progress;
             if (!*no_private) {

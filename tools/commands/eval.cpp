@@ -129,14 +129,18 @@ Command add_eval_command(CLI::App& parent) {
                 "checked against the plaintext integers");
   cmd->add_option("--index", a->index_dir,
                   "With --access-private: an index built with the scoring database (default: one "
-                  "built once under build/eval-private/<collection>)")
+                  "built once under build/eval-private/)")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--clusters", a->private_options.m,
-                  "With --access-private: clusters scored per query (m, default 4)")
+                  "With --access-private: clusters scored per query (m, default 8)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--private-dim", a->private_options.scoring.dim,
                   "With --access-private and no --index: coordinates per document in the scoring "
                   "matrix (default 672)");
+  cmd->add_option("--score-bits", a->private_options.scoring.score_bits,
+                  "With --access-private and no --index: plaintext modulus bits log p (default "
+                  "14; answers take log p + 1 bits)")
+      ->check(CLI::Range(8u, 20u));
   cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
                   "With --encrypted: write one JSON line per query to this file");
   return {cmd, [a] { return run(*a); }};

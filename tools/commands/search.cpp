@@ -39,7 +39,7 @@ struct Args {
   std::size_t fetch = 0;
   bool pir_test_params = false;
   bool access_private = false;
-  std::size_t clusters = 4;
+  std::size_t clusters = scoring::kDefaultClusters;
 };
 
 int failed(const Status& s) { return fail(s, "search"); }
@@ -349,7 +349,7 @@ Command add_search_command(CLI::App& parent) {
               "sizes are the same for every query); needs an index built with the scoring "
               "database (the default)");
   c->add_option("--clusters", a->clusters,
-                "Access-private: clusters scored per query (m, default 4; more is better recall "
+                "Access-private: clusters scored per query (m, default 8; more is better recall "
                 "and a larger request)")
       ->check(CLI::Range(1, 64));
   c->add_option("--fetch", a->fetch,

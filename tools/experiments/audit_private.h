@@ -25,12 +25,13 @@
 #include <string>
 
 #include "core/status.h"
+#include "scoring/layout.h"
 #include "eval/statistics.h"
 
 namespace privsearch::tools {
 
 struct PrivateAuditOptions {
-  std::size_t m = 4;
+  std::size_t m = scoring::kDefaultClusters;
   std::size_t k = 100;
   std::size_t max_queries = 0;  // 0: all judged queries
   std::uint64_t seed = 2026;

@@ -10,7 +10,7 @@
 #include "experiments/offline_index.h"
 #include "index/beir.h"
 #include "index/build.h"
-#include "pir/lwe/lwe64.h"
+#include "scoring/answer.h"
 #include "scoring/client/private_query.h"
 
 namespace privsearch::tools {
@@ -24,6 +24,8 @@ nlohmann::json PrivateEvalResult::to_json() const {
           {"dim", dim},
           {"doc_bits", doc_bits},
           {"query_bits", query_bits},
+          {"score_bits", score_bits},
+          {"answer_bits", answer_bits},
           {"ndcg10_candidate", ndcg10_candidate},
           {"ndcg10_private", ndcg10_private},
           {"ndcg10_private_minus_candidate", ndcg10_private - ndcg10_candidate},
@@ -36,7 +38,10 @@ nlohmann::json PrivateEvalResult::to_json() const {
 Result<std::filesystem::path> ensure_private_eval_index(
     const std::filesystem::path& dataset_dir, const std::string& encoder, std::size_t dim,
     scoring::ScoringBuildOptions scoring, const std::function<void(const std::string&)>& progress) {
-  const auto dir = std::filesystem::path("build/eval-private") / dataset_dir.filename();
+  // One cache per collection, scoring options and file format.
+  const auto dir = std::filesystem::path("build/eval-private") /
+                   fmt::format("{}-d{}-p{}-v{}", dataset_dir.filename().string(), scoring.dim,
+                               scoring.score_bits, scoring::kScoringFormatVersion);
   if (std::filesystem::exists(dir / "manifest.json")) {
     if (progress) progress("reusing " + dir.string() + " (delete it to rebuild)");
     return dir;
@@ -92,6 +97,8 @@ Result<PrivateEvalResult> run_private_eval(
   r.dim = shape.dim;
   r.doc_bits = shape.doc_bits;
   r.query_bits = shape.query_bits;
+  r.score_bits = shape.log_p;
+  r.answer_bits = shape.answer_bits;
   const auto clusters_of = scoring::clusters_of_documents(art.layout);
   double in_clusters = 0, judged_total = 0;
   for (const auto& q : collection.queries) {
@@ -109,7 +116,7 @@ Result<PrivateEvalResult> run_private_eval(
     r.recall100_candidate += cm.recall_at_100;
     // Private mode.
     const auto clusters = scorer.choose_clusters(z, candidates, o.m);
-    const auto u = scoring::quantize_query(shape, z);
+    const auto u = scoring::quantize_query(art.layout, z);
     std::vector<scoring::ScoredDoc> scored;
     for (std::uint32_t c : clusters) {
       const auto part = scoring::plaintext_cluster_scores(art.layout, art.matrix, u, c);
@@ -118,9 +125,8 @@ Result<PrivateEvalResult> run_private_eval(
     scoring::sort_and_dedupe(scored);
     if (r.encrypted_checked < o.encrypted_queries) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-      const auto answers = pir::lwe64_answer(art.matrix.data.data(), art.matrix.rows,
-                                             art.matrix.stride, pending.queries, clusters.size(),
-                                             static_cast<int>(art.matrix.query_drop_bits));
+      const auto answers =
+          scoring::answer_private_queries(art.matrix, pending.queries, clusters.size());
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto decoded, scorer.decode(std::move(pending), answers));
       ++r.encrypted_checked;
       bool same = decoded.size() == scored.size();

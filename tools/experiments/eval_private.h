@@ -24,7 +24,7 @@ namespace privsearch::tools {
 
 struct PrivateEvalOptions {
   std::size_t k = 100;       // PQ candidates (candidate mode; also the cluster choice)
-  std::size_t m = 4;         // clusters scored per query
+  std::size_t m = scoring::kDefaultClusters;  // clusters scored per query
   std::size_t encrypted_queries = SIZE_MAX;  // of them also through the real LWE path
   scoring::ScoringBuildOptions scoring;  // used when the index has no scoring artifacts
 };
@@ -32,6 +32,7 @@ struct PrivateEvalOptions {
 struct PrivateEvalResult {
   std::size_t queries = 0, m = 0, k = 0;
   std::uint32_t clusters = 0, cluster_rows = 0, dim = 0, doc_bits = 0, query_bits = 0;
+  std::uint32_t score_bits = 0, answer_bits = 0;
   double ndcg10_candidate = 0, ndcg10_private = 0;
   double recall100_candidate = 0;
   double cluster_recall = 0;  // judged relevant documents inside the chosen clusters
@@ -40,7 +41,7 @@ struct PrivateEvalResult {
 };
 
 // The index `eval --access-private` (and `bench private`) read by default: built once under
-// build/eval-private/<collection> with the built-in `encoder` at d' = `dim` and the scoring
+// build/eval-private/<collection>-d<dim>-p<score bits>-v<format> with the built-in `encoder` at d' = `dim` and the scoring
 // database, then reused.
 Result<std::filesystem::path> ensure_private_eval_index(
     const std::filesystem::path& dataset_dir, const std::string& encoder, std::size_t dim,

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "experiments/audit_private.h"
 #include "experiments/eval_private.h"
@@ -33,7 +32,9 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   so.cluster_rows = o.cluster_rows != 0 ? o.cluster_rows : scoring::default_cluster_rows(o.docs);
   so.overlap = o.overlap;
   so.fill = o.fill;
-  const auto dir = o.private_cache / (fmt::format("{}-{}-{}", o.docs, so.dim, so.cluster_rows) +
+  so.score_bits = o.score_bits;
+  const auto dir = o.private_cache / (fmt::format("{}-{}-{}-p{}-v{}", o.docs, so.dim, so.cluster_rows,
+                                                  so.score_bits, scoring::kScoringFormatVersion) +
                                       (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : "") +
                                       (o.fill != 0.9 ? fmt::format("-f{}", o.fill) : ""));
   scoring::ScoringArtifacts a;
@@ -121,9 +122,7 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
     if (resp.has_error()) return internal_error("private scoring refused: " + resp.error().message());
     server_ms.push_back(resp.provider_ms());
     t0 = Clock::now();
-    std::vector<std::uint32_t> answers(resp.answers().size() / 4);
-    std::memcpy(answers.data(), resp.answers().data(), answers.size() * 4);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, scorer.decode(std::move(pending), answers));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, scorer.decode(std::move(pending), resp.answers()));
     decode_ms.push_back(ms_since(t0));
     client_ms.push_back(encrypt_ms.back() + decode_ms.back());
     ranked.clear();
@@ -144,6 +143,8 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   out["m"] = o.m;
   out["k"] = o.k;
   out["private_dim"] = shape.dim;
+  out["score_bits"] = shape.log_p;
+  out["answer_bits"] = shape.answer_bits;
   out["overlap"] = o.overlap;
   out["fill"] = o.fill;
   out["clusters"] = shape.clusters;
@@ -172,8 +173,10 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
       static_cast<double>(source_in_candidates) / static_cast<double>(o.queries);
   if (build_s > 0) out["scoring_build_s"] = build_s;
   if (!o.dataset.empty() && std::filesystem::exists(o.dataset / "corpus.jsonl")) {
+    scoring::ScoringBuildOptions text_scoring;  // the text default (dim 672), these bits
+    text_scoring.score_bits = o.score_bits;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir,
-                                ensure_private_eval_index(o.dataset, "lexical", 672, {},
+                                ensure_private_eval_index(o.dataset, "lexical", 672, text_scoring,
                                                           progress.callback()));
     PrivateEvalOptions eo;
     eo.m = o.m;

@@ -17,15 +17,17 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "scoring/layout.h"
 
 namespace privsearch::tools {
 
 struct PrivateBenchOptions {
   std::size_t docs = 1000000;
   std::size_t input_dim = 768, dim = 672, pq_m = 96, k = 100;
-  std::size_t m = 4;
+  std::size_t m = scoring::kDefaultClusters;
   std::uint32_t private_dim = 192;
   std::uint32_t cluster_rows = 0;  // 0: the build's default
+  std::uint32_t score_bits = 0;    // 0: the build's default
   double overlap = 0.0;            // scoring::ScoringBuildOptions::overlap
   double fill = 0.9;               // scoring::ScoringBuildOptions::fill
   std::size_t queries = 100;       // timed test queries

@@ -32,11 +32,13 @@ Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure
 }
 
 double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
-                                   std::uint32_t max_entry, int log_p, int drop_bits) {
+                                   std::uint32_t max_entry, int log_p, int drop_bits,
+                                   int answer_bits) {
   const double rounding =
       drop_bits > 0 ? max_entry * static_cast<double>(cols) * std::ldexp(1.0, drop_bits - 1) / 0x1p32
                     : 0.0;
-  const double deterministic = params.n / 2.0 + 1.0 + rounding;
+  const double answer_rounding = answer_bits < 32 ? std::ldexp(1.0, 31 - answer_bits) : 0.0;
+  const double deterministic = params.n / 2.0 + 1.0 + rounding + answer_rounding;
   const double s = params.sigma * max_entry * std::sqrt(static_cast<double>(cols)) / 0x1p32;
   const double t = std::ldexp(1.0, 31 - log_p) - deterministic;
   if (t <= 0) return 0.0;

@@ -22,6 +22,9 @@
 // (b = `drop_bits`, 0, 8 or 16); the provider multiplies those (6 byte digits instead of 8 at
 // b = 16) and shifts back. The extra deterministic error is |D delta| <= max_entry cols 2^(b-1),
 // counted in the failure bound.
+// Answer switching: the provider may round each 32-bit answer further to its high w bits
+// (lwe64_switch_answer); the client shifts it back. Extra deterministic error 2^(31 - w) in
+// units of 2^32, against the threshold 2^(31 - log_p): w = log_p + 1 leaves half the margin.
 // A (cols x n) comes in chunks of 4096 rows, chunk k from Prng stream kLwe64MatrixStream + k of
 // the public seed.
 // Thread safety: free functions are pure; Lwe64Secret and Lwe64Mask are move-only and wiped.
@@ -56,10 +59,12 @@ Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure
 
 // log2 of the union-bound probability that one decoded entry is wrong, for a matrix whose
 // entries are at most `max_entry` over `cols` columns: deterministic error n/2 + 1 (+ the query
-// rounding max_entry cols 2^(drop_bits - 1) / 2^32), Gaussian deviation
-// sigma max_entry sqrt(cols) / 2^32, threshold Delta'/2 = 2^(31 - log_p).
+// rounding max_entry cols 2^(drop_bits - 1) / 2^32, + the answer rounding 2^(31 - answer_bits)
+// below 32 bits), Gaussian deviation sigma max_entry sqrt(cols) / 2^32, threshold
+// Delta'/2 = 2^(31 - log_p).
 double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
-                                   std::uint32_t max_entry, int log_p, int drop_bits = 0);
+                                   std::uint32_t max_entry, int log_p, int drop_bits = 0,
+                                   int answer_bits = 32);
 
 // Bytes per query entry on the wire for `drop_bits` (0, 8 or 16): 8, 7 or 6.
 inline std::size_t lwe64_entry_bytes(int drop_bits) {
@@ -85,6 +90,13 @@ std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows,
 
 inline std::uint32_t round_high_half(std::uint64_t x) {
   return static_cast<std::uint32_t>((x + (std::uint64_t{1} << 31)) >> 32);
+}
+// a -> round(a / 2^(32 - bits)) mod 2^bits (1 <= bits <= 32): an answer's high `bits` bits.
+inline std::uint32_t lwe64_switch_answer(std::uint32_t a, int bits) {
+  if (bits >= 32) return a;
+  const int shift = 32 - bits;
+  const std::uint64_t rounded = (std::uint64_t{a} + (std::uint64_t{1} << (shift - 1))) >> shift;
+  return static_cast<std::uint32_t>(rounded & ((std::uint64_t{1} << bits) - 1));
 }
 
 // ---- client side (lwe64_client.cpp; the provider links none of it) ----

@@ -98,18 +98,41 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
   return chosen;
 }
 
-std::vector<std::int32_t> quantize_query(const ScoringShape& shape, std::span<const float> query) {
+std::vector<std::int32_t> quantize_query(const ScoringLayout& layout,
+                                         std::span<const float> query) {
+  const auto& shape = layout.shape;
   std::vector<std::int32_t> u(shape.dim, 0);
-  float top = 0;
-  for (std::size_t j = 0; j < shape.dim && j < query.size(); ++j) {
-    top = std::max(top, std::fabs(query[j]));
+  const std::size_t dim = std::min<std::size_t>(shape.dim, query.size());
+  double top = 0, norm_sq = 0;
+  for (std::size_t j = 0; j < dim; ++j) {
+    top = std::max(top, std::fabs(static_cast<double>(query[j])));
+    norm_sq += static_cast<double>(query[j]) * query[j];
   }
-  if (!(top > 0) || !std::isfinite(top)) return u;
-  const double scale = shape.query_max() / static_cast<double>(top);
-  for (std::size_t j = 0; j < shape.dim && j < query.size(); ++j) {
-    u[j] = std::clamp(static_cast<std::int32_t>(std::lround(query[j] * scale)), -shape.query_max(),
-                      shape.query_max());
+  if (!(top > 0) || !std::isfinite(norm_sq)) return u;
+  // Largest score allowed: |M u| <= B = 2^(log_p - 1) - 1, guaranteed by N ||u|| <= B with
+  // N^2 = layout.max_norm_sq (Cauchy-Schwarz). Rounding adds at most sqrt(dim) / 2 to ||u||.
+  const double bound = std::ldexp(1.0, static_cast<int>(shape.log_p) - 1) - 1.0;
+  const double doc_norm = std::sqrt(static_cast<double>(layout.max_norm_sq));
+  double scale = shape.query_max() / top;
+  if (doc_norm > 0) {
+    const double room = bound / doc_norm - 0.5 * std::sqrt(static_cast<double>(dim));
+    scale = std::min(scale, std::max(0.0, room) / std::sqrt(norm_sq));
   }
+  // The integer check decides; floating point only proposes (a few shrinking retries, then 0).
+  const auto fits = [&] {
+    unsigned __int128 u_sq = 0;
+    for (const std::int32_t v : u) u_sq += static_cast<unsigned __int128>(std::int64_t{v} * v);
+    const auto b = static_cast<unsigned __int128>(bound);
+    return static_cast<unsigned __int128>(layout.max_norm_sq) * u_sq <= b * b;
+  };
+  for (int attempt = 0; attempt < 8; ++attempt, scale *= 0.95) {
+    for (std::size_t j = 0; j < dim; ++j) {
+      u[j] = std::clamp(static_cast<std::int32_t>(std::lround(query[j] * scale)),
+                        -shape.query_max(), shape.query_max());
+    }
+    if (fits()) return u;
+  }
+  std::fill(u.begin(), u.end(), 0);
   return u;
 }
 
@@ -172,7 +195,7 @@ Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
   if (pool_.size() < clusters.size()) {
     PRIVSEARCH_RETURN_IF_ERROR(prepare(clusters.size() - pool_.size(), prng));
   }
-  const auto u = quantize_query(s, query);
+  const auto u = quantize_query(*layout_, query);
   const std::int64_t sum_u = std::accumulate(u.begin(), u.end(), std::int64_t{0});
   PendingScore pending;
   pending.queries.reserve(clusters.size() * s.stride());
@@ -191,13 +214,15 @@ Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
 }
 
 Result<std::vector<ScoredDoc>> PrivateScorer::decode(PendingScore&& pending,
-                                                     std::span<const std::uint32_t> answers) const {
+                                                     std::string_view packed) const {
   const auto& s = layout_->shape;
   const std::size_t m = pending.clusters.size();
-  if (answers.size() != m * s.cluster_rows) {
+  std::vector<std::uint32_t> answers;
+  if (!unpack_answers(packed, m * s.cluster_rows, s.answer_bits, answers)) {
     return invalid_argument_error(fmt::format(
-        "private scoring answer has {} entries, expected {} x {}", answers.size(), m,
-        s.cluster_rows));
+        "private scoring answer of {} bytes; expected {} x {} answers of {} bits ({} bytes)",
+        packed.size(), m, s.cluster_rows, s.answer_bits,
+        packed_answer_bytes(m * s.cluster_rows, s.answer_bits)));
   }
   std::vector<const pir::Lwe64Secret*> secrets;
   for (const auto& mk : pending.masks) secrets.push_back(&mk.secret());

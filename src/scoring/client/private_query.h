@@ -7,8 +7,11 @@
 // most candidates weighted by 1 / log2(rank + 2), then the clusters whose centroids have the
 // largest inner product with the query. Every request carries exactly m
 // queries of the same size whatever the clusters.
-// Query quantization: u = round(z (2^(bq-1) - 1) / max|z|) over the first `dim` coordinates;
-// a per-query scale, which does not change the order of one query's scores.
+// Query quantization: u = round(z scale) over the first `dim` coordinates, with
+// scale = min((2^(bq-1) - 1) / max|z|, (B / N - sqrt(dim) / 2) / ||z||), B = 2^(log_p-1) - 1,
+// N^2 = layout.max_norm_sq, so that |M u| <= N ||u|| <= B for every document (Cauchy-Schwarz;
+// checked in integers after rounding). A per-query scale does not change the order of one
+// query's scores.
 // Scores: the provider's matrix holds M' = M + 2^(bd-1); decoding gives M' u mod p, and
 // M u = M' u - 2^(bd-1) sum(u) (mod p), lifted to (-p/2, p/2): exact (layout.h bounds |M u|).
 // Masks (A s + e, the query-independent part) can be prepared ahead of the query.
@@ -19,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/csprng.h"
@@ -45,7 +49,7 @@ std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout);
 // Every cluster holding each document: {first, second or kEmptySlot} (build overlap).
 std::vector<std::array<std::uint32_t, 2>> clusters_of_documents(const ScoringLayout& layout);
 
-std::vector<std::int32_t> quantize_query(const ScoringShape& shape, std::span<const float> query);
+std::vector<std::int32_t> quantize_query(const ScoringLayout& layout, std::span<const float> query);
 
 // The exact integer scores M u of every document in `cluster`, computed in the clear from the
 // matrix (for tests and for evaluating quality without the cryptography).
@@ -95,11 +99,10 @@ class PrivateScorer {
   // Encrypts the quantized query into each cluster's block (one mask per cluster).
   Result<PendingScore> encrypt(std::span<const float> query,
                                std::span<const std::uint32_t> clusters, Prng& prng);
-  // Scores of every document in the pending clusters, from the provider's answers (m x R,
-  // rounded high halves), best first (ties by document row), each document once (a copy in a
-  // second chosen cluster has the same score).
-  Result<std::vector<ScoredDoc>> decode(PendingScore&& pending,
-                                        std::span<const std::uint32_t> answers) const;
+  // Scores of every document in the pending clusters, from the provider's packed answers
+  // (PrivateScoreResponse.answers: m x R, layout.answer_bits each), best first (ties by
+  // document row), each document once (a copy in a second chosen cluster has the same score).
+  Result<std::vector<ScoredDoc>> decode(PendingScore&& pending, std::string_view answers) const;
 
   const ScoringLayout& layout() const { return *layout_; }
   const pir::Lwe64Params& params() const { return params_; }
