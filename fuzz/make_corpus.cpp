@@ -14,6 +14,9 @@
 #include "ckks/evaluator.h"
 #include "ckks/serialization.h"
 #include "index/glove_encoder.h"
+#include "index/manifest.h"
+#include "index/manifest_signature.h"
+#include "index/signing_key.h"
 #include "index/word_vectors.h"
 #include "fuzz_common.h"
 #include "fuzz_pir_common.h"
@@ -30,6 +33,12 @@ void write(const std::filesystem::path& dir, const std::string& name,
   std::filesystem::create_directories(dir);
   std::ofstream(dir / name, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+// A selector byte (which decoder a multi-decoder target runs) followed by the file.
+std::vector<std::uint8_t> with(std::uint8_t selector, const std::vector<std::uint8_t>& body) {
+  std::vector<std::uint8_t> b{selector};
+  b.insert(b.end(), body.begin(), body.end());
+  return b;
 }
 std::vector<std::uint8_t> truncated(std::vector<std::uint8_t> b, std::size_t keep) {
   b.resize(std::min(keep, b.size()));
@@ -145,12 +154,6 @@ int main(int argc, char** argv) {
   }
   {
     // index_word_vectors: selector byte + file (0 JSON, 1 binary vectors, 2 glove artifact).
-    auto with = [](std::uint8_t sel, const std::vector<std::uint8_t>& body) {
-      std::vector<std::uint8_t> b(body.size() + 1);
-      b[0] = sel;
-      std::copy(body.begin(), body.end(), b.begin() + 1);
-      return b;
-    };
     auto file_bytes = [](const std::filesystem::path& p) {
       std::ifstream in(p, std::ios::binary);
       return std::vector<std::uint8_t>((std::istreambuf_iterator<char>(in)), {});
@@ -180,12 +183,6 @@ int main(int argc, char** argv) {
   {
     // scoring_messages: selector byte + body (0 layout, 1 matrix, 2 hint, 3 PrivateScoreRequest,
     // 4 a provider answer). The same small database as the target (150 documents, 16 dims).
-    auto with = [](std::uint8_t sel, const std::vector<std::uint8_t>& body) {
-      std::vector<std::uint8_t> b(body.size() + 1);
-      b[0] = sel;
-      std::copy(body.begin(), body.end(), b.begin() + 1);
-      return b;
-    };
     const auto a = fuzz::small_scoring_artifacts();
     const auto dir = root / "scoring_messages";
     const auto layout = scoring::serialize_layout(a.layout);
@@ -211,6 +208,40 @@ int main(int argc, char** argv) {
     const std::size_t answer_bytes = scoring::packed_answer_bytes(2 * a.matrix.rows, a.matrix.answer_bits);
     write(dir, "answer", with(4, std::vector<std::uint8_t>(answer_bytes, 0x5a)));
     write(dir, "answer_short", with(4, std::vector<std::uint8_t>(answer_bytes - 2, 0x5a)));
+  }
+  {
+    // index_manifest: selector byte + file (0 manifest.sig, 1 manifest.json); signed with the
+    // RFC 8032 TEST 1 key so the corpus is reproducible.
+    const auto tmp = std::filesystem::temp_directory_path() / "privsearch-corpus-manifest";
+    std::filesystem::create_directories(tmp);
+    std::ofstream(tmp / "pq.bin", std::ios::binary) << "codes";
+    index::Manifest m;
+    m.collection = "corpus";
+    m.encoder_id = "test";
+    m.documents = 3;
+    m.input_dim = 8;
+    m.dim = 4;
+    m.pq_m = 2;
+    m.seed = 1;
+    m.sequence = 2;
+    m.parent_version = std::string(64, 'c');
+    m.artifacts = {{"pq", "pq.bin", 0, ""}};
+    if (!index::write_manifest(tmp, m).ok()) return 1;
+    std::ifstream in(tmp / "manifest.json", std::ios::binary);
+    const std::string manifest((std::istreambuf_iterator<char>(in)), {});
+    std::filesystem::remove_all(tmp);
+    const std::vector<std::uint8_t> secret = {
+        0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+        0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60};
+    const auto key = *index::Ed25519SigningKey::from_secret_for_tests(secret);
+    const auto sig = index::serialize_manifest_signature(index::sign_manifest(m, key));
+    const auto dir = root / "index_manifest";
+    const std::vector<std::uint8_t> sig_bytes(sig.begin(), sig.end());
+    const std::vector<std::uint8_t> man_bytes(manifest.begin(), manifest.end());
+    write(dir, "signature", with(0, sig_bytes));
+    write(dir, "signature_truncated", with(0, truncated(sig_bytes, sig_bytes.size() / 2)));
+    write(dir, "manifest", with(1, man_bytes));
+    write(dir, "manifest_truncated", with(1, truncated(man_bytes, man_bytes.size() - 10)));
   }
   return 0;
 }

@@ -35,12 +35,13 @@ from ._privsearch import default_provider_binary as _default_provider_binary
 from ._privsearch import projected_documents as _projected_documents
 from .errors import (DataLossError, Error, FailedPreconditionError, InternalError,
                      InvalidArgumentError, NotFoundError, OutOfRangeError,
-                     ResourceExhaustedError, UnavailableError)
+                     ResourceExhaustedError, UnauthenticatedError, UnavailableError)
 
 __all__ = ["build_index", "build_index_from_collection", "projected_documents", "Provider",
            "Client", "Error", "InvalidArgumentError", "OutOfRangeError",
            "FailedPreconditionError", "DataLossError", "ResourceExhaustedError",
-           "UnavailableError", "NotFoundError", "InternalError", "errors"]
+           "UnavailableError", "NotFoundError", "InternalError", "UnauthenticatedError",
+           "errors"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -182,16 +183,24 @@ class Client:
     Connects over TLS pinning ``fingerprint`` (or trusting ``ca_pem``), loads the index's public
     artifacts from ``index_dir``, and keeps the CKKS secret key in this process. ``token``: a
     bearer token for providers started with ``--auth-tokens`` (default ``$PRIVSEARCH_TOKEN``).
+    ``trust_key``: the operator's public signing key (``privsearch keygen-signing``'s ``.pub``);
+    the index must then be signed by it and not older than any version this client has seen
+    (remembered in ``seen_versions``, default ``~/.local/state/privsearch/seen-manifests.json``),
+    else ``UnauthenticatedError``, ``NotFoundError`` (unsigned) or ``FailedPreconditionError``
+    (rollback).
     """
 
     def __init__(self, index_dir: PathLike, host: str, port: int, *, fingerprint: str = "",
                  ca_pem: str = "", token: Optional[str] = None, deadline_ms: int = 30000,
-                 pir_test_params: bool = False):
+                 pir_test_params: bool = False, trust_key: Optional[PathLike] = None,
+                 seen_versions: Optional[PathLike] = None):
         if not fingerprint and not ca_pem:
             raise InvalidArgumentError("give the provider's certificate fingerprint or a CA")
         self._client = _SearchClient(pathlib.Path(index_dir), host, int(port), fingerprint,
                                      ca_pem, token or os.environ.get("PRIVSEARCH_TOKEN", ""),
-                                     deadline_ms, pir_test_params)
+                                     deadline_ms, pir_test_params,
+                                     str(trust_key) if trust_key else "",
+                                     str(seen_versions) if seen_versions else "")
 
     @property
     def input_dim(self) -> int:

@@ -62,10 +62,15 @@ class InternalError(Error):
     code = "INTERNAL"
 
 
+class UnauthenticatedError(Error):
+    """A signature or credential does not verify (e.g. an index not signed by the pinned key)."""
+    code = "UNAUTHENTICATED"
+
+
 _BY_CODE = {cls.code: cls for cls in (InvalidArgumentError, OutOfRangeError,
                                       FailedPreconditionError, DataLossError,
                                       ResourceExhaustedError, UnavailableError, NotFoundError,
-                                      InternalError)}
+                                      InternalError, UnauthenticatedError)}
 # "provider refused the request: BUDGET_EXHAUSTED: ..." (client/rerank_session.cpp)
 _PROVIDER_CODE = re.compile(r"provider refused [^:]*: ([A-Z_]+): ")
 

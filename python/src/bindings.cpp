@@ -204,7 +204,8 @@ class Client {
  public:
   Client(const std::filesystem::path& index_dir, const std::string& host, std::uint16_t port,
          const std::string& fingerprint, const std::string& ca_pem, const std::string& token,
-         int deadline_ms, bool pir_test_params)
+         int deadline_ms, bool pir_test_params, const std::filesystem::path& trust_key,
+         const std::filesystem::path& seen_versions)
       : pir_test_params_(pir_test_params) {
     client::ConnectOptions co;
     co.host = host;
@@ -215,7 +216,8 @@ class Client {
     co.deadline_ms = deadline_ms;
     py::gil_scoped_release nogil;
     auto transport = value_or_raise(client::ProviderClient::connect(co));
-    sc_ = value_or_raise(client::SearchClient::open(index_dir, std::move(transport)));
+    sc_ = value_or_raise(
+        client::SearchClient::open(index_dir, std::move(transport), {trust_key, seen_versions}));
   }
 
   std::size_t input_dim() const { return sc_->input_dim(); }
@@ -359,10 +361,11 @@ PYBIND11_MODULE(_privsearch, m) {
       .def("stop", &Provider::stop);
   py::class_<Client>(m, "SearchClient")
       .def(py::init<const std::filesystem::path&, const std::string&, std::uint16_t,
-                    const std::string&, const std::string&, const std::string&, int, bool>(),
+                    const std::string&, const std::string&, const std::string&, int, bool,
+                    const std::filesystem::path&, const std::filesystem::path&>(),
            py::arg("index_dir"), py::arg("host"), py::arg("port"), py::arg("fingerprint"),
            py::arg("ca_pem"), py::arg("token"), py::arg("deadline_ms"),
-           py::arg("pir_test_params"))
+           py::arg("pir_test_params"), py::arg("trust_key"), py::arg("seen_versions"))
       .def_property_readonly("input_dim", &Client::input_dim)
       .def_property_readonly("dim", &Client::dim)
       .def_property_readonly("artifact_version", &Client::artifact_version)

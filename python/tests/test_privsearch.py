@@ -5,6 +5,7 @@ search, and no process left behind."""
 
 import hashlib
 import json
+import shutil
 import subprocess
 import threading
 
@@ -204,3 +205,39 @@ def test_access_private_search_agrees_with_the_exact_ranking(index_dir, client, 
     assert np.mean(overlap) >= 0.4
     with pytest.raises(privsearch.InvalidArgumentError):
         client.search(vectors[0], access_private=True, clusters=0)
+
+
+def test_signed_index_versions_are_pinned_and_rollback_is_refused(index_dir, vectors, tmp_path):
+    # The operator's tools (keygen-signing, sign) and a client pinning the key: version 2 opens,
+    # version 1 is a rollback, another operator's key is refused, all before any search.
+    cli = privsearch._privsearch.default_provider_binary.replace("privsearch-provider",
+                                                                 "privsearch")
+    for name in ("op.key", "other.key"):
+        subprocess.run([cli, "keygen-signing", "--out", str(tmp_path / name)],
+                       capture_output=True, text=True, timeout=60, check=True)
+    assert (tmp_path / "op.key").stat().st_mode & 0o777 == 0o600
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    shutil.copytree(index_dir, v1)
+    shutil.copytree(index_dir, v2)
+    subprocess.run([cli, "sign", "--index", str(v1), "--key", str(tmp_path / "op.key")],
+                   capture_output=True, text=True, timeout=60, check=True)
+    run = subprocess.run([cli, "sign", "--index", str(v2), "--key", str(tmp_path / "op.key"),
+                          "--parent", str(v1)], capture_output=True, text=True, timeout=60,
+                         check=True)
+    assert "sequence 2" in run.stdout
+    refused = subprocess.run([cli, "sign", "--index", str(v2), "--key",
+                              str(tmp_path / "op.key.pub")], capture_output=True, text=True,
+                             timeout=60)
+    assert refused.returncode != 0 and "private key" in refused.stderr
+    seen = tmp_path / "seen.json"
+    with privsearch.Provider(v2, threads=1) as p:
+        c = p.client(v2, trust_key=tmp_path / "op.key.pub", seen_versions=seen)
+        ids, _ = c.search(vectors[3], k=50)
+        assert ids[0] == 3
+        with pytest.raises(privsearch.UnauthenticatedError):
+            p.client(v2, trust_key=tmp_path / "other.key.pub", seen_versions=tmp_path / "s2.json")
+        err = pytest.raises(privsearch.FailedPreconditionError, p.client, v1,
+                            trust_key=tmp_path / "op.key.pub", seen_versions=seen).value
+        assert "rollback" in str(err)
+        with pytest.raises(privsearch.NotFoundError):  # unsigned
+            p.client(index_dir, trust_key=tmp_path / "op.key.pub", seen_versions=seen)

@@ -114,12 +114,14 @@ SearchClient::SearchClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 SearchClient::~SearchClient() = default;
 
 Result<std::unique_ptr<SearchClient>> SearchClient::open(
-    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport) {
+    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
+    const IndexTrust& trust) {
   auto impl = std::make_unique<Impl>();
   impl->transport = std::move(transport);
   // The client needs (and verifies) only the public artifacts; the exact store may be absent.
   PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/false));
   const auto& man = impl->manifest;
+  PRIVSEARCH_RETURN_IF_ERROR(check_index_trust(index_dir, man, trust));
   std::vector<std::string> needed{"projection", "pq"};
   for (const char* optional :
        {"encoder", "payloads", scoring::kLayoutArtifact, scoring::kHintArtifact}) {

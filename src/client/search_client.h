@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client/provider_client.h"
+#include "client/trusted_index.h"
 #include "core/status.h"
 #include "scoring/layout.h"
 
@@ -62,9 +63,12 @@ struct SearchResult {
 class SearchClient {
  public:
   // Loads and verifies the index's public artifacts (manifest, projection, PQ, encoder) and
-  // checks that the provider serves the same artifact version and known CKKS parameters.
+  // checks that the provider serves the same artifact version and known CKKS parameters. With
+  // trust.public_key set, the manifest must be signed by that key and not older than the
+  // newest version seen (client/trusted_index.h), checked before any artifact is read.
   static Result<std::unique_ptr<SearchClient>> open(const std::filesystem::path& index_dir,
-                                                    std::unique_ptr<ProviderClient> transport);
+                                                    std::unique_ptr<ProviderClient> transport,
+                                                    const IndexTrust& trust = {});
   ~SearchClient();
 
   Result<SearchResult> search(std::string_view text, const SearchOptions& options);

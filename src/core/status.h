@@ -26,6 +26,7 @@ enum class StatusCode : int {
   kUnavailable = 6,         // network or peer not reachable
   kNotFound = 7,            // a named thing (key, file, preset) does not exist
   kInternal = 8,            // a bug or a failure of a third-party library
+  kUnauthenticated = 9,     // a signature or credential does not verify
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -69,6 +70,9 @@ inline Status unavailable_error(std::string m) {
 }
 inline Status not_found_error(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 inline Status internal_error(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+inline Status unauthenticated_error(std::string m) {
+  return Status(StatusCode::kUnauthenticated, std::move(m));
+}
 
 template <typename T>
 class [[nodiscard]] Result {

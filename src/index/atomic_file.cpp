@@ -53,8 +53,13 @@ Status write_bytes_atomically(const std::filesystem::path& path,
 }
 
 Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(StatusCode::kNotFound, "cannot open `" + path.string() + "`");
+  // A directory opens as a stream on Linux and throws on the first read: refuse it here.
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+  if (!in.is_open()) {
+    return Status(StatusCode::kNotFound, "cannot open `" + path.string() + "` (not a readable file)");
+  }
   return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 

@@ -42,6 +42,8 @@ nlohmann::json body(const Manifest& m) {
   j["dim"] = m.dim;
   j["pq_m"] = m.pq_m;
   j["seed"] = m.seed;
+  if (m.sequence != 0) j["sequence"] = m.sequence;
+  if (!m.parent_version.empty()) j["parent_version"] = m.parent_version;
   j["artifacts"] = nlohmann::json::array();
   for (const auto& a : m.artifacts) {
     j["artifacts"].push_back({{"name", a.name}, {"file", a.file}, {"bytes", a.bytes}, {"sha256", a.sha256}});
@@ -105,6 +107,17 @@ Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify) {
     m.dim = j.at("dim").get<std::uint64_t>();
     m.pq_m = j.at("pq_m").get<std::uint64_t>();
     m.seed = j.at("seed").get<std::uint64_t>();
+    if (j.contains("sequence")) {
+      m.sequence = j.at("sequence").get<std::uint64_t>();
+      if (m.sequence == 0) return data_loss_error(fmt::format("`{}`: sequence 0", file.string()));
+    }
+    if (j.contains("parent_version")) {
+      m.parent_version = j.at("parent_version").get<std::string>();
+      if (m.parent_version.size() != 64 ||
+          m.parent_version.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        return data_loss_error(fmt::format("`{}`: parent version is not a version id", file.string()));
+      }
+    }
     for (const auto& a : j.at("artifacts")) {
       m.artifacts.push_back({a.at("name").get<std::string>(), a.at("file").get<std::string>(),
                              a.at("bytes").get<std::uint64_t>(), a.at("sha256").get<std::string>()});

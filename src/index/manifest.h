@@ -6,6 +6,9 @@
 // SHA-256 of the canonical JSON of all of that; client and provider exchange it and refuse to
 // work on different versions. load_manifest() re-hashes every artifact and refuses any
 // mismatch (tampered or truncated file) with a named error.
+// Versions form a chain: `sequence` (1, 2, ...) and `parent_version` (the version id this one
+// replaces) are set when a manifest is signed (`privsearch sign`, index/manifest_signature.h);
+// both are left out of the canonical JSON when absent, so unsigned indexes keep their ids.
 // Thread safety: value types and pure functions.
 #pragma once
 
@@ -38,6 +41,8 @@ struct Manifest {
   std::uint64_t pq_m = 0;
   std::uint64_t seed = 0;
   std::vector<ArtifactEntry> artifacts;
+  std::uint64_t sequence = 0;   // 0: not in a signed chain
+  std::string parent_version;   // empty: none
   std::string version_id;  // hex SHA-256 of everything above (set by write/load)
 
   const ArtifactEntry* find(const std::string& name) const;

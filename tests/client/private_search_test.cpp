@@ -11,6 +11,8 @@
 #include "index/build.h"
 #include "index/exact_store.h"
 #include "index/lexical_encoder.h"
+#include "index/manifest_signature.h"
+#include "index/signing_key.h"
 #include "net/tls.h"
 #include "pir/lwe/lwe64.h"
 #include "protocol/provider_core.h"
@@ -216,6 +218,46 @@ TEST_F(PrivateSearchTest, LayoutWithAForeignMatrixSeedIsRefused) {
   ASSERT_FALSE(sc.ok());
   EXPECT_EQ(sc.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(sc.status().message().find("matrix seed"), std::string::npos);
+}
+
+TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {
+  // The operator signs version 1 (a copy of the index) and then version 2 with 1 as its
+  // parent; a client pinning the key opens 2, then refuses 1 (rollback) and an index signed by
+  // someone else, before any request reaches the provider.
+  auto key = *index::Ed25519SigningKey::generate();
+  ASSERT_TRUE(key.public_key().save(c.dir / "op.pub").ok());
+  const auto old_dir = c.dir / "index-v1";
+  std::filesystem::copy(o.out, old_dir, std::filesystem::copy_options::recursive);
+  auto v1 = *index::load_manifest(old_dir);
+  v1.sequence = 1;
+  ASSERT_TRUE(index::write_manifest(old_dir, v1).ok());
+  ASSERT_TRUE(index::write_manifest_signature(old_dir, v1, key).ok());
+  auto v2 = manifest;
+  v2.sequence = 2;
+  v2.parent_version = v1.version_id;
+  ASSERT_TRUE(index::write_manifest(o.out, v2).ok());
+  ASSERT_TRUE(index::write_manifest_signature(o.out, v2, key).ok());
+  start(v2.version_id);
+  const IndexTrust trust{c.dir / "op.pub", c.dir / "seen.json"};
+  auto sc = SearchClient::open(o.out, transport(), trust);
+  ASSERT_TRUE(sc.ok()) << sc.status().to_string();
+  PrivateSearchOptions po;
+  po.clusters = 2;
+  EXPECT_TRUE((*sc)->search_private("document 5", po).ok());
+  const auto rolled_back = SearchClient::open(old_dir, transport(), trust);
+  EXPECT_EQ(rolled_back.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(rolled_back.status().message().find("rollback"), std::string::npos);
+  // Signed by another key: refused even with a fresh memory.
+  auto other = *index::Ed25519SigningKey::generate();
+  ASSERT_TRUE(index::write_manifest_signature(o.out, v2, other).ok());
+  EXPECT_EQ(SearchClient::open(o.out, transport(), {c.dir / "op.pub", c.dir / "fresh.json"})
+                .status()
+                .code(),
+            StatusCode::kUnauthenticated);
+  // Unsigned: refused when a key is pinned, accepted when none is.
+  std::filesystem::remove(o.out / index::kManifestSignatureFile);
+  EXPECT_EQ(SearchClient::open(o.out, transport(), trust).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(SearchClient::open(o.out, transport()).ok());
 }
 
 }  // namespace

@@ -30,6 +30,11 @@ string(FIND "${symbols}" "privsearch::scoring::PrivateScorer" pos)
 if(NOT pos EQUAL -1)
   message(FATAL_ERROR "provider binary contains client symbol privsearch::scoring::PrivateScorer")
 endif()
+# Index signing: the operator signs on the build machine; the provider never holds the key.
+string(FIND "${symbols}" "privsearch::index::Ed25519SigningKey" pos)
+if(NOT pos EQUAL -1)
+  message(FATAL_ERROR "provider binary contains the manifest signing key (index::Ed25519SigningKey)")
+endif()
 if(REQUIRE_SCORING)  # the real provider serves access-private scoring
   string(FIND "${symbols}" "privsearch::pir::lwe64_answer" pos)
   if(pos EQUAL -1)

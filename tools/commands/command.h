@@ -34,6 +34,8 @@ Command add_audit_command(CLI::App& parent);
 Command add_bench_command(CLI::App& parent);
 Command add_token_command(CLI::App& parent);
 Command add_cluster_command(CLI::App& parent);
+Command add_keygen_signing_command(CLI::App& parent);
+Command add_sign_command(CLI::App& parent);
 
 // "privsearch[ <command>]: <status>" on stderr; returns the exit code 1.
 int fail(const Status& status, const std::string& command = "");

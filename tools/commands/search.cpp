@@ -28,7 +28,7 @@ namespace privsearch::tools {
 namespace {
 
 struct Args {
-  std::filesystem::path index_dir, ca_file, token_file;
+  std::filesystem::path index_dir, ca_file, token_file, trust_key, seen_versions;
   std::string host = "127.0.0.1", fingerprint;
   std::uint16_t port = 0;
   bool insecure_loopback = false, permute = true, json = false;
@@ -69,7 +69,8 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
     co.bearer_token = env;
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
-  return client::SearchClient::open(a.index_dir, std::move(transport));
+  return client::SearchClient::open(a.index_dir, std::move(transport),
+                                    {a.trust_key, a.seen_versions});
 }
 
 nlohmann::json evaluation_json(const Args& a, std::size_t queries, const EncryptedRunTotals& t) {
@@ -331,6 +332,14 @@ Command add_search_command(CLI::App& parent) {
                                "Plaintext to a loopback provider (testing only)");
   fp->excludes(ca)->excludes(insecure);
   ca->excludes(insecure);
+  c->add_option("--trust-key", a->trust_key,
+                "The operator's public signing key (keygen-signing's .pub): the index must be "
+                "signed by it and not older than any version this client has seen")
+      ->check(CLI::ExistingFile);
+  c->add_option("--seen-versions", a->seen_versions,
+                "With --trust-key: the file remembering the newest signed version seen per key "
+                "(default $PRIVSEARCH_STATE_DIR/seen-manifests.json, else "
+                "~/.local/state/privsearch/seen-manifests.json)");
   c->add_option("--token-file", a->token_file,
                 "File whose first line is this client's bearer token, for providers started "
                 "with --auth-tokens (default: $PRIVSEARCH_TOKEN when set)")

@@ -38,10 +38,13 @@ nlohmann::json PrivateEvalResult::to_json() const {
 Result<std::filesystem::path> ensure_private_eval_index(
     const std::filesystem::path& dataset_dir, const std::string& encoder, std::size_t dim,
     scoring::ScoringBuildOptions scoring, const std::function<void(const std::string&)>& progress) {
-  // One cache per collection, scoring options and file format.
+  // One cache per collection, scoring options and file format (named by the bits the build will
+  // use: the default may change between builds of this tool).
   const auto dir = std::filesystem::path("build/eval-private") /
                    fmt::format("{}-d{}-p{}-v{}", dataset_dir.filename().string(), scoring.dim,
-                               scoring.score_bits, scoring::kScoringFormatVersion);
+                               scoring.score_bits != 0 ? scoring.score_bits
+                                                       : scoring::kDefaultScoreBits,
+                               scoring::kScoringFormatVersion);
   if (std::filesystem::exists(dir / "manifest.json")) {
     if (progress) progress("reusing " + dir.string() + " (delete it to rebuild)");
     return dir;

@@ -33,8 +33,10 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   so.overlap = o.overlap;
   so.fill = o.fill;
   so.score_bits = o.score_bits;
+  // Named by the bits the build will use (the default may change between builds of this tool).
+  const std::uint32_t bits = so.score_bits != 0 ? so.score_bits : scoring::kDefaultScoreBits;
   const auto dir = o.private_cache / (fmt::format("{}-{}-{}-p{}-v{}", o.docs, so.dim, so.cluster_rows,
-                                                  so.score_bits, scoring::kScoringFormatVersion) +
+                                                  bits, scoring::kScoringFormatVersion) +
                                       (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : "") +
                                       (o.fill != 0.9 ? fmt::format("-f{}", o.fill) : ""));
   scoring::ScoringArtifacts a;

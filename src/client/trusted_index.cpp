@@ -1,0 +1,126 @@
+#include "client/trusted_index.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "index/atomic_file.h"
+#include "index/manifest_signature.h"
+#include "index/signing_key.h"
+
+namespace privsearch::client {
+namespace {
+
+constexpr int kMemoryFormat = 1;
+
+// An exclusive flock on `<file>.lock`, released on destruction.
+class FileLock {
+ public:
+  static Result<FileLock> acquire(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+    const auto lock_path = file.string() + ".lock";
+    FileLock l;
+    l.fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (l.fd_ < 0) {
+      return unavailable_error(fmt::format("cannot open {}: {}", lock_path, std::strerror(errno)));
+    }
+    if (::flock(l.fd_, LOCK_EX) != 0) {
+      return unavailable_error(fmt::format("cannot lock {}: {}", lock_path, std::strerror(errno)));
+    }
+    return l;
+  }
+  FileLock(FileLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  FileLock& operator=(FileLock&&) = delete;
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  FileLock() = default;
+  int fd_ = -1;
+};
+
+Result<nlohmann::json> read_memory(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file)) {
+    return nlohmann::json{{"format", kMemoryFormat}, {"keys", nlohmann::json::object()}};
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(file));
+  auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+  const auto damaged = [&](std::string_view why) {
+    return data_loss_error(fmt::format(
+        "the memory of seen index versions `{}` is damaged ({}); refusing rather than forgetting "
+        "what was seen (remove it only if you accept any older signed index again)",
+        file.string(), why));
+  };
+  if (j.is_discarded() || !j.is_object()) return damaged("not a JSON object");
+  if (!j.contains("format") || j["format"] != kMemoryFormat) return damaged("unknown format");
+  if (!j.contains("keys") || !j["keys"].is_object()) return damaged("no key table");
+  for (const auto& [key_id, entry] : j["keys"].items()) {
+    if (!entry.is_object() || !entry.contains("sequence") ||
+        !entry["sequence"].is_number_unsigned() || !entry.contains("version_id") ||
+        !entry["version_id"].is_string()) {
+      return damaged("entry of key " + key_id);
+    }
+  }
+  return j;
+}
+
+}  // namespace
+
+std::filesystem::path default_seen_versions_path() {
+  if (const char* dir = std::getenv("PRIVSEARCH_STATE_DIR"); dir != nullptr && *dir != '\0') {
+    return std::filesystem::path(dir) / "seen-manifests.json";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home != nullptr ? home : ".") / ".local/state/privsearch" /
+         "seen-manifests.json";
+}
+
+Status check_index_trust(const std::filesystem::path& index_dir, const index::Manifest& manifest,
+                         const IndexTrust& trust) {
+  if (trust.public_key.empty()) return Status();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto key, index::Ed25519PublicKey::load(trust.public_key));
+  PRIVSEARCH_RETURN_IF_ERROR(index::verify_manifest_signature(index_dir, manifest, key));
+  if (manifest.sequence == 0) {
+    return failed_precondition_error(fmt::format(
+        "index `{}` is signed but has no version sequence; sign it with `privsearch sign`",
+        index_dir.string()));
+  }
+  const auto file = trust.seen_versions.empty() ? default_seen_versions_path() : trust.seen_versions;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::acquire(file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto memory, read_memory(file));
+  auto& keys = memory["keys"];
+  const std::string key_id = key.key_id();
+  if (keys.contains(key_id)) {
+    const auto seen = keys[key_id]["sequence"].get<std::uint64_t>();
+    const auto seen_version = keys[key_id]["version_id"].get<std::string>();
+    if (manifest.sequence < seen) {
+      return failed_precondition_error(fmt::format(
+          "rollback: index `{}` is version sequence {} ({}...), older than sequence {} ({}...) "
+          "this client has already seen signed by key {}; fetch the current index",
+          index_dir.string(), manifest.sequence, manifest.version_id.substr(0, 12), seen,
+          seen_version.substr(0, 12), key_id));
+    }
+    if (manifest.sequence == seen) {
+      if (seen_version == manifest.version_id) return Status();
+      return failed_precondition_error(fmt::format(
+          "fork: key {} signed two different indexes as sequence {} ({}... seen, {}... now)",
+          key_id, seen, seen_version.substr(0, 12), manifest.version_id.substr(0, 12)));
+    }
+  }
+  keys[key_id] = {{"sequence", manifest.sequence}, {"version_id", manifest.version_id}};
+  const std::string text = memory.dump(2) + "\n";
+  return index::write_bytes_atomically(
+      file, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+}  // namespace privsearch::client
