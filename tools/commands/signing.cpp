@@ -53,9 +53,6 @@ Result<std::string> sign(const SignArgs& a) {
   if (!a.parent_dir.empty()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto parent,
                                 index::load_manifest(a.parent_dir, /*verify=*/false));
-    if (parent.version_id == manifest.version_id) {
-      return invalid_argument_error("--parent is this same index version");
-    }
     sequence = parent.sequence + 1;
     parent_version = parent.version_id;
     if (a.sequence && *a.sequence <= parent.sequence) {
