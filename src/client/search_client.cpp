@@ -176,10 +176,13 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   }
 
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, impl->transport->server_info());
-  if (info.artifact_version() != man.version_id) {
+  // The current version, or a previous one the provider still answers after a reload.
+  const auto& retained = info.retained_versions();
+  if (info.artifact_version() != man.version_id &&
+      std::find(retained.begin(), retained.end(), man.version_id) == retained.end()) {
     return Status(StatusCode::kFailedPrecondition,
                   "the provider serves artifact version " + info.artifact_version().substr(0, 16) +
-                      "; this index is " + man.version_id.substr(0, 16));
+                      "; this index is " + man.version_id.substr(0, 16) + ": fetch the current index");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(info.params_name()));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));

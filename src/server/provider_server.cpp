@@ -130,21 +130,30 @@ class Service final : public v1::Provider::Service {
   Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirService* pir,
           unsigned max_in_flight, std::function<void(const std::string&)> log,
           const protocol::TokenRegistry* tokens, const TransportLimits& transport,
-          unsigned per_client, unsigned threads)
+          unsigned per_client, unsigned threads, unsigned keep_versions)
       : per_client_(per_client),
         workers_(threads),
-        core_(std::move(core)),
+        keep_versions_(std::max(1u, keep_versions)),
         pir_(pir),
         max_in_flight_(max_in_flight),
         log_(std::move(log)),
         tokens_(tokens),
         transport_(transport),
-        instance_id_(to_byte_string(Prng::random_seed())) {}
+        instance_id_(to_byte_string(Prng::random_seed())) {
+    replace_core(std::move(core));
+  }
 
-  // Swaps the core for a reloaded index; requests in flight finish on the one they started with.
+  // A reloaded index becomes the current core; the previous ones stay (up to keep_versions in
+  // all) for clients still on them; requests in flight finish on the core they started with.
   void replace_core(std::shared_ptr<protocol::ProviderCore> core) {
     std::lock_guard lock(core_mu_);
-    core_ = std::move(core);
+    const std::string version = core->config().artifact_version;
+    std::erase_if(cores_, [&](const auto& c) { return c->config().artifact_version == version; });
+    cores_.insert(cores_.begin(), std::move(core));
+    if (cores_.size() > keep_versions_) cores_.resize(keep_versions_);
+    std::erase(served_, version);
+    served_.push_back(version);
+    if (served_.size() > kServedHistory) served_.erase(served_.begin());
   }
 
   grpc::Status GetPirInfo(grpc::ServerContext* context, const v1::PirInfoRequest*,
@@ -215,6 +224,12 @@ class Service final : public v1::Provider::Service {
   grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
                              v1::ServerInfo* out) override {
     *out = core()->server_info();
+    {
+      std::lock_guard lock(core_mu_);
+      for (std::size_t i = 1; i < cores_.size(); ++i) {
+        out->add_retained_versions(cores_[i]->config().artifact_version);
+      }
+    }
     // The limit this transport enforces (the core's config may say 0: "8 x the threads").
     out->mutable_limits()->set_max_concurrent_requests(static_cast<std::uint32_t>(max_in_flight_));
     out->mutable_limits()->set_max_concurrent_per_client(per_client_.limit());
@@ -259,7 +274,9 @@ class Service final : public v1::Provider::Service {
     return serve_scoring("Rerank", context, *request, out,
                          static_cast<std::size_t>(request->candidate_ids_size()),
                          [&](const protocol::Caller& caller) {
-                           return core()->rerank(*request, caller);
+                           return answer_for<v1::RerankResponse>(
+                               request->artifact_version(),
+                               [&](protocol::ProviderCore& c) { return c.rerank(*request, caller); });
                          });
   }
 
@@ -268,7 +285,10 @@ class Service final : public v1::Provider::Service {
                             v1::PrivateScoreResponse* out) override {
     return serve_scoring("PrivateScore", context, *request, out, request->queries(),
                          [&](const protocol::Caller& caller) {
-                           return core()->private_score(*request, caller);
+                           return answer_for<v1::PrivateScoreResponse>(
+                               request->artifact_version(), [&](protocol::ProviderCore& c) {
+                                 return c.private_score(*request, caller);
+                               });
                          });
   }
 
@@ -370,15 +390,48 @@ class Service final : public v1::Provider::Service {
     return "more than " + std::to_string(max_in_flight_) + " concurrent requests; retry later";
   }
 
+  // The current core (what new clients get in ServerInfo and what key uploads go through:
+  // key sets live in the shared ProviderState, so every retained core sees them).
   std::shared_ptr<protocol::ProviderCore> core() const {
     std::lock_guard lock(core_mu_);
-    return core_;
+    return cores_.front();
+  }
+
+  // The core serving `version`: a retained one, else ARTIFACT_STALE for a version served here
+  // before, else the current core (which refuses the unknown version itself).
+  template <typename Response, typename Call>
+  Response answer_for(const std::string& version, Call&& call) const {
+    std::shared_ptr<protocol::ProviderCore> chosen;
+    std::string newest;
+    bool retired = false;
+    {
+      std::lock_guard lock(core_mu_);
+      newest = cores_.front()->config().artifact_version;
+      for (const auto& c : cores_) {
+        if (c->config().artifact_version == version) chosen = c;
+      }
+      retired = chosen == nullptr &&
+                std::find(served_.begin(), served_.end(), version) != served_.end();
+      if (chosen == nullptr) chosen = cores_.front();
+    }
+    if (retired) {
+      Response out;
+      *out.mutable_error() = protocol::make_error(
+          v1::ARTIFACT_STALE, "artifact version " + version.substr(0, 16) +
+                                  " is no longer served here; the newest is " + newest +
+                                  ": fetch it");
+      return out;
+    }
+    return call(*chosen);
   }
 
   PerClientSlots per_client_;
   Workers workers_;
+  static constexpr std::size_t kServedHistory = 256;  // version ids remembered as "retired"
+  const unsigned keep_versions_;
   mutable std::mutex core_mu_;
-  std::shared_ptr<protocol::ProviderCore> core_;
+  std::vector<std::shared_ptr<protocol::ProviderCore>> cores_;  // newest first, never empty
+  std::vector<std::string> served_;  // every version served since start (oldest first, capped)
   protocol::PirService* pir_;
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
@@ -447,7 +500,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
       options.max_concurrent_per_client >= 0
           ? static_cast<unsigned>(options.max_concurrent_per_client)
           : std::max(1u, threads / 2),
-      threads);
+      threads, options.keep_versions);
   // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
   // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
   // balancer stops routing here before the port closes. Unauthenticated on purpose (it says

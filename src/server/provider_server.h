@@ -58,6 +58,11 @@ struct ServeOptions {
   // threads (at least 1), 0 = no per-client limit (behind a load balancer without identities
   // every client shares its address).
   int max_concurrent_per_client = -1;
+  // Index versions answered after reloads: the current one and up to keep_versions - 1
+  // previous ones (their cores, and so their exact stores and scoring matrices, stay loaded).
+  // A Rerank or PrivateScore for a version that was served here and has been retired gets
+  // ARTIFACT_STALE naming the newest version; an unknown version WRONG_ARTIFACT_VERSION.
+  unsigned keep_versions = 2;
 };
 
 class ProviderServer {
@@ -69,7 +74,8 @@ class ProviderServer {
   // Shared ownership, so replace_core() can retire a core once its last request finishes.
   static Result<std::unique_ptr<ProviderServer>> start(
       std::shared_ptr<protocol::ProviderCore> core, const ServeOptions& options);
-  // A reloaded index (SIGHUP in privsearch-provider): new requests use `core`.
+  // A reloaded index (SIGHUP in privsearch-provider): new requests use `core`; requests naming
+  // a retained previous version still go to its core (ServeOptions::keep_versions).
   void replace_core(std::shared_ptr<protocol::ProviderCore> core);
   ~ProviderServer();
   ProviderServer(const ProviderServer&) = delete;

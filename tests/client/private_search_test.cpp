@@ -220,6 +220,58 @@ TEST_F(PrivateSearchTest, LayoutWithAForeignMatrixSeedIsRefused) {
   EXPECT_NE(sc.status().message().find("matrix seed"), std::string::npos);
 }
 
+TEST_F(PrivateSearchTest, ReloadKeepsAnsweringThePreviousVersionThenSaysStale) {
+  // keep_versions = 2: after one reload the previous version is still answered (rerank and
+  // private scoring, existing and newly opened clients); after a second it is ARTIFACT_STALE
+  // naming the newest version.
+  auto make_core = [&](const std::string& version) {
+    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+    config.params_name = "rerank-n8192";
+    config.artifact_version = version;
+    config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(
+        *scoring::load_matrix(o.out / scoring::kMatrixFile));
+    return std::shared_ptr<protocol::ProviderCore>(
+        *protocol::ProviderCore::create(std::move(config), store.get()));
+  };
+  server::ServeOptions so;
+  so.identity = tls.identity.get();
+  so.threads = 2;
+  so.keep_versions = 2;
+  auto srv = *server::ProviderServer::start(make_core(manifest.version_id), so);
+  auto connect = [&] {
+    client::ConnectOptions co;
+    co.port = static_cast<std::uint16_t>(srv->port());
+    co.ca_pem = tls.identity->certificate_pem();
+    return *client::ProviderClient::connect(co);
+  };
+  auto sc = *SearchClient::open(o.out, connect());
+  SearchOptions opts;
+  opts.candidates = 20;
+  ASSERT_TRUE(sc->search("document 5", opts).ok());
+  const std::string v2(64, 'b'), v3(64, 'c');
+  srv->replace_core(make_core(v2));
+  const auto info = *connect()->server_info();
+  EXPECT_EQ(info.artifact_version(), v2);
+  ASSERT_EQ(info.retained_versions_size(), 1);
+  EXPECT_EQ(info.retained_versions(0), manifest.version_id);
+  EXPECT_TRUE(sc->search("document 5", opts).ok());
+  PrivateSearchOptions po;
+  po.clusters = 2;
+  EXPECT_TRUE(sc->search_private("document 5", po).ok());
+  EXPECT_TRUE(SearchClient::open(o.out, connect()).ok());  // a client arriving late
+  srv->replace_core(make_core(v3));
+  const auto stale = sc->search("document 5", opts);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.status().message().find("ARTIFACT_STALE"), std::string::npos)
+      << stale.status().to_string();
+  EXPECT_NE(stale.status().message().find(v3), std::string::npos);  // names the newest
+  const auto stale_private = sc->search_private("document 5", po);
+  ASSERT_FALSE(stale_private.ok());
+  EXPECT_NE(stale_private.status().message().find("ARTIFACT_STALE"), std::string::npos);
+  EXPECT_EQ(SearchClient::open(o.out, connect()).status().code(), StatusCode::kFailedPrecondition);
+  srv->shutdown(1000);
+}
+
 TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {
   // The operator signs version 1 (a copy of the index) and then version 2 with 1 as its
   // parent; a client pinning the key opens 2, then refuses 1 (rollback) and an index signed by

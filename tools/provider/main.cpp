@@ -80,6 +80,12 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
                  "OVERLOADED (default: half the threads, at least 1; 0: no limit, e.g. behind a "
                  "load balancer without identities)")
       ->check(CLI::Range(0, 100000));
+  app.add_option("--keep-versions", s.keep_versions,
+                 "Index versions answered after a reload (SIGHUP): the current one and the "
+                 "previous ones up to this count, each keeping its exact store and scoring "
+                 "matrix loaded (default 2); a retired version gets ARTIFACT_STALE naming the "
+                 "newest")
+      ->check(CLI::Range(1, 8));
   app.add_option("--requests-per-key", l.requests_per_key_id,
                  "Request budget of one key id (score-oracle guard)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));

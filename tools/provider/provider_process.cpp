@@ -189,6 +189,7 @@ Status ProviderProcess::start() {
   so.tokens = tokens_ ? &*tokens_ : nullptr;
   so.transport = s.transport;
   so.max_concurrent_per_client = s.max_concurrent_per_client;
+  so.keep_versions = s.keep_versions;
   if (!s.quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }

@@ -31,6 +31,7 @@ struct ProviderSettings {
   protocol::ProviderLimits limits;
   server::TransportLimits transport;
   int max_concurrent_per_client = -1;  // server::ServeOptions
+  unsigned keep_versions = 2;          // server::ServeOptions
   int flood_bits = 0;
   bool no_pir = false, pir_test_params = false;
   protocol::PirConfig pir;
