@@ -96,6 +96,34 @@ Status write_manifest_signature(const std::filesystem::path& dir, const Manifest
                                 {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
+Result<Manifest> sign_index(const std::filesystem::path& dir, const Ed25519SigningKey& key,
+                            const std::filesystem::path& parent_dir,
+                            std::optional<std::uint64_t> sequence) {
+  // The signature vouches for every artifact: re-hash them all first.
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, load_manifest(dir, /*verify=*/true));
+  std::uint64_t next = manifest.sequence != 0 ? manifest.sequence : 1;
+  std::string parent_version = manifest.parent_version;
+  if (!parent_dir.empty()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto parent, load_manifest(parent_dir, /*verify=*/false));
+    if (sequence && *sequence <= parent.sequence) {
+      return invalid_argument_error(fmt::format("sequence {} is not after the parent's {}",
+                                                *sequence, parent.sequence));
+    }
+    next = parent.sequence + 1;
+    parent_version = parent.version_id;
+  }
+  if (sequence) next = *sequence;
+  if (next == 0) return invalid_argument_error("the version sequence starts at 1");
+  if (next != manifest.sequence || parent_version != manifest.parent_version) {
+    // The chain is part of the version id: rewrite the manifest (artifacts unchanged).
+    manifest.sequence = next;
+    manifest.parent_version = parent_version;
+    PRIVSEARCH_RETURN_IF_ERROR(write_manifest(dir, manifest));
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(write_manifest_signature(dir, manifest, key));
+  return manifest;
+}
+
 Status verify_manifest_signature(const std::filesystem::path& dir, const Manifest& manifest,
                                  const Ed25519PublicKey& trusted) {
   const auto file = dir / kManifestSignatureFile;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,15 @@ ManifestSignature sign_manifest(const Manifest& manifest, const Ed25519SigningKe
 // Writes dir/manifest.sig for `manifest`.
 Status write_manifest_signature(const std::filesystem::path& dir, const Manifest& manifest,
                                 const Ed25519SigningKey& key);
+// What `privsearch sign` (and `build --signing-key`) does: re-hashes every artifact of the index
+// in `dir`, sets the version chain (sequence: `sequence` when given, else the parent's + 1 when
+// `parent_dir` is given, else the current one, else 1; parent_version: the parent's id),
+// rewrites manifest.json when the chain changed (the version id changes with it) and writes
+// manifest.sig. kInvalidArgument for a sequence not after the parent's. Returns the manifest.
+Result<Manifest> sign_index(const std::filesystem::path& dir, const Ed25519SigningKey& key,
+                            const std::filesystem::path& parent_dir = {},
+                            std::optional<std::uint64_t> sequence = std::nullopt);
+
 // Reads dir/manifest.sig and checks it against `manifest` and the pinned key:
 //   kNotFound         no manifest.sig (an unsigned index)
 //   kDataLoss         a damaged signature file

@@ -210,6 +210,36 @@ TEST(ManifestSignature, VerifiesOnlyTheSignedVersionUnderThePinnedKey) {
             StatusCode::kDataLoss);
 }
 
+TEST(ManifestSignature, SignIndexSetsTheChainAndRefusesABackwardSequence) {
+  Dir d;
+  auto key = *Ed25519SigningKey::generate();
+  make_index(d.path / "v1", "one", 0);
+  make_index(d.path / "v2", "two", 0);
+  auto v1 = sign_index(d.path / "v1", key);
+  ASSERT_TRUE(v1.ok()) << v1.status().to_string();
+  EXPECT_EQ(v1->sequence, 1u);
+  EXPECT_TRUE(v1->parent_version.empty());
+  EXPECT_TRUE(verify_manifest_signature(d.path / "v1", *v1, key.public_key()).ok());
+  auto again = sign_index(d.path / "v1", key);  // re-signing keeps the version
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->version_id, v1->version_id);
+  auto v2 = sign_index(d.path / "v2", key, d.path / "v1");
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->sequence, 2u);
+  EXPECT_EQ(v2->parent_version, v1->version_id);
+  EXPECT_EQ(load_manifest(d.path / "v2")->version_id, v2->version_id);  // written
+  EXPECT_TRUE(verify_manifest_signature(d.path / "v2", *v2, key.public_key()).ok());
+  EXPECT_EQ(sign_index(d.path / "v2", key, d.path / "v1", 1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(sign_index(d.path / "v2", key, {}, 0).status().code(), StatusCode::kInvalidArgument);
+  auto jump = sign_index(d.path / "v2", key, {}, 10);
+  ASSERT_TRUE(jump.ok());
+  EXPECT_EQ(jump->sequence, 10u);
+  // A changed artifact is caught before anything is signed.
+  write(d.path / "v2" / "pq.bin", "tampered");
+  EXPECT_EQ(sign_index(d.path / "v2", key).status().code(), StatusCode::kDataLoss);
+}
+
 TEST(IndexTrust, RefusesRollbackAndForksRemembersTheNewest) {
   Dir d;
   auto key = *Ed25519SigningKey::generate();

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "commands/command.h"
+#include "index/manifest_signature.h"
 #include "scoring/build.h"
 
 namespace privsearch::tools {
@@ -58,8 +61,24 @@ Command add_build_command(CLI::App& parent) {
                   "Access-private plaintext modulus bits log p (default 14: every score exact, "
                   "answers of 15 bits; more keeps a finer query at a wider answer)")
       ->check(CLI::Range(8u, 20u));
-  return {cmd, [o, scoring, no_private] {
+  auto signing = std::make_shared<std::pair<std::filesystem::path, std::filesystem::path>>();
+  cmd->add_option("--signing-key", signing->first,
+                  "Sign the new index version with this key (keygen-signing) when the build is "
+                  "done, as `privsearch sign` does")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--parent", signing->second,
+                  "With --signing-key: the index version this one replaces (sequence = its + 1)")
+      ->check(CLI::ExistingDirectory);
+  return {cmd, [o, scoring, no_private, signing] {
             const Progress progress;
+            std::optional<index::Ed25519SigningKey> key;
+            if (!signing->first.empty()) {  // before the build: a bad key fails in a second
+              auto k = index::Ed25519SigningKey::load(signing->first);
+              if (!k.ok()) return fail(k.status(), "build");
+              key.emplace(std::move(k).value());
+            } else if (!signing->second.empty()) {
+              return fail(invalid_argument_error("--parent needs --signing-key"), "build");
+            }
             if (!*no_private) {
               scoring->seed = o->seed;
               o->extra_artifacts = scoring::scoring_artifacts_for_build(*scoring);
@@ -69,6 +88,11 @@ Command add_build_command(CLI::App& parent) {
             fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n",
                        o->out.string(), result->documents, result->dim, result->pq_m,
                        result->version_id.substr(0, 16));
+            if (key) {
+              auto signed_manifest = index::sign_index(o->out, *key, signing->second);
+              if (!signed_manifest.ok()) return fail(signed_manifest.status(), "build: signing");
+              fmt::print("{}", signed_summary(o->out, *signed_manifest, *key));
+            }
             return 0;
           }};
 }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "index/manifest.h"
+#include "index/signing_key.h"
 #include "experiments/report_html.h"
 #include "harness/progress.h"
 
@@ -36,6 +38,10 @@ Command add_token_command(CLI::App& parent);
 Command add_cluster_command(CLI::App& parent);
 Command add_keygen_signing_command(CLI::App& parent);
 Command add_sign_command(CLI::App& parent);
+
+// The line `sign` and `build --signing-key` print for a signed index (commands/signing.cpp).
+std::string signed_summary(const std::filesystem::path& dir, const index::Manifest& manifest,
+                           const index::Ed25519SigningKey& key);
 
 // "privsearch[ <command>]: <status>" on stderr; returns the exit code 1.
 int fail(const Status& status, const std::string& command = "");

@@ -14,6 +14,17 @@
 #include "index/signing_key.h"
 
 namespace privsearch::tools {
+
+std::string signed_summary(const std::filesystem::path& dir, const index::Manifest& manifest,
+                           const index::Ed25519SigningKey& key) {
+  return fmt::format("signed {} as version {} (sequence {}{}) with key {}\n", dir.string(),
+                     manifest.version_id.substr(0, 16), manifest.sequence,
+                     manifest.parent_version.empty()
+                         ? ""
+                         : ", parent " + manifest.parent_version.substr(0, 16),
+                     key.public_key().key_id());
+}
+
 namespace {
 
 struct KeygenArgs {
@@ -46,34 +57,9 @@ struct SignArgs {
 
 Result<std::string> sign(const SignArgs& a) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto key, index::Ed25519SigningKey::load(a.key_file));
-  // The signature vouches for every artifact: re-hash them all first.
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(a.index_dir, /*verify=*/true));
-  std::uint64_t sequence = manifest.sequence != 0 ? manifest.sequence : 1;
-  std::string parent_version = manifest.parent_version;
-  if (!a.parent_dir.empty()) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto parent,
-                                index::load_manifest(a.parent_dir, /*verify=*/false));
-    sequence = parent.sequence + 1;
-    parent_version = parent.version_id;
-    if (a.sequence && *a.sequence <= parent.sequence) {
-      return invalid_argument_error(fmt::format(
-          "--sequence {} is not after the parent's {}", *a.sequence, parent.sequence));
-    }
-  }
-  if (a.sequence) sequence = *a.sequence;
-  if (sequence == 0) return invalid_argument_error("--sequence starts at 1");
-  if (sequence != manifest.sequence || parent_version != manifest.parent_version) {
-    // The chain is part of the version id: rewrite the manifest (artifacts unchanged).
-    manifest.sequence = sequence;
-    manifest.parent_version = parent_version;
-    PRIVSEARCH_RETURN_IF_ERROR(index::write_manifest(a.index_dir, manifest));
-  }
-  PRIVSEARCH_RETURN_IF_ERROR(index::write_manifest_signature(a.index_dir, manifest, key));
-  return fmt::format(
-      "signed {} as version {} (sequence {}{}) with key {}\n", a.index_dir.string(),
-      manifest.version_id.substr(0, 16), manifest.sequence,
-      parent_version.empty() ? "" : ", parent " + parent_version.substr(0, 16),
-      key.public_key().key_id());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest,
+                              index::sign_index(a.index_dir, key, a.parent_dir, a.sequence));
+  return signed_summary(a.index_dir, manifest, key);
 }
 
 }  // namespace
