@@ -48,8 +48,8 @@ fi
 "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 5 "${queries[@]}"
 
 step "4. access-private searches: the provider sees neither candidates nor clusters"
-echo "(m = 8 clusters, the default, scored under LWE, q = 2^64; request and response bytes are the same for"
-echo " every query; the client picks the clusters from its own PQ candidates)"
+echo "(m = 8 clusters, the default, scored under LWE, q = 2^64; request and response bytes are"
+echo " the same for every query; the client picks the clusters from its own PQ candidates)"
 if grep -q '"scoring_layout"' "$index/manifest.json"; then
   "$bin" search --index "$index" --port "$port" --fingerprint "$fingerprint" --top 5 \
     --access-private "${queries[@]}"
