@@ -10,8 +10,6 @@
 #include <openssl/pem.h>
 
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include <fmt/format.h>
@@ -34,19 +32,15 @@ struct MdCtxFree {
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
 
-// The file's bytes; wiped by the caller when they hold a secret.
-Result<std::string> read_text(const std::filesystem::path& file, std::string_view what) {
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(file, ec)) in.open(file, std::ios::binary);
-  if (!in.is_open()) {
-    return not_found_error(fmt::format("cannot open the {} `{}`", what, file.string()));
+// The file's bytes (index::read_file_bytes: kNotFound naming it); wiped by the caller when
+// they hold a secret.
+Result<std::vector<std::uint8_t>> read_key_file(const std::filesystem::path& file) {
+  auto bytes = read_file_bytes(file);
+  if (bytes.ok() && bytes->size() > 64 * 1024) {
+    OPENSSL_cleanse(bytes->data(), bytes->size());
+    return data_loss_error(fmt::format("`{}` is {} bytes: not a key", file.string(), bytes->size()));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  if (text.size() > 64 * 1024) {
-    return data_loss_error(fmt::format("`{}` is {} bytes: not a {}", file.string(), text.size(), what));
-  }
-  return text;
+  return bytes;
 }
 
 Result<std::array<std::uint8_t, kEd25519PublicKeyBytes>> raw_public(EVP_PKEY* key) {
@@ -86,7 +80,7 @@ Result<Ed25519PublicKey> Ed25519PublicKey::from_raw(std::span<const std::uint8_t
 }
 
 Result<Ed25519PublicKey> Ed25519PublicKey::load(const std::filesystem::path& file) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, read_text(file, "public key"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, read_key_file(file));
   BioPtr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
   if (!bio) return internal_error("BIO_new_mem_buf failed");
   PkeyPtr key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
@@ -151,7 +145,7 @@ Result<Ed25519SigningKey> Ed25519SigningKey::from_secret_for_tests(
 }
 
 Result<Ed25519SigningKey> Ed25519SigningKey::load(const std::filesystem::path& file) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto text, read_text(file, "signing key"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto text, read_key_file(file));
   BioPtr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
   PkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr);
   OPENSSL_cleanse(text.data(), text.size());

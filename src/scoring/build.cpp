@@ -265,6 +265,14 @@ Status save_scoring(const std::filesystem::path& dir, const ScoringArtifacts& a)
   return save_hint(dir / kHintFile, a.hint);
 }
 
+Result<ScoringArtifacts> load_scoring(const std::filesystem::path& dir) {
+  ScoringArtifacts a;
+  PRIVSEARCH_ASSIGN_OR_RETURN(a.layout, load_layout(dir / kLayoutFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(a.matrix, load_matrix(dir / kMatrixFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(a.hint, load_hint(dir / kHintFile));
+  return a;
+}
+
 index::ExtraArtifacts scoring_artifacts_for_build(const ScoringBuildOptions& options) {
   return [options](const index::Matrix& projected, const std::filesystem::path& out,
                    const index::Progress& progress) -> Result<std::vector<index::ArtifactEntry>> {

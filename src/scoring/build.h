@@ -77,7 +77,10 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
                                        const ScoringBuildOptions& options,
                                        const std::function<void(const std::string&)>& progress);
 
+// The three files in `dir` (layout, matrix, then the hint: the last one written marks a
+// complete set); load_scoring reads them back (decoding_failure_log2 is not stored: 0).
 Status save_scoring(const std::filesystem::path& dir, const ScoringArtifacts& a);
+Result<ScoringArtifacts> load_scoring(const std::filesystem::path& dir);
 
 // index::BuildOptions::extra_artifacts for these options: builds, saves, returns the entries.
 index::ExtraArtifacts scoring_artifacts_for_build(const ScoringBuildOptions& options);

@@ -233,24 +233,15 @@ TEST_F(PrivateSearchTest, ReloadKeepsAnsweringThePreviousVersionThenSaysStale) {
     return std::shared_ptr<protocol::ProviderCore>(
         *protocol::ProviderCore::create(std::move(config), store.get()));
   };
-  server::ServeOptions so;
-  so.identity = tls.identity.get();
-  so.threads = 2;
-  so.keep_versions = 2;
-  auto srv = *server::ProviderServer::start(make_core(manifest.version_id), so);
-  auto connect = [&] {
-    client::ConnectOptions co;
-    co.port = static_cast<std::uint16_t>(srv->port());
-    co.ca_pem = tls.identity->certificate_pem();
-    return *client::ProviderClient::connect(co);
-  };
-  auto sc = *SearchClient::open(o.out, connect());
+  tls.start(make_core(manifest.version_id), /*keep_versions=*/2);
+  auto& srv = tls.server;
+  auto sc = *SearchClient::open(o.out, transport());
   SearchOptions opts;
   opts.candidates = 20;
   ASSERT_TRUE(sc->search("document 5", opts).ok());
   const std::string v2(64, 'b'), v3(64, 'c');
   srv->replace_core(make_core(v2));
-  const auto info = *connect()->server_info();
+  const auto info = *transport()->server_info();
   EXPECT_EQ(info.artifact_version(), v2);
   ASSERT_EQ(info.retained_versions_size(), 1);
   EXPECT_EQ(info.retained_versions(0), manifest.version_id);
@@ -258,7 +249,7 @@ TEST_F(PrivateSearchTest, ReloadKeepsAnsweringThePreviousVersionThenSaysStale) {
   PrivateSearchOptions po;
   po.clusters = 2;
   EXPECT_TRUE(sc->search_private("document 5", po).ok());
-  EXPECT_TRUE(SearchClient::open(o.out, connect()).ok());  // a client arriving late
+  EXPECT_TRUE(SearchClient::open(o.out, transport()).ok());  // a client arriving late
   srv->replace_core(make_core(v3));
   const auto stale = sc->search("document 5", opts);
   ASSERT_FALSE(stale.ok());
@@ -268,8 +259,7 @@ TEST_F(PrivateSearchTest, ReloadKeepsAnsweringThePreviousVersionThenSaysStale) {
   const auto stale_private = sc->search_private("document 5", po);
   ASSERT_FALSE(stale_private.ok());
   EXPECT_NE(stale_private.status().message().find("ARTIFACT_STALE"), std::string::npos);
-  EXPECT_EQ(SearchClient::open(o.out, connect()).status().code(), StatusCode::kFailedPrecondition);
-  srv->shutdown(1000);
+  EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {

@@ -19,11 +19,12 @@ struct TlsTestServer {
       std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   std::unique_ptr<server::ProviderServer> server;
 
-  void start(protocol::ProviderCore& core) {
-    server::ServeOptions so;
-    so.identity = identity.get();
-    so.threads = 2;
-    server = *server::ProviderServer::start(core, so);
+  void start(protocol::ProviderCore& core) { server = *server::ProviderServer::start(core, options()); }
+  // A shared core (replaceable with server->replace_core), keeping `keep_versions` versions.
+  void start(std::shared_ptr<protocol::ProviderCore> core, unsigned keep_versions) {
+    auto so = options();
+    so.keep_versions = keep_versions;
+    server = *server::ProviderServer::start(std::move(core), so);
   }
   void stop() {
     if (server) server->shutdown(1000);
@@ -36,6 +37,14 @@ struct TlsTestServer {
     return *client::ProviderClient::connect(co);
   }
   ~TlsTestServer() { stop(); }
+
+ private:
+  server::ServeOptions options() const {
+    server::ServeOptions so;
+    so.identity = identity.get();
+    so.threads = 2;
+    return so;
+  }
 };
 
 }  // namespace privsearch::testing

@@ -61,22 +61,25 @@ Command add_build_command(CLI::App& parent) {
                   "Access-private plaintext modulus bits log p (default 14: every score exact, "
                   "answers of 15 bits; more keeps a finer query at a wider answer)")
       ->check(CLI::Range(8u, 20u));
-  auto signing = std::make_shared<std::pair<std::filesystem::path, std::filesystem::path>>();
-  cmd->add_option("--signing-key", signing->first,
+  struct Signing {
+    std::filesystem::path key, parent;
+  };
+  auto signing = std::make_shared<Signing>();
+  cmd->add_option("--signing-key", signing->key,
                   "Sign the new index version with this key (keygen-signing) when the build is "
                   "done, as `privsearch sign` does")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--parent", signing->second,
+  cmd->add_option("--parent", signing->parent,
                   "With --signing-key: the index version this one replaces (sequence = its + 1)")
       ->check(CLI::ExistingDirectory);
   return {cmd, [o, scoring, no_private, signing] {
             const Progress progress;
             std::optional<index::Ed25519SigningKey> key;
-            if (!signing->first.empty()) {  // before the build: a bad key fails in a second
-              auto k = index::Ed25519SigningKey::load(signing->first);
+            if (!signing->key.empty()) {  // before the build: a bad key fails in a second
+              auto k = index::Ed25519SigningKey::load(signing->key);
               if (!k.ok()) return fail(k.status(), "build");
               key.emplace(std::move(k).value());
-            } else if (!signing->second.empty()) {
+            } else if (!signing->parent.empty()) {
               return fail(invalid_argument_error("--parent needs --signing-key"), "build");
             }
             if (!*no_private) {
@@ -89,7 +92,7 @@ Command add_build_command(CLI::App& parent) {
                        o->out.string(), result->documents, result->dim, result->pq_m,
                        result->version_id.substr(0, 16));
             if (key) {
-              auto signed_manifest = index::sign_index(o->out, *key, signing->second);
+              auto signed_manifest = index::sign_index(o->out, *key, signing->parent);
               if (!signed_manifest.ok()) return fail(signed_manifest.status(), "build: signing");
               fmt::print("{}", signed_summary(o->out, *signed_manifest, *key));
             }

@@ -12,6 +12,7 @@
 #include "eval/leakage.h"
 #include "experiments/offline_index.h"
 #include "index/beir.h"
+#include "scoring/build.h"
 
 namespace privsearch::tools {
 namespace {
@@ -88,9 +89,10 @@ Result<PrivateAuditResult> run_private_audit(
                                      " has no access-private scoring database");
   }
   if (!ix->encoder) return failed_precondition_error("the index has no text encoder");
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, scoring::load_layout(index_dir / scoring::kLayoutFile));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint, scoring::load_hint(index_dir / scoring::kHintFile));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(index_dir / scoring::kMatrixFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto art, scoring::load_scoring(index_dir));
+  const auto& layout = art.layout;
+  const auto& hint = art.hint;
+  auto& matrix = art.matrix;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(&layout, &hint));
   PRIVSEARCH_ASSIGN_OR_RETURN(

@@ -76,10 +76,8 @@ Result<PrivateEvalResult> run_private_eval(
         "index has {} documents, collection {}", store.rows(), collection.corpus.size()));
   }
   scoring::ScoringArtifacts art;
-  if (manifest.find("scoring_layout") != nullptr) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(art.layout, scoring::load_layout(index_dir / scoring::kLayoutFile));
-    PRIVSEARCH_ASSIGN_OR_RETURN(art.matrix, scoring::load_matrix(index_dir / scoring::kMatrixFile));
-    PRIVSEARCH_ASSIGN_OR_RETURN(art.hint, scoring::load_hint(index_dir / scoring::kHintFile));
+  if (manifest.find(scoring::kLayoutArtifact) != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(art, scoring::load_scoring(index_dir));
   } else {
     index::Matrix x;
     x.rows = store.rows();

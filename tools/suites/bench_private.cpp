@@ -39,13 +39,9 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
                                                   bits, scoring::kScoringFormatVersion) +
                                       (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : "") +
                                       (o.fill != 0.9 ? fmt::format("-f{}", o.fill) : ""));
-  scoring::ScoringArtifacts a;
   if (std::filesystem::exists(dir / scoring::kHintFile)) {
     progress("reusing " + dir.string());
-    PRIVSEARCH_ASSIGN_OR_RETURN(a.layout, scoring::load_layout(dir / scoring::kLayoutFile));
-    PRIVSEARCH_ASSIGN_OR_RETURN(a.matrix, scoring::load_matrix(dir / scoring::kMatrixFile));
-    PRIVSEARCH_ASSIGN_OR_RETURN(a.hint, scoring::load_hint(dir / scoring::kHintFile));
-    return a;
+    return scoring::load_scoring(dir);
   }
   index::Matrix x;
   x.rows = store.rows();
@@ -53,13 +49,10 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   x.data.resize(x.rows * x.cols);
   for (std::size_t r = 0; r < x.rows; ++r) std::copy_n(store.row(r), x.cols, x.data.data() + r * x.cols);
   const auto t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(a, scoring::build_scoring(x, so, progress.callback()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto a, scoring::build_scoring(x, so, progress.callback()));
   build_s = ms_since(t0) / 1000.0;
   std::filesystem::create_directories(dir);
-  // Layout and matrix first, the hint (the resume marker) last.
-  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_layout(dir / scoring::kLayoutFile, a.layout));
-  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_matrix(dir / scoring::kMatrixFile, a.matrix));
-  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_hint(dir / scoring::kHintFile, a.hint));
+  PRIVSEARCH_RETURN_IF_ERROR(scoring::save_scoring(dir, a));  // the hint, the resume marker, last
   return a;
 }
 
