@@ -11,7 +11,11 @@
 
 namespace privsearch::index {
 
-namespace {
+void put_header(ByteWriter& w, const char magic[4]) {
+  w.put_bytes({reinterpret_cast<const std::uint8_t*>(magic), 4});
+  w.put_u16(1);
+  w.put_u16(0);
+}
 
 void put_floats(ByteWriter& w, std::span<const float> v) {
   w.put_bytes({reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4});
@@ -40,13 +44,9 @@ Status read_header(ByteReader& r, const char magic[4], const std::filesystem::pa
   return Status();
 }
 
-}  // namespace
-
 Status save_projection(const std::filesystem::path& file, const Projection& p) {
   ByteWriter w;
-  w.put_bytes({reinterpret_cast<const std::uint8_t*>("PSPJ"), 4});
-  w.put_u16(1);
-  w.put_u16(0);
+  put_header(w, "PSPJ");
   w.put_u8(static_cast<std::uint8_t>(p.kind));
   w.put_u32(static_cast<std::uint32_t>(p.input_dim));
   w.put_u32(static_cast<std::uint32_t>(p.output_dim));
@@ -90,9 +90,7 @@ Result<Projection> load_projection(const std::filesystem::path& file) {
 
 Status save_pq(const std::filesystem::path& file, const PqArtifact& a) {
   ByteWriter w;
-  w.put_bytes({reinterpret_cast<const std::uint8_t*>("PSPQ"), 4});
-  w.put_u16(1);
-  w.put_u16(0);
+  put_header(w, "PSPQ");
   w.put_u32(static_cast<std::uint32_t>(a.codebook.dim));
   w.put_u32(static_cast<std::uint32_t>(a.codebook.m));
   w.put_u64(a.count);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "core/bytes.h"
 #include "core/status.h"
 #include "index/pq.h"
 #include "index/projection.h"
@@ -16,5 +17,12 @@ Status save_projection(const std::filesystem::path& file, const Projection& p);
 Result<Projection> load_projection(const std::filesystem::path& file);
 Status save_pq(const std::filesystem::path& file, const PqArtifact& a);
 Result<PqArtifact> load_pq(const std::filesystem::path& file);
+
+// The pieces of every artifact file above (and index/ivf.h): the magic and version 1 header,
+// float arrays (little-endian float32; the reader refuses non-finite values, naming `what`).
+void put_header(ByteWriter& w, const char magic[4]);
+Status read_header(ByteReader& r, const char magic[4], const std::filesystem::path& file);
+void put_floats(ByteWriter& w, std::span<const float> v);
+Status get_floats(ByteReader& r, std::span<float> out, const char* what);
 
 }  // namespace privsearch::index

@@ -12,6 +12,21 @@
 
 namespace privsearch::index {
 
+std::vector<std::size_t> seeded_sample(std::size_t rows, std::size_t count, std::uint64_t seed,
+                                       std::uint32_t stream) {
+  count = std::min(count, rows);
+  std::vector<std::size_t> order(rows);
+  std::iota(order.begin(), order.end(), 0);
+  Seed s{};
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  Prng prng = Prng::from_seed(s, stream);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::swap(order[i], order[i + prng.uniform_below(rows - i)]);
+  }
+  order.resize(count);
+  return order;
+}
+
 Result<PqArtifact> build_pq(const Matrix& x, const PqOptions& o) {
   const std::size_t m = o.m == 0 ? std::max<std::size_t>(1, x.cols / 8) : o.m;
   if (x.rows == 0 || x.cols == 0 || x.cols % m != 0) {
@@ -24,14 +39,7 @@ Result<PqArtifact> build_pq(const Matrix& x, const PqOptions& o) {
     return invalid_argument_error(
         fmt::format("{} training vectors; PQ with 8 bits needs at least 256", n_train));
   }
-  std::vector<std::size_t> order(x.rows);
-  std::iota(order.begin(), order.end(), 0);
-  Seed s{};
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(o.seed >> (8 * i));
-  Prng prng = Prng::from_seed(s, 4);
-  for (std::size_t i = 0; i < n_train; ++i) {
-    std::swap(order[i], order[i + prng.uniform_below(x.rows - i)]);
-  }
+  const auto order = seeded_sample(x.rows, n_train, o.seed, 4);
   std::vector<float> train(n_train * x.cols);
   for (std::size_t i = 0; i < n_train; ++i) {
     std::copy_n(x.row(order[i]), x.cols, train.data() + i * x.cols);

@@ -43,6 +43,11 @@ struct PqOptions {
 // nearest divisor of d' so the subspaces are equal; at least 1.
 std::size_t default_pq_m(std::size_t dim, std::size_t divisor = 8);
 
+// `count` distinct row indices of `rows`, drawn by a Fisher-Yates prefix from the build seed
+// (`stream` separates the uses: 4 = PQ training, 5 = IVF training).
+std::vector<std::size_t> seeded_sample(std::size_t rows, std::size_t count, std::uint64_t seed,
+                                       std::uint32_t stream);
+
 // kInvalidArgument when m does not divide d' or the sample is smaller than 256 vectors;
 // kInternal wrapping a Faiss exception.
 Result<PqArtifact> build_pq(const Matrix& projected, const PqOptions& options);

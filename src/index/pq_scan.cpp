@@ -8,37 +8,19 @@
 
 namespace privsearch::index {
 
-Result<PqScanner> PqScanner::create(const PqArtifact& a) {
-  const std::size_t m = a.codebook.m;
-  if (m == 0 || m > 257 || a.codebook.ksub != 256 || a.codes.size() != a.count * m) {
-    return invalid_argument_error("PQ artifact shape unsupported by the fast scan");
-  }
-  PqScanner s(a);
-  s.simd_ = detail::vbmi_available();
-  const std::size_t blocks = (a.count + 63) / 64;
-  s.blocked_.assign(blocks * m * 64, 0);
-  for (std::size_t i = 0; i < a.count; ++i) {
-    const std::uint8_t* code = a.codes.data() + i * m;
-    std::uint8_t* dst = s.blocked_.data() + (i / 64) * m * 64 + (i % 64);
-    for (std::size_t j = 0; j < m; ++j) dst[j * 64] = code[j];
-  }
-  return s;
-}
+namespace {
 
-Result<std::vector<std::uint32_t>> PqScanner::search(std::span<const float> q,
-                                                     std::size_t k) const {
-  const PqArtifact& a = *artifact_;
-  if (!simd_) return pq_search(a, q, k);
-  const PqCodebook& cb = a.codebook;
-  if (q.size() != cb.dim) {
-    return invalid_argument_error(
-        fmt::format("query has {} values; the PQ artifact has d' = {}", q.size(), cb.dim));
-  }
-  k = std::min(k, a.count);
-  if (k == 0) return std::vector<std::uint32_t>{};
+// The quantity every segment's scan needs once per query: the float tables
+// lut[j][c] = <q_j, centroid_{j,c}> and their byte quantization with one step for all tables.
+struct QueryTables {
+  std::vector<float> lut;    // m x 256
+  std::vector<std::uint8_t> t8;  // m x 256
+};
+
+QueryTables query_tables(const PqCodebook& cb, std::span<const float> q) {
   const std::size_t m = cb.m;
-  // Float tables and their byte quantization with one step for all tables.
-  std::vector<float> lut(m * 256);
+  QueryTables t;
+  t.lut.resize(m * 256);
   std::vector<float> mins(m);
   float max_range = 0;
   for (std::size_t j = 0; j < m; ++j) {
@@ -46,8 +28,8 @@ Result<std::vector<std::uint32_t>> PqScanner::search(std::span<const float> q,
     for (std::size_t c = 0; c < 256; ++c) {
       const float* cen = cb.centroids.data() + (j * 256 + c) * cb.dsub;
       float s = 0;
-      for (std::size_t t = 0; t < cb.dsub; ++t) s += q[j * cb.dsub + t] * cen[t];
-      lut[j * 256 + c] = s;
+      for (std::size_t u = 0; u < cb.dsub; ++u) s += q[j * cb.dsub + u] * cen[u];
+      t.lut[j * 256 + c] = s;
       lo = std::min(lo, s);
       hi = std::max(hi, s);
     }
@@ -55,21 +37,63 @@ Result<std::vector<std::uint32_t>> PqScanner::search(std::span<const float> q,
     max_range = std::max(max_range, hi - lo);
   }
   const float delta = max_range > 0 ? max_range / 255.0f : 1.0f;
-  std::vector<std::uint8_t> t8(m * 256);
+  t.t8.resize(m * 256);
   for (std::size_t j = 0; j < m; ++j) {
     for (std::size_t c = 0; c < 256; ++c) {
-      const float v = std::nearbyint((lut[j * 256 + c] - mins[j]) / delta);
-      t8[j * 256 + c] = static_cast<std::uint8_t>(std::clamp(v, 0.0f, 255.0f));
+      const float v = std::nearbyint((t.lut[j * 256 + c] - mins[j]) / delta);
+      t.t8[j * 256 + c] = static_cast<std::uint8_t>(std::clamp(v, 0.0f, 255.0f));
     }
   }
-  const std::size_t blocks = (a.count + 63) / 64;
-  std::vector<std::uint16_t> approx(blocks * 64);
-  detail::scan_blocks_vbmi(blocked_.data(), blocks, m, t8.data(), approx.data());
-  // K-th largest approximate score among real documents, then the candidate pool within the
-  // error bound: |approx*delta + sum(mins) - exact| <= m * delta / 2 (+ float rounding).
-  // The K-th largest 16-bit score from a histogram (one pass, no sort of a million values).
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t count,
+                                      std::size_t m) {
+  std::vector<std::uint8_t> blocked(((count + 63) / 64) * m * 64, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint8_t* code = codes + i * m;
+    std::uint8_t* dst = blocked.data() + (i / 64) * m * 64 + (i % 64);
+    for (std::size_t j = 0; j < m; ++j) dst[j * 64] = code[j];
+  }
+  return blocked;
+}
+
+Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
+                                              std::span<const CodeSegment> segments,
+                                              std::span<const float> q, std::size_t k) {
+  const std::size_t m = cb.m;
+  if (m == 0 || m > 257 || cb.ksub != 256) {
+    return invalid_argument_error("PQ codebook shape unsupported by the fast scan");
+  }
+  if (q.size() != cb.dim) {
+    return invalid_argument_error(
+        fmt::format("query has {} values; the PQ artifact has d' = {}", q.size(), cb.dim));
+  }
+  std::size_t total = 0;
+  for (const auto& s : segments) total += s.count;
+  k = std::min(k, total);
+  if (k == 0) return std::vector<std::uint32_t>{};
+  const QueryTables tables = query_tables(cb, q);
+  const bool simd = detail::vbmi_available();
+  // approx[segment][i]: 16-bit sums, one run of whole blocks per segment.
+  std::vector<std::vector<std::uint16_t>> approx(segments.size());
   std::vector<std::uint32_t> histogram(65536, 0);
-  for (std::size_t i = 0; i < a.count; ++i) ++histogram[approx[i]];
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    const std::size_t blocks = (segments[s].count + 63) / 64;
+    approx[s].resize(blocks * 64);
+    if (simd) {
+      detail::scan_blocks_vbmi(segments[s].blocked, blocks, m, tables.t8.data(), approx[s].data());
+    } else {
+      detail::scan_blocks_scalar(segments[s].blocked, blocks, m, tables.t8.data(),
+                                 approx[s].data());
+    }
+    for (std::size_t i = 0; i < segments[s].count; ++i) ++histogram[approx[s][i]];
+  }
+  // The K-th largest 16-bit score from the histogram (one pass, no sort of a million values),
+  // then the candidate pool within the error bound: |approx * delta + sum(mins) - exact| <=
+  // m * delta / 2 (+ float rounding), so anything within m * delta of the K-th can be in the top K.
   std::size_t seen = 0;
   std::size_t kth_value = 65535;
   for (std::size_t v = 65536; v-- > 0;) {
@@ -81,27 +105,64 @@ Result<std::vector<std::uint32_t>> PqScanner::search(std::span<const float> q,
   }
   const double kth = static_cast<double>(kth_value);
   const double slack = static_cast<double>(m) + 2.0;  // m * delta (two half-errors) in units of delta
-  std::vector<std::uint32_t> pool;
-  for (std::size_t i = 0; i < a.count; ++i) {
-    if (static_cast<double>(approx[i]) >= kth - slack) pool.push_back(static_cast<std::uint32_t>(i));
+  struct Scored {
+    float score;
+    std::uint32_t id;
+  };
+  std::vector<Scored> pool;
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    const CodeSegment& seg = segments[s];
+    for (std::size_t i = 0; i < seg.count; ++i) {
+      if (static_cast<double>(approx[s][i]) < kth - slack) continue;
+      // Exact rescoring from the block layout: code j of document i is at block i / 64, row j.
+      const std::uint8_t* base = seg.blocked + (i / 64) * m * 64 + (i % 64);
+      float score = 0;
+      for (std::size_t j = 0; j < m; ++j) score += tables.lut[j * 256 + base[j * 64]];
+      pool.push_back({score, seg.ids != nullptr ? seg.ids[i] : static_cast<std::uint32_t>(i)});
+    }
   }
-  std::vector<float> exact(pool.size());
-  for (std::size_t p = 0; p < pool.size(); ++p) {
-    const std::uint8_t* code = a.codes.data() + static_cast<std::size_t>(pool[p]) * m;
-    float s = 0;
-    for (std::size_t j = 0; j < m; ++j) s += lut[j * 256 + code[j]];
-    exact[p] = s;
-  }
-  std::vector<std::size_t> order(pool.size());
-  std::iota(order.begin(), order.end(), 0);
   const std::size_t kk = std::min(k, pool.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kk), order.end(),
-                    [&](std::size_t x, std::size_t y) {
-                      return exact[x] > exact[y] || (exact[x] == exact[y] && pool[x] < pool[y]);
+  std::partial_sort(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(kk), pool.end(),
+                    [](const Scored& x, const Scored& y) {
+                      return x.score > y.score || (x.score == y.score && x.id < y.id);
                     });
   std::vector<std::uint32_t> out(kk);
-  for (std::size_t i = 0; i < kk; ++i) out[i] = pool[order[i]];
+  for (std::size_t i = 0; i < kk; ++i) out[i] = pool[i].id;
   return out;
 }
+
+Result<PqScanner> PqScanner::create(const PqArtifact& a) {
+  const std::size_t m = a.codebook.m;
+  if (m == 0 || m > 257 || a.codebook.ksub != 256 || a.codes.size() != a.count * m) {
+    return invalid_argument_error("PQ artifact shape unsupported by the fast scan");
+  }
+  PqScanner s(a);
+  s.simd_ = detail::vbmi_available();
+  s.blocked_ = block_codes(a.codes.data(), a.count, m);
+  return s;
+}
+
+Result<std::vector<std::uint32_t>> PqScanner::search(std::span<const float> q,
+                                                     std::size_t k) const {
+  const CodeSegment whole{blocked_.data(), artifact_->count, nullptr};
+  return scan_top_k(artifact_->codebook, std::span(&whole, 1), q, k);
+}
+
+namespace detail {
+
+void scan_blocks_scalar(const std::uint8_t* blocked, std::size_t blocks, std::size_t m,
+                        const std::uint8_t* tables, std::uint16_t* out) {
+  for (std::size_t blk = 0; blk < blocks; ++blk) {
+    std::uint16_t acc[64] = {};
+    const std::uint8_t* codes = blocked + blk * m * 64;
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::uint8_t* t = tables + j * 256;
+      for (std::size_t lane = 0; lane < 64; ++lane) acc[lane] += t[codes[j * 64 + lane]];
+    }
+    std::copy_n(acc, 64, out + blk * 64);
+  }
+}
+
+}  // namespace detail
 
 }  // namespace privsearch::index

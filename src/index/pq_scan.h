@@ -21,6 +21,25 @@
 
 namespace privsearch::index {
 
+// The codes of `count` documents in the scan's block layout (ceil(count / 64), m, 64), padding
+// zero, and their document ids (null: the documents are 0 .. count - 1). A flat artifact is one
+// segment; an IVF search (index/ivf.h) scans the segments of the lists it probed.
+struct CodeSegment {
+  const std::uint8_t* blocked = nullptr;
+  std::size_t count = 0;
+  const std::uint32_t* ids = nullptr;
+};
+
+// `codes` ((count, m), one row per document) in the block layout.
+std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t count, std::size_t m);
+
+// The top k document ids over all segments by approximate inner product with `query`, best first,
+// ties by the smaller id: the same result as pq_search over the union of the segments. Uses the
+// VBMI kernel when the CPU has it, else a scalar loop that computes the same byte sums.
+Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& codebook,
+                                              std::span<const CodeSegment> segments,
+                                              std::span<const float> query, std::size_t k);
+
 class PqScanner {
  public:
   // Transposes the artifact's codes (kept by reference: the artifact must outlive the scanner).
@@ -39,7 +58,9 @@ class PqScanner {
 namespace detail {
 bool vbmi_available();
 // Adds, for every document of every block, the byte table entries of its codes.
-// out: blocks * 64 uint16 sums.
+// out: blocks * 64 uint16 sums. The scalar loop is the reference the kernel is tested against.
+void scan_blocks_scalar(const std::uint8_t* blocked, std::size_t blocks, std::size_t m,
+                        const std::uint8_t* tables /* m x 256 */, std::uint16_t* out);
 void scan_blocks_vbmi(const std::uint8_t* blocked, std::size_t blocks, std::size_t m,
                       const std::uint8_t* tables /* m x 256 */, std::uint16_t* out);
 }  // namespace detail

@@ -3,8 +3,13 @@
 
 #include <cmath>
 #include <complex>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ckks/param_sets.h"
@@ -36,6 +41,18 @@ inline double precision_bits(std::span<const double> a, std::span<const double> 
   double m = 0;
   for (std::size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(a[i] - b[i]));
   return m == 0 ? 64.0 : -std::log2(m);
+}
+
+// A new empty directory under the system's temporary directory, named by `label`, the process
+// and a counter (the caller removes it).
+inline std::filesystem::path temp_dir(const std::string& label) {
+  static std::atomic<int> counter{0};
+  auto dir = std::filesystem::temp_directory_path() /
+             ("privsearch-" + label + "-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 inline ckks::Params insecure_params(std::size_t n) {

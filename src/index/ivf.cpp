@@ -1,0 +1,390 @@
+#include "index/ivf.h"
+
+#include <faiss/Clustering.h>
+#include <faiss/IndexFlat.h>
+#include <faiss/impl/FaissException.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/bytes.h"
+#include "index/artifacts.h"
+#include "index/atomic_file.h"
+
+namespace privsearch::index {
+
+namespace {
+
+constexpr std::size_t kMaxLists = 1u << 22;
+constexpr std::size_t kDirectoryEntryBytes = 8 + 8 + 4 + 32;
+constexpr char kSegmentMagic[4] = {'P', 'S', 'L', 'S'};
+
+std::uint16_t to_half_bits(float v) {
+  const _Float16 h = static_cast<_Float16>(v);
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+float from_half_bits(std::uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+
+std::size_t blocked_bytes(std::size_t count, std::size_t m) { return ((count + 63) / 64) * m * 64; }
+
+std::size_t segment_bytes(std::size_t count, std::size_t m) {
+  return kListSegmentHeaderBytes + count * 4 + blocked_bytes(count, m);
+}
+
+float dot(const float* a, const float* b, std::size_t n) {
+  float s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// The list maximizing <x[:r], c_l> (ties: the smaller l), for `count` rows of stride d'.
+std::vector<std::uint32_t> assign(const std::vector<float>& centroids, std::size_t lists,
+                                  std::size_t r, const Matrix& x) {
+  std::vector<std::uint32_t> out(x.rows);
+  // Faiss's exhaustive inner-product search (BLAS) over blocks of rows; Faiss breaks ties by the
+  // smaller index as well.
+  faiss::IndexFlatIP flat(static_cast<faiss::Index::idx_t>(r));
+  flat.add(static_cast<faiss::Index::idx_t>(lists), centroids.data());
+  constexpr std::size_t kBlock = 16384;
+  std::vector<float> prefix(kBlock * r);
+  std::vector<float> distances(kBlock);
+  std::vector<faiss::Index::idx_t> labels(kBlock);
+  for (std::size_t start = 0; start < x.rows; start += kBlock) {
+    const std::size_t n = std::min(kBlock, x.rows - start);
+    for (std::size_t i = 0; i < n; ++i) std::copy_n(x.row(start + i), r, prefix.data() + i * r);
+    flat.search(static_cast<faiss::Index::idx_t>(n), prefix.data(), 1, distances.data(), labels.data());
+    for (std::size_t i = 0; i < n; ++i) out[start + i] = static_cast<std::uint32_t>(labels[i]);
+  }
+  return out;
+}
+
+void put_segment(ByteWriter& w, std::uint32_t list, std::span<const std::uint32_t> ids,
+                 const PqArtifact& pq) {
+  const std::size_t m = pq.codebook.m;
+  w.put_bytes({reinterpret_cast<const std::uint8_t*>(kSegmentMagic), 4});
+  w.put_u16(1);
+  w.put_u16(0);
+  w.put_u32(list);
+  w.put_u32(static_cast<std::uint32_t>(ids.size()));
+  w.put_u32(static_cast<std::uint32_t>(m));
+  w.put_u32(0);
+  for (const auto id : ids) w.put_u32(id);
+  std::vector<std::uint8_t> codes(ids.size() * m);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::copy_n(pq.codes.data() + std::size_t{ids[i]} * m, m, codes.data() + i * m);
+  }
+  w.put_bytes(block_codes(codes.data(), ids.size(), m));
+}
+
+}  // namespace
+
+std::size_t default_ivf_lists(std::uint64_t documents) {
+  const auto lists = static_cast<std::uint64_t>(std::llround(std::sqrt(static_cast<double>(documents))));
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(lists, 1, std::max<std::uint64_t>(documents, 1)));
+}
+
+float round_to_half(float v) { return from_half_bits(to_half_bits(v)); }
+
+Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& pq,
+                                             const IvfOptions& o,
+                                             const std::filesystem::path& dir) {
+  const std::size_t lists = o.lists != 0 ? o.lists : default_ivf_lists(x.rows);
+  const std::size_t r = o.route_dim != 0 ? o.route_dim : x.cols;
+  if (x.rows == 0 || pq.count != x.rows || pq.codebook.dim != x.cols) {
+    return invalid_argument_error("the IVF build needs the PQ artifact of the same projected rows");
+  }
+  if (lists > x.rows || lists > kMaxLists) {
+    return invalid_argument_error(fmt::format(
+        "{} IVF lists for {} documents; at most one list per document (and {})", lists, x.rows,
+        kMaxLists));
+  }
+  if (r > x.cols) {
+    return invalid_argument_error(
+        fmt::format("IVF route dimension {} above d' = {}", r, x.cols));
+  }
+  if (x.rows > std::numeric_limits<std::uint32_t>::max()) {
+    return invalid_argument_error("the IVF lists hold 32-bit document ids");
+  }
+  // Seeded training sample (prefix coordinates only), at least one point per list.
+  const auto sample = seeded_sample(x.rows, std::max(o.train_size, lists), o.seed, 5);
+  std::vector<float> train(sample.size() * r);
+  for (std::size_t i = 0; i < sample.size(); ++i) {
+    std::copy_n(x.row(sample[i]), r, train.data() + i * r);
+  }
+  std::vector<float> centroids;
+  try {
+    faiss::ClusteringParameters cp;
+    cp.niter = o.iterations;
+    cp.spherical = true;
+    cp.seed = static_cast<int>(o.seed & 0x7fffffff);
+    cp.max_points_per_centroid = std::max<int>(256, static_cast<int>(sample.size() / lists + 1));
+    cp.min_points_per_centroid = 1;
+    faiss::Clustering clustering(static_cast<int>(r), static_cast<int>(lists), cp);
+    faiss::IndexFlatIP index(static_cast<faiss::Index::idx_t>(r));
+    clustering.train(static_cast<faiss::Index::idx_t>(sample.size()), train.data(), index);
+    centroids = clustering.centroids;
+  } catch (const faiss::FaissException& e) {
+    return internal_error(fmt::format("Faiss k-means failed: {}", e.what()));
+  }
+  // What the file keeps is what both sides route with.
+  for (auto& c : centroids) c = round_to_half(c);
+  std::vector<std::uint32_t> of_doc;
+  try {
+    of_doc = assign(centroids, lists, r, x);
+  } catch (const faiss::FaissException& e) {
+    return internal_error(fmt::format("Faiss list assignment failed: {}", e.what()));
+  }
+  std::vector<std::vector<std::uint32_t>> members(lists);
+  for (std::size_t d = 0; d < x.rows; ++d) members[of_doc[d]].push_back(static_cast<std::uint32_t>(d));
+
+  IvfIndex ivf;
+  ivf.documents = x.rows;
+  ivf.lists = lists;
+  ivf.route_dim = r;
+  ivf.codebook = pq.codebook;
+  ivf.centroids = std::move(centroids);
+  ivf.directory.resize(lists);
+  ByteWriter lw;
+  lw.put_bytes({reinterpret_cast<const std::uint8_t*>("PSIL"), 4});
+  lw.put_u16(1);
+  lw.put_u16(0);
+  lw.put_u64(lists);
+  for (std::size_t l = 0; l < lists; ++l) {
+    const std::size_t start = lw.size();
+    put_segment(lw, static_cast<std::uint32_t>(l), members[l], pq);
+    auto& ref = ivf.directory[l];
+    ref.offset = start;
+    ref.bytes = lw.size() - start;
+    ref.count = static_cast<std::uint32_t>(members[l].size());
+    ref.sha256 = sha256(std::span(lw.bytes()).subspan(start, ref.bytes));
+  }
+  ivf.lists_file_bytes = lw.size();
+  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / kIvfListsFile, lw.bytes()));
+
+  ByteWriter w;
+  put_header(w, "PSIV");
+  w.put_u64(ivf.documents);
+  w.put_u32(static_cast<std::uint32_t>(lists));
+  w.put_u32(static_cast<std::uint32_t>(x.cols));
+  w.put_u32(static_cast<std::uint32_t>(r));
+  w.put_u32(static_cast<std::uint32_t>(pq.codebook.m));
+  w.put_u64(ivf.lists_file_bytes);
+  put_floats(w, ivf.codebook.centroids);
+  for (const float c : ivf.centroids) w.put_u16(to_half_bits(c));
+  for (const auto& ref : ivf.directory) {
+    w.put_u64(ref.offset);
+    w.put_u64(ref.bytes);
+    w.put_u32(ref.count);
+    w.put_bytes(ref.sha256);
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / kIvfFile, w.bytes()));
+  return std::vector<ArtifactEntry>{{kIvfListsArtifact, kIvfListsFile, 0, ""},
+                                    {kIvfArtifact, kIvfFile, 0, ""}};
+}
+
+Result<IvfIndex> load_ivf(const std::filesystem::path& file) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
+  ByteReader r(bytes);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, "PSIV", file));
+  IvfIndex ivf;
+  std::uint32_t lists = 0, dim = 0, route = 0, m = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ivf.documents));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(lists));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(dim));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(route));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ivf.lists_file_bytes));
+  if (dim == 0 || dim > 4096 || m == 0 || m > 257 || dim % m != 0 || route == 0 || route > dim ||
+      lists == 0 || lists > kMaxLists || lists > ivf.documents ||
+      ivf.documents > std::numeric_limits<std::uint32_t>::max()) {
+    return data_loss_error(fmt::format(
+        "`{}`: IVF shape (N = {}, lists = {}, d' = {}, r = {}, M = {}) is invalid", file.string(),
+        ivf.documents, lists, dim, route, m));
+  }
+  const std::size_t codebook = std::size_t{m} * 256 * (dim / m);
+  const std::size_t expected = codebook * 4 + std::size_t{lists} * route * 2 +
+                               std::size_t{lists} * kDirectoryEntryBytes;
+  if (r.remaining() != expected) {
+    return data_loss_error(fmt::format("`{}`: {} bytes of data, the declared shape takes {}",
+                                       file.string(), r.remaining(), expected));
+  }
+  ivf.lists = lists;
+  ivf.route_dim = route;
+  ivf.codebook.dim = dim;
+  ivf.codebook.m = m;
+  ivf.codebook.ksub = 256;
+  ivf.codebook.dsub = dim / m;
+  ivf.codebook.centroids.resize(codebook);
+  PRIVSEARCH_RETURN_IF_ERROR(get_floats(r, ivf.codebook.centroids, "IVF codebook"));
+  ivf.centroids.resize(std::size_t{lists} * route);
+  for (auto& c : ivf.centroids) {
+    std::uint16_t bits = 0;
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(bits));
+    c = from_half_bits(bits);
+    if (!std::isfinite(c)) return data_loss_error(fmt::format("`{}`: a centroid is not finite", file.string()));
+  }
+  ivf.directory.resize(lists);
+  std::uint64_t next = kListsFileHeaderBytes, total = 0;
+  for (std::size_t l = 0; l < lists; ++l) {
+    auto& ref = ivf.directory[l];
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ref.offset));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ref.bytes));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(ref.count));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(ref.sha256));
+    if (ref.offset != next || ref.bytes != segment_bytes(ref.count, m)) {
+      return data_loss_error(fmt::format(
+          "`{}`: list {}'s segment (offset {}, {} bytes, {} documents) does not follow the "
+          "previous one or disagrees with its count", file.string(), l, ref.offset, ref.bytes, ref.count));
+    }
+    next += ref.bytes;
+    total += ref.count;
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  if (total != ivf.documents || next != ivf.lists_file_bytes) {
+    return data_loss_error(fmt::format("`{}`: the lists hold {} documents in {} bytes; the "
+                                       "header says {} in {}", file.string(), total, next,
+                                       ivf.documents, ivf.lists_file_bytes));
+  }
+  return ivf;
+}
+
+std::vector<std::uint32_t> route_query(const IvfIndex& ivf, std::span<const float> q,
+                                       std::size_t nprobe) {
+  nprobe = std::min(nprobe, ivf.lists);
+  if (q.size() < ivf.route_dim) return {};
+  std::vector<float> score(ivf.lists);
+  for (std::size_t l = 0; l < ivf.lists; ++l) {
+    score[l] = dot(q.data(), ivf.centroids.data() + l * ivf.route_dim, ivf.route_dim);
+  }
+  std::vector<std::uint32_t> order(ivf.lists);
+  std::iota(order.begin(), order.end(), 0u);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe), order.end(),
+                    [&](std::uint32_t a, std::uint32_t b) {
+                      return score[a] > score[b] || (score[a] == score[b] && a < b);
+                    });
+  order.resize(nprobe);
+  return order;
+}
+
+Result<IvfList> decode_list(const IvfIndex& ivf, std::uint32_t list,
+                            std::span<const std::uint8_t> segment) {
+  if (list >= ivf.lists) {
+    return out_of_range_error(fmt::format("list {} outside the index's {}", list, ivf.lists));
+  }
+  const auto& ref = ivf.directory[list];
+  if (segment.size() != ref.bytes || sha256(segment) != ref.sha256) {
+    return data_loss_error(fmt::format(
+        "list {}'s segment ({} bytes) is not the one the index directory names ({} bytes, "
+        "SHA-256 {}): tampered, truncated or from another index", list, segment.size(), ref.bytes,
+        to_hex(ref.sha256).substr(0, 16)));
+  }
+  ByteReader r(segment);
+  std::uint8_t magic[4];
+  std::uint16_t version = 0, zero16 = 0;
+  std::uint32_t named = 0, count = 0, m = 0, zero32 = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(magic));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(zero16));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(named));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(zero32));
+  if (std::memcmp(magic, kSegmentMagic, 4) != 0 || version != 1 || named != list ||
+      count != ref.count || m != ivf.codebook.m) {
+    return data_loss_error(fmt::format("list {}'s segment header is not a version 1 segment of "
+                                       "this list and codebook", list));
+  }
+  IvfList out;
+  out.list = list;
+  out.count = count;
+  out.ids.resize(count);
+  for (auto& id : out.ids) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(id));
+  for (std::size_t i = 0; i < count; ++i) {
+    if (out.ids[i] >= ivf.documents || (i > 0 && out.ids[i] <= out.ids[i - 1])) {
+      return data_loss_error(fmt::format("list {}: document ids not ascending inside the collection", list));
+    }
+  }
+  out.blocked.resize(blocked_bytes(count, m));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(out.blocked));
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  return out;
+}
+
+Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& ivf,
+                                              std::span<const IvfList* const> lists,
+                                              std::span<const float> query, std::size_t k) {
+  std::vector<CodeSegment> segments;
+  segments.reserve(lists.size());
+  for (const IvfList* l : lists) segments.push_back(l->segment());
+  return scan_top_k(ivf.codebook, segments, query, k);
+}
+
+Result<IvfListStore> IvfListStore::open(const std::filesystem::path& file, IvfIndex index) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
+  IvfListStore s;
+  s.fd_ = fd;
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size < 0 || static_cast<std::uint64_t>(size) != index.lists_file_bytes) {
+    return data_loss_error(fmt::format("`{}` has {} bytes; the IVF directory expects {}",
+                                       file.string(), static_cast<long long>(size),
+                                       index.lists_file_bytes));
+  }
+  s.index_ = std::move(index);
+  return s;
+}
+
+IvfListStore::IvfListStore(IvfListStore&& o) noexcept
+    : index_(std::move(o.index_)), fd_(std::exchange(o.fd_, -1)) {}
+
+IvfListStore& IvfListStore::operator=(IvfListStore&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    index_ = std::move(o.index_);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+IvfListStore::~IvfListStore() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::string> IvfListStore::segment(std::uint32_t list) const {
+  if (list >= index_.lists) {
+    return out_of_range_error(fmt::format("list {} outside the index's {}", list, index_.lists));
+  }
+  const auto& ref = index_.directory[list];
+  std::string bytes(ref.bytes, '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done,
+                              static_cast<off_t>(ref.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return data_loss_error(fmt::format("list {}'s segment is cut off on disk ({} of {} bytes)",
+                                         list, done, bytes.size()));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (sha256(byte_view(bytes)) != ref.sha256) {
+    return data_loss_error(fmt::format("list {}'s segment changed on disk since the index was "
+                                       "verified", list));
+  }
+  return bytes;
+}
+
+}  // namespace privsearch::index

@@ -1,0 +1,146 @@
+// The IVF-partitioned public index (issue 17; the search paper's "optional IVF variant"): the
+// client keeps only the coarse centroids, the PQ codebook and a directory of the lists, and
+// fetches the posting lists it probes from the provider, instead of downloading and scanning all
+// N codes.
+//
+// Coarse quantizer: spherical k-means (Faiss Clustering, seeded sample) on the first `route_dim`
+// coordinates of the projected vectors. The SVD basis is nested (its prefixes are the leading
+// principal directions), so a prefix routes nearly as well as the whole vector at a fraction of
+// the centroid bytes. Centroids are stored as binary16 (the client's download; their rounding is
+// what both sides route and assign with). Each document is in the list l maximizing
+// <x[:r], c_l>; a query probes the `nprobe` lists with the largest <q[:r], c_l> (ties: smaller l).
+// Lists hold the document ids and the codes of the same PQ codebook as the flat artifact, so an
+// IVF search that probes every list returns exactly the flat scan's top K.
+//
+// Files (artifacts in the manifest):
+//   ivf.bin ("PSIV", public, what a client downloads): documents, lists, d', r, M, the PQ
+//     codebook (float32), the centroids (lists x r binary16), then per list its segment's offset
+//     and size in ivf_lists.bin, its document count and the SHA-256 of its segment bytes.
+//   ivf_lists.bin ("PSIL", served by the provider list by list): the header, then one segment per
+//     list, in list order and contiguous. A segment is self-describing: "PSLS", u16 1, u16 0, u32
+//     list, u32 count, u32 M, u32 0, count u32 ids (ascending), then the codes in the scan's block
+//     layout (index/pq_scan.h: ceil(count / 64) x M x 64 bytes, padding zero).
+// A segment's SHA-256 is its content address: the client's cache keeps segments by it, checks
+// every fetched or cached one against the directory (itself covered by the signed manifest), and
+// keeps unchanged lists across index versions.
+// Thread safety: value types and pure functions; IvfListStore is immutable after open().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/sha256.h"
+#include "core/status.h"
+#include "index/manifest.h"
+#include "index/pq.h"
+#include "index/pq_scan.h"
+#include "index/vectors_io.h"
+
+namespace privsearch::index {
+
+inline constexpr char kIvfArtifact[] = "ivf";
+inline constexpr char kIvfListsArtifact[] = "ivf_lists";
+inline constexpr char kIvfFile[] = "ivf.bin";
+inline constexpr char kIvfListsFile[] = "ivf_lists.bin";
+inline constexpr std::size_t kListSegmentHeaderBytes = 24;
+inline constexpr std::size_t kListsFileHeaderBytes = 16;
+// Below this many documents `privsearch build` makes only the flat artifact (its download, about
+// 100 bytes per document at d' = 672, is small enough); at or above it, both.
+inline constexpr std::uint64_t kIvfDefaultMinDocuments = 2'000'000;
+
+struct IvfListRef {
+  std::uint64_t offset = 0;  // in ivf_lists.bin
+  std::uint64_t bytes = 0;   // the segment's size
+  std::uint32_t count = 0;   // documents in the list
+  Sha256Digest sha256{};     // of the segment's bytes
+};
+
+struct IvfIndex {
+  std::uint64_t documents = 0;
+  std::size_t lists = 0;
+  std::size_t route_dim = 0;        // r <= d'
+  PqCodebook codebook;              // d' = codebook.dim
+  std::vector<float> centroids;     // lists x r (binary16 values widened)
+  std::vector<IvfListRef> directory;  // one per list
+  std::uint64_t lists_file_bytes = 0;
+};
+
+struct IvfOptions {
+  std::size_t lists = 0;      // nlist; 0: default_ivf_lists(N)
+  std::size_t route_dim = 0;  // r; 0: d'
+  std::size_t train_size = 200000;
+  std::uint64_t seed = 1;
+  int iterations = 20;
+};
+
+// nlist for N documents: about sqrt(N) (Faiss's and Tiptoe's rule of thumb; issue 17 measures it),
+// at least 1 and at most N.
+std::size_t default_ivf_lists(std::uint64_t documents);
+
+// The binary16 value nearest to v, widened back (round to nearest even; what the file keeps).
+float round_to_half(float v);
+
+// Trains the centroids on a seeded sample of `projected` (rows x d'), assigns every document,
+// and writes ivf_lists.bin and ivf.bin into `dir` atomically (lists first). `pq` is the flat PQ
+// artifact of the same rows (its codebook and codes are reused). Returns the two manifest entries.
+Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& projected, const PqArtifact& pq,
+                                             const IvfOptions& options,
+                                             const std::filesystem::path& dir);
+
+// ivf.bin, checked: shape limits before allocation, finite values, contiguous segments whose
+// sizes match their counts, nothing trailing.
+Result<IvfIndex> load_ivf(const std::filesystem::path& file);
+
+// The `nprobe` lists whose centroids have the largest inner product with the query's first r
+// coordinates (query: d' values), best first, ties by the smaller list.
+std::vector<std::uint32_t> route_query(const IvfIndex& index, std::span<const float> query,
+                                       std::size_t nprobe);
+
+// One decoded posting list.
+struct IvfList {
+  std::uint32_t list = 0;
+  std::size_t count = 0;
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint8_t> blocked;  // ceil(count / 64) x M x 64
+  CodeSegment segment() const { return {blocked.data(), count, ids.data()}; }
+  std::size_t memory_bytes() const { return ids.size() * 4 + blocked.size(); }
+};
+
+// Decodes list `list`'s segment bytes: kDataLoss unless its SHA-256 is the directory's (a
+// tampered, truncated or misplaced segment), the header names this list, M and count match,
+// and its ids are ascending and inside the collection.
+Result<IvfList> decode_list(const IvfIndex& index, std::uint32_t list,
+                            std::span<const std::uint8_t> segment);
+
+// The top k documents over the given lists (same contract as scan_top_k).
+Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& index,
+                                              std::span<const IvfList* const> lists,
+                                              std::span<const float> query, std::size_t k);
+
+// The provider's view of ivf_lists.bin: segments read with pread from the descriptor opened at
+// load (a file truncated while serving is an error, never a signal) and checked against the
+// directory's SHA-256 before they are served. Move-only.
+class IvfListStore {
+ public:
+  static Result<IvfListStore> open(const std::filesystem::path& file, IvfIndex index);
+  IvfListStore(IvfListStore&& o) noexcept;
+  IvfListStore& operator=(IvfListStore&& o) noexcept;
+  IvfListStore(const IvfListStore&) = delete;
+  IvfListStore& operator=(const IvfListStore&) = delete;
+  ~IvfListStore();
+
+  const IvfIndex& index() const { return index_; }
+  // List `list`'s segment bytes: kOutOfRange for a list outside the index, kDataLoss when the
+  // bytes on disk are no longer the ones the directory names.
+  Result<std::string> segment(std::uint32_t list) const;
+
+ private:
+  IvfListStore() = default;
+  IvfIndex index_;
+  int fd_ = -1;
+};
+
+}  // namespace privsearch::index

@@ -1,0 +1,332 @@
+// The IVF-partitioned public index (index/ivf.h) and the segment scan it runs on
+// (index/pq_scan.h): against the flat reference scan, brute-force assignment, and every refusal
+// of its two file formats.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/bytes.h"
+#include "core/csprng.h"
+#include "index/atomic_file.h"
+#include "index/ivf.h"
+#include "index/pq.h"
+#include "index/pq_scan.h"
+#include "testing/test_util.h"
+
+namespace privsearch::index {
+namespace {
+
+namespace fs = std::filesystem;
+
+// n points around `clusters` random centres in d dimensions (a collection with topics).
+Matrix blobs(std::size_t n, std::size_t d, std::size_t clusters, std::uint64_t seed) {
+  Prng p = testing::test_prng(seed);
+  std::vector<float> centres(clusters * d);
+  for (auto& v : centres) v = static_cast<float>(2 * testing::uniform_pm1(p));
+  Matrix m;
+  m.rows = n;
+  m.cols = d;
+  m.data.resize(n * d);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = p.uniform_below(clusters);
+    for (std::size_t j = 0; j < d; ++j) {
+      m.data[i * d + j] = centres[c * d + j] + static_cast<float>(0.5 * testing::uniform_pm1(p));
+    }
+  }
+  return m;
+}
+
+std::vector<float> random_query(Prng& p, std::size_t d) {
+  std::vector<float> q(d);
+  for (auto& v : q) v = static_cast<float>(testing::uniform_pm1(p));
+  return q;
+}
+
+// The reference top k over the documents `ids` only: pq_search on an artifact of their codes.
+std::vector<std::uint32_t> reference_subset(const PqArtifact& a, const std::vector<std::uint32_t>& ids,
+                                            std::span<const float> q, std::size_t k) {
+  PqArtifact sub;
+  sub.codebook = a.codebook;
+  sub.count = ids.size();
+  for (const auto id : ids) {
+    sub.codes.insert(sub.codes.end(), a.codes.begin() + std::ptrdiff_t{id} * a.codebook.m,
+                     a.codes.begin() + std::ptrdiff_t{id + 1} * a.codebook.m);
+  }
+  auto top = *pq_search(sub, q, k);
+  for (auto& t : top) t = ids[t];  // ids ascending: ties keep the smaller id first
+  return top;
+}
+
+TEST(SegmentScan, ScalarBlockSumsAreTheKernels) {
+  if (!detail::vbmi_available()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
+  Prng p = testing::test_prng(40);
+  for (const std::size_t m : {1u, 7u, 84u, 257u}) {
+    std::vector<std::uint8_t> blocked(3 * m * 64), tables(m * 256);
+    p.fill(blocked);
+    p.fill(tables);
+    std::vector<std::uint16_t> a(3 * 64), b(3 * 64);
+    detail::scan_blocks_scalar(blocked.data(), 3, m, tables.data(), a.data());
+    detail::scan_blocks_vbmi(blocked.data(), 3, m, tables.data(), b.data());
+    EXPECT_EQ(a, b) << "m = " << m;
+  }
+}
+
+TEST(SegmentScan, SegmentsWithIdsScanLikeTheReferenceOverTheirDocuments) {
+  const auto x = blobs(2000, 32, 12, 41);
+  PqOptions o;
+  o.m = 8;
+  const auto a = *build_pq(x, o);
+  Prng p = testing::test_prng(42);
+  // A random partition of the documents into 5 segments (ids ascending in each), one left out.
+  std::vector<std::vector<std::uint32_t>> parts(5);
+  for (std::uint32_t d = 0; d < 2000; ++d) parts[p.uniform_below(5)].push_back(d);
+  std::vector<std::vector<std::uint8_t>> blocked;
+  std::vector<CodeSegment> segments;
+  std::vector<std::uint32_t> covered;
+  for (std::size_t s = 0; s < 4; ++s) {
+    std::vector<std::uint8_t> codes;
+    for (const auto id : parts[s]) {
+      codes.insert(codes.end(), a.codes.begin() + std::ptrdiff_t{id} * 8,
+                   a.codes.begin() + std::ptrdiff_t{id + 1} * 8);
+    }
+    blocked.push_back(block_codes(codes.data(), parts[s].size(), 8));
+    covered.insert(covered.end(), parts[s].begin(), parts[s].end());
+  }
+  for (std::size_t s = 0; s < 4; ++s) segments.push_back({blocked[s].data(), parts[s].size(), parts[s].data()});
+  std::sort(covered.begin(), covered.end());
+  for (int trial = 0; trial < 8; ++trial) {
+    const auto q = random_query(p, 32);
+    for (const std::size_t k : {1u, 10u, 100u, 5000u}) {
+      EXPECT_EQ(*scan_top_k(a.codebook, segments, q, k), reference_subset(a, covered, q, k))
+          << "k = " << k;
+    }
+  }
+  EXPECT_TRUE(scan_top_k(a.codebook, {}, random_query(p, 32), 10)->empty());
+  EXPECT_EQ(scan_top_k(a.codebook, segments, random_query(p, 31), 10).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(Ivf, HalfPrecisionRoundingKnownAnswers) {
+  EXPECT_EQ(round_to_half(1.0f), 1.0f);
+  EXPECT_EQ(round_to_half(0.1f), 0.0999755859375f);
+  EXPECT_EQ(round_to_half(1.0f / 3), 0.333251953125f);
+  EXPECT_EQ(round_to_half(-2.5f), -2.5f);
+  EXPECT_EQ(round_to_half(65504.0f), 65504.0f);
+  EXPECT_EQ(round_to_half(1.0f + 1.0f / 4096), 1.0f);  // ties to even
+}
+
+// One small IVF index (3,000 documents in 24 lists, routed on 32 of 48 coordinates), built once
+// for the suite; tests that damage files work on copies.
+class IvfBuilt : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = testing::temp_dir("ivf");
+    x_ = blobs(3000, 48, 20, 43);
+    PqOptions o;
+    o.m = 12;
+    pq_ = *build_pq(x_, o);
+    IvfOptions io;
+    io.lists = 24;
+    io.route_dim = 32;
+    const auto entries = build_ivf(x_, pq_, io, dir_);
+    ASSERT_TRUE(entries.ok()) << entries.status().message();
+    ASSERT_EQ(entries->size(), 2u);
+    ivf_ = *load_ivf(dir_ / kIvfFile);
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  static std::string segment_bytes(std::uint32_t list) {
+    const auto all = *read_file_bytes(dir_ / kIvfListsFile);
+    const auto& ref = ivf_.directory[list];
+    return std::string(reinterpret_cast<const char*>(all.data()) + ref.offset, ref.bytes);
+  }
+  static std::vector<IvfList> all_lists() {
+    std::vector<IvfList> lists;
+    for (std::uint32_t l = 0; l < ivf_.lists; ++l) {
+      lists.push_back(*decode_list(ivf_, l, byte_view(segment_bytes(l))));
+    }
+    return lists;
+  }
+
+  static inline fs::path dir_;
+  static inline Matrix x_;
+  static inline PqArtifact pq_;
+  static inline IvfIndex ivf_;
+};
+
+TEST_F(IvfBuilt, EveryDocumentIsInTheListOfItsBestCentroid) {
+  EXPECT_EQ(ivf_.lists, 24u);
+  EXPECT_EQ(ivf_.route_dim, 32u);
+  EXPECT_EQ(ivf_.documents, 3000u);
+  EXPECT_EQ(ivf_.codebook.centroids, pq_.codebook.centroids);
+  std::vector<int> seen(3000, 0);
+  for (const auto& list : all_lists()) {
+    for (std::size_t i = 0; i < list.count; ++i) {
+      const std::uint32_t d = list.ids[i];
+      ++seen[d];
+      // Brute force over the (binary16) centroids on the route prefix.
+      float best = -INFINITY;
+      std::uint32_t arg = 0;
+      for (std::uint32_t l = 0; l < ivf_.lists; ++l) {
+        float s = 0;
+        for (std::size_t j = 0; j < 32; ++j) s += x_.row(d)[j] * ivf_.centroids[l * 32 + j];
+        if (s > best) {
+          best = s;
+          arg = l;
+        }
+      }
+      EXPECT_NEAR(float(0), [&] {
+        float mine = 0;
+        for (std::size_t j = 0; j < 32; ++j) mine += x_.row(d)[j] * ivf_.centroids[list.list * 32 + j];
+        return best - mine;
+      }(), 1e-4f) << "document " << d << " in list " << list.list << ", best " << arg;
+      // Codes are the flat artifact's (block layout).
+      for (std::size_t j = 0; j < 12; ++j) {
+        ASSERT_EQ(list.blocked[(i / 64) * 12 * 64 + j * 64 + i % 64], pq_.codes[std::size_t{d} * 12 + j]);
+      }
+    }
+  }
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+  for (const float c : ivf_.centroids) EXPECT_EQ(c, round_to_half(c));
+}
+
+TEST_F(IvfBuilt, ProbingEveryListIsTheFlatScanAndFewerListsItsRestriction) {
+  const auto lists = all_lists();
+  Prng p = testing::test_prng(44);
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto q = random_query(p, 48);
+    const auto order = route_query(ivf_, q, ivf_.lists);
+    ASSERT_EQ(order.size(), ivf_.lists);
+    std::vector<const IvfList*> probed;
+    for (const auto l : order) probed.push_back(&lists[l]);
+    EXPECT_EQ(*ivf_search(ivf_, probed, q, 100), *pq_search(pq_, q, 100));
+    // The best 4 lists: the reference restricted to their documents.
+    probed.resize(4);
+    std::vector<std::uint32_t> ids;
+    for (const auto* l : probed) ids.insert(ids.end(), l->ids.begin(), l->ids.end());
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(*ivf_search(ivf_, probed, q, 10), reference_subset(pq_, ids, q, 10));
+  }
+}
+
+TEST_F(IvfBuilt, RoutingIsBestFirstWithTiesToTheSmallerList) {
+  Prng p = testing::test_prng(45);
+  const auto q = random_query(p, 48);
+  const auto order = route_query(ivf_, q, 5);
+  ASSERT_EQ(order.size(), 5u);
+  auto score = [&](std::uint32_t l) {
+    float s = 0;
+    for (std::size_t j = 0; j < 32; ++j) s += q[j] * ivf_.centroids[l * 32 + j];
+    return s;
+  };
+  for (std::size_t i = 1; i < order.size(); ++i) EXPECT_GE(score(order[i - 1]), score(order[i]));
+  for (std::uint32_t l = 0; l < ivf_.lists; ++l) {
+    if (std::find(order.begin(), order.end(), l) == order.end()) {
+      EXPECT_LE(score(l), score(order.back()));
+    }
+  }
+  // A zero query scores every list 0: the first lists win.
+  EXPECT_EQ(route_query(ivf_, std::vector<float>(48, 0.f), 3), (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(route_query(ivf_, q, 1000).size(), ivf_.lists);
+  EXPECT_TRUE(route_query(ivf_, std::vector<float>(8, 0.f), 3).empty());
+}
+
+TEST_F(IvfBuilt, DamagedSegmentsAreRefusedByName) {
+  const std::uint32_t l = 3;
+  auto good = segment_bytes(l);
+  ASSERT_TRUE(decode_list(ivf_, l, byte_view(good)).ok());
+  auto flipped = good;
+  flipped[flipped.size() / 2] ^= 1;
+  EXPECT_EQ(decode_list(ivf_, l, byte_view(flipped)).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(decode_list(ivf_, l, byte_view(good.substr(0, good.size() - 1))).status().code(),
+            StatusCode::kDataLoss);
+  // Another list's (valid) segment in this list's place.
+  EXPECT_EQ(decode_list(ivf_, 4, byte_view(good)).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(decode_list(ivf_, 24, byte_view(good)).status().code(), StatusCode::kOutOfRange);
+  // A segment whose hash the directory names but whose header lies (a directory forged along
+  // with it): refused by the header check.
+  IvfIndex forged = ivf_;
+  auto renamed = good;
+  renamed[8] ^= 1;  // list number
+  forged.directory[l].sha256 = sha256(byte_view(renamed));
+  const auto status = decode_list(forged, l, byte_view(renamed)).status();
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_NE(status.message().find("header"), std::string::npos) << status.message();
+}
+
+TEST_F(IvfBuilt, DamagedDirectoryFilesAreRefused) {
+  const auto bytes = *read_file_bytes(dir_ / kIvfFile);
+  const auto write = [&](const std::vector<std::uint8_t>& b) {
+    ASSERT_TRUE(write_bytes_atomically(dir_ / "bad.bin", b).ok());
+  };
+  auto cut = bytes;
+  cut.pop_back();
+  write(cut);
+  EXPECT_EQ(load_ivf(dir_ / "bad.bin").status().code(), StatusCode::kDataLoss);
+  auto magic = bytes;
+  magic[0] = 'X';
+  write(magic);
+  EXPECT_EQ(load_ivf(dir_ / "bad.bin").status().code(), StatusCode::kDataLoss);
+  // The first directory entry's count (after the header, codebook and centroids).
+  const std::size_t dir_start = 8 + 8 + 4 * 4 + 8 + 12 * 256 * 4 * 4 + 24 * 32 * 2;
+  auto count = bytes;
+  count[dir_start + 16] ^= 1;
+  write(count);
+  const auto s = load_ivf(dir_ / "bad.bin").status();
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("list 0"), std::string::npos) << s.message();
+  auto lists = bytes;
+  lists[8 + 8] = 0xff;  // 255 + ... lists: the sizes no longer match
+  write(lists);
+  EXPECT_EQ(load_ivf(dir_ / "bad.bin").status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(IvfBuilt, TheProviderStoreServesVerifiedSegmentsOnly) {
+  const auto served = dir_ / "served.bin";
+  fs::copy_file(dir_ / kIvfListsFile, served, fs::copy_options::overwrite_existing);
+  auto store = *IvfListStore::open(served, ivf_);
+  EXPECT_EQ(*store.segment(5), segment_bytes(5));
+  EXPECT_EQ(store.segment(24).status().code(), StatusCode::kOutOfRange);
+  // Changed in place after the load: refused, never served.
+  const auto& ref = ivf_.directory[5];
+  {
+    std::fstream f(served, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(ref.offset + ref.bytes - 1));
+    f.put('\x7f');
+  }
+  EXPECT_EQ(store.segment(5).status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(store.segment(4).ok());
+  // Cut off: the last list can no longer be read.
+  fs::resize_file(served, ivf_.lists_file_bytes - 10);
+  EXPECT_EQ(store.segment(23).status().code(), StatusCode::kDataLoss);
+  // A file of the wrong size is refused at open.
+  EXPECT_EQ(IvfListStore::open(served, ivf_).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(IvfListStore::open(dir_ / "missing.bin", ivf_).status().code(), StatusCode::kUnavailable);
+}
+
+TEST(Ivf, BuildRefusesImpossibleShapes) {
+  const auto x = blobs(300, 16, 3, 46);
+  PqOptions o;
+  o.m = 4;
+  const auto pq = *build_pq(x, o);
+  const auto dir = testing::temp_dir("ivf_bad");
+  IvfOptions io;
+  io.lists = 301;
+  EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
+  io.lists = 4;
+  io.route_dim = 17;
+  EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
+  io.route_dim = 0;
+  const auto other = blobs(299, 16, 3, 47);
+  EXPECT_EQ(build_ivf(other, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(default_ivf_lists(10'000'000), 3162u);
+  EXPECT_EQ(default_ivf_lists(1), 1u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace privsearch::index
