@@ -217,7 +217,7 @@ class Client {
     py::gil_scoped_release nogil;
     auto transport = value_or_raise(client::ProviderClient::connect(co));
     sc_ = value_or_raise(
-        client::SearchClient::open(index_dir, std::move(transport), {trust_key, seen_versions}));
+        client::SearchClient::open(index_dir, std::move(transport), client::IndexTrust{trust_key, seen_versions}));
   }
 
   std::size_t input_dim() const { return sc_->input_dim(); }

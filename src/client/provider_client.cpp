@@ -175,6 +175,12 @@ Result<v1::PrivateScoreResponse> ProviderClient::private_score(
       request, &v1::Provider::Stub::PrivateScore, "PrivateScore");
 }
 
+Result<v1::FetchListsResponse> ProviderClient::fetch_lists(const v1::FetchListsRequest& request) {
+  // Static bytes: transport failures are retried.
+  return impl_->invoke<v1::FetchListsRequest, v1::FetchListsResponse>(
+      request, &v1::Provider::Stub::FetchLists, "FetchLists");
+}
+
 Result<v1::PirInfo> ProviderClient::pir_info() {
   return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(v1::PirInfoRequest(),
                                                         &v1::Provider::Stub::GetPirInfo,

@@ -46,6 +46,7 @@ class ProviderClient {
   Result<v1::PirStatusResponse> pir_status(const v1::PirStatusRequest& request);
   Result<v1::PirQueryResponse> pir_query(const v1::PirQueryRequest& request);
   Result<v1::PrivateScoreResponse> private_score(const v1::PrivateScoreRequest& request);
+  Result<v1::FetchListsResponse> fetch_lists(const v1::FetchListsRequest& request);
 
   struct Impl;
 

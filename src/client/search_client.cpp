@@ -15,6 +15,7 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "index/artifacts.h"
+#include "index/ivf.h"
 #include "index/manifest.h"
 #include "index/payload_store.h"
 #include "index/pq_scan.h"
@@ -35,6 +36,9 @@ struct SearchClient::Impl {
   index::Projection projection;
   std::unique_ptr<index::PqArtifact> pq;  // the scanner keeps a pointer: stable address
   std::optional<index::PqScanner> scanner;
+  // Or the IVF index (stable address: the list source keeps a pointer) and its lists.
+  std::unique_ptr<index::IvfIndex> ivf;
+  std::optional<IvfListSource> lists;
   std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
   std::optional<RerankSession> session;  // the secret key and the key epochs
@@ -59,6 +63,34 @@ struct SearchClient::Impl {
       if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
     }
     return h;
+  }
+
+  // The top k candidates of the projected query z: the flat scan, or the IVF lists the query
+  // routes to (fetched when not cached; their numbers go into `out`).
+  Result<std::vector<std::uint32_t>> candidates(const std::vector<float>& z, std::size_t k,
+                                                std::size_t nprobe, SearchResult& out) {
+    auto& t = out.timing;
+    auto t0 = Clock::now();
+    if (!ivf) {
+      auto found = scanner->search(z, k);
+      t.pq_scan_ms = ms_since(t0);
+      return found;
+    }
+    out.probed_lists = index::route_query(*ivf, z, nprobe != 0 ? nprobe : kDefaultNprobe);
+    double scan_ms = ms_since(t0);
+    ListFetchStats stats;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto probed, lists->get(out.probed_lists, stats));
+    t.list_fetch_ms = stats.fetch_ms;
+    t.lists_probed = stats.probed;
+    t.lists_fetched = stats.fetched;
+    t.list_bytes = stats.fetched_bytes;
+    t0 = Clock::now();
+    std::vector<const index::IvfList*> views;
+    views.reserve(probed.size());
+    for (const auto& l : probed) views.push_back(l.get());
+    auto found = index::ivf_search(*ivf, views, z, k);
+    t.pq_scan_ms = scan_ms + ms_since(t0);
+    return found;
   }
 
   // Starts a key epoch for K (fresh rotation keys, one upload) and records its key id.
@@ -116,16 +148,68 @@ SearchClient::~SearchClient() = default;
 Result<std::unique_ptr<SearchClient>> SearchClient::open(
     const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
     const IndexTrust& trust) {
+  OpenOptions options;
+  options.trust = trust;
+  return open(index_dir, std::move(transport), options);
+}
+
+namespace {
+
+// The candidate index a client directory supports (OpenOptions::candidates).
+Result<CandidateIndex> choose_candidate_index(const std::filesystem::path& dir,
+                                              const index::Manifest& man, CandidateIndex wanted) {
+  const auto present = [&](const char* name) {
+    const auto* e = man.find(name);
+    std::error_code ec;
+    return e != nullptr && std::filesystem::exists(dir / e->file, ec);
+  };
+  const bool flat = present("pq"), ivf = present(index::kIvfArtifact);
+  if (wanted == CandidateIndex::kAuto) {
+    if (flat) return CandidateIndex::kFlat;
+    if (ivf) return CandidateIndex::kIvf;
+  }
+  if (wanted == CandidateIndex::kFlat && flat) return CandidateIndex::kFlat;
+  if (wanted == CandidateIndex::kIvf && ivf) return CandidateIndex::kIvf;
+  if (wanted == CandidateIndex::kIvf && man.find(index::kIvfArtifact) == nullptr) {
+    return Status(StatusCode::kNotFound,
+                  "this index has no IVF lists (build it with --ivf on) : use the flat artifact");
+  }
+  return Status(StatusCode::kNotFound,
+                fmt::format("`{}` holds {}: copy the index's client files (privsearch "
+                            "client-files) or point at the index directory",
+                            dir.string(),
+                            wanted == CandidateIndex::kIvf ? "no IVF directory file (ivf.bin)"
+                            : wanted == CandidateIndex::kFlat
+                                ? "no PQ artifact file (pq.bin)"
+                                : "neither the PQ artifact (pq.bin) nor the IVF directory (ivf.bin)"));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SearchClient>> SearchClient::open(
+    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
+    const OpenOptions& options) {
+  const IndexTrust& trust = options.trust;
   auto impl = std::make_unique<Impl>();
   impl->transport = std::move(transport);
   // The client needs (and verifies) only the public artifacts; the exact store may be absent.
   PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/false));
   const auto& man = impl->manifest;
   PRIVSEARCH_RETURN_IF_ERROR(check_index_trust(index_dir, man, trust));
-  std::vector<std::string> needed{"projection", "pq"};
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto mode,
+                              choose_candidate_index(index_dir, man, options.candidates));
+  const bool use_ivf = mode == CandidateIndex::kIvf;
+  std::vector<std::string> needed{"projection", use_ivf ? index::kIvfArtifact : "pq"};
+  // The optional artifacts this directory holds (a client's copy may leave out the payloads or
+  // the access-private hint); whatever is read is verified first.
+  const auto held = [&](const char* name) {
+    const auto* e = man.find(name);
+    std::error_code ec;
+    return e != nullptr && std::filesystem::exists(index_dir / e->file, ec);
+  };
   for (const char* optional :
        {"encoder", "payloads", scoring::kLayoutArtifact, scoring::kHintArtifact}) {
-    if (man.find(optional) != nullptr) needed.emplace_back(optional);
+    if (held(optional)) needed.emplace_back(optional);
   }
   PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(index_dir, man, needed));
   auto path_of = [&](const char* name) -> Result<std::filesystem::path> {
@@ -137,23 +221,32 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   };
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj_file, path_of("projection"));
   PRIVSEARCH_ASSIGN_OR_RETURN(impl->projection, index::load_projection(proj_file));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of("pq"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(pq_file));
-  impl->pq = std::make_unique<index::PqArtifact>(std::move(pq));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*impl->pq));
-  impl->scanner.emplace(std::move(scanner));
-  if (man.find("encoder") != nullptr) {
+  if (use_ivf) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf_file, path_of(index::kIvfArtifact));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(ivf_file));
+    if (ivf.documents != man.documents || ivf.codebook.dim != impl->projection.output_dim) {
+      return Status(StatusCode::kDataLoss, "the IVF directory does not match the manifest");
+    }
+    impl->ivf = std::make_unique<index::IvfIndex>(std::move(ivf));
+  } else {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of("pq"));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(pq_file));
+    impl->pq = std::make_unique<index::PqArtifact>(std::move(pq));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*impl->pq));
+    impl->scanner.emplace(std::move(scanner));
+  }
+  if (held("encoder")) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto enc_file, path_of("encoder"));
     PRIVSEARCH_ASSIGN_OR_RETURN(
         impl->encoder, index::load_text_encoder(enc_file, index::default_word_vectors_path()));
   }
-  if (man.find("payloads") != nullptr) {
+  if (held("payloads")) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto pay_file, path_of("payloads"));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto p, index::PayloadStore::open(pay_file));
     impl->payloads.emplace(std::move(p));
   }
 
-  if (man.find(scoring::kLayoutArtifact) != nullptr && man.find(scoring::kHintArtifact) != nullptr) {
+  if (held(scoring::kLayoutArtifact) && held(scoring::kHintArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, path_of(scoring::kLayoutArtifact));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(layout_file));
     // A is fixed by the public build seed: a provider cannot have chosen it (trapdoor).
@@ -195,6 +288,25 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   impl->session.emplace(std::move(session));
   impl->provider_floods = info.flood_security_bits() > 0;
   impl->max_private_queries = info.limits().max_private_queries();
+  if (use_ivf) {
+    std::optional<SegmentCache> disk;
+    if (options.disk_cache) {
+      const auto dir = options.list_cache.empty() ? index::default_cache_dir() / "lists"
+                                                  : options.list_cache;
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto cache, SegmentCache::open(dir, options.list_cache_bytes));
+      disk.emplace(std::move(cache));
+    }
+    ListSourceLimits limits;
+    limits.memory_bytes = options.list_memory_bytes;
+    if (info.limits().max_lists_per_fetch() != 0) {
+      limits.max_lists_per_fetch = info.limits().max_lists_per_fetch();
+    }
+    if (info.limits().max_message_bytes() != 0) {
+      limits.max_message_bytes = info.limits().max_message_bytes();
+    }
+    impl->lists.emplace(impl->ivf.get(), man.version_id, impl->transport.get(), std::move(disk),
+                        limits);
+  }
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
 
@@ -275,12 +387,11 @@ Result<SearchResult> SearchClient::search_private_vector(std::span<const float> 
   if (std::all_of(z.begin(), z.end(), [](float v) { return v == 0.0f; })) {
     return Status(StatusCode::kInvalidArgument, "the query has no known terms");
   }
-  auto t0 = Clock::now();
-  const std::size_t k = std::min<std::size_t>(options.candidates, m.pq->count);
+  const std::size_t k = std::min<std::size_t>(options.candidates, m.manifest.documents);
   if (k > 0) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.scanner->search(z, k));
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.candidates(z, k, options.nprobe, out));
   }
-  t.pq_scan_ms = ms_since(t0);
+  auto t0 = Clock::now();
   out.private_clusters = m.scorer->choose_clusters(z, out.candidates, options.clusters);
   t0 = Clock::now();
   if (m.scorer->prepared() < out.private_clusters.size()) {
@@ -343,7 +454,7 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
                                                     "; the index expects " +
                                                     std::to_string(m.projection.input_dim));
   }
-  const std::size_t k = std::min<std::size_t>(options.candidates, m.pq->count);
+  const std::size_t k = std::min<std::size_t>(options.candidates, m.manifest.documents);
   if (k == 0) return Status(StatusCode::kInvalidArgument, "--candidates must be at least 1");
   SearchResult out;
   auto& t = out.timing;
@@ -354,9 +465,7 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
   for (const float v : z32) norm += static_cast<double>(v) * v;
   norm = std::sqrt(norm);
   if (norm == 0) return Status(StatusCode::kInvalidArgument, "the query has no known terms");
-  auto t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.scanner->search(z32, k));
-  t.pq_scan_ms = ms_since(t0);
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.candidates(z32, k, options.nprobe, out));
 
   // The order sent to the provider: a uniformly random permutation (CSPRNG) unless disabled.
   std::vector<std::size_t> order(out.candidates.size());
@@ -409,6 +518,8 @@ Result<std::vector<double>> SearchClient::score_candidates(std::span<const doubl
   if (timing != nullptr) *timing = t;
   return r;
 }
+
+bool SearchClient::uses_ivf() const { return impl_->ivf != nullptr; }
 
 ProviderClient& SearchClient::transport() { return *impl_->transport; }
 const std::string& SearchClient::artifact_version() const { return impl_->manifest.version_id; }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/ivf_lists.h"
 #include "client/provider_client.h"
 #include "client/trusted_index.h"
 #include "core/status.h"
@@ -22,8 +23,30 @@
 
 namespace privsearch::client {
 
+// IVF lists probed per search when the options say 0 (docs/SCALE.md: chosen by measurement).
+inline constexpr std::size_t kDefaultNprobe = 16;
+
+// Which candidate index the client scans: the flat PQ artifact (every code, part of the index
+// download) or the IVF index (index/ivf.h: the centroids kept, the probed lists fetched from the
+// provider and cached).
+enum class CandidateIndex { kAuto, kFlat, kIvf };
+
+struct OpenOptions {
+  IndexTrust trust;
+  // kAuto: flat when the directory holds the PQ artifact's file, else IVF when the manifest
+  // lists an IVF index and its directory file is present.
+  CandidateIndex candidates = CandidateIndex::kAuto;
+  // IVF: where fetched list segments are kept (client/segment_cache.h); empty:
+  // index::default_cache_dir() / "lists". disk_cache false: memory only.
+  std::filesystem::path list_cache;
+  bool disk_cache = true;
+  std::uint64_t list_cache_bytes = std::uint64_t{1} << 30;
+  std::uint64_t list_memory_bytes = std::uint64_t{64} << 20;  // decoded lists kept in memory
+};
+
 struct SearchOptions {
   std::size_t candidates = 100;  // K
+  std::size_t nprobe = 0;        // IVF lists probed (0: kDefaultNprobe); ignored by a flat index
   std::size_t top = 10;
   bool permute = true;  // send the candidate IDs in random order (hides the PQ rank order)
   // On BUDGET_EXHAUSTED (the provider's per-key-id request budget, a score-oracle guard), start
@@ -37,6 +60,7 @@ struct PrivateSearchOptions {
   std::size_t clusters = scoring::kDefaultClusters;  // m, at most Limits.max_private_queries
   std::size_t candidates = 100;  // local PQ candidates whose clusters are scored first
   std::size_t top = 10;
+  std::size_t nprobe = 0;  // IVF lists probed for those candidates (0: kDefaultNprobe)
 };
 
 struct SearchHit {
@@ -50,6 +74,9 @@ struct SearchTiming {
          decrypt_ms = 0, total_ms = 0;
   double mask_ms = 0;  // access-private: masks made during this search (0 when prepared)
   std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
+  // IVF: routing is part of pq_scan_ms; fetching the lists not cached is list_fetch_ms.
+  double list_fetch_ms = 0;
+  std::size_t lists_probed = 0, lists_fetched = 0, list_bytes = 0;
 };
 
 struct SearchResult {
@@ -57,6 +84,7 @@ struct SearchResult {
   std::vector<std::uint32_t> candidates;     // PQ order
   std::vector<double> candidate_scores;      // decrypted, aligned with `candidates`
   std::vector<std::uint32_t> private_clusters;  // access-private: the clusters scored
+  std::vector<std::uint32_t> probed_lists;      // IVF: the lists scanned, best first
   SearchTiming timing;
 };
 
@@ -69,7 +97,13 @@ class SearchClient {
   static Result<std::unique_ptr<SearchClient>> open(const std::filesystem::path& index_dir,
                                                     std::unique_ptr<ProviderClient> transport,
                                                     const IndexTrust& trust = {});
+  static Result<std::unique_ptr<SearchClient>> open(const std::filesystem::path& index_dir,
+                                                    std::unique_ptr<ProviderClient> transport,
+                                                    const OpenOptions& options);
   ~SearchClient();
+
+  // Whether candidates come from the IVF index (else the flat PQ artifact).
+  bool uses_ivf() const;
 
   Result<SearchResult> search(std::string_view text, const SearchOptions& options);
   // The projected query of `text` (unnormalized), for evaluation against plaintext.

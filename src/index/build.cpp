@@ -13,6 +13,7 @@
 #include "index/beir.h"
 #include "index/exact_store.h"
 #include "index/glove_encoder.h"
+#include "index/ivf.h"
 #include "index/lexical_encoder.h"
 #include "index/payload_store.h"
 #include "index/pq.h"
@@ -169,11 +170,24 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   po.seed = o.seed;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, build_pq(projected, po));
   PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
+  std::vector<ArtifactEntry> ivf_entries;
+  if (o.ivf.value_or(docs.size() >= kIvfDefaultMinDocuments)) {
+    IvfOptions io;
+    io.lists = o.ivf_lists;
+    io.route_dim = std::min(o.ivf_route_dim != 0 ? o.ivf_route_dim : kIvfDefaultRouteDim, dim);
+    io.train_size = o.sample;
+    io.seed = o.seed;
+    say(fmt::format("training {} IVF lists (routed on {} coordinates) and assigning {} documents",
+                    io.lists != 0 ? io.lists : default_ivf_lists(docs.size()), io.route_dim,
+                    docs.size()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(ivf_entries, build_ivf(projected, pq, io, o.out));
+  }
   say("writing payload store");
   PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", docs, o.record_bytes));
   if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(o.out / "encoder.bin"));
   if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(o.out / "encoder.bin"));
   Manifest man = make_manifest(o, v, docs.size(), dim, m);
+  man.artifacts.insert(man.artifacts.end(), ivf_entries.begin(), ivf_entries.end());
   if (o.extra_artifacts) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto extra, o.extra_artifacts(projected, o.out, say));
     man.artifacts.insert(man.artifacts.end(), extra.begin(), extra.end());

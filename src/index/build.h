@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ struct BuildOptions {
   std::size_t sample = 200000;
   std::size_t record_bytes = 2048;    // payload record size
   std::uint64_t seed = 1;
+  // The IVF-partitioned public index (index/ivf.h) next to the flat PQ artifact: nlist lists
+  // (0: default_ivf_lists(N)), built when `ivf` is set; unset: built from
+  // kIvfDefaultMinDocuments documents on (the flat download is small below).
+  std::optional<bool> ivf;
+  std::size_t ivf_lists = 0;
+  std::size_t ivf_route_dim = 0;  // 0: kIvfDefaultRouteDim, capped at d'
   ExtraArtifacts extra_artifacts;  // empty: none
 };
 

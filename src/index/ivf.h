@@ -50,6 +50,8 @@ inline constexpr std::size_t kListsFileHeaderBytes = 16;
 // Below this many documents `privsearch build` makes only the flat artifact (its download, about
 // 100 bytes per document at d' = 672, is small enough); at or above it, both.
 inline constexpr std::uint64_t kIvfDefaultMinDocuments = 2'000'000;
+// Route prefix r by default (capped at d'): issue 17's measurement (docs/SCALE.md).
+inline constexpr std::size_t kIvfDefaultRouteDim = 672;
 
 struct IvfListRef {
   std::uint64_t offset = 0;  // in ivf_lists.bin

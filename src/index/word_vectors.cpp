@@ -222,16 +222,14 @@ Result<WordVectors> WordVectors::parse(std::span<const std::uint8_t> bytes,
   return WordVectors(dim, std::move(words), std::move(values));
 }
 
-std::filesystem::path default_word_vectors_path() {
-  std::filesystem::path dir;
-  if (const char* c = std::getenv("PRIVSEARCH_CACHE"); c != nullptr && *c != '\0') {
-    dir = c;
-  } else if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
-    dir = std::filesystem::path(h) / ".cache" / "privsearch";
-  } else {
-    dir = "/tmp/privsearch-cache";
+std::filesystem::path default_cache_dir() {
+  if (const char* c = std::getenv("PRIVSEARCH_CACHE"); c != nullptr && *c != '\0') return c;
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+    return std::filesystem::path(h) / ".cache" / "privsearch";
   }
-  return dir / "glove-6b-100d.pswv";
+  return "/tmp/privsearch-cache";
 }
+
+std::filesystem::path default_word_vectors_path() { return default_cache_dir() / "glove-6b-100d.pswv"; }
 
 }  // namespace privsearch::index

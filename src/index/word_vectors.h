@@ -58,5 +58,8 @@ Result<WordVectors> import_wink_json(const std::filesystem::path& file,
 // Where scripts/fetch_glove.sh caches the converted vectors: $PRIVSEARCH_CACHE or
 // $HOME/.cache/privsearch, file glove-6b-100d.pswv.
 std::filesystem::path default_word_vectors_path();
+// That directory ($PRIVSEARCH_CACHE, else $HOME/.cache/privsearch, else /tmp/privsearch-cache);
+// the client keeps its IVF list cache under it (client/segment_cache.h).
+std::filesystem::path default_cache_dir();
 
 }  // namespace privsearch::index

@@ -193,6 +193,7 @@ v1::ServerInfo ProviderCore::server_info() const {
   l->set_max_message_bytes(config_.limits.max_message_bytes);
   l->set_max_candidates(config_.limits.max_candidates);
   l->set_max_private_queries(config_.limits.max_private_queries);
+  l->set_max_lists_per_fetch(config_.limits.max_lists_per_fetch);
   l->set_max_key_sets(config_.limits.max_key_sets);
   l->set_max_concurrent_requests(config_.limits.max_concurrent_requests);
   l->set_requests_per_key_id(config_.limits.requests_per_key_id);
@@ -214,6 +215,7 @@ v1::ServerInfo ProviderCore::server_info() const {
   info.set_dim(static_cast<std::uint32_t>(store_->cols()));
   info.set_flood_security_bits(static_cast<std::uint32_t>(config_.flood_security_bits));
   info.set_documents(store_->rows());
+  if (config_.ivf_lists) info.set_ivf_lists(static_cast<std::uint32_t>(config_.ivf_lists->index().lists));
   return info;
 }
 

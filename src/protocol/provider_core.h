@@ -29,6 +29,7 @@
 #include "ckks/params.h"
 #include "core/status.h"
 #include "index/exact_store.h"
+#include "index/ivf.h"
 #include "protocol/key_cache.h"
 #include "protocol/privsearch.pb.h"
 #include "protocol/provider_state.h"
@@ -66,6 +67,9 @@ struct ProviderLimits {
   // Encrypted cluster queries per PrivateScore request (each costs one pass over the matrix
   // shared with the others of its request).
   std::uint32_t max_private_queries = 8;
+  // IVF lists per FetchLists request (a probe of nprobe lists is one or a few requests; the
+  // response must also fit max_message_bytes).
+  std::uint32_t max_lists_per_fetch = 64;
 };
 
 struct ProviderConfig {
@@ -84,6 +88,9 @@ struct ProviderConfig {
   // The access-private scoring matrix (scoring/layout.h) of this index version; null: the index
   // has none and PrivateScore answers PRIVATE_SCORING_UNAVAILABLE.
   std::shared_ptr<const scoring::ScoringMatrix> scoring_matrix;
+  // The IVF index's list segments (index/ivf.h) of this version; null: FetchLists answers
+  // IVF_UNAVAILABLE.
+  std::shared_ptr<const index::IvfListStore> ivf_lists;
 };
 
 class ProviderCore {
@@ -108,6 +115,9 @@ class ProviderCore {
   v1::PrivateScoreResponse private_score(const v1::PrivateScoreRequest& request,
                                          const Caller& caller = {});
 
+  // provider_fetch_lists.cpp: the public list segments a client probes (version, count, range,
+  // repeats, response size checked; each segment verified against its hash before it is sent).
+  v1::FetchListsResponse fetch_lists(const v1::FetchListsRequest& request) const;
   const ProviderConfig& config() const { return config_; }
   std::size_t cached_key_sets() const { return state_->keys.size(); }
   const ProviderState& state() const { return *state_; }

@@ -292,10 +292,23 @@ class Service final : public v1::Provider::Service {
                          });
   }
 
+  // Public list segments of the IVF index; the log holds the count and sizes (which lists a
+  // client probed is not logged, though the provider could see it).
+  grpc::Status FetchLists(grpc::ServerContext* context, const v1::FetchListsRequest* request,
+                          v1::FetchListsResponse* out) override {
+    return serve_scoring("FetchLists", context, *request, out,
+                         static_cast<std::size_t>(request->lists_size()),
+                         [&](const protocol::Caller&) {
+                           return answer_for<v1::FetchListsResponse>(
+                               request->artifact_version(),
+                               [&](protocol::ProviderCore& c) { return c.fetch_lists(*request); });
+                         });
+  }
+
   unsigned in_flight() const { return in_flight_.load(); }
 
  private:
-  // A scoring request (Rerank, PrivateScore): the in-flight cap, cancellation, admission (caller
+  // A scoring request (Rerank, PrivateScore, FetchLists): the in-flight cap, cancellation, admission (caller
   // identity and its share), a worker slot, the core's answer, one log line with `count`.
   template <typename Request, typename Response, typename Answer>
   grpc::Status serve_scoring(const char* name, grpc::ServerContext* context,

@@ -292,7 +292,7 @@ TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {
   // Signed by another key: refused even with a fresh memory.
   auto other = *index::Ed25519SigningKey::generate();
   ASSERT_TRUE(index::write_manifest_signature(o.out, v2, other).ok());
-  EXPECT_EQ(SearchClient::open(o.out, transport(), {c.dir / "op.pub", c.dir / "fresh.json"})
+  EXPECT_EQ(SearchClient::open(o.out, transport(), IndexTrust{c.dir / "op.pub", c.dir / "fresh.json"})
                 .status()
                 .code(),
             StatusCode::kUnauthenticated);

@@ -45,6 +45,18 @@ Command add_build_command(CLI::App& parent) {
   cmd->add_option("--seed", o->seed, "Seed of the samples and of the PQ training");
   cmd->add_option("--encoder-id", o->encoder_id,
                   "Name of the model that produced the vectors (recorded in the manifest)");
+  auto ivf = std::make_shared<std::string>("auto");
+  cmd->add_option("--ivf", *ivf,
+                  "IVF-partitioned public index (clients fetch the lists they probe instead of "
+                  "downloading every code): on, off, or auto = on from 2,000,000 documents "
+                  "(default auto)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  cmd->add_option("--ivf-lists", o->ivf_lists, "IVF lists (default sqrt(N))")
+      ->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("--ivf-route-dim", o->ivf_route_dim,
+                  "Coordinates of the projected vectors the IVF centroids keep and route on (a "
+                  "prefix of the nested SVD basis; default 672, capped at d')")
+      ->check(CLI::Range(1, 4096));
   auto scoring = std::make_shared<scoring::ScoringBuildOptions>();
   auto no_private = std::make_shared<bool>(false);
   cmd->add_flag("--no-access-private", *no_private,
@@ -72,7 +84,8 @@ Command add_build_command(CLI::App& parent) {
   cmd->add_option("--parent", signing->parent,
                   "With --signing-key: the index version this one replaces (sequence = its + 1)")
       ->check(CLI::ExistingDirectory);
-  return {cmd, [o, scoring, no_private, signing] {
+  return {cmd, [o, scoring, no_private, signing, ivf] {
+            if (*ivf != "auto") o->ivf = *ivf == "on";
             const Progress progress;
             std::optional<index::Ed25519SigningKey> key;
             if (!signing->key.empty()) {  // before the build: a bad key fails in a second

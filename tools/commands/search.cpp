@@ -40,6 +40,10 @@ struct Args {
   bool pir_test_params = false;
   bool access_private = false;
   std::size_t clusters = scoring::kDefaultClusters;
+  std::string candidate_index = "auto";
+  std::size_t nprobe = 0;
+  std::filesystem::path list_cache;
+  bool no_list_cache = false;
 };
 
 int failed(const Status& s) { return fail(s, "search"); }
@@ -69,8 +73,14 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
     co.bearer_token = env;
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
-  return client::SearchClient::open(a.index_dir, std::move(transport),
-                                    {a.trust_key, a.seen_versions});
+  client::OpenOptions oo;
+  oo.trust = {a.trust_key, a.seen_versions};
+  oo.candidates = a.candidate_index == "flat"  ? client::CandidateIndex::kFlat
+                  : a.candidate_index == "ivf" ? client::CandidateIndex::kIvf
+                                               : client::CandidateIndex::kAuto;
+  oo.list_cache = a.list_cache;
+  oo.disk_cache = !a.no_list_cache;
+  return client::SearchClient::open(a.index_dir, std::move(transport), oo);
 }
 
 nlohmann::json evaluation_json(const Args& a, std::size_t queries, const EncryptedRunTotals& t) {
@@ -205,6 +215,12 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     j["request_bytes"] = t.request_bytes;
     j["response_bytes"] = t.response_bytes;
     j["key_upload_bytes"] = t.key_upload_bytes;
+    if (!r.probed_lists.empty()) {
+      j["ivf"] = {{"lists_probed", t.lists_probed},
+                  {"lists_fetched", t.lists_fetched},
+                  {"list_bytes", t.list_bytes},
+                  {"list_fetch_ms", t.list_fetch_ms}};
+    }
     if (a.access_private) {
       j["mode"] = "access-private";
       j["clusters"] = r.private_clusters.size();
@@ -220,6 +236,10 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     const auto& h = r.hits[i];
     fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
                h.title.substr(0, 90));
+  }
+  if (!r.probed_lists.empty()) {
+    fmt::print("  IVF: {} lists probed, {} fetched from the provider ({} B, {:.1f} ms), the rest "
+               "cached\n", t.lists_probed, t.lists_fetched, t.list_bytes, t.list_fetch_ms);
   }
   if (a.access_private) {
     fmt::print(
@@ -267,6 +287,7 @@ int run(const Args& a) {
   so.candidates = a.candidates;
   so.top = a.top;
   so.permute = a.permute;
+  so.nprobe = a.nprobe;
   std::unique_ptr<client::PayloadFetcher> fetcher;
   if (a.fetch > 0) {
     // Key setup and the first offsets start now, off the critical path of the search.
@@ -289,6 +310,7 @@ int run(const Args& a) {
   po.clusters = a.clusters;
   po.candidates = a.candidates;
   po.top = a.top;
+  po.nprobe = a.nprobe;
   for (std::size_t qi = 0; qi < count; ++qi) {
     auto r = a.access_private
                  ? (a.query_vectors.empty()
@@ -352,6 +374,20 @@ Command add_search_command(CLI::App& parent) {
               "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
               "and reveals the PQ ranking to the provider)");
   c->add_flag("--json", a->json, "One JSON object per query");
+  c->add_option("--candidate-index", a->candidate_index,
+                "Where candidates come from: flat (the PQ artifact, pq.bin), ivf (the IVF "
+                "directory, ivf.bin: probed lists fetched from the provider and cached), or auto "
+                "= flat when the index directory holds pq.bin (default auto)")
+      ->check(CLI::IsMember({"auto", "flat", "ivf"}));
+  c->add_option("--nprobe", a->nprobe,
+                fmt::format("IVF lists probed per query (default {}; more: better candidates, "
+                            "more list bytes)", client::kDefaultNprobe))
+      ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--list-cache", a->list_cache,
+                "Directory of cached IVF list segments (default $PRIVSEARCH_CACHE/lists or "
+                "~/.cache/privsearch/lists; at most 1 GiB, least recently used evicted)");
+  c->add_flag("--no-list-cache", a->no_list_cache,
+              "Keep fetched IVF lists in memory only");
   c->add_flag("--access-private", a->access_private,
               "Access-private mode: the provider scores whole clusters under LWE encryption and "
               "learns neither the candidates, the clusters, the query nor the results (message "

@@ -126,6 +126,20 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
     }
     config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
   }
+  if (const auto* lists = manifest.find(index::kIvfListsArtifact); lists != nullptr) {
+    // The IVF lists clients fetch (public); the directory says where each segment is.
+    const auto* directory = manifest.find(index::kIvfArtifact);
+    if (directory == nullptr) {
+      return Status(StatusCode::kNotFound, "the manifest lists IVF lists but no IVF directory");
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(s.index_dir / directory->file));
+    if (ivf.documents != manifest.documents || ivf.codebook.dim != manifest.dim) {
+      return Status(StatusCode::kDataLoss, "the IVF directory does not match the manifest's collection");
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto list_store,
+                                index::IvfListStore::open(s.index_dir / lists->file, std::move(ivf)));
+    config.ivf_lists = std::make_shared<const index::IvfListStore>(std::move(list_store));
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(
       serving->core,
       protocol::ProviderCore::create(std::move(config), serving->store.get(), state_));

@@ -1,0 +1,123 @@
+#include "client/ivf_lists.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "core/bytes.h"
+#include "core/elapsed.h"
+#include "client/rerank_session.h"
+
+namespace privsearch::client {
+
+IvfListSource::IvfListSource(const index::IvfIndex* ivf, std::string artifact_version,
+                             ProviderClient* transport, std::optional<SegmentCache> disk,
+                             ListSourceLimits limits)
+    : ivf_(ivf),
+      version_(std::move(artifact_version)),
+      transport_(transport),
+      disk_(std::move(disk)),
+      limits_(limits) {}
+
+std::shared_ptr<const index::IvfList> IvfListSource::from_memory(std::uint32_t list) {
+  const auto it = by_list_.find(list);
+  if (it == by_list_.end()) return nullptr;
+  recent_.splice(recent_.begin(), recent_, it->second);
+  return *it->second;
+}
+
+void IvfListSource::remember(const std::shared_ptr<const index::IvfList>& list) {
+  if (by_list_.count(list->list) != 0) return;
+  memory_bytes_ += list->memory_bytes();
+  recent_.push_front(list);
+  by_list_[list->list] = recent_.begin();
+  // Lists in use stay alive through the caller's shared_ptr even when evicted here.
+  while (memory_bytes_ > limits_.memory_bytes && recent_.size() > 1) {
+    memory_bytes_ -= recent_.back()->memory_bytes();
+    by_list_.erase(recent_.back()->list);
+    recent_.pop_back();
+  }
+}
+
+Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats& stats,
+                            Found& found) {
+  // Requests within the provider's count and message limits (sizes from the directory).
+  std::size_t start = 0;
+  while (start < lists.size()) {
+    std::size_t end = start;
+    std::uint64_t bytes = 0;
+    while (end < lists.size() && end - start < limits_.max_lists_per_fetch) {
+      const std::uint64_t next = ivf_->directory[lists[end]].bytes + 16;
+      if (end > start && bytes + next > limits_.max_message_bytes - 1024) break;
+      bytes += next;
+      ++end;
+    }
+    v1::FetchListsRequest request;
+    request.set_artifact_version(version_);
+    for (std::size_t i = start; i < end; ++i) request.add_lists(lists[i]);
+    const auto t0 = std::chrono::steady_clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto response, transport_->fetch_lists(request));
+    stats.fetch_ms += ms_since(t0);
+    ++stats.requests;
+    if (response.has_error()) return provider_refusal("the IVF lists", response.error());
+    if (static_cast<std::size_t>(response.segments_size()) != end - start) {
+      return data_loss_error(fmt::format("the provider sent {} list segments for {} requested",
+                                         response.segments_size(), end - start));
+    }
+    for (std::size_t i = start; i < end; ++i) {
+      const std::string& segment = response.segments(static_cast<int>(i - start));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto decoded,
+                                  index::decode_list(*ivf_, lists[i], byte_view(segment)));
+      stats.fetched_bytes += segment.size();
+      ++stats.fetched;
+      if (disk_) PRIVSEARCH_RETURN_IF_ERROR(disk_->put(ivf_->directory[lists[i]].sha256, segment));
+      auto list = std::make_shared<const index::IvfList>(std::move(decoded));
+      remember(list);
+      found[lists[i]] = std::move(list);
+    }
+    start = end;
+  }
+  return Status();
+}
+
+Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(
+    std::span<const std::uint32_t> lists, ListFetchStats& stats) {
+  stats.probed += lists.size();
+  Found found;  // holds every list of this call, whatever the memory bound evicts meanwhile
+  std::vector<std::uint32_t> missing;
+  for (const auto l : lists) {
+    if (l >= ivf_->lists) {
+      return out_of_range_error(fmt::format("list {} outside the index's {}", l, ivf_->lists));
+    }
+    if (found.count(l) != 0) continue;
+    if (auto list = from_memory(l)) {
+      ++stats.memory_hits;
+      found[l] = std::move(list);
+      continue;
+    }
+    if (disk_) {
+      if (auto bytes = disk_->get(ivf_->directory[l].sha256)) {
+        auto decoded = index::decode_list(*ivf_, l, byte_view(*bytes));
+        if (decoded.ok()) {
+          ++stats.disk_hits;
+          auto list = std::make_shared<const index::IvfList>(std::move(decoded).value());
+          remember(list);
+          found[l] = std::move(list);
+          continue;
+        }
+      }
+    }
+    missing.push_back(l);
+  }
+  // Ascending: the provider sees the set, not the routing order.
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  if (!missing.empty()) PRIVSEARCH_RETURN_IF_ERROR(fetch(missing, stats, found));
+  std::vector<std::shared_ptr<const index::IvfList>> out;
+  out.reserve(lists.size());
+  for (const auto l : lists) out.push_back(found.at(l));
+  return out;
+}
+
+}  // namespace privsearch::client

@@ -1,0 +1,74 @@
+// Where an IVF search's posting lists come from (index/ivf.h): memory first (a bounded LRU of
+// decoded lists), then the on-disk segment cache (client/segment_cache.h), then the provider
+// (FetchLists, ascending list order, split to the provider's per-request and message limits).
+// Every segment is checked against the SHA-256 of the (signed) directory before it is decoded or
+// cached: a tampered or truncated one is kDataLoss and is not kept.
+// What the provider learns: the lists fetched, i.e. the probed lists not already cached
+// (docs/SECURITY.md, "IVF lists").
+// Thread safety: one search at a time (like SearchClient).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "client/provider_client.h"
+#include "client/segment_cache.h"
+#include "core/status.h"
+#include "index/ivf.h"
+
+namespace privsearch::client {
+
+struct ListFetchStats {
+  std::size_t probed = 0;       // lists the search needed
+  std::size_t memory_hits = 0;  // already decoded in memory
+  std::size_t disk_hits = 0;    // read from the segment cache
+  std::size_t fetched = 0;      // fetched from the provider
+  std::uint64_t fetched_bytes = 0;  // segment bytes received
+  std::size_t requests = 0;     // FetchLists calls
+  double fetch_ms = 0;          // time in those calls
+};
+
+struct ListSourceLimits {
+  std::uint64_t memory_bytes = std::uint64_t{64} << 20;  // decoded lists kept in memory
+  std::uint32_t max_lists_per_fetch = 64;                // the provider's Limits
+  std::uint64_t max_message_bytes = 8u << 20;
+};
+
+class IvfListSource {
+ public:
+  // `ivf` and `transport` must outlive the source; `disk`: none keeps lists in memory only.
+  IvfListSource(const index::IvfIndex* ivf, std::string artifact_version,
+                ProviderClient* transport, std::optional<SegmentCache> disk,
+                ListSourceLimits limits);
+
+  // The decoded lists `lists` (in that order); adds what it did to `stats`.
+  Result<std::vector<std::shared_ptr<const index::IvfList>>> get(
+      std::span<const std::uint32_t> lists, ListFetchStats& stats);
+
+  const std::optional<SegmentCache>& disk() const { return disk_; }
+
+ private:
+  using Found = std::unordered_map<std::uint32_t, std::shared_ptr<const index::IvfList>>;
+  std::shared_ptr<const index::IvfList> from_memory(std::uint32_t list);
+  void remember(const std::shared_ptr<const index::IvfList>& list);
+  // Fetches `lists` (ascending, none cached) and adds them to `found`.
+  Status fetch(std::span<const std::uint32_t> lists, ListFetchStats& stats, Found& found);
+
+  const index::IvfIndex* ivf_;
+  std::string version_;
+  ProviderClient* transport_;
+  std::optional<SegmentCache> disk_;
+  ListSourceLimits limits_;
+  // Memory LRU: most recent at the front.
+  std::list<std::shared_ptr<const index::IvfList>> recent_;
+  std::unordered_map<std::uint32_t, std::list<std::shared_ptr<const index::IvfList>>::iterator> by_list_;
+  std::uint64_t memory_bytes_ = 0;
+};
+
+}  // namespace privsearch::client

@@ -1,0 +1,78 @@
+// ProviderCore::fetch_lists: the IVF index's public posting lists, served as stored. Everything
+// here is public; what a request reveals is which lists the client probes (docs/SECURITY.md).
+#include <set>
+#include <string>
+
+#include "protocol/provider_core.h"
+
+namespace privsearch::protocol {
+namespace {
+
+v1::FetchListsResponse lists_error(v1::ErrorCode code, std::string message) {
+  v1::FetchListsResponse r;
+  *r.mutable_error() = make_error(code, std::move(message));
+  return r;
+}
+
+}  // namespace
+
+v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& request) const try {
+  const auto& limits = config_.limits;
+  if (request.ByteSizeLong() > limits.max_message_bytes) {
+    return lists_error(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
+  }
+  if (request.artifact_version() != config_.artifact_version) {
+    return lists_error(v1::WRONG_ARTIFACT_VERSION, "the provider serves artifact version " +
+                                                       config_.artifact_version +
+                                                       "; fetch the current index");
+  }
+  const auto& store = config_.ivf_lists;
+  if (!store) {
+    return lists_error(v1::IVF_UNAVAILABLE,
+                       "this provider's index has no IVF lists (built with --ivf off, or below "
+                       "the size where the build makes them): use the flat PQ artifact");
+  }
+  const auto& ivf = store->index();
+  const auto count = static_cast<std::size_t>(request.lists_size());
+  if (count == 0 || count > limits.max_lists_per_fetch) {
+    return lists_error(v1::MALFORMED_REQUEST,
+                       std::to_string(count) + " lists requested; between 1 and " +
+                           std::to_string(limits.max_lists_per_fetch) + " per request");
+  }
+  std::set<std::uint32_t> seen;
+  std::uint64_t bytes = 0;
+  for (const auto list : request.lists()) {
+    if (list >= ivf.lists) {
+      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
+                                                    " outside the index's " +
+                                                    std::to_string(ivf.lists));
+    }
+    if (!seen.insert(list).second) {
+      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) + " requested twice");
+    }
+    bytes += ivf.directory[list].bytes;
+  }
+  // The response must fit the message limit a client also enforces; a client splits its
+  // probe by the sizes in its directory.
+  if (bytes + 16 * count > limits.max_message_bytes) {
+    return lists_error(v1::MESSAGE_TOO_LARGE,
+                       "the requested lists take " + std::to_string(bytes) +
+                           " bytes; the message limit is " + std::to_string(limits.max_message_bytes) +
+                           ": request fewer per call");
+  }
+  v1::FetchListsResponse response;
+  for (const auto list : request.lists()) {
+    auto segment = store->segment(list);
+    if (!segment.ok()) {
+      // Changed or cut off on disk since the load: no bytes rather than wrong ones.
+      return lists_error(v1::DATA_LOSS, segment.status().message() +
+                                            " (the operator must reload the index)");
+    }
+    response.add_segments(std::move(segment).value());
+  }
+  return response;
+} catch (const std::exception& e) {
+  return lists_error(v1::INTERNAL, std::string("list fetch failed: ") + e.what());
+}
+
+}  // namespace privsearch::protocol

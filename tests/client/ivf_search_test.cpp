@@ -1,0 +1,264 @@
+// Searching through the IVF index (issue 17): an in-process provider over TLS serves the list
+// segments (FetchLists), the client routes, fetches what it has not cached, and scans. Probing
+// every list gives the flat client's results; fewer lists give the flat scan restricted to their
+// documents; the memory and disk caches spare the provider repeated fetches; every refusal of
+// FetchLists and of a damaged segment is typed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "ckks/param_sets.h"
+#include "client/search_client.h"
+#include "client/segment_cache.h"
+#include "core/bytes.h"
+#include "index/build.h"
+#include "index/exact_store.h"
+#include "index/ivf.h"
+#include "protocol/provider_core.h"
+#include "scoring/build.h"
+#include "testing/tiny_collection.h"
+#include "testing/tls_test_server.h"
+
+namespace privsearch::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kLists = 8;
+
+class IvfSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    o = testing::tiny_index_options(c, 256);
+    o.doc_vectors.clear();  // the built-in encoder: text queries
+    o.ivf = true;
+    o.ivf_lists = kLists;
+    scoring::ScoringBuildOptions so;
+    so.cluster_rows = 64;
+    so.cluster_dim = 8;
+    o.extra_artifacts = scoring::scoring_artifacts_for_build(so);
+    manifest = *index::build_index(o, nullptr);
+    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+    ivf = *index::load_ivf(o.out / index::kIvfFile);
+    start();
+  }
+  void start(protocol::ProviderLimits limits = {}, bool with_lists = true) {
+    tls.stop();
+    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+    config.params_name = "rerank-n8192";
+    config.artifact_version = manifest.version_id;
+    config.limits = limits;
+    config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(
+        *scoring::load_matrix(o.out / scoring::kMatrixFile));
+    if (with_lists) {
+      config.ivf_lists = std::make_shared<const index::IvfListStore>(
+          *index::IvfListStore::open(o.out / index::kIvfListsFile, ivf));
+    }
+    core = *protocol::ProviderCore::create(std::move(config), store.get());
+    tls.start(*core);
+  }
+  void TearDown() override { tls.stop(); }
+
+  std::unique_ptr<SearchClient> open_client(CandidateIndex which, bool disk = true,
+                                            const fs::path& dir = {}) {
+    OpenOptions oo;
+    oo.candidates = which;
+    oo.list_cache = c.dir / "cache";
+    oo.disk_cache = disk;
+    auto sc = SearchClient::open(dir.empty() ? o.out : dir, tls.transport(), oo);
+    EXPECT_TRUE(sc.ok()) << sc.status().message();
+    return std::move(sc).value();
+  }
+
+  testing::Collection c{"ivf-search"};
+  index::BuildOptions o;
+  index::Manifest manifest;
+  std::unique_ptr<index::ExactStore> store;
+  index::IvfIndex ivf;
+  std::unique_ptr<protocol::ProviderCore> core;
+  testing::TlsTestServer tls;
+};
+
+TEST_F(IvfSearchTest, ProbingEveryListGivesTheFlatClientsResults) {
+  auto flat = open_client(CandidateIndex::kFlat);
+  auto lists = open_client(CandidateIndex::kIvf);
+  EXPECT_FALSE(flat->uses_ivf());
+  EXPECT_TRUE(lists->uses_ivf());
+  SearchOptions so;
+  so.candidates = 20;
+  so.nprobe = kLists;
+  for (const char* q : {"document 7", "text of document 123", "title 42"}) {
+    const auto a = *flat->search(q, so);
+    const auto b = *lists->search(q, so);
+    EXPECT_EQ(a.candidates, b.candidates) << q;
+    ASSERT_EQ(a.hits.size(), b.hits.size());
+    for (std::size_t i = 0; i < a.hits.size(); ++i) EXPECT_EQ(a.hits[i].doc, b.hits[i].doc);
+    EXPECT_TRUE(a.probed_lists.empty());
+    EXPECT_EQ(b.probed_lists.size(), kLists);
+  }
+}
+
+TEST_F(IvfSearchTest, FewListsRestrictTheCandidatesAndAreFetchedOnce) {
+  auto sc = open_client(CandidateIndex::kIvf, /*disk=*/false);
+  SearchOptions so;
+  so.candidates = 10;
+  so.nprobe = 2;
+  const auto first = *sc->search("text of document 17", so);
+  ASSERT_EQ(first.probed_lists.size(), 2u);
+  std::set<std::uint32_t> in_probed;
+  std::uint64_t bytes = 0;
+  for (const auto l : first.probed_lists) {
+    bytes += ivf.directory[l].bytes;
+    const auto seg = *core->config().ivf_lists->segment(l);
+    const auto list = *index::decode_list(ivf, l, byte_view(seg));
+    in_probed.insert(list.ids.begin(), list.ids.end());
+  }
+  for (const auto d : first.candidates) EXPECT_EQ(in_probed.count(d), 1u) << d;
+  EXPECT_EQ(first.timing.lists_probed, 2u);
+  EXPECT_EQ(first.timing.lists_fetched, 2u);
+  EXPECT_EQ(first.timing.list_bytes, bytes);
+  // The same lists again: from memory, nothing fetched.
+  const auto again = *sc->search("text of document 17", so);
+  EXPECT_EQ(again.timing.lists_fetched, 0u);
+  EXPECT_EQ(again.candidates, first.candidates);
+}
+
+TEST_F(IvfSearchTest, TheDiskCacheOutlivesTheClientAndHealsDamagedFiles) {
+  SearchOptions so;
+  so.nprobe = 3;
+  std::vector<std::uint32_t> probed;
+  {
+    auto sc = open_client(CandidateIndex::kIvf);
+    const auto r = *sc->search("title 250", so);
+    probed = r.probed_lists;
+    EXPECT_EQ(r.timing.lists_fetched, 3u);
+  }
+  auto sc = open_client(CandidateIndex::kIvf);
+  EXPECT_EQ(sc->search("title 250", so)->timing.lists_fetched, 0u);
+  // A damaged cache file is a miss: fetched again and replaced.
+  const auto file = c.dir / "cache" / (to_hex(ivf.directory[probed[0]].sha256) + ".seg");
+  ASSERT_TRUE(fs::exists(file));
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(30);
+    f.put('\x55');
+  }
+  auto fresh = open_client(CandidateIndex::kIvf);
+  const auto r = *fresh->search("title 250", so);
+  EXPECT_EQ(r.timing.lists_fetched, 1u);
+  auto cache = *SegmentCache::open(c.dir / "cache", 1 << 30);
+  EXPECT_TRUE(cache.get(ivf.directory[probed[0]].sha256).has_value());
+}
+
+TEST_F(IvfSearchTest, AThinClientDirectoryOpensOnTheIvfIndexOnly) {
+  const auto thin = c.dir / "thin";
+  fs::create_directories(thin);
+  for (const char* f : {"manifest.json", "projection.bin", "encoder.bin", index::kIvfFile}) {
+    fs::copy_file(o.out / f, thin / f);
+  }
+  auto sc = open_client(CandidateIndex::kAuto, true, thin);
+  EXPECT_TRUE(sc->uses_ivf());
+  SearchOptions so;
+  so.nprobe = 2;
+  EXPECT_TRUE(sc->search("document 3", so).ok());
+  OpenOptions oo;
+  oo.candidates = CandidateIndex::kFlat;
+  const auto flat = SearchClient::open(thin, tls.transport(), oo);
+  EXPECT_EQ(flat.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(flat.status().message().find("pq.bin"), std::string::npos) << flat.status().message();
+  // A damaged ivf.bin is refused at open (its hash is in the manifest).
+  {
+    std::fstream f(thin / index::kIvfFile, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x01');
+  }
+  EXPECT_EQ(SearchClient::open(thin, tls.transport(), OpenOptions{}).status().code(),
+            StatusCode::kDataLoss);
+}
+
+TEST_F(IvfSearchTest, AProviderWithoutListsRefusesByName) {
+  start({}, /*with_lists=*/false);
+  auto sc = open_client(CandidateIndex::kIvf, false);
+  const auto r = sc->search("document 3", SearchOptions{});
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("IVF"), std::string::npos) << r.status().message();
+}
+
+TEST_F(IvfSearchTest, ListsChangedOnTheProvidersDiskAreNeverServed) {
+  auto sc = open_client(CandidateIndex::kIvf, false);
+  {
+    std::fstream f(o.out / index::kIvfListsFile, std::ios::in | std::ios::out | std::ios::binary);
+    for (std::size_t l = 0; l < kLists; ++l) {
+      f.seekp(static_cast<std::streamoff>(ivf.directory[l].offset + 30));
+      f.put('\x33');
+    }
+  }
+  const auto r = sc->search("document 3", SearchOptions{});
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("DATA_LOSS"), std::string::npos) << r.status().message();
+}
+
+TEST_F(IvfSearchTest, FetchListsRefusalsAreTyped) {
+  auto request = [&](std::vector<std::uint32_t> lists, std::string version = "") {
+    v1::FetchListsRequest r;
+    r.set_artifact_version(version.empty() ? manifest.version_id : version);
+    for (const auto l : lists) r.add_lists(l);
+    return core->fetch_lists(r);
+  };
+  const auto ok = request({3, 1});
+  ASSERT_FALSE(ok.has_error()) << ok.error().message();
+  ASSERT_EQ(ok.segments_size(), 2);
+  EXPECT_EQ(ok.segments(0), *core->config().ivf_lists->segment(3));
+  EXPECT_EQ(ok.segments(1), *core->config().ivf_lists->segment(1));
+  EXPECT_EQ(request({1}, "other").error().code(), v1::WRONG_ARTIFACT_VERSION);
+  EXPECT_EQ(request({}).error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_EQ(request({kLists}).error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_EQ(request({2, 2}).error().code(), v1::MALFORMED_REQUEST);
+  std::vector<std::uint32_t> many(65, 0);
+  for (std::uint32_t i = 0; i < 65; ++i) many[i] = i;
+  EXPECT_EQ(request(many).error().code(), v1::MALFORMED_REQUEST);
+  protocol::ProviderLimits small;
+  small.max_message_bytes = 2048;
+  start(small);
+  const auto big = request({0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_EQ(big.error().code(), v1::MESSAGE_TOO_LARGE);
+  // The client splits its probe to the published limit and still gets every list.
+  auto transport = tls.transport();
+  const auto info = *transport->server_info();
+  ListSourceLimits limits;
+  limits.max_message_bytes = info.limits().max_message_bytes();
+  limits.max_lists_per_fetch = info.limits().max_lists_per_fetch();
+  EXPECT_EQ(limits.max_lists_per_fetch, 64u);
+  IvfListSource source(&ivf, manifest.version_id, transport.get(), std::nullopt, limits);
+  ListFetchStats stats;
+  std::vector<std::uint32_t> all(kLists);
+  for (std::uint32_t l = 0; l < kLists; ++l) all[l] = kLists - 1 - l;
+  const auto got = source.get(all, stats);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  for (std::uint32_t l = 0; l < kLists; ++l) EXPECT_EQ((*got)[l]->list, all[l]);
+  EXPECT_EQ(stats.fetched, kLists);
+  EXPECT_GT(stats.requests, 1u);
+  start({}, false);
+  EXPECT_EQ(request({1}).error().code(), v1::IVF_UNAVAILABLE);
+  EXPECT_EQ(core->server_info().ivf_lists(), 0u);
+}
+
+TEST_F(IvfSearchTest, AccessPrivateSearchTakesItsCandidatesFromTheLists) {
+  auto sc = open_client(CandidateIndex::kIvf, false);
+  ASSERT_TRUE(sc->has_private_scoring());
+  PrivateSearchOptions po;
+  po.clusters = 2;
+  po.nprobe = 2;
+  const auto r = sc->search_private("text of document 17", po);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->probed_lists.size(), 2u);
+  EXPECT_EQ(r->timing.lists_fetched, 2u);
+  EXPECT_EQ(r->private_clusters.size(), 2u);
+  EXPECT_FALSE(r->hits.empty());
+}
+
+}  // namespace
+}  // namespace privsearch::client
