@@ -13,7 +13,10 @@
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
 #include "ckks/serialization.h"
+#include "index/atomic_file.h"
 #include "index/glove_encoder.h"
+#include "index/ivf.h"
+#include "index/pq.h"
 #include "index/manifest.h"
 #include "index/manifest_signature.h"
 #include "index/signing_key.h"
@@ -242,6 +245,36 @@ int main(int argc, char** argv) {
     write(dir, "signature_truncated", with(0, truncated(sig_bytes, sig_bytes.size() / 2)));
     write(dir, "manifest", with(1, man_bytes));
     write(dir, "manifest_truncated", with(1, truncated(man_bytes, man_bytes.size() - 10)));
+  }
+  {
+    // index_ivf: selector byte + input (0 ivf.bin, 1 a list segment); a small seeded index of
+    // 300 documents in 3 lists (d' = 4, M = 2).
+    const auto tmp = std::filesystem::temp_directory_path() / "privsearch-corpus-ivf";
+    std::filesystem::create_directories(tmp);
+    index::Matrix x;
+    x.rows = 300;
+    x.cols = 4;
+    for (std::size_t i = 0; i < 300 * 4; ++i) {
+      x.data.push_back(static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f);
+    }
+    index::PqOptions po;
+    po.m = 2;
+    const auto pq = index::build_pq(x, po);
+    index::IvfOptions io;
+    io.lists = 3;
+    if (!pq.ok() || !index::build_ivf(x, *pq, io, tmp).ok()) return 1;
+    const auto directory = *index::read_file_bytes(tmp / index::kIvfFile);
+    const auto lists = *index::read_file_bytes(tmp / index::kIvfListsFile);
+    const auto ivf = *index::parse_ivf(directory, "corpus");
+    std::filesystem::remove_all(tmp);
+    const auto& ref = ivf.directory[0];
+    const std::vector<std::uint8_t> segment(lists.begin() + static_cast<std::ptrdiff_t>(ref.offset),
+                                            lists.begin() + static_cast<std::ptrdiff_t>(ref.offset + ref.bytes));
+    const auto dir = root / "index_ivf";
+    write(dir, "directory", with(0, directory));
+    write(dir, "directory_truncated", with(0, truncated(directory, directory.size() - 7)));
+    write(dir, "segment", with(1, segment));
+    write(dir, "segment_truncated", with(1, truncated(segment, segment.size() - 64)));
   }
   return 0;
 }

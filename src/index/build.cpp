@@ -177,6 +177,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
     io.route_dim = std::min(o.ivf_route_dim != 0 ? o.ivf_route_dim : kIvfDefaultRouteDim, dim);
     io.train_size = o.sample;
     io.seed = o.seed;
+    io.spill = o.ivf_spill;
     say(fmt::format("training {} IVF lists (routed on {} coordinates) and assigning {} documents",
                     io.lists != 0 ? io.lists : default_ivf_lists(docs.size()), io.route_dim,
                     docs.size()));

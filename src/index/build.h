@@ -61,6 +61,7 @@ struct BuildOptions {
   std::optional<bool> ivf;
   std::size_t ivf_lists = 0;
   std::size_t ivf_route_dim = 0;  // 0: kIvfDefaultRouteDim, capped at d'
+  std::size_t ivf_spill = 1;      // lists per document (IvfOptions::spill)
   ExtraArtifacts extra_artifacts;  // empty: none
 };
 

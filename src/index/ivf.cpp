@@ -50,23 +50,26 @@ float dot(const float* a, const float* b, std::size_t n) {
   return s;
 }
 
-// The list maximizing <x[:r], c_l> (ties: the smaller l), for `count` rows of stride d'.
+// The `spill` lists maximizing <x[:r], c_l>, best first (ties: the smaller l), for every row.
 std::vector<std::uint32_t> assign(const std::vector<float>& centroids, std::size_t lists,
-                                  std::size_t r, const Matrix& x) {
-  std::vector<std::uint32_t> out(x.rows);
+                                  std::size_t r, std::size_t spill, const Matrix& x) {
+  std::vector<std::uint32_t> out(x.rows * spill);
   // Faiss's exhaustive inner-product search (BLAS) over blocks of rows; Faiss breaks ties by the
   // smaller index as well.
   faiss::IndexFlatIP flat(static_cast<faiss::Index::idx_t>(r));
   flat.add(static_cast<faiss::Index::idx_t>(lists), centroids.data());
   constexpr std::size_t kBlock = 16384;
   std::vector<float> prefix(kBlock * r);
-  std::vector<float> distances(kBlock);
-  std::vector<faiss::Index::idx_t> labels(kBlock);
+  std::vector<float> distances(kBlock * spill);
+  std::vector<faiss::Index::idx_t> labels(kBlock * spill);
   for (std::size_t start = 0; start < x.rows; start += kBlock) {
     const std::size_t n = std::min(kBlock, x.rows - start);
     for (std::size_t i = 0; i < n; ++i) std::copy_n(x.row(start + i), r, prefix.data() + i * r);
-    flat.search(static_cast<faiss::Index::idx_t>(n), prefix.data(), 1, distances.data(), labels.data());
-    for (std::size_t i = 0; i < n; ++i) out[start + i] = static_cast<std::uint32_t>(labels[i]);
+    flat.search(static_cast<faiss::Index::idx_t>(n), prefix.data(),
+                static_cast<faiss::Index::idx_t>(spill), distances.data(), labels.data());
+    for (std::size_t i = 0; i < n * spill; ++i) {
+      out[start * spill + i] = static_cast<std::uint32_t>(labels[i]);
+    }
   }
   return out;
 }
@@ -111,6 +114,11 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
         "{} IVF lists for {} documents; at most one list per document (and {})", lists, x.rows,
         kMaxLists));
   }
+  if (o.spill < 1 || o.spill > kMaxSpill || o.spill > lists) {
+    return invalid_argument_error(fmt::format(
+        "each document in {} lists; between 1 and {} (and at most the {} lists)", o.spill,
+        kMaxSpill, lists));
+  }
   if (r > x.cols) {
     return invalid_argument_error(
         fmt::format("IVF route dimension {} above d' = {}", r, x.cols));
@@ -143,15 +151,20 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   for (auto& c : centroids) c = round_to_half(c);
   std::vector<std::uint32_t> of_doc;
   try {
-    of_doc = assign(centroids, lists, r, x);
+    of_doc = assign(centroids, lists, r, o.spill, x);
   } catch (const faiss::FaissException& e) {
     return internal_error(fmt::format("Faiss list assignment failed: {}", e.what()));
   }
   std::vector<std::vector<std::uint32_t>> members(lists);
-  for (std::size_t d = 0; d < x.rows; ++d) members[of_doc[d]].push_back(static_cast<std::uint32_t>(d));
+  for (std::size_t d = 0; d < x.rows; ++d) {
+    for (std::size_t s = 0; s < o.spill; ++s) {
+      members[of_doc[d * o.spill + s]].push_back(static_cast<std::uint32_t>(d));
+    }
+  }
 
   IvfIndex ivf;
   ivf.documents = x.rows;
+  ivf.spill = o.spill;
   ivf.lists = lists;
   ivf.route_dim = r;
   ivf.codebook = pq.codebook;
@@ -181,6 +194,8 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   w.put_u32(static_cast<std::uint32_t>(x.cols));
   w.put_u32(static_cast<std::uint32_t>(r));
   w.put_u32(static_cast<std::uint32_t>(pq.codebook.m));
+  w.put_u32(static_cast<std::uint32_t>(ivf.spill));
+  w.put_u32(0);
   w.put_u64(ivf.lists_file_bytes);
   put_floats(w, ivf.codebook.centroids);
   for (const float c : ivf.centroids) w.put_u16(to_half_bits(c));
@@ -197,22 +212,28 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
 
 Result<IvfIndex> load_ivf(const std::filesystem::path& file) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
+  return parse_ivf(bytes, file);
+}
+
+Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::filesystem::path& file) {
   ByteReader r(bytes);
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, "PSIV", file));
   IvfIndex ivf;
-  std::uint32_t lists = 0, dim = 0, route = 0, m = 0;
+  std::uint32_t lists = 0, dim = 0, route = 0, m = 0, spill = 0, zero = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ivf.documents));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(lists));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(dim));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(route));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(spill));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(zero));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ivf.lists_file_bytes));
-  if (dim == 0 || dim > 4096 || m == 0 || m > 257 || dim % m != 0 || route == 0 || route > dim ||
+  if (spill == 0 || spill > kMaxSpill || spill > lists || zero != 0 || dim == 0 || dim > 4096 || m == 0 || m > 257 || dim % m != 0 || route == 0 || route > dim ||
       lists == 0 || lists > kMaxLists || lists > ivf.documents ||
       ivf.documents > std::numeric_limits<std::uint32_t>::max()) {
     return data_loss_error(fmt::format(
-        "`{}`: IVF shape (N = {}, lists = {}, d' = {}, r = {}, M = {}) is invalid", file.string(),
-        ivf.documents, lists, dim, route, m));
+        "`{}`: IVF shape (N = {}, lists = {}, d' = {}, r = {}, M = {}, spill {}) is invalid",
+        file.string(), ivf.documents, lists, dim, route, m, spill));
   }
   const std::size_t codebook = std::size_t{m} * 256 * (dim / m);
   const std::size_t expected = codebook * 4 + std::size_t{lists} * route * 2 +
@@ -222,6 +243,7 @@ Result<IvfIndex> load_ivf(const std::filesystem::path& file) {
                                        file.string(), r.remaining(), expected));
   }
   ivf.lists = lists;
+  ivf.spill = spill;
   ivf.route_dim = route;
   ivf.codebook.dim = dim;
   ivf.codebook.m = m;
@@ -253,10 +275,10 @@ Result<IvfIndex> load_ivf(const std::filesystem::path& file) {
     total += ref.count;
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
-  if (total != ivf.documents || next != ivf.lists_file_bytes) {
-    return data_loss_error(fmt::format("`{}`: the lists hold {} documents in {} bytes; the "
-                                       "header says {} in {}", file.string(), total, next,
-                                       ivf.documents, ivf.lists_file_bytes));
+  if (total != ivf.documents * spill || next != ivf.lists_file_bytes) {
+    return data_loss_error(fmt::format("`{}`: the lists hold {} entries in {} bytes; the "
+                                       "header says {} documents x {} in {}", file.string(), total,
+                                       next, ivf.documents, spill, ivf.lists_file_bytes));
   }
   return ivf;
 }
@@ -329,7 +351,7 @@ Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& ivf,
   std::vector<CodeSegment> segments;
   segments.reserve(lists.size());
   for (const IvfList* l : lists) segments.push_back(l->segment());
-  return scan_top_k(ivf.codebook, segments, query, k);
+  return scan_top_k(ivf.codebook, segments, query, k, ivf.spill);
 }
 
 Result<IvfListStore> IvfListStore::open(const std::filesystem::path& file, IvfIndex index) {

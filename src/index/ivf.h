@@ -7,13 +7,13 @@
 // coordinates of the projected vectors. The SVD basis is nested (its prefixes are the leading
 // principal directions), so a prefix routes nearly as well as the whole vector at a fraction of
 // the centroid bytes. Centroids are stored as binary16 (the client's download; their rounding is
-// what both sides route and assign with). Each document is in the list l maximizing
-// <x[:r], c_l>; a query probes the `nprobe` lists with the largest <q[:r], c_l> (ties: smaller l).
+// what both sides route and assign with). Each document is in the `spill` lists l maximizing
+// <x[:r], c_l> (1 by default); a query probes the `nprobe` lists with the largest <q[:r], c_l> (ties: smaller l).
 // Lists hold the document ids and the codes of the same PQ codebook as the flat artifact, so an
 // IVF search that probes every list returns exactly the flat scan's top K.
 //
 // Files (artifacts in the manifest):
-//   ivf.bin ("PSIV", public, what a client downloads): documents, lists, d', r, M, the PQ
+//   ivf.bin ("PSIV", public, what a client downloads): documents, lists, d', r, M, spill, the PQ
 //     codebook (float32), the centroids (lists x r binary16), then per list its segment's offset
 //     and size in ivf_lists.bin, its document count and the SHA-256 of its segment bytes.
 //   ivf_lists.bin ("PSIL", served by the provider list by list): the header, then one segment per
@@ -52,6 +52,8 @@ inline constexpr std::size_t kListsFileHeaderBytes = 16;
 inline constexpr std::uint64_t kIvfDefaultMinDocuments = 2'000'000;
 // Route prefix r by default (capped at d'): issue 17's measurement (docs/SCALE.md).
 inline constexpr std::size_t kIvfDefaultRouteDim = 672;
+// Lists per document at most (IvfOptions::spill).
+inline constexpr std::size_t kMaxSpill = 8;
 
 struct IvfListRef {
   std::uint64_t offset = 0;  // in ivf_lists.bin
@@ -62,6 +64,7 @@ struct IvfListRef {
 
 struct IvfIndex {
   std::uint64_t documents = 0;
+  std::size_t spill = 1;            // lists each document is in
   std::size_t lists = 0;
   std::size_t route_dim = 0;        // r <= d'
   PqCodebook codebook;              // d' = codebook.dim
@@ -76,6 +79,9 @@ struct IvfOptions {
   std::size_t train_size = 200000;
   std::uint64_t seed = 1;
   int iterations = 20;
+  // Each document goes into its `spill` best lists (redundant assignment: a query near a list
+  // boundary still finds it; list bytes grow by the same factor).
+  std::size_t spill = 1;
 };
 
 // nlist for N documents: about sqrt(N) (Faiss's and Tiptoe's rule of thumb; issue 17 measures it),
@@ -95,6 +101,8 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& projected, const PqAr
 // ivf.bin, checked: shape limits before allocation, finite values, contiguous segments whose
 // sizes match their counts, nothing trailing.
 Result<IvfIndex> load_ivf(const std::filesystem::path& file);
+// The same from bytes (`file` names them in errors).
+Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::filesystem::path& file);
 
 // The `nprobe` lists whose centroids have the largest inner product with the query's first r
 // coordinates (query: d' values), best first, ties by the smaller list.
@@ -117,7 +125,8 @@ struct IvfList {
 Result<IvfList> decode_list(const IvfIndex& index, std::uint32_t list,
                             std::span<const std::uint8_t> segment);
 
-// The top k documents over the given lists (same contract as scan_top_k).
+// The top k documents over the given lists (same contract as scan_top_k; a document found in
+// several of them counts once).
 Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& index,
                                               std::span<const IvfList* const> lists,
                                               std::span<const float> query, std::size_t k);

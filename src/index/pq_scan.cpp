@@ -62,7 +62,8 @@ std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t cou
 
 Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
                                               std::span<const CodeSegment> segments,
-                                              std::span<const float> q, std::size_t k) {
+                                              std::span<const float> q, std::size_t k,
+                                              std::size_t copies) {
   const std::size_t m = cb.m;
   if (m == 0 || m > 257 || cb.ksub != 256) {
     return invalid_argument_error("PQ codebook shape unsupported by the fast scan");
@@ -94,11 +95,14 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
   // The K-th largest 16-bit score from the histogram (one pass, no sort of a million values),
   // then the candidate pool within the error bound: |approx * delta + sum(mins) - exact| <=
   // m * delta / 2 (+ float rounding), so anything within m * delta of the K-th can be in the top K.
+  // With documents in up to `copies` segments, the (k * copies)-th entry bounds the k-th distinct
+  // document from below.
+  const std::size_t entries = std::min(k * std::max<std::size_t>(copies, 1), total);
   std::size_t seen = 0;
   std::size_t kth_value = 65535;
   for (std::size_t v = 65536; v-- > 0;) {
     seen += histogram[v];
-    if (seen >= k) {
+    if (seen >= entries) {
       kth_value = v;
       break;
     }
@@ -121,13 +125,21 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
       pool.push_back({score, seg.ids != nullptr ? seg.ids[i] : static_cast<std::uint32_t>(i)});
     }
   }
-  const std::size_t kk = std::min(k, pool.size());
-  std::partial_sort(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(kk), pool.end(),
-                    [](const Scored& x, const Scored& y) {
-                      return x.score > y.score || (x.score == y.score && x.id < y.id);
-                    });
-  std::vector<std::uint32_t> out(kk);
-  for (std::size_t i = 0; i < kk; ++i) out[i] = pool[i].id;
+  const auto better = [](const Scored& x, const Scored& y) {
+    return x.score > y.score || (x.score == y.score && x.id < y.id);
+  };
+  std::vector<std::uint32_t> out;
+  if (copies <= 1) {
+    const std::size_t kk = std::min(k, pool.size());
+    std::partial_sort(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(kk), pool.end(), better);
+    for (std::size_t i = 0; i < kk; ++i) out.push_back(pool[i].id);
+    return out;
+  }
+  // Copies of a document have the same code, so the same score: adjacent after sorting.
+  std::sort(pool.begin(), pool.end(), better);
+  for (std::size_t i = 0; i < pool.size() && out.size() < k; ++i) {
+    if (i == 0 || pool[i].id != pool[i - 1].id) out.push_back(pool[i].id);
+  }
   return out;
 }
 

@@ -34,11 +34,13 @@ struct CodeSegment {
 std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t count, std::size_t m);
 
 // The top k document ids over all segments by approximate inner product with `query`, best first,
-// ties by the smaller id: the same result as pq_search over the union of the segments. Uses the
+// ties by the smaller id: the same result as pq_search over the union of the segments. A
+// document may be in up to `copies` segments (with the same code); it is returned once. Uses the
 // VBMI kernel when the CPU has it, else a scalar loop that computes the same byte sums.
 Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& codebook,
                                               std::span<const CodeSegment> segments,
-                                              std::span<const float> query, std::size_t k);
+                                              std::span<const float> query, std::size_t k,
+                                              std::size_t copies = 1);
 
 class PqScanner {
  public:

@@ -272,7 +272,7 @@ TEST_F(IvfBuilt, DamagedDirectoryFilesAreRefused) {
   write(magic);
   EXPECT_EQ(load_ivf(dir_ / "bad.bin").status().code(), StatusCode::kDataLoss);
   // The first directory entry's count (after the header, codebook and centroids).
-  const std::size_t dir_start = 8 + 8 + 4 * 4 + 8 + 12 * 256 * 4 * 4 + 24 * 32 * 2;
+  const std::size_t dir_start = 8 + 8 + 4 * 4 + 8 + 8 + 12 * 256 * 4 * 4 + 24 * 32 * 2;
   auto count = bytes;
   count[dir_start + 16] ^= 1;
   write(count);
@@ -308,6 +308,54 @@ TEST_F(IvfBuilt, TheProviderStoreServesVerifiedSegmentsOnly) {
   EXPECT_EQ(IvfListStore::open(dir_ / "missing.bin", ivf_).status().code(), StatusCode::kUnavailable);
 }
 
+TEST_F(IvfBuilt, SpilledDocumentsAreInTheirBestListsAndFoundOnce) {
+  const auto dir = testing::temp_dir("ivf-spill");
+  IvfOptions io;
+  io.lists = 24;
+  io.route_dim = 32;
+  io.spill = 2;
+  ASSERT_TRUE(build_ivf(x_, pq_, io, dir).ok());
+  const auto spilled = *load_ivf(dir / kIvfFile);
+  EXPECT_EQ(spilled.spill, 2u);
+  EXPECT_EQ(spilled.centroids, ivf_.centroids);  // same training, same centroids
+  const auto all = *read_file_bytes(dir / kIvfListsFile);
+  std::vector<IvfList> lists;
+  std::vector<std::vector<std::uint32_t>> in(3000);
+  for (std::uint32_t l = 0; l < spilled.lists; ++l) {
+    const auto& ref = spilled.directory[l];
+    lists.push_back(*decode_list(spilled, l, std::span(all).subspan(ref.offset, ref.bytes)));
+    for (const auto d : lists.back().ids) in[d].push_back(l);
+  }
+  for (std::uint32_t d = 0; d < 3000; ++d) {
+    ASSERT_EQ(in[d].size(), 2u) << d;
+    // Its best two lists: no other list scores above the weaker of them.
+    auto score = [&](std::uint32_t l) {
+      float s = 0;
+      for (std::size_t j = 0; j < 32; ++j) s += x_.row(d)[j] * spilled.centroids[l * 32 + j];
+      return s;
+    };
+    const float weaker = std::min(score(in[d][0]), score(in[d][1]));
+    for (std::uint32_t l = 0; l < spilled.lists; ++l) {
+      if (l != in[d][0] && l != in[d][1]) {
+        EXPECT_LE(score(l), weaker + 1e-4f);
+      }
+    }
+  }
+  Prng p = testing::test_prng(48);
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto q = random_query(p, 48);
+    std::vector<const IvfList*> probed;
+    for (const auto l : route_query(spilled, q, spilled.lists)) probed.push_back(&lists[l]);
+    EXPECT_EQ(*ivf_search(spilled, probed, q, 100), *pq_search(pq_, q, 100));
+    probed.resize(3);
+    std::set<std::uint32_t> union_ids;
+    for (const auto* l : probed) union_ids.insert(l->ids.begin(), l->ids.end());
+    const std::vector<std::uint32_t> ids(union_ids.begin(), union_ids.end());
+    EXPECT_EQ(*ivf_search(spilled, probed, q, 50), reference_subset(pq_, ids, q, 50));
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Ivf, BuildRefusesImpossibleShapes) {
   const auto x = blobs(300, 16, 3, 46);
   PqOptions o;
@@ -321,6 +369,11 @@ TEST(Ivf, BuildRefusesImpossibleShapes) {
   io.route_dim = 17;
   EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
   io.route_dim = 0;
+  io.spill = 0;
+  EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
+  io.spill = 5;  // more than the 4 lists
+  EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
+  io.spill = 1;
   const auto other = blobs(299, 16, 3, 47);
   EXPECT_EQ(build_ivf(other, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(default_ivf_lists(10'000'000), 3162u);

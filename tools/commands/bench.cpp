@@ -9,6 +9,7 @@
 #include "suites/bench_abuse.h"
 #include "suites/bench_ckks.h"
 #include "suites/bench_cluster.h"
+#include "suites/bench_ivf.h"
 #include "suites/bench_private.h"
 #include "suites/bench_compress.h"
 #include "suites/bench_e2e.h"
@@ -33,6 +34,7 @@ struct Args {
   AbuseBenchOptions abuse;
   ClusterBenchOptions cluster;
   PrivateBenchOptions private_search;
+  IvfBenchOptions ivf;
 };
 
 Result<nlohmann::json> run_suite(Args& a) {
@@ -83,6 +85,13 @@ Result<nlohmann::json> run_suite(Args& a) {
     if (a.queries) a.private_search.queries = *a.queries;
     return run_private_bench(a.private_search);
   }
+  if (a.suite == "ivf") {
+    a.ivf.docs = a.e2e.docs;
+    a.ivf.k = a.e2e.k;
+    a.ivf.dataset = a.private_search.dataset;
+    if (a.queries) a.ivf.queries = *a.queries;
+    return run_ivf_bench(a.ivf);
+  }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
@@ -125,7 +134,7 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--hint-bits", a.pir.hint_bits, "pir: bits of the rescaled hint (default 17)")
       ->check(CLI::Range(9, 32));
   cmd->add_option("--docs", a.e2e.docs,
-                  "e2e, private: synthetic documents (default 1,000,000; built once under "
+                  "e2e, private, ivf: synthetic documents (default 1,000,000; built once under "
                   "build/bench-e2e)")
       ->check(CLI::Range(1000, 100000000));
   cmd->add_option("--queries", a.queries, "e2e: timed searches (default 200; private: 100)")
@@ -156,8 +165,24 @@ void add_options(CLI::App* cmd, Args& a) {
                   "private: documents per cluster (default 4 sqrt(N) within [64, 4096])")
       ->check(CLI::Range(64u, 65536u));
   cmd->add_option("--dataset", a.private_search.dataset,
-                  "private: BEIR collection for nDCG@10 and the linkability audit (default "
+                  "private, ivf: BEIR collection for nDCG@10 and the linkability audit (default "
                   "../shared/data/scifact; empty to skip)");
+  cmd->add_option("--lists", a.ivf.lists, "ivf: IVF lists of the synthetic index (default sqrt(N))")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
+  cmd->add_option("--nprobe", a.ivf.nprobe, "ivf: lists probed per query (default 4,8,16,32,64)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
+  cmd->add_option("--route-dim", a.ivf.route_dim,
+                  "ivf: coordinates the centroids route on (default 672, capped at d')")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+  cmd->add_option("--spill", a.ivf.spill, "ivf: lists each document is put in (default 1)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{8}));
+  cmd->add_option("--dataset-lists", a.ivf.dataset_lists,
+                  "ivf: IVF lists of the --dataset index (default sqrt(N))")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
+  cmd->add_option("--warm-cache-mb", a.ivf.warm_cache_mb,
+                  "ivf: the client's list cache for warm_bytes_per_search (default 64)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
   cmd->add_option("--train", a.pq.train,
                   "pq: PQ training vectors (default 200,000; 0 skips train_s)");
@@ -198,11 +223,13 @@ Command add_bench_command(CLI::App& parent) {
          "baselines against a provider process), abuse (provider memory and legitimate "
          "latency under hostile clients), cluster (replicas behind HAProxy sharing state in Redis: "
          "throughput per replica count, budget check, key pull, state bytes), private "
-         "(access-private search: server time, bytes, hint, client time, quality, linkability)")
+         "(access-private search: server time, bytes, hint, client time, quality, linkability), ivf "
+         "(IVF-partitioned public index: client bytes, scan time, quality and probed-list leakage "
+         "per nprobe)")
       ->required()
       ->check(CLI::IsMember(
           {"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems", "abuse", "cluster",
-           "private"}));
+           "private", "ivf"}));
   add_options(cmd, *a);
   return {cmd, [a] {
             auto result = run_suite(*a);

@@ -57,6 +57,10 @@ Command add_build_command(CLI::App& parent) {
                   "Coordinates of the projected vectors the IVF centroids keep and route on (a "
                   "prefix of the nested SVD basis; default 672, capped at d')")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--ivf-spill", o->ivf_spill,
+                  "Lists each document is put in (its best ones; default 1: more finds documents "
+                  "near list boundaries with fewer probes, at that many times the list bytes)")
+      ->check(CLI::Range(1, 8));
   auto scoring = std::make_shared<scoring::ScoringBuildOptions>();
   auto no_private = std::make_shared<bool>(false);
   cmd->add_flag("--no-access-private", *no_private,

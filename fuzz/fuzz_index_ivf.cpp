@@ -1,0 +1,83 @@
+// Fuzz target: the IVF index files a client decodes (index/ivf.h). The first byte picks the
+// decoder, the rest is the input: 0 ivf.bin (the directory a client downloads), 1 a list segment
+// (what FetchLists returns), decoded against a directory forged to name exactly these bytes, so
+// the segment parser runs past the hash check on every input.
+// Properties: no crash; an accepted directory has contiguous segments holding N documents and
+// routes any query to at most `lists` lists; an accepted segment has ascending ids inside the
+// collection and codes of its declared size, and scanning it returns only its ids.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/check.h"
+#include "core/sha256.h"
+#include "index/ivf.h"
+
+namespace {
+
+// A directory of one list over 1000 documents, M = 2, d' = 4, whose entry names `segment`.
+privsearch::index::IvfIndex forged_directory(std::span<const std::uint8_t> segment) {
+  privsearch::index::IvfIndex ivf;
+  ivf.documents = 1000;
+  ivf.lists = 1;
+  ivf.route_dim = 4;
+  ivf.codebook.dim = 4;
+  ivf.codebook.m = 2;
+  ivf.codebook.ksub = 256;
+  ivf.codebook.dsub = 2;
+  ivf.codebook.centroids.assign(2 * 256 * 2, 0.25f);
+  ivf.centroids.assign(4, 1.0f);
+  privsearch::index::IvfListRef ref;
+  ref.offset = privsearch::index::kListsFileHeaderBytes;
+  ref.bytes = segment.size();
+  std::uint32_t count = 0;
+  if (segment.size() >= 16) std::memcpy(&count, segment.data() + 12, 4);  // little-endian hosts
+  ref.count = count;
+  ref.sha256 = privsearch::sha256(segment);
+  ivf.directory = {ref};
+  return ivf;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace privsearch;
+  if (size == 0) return 0;
+  const std::span<const std::uint8_t> body(data + 1, size - 1);
+  if (data[0] % 2 == 0) {
+    const auto ivf = index::parse_ivf(body, "fuzz input");
+    if (!ivf.ok()) return 0;
+    std::uint64_t docs = 0, next = index::kListsFileHeaderBytes;
+    for (const auto& ref : ivf->directory) {
+      PRIVSEARCH_CHECK(ref.offset == next, "accepted directory with a gap");
+      next += ref.bytes;
+      docs += ref.count;
+    }
+    PRIVSEARCH_CHECK(docs == ivf->documents && next == ivf->lists_file_bytes,
+                     "accepted directory whose lists do not add up");
+    const std::vector<float> query(ivf->codebook.dim, 0.5f);
+    PRIVSEARCH_CHECK(index::route_query(*ivf, query, 3).size() == std::min<std::size_t>(3, ivf->lists),
+                     "routing returned the wrong number of lists");
+    return 0;
+  }
+  const auto ivf = forged_directory(body);
+  const auto list = index::decode_list(ivf, 0, body);
+  if (!list.ok()) return 0;
+  PRIVSEARCH_CHECK(list->ids.size() == list->count &&
+                       list->blocked.size() == ((list->count + 63) / 64) * 2 * 64,
+                   "accepted segment of the wrong size");
+  for (std::size_t i = 0; i < list->count; ++i) {
+    PRIVSEARCH_CHECK(list->ids[i] < 1000 && (i == 0 || list->ids[i] > list->ids[i - 1]),
+                     "accepted segment with ids out of order or range");
+  }
+  const index::IvfList* lists[] = {&*list};
+  const std::vector<float> query{0.1f, -0.2f, 0.3f, 0.4f};
+  const auto top = index::ivf_search(ivf, lists, query, 10);
+  PRIVSEARCH_CHECK(top.ok(), "scan of an accepted segment failed");
+  for (const auto id : *top) {
+    PRIVSEARCH_CHECK(std::binary_search(list->ids.begin(), list->ids.end(), id),
+                     "the scan returned a document outside the list");
+  }
+  return 0;
+}
