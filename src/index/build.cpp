@@ -178,6 +178,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
     io.train_size = o.sample;
     io.seed = o.seed;
     io.spill = o.ivf_spill;
+    io.pq_m = o.ivf_pq_m;
     say(fmt::format("training {} IVF lists (routed on {} coordinates) and assigning {} documents",
                     io.lists != 0 ? io.lists : default_ivf_lists(docs.size()), io.route_dim,
                     docs.size()));

@@ -62,6 +62,7 @@ struct BuildOptions {
   std::size_t ivf_lists = 0;
   std::size_t ivf_route_dim = 0;  // 0: kIvfDefaultRouteDim, capped at d'
   std::size_t ivf_spill = 1;      // lists per document (IvfOptions::spill)
+  std::size_t ivf_pq_m = 0;       // the lists' PQ subquantizers (0: the flat artifact's)
   ExtraArtifacts extra_artifacts;  // empty: none
 };
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -126,6 +127,17 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   if (x.rows > std::numeric_limits<std::uint32_t>::max()) {
     return invalid_argument_error("the IVF lists hold 32-bit document ids");
   }
+  // The lists' codes: the flat artifact's, or a PQ of their own with fewer subquantizers (fewer
+  // bytes per fetched document; the provider's exact rerank still orders the candidates).
+  std::optional<PqArtifact> own;
+  if (o.pq_m != 0 && o.pq_m != pq.codebook.m) {
+    PqOptions po;
+    po.m = o.pq_m;
+    po.train_size = o.train_size;
+    po.seed = o.seed;
+    PRIVSEARCH_ASSIGN_OR_RETURN(own, build_pq(x, po));
+  }
+  const PqArtifact& codes = own ? *own : pq;
   // Seeded training sample (prefix coordinates only), at least one point per list.
   const auto sample = seeded_sample(x.rows, std::max(o.train_size, lists), o.seed, 5);
   std::vector<float> train(sample.size() * r);
@@ -167,7 +179,7 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   ivf.spill = o.spill;
   ivf.lists = lists;
   ivf.route_dim = r;
-  ivf.codebook = pq.codebook;
+  ivf.codebook = codes.codebook;
   ivf.centroids = std::move(centroids);
   ivf.directory.resize(lists);
   ByteWriter lw;
@@ -177,7 +189,7 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   lw.put_u64(lists);
   for (std::size_t l = 0; l < lists; ++l) {
     const std::size_t start = lw.size();
-    put_segment(lw, static_cast<std::uint32_t>(l), members[l], pq);
+    put_segment(lw, static_cast<std::uint32_t>(l), members[l], codes);
     auto& ref = ivf.directory[l];
     ref.offset = start;
     ref.bytes = lw.size() - start;
@@ -193,7 +205,7 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   w.put_u32(static_cast<std::uint32_t>(lists));
   w.put_u32(static_cast<std::uint32_t>(x.cols));
   w.put_u32(static_cast<std::uint32_t>(r));
-  w.put_u32(static_cast<std::uint32_t>(pq.codebook.m));
+  w.put_u32(static_cast<std::uint32_t>(codes.codebook.m));
   w.put_u32(static_cast<std::uint32_t>(ivf.spill));
   w.put_u32(0);
   w.put_u64(ivf.lists_file_bytes);

@@ -9,8 +9,9 @@
 // the centroid bytes. Centroids are stored as binary16 (the client's download; their rounding is
 // what both sides route and assign with). Each document is in the `spill` lists l maximizing
 // <x[:r], c_l> (1 by default); a query probes the `nprobe` lists with the largest <q[:r], c_l> (ties: smaller l).
-// Lists hold the document ids and the codes of the same PQ codebook as the flat artifact, so an
-// IVF search that probes every list returns exactly the flat scan's top K.
+// Lists hold the document ids and, by default, the codes of the flat artifact's PQ codebook, so an
+// IVF search that probes every list returns exactly the flat scan's top K; a coarser PQ of their
+// own (IvfOptions::pq_m) trades candidate precision for bytes per fetched document.
 //
 // Files (artifacts in the manifest):
 //   ivf.bin ("PSIV", public, what a client downloads): documents, lists, d', r, M, spill, the PQ
@@ -82,6 +83,9 @@ struct IvfOptions {
   // Each document goes into its `spill` best lists (redundant assignment: a query near a list
   // boundary still finds it; list bytes grow by the same factor).
   std::size_t spill = 1;
+  // Subquantizers of the lists' codes; 0 (or the flat artifact's M): the flat artifact's codes,
+  // else a PQ of their own (M bytes per document per fetch; trained on the same sample).
+  std::size_t pq_m = 0;
 };
 
 // nlist for N documents: about sqrt(N) (Faiss's and Tiptoe's rule of thumb; issue 17 measures it),

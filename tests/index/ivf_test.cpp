@@ -356,6 +356,33 @@ TEST_F(IvfBuilt, SpilledDocumentsAreInTheirBestListsAndFoundOnce) {
   fs::remove_all(dir);
 }
 
+TEST_F(IvfBuilt, ListsMayCarryACoarserPqOfTheirOwn) {
+  const auto dir = testing::temp_dir("ivf-own-pq");
+  IvfOptions io;
+  io.lists = 24;
+  io.pq_m = 4;
+  ASSERT_TRUE(build_ivf(x_, pq_, io, dir).ok());
+  const auto coarse = *load_ivf(dir / kIvfFile);
+  EXPECT_EQ(coarse.codebook.m, 4u);
+  PqOptions po;
+  po.m = 4;
+  const auto reference = *build_pq(x_, po);  // the same seeded training
+  EXPECT_EQ(coarse.codebook.centroids, reference.codebook.centroids);
+  const auto all = *read_file_bytes(dir / kIvfListsFile);
+  std::vector<IvfList> lists;
+  std::vector<const IvfList*> views;
+  for (std::uint32_t l = 0; l < coarse.lists; ++l) {
+    const auto& ref = coarse.directory[l];
+    lists.push_back(*decode_list(coarse, l, std::span(all).subspan(ref.offset, ref.bytes)));
+  }
+  for (const auto& l : lists) views.push_back(&l);
+  Prng p = testing::test_prng(49);
+  const auto q = random_query(p, 48);
+  EXPECT_EQ(*ivf_search(coarse, views, q, 30), *pq_search(reference, q, 30));
+  EXPECT_LT(coarse.lists_file_bytes, ivf_.lists_file_bytes);
+  fs::remove_all(dir);
+}
+
 TEST(Ivf, BuildRefusesImpossibleShapes) {
   const auto x = blobs(300, 16, 3, 46);
   PqOptions o;
@@ -374,6 +401,9 @@ TEST(Ivf, BuildRefusesImpossibleShapes) {
   io.spill = 5;  // more than the 4 lists
   EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
   io.spill = 1;
+  io.pq_m = 3;  // does not divide d' = 16
+  EXPECT_EQ(build_ivf(x, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
+  io.pq_m = 0;
   const auto other = blobs(299, 16, 3, 47);
   EXPECT_EQ(build_ivf(other, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(default_ivf_lists(10'000'000), 3162u);

@@ -177,6 +177,9 @@ void add_options(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--spill", a.ivf.spill, "ivf: lists each document is put in (default 1)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{8}));
+  cmd->add_option("--list-pq-m", a.ivf.list_pq_m,
+                  "ivf: subquantizers of the lists' own PQ codes (default: the flat artifact's)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--dataset-lists", a.ivf.dataset_lists,
                   "ivf: IVF lists of the --dataset index (default sqrt(N))")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));

@@ -61,6 +61,10 @@ Command add_build_command(CLI::App& parent) {
                   "Lists each document is put in (its best ones; default 1: more finds documents "
                   "near list boundaries with fewer probes, at that many times the list bytes)")
       ->check(CLI::Range(1, 8));
+  cmd->add_option("--ivf-pq-m", o->ivf_pq_m,
+                  "Subquantizers (bytes per document) of the IVF lists' own PQ codes (default: the "
+                  "flat artifact's; fewer: fewer bytes per fetched list, coarser candidates)")
+      ->check(CLI::Range(1, 4096));
   auto scoring = std::make_shared<scoring::ScoringBuildOptions>();
   auto no_private = std::make_shared<bool>(false);
   cmd->add_flag("--no-access-private", *no_private,

@@ -121,8 +121,8 @@ Result<fs::path> ensure_synthetic_ivf(const IvfBenchOptions& o, const OfflineInd
                                       const Progress& progress, double& build_s) {
   const std::size_t lists = o.lists != 0 ? o.lists : index::default_ivf_lists(o.docs);
   const std::size_t route = std::min(o.route_dim != 0 ? o.route_dim : index::kIvfDefaultRouteDim, o.dim);
-  const auto dir = o.ivf_cache / fmt::format("synthetic-{}-{}-l{}-r{}-s{}", o.docs, o.dim, lists,
-                                             route, o.spill);
+  const auto dir = o.ivf_cache / fmt::format("synthetic-{}-{}-l{}-r{}-s{}-m{}", o.docs, o.dim,
+                                             lists, route, o.spill, o.list_pq_m);
   if (fs::exists(dir / index::kIvfFile)) {
     progress("reusing " + dir.string());
     return dir;
@@ -137,6 +137,7 @@ Result<fs::path> ensure_synthetic_ivf(const IvfBenchOptions& o, const OfflineInd
   io.lists = lists;
   io.route_dim = route;
   io.spill = o.spill;
+  io.pq_m = o.list_pq_m;
   progress(fmt::format("building {} IVF lists over {} documents in {} (once)", lists, x.rows, dir.string()));
   const auto t0 = Clock::now();
   PRIVSEARCH_RETURN_IF_ERROR(index::build_ivf(x, *ix.pq, io, dir).status());
@@ -182,6 +183,7 @@ Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& 
   out["lists"] = l.ivf.lists;
   out["route_dim"] = l.ivf.route_dim;
   out["spill"] = l.ivf.spill;
+  out["list_pq_m"] = l.ivf.codebook.m;
   out["k"] = o.k;
   out["queries"] = o.queries;
   out["hit10_flat"] = static_cast<double>(hit_flat) / nq;
@@ -233,8 +235,8 @@ Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& 
 
 // The SciFact (or other BEIR) index with IVF lists, built once.
 Result<fs::path> ensure_dataset_ivf_index(const IvfBenchOptions& o, const Progress& progress) {
-  const auto dir = o.ivf_cache / fmt::format("{}-l{}-r{}-s{}", o.dataset.filename().string(),
-                                             o.dataset_lists, o.route_dim, o.spill);
+  const auto dir = o.ivf_cache / fmt::format("{}-l{}-r{}-s{}-m{}", o.dataset.filename().string(),
+                                             o.dataset_lists, o.route_dim, o.spill, o.list_pq_m);
   if (fs::exists(dir / "manifest.json")) {
     progress("reusing " + dir.string());
     return dir;
@@ -247,6 +249,7 @@ Result<fs::path> ensure_dataset_ivf_index(const IvfBenchOptions& o, const Progre
   b.ivf_lists = o.dataset_lists;
   b.ivf_route_dim = o.route_dim;
   b.ivf_spill = o.spill;
+  b.ivf_pq_m = o.list_pq_m;
   PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, progress.callback()).status());
   return dir;
 }
@@ -346,6 +349,7 @@ Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& pr
   out["lists"] = l.ivf.lists;
   out["route_dim"] = l.ivf.route_dim;
   out["spill"] = l.ivf.spill;
+  out["list_pq_m"] = l.ivf.codebook.m;
   out["queries"] = queries.size();
   out["ndcg10_flat"] = flat / nq;
   const std::size_t default_nprobe = default_nprobe_of(o);
