@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
       tools::add_audit_command,  tools::add_bench_command,
       tools::add_token_command,  tools::add_cluster_command,
       tools::add_keygen_signing_command, tools::add_sign_command,
+      tools::add_client_files_command,
   };
   std::vector<tools::Command> commands;
   for (const auto add : registry) commands.push_back(add(app));

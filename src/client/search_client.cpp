@@ -176,7 +176,7 @@ Result<CandidateIndex> choose_candidate_index(const std::filesystem::path& dir,
   }
   return Status(StatusCode::kNotFound,
                 fmt::format("`{}` holds {}: copy the index's client files (privsearch "
-                            "client-files) or point at the index directory",
+                            "client-files --candidate-index ...) or point at the index directory",
                             dir.string(),
                             wanted == CandidateIndex::kIvf ? "no IVF directory file (ivf.bin)"
                             : wanted == CandidateIndex::kFlat

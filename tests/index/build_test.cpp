@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "index/artifacts.h"
+#include "index/client_files.h"
+#include "index/ivf.h"
 #include "index/exact_store.h"
 #include "index/lexical_encoder.h"
 #include "index/payload_store.h"
@@ -114,6 +116,53 @@ TEST(BuildIndex, BuiltInEncoderIsSavedAsAnArtifact) {
   o.out = c.dir / "index2";
   EXPECT_EQ(build_index(o, nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(std::filesystem::exists(o.out / "manifest.json"));
+}
+
+}  // namespace
+}  // namespace privsearch::index
+
+namespace privsearch::index {
+namespace {
+
+// The IVF lists are built on request (and by default only for large collections), and a
+// client's copy of an index holds what it asks for, verified, and never the private files.
+TEST(BuildIndex, IvfListsOnRequestAndClientFilesCopyOnlyPublicVerifiedArtifacts) {
+  testing::Collection c("build-ivf");
+  auto o = testing::tiny_index_options(c, 128);
+  const auto flat_only = *build_index(o, nullptr);  // 400 documents: below the default size
+  EXPECT_EQ(flat_only.find(kIvfArtifact), nullptr);
+  o.ivf = true;
+  o.ivf_lists = 5;
+  o.ivf_spill = 2;
+  const auto m = *build_index(o, nullptr);
+  ASSERT_NE(m.find(kIvfArtifact), nullptr);
+  ASSERT_NE(m.find(kIvfListsArtifact), nullptr);
+  const auto ivf = *load_ivf(o.out / kIvfFile);
+  EXPECT_EQ(ivf.lists, 5u);
+  EXPECT_EQ(ivf.spill, 2u);
+  EXPECT_EQ(ivf.route_dim, 16u);  // the default, capped at d'
+
+  const auto out = c.dir / "client";
+  const auto bytes = copy_client_files(o.out, out, {"projection", kIvfArtifact});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  for (const char* f : {"manifest.json", "projection.bin", kIvfFile}) {
+    EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
+  }
+  for (const char* f : {"exact.store", "pq.bin", kIvfListsFile, "payloads.bin"}) {
+    EXPECT_FALSE(std::filesystem::exists(out / f)) << f;
+  }
+  EXPECT_TRUE(load_manifest(out, /*verify=*/false).ok());
+  EXPECT_TRUE(verify_artifacts(out, m, {"projection", kIvfArtifact}).ok());
+  EXPECT_EQ(copy_client_files(o.out, c.dir / "x", {"no_such"}).status().code(), StatusCode::kNotFound);
+  // A damaged artifact is not copied (and nothing is written).
+  {
+    std::fstream f(o.out / kIvfFile, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x7f');
+  }
+  EXPECT_EQ(copy_client_files(o.out, c.dir / "y", {"projection", kIvfArtifact}).status().code(),
+            StatusCode::kDataLoss);
+  EXPECT_FALSE(std::filesystem::exists(c.dir / "y"));
 }
 
 }  // namespace

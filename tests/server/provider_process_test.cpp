@@ -22,7 +22,9 @@
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
 #include "index/build.h"
+#include "index/client_files.h"
 #include "index/exact_store.h"
+#include "index/ivf.h"
 #include "scoring/build.h"
 #include "scoring/client/private_query.h"
 #include "testing/test_util.h"
@@ -145,6 +147,46 @@ TEST(ProviderProcess, SighupReloadsARebuiltIndexAndRecomputesPirHints) {
 
 namespace privsearch {
 namespace {
+
+
+// The IVF lists through the provider process: a thin client directory (client-files: manifest,
+// projection, ivf.bin) routes, fetches the probed lists over TLS and, probing every list, finds the
+// flat client's candidates.
+TEST(ProviderProcess, ServesIvfListsToAThinClient) {
+  testing::Collection c("provider-ivf");
+  auto o = tiny_index_options(c, 128);
+  o.ivf = true;
+  o.ivf_lists = 8;
+  const auto manifest = *index::build_index(o, nullptr);
+  const auto thin = c.dir / "thin";
+  const auto copied = index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
+  ASSERT_TRUE(copied.ok()) << copied.status().to_string();
+  EXPECT_FALSE(std::filesystem::exists(thin / "pq.bin"));
+  EXPECT_FALSE(std::filesystem::exists(thin / index::kIvfListsFile));
+  const auto provider = spawn(o.out, c.dir, {"--no-pir"});
+  ASSERT_NE(provider, nullptr);
+  EXPECT_EQ(client::ProviderClient::connect(provider->connect_options()).value()->server_info()->ivf_lists(), 8u);
+  client::OpenOptions oo;
+  oo.list_cache = c.dir / "cache";
+  auto lists = *client::SearchClient::open(thin, *client::ProviderClient::connect(provider->connect_options()), oo);
+  auto flat = *client::SearchClient::open(o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
+  ASSERT_TRUE(lists->uses_ivf());
+  ASSERT_FALSE(flat->uses_ivf());
+  client::SearchOptions so;
+  so.candidates = 20;
+  so.nprobe = 8;
+  for (const std::size_t row : {17u, 250u}) {
+    const std::span<const float> q(c.vectors.row(row), c.vectors.cols);
+    const auto a = lists->search_vector(q, so);
+    ASSERT_TRUE(a.ok()) << a.status().to_string();
+    const auto b = *flat->search_vector(q, so);
+    EXPECT_EQ(a->candidates, b.candidates);
+    EXPECT_EQ(a->hits.front().doc, b.hits.front().doc);
+    EXPECT_EQ(a->timing.lists_fetched, row == 17 ? 8u : 0u);  // the second from memory
+  }
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
 
 // The provider process loads the access-private scoring matrix named by the manifest: an
 // access-private search through it decodes exact scores, with the same sizes for two queries.

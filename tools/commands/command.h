@@ -38,6 +38,7 @@ Command add_token_command(CLI::App& parent);
 Command add_cluster_command(CLI::App& parent);
 Command add_keygen_signing_command(CLI::App& parent);
 Command add_sign_command(CLI::App& parent);
+Command add_client_files_command(CLI::App& parent);
 
 // The line `sign` and `build --signing-key` print for a signed index (commands/signing.cpp).
 std::string signed_summary(const std::filesystem::path& dir, const index::Manifest& manifest,
