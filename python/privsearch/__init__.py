@@ -187,20 +187,25 @@ class Client:
     the index must then be signed by it and not older than any version this client has seen
     (remembered in ``seen_versions``, default ``~/.local/state/privsearch/seen-manifests.json``),
     else ``UnauthenticatedError``, ``NotFoundError`` (unsigned) or ``FailedPreconditionError``
-    (rollback).
+    (rollback). ``candidate_index``: ``"flat"`` (the PQ artifact in ``index_dir``), ``"ivf"`` (its
+    IVF directory: the lists a query probes are fetched from the provider and cached in
+    ``list_cache``, default ``~/.cache/privsearch/lists``), or ``"auto"`` (flat when
+    ``index_dir`` holds it).
     """
 
     def __init__(self, index_dir: PathLike, host: str, port: int, *, fingerprint: str = "",
                  ca_pem: str = "", token: Optional[str] = None, deadline_ms: int = 30000,
                  pir_test_params: bool = False, trust_key: Optional[PathLike] = None,
-                 seen_versions: Optional[PathLike] = None):
+                 seen_versions: Optional[PathLike] = None, candidate_index: str = "auto",
+                 list_cache: Optional[PathLike] = None):
         if not fingerprint and not ca_pem:
             raise InvalidArgumentError("give the provider's certificate fingerprint or a CA")
         self._client = _SearchClient(pathlib.Path(index_dir), host, int(port), fingerprint,
                                      ca_pem, token or os.environ.get("PRIVSEARCH_TOKEN", ""),
                                      deadline_ms, pir_test_params,
                                      str(trust_key) if trust_key else "",
-                                     str(seen_versions) if seen_versions else "")
+                                     str(seen_versions) if seen_versions else "",
+                                     candidate_index, str(list_cache) if list_cache else "")
 
     @property
     def input_dim(self) -> int:
@@ -217,7 +222,8 @@ class Client:
         return self._client.artifact_version
 
     def search(self, query_vectors: np.ndarray, k: int = 100, top: int = 10, *,
-               access_private: bool = False, clusters: int = 8) -> Union[Hits, List[Hits]]:
+               access_private: bool = False, clusters: int = 8,
+               nprobe: int = 0) -> Union[Hits, List[Hits]]:
         """Private search with your own query vectors.
 
         A 1-D array is one query and returns ``(ids, scores)``; a 2-D array searches a batch and
@@ -227,17 +233,19 @@ class Client:
         ``access_private=True``: the provider sees no candidate IDs; it scores ``clusters`` whole
         clusters under LWE (the ``k`` local candidates pick them) and ``scores`` are the exact
         integer scores of the 4-bit document vectors (docs/SECURITY.md).
+        ``nprobe``: IVF lists probed per query (0: the default, 16); ignored by a flat index.
         """
         array = np.asarray(query_vectors)
-        results = self._client.search(array, k, top, _private_clusters(access_private, clusters))
+        results = self._client.search(array, k, top, _private_clusters(access_private, clusters),
+                                      nprobe)
         return results[0] if array.ndim == 1 else results
 
     def search_text(self, text: str, k: int = 100, top: int = 10, *,
-                    access_private: bool = False, clusters: int = 8) -> Hits:
+                    access_private: bool = False, clusters: int = 8, nprobe: int = 0) -> Hits:
         """Private search with text, for an index built with a text encoder (``access_private``
-        as in ``search``)."""
+        and ``nprobe`` as in ``search``)."""
         return self._client.search_text(text, k, top,
-                                        _private_clusters(access_private, clusters))
+                                        _private_clusters(access_private, clusters), nprobe)
 
     def project(self, query_vector: np.ndarray) -> np.ndarray:
         """The projected query (evaluation against ``projected_documents``)."""

@@ -205,8 +205,20 @@ class Client {
   Client(const std::filesystem::path& index_dir, const std::string& host, std::uint16_t port,
          const std::string& fingerprint, const std::string& ca_pem, const std::string& token,
          int deadline_ms, bool pir_test_params, const std::filesystem::path& trust_key,
-         const std::filesystem::path& seen_versions)
+         const std::filesystem::path& seen_versions, const std::string& candidate_index,
+         const std::filesystem::path& list_cache)
       : pir_test_params_(pir_test_params) {
+    client::OpenOptions oo;
+    oo.trust = client::IndexTrust{trust_key, seen_versions};
+    if (candidate_index == "flat") {
+      oo.candidates = client::CandidateIndex::kFlat;
+    } else if (candidate_index == "ivf") {
+      oo.candidates = client::CandidateIndex::kIvf;
+    } else if (candidate_index != "auto") {
+      raise(Status(StatusCode::kInvalidArgument,
+                   "candidate_index `" + candidate_index + "`: auto, flat or ivf"));
+    }
+    oo.list_cache = list_cache;
     client::ConnectOptions co;
     co.host = host;
     co.port = port;
@@ -216,8 +228,7 @@ class Client {
     co.deadline_ms = deadline_ms;
     py::gil_scoped_release nogil;
     auto transport = value_or_raise(client::ProviderClient::connect(co));
-    sc_ = value_or_raise(
-        client::SearchClient::open(index_dir, std::move(transport), client::IndexTrust{trust_key, seen_versions}));
+    sc_ = value_or_raise(client::SearchClient::open(index_dir, std::move(transport), oo));
   }
 
   std::size_t input_dim() const { return sc_->input_dim(); }
@@ -227,11 +238,12 @@ class Client {
   // One (ids, scores) per row of `queries` (a 1-D array is one query).
   // clusters = 0: candidate mode; m > 0: access-private search over m clusters.
   std::vector<std::pair<py::array, py::array>> search(const py::array& queries, std::size_t k,
-                                                      std::size_t top, std::size_t clusters) {
+                                                      std::size_t top, std::size_t clusters,
+                                                      std::size_t nprobe) {
     const FloatArray a = as_rows(queries, sc_->input_dim(), "query vector");
     const std::size_t rows = a.ndim() == 1 ? 1 : static_cast<std::size_t>(a.shape(0));
     const std::size_t cols = sc_->input_dim();
-    const client::SearchOptions so = options(k, top);
+    const client::SearchOptions so = options(k, top, nprobe);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
@@ -239,21 +251,22 @@ class Client {
         const std::span<const float> q(a.data() + r * cols, cols);
         results.push_back(value_or_raise(
             clusters == 0 ? sc_->search_vector(q, so)
-                          : sc_->search_private_vector(q, private_options(k, top, clusters))));
+                          : sc_->search_private_vector(q, private_options(k, top, clusters, nprobe))));
       }
     }
     return to_python(results);
   }
 
   std::pair<py::array, py::array> search_text(const std::string& text, std::size_t k,
-                                              std::size_t top, std::size_t clusters) {
-    const client::SearchOptions so = options(k, top);
+                                              std::size_t top, std::size_t clusters,
+                                              std::size_t nprobe) {
+    const client::SearchOptions so = options(k, top, nprobe);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
       results.push_back(value_or_raise(
           clusters == 0 ? sc_->search(text, so)
-                        : sc_->search_private(text, private_options(k, top, clusters))));
+                        : sc_->search_private(text, private_options(k, top, clusters, nprobe))));
     }
     return to_python(results).front();
   }
@@ -280,18 +293,20 @@ class Client {
   double last_search_ms() const { return last_total_ms_; }
 
  private:
-  static client::SearchOptions options(std::size_t k, std::size_t top) {
+  static client::SearchOptions options(std::size_t k, std::size_t top, std::size_t nprobe) {
     client::SearchOptions so;
     so.candidates = k;
     so.top = top;
+    so.nprobe = nprobe;
     return so;
   }
   static client::PrivateSearchOptions private_options(std::size_t k, std::size_t top,
-                                                      std::size_t clusters) {
+                                                      std::size_t clusters, std::size_t nprobe) {
     client::PrivateSearchOptions po;
     po.candidates = k;
     po.top = top;
     po.clusters = clusters;
+    po.nprobe = nprobe;
     return po;
   }
   std::vector<std::pair<py::array, py::array>> to_python(
@@ -362,18 +377,20 @@ PYBIND11_MODULE(_privsearch, m) {
   py::class_<Client>(m, "SearchClient")
       .def(py::init<const std::filesystem::path&, const std::string&, std::uint16_t,
                     const std::string&, const std::string&, const std::string&, int, bool,
-                    const std::filesystem::path&, const std::filesystem::path&>(),
+                    const std::filesystem::path&, const std::filesystem::path&,
+                    const std::string&, const std::filesystem::path&>(),
            py::arg("index_dir"), py::arg("host"), py::arg("port"), py::arg("fingerprint"),
            py::arg("ca_pem"), py::arg("token"), py::arg("deadline_ms"),
-           py::arg("pir_test_params"), py::arg("trust_key"), py::arg("seen_versions"))
+           py::arg("pir_test_params"), py::arg("trust_key"), py::arg("seen_versions"),
+           py::arg("candidate_index"), py::arg("list_cache"))
       .def_property_readonly("input_dim", &Client::input_dim)
       .def_property_readonly("dim", &Client::dim)
       .def_property_readonly("artifact_version", &Client::artifact_version)
       .def_property_readonly("last_search_ms", &Client::last_search_ms)
       .def("search", &Client::search, py::arg("queries"), py::arg("k"), py::arg("top"),
-           py::arg("clusters"))
+           py::arg("clusters"), py::arg("nprobe"))
       .def("search_text", &Client::search_text, py::arg("text"), py::arg("k"), py::arg("top"),
-           py::arg("clusters"))
+           py::arg("clusters"), py::arg("nprobe"))
       .def("project", &Client::project, py::arg("query"))
       .def("fetch", &Client::fetch, py::arg("doc"));
 }

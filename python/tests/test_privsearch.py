@@ -152,23 +152,28 @@ def test_provider_refusals_carry_their_typed_code(index_dir, vectors, tmp_path):
         assert err.provider_code == "QUOTA_EXHAUSTED" and err.code == "RESOURCE_EXHAUSTED"
 
 
-def test_cli_evaluates_a_doc_vectors_index_with_query_vectors(vectors, tmp_path):
-    # A BEIR collection whose embeddings were "computed elsewhere": documents with vectors, and
-    # 30 queries, each a noisy copy of the document judged relevant to it.
-    col = tmp_path / "col"
+def _write_collection(col, targets):
+    """A BEIR collection of DOCS documents and one query per target document (judged relevant)."""
     (col / "qrels").mkdir(parents=True)
     with open(col / "corpus.jsonl", "w") as f:
         for i in range(DOCS):
             f.write(json.dumps({"_id": f"d{i}", "title": f"doc {i}", "text": "body"}) + "\n")
-    rng = np.random.default_rng(11)
-    targets = rng.choice(DOCS, 30, replace=False)
     with open(col / "queries.jsonl", "w") as f:
-        for j in range(30):
+        for j in range(len(targets)):
             f.write(json.dumps({"_id": f"q{j}", "text": f"query {j}"}) + "\n")
     with open(col / "qrels" / "test.tsv", "w") as f:
         f.write("query-id\tcorpus-id\tscore\n")
         for j, t in enumerate(targets):
             f.write(f"q{j}\td{t}\t1\n")
+
+
+def test_cli_evaluates_a_doc_vectors_index_with_query_vectors(vectors, tmp_path):
+    # A BEIR collection whose embeddings were "computed elsewhere": documents with vectors, and
+    # 30 queries, each a noisy copy of the document judged relevant to it.
+    col = tmp_path / "col"
+    rng = np.random.default_rng(11)
+    targets = rng.choice(DOCS, 30, replace=False)
+    _write_collection(col, targets)
     # Unit-norm documents (as most embedding models give): the inner product ranks by angle.
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     np.save(tmp_path / "docs.npy", unit)
@@ -241,3 +246,37 @@ def test_signed_index_versions_are_pinned_and_rollback_is_refused(index_dir, vec
         assert "rollback" in str(err)
         with pytest.raises(privsearch.NotFoundError):  # unsigned
             p.client(index_dir, trust_key=tmp_path / "op.key.pub", seen_versions=seen)
+
+
+def test_ivf_client_fetches_lists_and_matches_the_flat_client(vectors, tmp_path):
+    # An index with IVF lists, a thin client copy (client-files), searches probing every list
+    # equal the flat client's; wrong choices are typed errors.
+    col = tmp_path / "col"
+    _write_collection(col, [0])
+    np.save(tmp_path / "docs.npy", vectors)
+    cli = privsearch._privsearch.default_provider_binary.replace("privsearch-provider",
+                                                                 "privsearch")
+    subprocess.run([cli, "build", "--collection", str(col), "--doc-vectors",
+                    str(tmp_path / "docs.npy"), "--dim", "32", "--out", str(tmp_path / "idx"),
+                    "--ivf", "on", "--ivf-lists", "6", "--no-access-private"],
+                   capture_output=True, check=True, timeout=300)
+    subprocess.run([cli, "client-files", "--index", str(tmp_path / "idx"), "--out",
+                    str(tmp_path / "thin")], capture_output=True, check=True, timeout=60)
+    assert not (tmp_path / "thin" / "pq.bin").exists()
+    with privsearch.Provider(tmp_path / "idx", threads=2, args=["--no-pir"]) as p:
+        thin = privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port, fingerprint=p.fingerprint,
+                                 list_cache=tmp_path / "cache")
+        flat = privsearch.Client(tmp_path / "idx", "127.0.0.1", p.port, fingerprint=p.fingerprint,
+                                 candidate_index="flat")
+        for row in (3, 250):
+            ids_ivf, scores_ivf = thin.search(vectors[row], k=20, nprobe=6)
+            ids_flat, scores_flat = flat.search(vectors[row], k=20)
+            assert list(ids_ivf) == list(ids_flat)
+            assert np.allclose(scores_ivf, scores_flat, atol=1e-3)
+        assert any(f.suffix == ".seg" for f in (tmp_path / "cache").iterdir())
+        with pytest.raises(privsearch.NotFoundError):
+            privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port, fingerprint=p.fingerprint,
+                              candidate_index="flat")
+        with pytest.raises(privsearch.InvalidArgumentError):
+            privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port, fingerprint=p.fingerprint,
+                              candidate_index="lists")

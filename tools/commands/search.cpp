@@ -238,8 +238,9 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
                h.title.substr(0, 90));
   }
   if (!r.probed_lists.empty()) {
-    fmt::print("  IVF: {} lists probed, {} fetched from the provider ({} B, {:.1f} ms), the rest "
-               "cached\n", t.lists_probed, t.lists_fetched, t.list_bytes, t.list_fetch_ms);
+    fmt::print("  IVF: {} lists probed: {} from the cache, {} fetched from the provider ({} B, "
+               "{:.1f} ms)\n", t.lists_probed, t.lists_probed - t.lists_fetched, t.lists_fetched,
+               t.list_bytes, t.list_fetch_ms);
   }
   if (a.access_private) {
     fmt::print(
