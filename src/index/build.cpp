@@ -107,6 +107,7 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
   man.collection = o.documents != nullptr ? "in-memory" : o.collection.filename().string();
   man.encoder_id = v.lexical ? v.lexical->id() : v.glove ? v.glove->id() : o.encoder_id;
   man.projection = std::string(projection_kind_name(o.projection));
+  man.dtype = o.store_dtype == StoreDtype::kFloat16 ? "float16" : "float32";
   man.documents = documents;
   man.input_dim = v.vectors.cols;
   man.dim = dim;
@@ -162,7 +163,7 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   std::filesystem::create_directories(o.out, ec);
   if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", o.out.string(), ec.message()));
   PRIVSEARCH_RETURN_IF_ERROR(save_projection(o.out / "projection.bin", proj));
-  PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(o.out / "exact.store", projected));
+  PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(o.out / "exact.store", projected, o.store_dtype));
   say(fmt::format("training PQ (M = {}) on up to {} vectors", m, o.sample));
   PqOptions po;
   po.m = m;

@@ -17,6 +17,8 @@
 
 #include "core/status.h"
 #include "index/beir.h"
+#include "index/exact_store.h"
+#include "index/ivf.h"
 #include "index/manifest.h"
 #include "index/projection.h"
 #include "index/vectors_io.h"
@@ -56,13 +58,16 @@ struct BuildOptions {
   std::size_t record_bytes = 2048;    // payload record size
   std::uint64_t seed = 1;
   // The IVF-partitioned public index (index/ivf.h) next to the flat PQ artifact: nlist lists
-  // (0: default_ivf_lists(N)), built when `ivf` is set; unset: built from
+  // (0: default_ivf_lists(N) = N / 250), built when `ivf` is set; unset: built from
   // kIvfDefaultMinDocuments documents on (the flat download is small below).
   std::optional<bool> ivf;
   std::size_t ivf_lists = 0;
   std::size_t ivf_route_dim = 0;  // 0: kIvfDefaultRouteDim, capped at d'
-  std::size_t ivf_spill = 1;      // lists per document (IvfOptions::spill)
+  std::size_t ivf_spill = kIvfDefaultSpill;  // lists per document (IvfOptions::spill)
   std::size_t ivf_pq_m = 0;       // the lists' PQ subquantizers (0: the flat artifact's)
+  // The exact store's value type: float16 halves the provider's store (docs/SCALE.md measures
+  // the rerank's quality on it).
+  StoreDtype store_dtype = StoreDtype::kFloat32;
   ExtraArtifacts extra_artifacts;  // empty: none
 };
 

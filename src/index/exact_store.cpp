@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -22,12 +23,11 @@ namespace {
 
 // A fast 64-bit mix over the row's bytes: four independent lanes over 64-bit words (multiply by
 // odd constants, fold the high half down), then combined; about 0.1 us per 672-value row.
-std::uint64_t row_hash(const float* row, std::size_t cols) {
+std::uint64_t row_hash(const void* row, std::size_t bytes, std::size_t cols) {
   constexpr std::uint64_t kMul[4] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL,
                                      0x165667b19e3779f9ULL, 0xd6e8feb86659fd93ULL};
   std::uint64_t lane[4] = {0x243f6a8885a308d3ULL ^ cols, 0x13198a2e03707344ULL,
                            0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL};
-  const std::size_t bytes = cols * sizeof(float);
   const auto* p = reinterpret_cast<const std::uint8_t*>(row);
   std::size_t i = 0;
   for (; i + 32 <= bytes; i += 32) {
@@ -38,15 +38,28 @@ std::uint64_t row_hash(const float* row, std::size_t cols) {
       lane[l] ^= lane[l] >> 32;
     }
   }
-  for (; i < bytes; i += 4) {  // the tail, a float at a time
-    std::uint32_t w;
-    std::memcpy(&w, p + i, 4);
+  for (; i < bytes; i += 2) {  // the tail, two bytes at a time (a half or half a float)
+    std::uint16_t w;
+    std::memcpy(&w, p + i, 2);
     lane[0] = (lane[0] ^ w) * kMul[0];
     lane[0] ^= lane[0] >> 32;
   }
   std::uint64_t h = 0;
   for (int l = 0; l < 4; ++l) h = (h ^ lane[l]) * kMul[(l + 1) % 4] ^ (h >> 29);
   return h;
+}
+
+float half_to_float(std::uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+
+std::uint16_t float_to_half(float v) {
+  const _Float16 h = static_cast<_Float16>(v);
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
 }
 
 }  // namespace
@@ -58,9 +71,21 @@ constexpr std::uint16_t kVersion = 1;
 constexpr std::size_t kHeaderBytes = 64;
 }  // namespace
 
-Status ExactStore::write(const std::filesystem::path& file, const Matrix& m) {
+Status ExactStore::write(const std::filesystem::path& file, const Matrix& m, StoreDtype dtype) {
   if (m.rows == 0 || m.cols == 0 || m.data.size() != m.rows * m.cols) {
     return invalid_argument_error("exact store needs a non-empty rows x cols matrix");
+  }
+  std::vector<std::uint16_t> halves;
+  if (dtype == StoreDtype::kFloat16) {
+    halves.resize(m.data.size());
+    for (std::size_t i = 0; i < halves.size(); ++i) {
+      halves[i] = float_to_half(m.data[i]);
+      if (!std::isfinite(half_to_float(halves[i]))) {
+        return invalid_argument_error(fmt::format(
+            "value {} at row {} does not fit binary16 (|x| <= 65504): keep the store float32",
+            m.data[i], i / m.cols));
+      }
+    }
   }
   ByteWriter h;
   h.put_bytes(kMagic);
@@ -68,14 +93,17 @@ Status ExactStore::write(const std::filesystem::path& file, const Matrix& m) {
   h.put_u16(0);
   h.put_u64(m.rows);
   h.put_u32(static_cast<std::uint32_t>(m.cols));
-  h.put_u32(0);
+  h.put_u32(static_cast<std::uint32_t>(dtype));
   std::vector<std::uint8_t> header = h.take();
   header.resize(kHeaderBytes, 0);
   return write_file_atomically(file, [&](std::FILE* f) {
-    if (std::fwrite(header.data(), 1, header.size(), f) != header.size() ||
-        std::fwrite(m.data.data(), 4, m.data.size(), f) != m.data.size()) {
+    if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) {
       return unavailable_error("short write");
     }
+    const bool body = dtype == StoreDtype::kFloat16
+                          ? std::fwrite(halves.data(), 2, halves.size(), f) == halves.size()
+                          : std::fwrite(m.data.data(), 4, m.data.size(), f) == m.data.size();
+    if (!body) return unavailable_error("short write");
     return Status();
   });
 }
@@ -98,20 +126,24 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   std::uint8_t magic[4];
   std::uint16_t version = 0, zero = 0;
   std::uint64_t rows = 0;
-  std::uint32_t cols = 0;
+  std::uint32_t cols = 0, dtype = 0;
   (void)r.get_bytes(magic);
   (void)r.get_u16(version);
   (void)r.get_u16(zero);
   (void)r.get_u64(rows);
   (void)r.get_u32(cols);
+  (void)r.get_u32(dtype);
+  const std::size_t value_bytes = dtype == 1 ? 2 : 4;
   std::size_t count = 0, bytes = 0;
   Status bad;
   if (std::memcmp(magic, kMagic, 4) != 0) {
     bad = data_loss_error("not an exact store (bad magic)");
   } else if (version != kVersion) {
     bad = data_loss_error(fmt::format("exact store version {} (this build reads {})", version, kVersion));
+  } else if (dtype > 1) {
+    bad = data_loss_error(fmt::format("exact store value type {} (0 float32, 1 float16)", dtype));
   } else if (rows == 0 || cols == 0 || !checked_mul(rows, cols, count) ||
-             !checked_mul(count, 4, bytes) || kHeaderBytes + bytes != size) {
+             !checked_mul(count, value_bytes, bytes) || kHeaderBytes + bytes != size) {
     bad = data_loss_error(fmt::format("shape {} x {} does not match the file size {}", rows, cols, size));
   }
   if (!bad.ok()) {
@@ -127,28 +159,44 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   s.map_ = map;
   s.map_bytes_ = size;
   s.fd_ = fd;
-  s.data_ = reinterpret_cast<const float*>(static_cast<const std::uint8_t*>(map) + kHeaderBytes);
+  s.values_ = static_cast<const std::uint8_t*>(map) + kHeaderBytes;
+  s.dtype_ = static_cast<StoreDtype>(dtype);
   s.rows_ = rows;
   s.cols_ = cols;
-  for (std::size_t i = 0; i < count; ++i) {
-    if (!std::isfinite(s.data_[i])) {
-      return data_loss_error(fmt::format("{}: non-finite value at row {}, column {}",
-                                         file.string(), i / cols, i % cols));
-    }
-  }
+  // One pass: every value finite, each row's hash and the largest row norm.
   s.row_hash_.resize(rows);
-  for (std::size_t i = 0; i < rows; ++i) s.row_hash_[i] = row_hash(s.row(i), cols);
+  const std::size_t row_bytes = cols * value_bytes;
+  std::vector<float> row(cols);
+  double best = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::uint8_t* raw = s.values_ + i * row_bytes;
+    s.decode_row(raw, row.data());
+    double norm = 0;
+    for (std::size_t j = 0; j < cols; ++j) {
+      if (!std::isfinite(row[j])) {
+        return data_loss_error(fmt::format("{}: non-finite value at row {}, column {}",
+                                           file.string(), i, j));
+      }
+      norm += static_cast<double>(row[j]) * row[j];
+    }
+    best = std::max(best, norm);
+    s.row_hash_[i] = row_hash(raw, row_bytes, cols);
+  }
+  s.max_row_norm_ = std::sqrt(best);
   return s;
 }
 
 ExactStore::ExactStore(ExactStore&& o) noexcept
     : map_(std::exchange(o.map_, nullptr)),
       map_bytes_(std::exchange(o.map_bytes_, 0)),
-      data_(std::exchange(o.data_, nullptr)),
+      values_(std::exchange(o.values_, nullptr)),
+      dtype_(o.dtype_),
       rows_(std::exchange(o.rows_, 0)),
       cols_(std::exchange(o.cols_, 0)),
+      max_row_norm_(o.max_row_norm_),
       fd_(std::exchange(o.fd_, -1)),
-      row_hash_(std::move(o.row_hash_)) {}
+      row_hash_(std::move(o.row_hash_)),
+      widened_(std::move(o.widened_)) {}
 
 ExactStore& ExactStore::operator=(ExactStore&& o) noexcept {
   if (this != &o) {
@@ -156,13 +204,39 @@ ExactStore& ExactStore::operator=(ExactStore&& o) noexcept {
     if (fd_ >= 0) ::close(fd_);
     map_ = std::exchange(o.map_, nullptr);
     map_bytes_ = std::exchange(o.map_bytes_, 0);
-    data_ = std::exchange(o.data_, nullptr);
+    values_ = std::exchange(o.values_, nullptr);
+    dtype_ = o.dtype_;
     rows_ = std::exchange(o.rows_, 0);
     cols_ = std::exchange(o.cols_, 0);
+    max_row_norm_ = o.max_row_norm_;
     fd_ = std::exchange(o.fd_, -1);
     row_hash_ = std::move(o.row_hash_);
+    widened_ = std::move(o.widened_);
   }
   return *this;
+}
+
+void ExactStore::decode_row(const std::uint8_t* raw, float* out) const {
+  if (dtype_ == StoreDtype::kFloat32) {
+    std::memcpy(out, raw, cols_ * 4);
+    return;
+  }
+  for (std::size_t j = 0; j < cols_; ++j) {
+    std::uint16_t bits;
+    std::memcpy(&bits, raw + 2 * j, 2);
+    out[j] = half_to_float(bits);
+  }
+}
+
+const float* ExactStore::row(std::size_t r) const {
+  if (dtype_ == StoreDtype::kFloat32) return reinterpret_cast<const float*>(values_) + r * cols_;
+  std::call_once(widened_->once, [&] {
+    widened_->values.resize(rows_ * cols_);
+    for (std::size_t i = 0; i < rows_; ++i) {
+      decode_row(values_ + i * cols_ * 2, widened_->values.data() + i * cols_);
+    }
+  });
+  return widened_->values.data() + r * cols_;
 }
 
 ExactStore::~ExactStore() {
@@ -196,13 +270,14 @@ Status ExactStore::gather(std::span<const std::uint64_t> ids, std::vector<float>
     }
   }
   out.resize(ids.size() * cols_);
-  const std::size_t row_bytes = cols_ * sizeof(float);
+  const std::size_t row_bytes = cols_ * (dtype_ == StoreDtype::kFloat16 ? 2 : 4);
+  std::vector<std::uint8_t> raw(row_bytes);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     float* dst = out.data() + i * cols_;
     const auto offset = static_cast<off_t>(kHeaderBytes + ids[i] * row_bytes);
     std::size_t got = 0;
     while (got < row_bytes) {
-      const ssize_t n = ::pread(fd_, reinterpret_cast<std::uint8_t*>(dst) + got, row_bytes - got,
+      const ssize_t n = ::pread(fd_, raw.data() + got, row_bytes - got,
                                 offset + static_cast<off_t>(got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
@@ -212,10 +287,11 @@ Status ExactStore::gather(std::span<const std::uint64_t> ids, std::vector<float>
       }
       got += static_cast<std::size_t>(n);
     }
-    if (row_hash(dst, cols_) != row_hash_[ids[i]]) {
+    if (row_hash(raw.data(), row_bytes, cols_) != row_hash_[ids[i]]) {
       return data_loss_error(fmt::format(
           "row {} of the exact store changed on disk since it was loaded and verified", ids[i]));
     }
+    decode_row(raw.data(), dst);
   }
   return Status();
 }

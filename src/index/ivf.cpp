@@ -96,7 +96,7 @@ void put_segment(ByteWriter& w, std::uint32_t list, std::span<const std::uint32_
 }  // namespace
 
 std::size_t default_ivf_lists(std::uint64_t documents) {
-  const auto lists = static_cast<std::uint64_t>(std::llround(std::sqrt(static_cast<double>(documents))));
+  const auto lists = (documents + kIvfDocumentsPerList / 2) / kIvfDocumentsPerList;
   return static_cast<std::size_t>(std::clamp<std::uint64_t>(lists, 1, std::max<std::uint64_t>(documents, 1)));
 }
 

@@ -53,8 +53,10 @@ inline constexpr std::size_t kListsFileHeaderBytes = 16;
 inline constexpr std::uint64_t kIvfDefaultMinDocuments = 2'000'000;
 // Route prefix r by default (capped at d'): issue 17's measurement (docs/SCALE.md).
 inline constexpr std::size_t kIvfDefaultRouteDim = 672;
-// Lists per document at most (IvfOptions::spill).
+// Lists per document at most (IvfOptions::spill), and by default (measured: two lists per
+// document buy more quality per fetched byte than twice the probes).
 inline constexpr std::size_t kMaxSpill = 8;
+inline constexpr std::size_t kIvfDefaultSpill = 2;
 
 struct IvfListRef {
   std::uint64_t offset = 0;  // in ivf_lists.bin
@@ -82,14 +84,16 @@ struct IvfOptions {
   int iterations = 20;
   // Each document goes into its `spill` best lists (redundant assignment: a query near a list
   // boundary still finds it; list bytes grow by the same factor).
-  std::size_t spill = 1;
+  std::size_t spill = kIvfDefaultSpill;
   // Subquantizers of the lists' codes; 0 (or the flat artifact's M): the flat artifact's codes,
   // else a PQ of their own (M bytes per document per fetch; trained on the same sample).
   std::size_t pq_m = 0;
 };
 
-// nlist for N documents: about sqrt(N) (Faiss's and Tiptoe's rule of thumb; issue 17 measures it),
-// at least 1 and at most N.
+// nlist for N documents: N / kIvfDocumentsPerList (at least 1 and at most N). Lists of a fixed
+// size keep the bytes a probe fetches constant as N grows; measured at 1M (docs/SCALE.md): 4,000
+// lists beat sqrt(N) = 1,000 at every byte budget.
+inline constexpr std::uint64_t kIvfDocumentsPerList = 250;
 std::size_t default_ivf_lists(std::uint64_t documents);
 
 // The binary16 value nearest to v, widened back (round to nearest even; what the file keeps).

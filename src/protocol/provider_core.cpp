@@ -25,17 +25,6 @@
 namespace privsearch::protocol {
 namespace {
 
-double max_row_norm(const index::ExactStore& store) {
-  double best = 0;
-  for (std::size_t r = 0; r < store.rows(); ++r) {
-    const float* x = store.row(r);
-    double s = 0;
-    for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(x[j]) * x[j];
-    best = std::max(best, s);
-  }
-  return std::sqrt(best);
-}
-
 v1::RerankResponse rerank_error(v1::ErrorCode code, std::string message) {
   v1::RerankResponse r;
   *r.mutable_error() = make_error(code, std::move(message));
@@ -123,7 +112,7 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config
   if (config.kernels.empty()) {
     return Status(StatusCode::kInvalidArgument, "provider: no kernel offered");
   }
-  if (config.score_bound <= 0) config.score_bound = std::max(1e-3, max_row_norm(*store));
+  if (config.score_bound <= 0) config.score_bound = std::max(1e-3, store->max_row_norm());
   if (config.flood_security_bits != 0) {
     if (config.kernels != std::vector<rerank::Kernel>{rerank::Kernel::kFast}) {
       return Status(StatusCode::kInvalidArgument,

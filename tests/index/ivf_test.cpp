@@ -119,7 +119,7 @@ TEST(Ivf, HalfPrecisionRoundingKnownAnswers) {
   EXPECT_EQ(round_to_half(1.0f + 1.0f / 4096), 1.0f);  // ties to even
 }
 
-// One small IVF index (3,000 documents in 24 lists, routed on 32 of 48 coordinates), built once
+// One small IVF index (3,000 documents in 24 lists, routed on 32 of 48 coordinates, no spill), built once
 // for the suite; tests that damage files work on copies.
 class IvfBuilt : public ::testing::Test {
  protected:
@@ -132,6 +132,7 @@ class IvfBuilt : public ::testing::Test {
     IvfOptions io;
     io.lists = 24;
     io.route_dim = 32;
+    io.spill = 1;  // one list per document (spilling has its own test)
     const auto entries = build_ivf(x_, pq_, io, dir_);
     ASSERT_TRUE(entries.ok()) << entries.status().message();
     ASSERT_EQ(entries->size(), 2u);
@@ -406,7 +407,8 @@ TEST(Ivf, BuildRefusesImpossibleShapes) {
   io.pq_m = 0;
   const auto other = blobs(299, 16, 3, 47);
   EXPECT_EQ(build_ivf(other, pq, io, dir).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(default_ivf_lists(10'000'000), 3162u);
+  EXPECT_EQ(default_ivf_lists(10'000'000), 40000u);
+  EXPECT_EQ(default_ivf_lists(1'000'000), 4000u);
   EXPECT_EQ(default_ivf_lists(1), 1u);
   fs::remove_all(dir);
 }

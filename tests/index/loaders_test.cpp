@@ -7,6 +7,7 @@
 
 #include "index/beir.h"
 #include "index/exact_store.h"
+#include "testing/test_util.h"
 #include "index/vectors_io.h"
 
 namespace privsearch::index {
@@ -218,6 +219,61 @@ TEST(ExactStoreTest, TruncatedOrForeignFileIsRejected) {
   d.write("y.store", std::string(100, 'z'));
   EXPECT_EQ(ExactStore::open(d.path() / "y.store").status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(ExactStore::open(d.path() / "none").status().code(), StatusCode::kNotFound);
+}
+
+TEST(ExactStoreTest, Float16StoresKeepHalfTheBytesAndWidenTheRowsTheyServe) {
+  TempDir d;
+  Matrix m;
+  m.rows = 5;
+  m.cols = 6;  // 12-byte float16 rows: the hash's two-byte tail
+  Prng p = testing::test_prng(71);
+  for (std::size_t i = 0; i < 30; ++i) m.data.push_back(static_cast<float>(3 * testing::uniform_pm1(p)));
+  ASSERT_TRUE(ExactStore::write(d.path() / "h.store", m, StoreDtype::kFloat16).ok());
+  EXPECT_EQ(fs::file_size(d.path() / "h.store"), 64u + 30 * 2);
+  const auto s = *ExactStore::open(d.path() / "h.store");
+  EXPECT_EQ(s.dtype(), StoreDtype::kFloat16);
+  double best = 0;
+  for (std::size_t r = 0; r < 5; ++r) {
+    double norm = 0;
+    for (std::size_t c = 0; c < 6; ++c) {
+      // Every value is the binary16 rounding of the original (within half an ulp: 2^-11 relative).
+      const float v = s.row(r)[c];
+      const float want = static_cast<float>(static_cast<_Float16>(m.data[r * 6 + c]));
+      EXPECT_EQ(v, want);
+      EXPECT_LE(std::fabs(v - m.data[r * 6 + c]), std::fabs(m.data[r * 6 + c]) * 0x1p-11f);
+      norm += double(v) * v;
+    }
+    best = std::max(best, norm);
+  }
+  EXPECT_NEAR(s.max_row_norm(), std::sqrt(best), 1e-12);
+  std::vector<float> out;
+  const std::uint64_t ids[] = {4, 1};
+  ASSERT_TRUE(s.gather(ids, out).ok());
+  for (std::size_t c = 0; c < 6; ++c) {
+    EXPECT_EQ(out[c], s.row(4)[c]);
+    EXPECT_EQ(out[6 + c], s.row(1)[c]);
+  }
+  // A half changed on disk after the load: refused, never a wrong row.
+  {
+    std::fstream f(d.path() / "h.store", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(64 + 6 * 2 + 10);
+    f.put('\x11');
+  }
+  EXPECT_EQ(s.gather(ids, out).code(), StatusCode::kDataLoss);
+  // Values beyond binary16's range are refused at write; an unknown value type at open.
+  Matrix big = m;
+  big.data[7] = 70000.0f;
+  EXPECT_EQ(ExactStore::write(d.path() / "big.store", big, StoreDtype::kFloat16).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(ExactStore::write(d.path() / "t.store", m, StoreDtype::kFloat16).ok());
+  {
+    std::fstream f(d.path() / "t.store", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x02');
+  }
+  const auto bad = ExactStore::open(d.path() / "t.store").status();
+  EXPECT_EQ(bad.code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.message().find("value type"), std::string::npos) << bad.message();
 }
 
 }  // namespace

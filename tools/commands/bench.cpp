@@ -167,7 +167,7 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--dataset", a.private_search.dataset,
                   "private, ivf: BEIR collection for nDCG@10 and the linkability audit (default "
                   "../shared/data/scifact; empty to skip)");
-  cmd->add_option("--lists", a.ivf.lists, "ivf: IVF lists of the synthetic index (default sqrt(N))")
+  cmd->add_option("--lists", a.ivf.lists, "ivf: IVF lists of the synthetic index (default N / 250)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--nprobe", a.ivf.nprobe, "ivf: lists probed per query (default 4,8,16,32,64)")
       ->delimiter(',')
@@ -175,13 +175,13 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--route-dim", a.ivf.route_dim,
                   "ivf: coordinates the centroids route on (default 672, capped at d')")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
-  cmd->add_option("--spill", a.ivf.spill, "ivf: lists each document is put in (default 1)")
+  cmd->add_option("--spill", a.ivf.spill, "ivf: lists each document is put in (default 2)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{8}));
   cmd->add_option("--list-pq-m", a.ivf.list_pq_m,
                   "ivf: subquantizers of the lists' own PQ codes (default: the flat artifact's)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--dataset-lists", a.ivf.dataset_lists,
-                  "ivf: IVF lists of the --dataset index (default sqrt(N))")
+                  "ivf: IVF lists of the --dataset index (default N / 250)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--warm-cache-mb", a.ivf.warm_cache_mb,
                   "ivf: the client's list cache for warm_bytes_per_search (default 64)")

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <optional>
 
 #include "commands/command.h"
@@ -51,20 +52,26 @@ Command add_build_command(CLI::App& parent) {
                   "downloading every code): on, off, or auto = on from 2,000,000 documents "
                   "(default auto)")
       ->check(CLI::IsMember({"auto", "on", "off"}));
-  cmd->add_option("--ivf-lists", o->ivf_lists, "IVF lists (default sqrt(N))")
+  cmd->add_option("--ivf-lists", o->ivf_lists, "IVF lists (default N / 250)")
       ->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--ivf-route-dim", o->ivf_route_dim,
                   "Coordinates of the projected vectors the IVF centroids keep and route on (a "
                   "prefix of the nested SVD basis; default 672, capped at d')")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--ivf-spill", o->ivf_spill,
-                  "Lists each document is put in (its best ones; default 1: more finds documents "
-                  "near list boundaries with fewer probes, at that many times the list bytes)")
+                  "Lists each document is put in (its best ones; default 2: finds documents near "
+                  "list boundaries with fewer probes, at that many times the list bytes)")
       ->check(CLI::Range(1, 8));
   cmd->add_option("--ivf-pq-m", o->ivf_pq_m,
                   "Subquantizers (bytes per document) of the IVF lists' own PQ codes (default: the "
                   "flat artifact's; fewer: fewer bytes per fetched list, coarser candidates)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--store-dtype", o->store_dtype,
+                  "Value type of the provider's exact store: float32 (default) or float16 (half "
+                  "the disk and page cache; rerank scores from rows rounded to 11 bits)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, index::StoreDtype>{{"float32", index::StoreDtype::kFloat32},
+                                                   {"float16", index::StoreDtype::kFloat16}}));
   auto scoring = std::make_shared<scoring::ScoringBuildOptions>();
   auto no_private = std::make_shared<bool>(false);
   cmd->add_flag("--no-access-private", *no_private,

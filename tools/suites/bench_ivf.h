@@ -31,7 +31,7 @@ struct IvfBenchOptions {
   std::size_t input_dim = 768, dim = 672, pq_m = 96, k = 100;
   std::size_t lists = 0;      // 0: default_ivf_lists(N)
   std::size_t route_dim = 0;  // 0: the build's default (capped at d')
-  std::size_t spill = 1;      // lists per document
+  std::size_t spill = 2;      // lists per document (the build's default)
   std::size_t list_pq_m = 0;  // the lists' PQ subquantizers (0: the flat artifact's)
   std::vector<std::size_t> nprobe{4, 8, 16, 32, 64};
   std::size_t queries = 200;  // self-retrieval test queries
