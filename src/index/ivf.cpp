@@ -1,5 +1,6 @@
 #include "index/ivf.h"
 
+#include <cblas.h>
 #include <faiss/Clustering.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/impl/FaissException.h>
@@ -43,12 +44,6 @@ std::size_t blocked_bytes(std::size_t count, std::size_t m) { return ((count + 6
 
 std::size_t segment_bytes(std::size_t count, std::size_t m) {
   return kListSegmentHeaderBytes + count * 4 + blocked_bytes(count, m);
-}
-
-float dot(const float* a, const float* b, std::size_t n) {
-  float s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
 }
 
 // The `spill` lists maximizing <x[:r], c_l>, best first (ties: the smaller l), for every row.
@@ -240,8 +235,9 @@ Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::files
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(spill));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(zero));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ivf.lists_file_bytes));
-  if (spill == 0 || spill > kMaxSpill || spill > lists || zero != 0 || dim == 0 || dim > 4096 || m == 0 || m > 257 || dim % m != 0 || route == 0 || route > dim ||
-      lists == 0 || lists > kMaxLists || lists > ivf.documents ||
+  if (spill == 0 || spill > kMaxSpill || spill > lists || zero != 0 || dim == 0 || dim > 4096 ||
+      m == 0 || m > 257 || dim % m != 0 || route == 0 || route > dim || lists == 0 ||
+      lists > kMaxLists || lists > ivf.documents ||
       ivf.documents > std::numeric_limits<std::uint32_t>::max()) {
     return data_loss_error(fmt::format(
         "`{}`: IVF shape (N = {}, lists = {}, d' = {}, r = {}, M = {}, spill {}) is invalid",
@@ -299,10 +295,11 @@ std::vector<std::uint32_t> route_query(const IvfIndex& ivf, std::span<const floa
                                        std::size_t nprobe) {
   nprobe = std::min(nprobe, ivf.lists);
   if (q.size() < ivf.route_dim) return {};
+  // score = C q[:r] with C the lists x r centroid matrix (one BLAS matrix-vector product).
   std::vector<float> score(ivf.lists);
-  for (std::size_t l = 0; l < ivf.lists; ++l) {
-    score[l] = dot(q.data(), ivf.centroids.data() + l * ivf.route_dim, ivf.route_dim);
-  }
+  cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(ivf.lists),
+              static_cast<int>(ivf.route_dim), 1.0f, ivf.centroids.data(),
+              static_cast<int>(ivf.route_dim), q.data(), 1, 0.0f, score.data(), 1);
   std::vector<std::uint32_t> order(ivf.lists);
   std::iota(order.begin(), order.end(), 0u);
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe), order.end(),

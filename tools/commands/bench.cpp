@@ -173,7 +173,7 @@ void add_options(CLI::App* cmd, Args& a) {
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--route-dim", a.ivf.route_dim,
-                  "ivf: coordinates the centroids route on (default 672, capped at d')")
+                  "ivf: coordinates the centroids route on (default 128, capped at d')")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--spill", a.ivf.spill, "ivf: lists each document is put in (default 2)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{8}));
@@ -182,6 +182,10 @@ void add_options(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--dataset-lists", a.ivf.dataset_lists,
                   "ivf: IVF lists of the --dataset index (default N / 250)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
+  cmd->add_option("--dataset-nprobe", a.ivf.dataset_nprobe,
+                  "ivf: lists probed per query on the --dataset index (default 1,2,4,8)")
+      ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--warm-cache-mb", a.ivf.warm_cache_mb,
                   "ivf: the client's list cache for warm_bytes_per_search (default 64)")

@@ -56,7 +56,7 @@ Command add_build_command(CLI::App& parent) {
       ->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--ivf-route-dim", o->ivf_route_dim,
                   "Coordinates of the projected vectors the IVF centroids keep and route on (a "
-                  "prefix of the nested SVD basis; default 672, capped at d')")
+                  "prefix of the nested SVD basis; default 128, capped at d')")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--ivf-spill", o->ivf_spill,
                   "Lists each document is put in (its best ones; default 2: finds documents near "

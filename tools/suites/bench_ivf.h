@@ -40,6 +40,7 @@ struct IvfBenchOptions {
   std::filesystem::path ivf_cache = "build/bench-ivf";
   std::filesystem::path dataset = "../shared/data/scifact";  // empty or absent: skipped
   std::size_t dataset_lists = 0;  // 0: default_ivf_lists(N) of the collection
+  std::vector<std::size_t> dataset_nprobe{1, 2, 4, 8};  // of its (few) lists
 };
 
 Result<nlohmann::json> run_ivf_bench(const IvfBenchOptions& options);
