@@ -233,7 +233,7 @@ class Client:
         ``access_private=True``: the provider sees no candidate IDs; it scores ``clusters`` whole
         clusters under LWE (the ``k`` local candidates pick them) and ``scores`` are the exact
         integer scores of the 4-bit document vectors (docs/SECURITY.md).
-        ``nprobe``: IVF lists probed per query (0: the default, 16); ignored by a flat index.
+        ``nprobe``: IVF lists probed per query (0: the default, 32); ignored by a flat index.
         """
         array = np.asarray(query_vectors)
         results = self._client.search(array, k, top, _private_clusters(access_private, clusters),

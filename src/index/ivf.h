@@ -52,8 +52,8 @@ inline constexpr std::size_t kListsFileHeaderBytes = 16;
 // 100 bytes per document at d' = 672, is small enough); at or above it, both.
 inline constexpr std::uint64_t kIvfDefaultMinDocuments = 2'000'000;
 // Route prefix r by default (capped at d'): at 1M documents r = 128 loses 0.015 Hit@10 against
-// r = 672 at the same bytes, routes in a fifth of the time, and keeps ivf.bin within 20 MB up to
-// ~50M documents (docs/SCALE.md).
+// r = 672 at the same bytes, routes faster, and keeps ivf.bin (2r + 52 bytes per list) within
+// 20 MB up to ~15M documents (docs/SCALE.md).
 inline constexpr std::size_t kIvfDefaultRouteDim = 128;
 // Lists per document at most (IvfOptions::spill), and by default (measured: two lists per
 // document buy more quality per fetched byte than twice the probes).

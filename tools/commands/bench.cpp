@@ -169,7 +169,7 @@ void add_options(CLI::App* cmd, Args& a) {
                   "../shared/data/scifact; empty to skip)");
   cmd->add_option("--lists", a.ivf.lists, "ivf: IVF lists of the synthetic index (default N / 250)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
-  cmd->add_option("--nprobe", a.ivf.nprobe, "ivf: lists probed per query (default 4,8,16,32,64)")
+  cmd->add_option("--nprobe", a.ivf.nprobe, "ivf: lists probed per query (default 16,32,64)")
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--route-dim", a.ivf.route_dim,

@@ -33,7 +33,7 @@ struct IvfBenchOptions {
   std::size_t route_dim = 0;  // 0: the build's default (capped at d')
   std::size_t spill = 2;      // lists per document (the build's default)
   std::size_t list_pq_m = 0;  // the lists' PQ subquantizers (0: the flat artifact's)
-  std::vector<std::size_t> nprobe{4, 8, 16, 32, 64};
+  std::vector<std::size_t> nprobe{16, 32, 64};
   std::size_t queries = 200;  // self-retrieval test queries
   std::uint64_t warm_cache_mb = 64;
   std::filesystem::path cache = "build/bench-e2e";
