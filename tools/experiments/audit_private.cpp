@@ -35,26 +35,6 @@ double auc_of(const std::vector<View>& a, const std::vector<View>& b,
   return eval::roc_auc(pos, neg);
 }
 
-// Top-10 documents by inner product with `v` over the whole store.
-std::vector<std::size_t> top10(const index::ExactStore& store, const eval::Vec& v) {
-  std::vector<std::pair<double, std::size_t>> s(store.rows());
-  for (std::size_t r = 0; r < store.rows(); ++r) {
-    const float* row = store.row(r);
-    double dot = 0;
-    for (std::size_t j = 0; j < store.cols(); ++j) dot += v[j] * row[j];
-    s[r] = {-dot, r};
-  }
-  std::partial_sort(s.begin(), s.begin() + 10, s.end());
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < 10; ++i) out.push_back(s[i].second);
-  return out;
-}
-
-double overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-  std::size_t hit = 0;
-  for (std::size_t x : a) hit += std::find(b.begin(), b.end(), x) != b.end();
-  return static_cast<double>(hit) / static_cast<double>(a.size());
-}
 
 }  // namespace
 
@@ -163,8 +143,8 @@ Result<PrivateAuditResult> run_private_audit(
     };
     half_a.push_back(centroid_of(0, 2));
     half_b.push_back(centroid_of(1, 2));
-    truth.push_back(top10(store, zd));
-    candidate_guess.push_back(top10(store, centroid_of(0, 1)));
+    truth.push_back(exact_top10(store, zd));
+    candidate_guess.push_back(exact_top10(store, centroid_of(0, 1)));
     for (std::size_t d : truth.back()) ++popular[d];
     ++r.queries;
     if (r.queries % 50 == 0) say(fmt::format("audit --access-private: {} queries", r.queries));
@@ -222,8 +202,8 @@ Result<PrivateAuditResult> run_private_audit(
     prior.push_back(by_count[i].second);
   }
   for (std::size_t i = 0; i < r.queries; ++i) {
-    r.top10_overlap_private += overlap(truth[i], prior);
-    r.top10_overlap_candidate += overlap(truth[i], candidate_guess[i]);
+    r.top10_overlap_private += top10_overlap(truth[i], prior);
+    r.top10_overlap_candidate += top10_overlap(truth[i], candidate_guess[i]);
   }
   r.top10_overlap_private /= static_cast<double>(r.queries);
   r.top10_overlap_candidate /= static_cast<double>(r.queries);

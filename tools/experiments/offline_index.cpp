@@ -64,4 +64,26 @@ v1::PrivateScoreRequest private_request(const std::string& version,
   return req;
 }
 
+std::vector<std::size_t> exact_top10(const index::ExactStore& store, std::span<const double> v) {
+  std::vector<std::pair<double, std::size_t>> s(store.rows());
+  const std::size_t d = std::min(v.size(), store.cols());
+  for (std::size_t r = 0; r < store.rows(); ++r) {
+    const float* row = store.row(r);
+    double dot = 0;
+    for (std::size_t j = 0; j < d; ++j) dot += v[j] * row[j];
+    s[r] = {-dot, r};
+  }
+  const std::size_t n = std::min<std::size_t>(10, s.size());
+  std::partial_sort(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n), s.end());
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(s[i].second);
+  return out;
+}
+
+double top10_overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  std::size_t hit = 0;
+  for (const std::size_t x : a) hit += std::find(b.begin(), b.end(), x) != b.end();
+  return a.empty() ? 0.0 : static_cast<double>(hit) / static_cast<double>(a.size());
+}
+
 }  // namespace privsearch::tools

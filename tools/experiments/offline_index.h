@@ -39,6 +39,12 @@ struct OfflineIndex {
 std::vector<std::uint32_t> exact_rerank(const index::ExactStore& store, std::span<const float> z,
                                         std::span<const std::uint32_t> candidates);
 
+// The 10 rows of the store with the largest inner product with `v` over its first v.size()
+// coordinates (ties: the smaller row), and the share of `a` that is in `b`: the audits'
+// neighbourhood-recovery measure.
+std::vector<std::size_t> exact_top10(const index::ExactStore& store, std::span<const double> v);
+double top10_overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b);
+
 // A provider core (rerank-n8192 params, one thread's worth of work per call) serving `matrix`
 // for `version`, at most `max_queries` cluster queries per request.
 Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(

@@ -257,25 +257,6 @@ Result<fs::path> ensure_dataset_ivf_index(const IvfBenchOptions& o, const Progre
   return dir;
 }
 
-// Top 10 of the store by inner product with `v` over its first v.size() coordinates.
-std::vector<std::size_t> top10_by(const index::ExactStore& store, const std::vector<double>& v) {
-  std::vector<std::pair<double, std::size_t>> s(store.rows());
-  for (std::size_t r = 0; r < store.rows(); ++r) {
-    double dot = 0;
-    for (std::size_t j = 0; j < v.size(); ++j) dot += v[j] * store.row(r)[j];
-    s[r] = {-dot, r};
-  }
-  std::partial_sort(s.begin(), s.begin() + 10, s.end());
-  std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < 10; ++i) out.push_back(s[i].second);
-  return out;
-}
-
-double overlap10(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
-  std::size_t hit = 0;
-  for (const auto x : a) hit += std::find(b.begin(), b.end(), x) != b.end();
-  return static_cast<double>(hit) / 10.0;
-}
 
 // The mean of the given rows (each of `dim` values at `row(i)`).
 template <typename Row>
@@ -301,7 +282,7 @@ struct SetLeak {
     const std::span<const std::uint32_t> all(set);
     half_a.push_back(mean_of(all.subspan(0, h), dim, row));
     half_b.push_back(mean_of(all.subspan(h), dim, row));
-    recovered += overlap10(truth, top10_by(store, mean_of(all, dim, row)));
+    recovered += top10_overlap(truth, exact_top10(store, mean_of(all, dim, row)));
   }
   double link_auc(const std::vector<std::size_t>& shifts) const {
     std::vector<double> pos, neg;
@@ -362,7 +343,8 @@ Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& pr
   std::vector<std::vector<std::size_t>> truth;
   SetLeak candidates_leak;
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
-    truth.push_back(top10_by(store, std::vector<double>(queries[qi].z.begin(), queries[qi].z.end())));
+    truth.push_back(
+        exact_top10(store, std::vector<double>(queries[qi].z.begin(), queries[qi].z.end())));
     candidates_leak.add(flat_candidates[qi], store.cols(),
                         [&](std::uint32_t d) { return store.row(d); }, prng, store, truth[qi]);
   }
