@@ -42,14 +42,17 @@ void IvfListSource::remember(const std::shared_ptr<const index::IvfList>& list) 
 
 Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats& stats,
                             Found& found) {
-  // Requests within the provider's count and message limits (sizes from the directory).
+  // Requests within the provider's count and message limits (sizes from the directory; 1 KB of
+  // the message for the framing).
+  const std::uint64_t budget =
+      limits_.max_message_bytes > 2048 ? limits_.max_message_bytes - 1024 : limits_.max_message_bytes;
   std::size_t start = 0;
   while (start < lists.size()) {
     std::size_t end = start;
     std::uint64_t bytes = 0;
     while (end < lists.size() && end - start < limits_.max_lists_per_fetch) {
       const std::uint64_t next = ivf_->directory[lists[end]].bytes + 16;
-      if (end > start && bytes + next > limits_.max_message_bytes - 1024) break;
+      if (end > start && bytes + next > budget) break;
       bytes += next;
       ++end;
     }
@@ -71,7 +74,8 @@ Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats
                                   index::decode_list(*ivf_, lists[i], byte_view(segment)));
       stats.fetched_bytes += segment.size();
       ++stats.fetched;
-      if (disk_) PRIVSEARCH_RETURN_IF_ERROR(disk_->put(ivf_->directory[lists[i]].sha256, segment));
+      // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
+      if (disk_) (void)disk_->put(ivf_->directory[lists[i]].sha256, segment);
       auto list = std::make_shared<const index::IvfList>(std::move(decoded));
       remember(list);
       found[lists[i]] = std::move(list);

@@ -1,5 +1,6 @@
 // Where an IVF search's posting lists come from (index/ivf.h): memory first (a bounded LRU of
-// decoded lists), then the on-disk segment cache (client/segment_cache.h), then the provider
+// decoded lists), then the on-disk segment cache (client/segment_cache.h; best effort: a write
+// that fails costs a later refetch, not the search), then the provider
 // (FetchLists, ascending list order, split to the provider's per-request and message limits).
 // Every segment is checked against the SHA-256 of the (signed) directory before it is decoded or
 // cached: a tampered or truncated one is kDataLoss and is not kept.
