@@ -91,6 +91,33 @@ TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {
   EXPECT_EQ(sc->search("document 3", so)->timing.key_upload_bytes, 0u);
 }
 
+// A float16 exact store (--store-dtype float16): the provider widens the rows it gathers, and the
+// decrypted scores are those of the binary16-rounded rows (within 2^-11 relative of float32).
+TEST_F(SearchClientTest, Float16StoreScoresAreThoseOfItsRoundedRows) {
+  o.out = c.dir / "index16";
+  o.store_dtype = index::StoreDtype::kFloat16;
+  manifest = *index::build_index(o, nullptr);
+  EXPECT_EQ(manifest.dtype, "float16");
+  const auto fp32 = std::move(store);
+  store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+  ASSERT_EQ(store->dtype(), index::StoreDtype::kFloat16);
+  start(manifest.version_id);
+  auto sc = *SearchClient::open(o.out, transport());
+  SearchOptions so;
+  so.candidates = 20;
+  const std::string q = "Title 17 text of document 17";
+  const auto r = *sc->search(q, so);
+  ASSERT_EQ(r.candidates.size(), 20u);
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const double want = plain_score(q, r.candidates[i]);  // from the widened float16 rows
+    EXPECT_NEAR(r.candidate_scores[i], want, 1e-4 * std::max(1.0, std::abs(want))) << i;
+    for (std::size_t j = 0; j < store->cols(); ++j) {
+      const float full = fp32->row(r.candidates[i])[j], half = store->row(r.candidates[i])[j];
+      EXPECT_LE(std::abs(full - half), std::abs(full) * 0x1p-11f + 1e-7f);
+    }
+  }
+}
+
 // A provider that re-randomizes its responses: the client sees flood_security_bits in the
 // server info, uploads its public key with the rotation keys, and gets the scores back at the
 // (lower) flooded precision.
