@@ -224,7 +224,7 @@ Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& 
     row["source_in_candidates"] = static_cast<double>(in_candidates) / nq;
     row["scan_ms"] = latency_summary(scan_ms);
     row["probed_bytes"] = latency_summary(probed_bytes);
-    row["warm_bytes_per_search"] = eval::describe(warm_bytes).mean;
+    row["client_bytes_per_search_warm"] = eval::describe(warm_bytes).mean;
     out["by_nprobe"].push_back(row);
     progress(fmt::format("bench ivf: nprobe {} Hit@10 {:.3f} (flat {:.3f})", nprobe,
                          static_cast<double>(hit) / nq, static_cast<double>(hit_flat) / nq));
