@@ -5,8 +5,8 @@
 // lists decoded in memory, then per nprobe over the self-retrieval track's test queries:
 //   hit10_ivf (the probed lists' PQ top K reranked by exact scores) next to hit10_flat (the flat
 //   scan's), scan_ms (route + scan of the probed lists, lists in memory), probed_bytes (what a
-//   cold client fetches per search) and client_bytes_per_search_warm (fetched per search by a client whose cache
-//   holds --warm-cache-mb, measured over the second half of the queries);
+//   cold client fetches per search) and client_bytes_per_search_warm (fetched per search by a
+//   client whose cache holds --warm-cache-mb, over the second half of the queries);
 //   client_bytes_first_search (manifest + projection + ivf.bin + the first search's lists) next
 //   to flat_client_bytes (manifest + projection + pq.bin).
 // With a BEIR --dataset (default ../shared/data/scifact when present): its index with IVF lists
