@@ -22,11 +22,8 @@ privsearch::index::IvfIndex forged_directory(std::span<const std::uint8_t> segme
   ivf.documents = 1000;
   ivf.lists = 1;
   ivf.route_dim = 4;
-  ivf.codebook.dim = 4;
-  ivf.codebook.m = 2;
-  ivf.codebook.ksub = 256;
-  ivf.codebook.dsub = 2;
-  ivf.codebook.centroids.assign(2 * 256 * 2, 0.25f);
+  ivf.codebook = privsearch::index::shaped_codebook(4, 2);
+  std::fill(ivf.codebook.centroids.begin(), ivf.codebook.centroids.end(), 0.25f);
   ivf.centroids.assign(4, 1.0f);
   privsearch::index::IvfListRef ref;
   ref.offset = privsearch::index::kListsFileHeaderBytes;

@@ -52,8 +52,6 @@ class IvfListSource {
   Result<std::vector<std::shared_ptr<const index::IvfList>>> get(
       std::span<const std::uint32_t> lists, ListFetchStats& stats);
 
-  const std::optional<SegmentCache>& disk() const { return disk_; }
-
  private:
   using Found = std::unordered_map<std::uint32_t, std::shared_ptr<const index::IvfList>>;
   std::shared_ptr<const index::IvfList> from_memory(std::uint32_t list);

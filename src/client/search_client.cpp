@@ -155,15 +155,17 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
 
 namespace {
 
+// Whether the manifest lists `name` and `dir` holds its file (a client's copy may leave some out).
+bool holds_artifact(const std::filesystem::path& dir, const index::Manifest& man, const char* name) {
+  const auto* e = man.find(name);
+  std::error_code ec;
+  return e != nullptr && std::filesystem::exists(dir / e->file, ec);
+}
+
 // The candidate index a client directory supports (OpenOptions::candidates).
 Result<CandidateIndex> choose_candidate_index(const std::filesystem::path& dir,
                                               const index::Manifest& man, CandidateIndex wanted) {
-  const auto present = [&](const char* name) {
-    const auto* e = man.find(name);
-    std::error_code ec;
-    return e != nullptr && std::filesystem::exists(dir / e->file, ec);
-  };
-  const bool flat = present("pq"), ivf = present(index::kIvfArtifact);
+  const bool flat = holds_artifact(dir, man, "pq"), ivf = holds_artifact(dir, man, index::kIvfArtifact);
   if (wanted == CandidateIndex::kAuto) {
     if (flat) return CandidateIndex::kFlat;
     if (ivf) return CandidateIndex::kIvf;
@@ -202,11 +204,7 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   std::vector<std::string> needed{"projection", use_ivf ? index::kIvfArtifact : "pq"};
   // The optional artifacts this directory holds (a client's copy may leave out the payloads or
   // the access-private hint); whatever is read is verified first.
-  const auto held = [&](const char* name) {
-    const auto* e = man.find(name);
-    std::error_code ec;
-    return e != nullptr && std::filesystem::exists(index_dir / e->file, ec);
-  };
+  const auto held = [&](const char* name) { return holds_artifact(index_dir, man, name); };
   for (const char* optional :
        {"encoder", "payloads", scoring::kLayoutArtifact, scoring::kHintArtifact}) {
     if (held(optional)) needed.emplace_back(optional);
@@ -224,9 +222,7 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   if (use_ivf) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf_file, path_of(index::kIvfArtifact));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(ivf_file));
-    if (ivf.documents != man.documents || ivf.codebook.dim != impl->projection.output_dim) {
-      return Status(StatusCode::kDataLoss, "the IVF directory does not match the manifest");
-    }
+    PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, man));
     impl->ivf = std::make_unique<index::IvfIndex>(std::move(ivf));
   } else {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of("pq"));

@@ -33,7 +33,6 @@ class SegmentCache {
 
   std::uint64_t bytes() const { return bytes_; }
   std::size_t entries() const { return entries_.size(); }
-  const std::filesystem::path& dir() const { return dir_; }
 
  private:
   struct Entry {

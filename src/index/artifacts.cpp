@@ -117,11 +117,7 @@ Result<PqArtifact> load_pq(const std::filesystem::path& file) {
     return data_loss_error(fmt::format("`{}`: {} bytes of data do not match the declared shape", file.string(), r.remaining()));
   }
   PqArtifact a;
-  a.codebook.dim = dim;
-  a.codebook.m = m;
-  a.codebook.ksub = 256;
-  a.codebook.dsub = dim / m;
-  a.codebook.centroids.resize(centroids);
+  a.codebook = shaped_codebook(dim, m);
   PRIVSEARCH_RETURN_IF_ERROR(get_floats(r, a.codebook.centroids, "PQ centroids"));
   a.count = count;
   a.codes.resize(codes);

@@ -253,11 +253,7 @@ Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::files
   ivf.lists = lists;
   ivf.spill = spill;
   ivf.route_dim = route;
-  ivf.codebook.dim = dim;
-  ivf.codebook.m = m;
-  ivf.codebook.ksub = 256;
-  ivf.codebook.dsub = dim / m;
-  ivf.codebook.centroids.resize(codebook);
+  ivf.codebook = shaped_codebook(dim, m);
   PRIVSEARCH_RETURN_IF_ERROR(get_floats(r, ivf.codebook.centroids, "IVF codebook"));
   ivf.centroids.resize(std::size_t{lists} * route);
   for (auto& c : ivf.centroids) {
@@ -289,6 +285,15 @@ Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::files
                                        next, ivf.documents, spill, ivf.lists_file_bytes));
   }
   return ivf;
+}
+
+Status check_ivf_matches(const IvfIndex& ivf, const Manifest& manifest) {
+  if (ivf.documents != manifest.documents || ivf.codebook.dim != manifest.dim) {
+    return data_loss_error(fmt::format(
+        "the IVF directory ({} documents, d' = {}) does not match the manifest's collection ({}, "
+        "d' = {})", ivf.documents, ivf.codebook.dim, manifest.documents, manifest.dim));
+  }
+  return Status();
 }
 
 std::vector<std::uint32_t> route_query(const IvfIndex& ivf, std::span<const float> q,

@@ -114,6 +114,10 @@ Result<IvfIndex> load_ivf(const std::filesystem::path& file);
 // The same from bytes (`file` names them in errors).
 Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::filesystem::path& file);
 
+// kDataLoss unless the directory is of the manifest's collection (N and d'): what client and
+// provider check before using it.
+Status check_ivf_matches(const IvfIndex& index, const Manifest& manifest);
+
 // The `nprobe` lists whose centroids have the largest inner product with the query's first r
 // coordinates (query: d' values), best first, ties by the smaller list.
 std::vector<std::uint32_t> route_query(const IvfIndex& index, std::span<const float> query,

@@ -64,6 +64,16 @@ Result<PqArtifact> build_pq(const Matrix& x, const PqOptions& o) {
   return a;
 }
 
+PqCodebook shaped_codebook(std::size_t dim, std::size_t m) {
+  PqCodebook cb;
+  cb.dim = dim;
+  cb.m = m;
+  cb.ksub = 256;
+  cb.dsub = dim / m;
+  cb.centroids.assign(m * cb.ksub * cb.dsub, 0.0f);
+  return cb;
+}
+
 std::vector<float> pq_decode(const PqCodebook& cb, const std::uint8_t* code) {
   std::vector<float> v(cb.dim);
   for (std::size_t j = 0; j < cb.m; ++j) {

@@ -52,6 +52,10 @@ std::vector<std::size_t> seeded_sample(std::size_t rows, std::size_t count, std:
 // kInternal wrapping a Faiss exception.
 Result<PqArtifact> build_pq(const Matrix& projected, const PqOptions& options);
 
+// A codebook of shape (d', M, 256 centroids of d'/M values), centroids zero (loaders fill them);
+// M must divide d'.
+PqCodebook shaped_codebook(std::size_t dim, std::size_t m);
+
 // The vector a code decodes to (for reconstruction audits and tests).
 std::vector<float> pq_decode(const PqCodebook& cb, const std::uint8_t* code);
 

@@ -133,9 +133,7 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
       return Status(StatusCode::kNotFound, "the manifest lists IVF lists but no IVF directory");
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(s.index_dir / directory->file));
-    if (ivf.documents != manifest.documents || ivf.codebook.dim != manifest.dim) {
-      return Status(StatusCode::kDataLoss, "the IVF directory does not match the manifest's collection");
-    }
+    PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, manifest));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto list_store,
                                 index::IvfListStore::open(s.index_dir / lists->file, std::move(ivf)));
     config.ivf_lists = std::make_shared<const index::IvfListStore>(std::move(list_store));
