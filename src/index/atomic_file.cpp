@@ -3,9 +3,14 @@
 #include <fstream>
 #include <iterator>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -61,6 +66,85 @@ Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& p
     return Status(StatusCode::kNotFound, "cannot open `" + path.string() + "` (not a readable file)");
   }
   return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+std::filesystem::path ResumableFile::partial_path(const std::filesystem::path& path) {
+  return path.string() + ".partial";
+}
+
+Result<ResumableFile> ResumableFile::open(const std::filesystem::path& path,
+                                          std::uint64_t keep_bytes) {
+  const auto partial = partial_path(path);
+  const int fd = ::open(partial.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`", partial.string()));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < keep_bytes) {
+    ::close(fd);
+    return data_loss_error(fmt::format("`{}` is shorter than its checkpoint ({} bytes)",
+                                       partial.string(), keep_bytes));
+  }
+  if (::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0 ||
+      ::lseek(fd, static_cast<off_t>(keep_bytes), SEEK_SET) < 0) {
+    ::close(fd);
+    return unavailable_error(fmt::format("cannot cut `{}` to its checkpoint", partial.string()));
+  }
+  ResumableFile f;
+  f.path_ = path;
+  f.fd_ = fd;
+  f.size_ = keep_bytes;
+  return f;
+}
+
+ResumableFile::ResumableFile(ResumableFile&& o) noexcept
+    : path_(std::move(o.path_)), fd_(std::exchange(o.fd_, -1)), size_(o.size_) {}
+
+ResumableFile& ResumableFile::operator=(ResumableFile&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(o.path_);
+    fd_ = std::exchange(o.fd_, -1);
+    size_ = o.size_;
+  }
+  return *this;
+}
+
+ResumableFile::~ResumableFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status ResumableFile::append(std::span<const std::uint8_t> bytes) {
+  if (fd_ < 0) return failed_precondition_error("the file is finished");
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return unavailable_error(fmt::format("writing `{}` failed: {}",
+                                           partial_path(path_).string(), std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  size_ += bytes.size();
+  return Status();
+}
+
+Status ResumableFile::sync() {
+  if (fd_ < 0) return failed_precondition_error("the file is finished");
+  if (::fdatasync(fd_) != 0) {
+    return unavailable_error(fmt::format("fdatasync `{}` failed", partial_path(path_).string()));
+  }
+  return Status();
+}
+
+Status ResumableFile::finish() {
+  PRIVSEARCH_RETURN_IF_ERROR(sync());
+  ::close(std::exchange(fd_, -1));
+  std::error_code ec;
+  std::filesystem::rename(partial_path(path_), path_, ec);
+  if (ec) {
+    return unavailable_error(fmt::format("rename to `{}` failed: {}", path_.string(), ec.message()));
+  }
+  return Status();
 }
 
 }  // namespace privsearch::index

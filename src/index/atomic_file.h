@@ -22,4 +22,31 @@ Status write_bytes_atomically(const std::filesystem::path& path,
 // The whole file (kNotFound naming it when it cannot be opened).
 Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& path);
 
+// A file a long build writes by appending across runs (it resumes after an interruption): the
+// bytes go to `<path>.partial`; open() keeps the first `keep_bytes` of an existing one (what the
+// caller's checkpoint recorded as durable; kDataLoss when it is shorter) and cuts the rest;
+// sync() makes everything appended durable (call it before writing a checkpoint); finish()
+// syncs and renames the file over `path`. Never visible under `path` while incomplete. Move-only.
+class ResumableFile {
+ public:
+  static Result<ResumableFile> open(const std::filesystem::path& path, std::uint64_t keep_bytes);
+  ResumableFile(ResumableFile&& o) noexcept;
+  ResumableFile& operator=(ResumableFile&& o) noexcept;
+  ResumableFile(const ResumableFile&) = delete;
+  ResumableFile& operator=(const ResumableFile&) = delete;
+  ~ResumableFile();
+
+  Status append(std::span<const std::uint8_t> bytes);
+  Status sync();
+  Status finish();
+  std::uint64_t size() const { return size_; }
+  static std::filesystem::path partial_path(const std::filesystem::path& path);
+
+ private:
+  ResumableFile() = default;
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
 }  // namespace privsearch::index

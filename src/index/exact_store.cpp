@@ -71,39 +71,52 @@ constexpr std::uint16_t kVersion = 1;
 constexpr std::size_t kHeaderBytes = 64;
 }  // namespace
 
-Status ExactStore::write(const std::filesystem::path& file, const Matrix& m, StoreDtype dtype) {
-  if (m.rows == 0 || m.cols == 0 || m.data.size() != m.rows * m.cols) {
-    return invalid_argument_error("exact store needs a non-empty rows x cols matrix");
-  }
-  std::vector<std::uint16_t> halves;
-  if (dtype == StoreDtype::kFloat16) {
-    halves.resize(m.data.size());
-    for (std::size_t i = 0; i < halves.size(); ++i) {
-      halves[i] = float_to_half(m.data[i]);
-      if (!std::isfinite(half_to_float(halves[i]))) {
-        return invalid_argument_error(fmt::format(
-            "value {} at row {} does not fit binary16 (|x| <= 65504): keep the store float32",
-            m.data[i], i / m.cols));
-      }
-    }
-  }
+std::vector<std::uint8_t> ExactStore::encode_header(std::uint64_t rows, std::size_t cols,
+                                                    StoreDtype dtype) {
   ByteWriter h;
   h.put_bytes(kMagic);
   h.put_u16(kVersion);
   h.put_u16(0);
-  h.put_u64(m.rows);
-  h.put_u32(static_cast<std::uint32_t>(m.cols));
+  h.put_u64(rows);
+  h.put_u32(static_cast<std::uint32_t>(cols));
   h.put_u32(static_cast<std::uint32_t>(dtype));
   std::vector<std::uint8_t> header = h.take();
   header.resize(kHeaderBytes, 0);
+  return header;
+}
+
+Result<std::vector<std::uint8_t>> ExactStore::encode_rows(const Matrix& m, StoreDtype dtype,
+                                                          std::uint64_t first_row) {
+  if (m.data.size() != m.rows * m.cols) return invalid_argument_error("malformed row block");
+  if (dtype == StoreDtype::kFloat32) {
+    std::vector<std::uint8_t> out(m.data.size() * 4);
+    std::memcpy(out.data(), m.data.data(), out.size());
+    return out;
+  }
+  std::vector<std::uint8_t> out(m.data.size() * 2);
+  for (std::size_t i = 0; i < m.data.size(); ++i) {
+    const std::uint16_t bits = float_to_half(m.data[i]);
+    if (!std::isfinite(half_to_float(bits))) {
+      return invalid_argument_error(fmt::format(
+          "value {} at row {} does not fit binary16 (|x| <= 65504): keep the store float32",
+          m.data[i], first_row + i / m.cols));
+    }
+    std::memcpy(out.data() + 2 * i, &bits, 2);
+  }
+  return out;
+}
+
+Status ExactStore::write(const std::filesystem::path& file, const Matrix& m, StoreDtype dtype) {
+  if (m.rows == 0 || m.cols == 0 || m.data.size() != m.rows * m.cols) {
+    return invalid_argument_error("exact store needs a non-empty rows x cols matrix");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto body, encode_rows(m, dtype, 0));
+  const auto header = encode_header(m.rows, m.cols, dtype);
   return write_file_atomically(file, [&](std::FILE* f) {
-    if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) {
+    if (std::fwrite(header.data(), 1, header.size(), f) != header.size() ||
+        std::fwrite(body.data(), 1, body.size(), f) != body.size()) {
       return unavailable_error("short write");
     }
-    const bool body = dtype == StoreDtype::kFloat16
-                          ? std::fwrite(halves.data(), 2, halves.size(), f) == halves.size()
-                          : std::fwrite(m.data.data(), 4, m.data.size(), f) == m.data.size();
-    if (!body) return unavailable_error("short write");
     return Status();
   });
 }

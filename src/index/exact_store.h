@@ -38,6 +38,13 @@ class ExactStore {
   // for and a value does not fit it.
   static Status write(const std::filesystem::path& file, const Matrix& m,
                       StoreDtype dtype = StoreDtype::kFloat32);
+  // The pieces of the file, for builds that write it a block of rows at a time
+  // (index/build_streaming.h): the 64-byte header of a rows x cols store, and the bytes of a
+  // block of rows (`first_row` names rows in errors; float16 refuses values it cannot hold).
+  static std::vector<std::uint8_t> encode_header(std::uint64_t rows, std::size_t cols,
+                                                 StoreDtype dtype);
+  static Result<std::vector<std::uint8_t>> encode_rows(const Matrix& block, StoreDtype dtype,
+                                                       std::uint64_t first_row);
   // Maps the file read-only (O_RDONLY, PROT_READ).
   static Result<ExactStore> open(const std::filesystem::path& file);
 

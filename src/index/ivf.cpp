@@ -97,85 +97,165 @@ std::size_t default_ivf_lists(std::uint64_t documents) {
 
 float round_to_half(float v) { return from_half_bits(to_half_bits(v)); }
 
-Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& pq,
-                                             const IvfOptions& o,
-                                             const std::filesystem::path& dir) {
-  const std::size_t lists = o.lists != 0 ? o.lists : default_ivf_lists(x.rows);
-  const std::size_t r = o.route_dim != 0 ? o.route_dim : x.cols;
-  if (x.rows == 0 || pq.count != x.rows || pq.codebook.dim != x.cols) {
-    return invalid_argument_error("the IVF build needs the PQ artifact of the same projected rows");
+namespace {
+
+// Spherical k-means (Faiss) of `k` centroids on `n` points of r values.
+std::vector<float> kmeans(const float* points, std::size_t n, std::size_t k, std::size_t r,
+                          const IvfOptions& o) {
+  faiss::ClusteringParameters cp;
+  cp.niter = o.iterations;
+  cp.spherical = true;
+  cp.seed = static_cast<int>(o.seed & 0x7fffffff);
+  cp.max_points_per_centroid = std::max<int>(256, static_cast<int>(n / k + 1));
+  cp.min_points_per_centroid = 1;
+  cp.verbose = false;
+  faiss::Clustering clustering(static_cast<int>(r), static_cast<int>(k), cp);
+  faiss::IndexFlatIP index(static_cast<faiss::Index::idx_t>(r));
+  clustering.train(static_cast<faiss::Index::idx_t>(n), points, index);
+  return clustering.centroids;
+}
+
+// Two-level k-means for many lists: sqrt(lists) coarse clusters, then each coarse cluster's
+// points split into lists in proportion to its share of the sample (largest remainders), so the
+// cost is ~2 sqrt(lists) distance computations per point and iteration instead of `lists`.
+std::vector<float> two_level_kmeans(const std::vector<float>& train, std::size_t n,
+                                    std::size_t lists, std::size_t r, const IvfOptions& o) {
+  const auto coarse = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(lists))));
+  const auto top = kmeans(train.data(), n, coarse, r, o);
+  Matrix points;
+  points.rows = n;
+  points.cols = r;
+  points.data = train;
+  const auto of_point = assign(top, coarse, r, 1, points);
+  std::vector<std::vector<std::size_t>> members(coarse);
+  for (std::size_t i = 0; i < n; ++i) members[of_point[i]].push_back(i);
+  // Lists per coarse cluster: floor of its share, then one more to the largest remainders; at
+  // most one list per point, so a cluster never gets more lists than points.
+  std::vector<std::size_t> share(coarse);
+  std::vector<std::pair<double, std::size_t>> remainders;
+  std::size_t given = 0;
+  for (std::size_t c = 0; c < coarse; ++c) {
+    const double exact = static_cast<double>(lists) * static_cast<double>(members[c].size()) /
+                         static_cast<double>(n);
+    share[c] = std::min(members[c].size(), static_cast<std::size_t>(exact));
+    given += share[c];
+    remainders.push_back({exact - static_cast<double>(share[c]), c});
   }
-  if (lists > x.rows || lists > kMaxLists) {
-    return invalid_argument_error(fmt::format(
-        "{} IVF lists for {} documents; at most one list per document (and {})", lists, x.rows,
-        kMaxLists));
-  }
-  if (o.spill < 1 || o.spill > kMaxSpill || o.spill > lists) {
-    return invalid_argument_error(fmt::format(
-        "each document in {} lists; between 1 and {} (and at most the {} lists)", o.spill,
-        kMaxSpill, lists));
-  }
-  if (r > x.cols) {
-    return invalid_argument_error(
-        fmt::format("IVF route dimension {} above d' = {}", r, x.cols));
-  }
-  if (x.rows > std::numeric_limits<std::uint32_t>::max()) {
-    return invalid_argument_error("the IVF lists hold 32-bit document ids");
-  }
-  // The lists' codes: the flat artifact's, or a PQ of their own with fewer subquantizers (fewer
-  // bytes per fetched document; the provider's exact rerank still orders the candidates).
-  std::optional<PqArtifact> own;
-  if (o.pq_m != 0 && o.pq_m != pq.codebook.m) {
-    PqOptions po;
-    po.m = o.pq_m;
-    po.train_size = o.train_size;
-    po.seed = o.seed;
-    PRIVSEARCH_ASSIGN_OR_RETURN(own, build_pq(x, po));
-  }
-  const PqArtifact& codes = own ? *own : pq;
-  // Seeded training sample (prefix coordinates only), at least one point per list.
-  const auto sample = seeded_sample(x.rows, std::max(o.train_size, lists), o.seed, 5);
-  std::vector<float> train(sample.size() * r);
-  for (std::size_t i = 0; i < sample.size(); ++i) {
-    std::copy_n(x.row(sample[i]), r, train.data() + i * r);
+  std::sort(remainders.begin(), remainders.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  for (std::size_t i = 0; given < lists; i = (i + 1) % coarse) {
+    const auto c = remainders[i].second;
+    if (share[c] < members[c].size()) {
+      ++share[c];
+      ++given;
+    }
   }
   std::vector<float> centroids;
+  centroids.reserve(lists * r);
+  std::vector<float> sub;
+  for (std::size_t c = 0; c < coarse; ++c) {
+    if (share[c] == 0) continue;
+    sub.resize(members[c].size() * r);
+    for (std::size_t i = 0; i < members[c].size(); ++i) {
+      std::copy_n(train.data() + members[c][i] * r, r, sub.data() + i * r);
+    }
+    const auto part = share[c] == 1 && members[c].size() == 1
+                          ? sub
+                          : kmeans(sub.data(), members[c].size(), share[c], r, o);
+    centroids.insert(centroids.end(), part.begin(), part.end());
+  }
+  return centroids;
+}
+
+Status check_ivf_shape(std::size_t rows, std::size_t cols, std::size_t lists, std::size_t r,
+                       std::size_t spill) {
+  if (lists == 0 || lists > rows || lists > kMaxLists) {
+    return invalid_argument_error(fmt::format(
+        "{} IVF lists for {} documents; at most one list per document (and {})", lists, rows,
+        kMaxLists));
+  }
+  if (spill < 1 || spill > kMaxSpill || spill > lists) {
+    return invalid_argument_error(fmt::format(
+        "each document in {} lists; between 1 and {} (and at most the {} lists)", spill,
+        kMaxSpill, lists));
+  }
+  if (r == 0 || r > cols) {
+    return invalid_argument_error(fmt::format("IVF route dimension {} outside [1, d' = {}]", r, cols));
+  }
+  if (rows > std::numeric_limits<std::uint32_t>::max()) {
+    return invalid_argument_error("the IVF lists hold 32-bit document ids");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<std::vector<float>> train_ivf_centroids(const Matrix& sample, std::size_t lists,
+                                               std::size_t r, const IvfOptions& o) {
+  if (sample.rows < lists || r == 0 || r > sample.cols) {
+    return invalid_argument_error(fmt::format(
+        "IVF training needs at least one of {} sample rows per list ({} lists) and r <= d'",
+        sample.rows, lists));
+  }
+  std::vector<float> train(sample.rows * r);
+  for (std::size_t i = 0; i < sample.rows; ++i) std::copy_n(sample.row(i), r, train.data() + i * r);
+  std::vector<float> centroids;
   try {
-    faiss::ClusteringParameters cp;
-    cp.niter = o.iterations;
-    cp.spherical = true;
-    cp.seed = static_cast<int>(o.seed & 0x7fffffff);
-    cp.max_points_per_centroid = std::max<int>(256, static_cast<int>(sample.size() / lists + 1));
-    cp.min_points_per_centroid = 1;
-    faiss::Clustering clustering(static_cast<int>(r), static_cast<int>(lists), cp);
-    faiss::IndexFlatIP index(static_cast<faiss::Index::idx_t>(r));
-    clustering.train(static_cast<faiss::Index::idx_t>(sample.size()), train.data(), index);
-    centroids = clustering.centroids;
+    centroids = lists >= kTwoLevelMinLists ? two_level_kmeans(train, sample.rows, lists, r, o)
+                                           : kmeans(train.data(), sample.rows, lists, r, o);
   } catch (const faiss::FaissException& e) {
     return internal_error(fmt::format("Faiss k-means failed: {}", e.what()));
   }
   // What the file keeps is what both sides route with.
   for (auto& c : centroids) c = round_to_half(c);
-  std::vector<std::uint32_t> of_doc;
+  return centroids;
+}
+
+Result<std::vector<std::uint32_t>> assign_to_lists(const std::vector<float>& centroids,
+                                                   std::size_t r, std::size_t spill,
+                                                   const Matrix& rows) {
+  const std::size_t lists = r == 0 ? 0 : centroids.size() / r;
+  if (r == 0 || lists == 0 || lists * r != centroids.size() || r > rows.cols || spill < 1 ||
+      spill > lists) {
+    return invalid_argument_error("list assignment: centroids, r and spill do not fit");
+  }
   try {
-    of_doc = assign(centroids, lists, r, o.spill, x);
+    return assign(centroids, lists, r, spill, rows);
   } catch (const faiss::FaissException& e) {
     return internal_error(fmt::format("Faiss list assignment failed: {}", e.what()));
   }
+}
+
+Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids, std::size_t r,
+                                             std::size_t spill,
+                                             std::span<const std::uint32_t> assignment,
+                                             const PqArtifact& codes,
+                                             const std::filesystem::path& dir) {
+  const std::size_t lists = r == 0 ? 0 : centroids.size() / r;
+  PRIVSEARCH_RETURN_IF_ERROR(check_ivf_shape(codes.count, codes.codebook.dim, lists, r, spill));
+  if (assignment.size() != codes.count * spill) {
+    return invalid_argument_error("the list assignment does not cover the PQ codes' rows");
+  }
+  std::vector<std::uint32_t> sizes(lists, 0);
+  for (const auto l : assignment) {
+    if (l >= lists) return invalid_argument_error(fmt::format("assignment to list {} of {}", l, lists));
+    ++sizes[l];
+  }
   std::vector<std::vector<std::uint32_t>> members(lists);
-  for (std::size_t d = 0; d < x.rows; ++d) {
-    for (std::size_t s = 0; s < o.spill; ++s) {
-      members[of_doc[d * o.spill + s]].push_back(static_cast<std::uint32_t>(d));
+  for (std::size_t l = 0; l < lists; ++l) members[l].reserve(sizes[l]);
+  for (std::size_t d = 0; d < codes.count; ++d) {
+    for (std::size_t s = 0; s < spill; ++s) {
+      members[assignment[d * spill + s]].push_back(static_cast<std::uint32_t>(d));
     }
   }
 
   IvfIndex ivf;
-  ivf.documents = x.rows;
-  ivf.spill = o.spill;
+  ivf.documents = codes.count;
+  ivf.spill = spill;
   ivf.lists = lists;
   ivf.route_dim = r;
   ivf.codebook = codes.codebook;
-  ivf.centroids = std::move(centroids);
+  ivf.centroids = centroids;
   ivf.directory.resize(lists);
   ByteWriter lw;
   lw.put_bytes({reinterpret_cast<const std::uint8_t*>("PSIL"), 4});
@@ -185,10 +265,11 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   for (std::size_t l = 0; l < lists; ++l) {
     const std::size_t start = lw.size();
     put_segment(lw, static_cast<std::uint32_t>(l), members[l], codes);
+    std::vector<std::uint32_t>().swap(members[l]);
     auto& ref = ivf.directory[l];
     ref.offset = start;
     ref.bytes = lw.size() - start;
-    ref.count = static_cast<std::uint32_t>(members[l].size());
+    ref.count = sizes[l];
     ref.sha256 = sha256(std::span(lw.bytes()).subspan(start, ref.bytes));
   }
   ivf.lists_file_bytes = lw.size();
@@ -198,7 +279,7 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   put_header(w, "PSIV");
   w.put_u64(ivf.documents);
   w.put_u32(static_cast<std::uint32_t>(lists));
-  w.put_u32(static_cast<std::uint32_t>(x.cols));
+  w.put_u32(static_cast<std::uint32_t>(codes.codebook.dim));
   w.put_u32(static_cast<std::uint32_t>(r));
   w.put_u32(static_cast<std::uint32_t>(codes.codebook.m));
   w.put_u32(static_cast<std::uint32_t>(ivf.spill));
@@ -215,6 +296,40 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
   PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / kIvfFile, w.bytes()));
   return std::vector<ArtifactEntry>{{kIvfListsArtifact, kIvfListsFile, 0, ""},
                                     {kIvfArtifact, kIvfFile, 0, ""}};
+}
+
+Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& pq,
+                                             const IvfOptions& o,
+                                             const std::filesystem::path& dir) {
+  const std::size_t lists = o.lists != 0 ? o.lists : default_ivf_lists(x.rows);
+  const std::size_t r = o.route_dim != 0 ? o.route_dim : x.cols;
+  if (x.rows == 0 || pq.count != x.rows || pq.codebook.dim != x.cols) {
+    return invalid_argument_error("the IVF build needs the PQ artifact of the same projected rows");
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(check_ivf_shape(x.rows, x.cols, lists, r, o.spill));
+  // The lists' codes: the flat artifact's, or a PQ of their own with fewer subquantizers (fewer
+  // bytes per fetched document; the provider's exact rerank still orders the candidates).
+  std::optional<PqArtifact> own;
+  if (o.pq_m != 0 && o.pq_m != pq.codebook.m) {
+    PqOptions po;
+    po.m = o.pq_m;
+    po.train_size = o.train_size;
+    po.seed = o.seed;
+    PRIVSEARCH_ASSIGN_OR_RETURN(own, build_pq(x, po));
+  }
+  const PqArtifact& codes = own ? *own : pq;
+  // Seeded training sample, at least one point per list.
+  const auto sample = seeded_sample(x.rows, std::max(o.train_size, lists), o.seed, 5);
+  Matrix train;
+  train.rows = sample.size();
+  train.cols = r;
+  train.data.resize(sample.size() * r);
+  for (std::size_t i = 0; i < sample.size(); ++i) {
+    std::copy_n(x.row(sample[i]), r, train.data.data() + i * r);
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto centroids, train_ivf_centroids(train, lists, r, o));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto of_doc, assign_to_lists(centroids, r, o.spill, x));
+  return write_ivf(centroids, r, o.spill, of_doc, codes, dir);
 }
 
 Result<IvfIndex> load_ivf(const std::filesystem::path& file) {

@@ -108,6 +108,26 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& projected, const PqAr
                                              const IvfOptions& options,
                                              const std::filesystem::path& dir);
 
+// The phases of build_ivf, for builds that stream their rows (index/build_streaming.h).
+// From this many lists on, the centroids come from a two-level k-means (sqrt(lists) coarse
+// clusters, each split in proportion to its share of the sample): flat k-means costs `lists`
+// inner products per sample point and iteration (40,000 lists at 10M documents: hours here).
+inline constexpr std::size_t kTwoLevelMinLists = 8192;
+// Centroids (lists x r, binary16-rounded) trained on the first r coordinates of `sample`'s rows.
+Result<std::vector<float>> train_ivf_centroids(const Matrix& sample, std::size_t lists,
+                                               std::size_t r, const IvfOptions& options);
+// The `spill` best lists of every row (rows x spill, best first): <row[:r], c_l> largest, ties
+// by the smaller l.
+Result<std::vector<std::uint32_t>> assign_to_lists(const std::vector<float>& centroids,
+                                                   std::size_t r, std::size_t spill,
+                                                   const Matrix& rows);
+// Writes ivf_lists.bin then ivf.bin into `dir` (atomically) from the centroids, the assignment
+// of every document (codes.count x spill) and the lists' PQ codes.
+Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids, std::size_t r,
+                                             std::size_t spill,
+                                             std::span<const std::uint32_t> assignment,
+                                             const PqArtifact& codes,
+                                             const std::filesystem::path& dir);
 // ivf.bin, checked: shape limits before allocation, finite values, contiguous segments whose
 // sizes match their counts, nothing trailing.
 Result<IvfIndex> load_ivf(const std::filesystem::path& file);

@@ -25,6 +25,12 @@ std::string cut_utf8(const std::string& s, std::size_t limit) {
 
 Status PayloadStore::write(const std::filesystem::path& file, const std::vector<Document>& docs,
                            std::size_t record_bytes) {
+  return write(file, docs.size(), [&](std::size_t i) { return docs[i]; }, record_bytes);
+}
+
+Status PayloadStore::write(const std::filesystem::path& file, std::size_t count,
+                           const std::function<Document(std::size_t)>& document,
+                           std::size_t record_bytes) {
   if (record_bytes < 64 || record_bytes > (1u << 20)) {
     return invalid_argument_error(fmt::format("`record_bytes` = {} outside [64, 1048576]", record_bytes));
   }
@@ -32,7 +38,7 @@ Status PayloadStore::write(const std::filesystem::path& file, const std::vector<
   h.put_bytes(kMagic);
   h.put_u16(1);
   h.put_u16(0);
-  h.put_u64(docs.size());
+  h.put_u64(count);
   h.put_u32(static_cast<std::uint32_t>(record_bytes));
   std::vector<std::uint8_t> header = h.take();
   header.resize(kHeaderBytes, 0);
@@ -40,7 +46,8 @@ Status PayloadStore::write(const std::filesystem::path& file, const std::vector<
     if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) return unavailable_error("short write");
     std::vector<std::uint8_t> rec(record_bytes);
     const std::size_t room = record_bytes - 4;
-    for (const auto& d : docs) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const Document d = document(i);
       std::string body = d.title.empty() ? d.text : d.title + "\n\n" + d.text;
       if (body.size() > room) body = cut_utf8(body, room - kTruncatedMarker.size()) + std::string(kTruncatedMarker);
       std::fill(rec.begin(), rec.end(), 0);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include "core/status.h"
 #include "index/beir.h"
 
@@ -23,6 +25,10 @@ class PayloadStore {
  public:
   // record_bytes in [64, 1 MiB].
   static Status write(const std::filesystem::path& file, const std::vector<Document>& docs,
+                      std::size_t record_bytes);
+  // The same from a generator of the `count` documents (builds that never hold them all).
+  static Status write(const std::filesystem::path& file, std::size_t count,
+                      const std::function<Document(std::size_t)>& document,
                       std::size_t record_bytes);
   static Result<PayloadStore> open(const std::filesystem::path& file);
 

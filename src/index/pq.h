@@ -52,6 +52,11 @@ std::vector<std::size_t> seeded_sample(std::size_t rows, std::size_t count, std:
 // kInternal wrapping a Faiss exception.
 Result<PqArtifact> build_pq(const Matrix& projected, const PqOptions& options);
 
+// The two phases of build_pq, for builds that stream their rows: a codebook trained on every row
+// of `sample` (at least 256), and the codes of `rows` under a codebook (rows x M, layout (row, M)).
+Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::uint64_t seed);
+Result<std::vector<std::uint8_t>> pq_encode(const PqCodebook& codebook, const Matrix& rows);
+
 // A codebook of shape (d', M, 256 centroids of d'/M values), centroids zero (loaders fill them);
 // M must divide d'.
 PqCodebook shaped_codebook(std::size_t dim, std::size_t m);

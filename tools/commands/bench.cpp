@@ -16,6 +16,7 @@
 #include "suites/bench_pir.h"
 #include "suites/bench_pq.h"
 #include "suites/bench_rerank.h"
+#include "suites/bench_scale.h"
 #include "suites/bench_systems.h"
 
 namespace privsearch::tools {
@@ -35,6 +36,8 @@ struct Args {
   ClusterBenchOptions cluster;
   PrivateBenchOptions private_search;
   IvfBenchOptions ivf;
+  ScaleBenchOptions scale;
+  std::string scale_store_dtype = "float16";
 };
 
 Result<nlohmann::json> run_suite(Args& a) {
@@ -92,6 +95,18 @@ Result<nlohmann::json> run_suite(Args& a) {
     if (a.queries) a.ivf.queries = *a.queries;
     return run_ivf_bench(a.ivf);
   }
+  if (a.suite == "scale") {
+    a.scale.docs = a.e2e.docs;
+    a.scale.k = a.e2e.k;
+    if (a.queries) a.scale.queries = *a.queries;
+    if (a.ivf.lists != 0) a.scale.lists = a.ivf.lists;
+    if (a.ivf.route_dim != 0) a.scale.route_dim = a.ivf.route_dim;
+    a.scale.spill = a.ivf.spill;
+    a.scale.warm_cache_mb = a.ivf.warm_cache_mb;
+    a.scale.store_dtype = a.scale_store_dtype == "float32" ? index::StoreDtype::kFloat32
+                                                           : index::StoreDtype::kFloat16;
+    return run_scale_bench(a.scale);
+  }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
@@ -134,8 +149,8 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--hint-bits", a.pir.hint_bits, "pir: bits of the rescaled hint (default 17)")
       ->check(CLI::Range(9, 32));
   cmd->add_option("--docs", a.e2e.docs,
-                  "e2e, private, ivf: synthetic documents (default 1,000,000; built once under "
-                  "build/bench-e2e)")
+                  "e2e, private, ivf, scale: synthetic documents (default 1,000,000; built once under "
+                  "build/bench-e2e, scale: build/bench-scale)")
       ->check(CLI::Range(1000, 100000000));
   cmd->add_option("--queries", a.queries, "e2e: timed searches (default 200; private: 100)")
       ->check(CLI::Range(1, 1000000));
@@ -197,6 +212,15 @@ void add_options(CLI::App* cmd, Args& a) {
                   "pq: SVD fit rows of dimension 768 (default 200,000; 0 skips svd_fit_s)");
   cmd->add_flag("--json")->description(
       "Print one JSON object (the default and only format; accepted for scripts)");
+  cmd->add_option("--scale-nprobe", a.scale.nprobe,
+                  "scale: lists probed per query (default 32)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+  cmd->add_option("--online-queries", a.scale.online_queries,
+                  "scale: end-to-end searches through a provider process (default 100; 0 skips)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  cmd->add_option("--store-dtype", a.scale_store_dtype,
+                  "scale: the exact store's values, float16 (default; 13.4 GB at 10M) or float32")
+      ->check(CLI::IsMember({"float16", "float32"}));
   cmd->add_option("--preset", a.ckks.presets, "ckks: preset(s) to run (default: all)")
       ->check(CLI::IsMember(ckks::preset_names()));
   cmd->add_option("--runs", a.runs,
@@ -232,11 +256,12 @@ Command add_bench_command(CLI::App& parent) {
          "throughput per replica count, budget check, key pull, state bytes), private "
          "(access-private search: server time, bytes, hint, client time, quality, linkability), ivf "
          "(IVF-partitioned public index: client bytes, scan time, quality and probed-list leakage "
-         "per nprobe)")
+         "per nprobe), scale (the index at --docs 10000000: streaming resumable build, client "
+         "bytes, scan, Hit@10 and end-to-end latency)")
       ->required()
       ->check(CLI::IsMember(
           {"ckks", "rerank", "pq", "e2e", "pir", "compress", "systems", "abuse", "cluster",
-           "private", "ivf"}));
+           "private", "ivf", "scale"}));
   add_options(cmd, *a);
   return {cmd, [a] {
             auto result = run_suite(*a);

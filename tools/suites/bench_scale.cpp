@@ -1,0 +1,326 @@
+#include "suites/bench_scale.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <list>
+#include <numeric>
+#include <thread>
+#include <unordered_map>
+
+#include "client/provider_client.h"
+#include "client/search_client.h"
+#include "core/elapsed.h"
+#include "eval/statistics.h"
+#include "experiments/eval_self_retrieval.h"
+#include "harness/measure.h"
+#include "harness/progress.h"
+#include "harness/spawned_provider.h"
+#include "harness/synthetic_index.h"
+#include "index/artifacts.h"
+#include "index/atomic_file.h"
+#include "index/build_streaming.h"
+#include "index/client_files.h"
+#include "index/ivf.h"
+#include "index/pq_scan.h"
+
+namespace privsearch::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Rows of the synthetic model, generated on every core (each row from its own seeded stream, so
+// the split does not change them).
+void synthetic_rows(const Synthetic& gen, std::size_t first, std::size_t count, float* out,
+                    std::size_t dim) {
+  const std::size_t threads =
+      count >= 256 ? std::max<std::size_t>(1, std::thread::hardware_concurrency()) : 1;
+  std::vector<std::thread> workers;
+  for (std::size_t t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (std::size_t i = t; i < count; i += threads) {
+        const auto v = gen.vector(first + i);
+        std::copy(v.begin(), v.end(), out + i * dim);
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+}
+
+fs::path scale_dir(const ScaleBenchOptions& o) {
+  const auto lists = o.lists != 0 ? std::to_string(o.lists)
+                                  : fmt::format("N{}", index::kIvfDocumentsPerList);
+  return o.cache / fmt::format("synthetic-{}-{}-{}-m{}-l{}-r{}-s{}-{}", o.docs, o.input_dim, o.dim,
+                               o.pq_m, lists, o.route_dim, o.spill,
+                               o.store_dtype == index::StoreDtype::kFloat16 ? "f16" : "f32");
+}
+
+double peak_rss_mb() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// The index, built once (resumable); the build's figures are kept beside it.
+Result<nlohmann::json> ensure_index(const ScaleBenchOptions& o, const fs::path& dir,
+                                    const Synthetic& gen, const Progress& progress) {
+  const auto stats_file = dir.parent_path() / "build_stats.json";
+  if (fs::exists(dir / "manifest.json") && fs::exists(stats_file)) {
+    progress("reusing " + dir.string());
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(stats_file));
+    return nlohmann::json::parse(bytes.begin(), bytes.end());
+  }
+  index::StreamingBuildOptions b;
+  b.source.rows = o.docs;
+  b.source.cols = o.input_dim;
+  b.source.vectors = [&](std::size_t first, std::size_t count, float* out) {
+    synthetic_rows(gen, first, count, out, o.input_dim);
+  };
+  b.source.document = [](std::size_t i) {
+    return index::Document{fmt::format("d{}", i), fmt::format("document {}", i), ""};
+  };
+  b.out = dir;
+  b.collection = "synthetic";
+  b.encoder_id = "synthetic-32-latent";
+  b.dim = o.dim;
+  b.pq_m = o.pq_m;
+  b.record_bytes = 64;
+  b.ivf_lists = o.lists;
+  b.ivf_route_dim = o.route_dim;
+  b.ivf_spill = o.spill;
+  b.store_dtype = o.store_dtype;
+  const bool resumed = fs::exists(dir / ".build" / "progress.json");
+  progress(fmt::format("{} the streaming build of {} synthetic documents in {}",
+                       resumed ? "resuming" : "starting", o.docs, dir.string()));
+  const auto t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::build_index_streaming(b, progress.callback()));
+  nlohmann::json stats;
+  stats["build_s"] = ms_since(t0) / 1000;
+  stats["resumed"] = resumed;  // build_s then covers only the last run
+  stats["peak_rss_mb"] = peak_rss_mb();
+  for (const auto& a : man.artifacts) stats["artifact_bytes"][a.name] = a.bytes;
+  const auto text = stats.dump(2);
+  PRIVSEARCH_RETURN_IF_ERROR(index::write_bytes_atomically(
+      stats_file, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
+  return stats;
+}
+
+std::uint64_t file_bytes(const fs::path& p) {
+  std::error_code ec;
+  const auto n = fs::file_size(p, ec);
+  return ec ? 0 : n;
+}
+
+// Whether `source` is among the 10 candidates with the largest exact scores <z, x> (rows read
+// from the store as the provider reads them: pread, checked, widened).
+Result<bool> exact_top10_has(const index::ExactStore& store, std::span<const float> z,
+                             const std::vector<std::uint32_t>& candidates, std::size_t source) {
+  const std::vector<std::uint64_t> ids(candidates.begin(), candidates.end());
+  std::vector<float> rows;
+  PRIVSEARCH_RETURN_IF_ERROR(store.gather(ids, rows));
+  std::vector<std::pair<double, std::uint32_t>> scored;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    double s = 0;
+    for (std::size_t j = 0; j < z.size(); ++j) s += double{z[j]} * rows[i * z.size() + j];
+    scored.push_back({-s, candidates[i]});
+  }
+  const auto n = std::min<std::size_t>(10, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n), scored.end());
+  return std::any_of(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n),
+                     [&](const auto& s) { return s.second == source; });
+}
+
+// The bytes a client with an LRU cache of `capacity` bytes fetches for each search's lists.
+class ListCacheModel {
+ public:
+  explicit ListCacheModel(std::uint64_t capacity) : capacity_(capacity) {}
+  std::uint64_t fetch(const index::IvfIndex& ivf, const std::vector<std::uint32_t>& probed) {
+    std::uint64_t fetched = 0;
+    for (const auto l : probed) {
+      if (const auto it = where_.find(l); it != where_.end()) {
+        order_.splice(order_.begin(), order_, it->second);
+        continue;
+      }
+      fetched += ivf.directory[l].bytes;
+      order_.push_front(l);
+      where_[l] = order_.begin();
+      held_ += ivf.directory[l].bytes;
+      while (held_ > capacity_ && order_.size() > 1) {
+        held_ -= ivf.directory[order_.back()].bytes;
+        where_.erase(order_.back());
+        order_.pop_back();
+      }
+    }
+    return fetched;
+  }
+
+ private:
+  std::uint64_t capacity_, held_ = 0;
+  std::list<std::uint32_t> order_;
+  std::unordered_map<std::uint32_t, std::list<std::uint32_t>::iterator> where_;
+};
+
+// Client bytes, scan times and Hit@10 of IVF against flat candidates, offline.
+Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& dir,
+                                    const index::ExactStore& store, const SelfQueries& queries,
+                                    const Progress& progress) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf, index::load_ivf(dir / index::kIvfFile));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lists,
+                              index::IvfListStore::open(dir / index::kIvfListsFile, ivf));
+  progress("loading the flat PQ artifact (the flat figures)");
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(dir / "pq.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+  const std::size_t d = store.cols();
+  const std::uint64_t shared = file_bytes(dir / "manifest.json") + file_bytes(dir / "projection.bin");
+  nlohmann::json out;
+  out["lists"] = ivf.lists;
+  out["route_dim"] = ivf.route_dim;
+  out["spill"] = ivf.spill;
+  out["nprobe"] = o.nprobe;
+  out["flat_client_bytes"] = shared + file_bytes(dir / "pq.bin");
+  out["ivf_directory_bytes"] = file_bytes(dir / index::kIvfFile);
+  std::vector<double> flat_ms, scan_ms, warm_bytes, probed_bytes;
+  std::size_t hit_flat = 0, hit_ivf = 0;
+  ListCacheModel cache(o.warm_cache_mb << 20);
+  const std::size_t nq = queries.sources.size();
+  for (std::size_t qi = 0; qi < nq; ++qi) {
+    const std::span<const float> z(queries.projected_flat.data() + qi * d, d);
+    const auto source = queries.sources[qi];
+    auto t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto flat, scanner.search(z, o.k));
+    flat_ms.push_back(ms_since(t0));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const bool flat_hit, exact_top10_has(store, z, flat, source));
+    hit_flat += flat_hit;
+    // The probed lists, read and decoded untimed (the client's cache or fetch does that).
+    const auto probed = index::route_query(ivf, z, o.nprobe);
+    std::vector<index::IvfList> decoded;
+    std::uint64_t bytes = 0;
+    for (const auto l : probed) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto seg, lists.segment(l));
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto list, index::decode_list(ivf, l, {reinterpret_cast<const std::uint8_t*>(seg.data()), seg.size()}));
+      decoded.push_back(std::move(list));
+      bytes += ivf.directory[l].bytes;
+    }
+    std::vector<const index::IvfList*> views;
+    for (const auto& l : decoded) views.push_back(&l);
+    t0 = Clock::now();
+    const auto routed = index::route_query(ivf, z, o.nprobe);
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, index::ivf_search(ivf, views, z, o.k));
+    scan_ms.push_back(ms_since(t0));
+    if (routed != probed) return internal_error("routing is not deterministic");
+    PRIVSEARCH_ASSIGN_OR_RETURN(const bool ivf_hit, exact_top10_has(store, z, candidates, source));
+    hit_ivf += ivf_hit;
+    probed_bytes.push_back(static_cast<double>(bytes));
+    const auto fetched = cache.fetch(ivf, probed);
+    if (qi >= nq / 2) warm_bytes.push_back(static_cast<double>(fetched));
+    if (qi == 0) out["client_bytes_first_search"] = shared + out["ivf_directory_bytes"].get<std::uint64_t>() + bytes;
+    if ((qi + 1) % 50 == 0) progress(fmt::format("offline figures: {} / {} queries", qi + 1, nq));
+  }
+  out["client_bytes_per_search_warm"] = eval::describe(warm_bytes).mean;
+  out["probed_bytes"] = latency_summary(probed_bytes);
+  out["warm_cache_mb"] = o.warm_cache_mb;
+  out["scan_ms"] = latency_summary(scan_ms);
+  out["flat_scan_ms"] = latency_summary(flat_ms);
+  out["queries"] = nq;
+  out["hit10_ivf"] = static_cast<double>(hit_ivf) / static_cast<double>(nq);
+  out["hit10_flat"] = static_cast<double>(hit_flat) / static_cast<double>(nq);
+  return out;
+}
+
+// End to end: a thin IVF client (no pq.bin) against a provider process over TLS on loopback.
+Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& dir,
+                                   const SelfQueries& queries, const Progress& progress) {
+  const auto work = dir.parent_path() / "online";
+  const auto thin = work / "client";
+  fs::remove_all(work);
+  fs::create_directories(work);
+  PRIVSEARCH_RETURN_IF_ERROR(
+      index::copy_client_files(dir, thin, {"projection", index::kIvfArtifact}).status());
+  progress("starting a provider process on the index (it verifies every row of the store)");
+  const auto t0 = Clock::now();
+  ProviderLaunch launch(dir, work);
+  launch.start_timeout = std::chrono::seconds(1800);
+  launch.log_file = work / "provider.log";
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto provider, SpawnedProvider::start(launch));
+  nlohmann::json out;
+  out["provider_start_s"] = ms_since(t0) / 1000;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(provider->connect_options()));
+  client::OpenOptions oo;
+  oo.candidates = client::CandidateIndex::kIvf;
+  oo.disk_cache = false;  // a fresh client; its memory cache warms over the searches
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(thin, std::move(transport), oo));
+  client::SearchOptions so;
+  so.candidates = o.k;
+  so.nprobe = o.nprobe;
+  std::vector<double> total, scan, fetch, provider_ms, rpc, list_bytes;
+  std::size_t failures = 0;
+  const std::size_t warmup = 5;
+  for (std::size_t i = 0; i < warmup + o.online_queries; ++i) {
+    auto r = sc->search_vector(queries.raw[i % queries.raw.size()], so);
+    if (!r.ok()) {
+      ++failures;
+      progress("search failed: " + r.status().to_string());
+      continue;
+    }
+    if (i < warmup) continue;
+    const auto& t = r->timing;
+    total.push_back(t.total_ms);
+    scan.push_back(t.pq_scan_ms);
+    fetch.push_back(t.list_fetch_ms);
+    provider_ms.push_back(t.provider_ms);
+    rpc.push_back(t.rpc_ms);
+    list_bytes.push_back(static_cast<double>(t.list_bytes));
+  }
+  provider->stop();
+  out["searches"] = total.size();
+  out["failures"] = failures;
+  out["online_ms"] = latency_summary(total);
+  out["client_scan_ms"] = latency_summary(scan);
+  out["list_fetch_ms"] = latency_summary(fetch);
+  out["rpc_ms"] = latency_summary(rpc);
+  out["provider_ms"] = latency_summary(provider_ms);
+  out["list_bytes_per_search"] = eval::describe(list_bytes).mean;
+  return out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_scale_bench(const ScaleBenchOptions& o) {
+  if (o.queries == 0 || o.nprobe == 0) return invalid_argument_error("--queries and --nprobe must be positive");
+  const Progress progress("bench scale: ");
+  const Synthetic gen(o.input_dim);
+  const auto dir = scale_dir(o) / "index";
+  nlohmann::json out;
+  out["machine"] = machine_description();
+  out["docs"] = o.docs;
+  out["dim"] = o.dim;
+  out["pq_m"] = o.pq_m;
+  out["k"] = o.k;
+  out["store_dtype"] = o.store_dtype == index::StoreDtype::kFloat16 ? "float16" : "float32";
+  PRIVSEARCH_ASSIGN_OR_RETURN(out["build"], ensure_index(o, dir, gen, progress));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection, index::load_projection(dir / "projection.bin"));
+  SelfRetrievalOptions so;
+  so.docs = o.docs;
+  so.input_dim = o.input_dim;
+  so.validation = 0;
+  so.test = std::max(o.queries, o.online_queries);
+  const auto queries = make_self_queries(so, gen, projection, o.dim);
+  {
+    progress("opening the exact store (every row hashed)");
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(dir / "exact.store"));
+    SelfQueries offline = queries;
+    offline.sources.resize(o.queries);
+    offline.projected_flat.resize(o.queries * o.dim);
+    PRIVSEARCH_ASSIGN_OR_RETURN(out["ivf"], offline_part(o, dir, store, offline, progress));
+  }
+  if (o.online_queries > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out["online"], online_part(o, dir, queries, progress));
+  }
+  return out;
+}
+
+}  // namespace privsearch::tools
