@@ -96,6 +96,17 @@ std::vector<std::uint8_t> LweDatabase::record(std::size_t index) const {
   return out;
 }
 
+Result<std::vector<std::uint8_t>> LweDatabase::copy_rows(std::size_t first_row,
+                                                         std::size_t rows) const {
+  if (first_row > shape_.rows || rows > shape_.rows - first_row) {
+    return out_of_range_error("PIR rows [" + std::to_string(first_row) + ", " +
+                              std::to_string(first_row + rows) + ") outside the " +
+                              std::to_string(shape_.rows) + " rows");
+  }
+  const auto begin = matrix_.begin() + static_cast<std::ptrdiff_t>(first_row * shape_.stride);
+  return std::vector<std::uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(rows * shape_.stride));
+}
+
 void LweDatabase::fill_pseudorandom(std::uint64_t seed) {
   Seed s{};
   for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));

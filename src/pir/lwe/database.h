@@ -56,6 +56,11 @@ class LweDatabase {
   void fill_pseudorandom(std::uint64_t seed);
 
   const std::uint8_t* data() const { return matrix_.data(); }
+  // Rows [first_row, first_row + rows) (rows x stride bytes): a shard's part of the matrix
+  // (pir/zippir/zippir_shard.h). kOutOfRange outside the matrix.
+  Result<std::vector<std::uint8_t>> copy_rows(std::size_t first_row, std::size_t rows) const;
+  // The whole matrix, moved out (the database is empty afterwards).
+  std::vector<std::uint8_t> release_matrix() && { return std::move(matrix_); }
   std::uint8_t* mutable_data() { return matrix_.data(); }
 
  private:

@@ -76,6 +76,11 @@ Result<std::vector<std::uint32_t>> make_lwe_query(const LweParams& params, const
 // H = D A (rows x ld, ld = n rounded up to 16).
 std::vector<std::uint32_t> compute_lwe_hint(const LweDatabase& db, const Seed& a_seed,
                                             std::size_t n, unsigned threads);
+// The same for `rows` rows of a database of `shape` given as raw bytes (rows x stride): a row
+// shard's part of H (its rows of D times the same A).
+std::vector<std::uint32_t> compute_lwe_hint_rows(const std::uint8_t* rows_data, std::size_t rows,
+                                                 const DatabaseShape& shape, const Seed& a_seed,
+                                                 std::size_t n, unsigned threads);
 inline std::size_t hint_ld(std::size_t n) { return (n + 15) / 16 * 16; }
 
 // ans = D qu (rows entries). qu.size() must equal shape.stride.

@@ -77,7 +77,8 @@ Seed hint_mask_seed(const Seed& a_seed) {
 
 std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
                                                    std::size_t n, std::size_t ld, int hint_bits,
-                                                   const Seed& mask_seed) {
+                                                   const Seed& mask_seed,
+                                                   std::size_t first_row) {
   const int shift = 32 - hint_bits;
   const std::uint64_t mask = (std::uint64_t{1} << hint_bits) - 1;
   const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
@@ -85,7 +86,7 @@ std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::
   std::vector<std::uint32_t> m(kLweMatrixChunkRows * n);
   for (std::size_t r0 = 0; r0 < rows; r0 += kLweMatrixChunkRows) {
     const std::size_t count = std::min(kLweMatrixChunkRows, rows - r0);
-    expand_lwe_matrix(mask_seed, r0, count, n, n, m.data());
+    expand_lwe_matrix(mask_seed, first_row + r0, count, n, n, m.data());
     for (std::size_t r = r0; r < r0 + count; ++r) {
       for (std::size_t j = 0; j < n; ++j) {
         const std::uint32_t masked = h[r * ld + j] + m[(r - r0) * n + j];  // mod 2^32

@@ -37,10 +37,12 @@ namespace privsearch::pir {
 Seed hint_mask_seed(const Seed& a_seed);
 
 // E[r][j] = gamma - 1 - round((H[r][j] + M[r][j]) / 2^(32 - b)) mod gamma, rows x n (row-major),
-// from H with `ld` words per row.
+// from H with `ld` words per row. `h` may be rows [first_row, first_row + rows) of a larger H (a
+// row shard's part): the mask M is the database's, row for row.
 std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
                                                    std::size_t n, std::size_t ld, int hint_bits,
-                                                   const Seed& mask_seed);
+                                                   const Seed& mask_seed,
+                                                   std::size_t first_row = 0);
 
 // The compression-key randomness ck_r for one query: n uniform units of Z_{N^2} from the client
 // seed (16 bytes) and the query index. Identical on both sides.

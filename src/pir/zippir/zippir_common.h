@@ -70,6 +70,7 @@ inline constexpr std::uint8_t kSetupMagic[4] = {'Z', 'P', 'S', 'U'};
 inline constexpr std::uint8_t kQueryMagic[4] = {'Z', 'P', 'Q', 'U'};
 inline constexpr std::uint8_t kResponseMagic[4] = {'Z', 'P', 'R', 'S'};
 inline constexpr std::uint8_t kHintMagic[4] = {'Z', 'P', 'H', 'T'};
+inline constexpr std::uint8_t kResponsePartMagic[4] = {'Z', 'P', 'R', 'P'};  // a row shard's
 inline constexpr std::uint8_t kModeCombined = 1;  // Enc(T_i) per packed row
 inline constexpr std::uint8_t kModeTOnly = 2;     // t_i only; the client holds k_i
 

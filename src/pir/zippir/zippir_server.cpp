@@ -22,8 +22,32 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& p
                                                            LweDatabase db, const Seed& a_seed,
                                                            unsigned threads,
                                                            ZipPirServerLimits limits) {
-  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
   const DatabaseShape shape = db.shape();
+  return create_rows(params, shape, {0, shape.rows}, std::move(db).release_matrix(), a_seed,
+                     threads, limits);
+}
+
+Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_shard(const ZipPirParams& params,
+                                                                 const LweDatabase& db,
+                                                                 ZipPirRowRange range,
+                                                                 const Seed& a_seed,
+                                                                 unsigned threads,
+                                                                 ZipPirServerLimits limits) {
+  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
+  PRIVSEARCH_RETURN_IF_ERROR(check_row_range(params, db.shape(), range));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto rows, db.copy_rows(range.first_row, range.rows));
+  return create_rows(params, db.shape(), range, std::move(rows), a_seed, threads, limits);
+}
+
+Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_rows(const ZipPirParams& params,
+                                                                const DatabaseShape& shape,
+                                                                ZipPirRowRange range,
+                                                                std::vector<std::uint8_t> rows,
+                                                                const Seed& a_seed,
+                                                                unsigned threads,
+                                                                ZipPirServerLimits limits) {
+  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
+  PRIVSEARCH_RETURN_IF_ERROR(check_row_range(params, shape, range));
   const double fail = params.correctness_log2(shape.columns);
   if (fail > kZipPirMaxFailureLog2) {
     return invalid_argument_error("ZipPIR: decoding failure probability 2^" +
@@ -34,12 +58,16 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& p
   server->info_ = ZipPirPublicInfo{params, shape, a_seed};
   server->limits_ = limits;
   server->slots_ = params.slots_per_plaintext();
-  server->packed_rows_ = params.packed_rows(shape);
+  server->first_row_ = range.first_row;
+  server->local_rows_ = range.rows;
+  server->first_packed_ = range.first_row / server->slots_;
+  server->packed_rows_ = (range.rows + server->slots_ - 1) / server->slots_;
   const std::size_t n = params.lwe.n;
   {
-    const auto h = compute_lwe_hint(db, a_seed, n, threads);
-    server->exponents_ = rescaled_hint_exponents(h.data(), shape.rows, n, hint_ld(n),
-                                                 params.hint_bits, hint_mask_seed(a_seed));
+    const auto h = compute_lwe_hint_rows(rows.data(), range.rows, shape, a_seed, n, threads);
+    server->exponents_ = rescaled_hint_exponents(h.data(), range.rows, n, hint_ld(n),
+                                                 params.hint_bits, hint_mask_seed(a_seed),
+                                                 range.first_row);
   }
   // P in RNS: the primes depend only on the product size, so any modulus of the right size
   // gives the same basis; 2^(bits-1) + 1 stands in for N here.
@@ -61,7 +89,7 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& p
       for (std::size_t j = 0; j < n; ++j) {
         for (std::size_t l = 0; l < server->slots_; ++l) {
           const std::size_t r = i * server->slots_ + l;
-          slot_values[l] = r < shape.rows ? server->exponents_[r * n + j] : 0;
+          slot_values[l] = r < range.rows ? server->exponents_[r * n + j] : 0;
         }
         const mpz_class v = pack_slots(slot_values.data(), server->slots_, params.hint_bits);
         std::fill(words.begin(), words.end(), 0u);
@@ -80,7 +108,7 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create(const ZipPirParams& p
     if (i0 < i1) pool.emplace_back(fill, i0, i1);
   }
   for (auto& th : pool) th.join();
-  server->db_.emplace(std::move(db));
+  server->rows_ = std::move(rows);
   return server;
 }
 
@@ -173,7 +201,7 @@ Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_ind
   const std::size_t n = info_.params.lwe.n;
   for (std::uint64_t q = first_index; q < first_index + count; ++q) {
     const auto ck = expand_compression_randomness(*pk, seed, q, n);
-    auto hint = compute_compressed_hint(*pk, ck, exponents_, info_.shape.rows, n, slots_,
+    auto hint = compute_compressed_hint(*pk, ck, exponents_, local_rows_, n, slots_,
                                         info_.params.hint_bits, threads);
     std::lock_guard lock(mu_);
     auto it = clients_.find(client_id);
@@ -213,7 +241,7 @@ Result<std::vector<std::uint8_t>> ZipPirServer::compute_hint(std::uint64_t clien
   }
   const std::size_t n = info_.params.lwe.n;
   const auto ck = expand_compression_randomness(*pk, seed, query_index, n);
-  const auto k = compute_compressed_hint(*pk, ck, exponents_, info_.shape.rows, n, slots_,
+  const auto k = compute_compressed_hint(*pk, ck, exponents_, local_rows_, n, slots_,
                                          info_.params.hint_bits, threads);
   return serialize_hint(*pk, info_.params_id(), query_index, k);
 }
@@ -338,8 +366,8 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer_parsed(const ParsedQuery&
   const PaillierPublicKey& pk = *q.pk;
 
   auto t0 = Clock::now();
-  std::vector<std::uint32_t> ans(shape.rows);
-  matvec_u8_u32(db_->data(), shape.rows, shape.stride, q.qu.data(), ans.data());
+  std::vector<std::uint32_t> ans(local_rows_);
+  matvec_u8_u32(rows_.data(), local_rows_, shape.stride, q.qu.data(), ans.data());
   const double db_ms = ms_since(t0);
 
   auto t1 = Clock::now();
@@ -348,7 +376,7 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer_parsed(const ParsedQuery&
   const std::uint64_t mask = (std::uint64_t{1} << b) - 1;
   const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
   std::vector<std::uint32_t> ans_scaled(packed_rows_ * slots_, 0);
-  for (std::size_t i = 0; i < shape.rows; ++i) {
+  for (std::size_t i = 0; i < local_rows_; ++i) {
     ans_scaled[i] = static_cast<std::uint32_t>(((ans[i] + half) >> shift) & mask);
   }
   const std::size_t L = primes_.size(), packed = packed_rows_;
@@ -361,11 +389,13 @@ Result<std::vector<std::uint8_t>> ZipPirServer::answer_parsed(const ParsedQuery&
   const double matvec_ms = ms_since(t2);
   auto t3 = Clock::now();
   const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
+  // One server: the response; a shard: a part naming its first packed row.
   ByteWriter w;
-  put_header(w, kResponseMagic);
+  put_header(w, is_shard() ? kResponsePartMagic : kResponseMagic);
   w.put_u64(info_.params_id());
   w.put_u64(q.index);
   w.put_u8(hint.t_only ? kModeTOnly : kModeCombined);
+  if (is_shard()) w.put_u32(static_cast<std::uint32_t>(first_packed_));
   w.put_u32(static_cast<std::uint32_t>(packed));
   for (std::size_t i = 0; i < packed; ++i) {
     mpz_class t = q.rns->crt_mod(t_rns.data() + i, packed);

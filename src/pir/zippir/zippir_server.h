@@ -16,6 +16,7 @@
 #include "pir/paillier/paillier.h"
 #include "pir/zippir/rns.h"
 #include "pir/zippir/zippir_common.h"
+#include "pir/zippir/zippir_shard.h"
 
 namespace privsearch::pir {
 
@@ -46,8 +47,21 @@ class ZipPirServer {
                                                       unsigned threads,
                                                       ZipPirServerLimits limits = {});
 
+  // One row shard of the database (pir/zippir/zippir_shard.h): rows `range` of `db` only, with
+  // the whole database's public info (clients query a shard exactly as they query one server).
+  // Its answers are part messages for the packed rows it holds; assemble_zippir_response() joins
+  // the parts of all shards into the bytes one server would send. `range` from plan_row_shards.
+  static Result<std::unique_ptr<ZipPirServer>> create_shard(const ZipPirParams& params,
+                                                            const LweDatabase& db,
+                                                            ZipPirRowRange range,
+                                                            const Seed& a_seed, unsigned threads,
+                                                            ZipPirServerLimits limits = {});
+
   const ZipPirPublicInfo& info() const { return info_; }
+  // The packed rows this server answers for (all of them unless it is a shard).
   std::size_t packed_rows() const { return packed_rows_; }
+  std::size_t first_packed_row() const { return first_packed_; }
+  bool is_shard() const { return packed_rows_ != info_.params.packed_rows(info_.shape); }
 
   // Registers a client from its setup message; returns its id (first 8 bytes of SHA-256 of the
   // message, which the client computes too).
@@ -115,13 +129,20 @@ class ZipPirServer {
     bool t_only = false;
   };
   ZipPirServer() = default;
+  static Result<std::unique_ptr<ZipPirServer>> create_rows(const ZipPirParams& params,
+                                                           const DatabaseShape& shape,
+                                                           ZipPirRowRange range,
+                                                           std::vector<std::uint8_t> rows,
+                                                           const Seed& a_seed, unsigned threads,
+                                                           ZipPirServerLimits limits);
   Result<ParsedQuery> parse_query(std::span<const std::uint8_t> message) const;
   Result<TakenHint> take_hint(const ParsedQuery& q, std::span<const std::uint8_t> message);
   Result<std::vector<std::uint8_t>> answer_parsed(const ParsedQuery& q, const TakenHint& hint,
                                                   ZipPirAnswerTimings* timings) const;
 
   ZipPirPublicInfo info_;
-  std::optional<LweDatabase> db_;
+  std::vector<std::uint8_t> rows_;  // the database rows this server holds (local_rows_ x stride)
+  std::size_t first_row_ = 0, local_rows_ = 0, first_packed_ = 0;
   ZipPirServerLimits limits_;
   std::size_t slots_ = 0;
   std::size_t packed_rows_ = 0;
