@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "core/bytes.h"
+#include "core/sha256.h"
+#include "pir/zippir/zippir_shard.h"
 #include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
@@ -64,6 +66,11 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
   pir::ZipPirServerLimits limits;
   limits.max_clients = config.max_clients;
   limits.max_queued_queries = std::max<std::size_t>(config.ready_per_client, 1);
+  if (config.shards > 1) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, pir::plan_row_shards(params, shape, config.shards));
+    return pir::ZipPirServer::create_shard(params, db, plan[config.shard], a_seed,
+                                           std::max(1u, config.preprocess_threads), limits);
+  }
   return pir::ZipPirServer::create(params, std::move(db), a_seed,
                                    std::max(1u, config.preprocess_threads), limits);
 }
@@ -75,6 +82,19 @@ Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore
   auto service = std::unique_ptr<PirService>(new PirService(config));
   service->artifact_version_ = std::move(artifact_version);
   service->a_seed_ = Prng::random_seed();
+  if (config.shards == 0 || config.shard >= config.shards || (config.shards > 1 && shared)) {
+    return invalid_argument_error("PIR shard " + std::to_string(config.shard) + " of " +
+                                  std::to_string(config.shards) +
+                                  " (shards need 0 <= shard < shards and no shared state)");
+  }
+  if (config.shards > 1) {
+    // Every shard (and every restart or rebuild of one) uses the same A: a fixed public matrix
+    // from a nothing-up-my-sleeve seed. LWE needs A uniform and independent of the client's
+    // secret, not secret or fresh (SimplePIR fixes A for all databases).
+    const std::string label = "privsearch zippir shard matrix v1";
+    const auto digest = sha256(std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()));
+    std::copy(digest.begin(), digest.end(), service->a_seed_.begin());
+  }
   if (shared) {
     // Every replica must use one matrix A: a client's query is made against the public info of
     // whichever replica answered PirInfo. The first replica's random seed wins (SET NX).
@@ -133,7 +153,7 @@ PirService::~PirService() {
 
 std::size_t PirService::db_bytes() const {
   std::lock_guard lock(mu_);
-  return server_->info().shape.matrix_bytes();
+  return server_->db_bytes();
 }
 
 bool PirService::pick_work_locked(std::uint64_t& client, std::uint64_t& index) {
@@ -258,7 +278,7 @@ v1::PirInfo PirService::info() const {
   out.set_info(to_byte_string(server_->info().serialize()));
   out.set_artifact_version(artifact_version_);
   out.set_ready_per_client(static_cast<std::uint32_t>(config_.ready_per_client));
-  out.set_pir_db_bytes(server_->info().shape.matrix_bytes());
+  out.set_pir_db_bytes(server_->db_bytes());
   out.set_offline_s_per_query(last_offline_s_);
   out.set_offline_cpu_s_per_query(last_offline_cpu_s_);
   return out;

@@ -33,6 +33,7 @@
 #include "core/status.h"
 #include "index/payload_store.h"
 #include "pir/zippir/zippir_server.h"
+#include "protocol/pir_backend.h"
 #include "protocol/pir_shared_state.h"
 #include "protocol/privsearch.pb.h"
 #include "protocol/rate_limiter.h"
@@ -56,6 +57,11 @@ struct PirConfig {
   // When `max_clients` are registered, a new setup evicts the least recently used registration
   // idle at least this long (PIR_LIMIT only when every registration is busier).
   int evict_idle_after_s = 60;
+  // This process answers for row shard `shard` of `shards` (pir/zippir/zippir_shard.h); a
+  // coordinator (server/pir_coordinator.h) joins the shards' parts into the single server's
+  // response. The shards of one database need one matrix A: with shards > 1 its seed is a fixed
+  // public constant instead of drawn at random. Not with `shared`.
+  std::size_t shard = 0, shards = 1;
 };
 
 // The code a PIR refusal carries, for failures after the framing check passed: a failed
@@ -63,7 +69,7 @@ struct PirConfig {
 // store (STATE_UNAVAILABLE).
 v1::ErrorCode pir_error_code(const Status& s);
 
-class PirService {
+class PirService : public PirBackend {
  public:
   // Builds the PIR database from the payload store and starts the background worker.
   // `shared`: registrations and hints in a store shared by replicas (null: this process only;
@@ -71,14 +77,14 @@ class PirService {
   static Result<std::unique_ptr<PirService>> create(
       const index::PayloadStore& payloads, std::string artifact_version, PirConfig config,
       std::shared_ptr<PirSharedState> shared = nullptr);
-  ~PirService();
+  ~PirService() override;
 
-  v1::PirInfo info() const;
+  v1::PirInfo info() const override;
   // `client_key`: who is asking (protocol::Caller::rate_key), for the setup rate limit.
   v1::PirSetupResponse setup(const v1::PirSetupRequest& request,
-                             const std::string& client_key = "local");
-  v1::PirStatusResponse status(const v1::PirStatusRequest& request);
-  v1::PirQueryResponse query(const v1::PirQueryRequest& request);
+                             const std::string& client_key = "local") override;
+  v1::PirStatusResponse status(const v1::PirStatusRequest& request) override;
+  v1::PirQueryResponse query(const v1::PirQueryRequest& request) override;
 
   // Database update (the paper's advantage over client-held hints): swaps in a PIR database
   // built from `payloads` under a new artifact version, keeps A's seed (so the public info stays
@@ -88,7 +94,7 @@ class PirService {
   Status rebuild(const index::PayloadStore& payloads, std::string artifact_version);
 
   std::size_t db_bytes() const;
-  const RateLimit& setup_rate() const { return config_.setups; }
+  const RateLimit& setup_rate() const override { return config_.setups; }
   // Registrations held by this process (shared mode: none here; they live in the store).
   std::size_t registered_clients() const;
   // Waits (for tests) until every registered client has its ready hints or `timeout_ms` passes.

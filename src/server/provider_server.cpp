@@ -127,7 +127,7 @@ class Workers {
 
 class Service final : public v1::Provider::Service {
  public:
-  Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirService* pir,
+  Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirBackend* pir,
           unsigned max_in_flight, std::function<void(const std::string&)> log,
           const protocol::TokenRegistry* tokens, const TransportLimits& transport,
           unsigned per_client, unsigned threads, unsigned keep_versions)
@@ -445,7 +445,7 @@ class Service final : public v1::Provider::Service {
   mutable std::mutex core_mu_;
   std::vector<std::shared_ptr<protocol::ProviderCore>> cores_;  // newest first, never empty
   std::vector<std::string> served_;  // every version served since start (oldest first, capped)
-  protocol::PirService* pir_;
+  protocol::PirBackend* pir_;
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
   const protocol::TokenRegistry* tokens_;

@@ -48,7 +48,7 @@ struct ServeOptions {
   // ms). It carries no key, query, candidate or score material. Empty: no request log.
   std::function<void(const std::string&)> request_log;
   // Private payload fetch; null: the PIR RPCs answer PIR_UNAVAILABLE. Must outlive the server.
-  protocol::PirService* pir = nullptr;
+  protocol::PirBackend* pir = nullptr;
   // Bearer tokens (protocol/identities.h); null: anonymous clients, limited per peer address.
   // When set, every RPC but GetServerInfo needs `authorization: Bearer <token>` (UNAUTHENTICATED
   // otherwise). Must outlive the server.

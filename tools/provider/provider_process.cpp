@@ -148,6 +148,18 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
 Status ProviderProcess::wire_pir() {
   const auto* entry = manifest_.find("payloads");
   if (settings_.no_pir || entry == nullptr) return Status();
+  if (!settings_.pir_shards.empty()) {
+    server::PirShardsConfig sc;
+    sc.addresses = settings_.pir_shards;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ca, index::read_file_bytes(settings_.pir_shard_ca));
+    sc.ca_pem.assign(ca.begin(), ca.end());
+    sc.setups = settings_.pir.setups;
+    sc.allow_insecure = settings_.pir_test_params;
+    PRIVSEARCH_ASSIGN_OR_RETURN(pir_coordinator_, server::PirCoordinator::create(std::move(sc)));
+    log(fmt::format("private payload fetch through {} PIR shards ({} first)",
+                    settings_.pir_shards.size(), settings_.pir_shards.front()));
+    return Status();
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
                               index::PayloadStore::open(settings_.index_dir / entry->file));
   auto config = settings_.pir;
@@ -156,8 +168,10 @@ Status ProviderProcess::wire_pir() {
     config.paillier_bits = 512;
     config.allow_insecure = true;
   }
-  log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A)",
-                  payloads.records(), payloads.record_bytes()));
+  log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A){}",
+                  payloads.records(), payloads.record_bytes(),
+                  config.shards > 1 ? fmt::format(", row shard {} of {}", config.shard, config.shards)
+                                    : std::string()));
   std::shared_ptr<protocol::PirSharedState> shared;
   if (protocol::is_redis_url(settings_.state)) {
     // Registrations and hints shared with the other replicas, the client cap cluster-wide.
@@ -197,7 +211,8 @@ Status ProviderProcess::start() {
   so.identity = identity_ ? &*identity_ : nullptr;
   so.insecure_loopback = s.insecure_loopback;
   so.threads = s.threads;
-  so.pir = pir_.get();
+  so.pir = pir_coordinator_ ? static_cast<protocol::PirBackend*>(pir_coordinator_.get())
+                             : static_cast<protocol::PirBackend*>(pir_.get());
   so.tokens = tokens_ ? &*tokens_ : nullptr;
   so.transport = s.transport;
   so.max_concurrent_per_client = s.max_concurrent_per_client;

@@ -17,6 +17,7 @@
 #include "protocol/identities.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
+#include "server/pir_coordinator.h"
 #include "server/provider_server.h"
 
 namespace privsearch::provider {
@@ -35,6 +36,11 @@ struct ProviderSettings {
   int flood_bits = 0;
   bool no_pir = false, pir_test_params = false;
   protocol::PirConfig pir;
+  // Row shards of the PIR database (server/pir_coordinator.h): this process answers PIR for the
+  // shards at these addresses (host:port, in row order; their certificate in pir_shard_ca)
+  // instead of holding the database.
+  std::vector<std::string> pir_shards;
+  std::filesystem::path pir_shard_ca;
   // Where request budgets live: "memory", "file:PATH"; empty: the default journal
   // (default_state_location()).
   std::string state;
@@ -79,6 +85,7 @@ class ProviderProcess {
   index::Manifest manifest_;
   std::shared_ptr<protocol::ProviderCore> core_;
   std::unique_ptr<protocol::PirService> pir_;
+  std::unique_ptr<server::PirCoordinator> pir_coordinator_;  // with ProviderSettings::pir_shards
   std::optional<net::TlsIdentity> identity_;
   std::unique_ptr<server::ProviderServer> server_;
 };

@@ -61,6 +61,8 @@ class ZipPirServer {
   // The packed rows this server answers for (all of them unless it is a shard).
   std::size_t packed_rows() const { return packed_rows_; }
   std::size_t first_packed_row() const { return first_packed_; }
+  // Bytes of the database this server holds (rows x columns; a shard's rows only).
+  std::size_t db_bytes() const { return local_rows_ * info_.shape.columns; }
   bool is_shard() const { return packed_rows_ != info_.params.packed_rows(info_.shape); }
 
   // Registers a client from its setup message; returns its id (first 8 bytes of SHA-256 of the

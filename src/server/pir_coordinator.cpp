@@ -1,0 +1,225 @@
+#include "server/pir_coordinator.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "protocol/pir_shards.h"
+#include "protocol/privsearch.grpc.pb.h"
+#include "protocol/provider_core.h"
+
+namespace privsearch::server {
+namespace {
+
+template <typename Response>
+struct Reply {
+  grpc::Status status;
+  Response response;
+};
+
+}  // namespace
+
+struct PirCoordinator::Shards {
+  std::vector<std::string> addresses;
+  std::vector<std::unique_ptr<v1::Provider::Stub>> stubs;
+  int deadline_ms = 0;
+  bool allow_insecure = false;
+  // The public info of the database the shards serve, by artifact version (for assembly).
+  std::mutex mu;
+  std::string info_version, info;
+
+  // Calls `method` on every shard at once; one reply per shard, in shard order.
+  template <typename Request, typename Response>
+  std::vector<Reply<Response>> fan_out(
+      const Request& request,
+      grpc::Status (v1::Provider::Stub::*method)(grpc::ClientContext*, const Request&, Response*)) {
+    std::vector<Reply<Response>> replies(stubs.size());
+    std::vector<std::thread> calls;
+    for (std::size_t i = 0; i < stubs.size(); ++i) {
+      calls.emplace_back([&, i] {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() +
+                             std::chrono::milliseconds(deadline_ms));
+        replies[i].status = (stubs[i].get()->*method)(&context, request, &replies[i].response);
+      });
+    }
+    for (auto& c : calls) c.join();
+    return replies;
+  }
+
+  // The first failure among the replies: a shard that did not answer, or a shard's refusal
+  // (`error_of` gives the refusal a reply carries, if any).
+  template <typename Response, typename ErrorOf>
+  std::optional<v1::Error> first_failure(const std::vector<Reply<Response>>& replies,
+                                         ErrorOf&& error_of) const {
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      if (!replies[i].status.ok()) {
+        return protocol::make_error(
+            v1::PIR_SHARD_UNAVAILABLE,
+            fmt::format("PIR shard {} of {} ({}) did not answer: {}", i, replies.size(),
+                        addresses[i], replies[i].status.error_message()));
+      }
+      if (const v1::Error* e = error_of(replies[i].response)) {
+        v1::Error passed = *e;
+        passed.set_message(fmt::format("PIR shard {}: {}", i, e->message()));
+        return passed;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+Result<std::unique_ptr<PirCoordinator>> PirCoordinator::create(PirShardsConfig config) {
+  if (config.addresses.empty() || config.ca_pem.empty()) {
+    return invalid_argument_error("PIR shards need their addresses and their certificate");
+  }
+  auto c = std::unique_ptr<PirCoordinator>(new PirCoordinator(config));
+  c->shards_ = std::make_unique<Shards>();
+  c->shards_->addresses = config.addresses;
+  c->shards_->deadline_ms = config.deadline_ms;
+  c->shards_->allow_insecure = config.allow_insecure;
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = config.ca_pem;
+  const auto credentials = grpc::SslCredentials(ssl);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes));
+  args.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes));
+  for (const auto& address : config.addresses) {
+    c->shards_->stubs.push_back(
+        v1::Provider::NewStub(grpc::CreateCustomChannel(address, credentials, args)));
+  }
+  return c;
+}
+
+PirCoordinator::PirCoordinator(PirShardsConfig config)
+    : config_(std::move(config)), setup_limiter_(config_.setups) {}
+
+PirCoordinator::~PirCoordinator() = default;
+
+v1::PirInfo PirCoordinator::info() const {
+  const auto replies = shards_->fan_out(v1::PirInfoRequest(), &v1::Provider::Stub::GetPirInfo);
+  v1::PirInfo out;
+  if (auto e = shards_->first_failure(replies, [](const v1::PirInfo& r) {
+        return r.has_error() ? &r.error() : nullptr;
+      })) {
+    *out.mutable_error() = *e;
+    return out;
+  }
+  out = replies[0].response;
+  std::uint64_t db_bytes = 0;
+  double offline_s = 0, offline_cpu_s = 0;
+  for (const auto& r : replies) {
+    if (r.response.info() != out.info() || r.response.artifact_version() != out.artifact_version()) {
+      *out.mutable_error() = protocol::make_error(
+          v1::INTERNAL, "the PIR shards serve different databases (public info or version differ)");
+      return out;
+    }
+    db_bytes += r.response.pir_db_bytes();
+    offline_s = std::max(offline_s, r.response.offline_s_per_query());
+    offline_cpu_s = std::max(offline_cpu_s, r.response.offline_cpu_s_per_query());
+  }
+  out.set_pir_db_bytes(db_bytes);
+  out.set_offline_s_per_query(offline_s);
+  out.set_offline_cpu_s_per_query(offline_cpu_s);
+  return out;
+}
+
+v1::PirSetupResponse PirCoordinator::setup(const v1::PirSetupRequest& request,
+                                           const std::string& client_key) {
+  v1::PirSetupResponse out;
+  if (const double wait_s = setup_limiter_.take(client_key); wait_s > 0) {
+    *out.mutable_error() = protocol::make_error(
+        v1::RATE_LIMITED, fmt::format("PIR setups are limited to {:g} per minute per client; "
+                                      "retry in {:.1f} s",
+                                      config_.setups.per_minute, wait_s));
+    return out;
+  }
+  const auto replies = shards_->fan_out(request, &v1::Provider::Stub::PirSetup);
+  if (auto e = shards_->first_failure(replies, [](const v1::PirSetupResponse& r) {
+        return r.has_error() ? &r.error() : nullptr;
+      })) {
+    *out.mutable_error() = *e;
+    return out;
+  }
+  for (const auto& r : replies) {
+    if (r.response.client_id() != replies[0].response.client_id()) {
+      *out.mutable_error() = protocol::make_error(v1::INTERNAL, "the PIR shards disagree on the client id");
+      return out;
+    }
+  }
+  out.set_client_id(replies[0].response.client_id());
+  return out;
+}
+
+v1::PirStatusResponse PirCoordinator::status(const v1::PirStatusRequest& request) {
+  const auto replies = shards_->fan_out(request, &v1::Provider::Stub::PirStatus);
+  v1::PirStatusResponse out;
+  if (auto e = shards_->first_failure(replies, [](const v1::PirStatusResponse& r) {
+        return r.has_error() ? &r.error() : nullptr;
+      })) {
+    *out.mutable_error() = *e;
+    return out;
+  }
+  // Ready only where every shard holds the hint.
+  std::set<std::uint64_t> ready(replies[0].response.ready_query_indices().begin(),
+                                replies[0].response.ready_query_indices().end());
+  for (std::size_t i = 1; i < replies.size(); ++i) {
+    const std::set<std::uint64_t> here(replies[i].response.ready_query_indices().begin(),
+                                       replies[i].response.ready_query_indices().end());
+    std::erase_if(ready, [&](std::uint64_t q) { return here.count(q) == 0; });
+  }
+  for (const auto q : ready) out.add_ready_query_indices(q);
+  return out;
+}
+
+v1::PirQueryResponse PirCoordinator::query(const v1::PirQueryRequest& request) {
+  v1::PirQueryResponse out;
+  // The database's public info (for the assembly), cached per artifact version.
+  std::string public_info;
+  {
+    std::lock_guard lock(shards_->mu);
+    if (shards_->info_version == request.artifact_version()) public_info = shards_->info;
+  }
+  if (public_info.empty()) {
+    const auto i = info();
+    if (i.has_error()) {
+      *out.mutable_error() = i.error();
+      return out;
+    }
+    public_info = i.info();
+    std::lock_guard lock(shards_->mu);
+    shards_->info_version = i.artifact_version();
+    shards_->info = public_info;
+  }
+  const auto replies = shards_->fan_out(request, &v1::Provider::Stub::PirQuery);
+  if (auto e = shards_->first_failure(replies, [](const v1::PirQueryResponse& r) {
+        return r.has_error() ? &r.error() : nullptr;
+      })) {
+    *out.mutable_error() = *e;
+    return out;
+  }
+  std::vector<std::string> parts;
+  double provider_ms = 0;
+  for (const auto& r : replies) {
+    parts.push_back(r.response.answer());
+    provider_ms = std::max(provider_ms, r.response.provider_ms());
+  }
+  auto joined = protocol::join_pir_answers(public_info, parts, shards_->allow_insecure);
+  if (!joined.ok()) {
+    *out.mutable_error() = protocol::make_error(
+        joined.status().code() == StatusCode::kUnavailable ? v1::PIR_SHARD_UNAVAILABLE : v1::INTERNAL,
+        "the PIR shards' answers do not fit together: " + joined.status().message());
+    return out;
+  }
+  out.set_answer(std::move(joined).value());
+  out.set_provider_ms(provider_ms);
+  return out;
+}
+
+}  // namespace privsearch::server
