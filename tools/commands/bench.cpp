@@ -146,6 +146,11 @@ void add_options(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--threads", a.pir.threads,
                   "pir, compress: threads for the offline work (default: all cores)");
+  cmd->add_option("--shards", a.pir.shards,
+                  "pir: row shard counts to measure next to the single server (e.g. 3; each "
+                  "shard's answer timed alone, the assembled bytes compared with one server's)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   cmd->add_option("--hint-bits", a.pir.hint_bits, "pir: bits of the rescaled hint (default 17)")
       ->check(CLI::Range(9, 32));
   cmd->add_option("--docs", a.e2e.docs,

@@ -1,5 +1,6 @@
 #include "suites/bench_pir.h"
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "harness/measure.h"
 #include "harness/progress.h"
 #include "pir/zippir/zippir.h"
+#include "pir/zippir/zippir_shard.h"
 
 namespace privsearch::tools {
 namespace {
@@ -68,9 +70,10 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   auto t0 = Clock::now();
   ZipPirServerLimits limits;
   limits.retain_hints_for_retries = true;  // time repeated answers of one query
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto server,
-      ZipPirServer::create(p.params, std::move(db), Prng::random_seed(), threads, limits));
+  const Seed a_seed = Prng::random_seed();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto server,
+                              ZipPirServer::create(p.params, std::move(db), a_seed, threads, limits));
+  const auto client_info_bytes = server->info().serialize();
   p.preprocess_s = seconds_since(t0);
   p.packed_rows = server->packed_rows();
   p.state_bytes_per_query = server->state_bytes_per_query();
@@ -104,10 +107,69 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.extract(*pending, p.online.response, threads));
   p.extract_ms = client.timings().extract_ms;
   p.recovered = record == expected;
+  if (o.shards.empty()) return p;
+
+  server.reset();  // the shards hold the same rows again
+  PRIVSEARCH_ASSIGN_OR_RETURN(LweDatabase again, LweDatabase::create(p.shape));
+  again.fill_pseudorandom(db_mb);
+  const auto public_info = *ZipPirPublicInfo::deserialize(client_info_bytes, false);
+  for (const std::size_t count : o.shards) {
+    progress(fmt::format("{} row shards: preprocessing, offline hint and answers per shard", count));
+    PirShardFigures f;
+    f.shards = count;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, plan_row_shards(p.params, p.shape, count));
+    std::vector<std::vector<std::uint8_t>> parts;
+    for (const auto& range : plan) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto shard, ZipPirServer::create_shard(p.params, again, range, a_seed, threads, limits));
+      PRIVSEARCH_RETURN_IF_ERROR(shard->register_client(setup).status());
+      t0 = Clock::now();
+      PRIVSEARCH_RETURN_IF_ERROR(shard->precompute(id, 0, 1, threads));
+      f.shard_offline_s.push_back(seconds_since(t0));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto figures, time_online(*shard, query, o.runs));
+      f.shard_online_ms.push_back(figures.answer.median_us / 1000);
+      f.shard_db_pass_ms.push_back(eval::describe(figures.db_ms).median);
+      f.shard_db_bytes.push_back(shard->db_bytes());
+      parts.push_back(std::move(figures.response));
+    }
+    std::vector<double> assemble_ms;
+    std::vector<std::uint8_t> joined;
+    for (std::size_t r = 0; r < o.runs; ++r) {
+      t0 = Clock::now();
+      PRIVSEARCH_ASSIGN_OR_RETURN(joined, assemble_zippir_response(public_info, parts));
+      assemble_ms.push_back(seconds_since(t0) * 1000);
+    }
+    f.assemble_ms = eval::describe(assemble_ms).median;
+    f.identical = joined == p.online.response;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto got, client.extract(*pending, joined, threads));
+    f.recovered = got == expected;
+    p.sharded.push_back(std::move(f));
+  }
   return p;
 }
 
 }  // namespace
+
+nlohmann::json PirShardFigures::to_json() const {
+  nlohmann::json j;
+  j["shards"] = shards;
+  double slowest = 0;
+  for (std::size_t i = 0; i < shard_online_ms.size(); ++i) {
+    slowest = std::max(slowest, shard_online_ms[i]);
+    j["per_shard"].push_back(
+        {{"db_bytes", shard_db_bytes[i]},
+         {"online_ms", shard_online_ms[i]},
+         {"db_pass_ms", shard_db_pass_ms[i]},
+         {"db_pass_gbps", static_cast<double>(shard_db_bytes[i]) / (shard_db_pass_ms[i] * 1e-3) / 1e9},
+         {"online_gbps", static_cast<double>(shard_db_bytes[i]) / (shard_online_ms[i] * 1e-3) / 1e9},
+         {"offline_s", shard_offline_s[i]}});
+  }
+  j["assemble_ms"] = assemble_ms;
+  j["fetch_ms"] = slowest + assemble_ms;  // the slowest shard, then the coordinator's join
+  j["identical_to_single_server"] = identical;
+  j["record_recovered"] = recovered;
+  return j;
+}
 
 nlohmann::json PirSizeResult::to_json() const {
   auto median = [](std::vector<double> v) { return eval::describe(std::move(v)).median; };
@@ -149,6 +211,7 @@ nlohmann::json PirSizeResult::to_json() const {
   j["server_preprocess_s"] = preprocess_s;
   j["record_recovered"] = recovered;
   j["decoding_failure_log2"] = params.correctness_log2(shape.columns);
+  for (const auto& s : sharded) j["sharded"].push_back(s.to_json());
   return j;
 }
 

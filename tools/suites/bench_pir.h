@@ -22,6 +22,20 @@ struct PirBenchOptions {
   unsigned threads = 0;  // offline; 0 = all cores
   int paillier_bits = 3072;
   int hint_bits = 0;  // 0 = default
+  // Row shard counts to measure besides the single server (pir/zippir/zippir_shard.h): each
+  // shard's answer is timed alone (shards run on their own machines), fetch_ms is the slowest
+  // shard plus the coordinator's assembly, and the assembled bytes are compared with the single
+  // server's response to the same query.
+  std::vector<std::size_t> shards;
+};
+
+struct PirShardFigures {
+  std::size_t shards = 0;
+  std::vector<double> shard_online_ms, shard_db_pass_ms, shard_offline_s;
+  std::vector<std::size_t> shard_db_bytes;
+  double assemble_ms = 0;
+  bool identical = false, recovered = false;
+  nlohmann::json to_json() const;
 };
 
 // The online answer timed over `runs` repetitions of one query, with its parts.
@@ -43,6 +57,7 @@ struct PirSizeResult {
   unsigned threads = 0;
   bool recovered = false;
   PirOnlineFigures online;
+  std::vector<PirShardFigures> sharded;
   nlohmann::json to_json() const;
 };
 
