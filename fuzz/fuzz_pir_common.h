@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "pir/zippir/zippir.h"
+#include "pir/zippir/zippir_shard.h"
 
 namespace privsearch::fuzz {
 
@@ -18,6 +19,9 @@ struct PirFixture {
   std::vector<std::uint8_t> response;
   std::vector<std::uint8_t> hint;
   std::vector<std::uint8_t> stored_hint;  // the query's hint as a shared store holds it
+  // The same database in three row shards (one packed row each) and their parts of the answer.
+  std::vector<std::unique_ptr<pir::ZipPirServer>> shards;
+  std::vector<std::vector<std::uint8_t>> parts;
 };
 
 inline PirFixture& pir_fixture() {
@@ -39,8 +43,18 @@ inline PirFixture& pir_fixture() {
     PRIVSEARCH_CHECK(fx->server->precompute(id, 0, 2, 1).ok(), "fixture precompute");
     fx->hint = *fx->server->export_hint(id, 1);
     fx->stored_hint = *fx->server->compute_hint(id, 0, 1);
+    auto again = *pir::LweDatabase::create(shape);
+    again.fill_pseudorandom(5);
+    const auto plan = *pir::plan_row_shards(params, shape, 3);
+    for (const auto& range : plan) {
+      fx->shards.push_back(std::move(*pir::ZipPirServer::create_shard(params, again, range, Seed{1}, 1, limits)));
+      PRIVSEARCH_CHECK(fx->shards.back()->register_client(fx->client->setup_message()).ok() &&
+                           fx->shards.back()->precompute(id, 0, 1, 1).ok(),
+                       "fixture shard");
+    }
     fx->query = *fx->client->query(7, prng, fx->pending);
     fx->response = *fx->server->answer(fx->query);
+    for (auto& s : fx->shards) fx->parts.push_back(*s->answer(fx->query));
     return fx;
   }();
   return *f;

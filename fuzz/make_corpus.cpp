@@ -154,6 +154,23 @@ int main(int argc, char** argv) {
     write(root / "pir_zippir", "stored_hint", sel(5, f.stored_hint));
     write(root / "pir_zippir", "stored_hint_truncated",
           sel(5, truncated(f.stored_hint, f.stored_hint.size() - 7)));
+    // pir_zippir_parts: a count byte, then u16 length + bytes per part.
+    auto parts_input = [](const std::vector<std::vector<std::uint8_t>>& parts) {
+      std::vector<std::uint8_t> out{static_cast<std::uint8_t>(parts.size() - 1)};
+      for (const auto& p : parts) {
+        out.push_back(static_cast<std::uint8_t>(p.size() & 0xff));
+        out.push_back(static_cast<std::uint8_t>(p.size() >> 8));
+        out.insert(out.end(), p.begin(), p.end());
+      }
+      return out;
+    };
+    const auto& p = f.parts;
+    write(root / "pir_zippir_parts", "genuine", parts_input({p[0], p[1], p[2]}));
+    write(root / "pir_zippir_parts", "reordered", parts_input({p[2], p[0], p[1]}));
+    write(root / "pir_zippir_parts", "missing", parts_input({p[0], p[2]}));
+    write(root / "pir_zippir_parts", "overlap", parts_input({p[0], p[1], p[1], p[2]}));
+    write(root / "pir_zippir_parts", "truncated", parts_input({p[0], truncated(p[1], 30), p[2]}));
+    write(root / "pir_zippir_parts", "single_response", parts_input({f.response}));
   }
   {
     // index_word_vectors: selector byte + file (0 JSON, 1 binary vectors, 2 glove artifact).
