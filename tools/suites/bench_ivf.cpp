@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <list>
 #include <map>
 #include <numeric>
-#include <unordered_map>
 
 #include "client/search_client.h"
 #include "core/bytes.h"
@@ -25,6 +23,7 @@
 #include "index/beir.h"
 #include "index/build.h"
 #include "index/ivf.h"
+#include "suites/list_cache_model.h"
 
 namespace privsearch::tools {
 namespace {
@@ -54,37 +53,6 @@ Result<LoadedIvf> load_all_lists(const fs::path& dir) {
   return l;
 }
 
-// The bytes a client with an LRU cache of `capacity` bytes fetches for each probe.
-class CacheModel {
- public:
-  explicit CacheModel(std::uint64_t capacity) : capacity_(capacity) {}
-  std::uint64_t fetch(const index::IvfIndex& ivf, const std::vector<std::uint32_t>& probed) {
-    std::uint64_t fetched = 0;
-    for (const auto l : probed) {
-      const auto it = where_.find(l);
-      if (it != where_.end()) {
-        order_.splice(order_.begin(), order_, it->second);
-        continue;
-      }
-      fetched += ivf.directory[l].bytes;
-      order_.push_front(l);
-      where_[l] = order_.begin();
-      held_ += ivf.directory[l].bytes;
-      while (held_ > capacity_ && order_.size() > 1) {
-        held_ -= ivf.directory[order_.back()].bytes;
-        where_.erase(order_.back());
-        order_.pop_back();
-      }
-    }
-    return fetched;
-  }
-
- private:
-  std::uint64_t capacity_, held_ = 0;
-  std::list<std::uint32_t> order_;
-  std::unordered_map<std::uint32_t, std::list<std::uint32_t>::iterator> where_;
-};
-
 struct Probe {
   std::vector<std::uint32_t> lists;
   std::vector<std::uint32_t> candidates;
@@ -108,12 +76,6 @@ Result<Probe> probe(const LoadedIvf& l, std::span<const float> z, std::size_t np
 bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source) {
   const auto end = ranked.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, ranked.size()));
   return std::find(ranked.begin(), end, source) != end;
-}
-
-std::uint64_t file_bytes(const fs::path& p) {
-  std::error_code ec;
-  const auto n = fs::file_size(p, ec);
-  return ec ? 0 : n;
 }
 
 // The IVF lists of the synthetic index, built once from its exact rows and PQ codes.
@@ -202,7 +164,7 @@ Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& 
   for (const auto nprobe : o.nprobe) {
     std::size_t hit = 0, in_candidates = 0;
     std::vector<double> scan_ms, probed_bytes, warm_bytes;
-    CacheModel cache(o.warm_cache_mb << 20);
+    ListCacheModel cache(o.warm_cache_mb << 20);
     for (std::size_t qi = 0; qi < o.queries; ++qi) {
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto p, probe(l, z_of(qi), nprobe, o.k));
       scan_ms.push_back(p.scan_ms);
@@ -256,7 +218,6 @@ Result<fs::path> ensure_dataset_ivf_index(const IvfBenchOptions& o, const Progre
   PRIVSEARCH_RETURN_IF_ERROR(index::build_index(b, progress.callback()).status());
   return dir;
 }
-
 
 // The mean of the given rows (each of `dim` values at `row(i)`).
 template <typename Row>

@@ -5,10 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <list>
 #include <numeric>
 #include <thread>
-#include <unordered_map>
 
 #include "client/provider_client.h"
 #include "client/search_client.h"
@@ -25,6 +23,7 @@
 #include "index/client_files.h"
 #include "index/ivf.h"
 #include "index/pq_scan.h"
+#include "suites/list_cache_model.h"
 
 namespace privsearch::tools {
 namespace {
@@ -108,12 +107,6 @@ Result<nlohmann::json> ensure_index(const ScaleBenchOptions& o, const fs::path& 
   return stats;
 }
 
-std::uint64_t file_bytes(const fs::path& p) {
-  std::error_code ec;
-  const auto n = fs::file_size(p, ec);
-  return ec ? 0 : n;
-}
-
 // Whether `source` is among the 10 candidates with the largest exact scores <z, x> (rows read
 // from the store as the provider reads them: pread, checked, widened).
 Result<bool> exact_top10_has(const index::ExactStore& store, std::span<const float> z,
@@ -132,36 +125,6 @@ Result<bool> exact_top10_has(const index::ExactStore& store, std::span<const flo
   return std::any_of(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n),
                      [&](const auto& s) { return s.second == source; });
 }
-
-// The bytes a client with an LRU cache of `capacity` bytes fetches for each search's lists.
-class ListCacheModel {
- public:
-  explicit ListCacheModel(std::uint64_t capacity) : capacity_(capacity) {}
-  std::uint64_t fetch(const index::IvfIndex& ivf, const std::vector<std::uint32_t>& probed) {
-    std::uint64_t fetched = 0;
-    for (const auto l : probed) {
-      if (const auto it = where_.find(l); it != where_.end()) {
-        order_.splice(order_.begin(), order_, it->second);
-        continue;
-      }
-      fetched += ivf.directory[l].bytes;
-      order_.push_front(l);
-      where_[l] = order_.begin();
-      held_ += ivf.directory[l].bytes;
-      while (held_ > capacity_ && order_.size() > 1) {
-        held_ -= ivf.directory[order_.back()].bytes;
-        where_.erase(order_.back());
-        order_.pop_back();
-      }
-    }
-    return fetched;
-  }
-
- private:
-  std::uint64_t capacity_, held_ = 0;
-  std::list<std::uint32_t> order_;
-  std::unordered_map<std::uint32_t, std::list<std::uint32_t>::iterator> where_;
-};
 
 // Client bytes, scan times and Hit@10 of IVF against flat candidates, offline.
 Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& dir,
