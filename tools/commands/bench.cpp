@@ -218,7 +218,9 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_flag("--json")->description(
       "Print one JSON object (the default and only format; accepted for scripts)");
   cmd->add_option("--scale-nprobe", a.scale.nprobe,
-                  "scale: lists probed per query (default 32)")
+                  "scale: lists probed per query, one or more (default 32; the first is used "
+                  "end to end)")
+      ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--online-queries", a.scale.online_queries,
                   "scale: end-to-end searches through a provider process (default 100; 0 skips)")

@@ -126,71 +126,106 @@ Result<bool> exact_top10_has(const index::ExactStore& store, std::span<const flo
                      [&](const auto& s) { return s.second == source; });
 }
 
-// Client bytes, scan times and Hit@10 of IVF against flat candidates, offline.
+// Route, read and decode the probed lists (untimed: the client's cache or fetch does that), then
+// time the route + scan the client runs.
+struct IvfProbe {
+  std::vector<std::uint32_t> lists, candidates;
+  std::uint64_t bytes = 0;
+  double scan_ms = 0;
+};
+
+Result<IvfProbe> probe_lists(const index::IvfIndex& ivf, const index::IvfListStore& store,
+                             std::span<const float> z, std::size_t nprobe, std::size_t k) {
+  IvfProbe p;
+  p.lists = index::route_query(ivf, z, nprobe);
+  std::vector<index::IvfList> decoded;
+  for (const auto l : p.lists) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto seg, store.segment(l));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto list,
+        index::decode_list(ivf, l, {reinterpret_cast<const std::uint8_t*>(seg.data()), seg.size()}));
+    decoded.push_back(std::move(list));
+    p.bytes += ivf.directory[l].bytes;
+  }
+  std::vector<const index::IvfList*> views;
+  for (const auto& l : decoded) views.push_back(&l);
+  const auto t0 = Clock::now();
+  const auto routed = index::route_query(ivf, z, nprobe);
+  PRIVSEARCH_ASSIGN_OR_RETURN(p.candidates, index::ivf_search(ivf, views, z, k));
+  p.scan_ms = ms_since(t0);
+  if (routed != p.lists) return internal_error("routing is not deterministic");
+  return p;
+}
+
+// Client bytes, scan times and Hit@10 of IVF (per nprobe) against flat candidates, offline.
 Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& dir,
                                     const index::ExactStore& store, const SelfQueries& queries,
                                     const Progress& progress) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf, index::load_ivf(dir / index::kIvfFile));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lists,
                               index::IvfListStore::open(dir / index::kIvfListsFile, ivf));
-  progress("loading the flat PQ artifact (the flat figures)");
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(dir / "pq.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
   const std::size_t d = store.cols();
+  const std::size_t nq = queries.sources.size();
+  auto z_of = [&](std::size_t qi) {
+    return std::span<const float>(queries.projected_flat.data() + qi * d, d);
+  };
   const std::uint64_t shared = file_bytes(dir / "manifest.json") + file_bytes(dir / "projection.bin");
   nlohmann::json out;
   out["lists"] = ivf.lists;
   out["route_dim"] = ivf.route_dim;
   out["spill"] = ivf.spill;
-  out["nprobe"] = o.nprobe;
+  out["queries"] = nq;
+  out["warm_cache_mb"] = o.warm_cache_mb;
   out["flat_client_bytes"] = shared + file_bytes(dir / "pq.bin");
   out["ivf_directory_bytes"] = file_bytes(dir / index::kIvfFile);
-  std::vector<double> flat_ms, scan_ms, warm_bytes, probed_bytes;
-  std::size_t hit_flat = 0, hit_ivf = 0;
-  ListCacheModel cache(o.warm_cache_mb << 20);
-  const std::size_t nq = queries.sources.size();
-  for (std::size_t qi = 0; qi < nq; ++qi) {
-    const std::span<const float> z(queries.projected_flat.data() + qi * d, d);
-    const auto source = queries.sources[qi];
-    auto t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto flat, scanner.search(z, o.k));
-    flat_ms.push_back(ms_since(t0));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const bool flat_hit, exact_top10_has(store, z, flat, source));
-    hit_flat += flat_hit;
-    // The probed lists, read and decoded untimed (the client's cache or fetch does that).
-    const auto probed = index::route_query(ivf, z, o.nprobe);
-    std::vector<index::IvfList> decoded;
-    std::uint64_t bytes = 0;
-    for (const auto l : probed) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto seg, lists.segment(l));
-      PRIVSEARCH_ASSIGN_OR_RETURN(
-          auto list, index::decode_list(ivf, l, {reinterpret_cast<const std::uint8_t*>(seg.data()), seg.size()}));
-      decoded.push_back(std::move(list));
-      bytes += ivf.directory[l].bytes;
+  {
+    progress("the flat scan over every PQ code (loading pq.bin)");
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(dir / "pq.bin"));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
+    std::vector<double> flat_ms;
+    std::size_t hit_flat = 0;
+    for (std::size_t qi = 0; qi < nq; ++qi) {
+      const auto t0 = Clock::now();
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto flat, scanner.search(z_of(qi), o.k));
+      flat_ms.push_back(ms_since(t0));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const bool hit, exact_top10_has(store, z_of(qi), flat, queries.sources[qi]));
+      hit_flat += hit;
     }
-    std::vector<const index::IvfList*> views;
-    for (const auto& l : decoded) views.push_back(&l);
-    t0 = Clock::now();
-    const auto routed = index::route_query(ivf, z, o.nprobe);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, index::ivf_search(ivf, views, z, o.k));
-    scan_ms.push_back(ms_since(t0));
-    if (routed != probed) return internal_error("routing is not deterministic");
-    PRIVSEARCH_ASSIGN_OR_RETURN(const bool ivf_hit, exact_top10_has(store, z, candidates, source));
-    hit_ivf += ivf_hit;
-    probed_bytes.push_back(static_cast<double>(bytes));
-    const auto fetched = cache.fetch(ivf, probed);
-    if (qi >= nq / 2) warm_bytes.push_back(static_cast<double>(fetched));
-    if (qi == 0) out["client_bytes_first_search"] = shared + out["ivf_directory_bytes"].get<std::uint64_t>() + bytes;
-    if ((qi + 1) % 50 == 0) progress(fmt::format("offline figures: {} / {} queries", qi + 1, nq));
+    out["flat_scan_ms"] = latency_summary(flat_ms);
+    out["hit10_flat"] = static_cast<double>(hit_flat) / static_cast<double>(nq);
   }
-  out["client_bytes_per_search_warm"] = eval::describe(warm_bytes).mean;
-  out["probed_bytes"] = latency_summary(probed_bytes);
-  out["warm_cache_mb"] = o.warm_cache_mb;
-  out["scan_ms"] = latency_summary(scan_ms);
-  out["flat_scan_ms"] = latency_summary(flat_ms);
-  out["queries"] = nq;
-  out["hit10_ivf"] = static_cast<double>(hit_ivf) / static_cast<double>(nq);
-  out["hit10_flat"] = static_cast<double>(hit_flat) / static_cast<double>(nq);
+  for (const auto nprobe : o.nprobe) {
+    std::vector<double> scan_ms, warm_bytes, probed_bytes;
+    std::size_t hit_ivf = 0;
+    ListCacheModel cache(o.warm_cache_mb << 20);
+    nlohmann::json row;
+    for (std::size_t qi = 0; qi < nq; ++qi) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto p, probe_lists(ivf, lists, z_of(qi), nprobe, o.k));
+      scan_ms.push_back(p.scan_ms);
+      PRIVSEARCH_ASSIGN_OR_RETURN(const bool hit, exact_top10_has(store, z_of(qi), p.candidates, queries.sources[qi]));
+      hit_ivf += hit;
+      probed_bytes.push_back(static_cast<double>(p.bytes));
+      const auto fetched = cache.fetch(ivf, p.lists);
+      if (qi >= nq / 2) warm_bytes.push_back(static_cast<double>(fetched));
+      if (qi == 0) {
+        row["client_bytes_first_search"] = shared + out["ivf_directory_bytes"].get<std::uint64_t>() + p.bytes;
+      }
+    }
+    row["nprobe"] = nprobe;
+    row["hit10_ivf"] = static_cast<double>(hit_ivf) / static_cast<double>(nq);
+    row["hit10_vs_flat"] = row["hit10_ivf"].get<double>() - out["hit10_flat"].get<double>();
+    row["scan_ms"] = latency_summary(scan_ms);
+    row["probed_bytes"] = latency_summary(probed_bytes);
+    row["client_bytes_per_search_warm"] = eval::describe(warm_bytes).mean;
+    progress(fmt::format("nprobe {}: Hit@10 {:.3f} (flat {:.3f})", nprobe,
+                         row["hit10_ivf"].get<double>(), out["hit10_flat"].get<double>()));
+    out["by_nprobe"].push_back(row);
+  }
+  // The first nprobe's figures at the top level (the one the online part uses).
+  for (const auto* key : {"client_bytes_first_search", "client_bytes_per_search_warm", "scan_ms",
+                          "hit10_ivf", "nprobe"}) {
+    out[key] = out["by_nprobe"][0][key];
+  }
   return out;
 }
 
@@ -218,7 +253,7 @@ Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& d
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(thin, std::move(transport), oo));
   client::SearchOptions so;
   so.candidates = o.k;
-  so.nprobe = o.nprobe;
+  so.nprobe = o.nprobe.front();
   std::vector<double> total, scan, fetch, provider_ms, rpc, list_bytes;
   std::size_t failures = 0;
   const std::size_t warmup = 5;
@@ -253,7 +288,10 @@ Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& d
 }  // namespace
 
 Result<nlohmann::json> run_scale_bench(const ScaleBenchOptions& o) {
-  if (o.queries == 0 || o.nprobe == 0) return invalid_argument_error("--queries and --nprobe must be positive");
+  if (o.queries == 0 || o.nprobe.empty() ||
+      std::find(o.nprobe.begin(), o.nprobe.end(), std::size_t{0}) != o.nprobe.end()) {
+    return invalid_argument_error("--queries and every --scale-nprobe must be positive");
+  }
   const Progress progress("bench scale: ");
   const Synthetic gen(o.input_dim);
   const auto dir = scale_dir(o) / "index";
