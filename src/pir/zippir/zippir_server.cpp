@@ -58,7 +58,6 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_rows(const ZipPirPara
   server->info_ = ZipPirPublicInfo{params, shape, a_seed};
   server->limits_ = limits;
   server->slots_ = params.slots_per_plaintext();
-  server->first_row_ = range.first_row;
   server->local_rows_ = range.rows;
   server->first_packed_ = range.first_row / server->slots_;
   server->packed_rows_ = (range.rows + server->slots_ - 1) / server->slots_;

@@ -144,7 +144,7 @@ class ZipPirServer {
 
   ZipPirPublicInfo info_;
   std::vector<std::uint8_t> rows_;  // the database rows this server holds (local_rows_ x stride)
-  std::size_t first_row_ = 0, local_rows_ = 0, first_packed_ = 0;
+  std::size_t local_rows_ = 0, first_packed_ = 0;
   ZipPirServerLimits limits_;
   std::size_t slots_ = 0;
   std::size_t packed_rows_ = 0;
