@@ -157,7 +157,7 @@ void add_options(CLI::App* cmd, Args& a) {
                   "e2e, private, ivf, scale: synthetic documents (default 1,000,000; built once under "
                   "build/bench-e2e, scale: build/bench-scale)")
       ->check(CLI::Range(1000, 100000000));
-  cmd->add_option("--queries", a.queries, "e2e: timed searches (default 200; private: 100)")
+  cmd->add_option("--queries", a.queries, "e2e: timed searches (default 200; private: 100; scale: self-retrieval queries, 200)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--fetch", a.e2e.fetch,
                   "e2e: also fetch this many payloads per round by ZipPIR (default 0)")
@@ -187,15 +187,15 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--dataset", a.private_search.dataset,
                   "private, ivf: BEIR collection for nDCG@10 and the linkability audit (default "
                   "../shared/data/scifact; empty to skip)");
-  cmd->add_option("--lists", a.ivf.lists, "ivf: IVF lists of the synthetic index (default N / 250)")
+  cmd->add_option("--lists", a.ivf.lists, "ivf, scale: IVF lists of the synthetic index (default N / 250)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--nprobe", a.ivf.nprobe, "ivf: lists probed per query (default 16,32,64)")
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--route-dim", a.ivf.route_dim,
-                  "ivf: coordinates the centroids route on (default 128, capped at d')")
+                  "ivf, scale: coordinates the centroids route on (default 128, capped at d')")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
-  cmd->add_option("--spill", a.ivf.spill, "ivf: lists each document is put in (default 2)")
+  cmd->add_option("--spill", a.ivf.spill, "ivf, scale: lists each document is put in (default 2)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{8}));
   cmd->add_option("--list-pq-m", a.ivf.list_pq_m,
                   "ivf: subquantizers of the lists' own PQ codes (default: the flat artifact's)")
@@ -208,7 +208,7 @@ void add_options(CLI::App* cmd, Args& a) {
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--warm-cache-mb", a.ivf.warm_cache_mb,
-                  "ivf: the client's list cache for client_bytes_per_search_warm (default 64)")
+                  "ivf, scale: the client's list cache for client_bytes_per_search_warm (default 64)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
   cmd->add_option("--train", a.pq.train,
