@@ -118,14 +118,12 @@ std::vector<float> kmeans(const float* points, std::size_t n, std::size_t k, std
 // Two-level k-means for many lists: sqrt(lists) coarse clusters, then each coarse cluster's
 // points split into lists in proportion to its share of the sample (largest remainders), so the
 // cost is ~2 sqrt(lists) distance computations per point and iteration instead of `lists`.
-std::vector<float> two_level_kmeans(const std::vector<float>& train, std::size_t n,
-                                    std::size_t lists, std::size_t r, const IvfOptions& o) {
+std::vector<float> two_level_kmeans(const Matrix& points, std::size_t lists,
+                                    const IvfOptions& o) {
+  const std::size_t n = points.rows, r = points.cols;
+  const std::vector<float>& train = points.data;
   const auto coarse = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(lists))));
   const auto top = kmeans(train.data(), n, coarse, r, o);
-  Matrix points;
-  points.rows = n;
-  points.cols = r;
-  points.data = train;
   const auto of_point = assign(top, coarse, r, 1, points);
   std::vector<std::vector<std::size_t>> members(coarse);
   for (std::size_t i = 0; i < n; ++i) members[of_point[i]].push_back(i);
@@ -197,12 +195,21 @@ Result<std::vector<float>> train_ivf_centroids(const Matrix& sample, std::size_t
         "IVF training needs at least one of {} sample rows per list ({} lists) and r <= d'",
         sample.rows, lists));
   }
-  std::vector<float> train(sample.rows * r);
-  for (std::size_t i = 0; i < sample.rows; ++i) std::copy_n(sample.row(i), r, train.data() + i * r);
+  // The first r coordinates of every row, contiguous (the sample itself when it has r columns).
+  Matrix prefix;
+  if (sample.cols != r) {
+    prefix.rows = sample.rows;
+    prefix.cols = r;
+    prefix.data.resize(sample.rows * r);
+    for (std::size_t i = 0; i < sample.rows; ++i) {
+      std::copy_n(sample.row(i), r, prefix.data.data() + i * r);
+    }
+  }
+  const Matrix& points = sample.cols == r ? sample : prefix;
   std::vector<float> centroids;
   try {
-    centroids = lists >= kTwoLevelMinLists ? two_level_kmeans(train, sample.rows, lists, r, o)
-                                           : kmeans(train.data(), sample.rows, lists, r, o);
+    centroids = lists >= kTwoLevelMinLists ? two_level_kmeans(points, lists, o)
+                                           : kmeans(points.data.data(), points.rows, lists, r, o);
   } catch (const faiss::FaissException& e) {
     return internal_error(fmt::format("Faiss k-means failed: {}", e.what()));
   }

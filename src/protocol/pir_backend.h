@@ -22,4 +22,8 @@ class PirBackend {
   virtual const RateLimit& setup_rate() const = 0;
 };
 
+// RATE_LIMITED for a PIR setup over `limit`, saying when to retry (the local service and a
+// coordinator refuse alike).
+v1::Error setup_rate_refusal(const RateLimit& limit, double wait_s);
+
 }  // namespace privsearch::protocol

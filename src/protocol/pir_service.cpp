@@ -151,6 +151,13 @@ PirService::~PirService() {
   for (auto& t : workers_) t.join();
 }
 
+v1::Error setup_rate_refusal(const RateLimit& limit, double wait_s) {
+  return make_error(v1::RATE_LIMITED,
+                    fmt::format("PIR setups are limited to {:g} per minute per client; retry in "
+                                "{:.1f} s",
+                                limit.per_minute, wait_s));
+}
+
 std::size_t PirService::db_bytes() const {
   std::lock_guard lock(mu_);
   return server_->db_bytes();
@@ -294,10 +301,8 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
   // Cheap checks first: the rate, the version, the framing; the Paillier modulus (size, odd,
   // no small factor) in register_client; hint work is queued only after all of them.
   if (const double wait_s = setup_limiter_.take(client_key); wait_s > 0) {
-    return refuse(v1::RATE_LIMITED,
-                  fmt::format("PIR setups are limited to {:g} per minute per client; retry in "
-                              "{:.1f} s",
-                              config_.setups.per_minute, wait_s));
+    *out.mutable_error() = setup_rate_refusal(config_.setups, wait_s);
+    return out;
   }
   v1::Error refused;
   const auto server = server_for(request.artifact_version(), &refused);

@@ -53,11 +53,9 @@ struct PirCoordinator::Shards {
     return replies;
   }
 
-  // The first failure among the replies: a shard that did not answer, or a shard's refusal
-  // (`error_of` gives the refusal a reply carries, if any).
-  template <typename Response, typename ErrorOf>
-  std::optional<v1::Error> first_failure(const std::vector<Reply<Response>>& replies,
-                                         ErrorOf&& error_of) const {
+  // The first failure among the replies: a shard that did not answer, or a shard's refusal.
+  template <typename Response>
+  std::optional<v1::Error> first_failure(const std::vector<Reply<Response>>& replies) const {
     for (std::size_t i = 0; i < replies.size(); ++i) {
       if (!replies[i].status.ok()) {
         return protocol::make_error(
@@ -65,9 +63,9 @@ struct PirCoordinator::Shards {
             fmt::format("PIR shard {} of {} ({}) did not answer: {}", i, replies.size(),
                         addresses[i], replies[i].status.error_message()));
       }
-      if (const v1::Error* e = error_of(replies[i].response)) {
-        v1::Error passed = *e;
-        passed.set_message(fmt::format("PIR shard {}: {}", i, e->message()));
+      if (replies[i].response.has_error()) {
+        v1::Error passed = replies[i].response.error();
+        passed.set_message(fmt::format("PIR shard {}: {}", i, passed.message()));
         return passed;
       }
     }
@@ -105,9 +103,7 @@ PirCoordinator::~PirCoordinator() = default;
 v1::PirInfo PirCoordinator::info() const {
   const auto replies = shards_->fan_out(v1::PirInfoRequest(), &v1::Provider::Stub::GetPirInfo);
   v1::PirInfo out;
-  if (auto e = shards_->first_failure(replies, [](const v1::PirInfo& r) {
-        return r.has_error() ? &r.error() : nullptr;
-      })) {
+  if (auto e = shards_->first_failure(replies)) {
     *out.mutable_error() = *e;
     return out;
   }
@@ -134,16 +130,11 @@ v1::PirSetupResponse PirCoordinator::setup(const v1::PirSetupRequest& request,
                                            const std::string& client_key) {
   v1::PirSetupResponse out;
   if (const double wait_s = setup_limiter_.take(client_key); wait_s > 0) {
-    *out.mutable_error() = protocol::make_error(
-        v1::RATE_LIMITED, fmt::format("PIR setups are limited to {:g} per minute per client; "
-                                      "retry in {:.1f} s",
-                                      config_.setups.per_minute, wait_s));
+    *out.mutable_error() = protocol::setup_rate_refusal(config_.setups, wait_s);
     return out;
   }
   const auto replies = shards_->fan_out(request, &v1::Provider::Stub::PirSetup);
-  if (auto e = shards_->first_failure(replies, [](const v1::PirSetupResponse& r) {
-        return r.has_error() ? &r.error() : nullptr;
-      })) {
+  if (auto e = shards_->first_failure(replies)) {
     *out.mutable_error() = *e;
     return out;
   }
@@ -160,9 +151,7 @@ v1::PirSetupResponse PirCoordinator::setup(const v1::PirSetupRequest& request,
 v1::PirStatusResponse PirCoordinator::status(const v1::PirStatusRequest& request) {
   const auto replies = shards_->fan_out(request, &v1::Provider::Stub::PirStatus);
   v1::PirStatusResponse out;
-  if (auto e = shards_->first_failure(replies, [](const v1::PirStatusResponse& r) {
-        return r.has_error() ? &r.error() : nullptr;
-      })) {
+  if (auto e = shards_->first_failure(replies)) {
     *out.mutable_error() = *e;
     return out;
   }
@@ -198,9 +187,7 @@ v1::PirQueryResponse PirCoordinator::query(const v1::PirQueryRequest& request) {
     shards_->info = public_info;
   }
   const auto replies = shards_->fan_out(request, &v1::Provider::Stub::PirQuery);
-  if (auto e = shards_->first_failure(replies, [](const v1::PirQueryResponse& r) {
-        return r.has_error() ? &r.error() : nullptr;
-      })) {
+  if (auto e = shards_->first_failure(replies)) {
     *out.mutable_error() = *e;
     return out;
   }

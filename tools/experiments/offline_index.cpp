@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ckks/param_sets.h"
+#include "core/check.h"
 #include "index/artifacts.h"
 #include "index/word_vectors.h"
 
@@ -28,17 +29,26 @@ Result<std::unique_ptr<OfflineIndex>> OfflineIndex::open(const std::filesystem::
 
 std::vector<std::uint32_t> exact_rerank(const index::ExactStore& store, std::span<const float> z,
                                         std::span<const std::uint32_t> candidates) {
+  const std::vector<std::uint64_t> ids(candidates.begin(), candidates.end());
+  std::vector<float> rows;
+  const Status gathered = store.gather(ids, rows);
+  PRIVSEARCH_CHECK(gathered.ok(), gathered.message().c_str());
+  const std::size_t d = store.cols();
   std::vector<std::pair<double, std::uint32_t>> scored;
-  for (std::uint32_t doc : candidates) {
-    const float* row = store.row(doc);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
     double s = 0;
-    for (std::size_t j = 0; j < store.cols(); ++j) s += static_cast<double>(z[j]) * row[j];
-    scored.emplace_back(-s, doc);
+    for (std::size_t j = 0; j < d; ++j) s += static_cast<double>(z[j]) * rows[i * d + j];
+    scored.emplace_back(-s, candidates[i]);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::uint32_t> out;
   for (const auto& [s, doc] : scored) out.push_back(doc);
   return out;
+}
+
+bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source) {
+  const auto end = ranked.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, ranked.size()));
+  return std::find(ranked.begin(), end, source) != end;
 }
 
 Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(

@@ -34,10 +34,14 @@ struct OfflineIndex {
   static Result<std::unique_ptr<OfflineIndex>> open(const std::filesystem::path& dir);
 };
 
-// The candidates reranked by exact projected scores <z, x>, best first (what the encrypted
-// rerank returns).
+// The candidates reranked by exact projected scores <z, x>, best first, ties by the smaller id
+// (what the encrypted rerank returns). Rows are read as the provider reads them (gather: pread,
+// checked, widened), so a float16 store is never widened whole; a row that fails its check
+// aborts (experiments read their own builds).
 std::vector<std::uint32_t> exact_rerank(const index::ExactStore& store, std::span<const float> z,
                                         std::span<const std::uint32_t> candidates);
+// Whether `source` is among the first 10 of `ranked` (Hit@10 of the self-retrieval track).
+bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source);
 
 // The 10 rows of the store with the largest inner product with `v` over its first v.size()
 // coordinates (ties: the smaller row), and the share of `a` that is in `b`: the audits'

@@ -73,11 +73,6 @@ Result<Probe> probe(const LoadedIvf& l, std::span<const float> z, std::size_t np
   return p;
 }
 
-bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source) {
-  const auto end = ranked.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, ranked.size()));
-  return std::find(ranked.begin(), end, source) != end;
-}
-
 // The IVF lists of the synthetic index, built once from its exact rows and PQ codes.
 Result<fs::path> ensure_synthetic_ivf(const IvfBenchOptions& o, const OfflineIndex& ix,
                                       const Progress& progress, double& build_s) {

@@ -56,12 +56,6 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   return a;
 }
 
-bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source) {
-  const std::size_t n = std::min<std::size_t>(10, ranked.size());
-  return std::find(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), source) !=
-         ranked.begin() + static_cast<std::ptrdiff_t>(n);
-}
-
 }  // namespace
 
 Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {

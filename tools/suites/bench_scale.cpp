@@ -13,6 +13,7 @@
 #include "core/elapsed.h"
 #include "eval/statistics.h"
 #include "experiments/eval_self_retrieval.h"
+#include "experiments/offline_index.h"
 #include "harness/measure.h"
 #include "harness/progress.h"
 #include "harness/spawned_provider.h"
@@ -107,25 +108,6 @@ Result<nlohmann::json> ensure_index(const ScaleBenchOptions& o, const fs::path& 
   return stats;
 }
 
-// Whether `source` is among the 10 candidates with the largest exact scores <z, x> (rows read
-// from the store as the provider reads them: pread, checked, widened).
-Result<bool> exact_top10_has(const index::ExactStore& store, std::span<const float> z,
-                             const std::vector<std::uint32_t>& candidates, std::size_t source) {
-  const std::vector<std::uint64_t> ids(candidates.begin(), candidates.end());
-  std::vector<float> rows;
-  PRIVSEARCH_RETURN_IF_ERROR(store.gather(ids, rows));
-  std::vector<std::pair<double, std::uint32_t>> scored;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    double s = 0;
-    for (std::size_t j = 0; j < z.size(); ++j) s += double{z[j]} * rows[i * z.size() + j];
-    scored.push_back({-s, candidates[i]});
-  }
-  const auto n = std::min<std::size_t>(10, scored.size());
-  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n), scored.end());
-  return std::any_of(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n),
-                     [&](const auto& s) { return s.second == source; });
-}
-
 // Route, read and decode the probed lists (untimed: the client's cache or fetch does that), then
 // time the route + scan the client runs.
 struct IvfProbe {
@@ -188,8 +170,7 @@ Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& 
       const auto t0 = Clock::now();
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto flat, scanner.search(z_of(qi), o.k));
       flat_ms.push_back(ms_since(t0));
-      PRIVSEARCH_ASSIGN_OR_RETURN(const bool hit, exact_top10_has(store, z_of(qi), flat, queries.sources[qi]));
-      hit_flat += hit;
+      hit_flat += in_top10(exact_rerank(store, z_of(qi), flat), queries.sources[qi]);
     }
     out["flat_scan_ms"] = latency_summary(flat_ms);
     out["hit10_flat"] = static_cast<double>(hit_flat) / static_cast<double>(nq);
@@ -202,8 +183,7 @@ Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& 
     for (std::size_t qi = 0; qi < nq; ++qi) {
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto p, probe_lists(ivf, lists, z_of(qi), nprobe, o.k));
       scan_ms.push_back(p.scan_ms);
-      PRIVSEARCH_ASSIGN_OR_RETURN(const bool hit, exact_top10_has(store, z_of(qi), p.candidates, queries.sources[qi]));
-      hit_ivf += hit;
+      hit_ivf += in_top10(exact_rerank(store, z_of(qi), p.candidates), queries.sources[qi]);
       probed_bytes.push_back(static_cast<double>(p.bytes));
       const auto fetched = cache.fetch(ivf, p.lists);
       if (qi >= nq / 2) warm_bytes.push_back(static_cast<double>(fetched));

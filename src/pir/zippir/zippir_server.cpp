@@ -33,7 +33,7 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_shard(const ZipPirPar
                                                                  const Seed& a_seed,
                                                                  unsigned threads,
                                                                  ZipPirServerLimits limits) {
-  PRIVSEARCH_RETURN_IF_ERROR(params.validate());
+  // The range is checked before its rows are copied; create_rows checks the rest.
   PRIVSEARCH_RETURN_IF_ERROR(check_row_range(params, db.shape(), range));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto rows, db.copy_rows(range.first_row, range.rows));
   return create_rows(params, db.shape(), range, std::move(rows), a_seed, threads, limits);
