@@ -108,7 +108,7 @@ std::string haproxy_config(const BalancerSpec& s) {
       "  timeout connect 2s\n"
       "  timeout check 2s                 # a slow health answer (a busy machine) is not a dead\n"
       "                                   # replica: only a refused or failed check counts\n"
-      "  retries 2\n"
+      "  retries 3\n"
       "  option redispatch 1              # every failed connect retries on another replica\n"
       "  option splice-auto               # move bytes kernel-side (requests are ~0.1-4 MB)\n"
       "  timeout client {1}s              # the provider's message receive deadline\n"
@@ -138,8 +138,13 @@ std::string haproxy_config(const BalancerSpec& s) {
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
     // `verify none` is for the check's own TLS session only (client traffic passes through
     // untouched and is verified by the client's pinned certificate); the check learns up/down.
-    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none\n", i + 1,
-                       s.replicas[i], s.check_interval_ms);
+    // `observe layer4 error-limit 1 on-error mark-down`: a client connect the replica refuses
+    // takes it out at once, not after `fall` failed checks (a killed replica would otherwise
+    // keep drawing leastconn's new connections, being the one with none, until then).
+    cfg += fmt::format(
+        "  server replica{} {} check inter {}ms fall 2 rise 1 verify none"
+        " observe layer4 error-limit 1 on-error mark-down\n",
+        i + 1, s.replicas[i], s.check_interval_ms);
   }
   return cfg;
 }
