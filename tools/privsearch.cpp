@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   namespace tools = privsearch::tools;
   const tools::AddCommand registry[] = {
       tools::add_params_command, tools::add_build_command,
+      tools::add_update_command,
       tools::add_eval_command,   tools::add_import_word_vectors_command,
       tools::add_serve_command,  tools::add_search_command,
       tools::add_audit_command,  tools::add_bench_command,

@@ -20,28 +20,29 @@ IvfListSource::IvfListSource(const index::IvfIndex* ivf, std::string artifact_ve
       disk_(std::move(disk)),
       limits_(limits) {}
 
-std::shared_ptr<const index::IvfList> IvfListSource::from_memory(std::uint32_t list) {
-  const auto it = by_list_.find(list);
+std::shared_ptr<const index::IvfList> IvfListSource::from_memory(std::uint64_t k) {
+  const auto it = by_list_.find(k);
   if (it == by_list_.end()) return nullptr;
   recent_.splice(recent_.begin(), recent_, it->second);
   return *it->second;
 }
 
 void IvfListSource::remember(const std::shared_ptr<const index::IvfList>& list) {
-  if (by_list_.count(list->list) != 0) return;
+  const auto k = key(list->list, list->generation);
+  if (by_list_.count(k) != 0) return;
   memory_bytes_ += list->memory_bytes();
   recent_.push_front(list);
-  by_list_[list->list] = recent_.begin();
+  by_list_[k] = recent_.begin();
   // Lists in use stay alive through the caller's shared_ptr even when evicted here.
   while (memory_bytes_ > limits_.memory_bytes && recent_.size() > 1) {
     memory_bytes_ -= recent_.back()->memory_bytes();
-    by_list_.erase(recent_.back()->list);
+    by_list_.erase(key(recent_.back()->list, recent_.back()->generation));
     recent_.pop_back();
   }
 }
 
-Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats& stats,
-                            Found& found) {
+Status IvfListSource::fetch(std::uint32_t generation, std::span<const std::uint32_t> lists,
+                            ListFetchStats& stats, Found& found) {
   // Requests within the provider's count and message limits (sizes from the directory; 1 KB of
   // the message for the framing).
   const std::uint64_t budget =
@@ -51,13 +52,14 @@ Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats
     std::size_t end = start;
     std::uint64_t bytes = 0;
     while (end < lists.size() && end - start < limits_.max_lists_per_fetch) {
-      const std::uint64_t next = ivf_->directory[lists[end]].bytes + 16;
+      const std::uint64_t next = ivf_->ref(lists[end], generation).bytes + 16;
       if (end > start && bytes + next > budget) break;
       bytes += next;
       ++end;
     }
     v1::FetchListsRequest request;
     request.set_artifact_version(version_);
+    request.set_generation(generation);
     for (std::size_t i = start; i < end; ++i) request.add_lists(lists[i]);
     const auto t0 = std::chrono::steady_clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto response, transport_->fetch_lists(request));
@@ -70,15 +72,15 @@ Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats
     }
     for (std::size_t i = start; i < end; ++i) {
       const std::string& segment = response.segments(static_cast<int>(i - start));
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto decoded,
-                                  index::decode_list(*ivf_, lists[i], byte_view(segment)));
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto decoded, index::decode_list(*ivf_, lists[i], byte_view(segment), generation));
       stats.fetched_bytes += segment.size();
       ++stats.fetched;
       // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
-      if (disk_) (void)disk_->put(ivf_->directory[lists[i]].sha256, segment);
+      if (disk_) (void)disk_->put(ivf_->ref(lists[i], generation).sha256, segment);
       auto list = std::make_shared<const index::IvfList>(std::move(decoded));
       remember(list);
-      found[lists[i]] = std::move(list);
+      found[key(lists[i], generation)] = std::move(list);
     }
     start = end;
   }
@@ -88,39 +90,51 @@ Status IvfListSource::fetch(std::span<const std::uint32_t> lists, ListFetchStats
 Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(
     std::span<const std::uint32_t> lists, ListFetchStats& stats) {
   stats.probed += lists.size();
-  Found found;  // holds every list of this call, whatever the memory bound evicts meanwhile
-  std::vector<std::uint32_t> missing;
+  const auto generations = static_cast<std::uint32_t>(ivf_->deltas.size());
+  Found found;  // holds every segment of this call, whatever the memory bound evicts meanwhile
+  std::vector<std::vector<std::uint32_t>> missing(generations + 1);  // per generation
+  std::vector<std::uint64_t> wanted;  // keys, in the order returned
   for (const auto l : lists) {
     if (l >= ivf_->lists) {
       return out_of_range_error(fmt::format("list {} outside the index's {}", l, ivf_->lists));
     }
-    if (found.count(l) != 0) continue;
-    if (auto list = from_memory(l)) {
-      ++stats.memory_hits;
-      found[l] = std::move(list);
-      continue;
-    }
-    if (disk_) {
-      if (auto bytes = disk_->get(ivf_->directory[l].sha256)) {
-        auto decoded = index::decode_list(*ivf_, l, byte_view(*bytes));
-        if (decoded.ok()) {
-          ++stats.disk_hits;
-          auto list = std::make_shared<const index::IvfList>(std::move(decoded).value());
-          remember(list);
-          found[l] = std::move(list);
-          continue;
+    for (std::uint32_t g = 0; g <= generations; ++g) {
+      const auto& ref = ivf_->ref(l, g);
+      if (g > 0 && ref.bytes == 0) continue;  // the list gained nothing in update g
+      const auto k = key(l, g);
+      wanted.push_back(k);
+      ++stats.segments;
+      if (found.count(k) != 0) continue;
+      if (auto list = from_memory(k)) {
+        ++stats.memory_hits;
+        found[k] = std::move(list);
+        continue;
+      }
+      if (disk_) {
+        if (auto bytes = disk_->get(ref.sha256)) {
+          auto decoded = index::decode_list(*ivf_, l, byte_view(*bytes), g);
+          if (decoded.ok()) {
+            ++stats.disk_hits;
+            auto list = std::make_shared<const index::IvfList>(std::move(decoded).value());
+            remember(list);
+            found[k] = std::move(list);
+            continue;
+          }
         }
       }
+      missing[g].push_back(l);
     }
-    missing.push_back(l);
   }
-  // Ascending: the provider sees the set, not the routing order.
-  std::sort(missing.begin(), missing.end());
-  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-  if (!missing.empty()) PRIVSEARCH_RETURN_IF_ERROR(fetch(missing, stats, found));
+  for (std::uint32_t g = 0; g <= generations; ++g) {
+    // Ascending: the provider sees the set, not the routing order.
+    auto& m = missing[g];
+    std::sort(m.begin(), m.end());
+    m.erase(std::unique(m.begin(), m.end()), m.end());
+    if (!m.empty()) PRIVSEARCH_RETURN_IF_ERROR(fetch(g, m, stats, found));
+  }
   std::vector<std::shared_ptr<const index::IvfList>> out;
-  out.reserve(lists.size());
-  for (const auto l : lists) out.push_back(found.at(l));
+  out.reserve(wanted.size());
+  for (const auto k : wanted) out.push_back(found.at(k));
   return out;
 }
 

@@ -27,9 +27,10 @@ namespace privsearch::client {
 
 struct ListFetchStats {
   std::size_t probed = 0;       // lists the search needed
-  std::size_t memory_hits = 0;  // already decoded in memory
-  std::size_t disk_hits = 0;    // read from the segment cache
-  std::size_t fetched = 0;      // fetched from the provider
+  std::size_t segments = 0;     // their segments (the base's and every update's additions)
+  std::size_t memory_hits = 0;  // segments already decoded in memory
+  std::size_t disk_hits = 0;    // segments read from the segment cache
+  std::size_t fetched = 0;      // segments fetched from the provider
   std::uint64_t fetched_bytes = 0;  // segment bytes received
   std::size_t requests = 0;     // FetchLists calls
   double fetch_ms = 0;          // time in those calls
@@ -48,16 +49,22 @@ class IvfListSource {
                 ProviderClient* transport, std::optional<SegmentCache> disk,
                 ListSourceLimits limits);
 
-  // The decoded lists `lists` (in that order); adds what it did to `stats`.
+  // The decoded segments of `lists` (in that order; each list's base segment, then its
+  // additions of every update generation that has one); adds what it did to `stats`.
   Result<std::vector<std::shared_ptr<const index::IvfList>>> get(
       std::span<const std::uint32_t> lists, ListFetchStats& stats);
 
  private:
-  using Found = std::unordered_map<std::uint32_t, std::shared_ptr<const index::IvfList>>;
-  std::shared_ptr<const index::IvfList> from_memory(std::uint32_t list);
+  // A segment's key: generation in the high half, list in the low one.
+  static std::uint64_t key(std::uint32_t list, std::uint32_t generation) {
+    return (std::uint64_t{generation} << 32) | list;
+  }
+  using Found = std::unordered_map<std::uint64_t, std::shared_ptr<const index::IvfList>>;
+  std::shared_ptr<const index::IvfList> from_memory(std::uint64_t key);
   void remember(const std::shared_ptr<const index::IvfList>& list);
-  // Fetches `lists` (ascending, none cached) and adds them to `found`.
-  Status fetch(std::span<const std::uint32_t> lists, ListFetchStats& stats, Found& found);
+  // Fetches the segments of `lists` in `generation` (ascending, none cached) into `found`.
+  Status fetch(std::uint32_t generation, std::span<const std::uint32_t> lists,
+               ListFetchStats& stats, Found& found);
 
   const index::IvfIndex* ivf_;
   std::string version_;
@@ -66,7 +73,7 @@ class IvfListSource {
   ListSourceLimits limits_;
   // Memory LRU: most recent at the front.
   std::list<std::shared_ptr<const index::IvfList>> recent_;
-  std::unordered_map<std::uint32_t, std::list<std::shared_ptr<const index::IvfList>>::iterator> by_list_;
+  std::unordered_map<std::uint64_t, std::list<std::shared_ptr<const index::IvfList>>::iterator> by_list_;
   std::uint64_t memory_bytes_ = 0;
 };
 

@@ -15,6 +15,8 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "index/artifacts.h"
+#include "index/append.h"
+#include "index/atomic_file.h"
 #include "index/ivf.h"
 #include "index/manifest.h"
 #include "index/payload_store.h"
@@ -34,8 +36,12 @@ struct SearchClient::Impl {
   std::unique_ptr<ProviderClient> transport;
   index::Manifest manifest;
   index::Projection projection;
-  std::unique_ptr<index::PqArtifact> pq;  // the scanner keeps a pointer: stable address
-  std::optional<index::PqScanner> scanner;
+  // The flat PQ codes of the base and of every update generation, in the scan's block layout
+  // (one segment each, ids from each generation's first document).
+  index::PqCodebook flat_codebook;
+  std::vector<std::vector<std::uint8_t>> flat_blocked;
+  std::vector<index::CodeSegment> flat_segments;
+  std::vector<std::uint32_t> deleted;  // every update's tombstones, ascending: never candidates
   // Or the IVF index (stable address: the list source keeps a pointer) and its lists.
   std::unique_ptr<index::IvfIndex> ivf;
   std::optional<IvfListSource> lists;
@@ -72,7 +78,7 @@ struct SearchClient::Impl {
     auto& t = out.timing;
     auto t0 = Clock::now();
     if (!ivf) {
-      auto found = scanner->search(z, k);
+      auto found = index::scan_top_k(flat_codebook, flat_segments, z, k, 1, deleted);
       t.pq_scan_ms = ms_since(t0);
       return found;
     }
@@ -82,13 +88,14 @@ struct SearchClient::Impl {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto probed, lists->get(out.probed_lists, stats));
     t.list_fetch_ms = stats.fetch_ms;
     t.lists_probed = stats.probed;
+    t.list_segments = stats.segments;
     t.lists_fetched = stats.fetched;
     t.list_bytes = stats.fetched_bytes;
     t0 = Clock::now();
     std::vector<const index::IvfList*> views;
     views.reserve(probed.size());
     for (const auto& l : probed) views.push_back(l.get());
-    auto found = index::ivf_search(*ivf, views, z, k);
+    auto found = index::ivf_search(*ivf, views, z, k, deleted);
     t.pq_scan_ms = scan_ms + ms_since(t0);
     return found;
   }
@@ -209,27 +216,62 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
        {"encoder", "payloads", scoring::kLayoutArtifact, scoring::kHintArtifact}) {
     if (held(optional)) needed.emplace_back(optional);
   }
+  // Update generations (index/append.h): their tombstones, the additions to the candidate
+  // index this client scans, and payloads when the directory holds the base's.
+  const std::uint32_t generations = index::index_generations(man);
+  for (std::uint32_t g = 1; g <= generations; ++g) {
+    needed.push_back(index::generation_artifact(index::kTombstonesArtifact, g));
+    const auto addition =
+        index::generation_artifact(use_ivf ? index::kIvfDeltaArtifact : "pq", g);
+    if (man.find(addition) != nullptr) needed.push_back(addition);
+    const auto payloads = index::generation_artifact("payloads", g);
+    if (held("payloads") && man.find(payloads) != nullptr) needed.push_back(payloads);
+  }
   PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(index_dir, man, needed));
-  auto path_of = [&](const char* name) -> Result<std::filesystem::path> {
+  auto path_of = [&](const std::string& name) -> Result<std::filesystem::path> {
     const auto* e = man.find(name);
     if (e == nullptr) {
-      return Status(StatusCode::kNotFound, std::string("the index has no `") + name + "` artifact");
+      return Status(StatusCode::kNotFound, "the index has no `" + name + "` artifact");
     }
     return index_dir / e->file;
   };
+  PRIVSEARCH_ASSIGN_OR_RETURN(impl->deleted, index::load_tombstones(index_dir, man));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj_file, path_of("projection"));
   PRIVSEARCH_ASSIGN_OR_RETURN(impl->projection, index::load_projection(proj_file));
   if (use_ivf) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf_file, path_of(index::kIvfArtifact));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(ivf_file));
+    for (std::uint32_t g = 1; g <= generations; ++g) {
+      const auto name = index::generation_artifact(index::kIvfDeltaArtifact, g);
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(name));  // one per generation
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(file));
+      PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(ivf, bytes, file));
+    }
     PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, man));
     impl->ivf = std::make_unique<index::IvfIndex>(std::move(ivf));
   } else {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of("pq"));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(pq_file));
-    impl->pq = std::make_unique<index::PqArtifact>(std::move(pq));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*impl->pq));
-    impl->scanner.emplace(std::move(scanner));
+    std::uint64_t first = 0;
+    for (std::uint32_t g = 0; g <= generations; ++g) {
+      const auto name = index::generation_artifact("pq", g);
+      if (g > 0 && man.find(name) == nullptr) continue;  // deletions only
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of(name));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(pq_file));
+      if (g == 0) {
+        impl->flat_codebook = pq.codebook;
+      } else if (pq.codebook.m != impl->flat_codebook.m ||
+                 pq.codebook.centroids != impl->flat_codebook.centroids) {
+        return Status(StatusCode::kDataLoss, fmt::format("`{}`: update {} has another PQ codebook "
+                                                         "than the base", pq_file.string(), g));
+      }
+      impl->flat_blocked.push_back(index::block_codes(pq.codes.data(), pq.count, pq.codebook.m));
+      impl->flat_segments.push_back({impl->flat_blocked.back().data(), pq.count, nullptr,
+                                     static_cast<std::uint32_t>(first)});
+      first += pq.count;
+    }
+    if (first != man.documents) {
+      return Status(StatusCode::kDataLoss, fmt::format("the PQ artifacts hold {} documents; the "
+                                                       "manifest lists {}", first, man.documents));
+    }
   }
   if (held("encoder")) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto enc_file, path_of("encoder"));
@@ -239,6 +281,14 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   if (held("payloads")) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto pay_file, path_of("payloads"));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto p, index::PayloadStore::open(pay_file));
+    for (std::uint32_t g = 1; g <= generations; ++g) {
+      const auto name = index::generation_artifact("payloads", g);
+      if (man.find(name) == nullptr) continue;
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto more_file, path_of(name));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, index::PayloadStore::open(more_file));
+      PRIVSEARCH_RETURN_IF_ERROR(p.append(more));
+    }
+    for (const auto id : impl->deleted) p.erase(id);
     impl->payloads.emplace(std::move(p));
   }
 

@@ -76,8 +76,10 @@ struct SearchTiming {
   double mask_ms = 0;  // access-private: masks made during this search (0 when prepared)
   std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
   // IVF: routing is part of pq_scan_ms; fetching the lists not cached is list_fetch_ms.
+  // list_segments: the probed lists' segments (more than the lists after updates);
+  // lists_fetched counts the segments fetched.
   double list_fetch_ms = 0;
-  std::size_t lists_probed = 0, lists_fetched = 0, list_bytes = 0;
+  std::size_t lists_probed = 0, list_segments = 0, lists_fetched = 0, list_bytes = 0;
 };
 
 struct SearchResult {

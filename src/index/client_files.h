@@ -15,8 +15,10 @@
 namespace privsearch::index {
 
 // Copies manifest.json, manifest.sig when present, and the artifacts `names` (those the manifest
-// lists; a name it does not list is kNotFound) from `index_dir` into `out` (created). Returns the
-// bytes written.
+// lists; a name it does not list is kNotFound) with their update generations' additions and
+// tombstones (index/append.h) from `index_dir` into `out` (created). Into a directory that holds
+// an older version, only the artifacts it does not hold already are copied (a client's update
+// download). Returns the bytes written.
 Result<std::uint64_t> copy_client_files(const std::filesystem::path& index_dir,
                                         const std::filesystem::path& out,
                                         const std::vector<std::string>& names);

@@ -70,8 +70,9 @@ std::vector<std::uint32_t> assign(const std::vector<float>& centroids, std::size
   return out;
 }
 
+// `pq` holds the codes of documents first_id, first_id + 1, ...
 void put_segment(ByteWriter& w, std::uint32_t list, std::span<const std::uint32_t> ids,
-                 const PqArtifact& pq) {
+                 const PqArtifact& pq, std::uint64_t first_id = 0) {
   const std::size_t m = pq.codebook.m;
   w.put_bytes({reinterpret_cast<const std::uint8_t*>(kSegmentMagic), 4});
   w.put_u16(1);
@@ -83,7 +84,7 @@ void put_segment(ByteWriter& w, std::uint32_t list, std::span<const std::uint32_
   for (const auto id : ids) w.put_u32(id);
   std::vector<std::uint8_t> codes(ids.size() * m);
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    std::copy_n(pq.codes.data() + std::size_t{ids[i]} * m, m, codes.data() + i * m);
+    std::copy_n(pq.codes.data() + (ids[i] - first_id) * m, m, codes.data() + i * m);
   }
   w.put_bytes(block_codes(codes.data(), ids.size(), m));
 }
@@ -305,6 +306,129 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
                                     {kIvfArtifact, kIvfFile, 0, ""}};
 }
 
+Result<std::vector<ArtifactEntry>> write_ivf_delta(const IvfIndex& base, std::uint32_t generation,
+                                                   std::span<const std::uint32_t> assignment,
+                                                   const PqArtifact& codes,
+                                                   const std::filesystem::path& dir) {
+  const std::size_t lists = base.lists, m = base.codebook.m, spill = base.spill;
+  if (generation != base.deltas.size() + 1) {
+    return failed_precondition_error(fmt::format(
+        "IVF generation {} written after {} generations", generation, base.deltas.size()));
+  }
+  if (codes.codebook.m != m || codes.codebook.dim != base.codebook.dim ||
+      assignment.size() != codes.count * spill) {
+    return invalid_argument_error("the appended documents' codes or list assignment do not fit "
+                                  "the IVF index (codebook shape, spill)");
+  }
+  const std::uint64_t first = base.total_documents();
+  if (first + codes.count > std::numeric_limits<std::uint32_t>::max()) {
+    return invalid_argument_error("document ids above 2^32 - 1");
+  }
+  std::vector<std::vector<std::uint32_t>> members(lists);
+  for (std::size_t d = 0; d < codes.count; ++d) {
+    for (std::size_t j = 0; j < spill; ++j) {
+      const auto l = assignment[d * spill + j];
+      if (l >= lists) return invalid_argument_error(fmt::format("assignment to list {} of {}", l, lists));
+      members[l].push_back(static_cast<std::uint32_t>(first + d));  // ascending: d ascends
+    }
+  }
+  ByteWriter lw;
+  lw.put_bytes({reinterpret_cast<const std::uint8_t*>("PSIL"), 4});
+  lw.put_u16(1);
+  lw.put_u16(0);
+  lw.put_u64(lists);
+  ByteWriter entries;
+  std::uint32_t changed = 0;
+  for (std::size_t l = 0; l < lists; ++l) {
+    if (members[l].empty()) continue;
+    const std::size_t start = lw.size();
+    put_segment(lw, static_cast<std::uint32_t>(l), members[l], codes, first);
+    entries.put_u32(static_cast<std::uint32_t>(l));
+    entries.put_u32(static_cast<std::uint32_t>(members[l].size()));
+    entries.put_u64(start);
+    entries.put_u64(lw.size() - start);
+    entries.put_bytes(sha256(std::span(lw.bytes()).subspan(start, lw.size() - start)));
+    ++changed;
+  }
+  const std::string lists_file = fmt::format("ivf_lists.{}.bin", generation);
+  const std::string delta_file = fmt::format("ivf_delta.{}.bin", generation);
+  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / lists_file, lw.bytes()));
+  ByteWriter w;
+  put_header(w, "PSID");
+  w.put_u32(generation);
+  w.put_u32(static_cast<std::uint32_t>(lists));
+  w.put_u32(static_cast<std::uint32_t>(m));
+  w.put_u32(changed);
+  w.put_u64(first);
+  w.put_u64(first + codes.count);
+  w.put_u64(lw.size());
+  w.put_bytes(entries.bytes());
+  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / delta_file, w.bytes()));
+  return std::vector<ArtifactEntry>{
+      {generation_artifact(kIvfListsArtifact, generation), lists_file, 0, ""},
+      {generation_artifact(kIvfDeltaArtifact, generation), delta_file, 0, ""}};
+}
+
+Status add_ivf_delta(IvfIndex& ivf, std::span<const std::uint8_t> bytes,
+                     const std::filesystem::path& file) {
+  ByteReader r(bytes);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, "PSID", file));
+  std::uint32_t generation = 0, lists = 0, m = 0, changed = 0;
+  IvfDelta delta;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(generation));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(lists));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(changed));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(delta.first_document));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(delta.documents));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(delta.lists_file_bytes));
+  if (generation != ivf.deltas.size() + 1 || lists != ivf.lists || m != ivf.codebook.m ||
+      delta.first_document != ivf.total_documents() || delta.documents < delta.first_document ||
+      delta.documents > std::numeric_limits<std::uint32_t>::max() || changed > lists) {
+    return data_loss_error(fmt::format(
+        "`{}`: IVF delta (generation {}, {} lists, M = {}, documents {}..{}) is not the next "
+        "generation of this index (generation {}, {} lists, M = {}, {} documents)",
+        file.string(), generation, lists, m, delta.first_document, delta.documents,
+        ivf.deltas.size() + 1, ivf.lists, ivf.codebook.m, ivf.total_documents()));
+  }
+  if (r.remaining() != std::size_t{changed} * (kDirectoryEntryBytes + 4)) {
+    return data_loss_error(fmt::format("`{}`: {} bytes of entries, {} lists take {}", file.string(),
+                                       r.remaining(), changed, changed * (kDirectoryEntryBytes + 4)));
+  }
+  delta.directory.resize(lists);
+  std::uint64_t next = kListsFileHeaderBytes, total = 0;
+  std::int64_t previous = -1;
+  for (std::uint32_t e = 0; e < changed; ++e) {
+    std::uint32_t list = 0;
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(list));
+    if (list >= lists || static_cast<std::int64_t>(list) <= previous) {
+      return data_loss_error(fmt::format("`{}`: delta lists not ascending inside the index", file.string()));
+    }
+    previous = list;
+    auto& ref = delta.directory[list];
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(ref.count));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ref.offset));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ref.bytes));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(ref.sha256));
+    if (ref.count == 0 || ref.offset != next || ref.bytes != segment_bytes(ref.count, m)) {
+      return data_loss_error(fmt::format("`{}`: list {}'s delta segment does not follow the "
+                                         "previous one or disagrees with its count",
+                                         file.string(), list));
+    }
+    next += ref.bytes;
+    total += ref.count;
+  }
+  if (total != (delta.documents - delta.first_document) * ivf.spill ||
+      next != delta.lists_file_bytes) {
+    return data_loss_error(fmt::format("`{}`: the delta lists hold {} entries in {} bytes; the "
+                                       "header says {} documents x {} in {}", file.string(), total,
+                                       next, delta.documents - delta.first_document, ivf.spill,
+                                       delta.lists_file_bytes));
+  }
+  ivf.deltas.push_back(std::move(delta));
+  return Status();
+}
+
 Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& pq,
                                              const IvfOptions& o,
                                              const std::filesystem::path& dir) {
@@ -410,10 +534,10 @@ Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::files
 }
 
 Status check_ivf_matches(const IvfIndex& ivf, const Manifest& manifest) {
-  if (ivf.documents != manifest.documents || ivf.codebook.dim != manifest.dim) {
+  if (ivf.total_documents() != manifest.documents || ivf.codebook.dim != manifest.dim) {
     return data_loss_error(fmt::format(
         "the IVF directory ({} documents, d' = {}) does not match the manifest's collection ({}, "
-        "d' = {})", ivf.documents, ivf.codebook.dim, manifest.documents, manifest.dim));
+        "d' = {})", ivf.total_documents(), ivf.codebook.dim, manifest.documents, manifest.dim));
   }
   return Status();
 }
@@ -438,11 +562,15 @@ std::vector<std::uint32_t> route_query(const IvfIndex& ivf, std::span<const floa
 }
 
 Result<IvfList> decode_list(const IvfIndex& ivf, std::uint32_t list,
-                            std::span<const std::uint8_t> segment) {
-  if (list >= ivf.lists) {
-    return out_of_range_error(fmt::format("list {} outside the index's {}", list, ivf.lists));
+                            std::span<const std::uint8_t> segment, std::uint32_t generation) {
+  if (list >= ivf.lists || generation > ivf.deltas.size()) {
+    return out_of_range_error(fmt::format("list {} of generation {} outside the index's {} lists "
+                                          "and {} generations", list, generation, ivf.lists,
+                                          ivf.deltas.size()));
   }
-  const auto& ref = ivf.directory[list];
+  const auto& ref = ivf.ref(list, generation);
+  const std::uint64_t first = generation == 0 ? 0 : ivf.deltas[generation - 1].first_document;
+  const std::uint64_t end = generation == 0 ? ivf.documents : ivf.deltas[generation - 1].documents;
   if (segment.size() != ref.bytes || sha256(segment) != ref.sha256) {
     return data_loss_error(fmt::format(
         "list {}'s segment ({} bytes) is not the one the index directory names ({} bytes, "
@@ -467,11 +595,12 @@ Result<IvfList> decode_list(const IvfIndex& ivf, std::uint32_t list,
   }
   IvfList out;
   out.list = list;
+  out.generation = generation;
   out.count = count;
   out.ids.resize(count);
   for (auto& id : out.ids) PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(id));
   for (std::size_t i = 0; i < count; ++i) {
-    if (out.ids[i] >= ivf.documents || (i > 0 && out.ids[i] <= out.ids[i - 1])) {
+    if (out.ids[i] < first || out.ids[i] >= end || (i > 0 && out.ids[i] <= out.ids[i - 1])) {
       return data_loss_error(fmt::format("list {}: document ids not ascending inside the collection", list));
     }
   }
@@ -483,18 +612,19 @@ Result<IvfList> decode_list(const IvfIndex& ivf, std::uint32_t list,
 
 Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& ivf,
                                               std::span<const IvfList* const> lists,
-                                              std::span<const float> query, std::size_t k) {
+                                              std::span<const float> query, std::size_t k,
+                                              std::span<const std::uint32_t> deleted) {
   std::vector<CodeSegment> segments;
   segments.reserve(lists.size());
   for (const IvfList* l : lists) segments.push_back(l->segment());
-  return scan_top_k(ivf.codebook, segments, query, k, ivf.spill);
+  return scan_top_k(ivf.codebook, segments, query, k, ivf.spill, deleted);
 }
 
 Result<IvfListStore> IvfListStore::open(const std::filesystem::path& file, IvfIndex index) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
   IvfListStore s;
-  s.fd_ = fd;
+  s.fds_.push_back(fd);
   const off_t size = ::lseek(fd, 0, SEEK_END);
   if (size < 0 || static_cast<std::uint64_t>(size) != index.lists_file_bytes) {
     return data_loss_error(fmt::format("`{}` has {} bytes; the IVF directory expects {}",
@@ -505,31 +635,57 @@ Result<IvfListStore> IvfListStore::open(const std::filesystem::path& file, IvfIn
   return s;
 }
 
+Status IvfListStore::open_generation(std::uint32_t generation, const std::filesystem::path& file) {
+  if (generation != fds_.size() || generation > index_.deltas.size()) {
+    return failed_precondition_error(fmt::format(
+        "IVF lists of generation {} opened out of order (next {}, the directory has {})",
+        generation, fds_.size(), index_.deltas.size()));
+  }
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  const std::uint64_t expected = index_.deltas[generation - 1].lists_file_bytes;
+  if (size < 0 || static_cast<std::uint64_t>(size) != expected) {
+    ::close(fd);
+    return data_loss_error(fmt::format("`{}` has {} bytes; the IVF delta directory expects {}",
+                                       file.string(), static_cast<long long>(size), expected));
+  }
+  fds_.push_back(fd);
+  return Status();
+}
+
 IvfListStore::IvfListStore(IvfListStore&& o) noexcept
-    : index_(std::move(o.index_)), fd_(std::exchange(o.fd_, -1)) {}
+    : index_(std::move(o.index_)), fds_(std::exchange(o.fds_, {})) {}
 
 IvfListStore& IvfListStore::operator=(IvfListStore&& o) noexcept {
   if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
+    for (const int fd : fds_) ::close(fd);
     index_ = std::move(o.index_);
-    fd_ = std::exchange(o.fd_, -1);
+    fds_ = std::exchange(o.fds_, {});
   }
   return *this;
 }
 
 IvfListStore::~IvfListStore() {
-  if (fd_ >= 0) ::close(fd_);
+  for (const int fd : fds_) ::close(fd);
 }
 
-Result<std::string> IvfListStore::segment(std::uint32_t list) const {
+Result<std::string> IvfListStore::segment(std::uint32_t list, std::uint32_t generation) const {
   if (list >= index_.lists) {
     return out_of_range_error(fmt::format("list {} outside the index's {}", list, index_.lists));
   }
-  const auto& ref = index_.directory[list];
+  if (generation >= fds_.size()) {
+    return not_found_error(fmt::format("generation {} is not served (the index has {})",
+                                       generation, fds_.size() - 1));
+  }
+  const auto& ref = index_.ref(list, generation);
+  if (generation > 0 && ref.bytes == 0) {
+    return not_found_error(fmt::format("list {} gained nothing in generation {}", list, generation));
+  }
   std::string bytes(ref.bytes, '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done,
+    const ssize_t n = ::pread(fds_[generation], bytes.data() + done, bytes.size() - done,
                               static_cast<off_t>(ref.offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {

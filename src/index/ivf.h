@@ -46,6 +46,7 @@ inline constexpr char kIvfArtifact[] = "ivf";
 inline constexpr char kIvfListsArtifact[] = "ivf_lists";
 inline constexpr char kIvfFile[] = "ivf.bin";
 inline constexpr char kIvfListsFile[] = "ivf_lists.bin";
+inline constexpr char kIvfDeltaArtifact[] = "ivf_delta";  // generations >= 1 only
 inline constexpr std::size_t kListSegmentHeaderBytes = 24;
 inline constexpr std::size_t kListsFileHeaderBytes = 16;
 // Below this many documents `privsearch build` makes only the flat artifact (its download, about
@@ -67,8 +68,24 @@ struct IvfListRef {
   Sha256Digest sha256{};     // of the segment's bytes
 };
 
+// The lists' additions of one update generation g >= 1 (index/append.h): documents
+// [first_document, documents) appended, each in its `spill` best lists under the unchanged
+// centroids. Files (artifacts "ivf_lists.g" and "ivf_delta.g", see generation_artifact()):
+//   ivf_lists.g.bin: the "PSIL" header, then one segment (same format as the base's) per list
+//     that gained documents, in list order;
+//   ivf_delta.g.bin ("PSID", what an updating client downloads): generation, lists, M, first
+//     document, documents after it, lists file bytes, entries; then per entry the list, its
+//     segment's offset, size, count and SHA-256.
+// A list probed by a search is its base segment plus its delta segment of every generation.
+struct IvfDelta {
+  std::uint64_t first_document = 0;
+  std::uint64_t documents = 0;        // the collection's size after this generation
+  std::uint64_t lists_file_bytes = 0;
+  std::vector<IvfListRef> directory;  // one per list; bytes 0: the list gained nothing
+};
+
 struct IvfIndex {
-  std::uint64_t documents = 0;
+  std::uint64_t documents = 0;      // in the base lists (ids 0 .. documents - 1)
   std::size_t spill = 1;            // lists each document is in
   std::size_t lists = 0;
   std::size_t route_dim = 0;        // r <= d'
@@ -76,6 +93,16 @@ struct IvfIndex {
   std::vector<float> centroids;     // lists x r (binary16 values widened)
   std::vector<IvfListRef> directory;  // one per list
   std::uint64_t lists_file_bytes = 0;
+  std::vector<IvfDelta> deltas;       // generation g at g - 1
+
+  // The collection's size with every generation applied.
+  std::uint64_t total_documents() const {
+    return deltas.empty() ? documents : deltas.back().documents;
+  }
+  // List `list`'s segment in `generation` (0: the base); bytes 0 when it has none there.
+  const IvfListRef& ref(std::uint32_t list, std::uint32_t generation = 0) const {
+    return generation == 0 ? directory[list] : deltas[generation - 1].directory[list];
+  }
 };
 
 struct IvfOptions {
@@ -128,14 +155,28 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
                                              std::span<const std::uint32_t> assignment,
                                              const PqArtifact& codes,
                                              const std::filesystem::path& dir);
+// Generation `generation`'s additions to `base` (its lists and deltas so far): the documents
+// [first_document, first_document + codes.count) with their list assignment (codes.count x
+// spill, as assign_to_lists gives it) and PQ codes (the base codebook's). Writes
+// ivf_lists.g.bin then ivf_delta.g.bin into `dir` atomically; returns their manifest entries.
+Result<std::vector<ArtifactEntry>> write_ivf_delta(const IvfIndex& base, std::uint32_t generation,
+                                                   std::span<const std::uint32_t> assignment,
+                                                   const PqArtifact& codes,
+                                                   const std::filesystem::path& dir);
+// Parses ivf_delta.g.bin and adds it to `index` as its next generation: kDataLoss unless it is
+// generation deltas.size() + 1 of this index (lists, M, first document = total so far) with
+// contiguous segments that hold each new document `spill` times.
+Status add_ivf_delta(IvfIndex& index, std::span<const std::uint8_t> bytes,
+                     const std::filesystem::path& file);
+
 // ivf.bin, checked: shape limits before allocation, finite values, contiguous segments whose
 // sizes match their counts, nothing trailing.
 Result<IvfIndex> load_ivf(const std::filesystem::path& file);
 // The same from bytes (`file` names them in errors).
 Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::filesystem::path& file);
 
-// kDataLoss unless the directory is of the manifest's collection (N and d'): what client and
-// provider check before using it.
+// kDataLoss unless the directory (with its generations) is of the manifest's collection (N and
+// d'): what client and provider check before using it.
 Status check_ivf_matches(const IvfIndex& index, const Manifest& manifest);
 
 // The `nprobe` lists whose centroids have the largest inner product with the query's first r
@@ -146,6 +187,7 @@ std::vector<std::uint32_t> route_query(const IvfIndex& index, std::span<const fl
 // One decoded posting list.
 struct IvfList {
   std::uint32_t list = 0;
+  std::uint32_t generation = 0;  // 0: the base segment; g: the list's additions of update g
   std::size_t count = 0;
   std::vector<std::uint32_t> ids;
   std::vector<std::uint8_t> blocked;  // ceil(count / 64) x M x 64
@@ -153,17 +195,18 @@ struct IvfList {
   std::size_t memory_bytes() const { return ids.size() * 4 + blocked.size(); }
 };
 
-// Decodes list `list`'s segment bytes: kDataLoss unless its SHA-256 is the directory's (a
-// tampered, truncated or misplaced segment), the header names this list, M and count match,
-// and its ids are ascending and inside the collection.
+// Decodes list `list`'s segment bytes of `generation` (0: the base): kDataLoss unless its
+// SHA-256 is the directory's (a tampered, truncated or misplaced segment), the header names this
+// list, M and count match, and its ids are ascending and inside the generation's documents.
 Result<IvfList> decode_list(const IvfIndex& index, std::uint32_t list,
-                            std::span<const std::uint8_t> segment);
+                            std::span<const std::uint8_t> segment, std::uint32_t generation = 0);
 
 // The top k documents over the given lists (same contract as scan_top_k; a document found in
-// several of them counts once).
+// several of them counts once; `deleted`, ascending, are never returned).
 Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& index,
                                               std::span<const IvfList* const> lists,
-                                              std::span<const float> query, std::size_t k);
+                                              std::span<const float> query, std::size_t k,
+                                              std::span<const std::uint32_t> deleted = {});
 
 // The provider's view of ivf_lists.bin: segments read with pread from the descriptor opened at
 // load (a file truncated while serving is an error, never a signal) and checked against the
@@ -171,6 +214,9 @@ Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& index,
 class IvfListStore {
  public:
   static Result<IvfListStore> open(const std::filesystem::path& file, IvfIndex index);
+  // Opens generation g's lists file (generations in order, 1 first; the index must hold g's
+  // directory).
+  Status open_generation(std::uint32_t generation, const std::filesystem::path& file);
   IvfListStore(IvfListStore&& o) noexcept;
   IvfListStore& operator=(IvfListStore&& o) noexcept;
   IvfListStore(const IvfListStore&) = delete;
@@ -180,12 +226,13 @@ class IvfListStore {
   const IvfIndex& index() const { return index_; }
   // List `list`'s segment bytes: kOutOfRange for a list outside the index, kDataLoss when the
   // bytes on disk are no longer the ones the directory names.
-  Result<std::string> segment(std::uint32_t list) const;
+  // kNotFound when the list has no segment in `generation` (or the generation is unknown).
+  Result<std::string> segment(std::uint32_t list, std::uint32_t generation = 0) const;
 
  private:
   IvfListStore() = default;
   IvfIndex index_;
-  int fd_ = -1;
+  std::vector<int> fds_;  // per generation, the base first
 };
 
 }  // namespace privsearch::index

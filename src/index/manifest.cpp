@@ -65,11 +65,12 @@ const ArtifactEntry* Manifest::find(const std::string& name) const {
   return nullptr;
 }
 
-Status write_manifest(const std::filesystem::path& dir, Manifest& m) {
+Status write_manifest(const std::filesystem::path& dir, Manifest& m, bool keep_known_hashes) {
   for (auto& a : m.artifacts) {
     if (a.file.empty() || a.file.find("..") != std::string::npos || a.file.front() == '/') {
       return invalid_argument_error(fmt::format("artifact file `{}` must be a plain relative name", a.file));
     }
+    if (keep_known_hashes && !a.sha256.empty()) continue;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto hb, hash_file(dir / a.file));
     a.sha256 = hb.first;
     a.bytes = hb.second;
@@ -149,6 +150,16 @@ Status verify_artifacts(const std::filesystem::path& dir, const Manifest& m,
     }
   }
   return Status();
+}
+
+std::string generation_artifact(std::string_view name, std::uint32_t generation) {
+  return generation == 0 ? std::string(name) : fmt::format("{}.{}", name, generation);
+}
+
+std::uint32_t index_generations(const Manifest& manifest) {
+  std::uint32_t g = 0;
+  while (manifest.find(generation_artifact("tombstones", g + 1)) != nullptr) ++g;
+  return g;
 }
 
 Status check_version(const Manifest& m, const std::string& expected) {

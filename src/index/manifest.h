@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -49,8 +50,10 @@ struct Manifest {
 };
 
 // Hashes the listed artifact files (entries need name and file), fills bytes/sha256/version_id
-// and writes dir/manifest.json atomically.
-Status write_manifest(const std::filesystem::path& dir, Manifest& manifest);
+// and writes dir/manifest.json atomically. keep_known_hashes: entries that already carry a hash
+// keep it (an update lists the old version's artifacts, verified and unchanged, beside new ones).
+Status write_manifest(const std::filesystem::path& dir, Manifest& manifest,
+                      bool keep_known_hashes = false);
 // Reads dir/manifest.json, checks the format version, re-hashes every artifact (when `verify`)
 // and recomputes the version id.
 Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify = true);
@@ -58,6 +61,13 @@ Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify = t
 // ones it reads (projection, pq, encoder, payloads), never needing the private exact store.
 Status verify_artifacts(const std::filesystem::path& dir, const Manifest& manifest,
                         const std::vector<std::string>& names);
+// Updates without a rebuild (index/append.h) add generations 1, 2, ... of some artifacts; the
+// artifact `name` of generation g is named "name.g" (g = 0: `name` itself, the base).
+std::string generation_artifact(std::string_view name, std::uint32_t generation);
+// The generations the manifest holds beyond the base: g counts while "tombstones.g" is listed
+// (every generation has one, possibly empty).
+std::uint32_t index_generations(const Manifest& manifest);
+
 // kFailedPrecondition when the ids differ (client and provider built from different indexes).
 Status check_version(const Manifest& manifest, const std::string& expected_version_id);
 

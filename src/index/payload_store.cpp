@@ -105,4 +105,18 @@ Result<std::string> PayloadStore::text(std::size_t i) const {
   return decode_record(record(i), record_bytes_);
 }
 
+Status PayloadStore::append(const PayloadStore& more) {
+  if (more.record_bytes_ != record_bytes_) {
+    return data_loss_error(fmt::format("payload records of {} bytes cannot follow records of {}",
+                                       more.record_bytes_, record_bytes_));
+  }
+  data_.insert(data_.end(), more.data_.begin(), more.data_.end());
+  records_ += more.records_;
+  return Status();
+}
+
+void PayloadStore::erase(std::size_t i) {
+  if (i < records_) std::fill_n(data_.begin() + static_cast<std::ptrdiff_t>(i * record_bytes_), record_bytes_, 0);
+}
+
 }  // namespace privsearch::index

@@ -32,6 +32,11 @@ class PayloadStore {
                       std::size_t record_bytes);
   static Result<PayloadStore> open(const std::filesystem::path& file);
 
+  // Update generations (index/append.h): `more`'s records after these (same record size), and
+  // record i zeroed (a deleted document: a fetch of it decodes to empty text).
+  Status append(const PayloadStore& more);
+  void erase(std::size_t i);
+
   std::size_t records() const { return records_; }
   std::size_t record_bytes() const { return record_bytes_; }
   // The raw fixed-size record i (what PIR serves).

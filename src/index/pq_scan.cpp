@@ -63,7 +63,8 @@ std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t cou
 Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
                                               std::span<const CodeSegment> segments,
                                               std::span<const float> q, std::size_t k,
-                                              std::size_t copies) {
+                                              std::size_t copies,
+                                              std::span<const std::uint32_t> deleted) {
   const std::size_t m = cb.m;
   if (m == 0 || m > 257 || cb.ksub != 256) {
     return invalid_argument_error("PQ codebook shape unsupported by the fast scan");
@@ -97,7 +98,23 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
   // m * delta / 2 (+ float rounding), so anything within m * delta of the K-th can be in the top K.
   // With documents in up to `copies` segments, the (k * copies)-th entry bounds the k-th distinct
   // document from below.
-  const std::size_t entries = std::min(k * std::max<std::size_t>(copies, 1), total);
+  // Deleted documents' entries are skipped below, so the bound reaches that many further down.
+  const auto is_deleted = [&](std::uint32_t id) {
+    return !deleted.empty() && std::binary_search(deleted.begin(), deleted.end(), id);
+  };
+  std::size_t deleted_entries = 0;
+  for (const auto& seg : segments) {
+    if (deleted.empty()) break;
+    if (seg.ids != nullptr) {
+      for (std::size_t i = 0; i < seg.count; ++i) deleted_entries += is_deleted(seg.ids[i]) ? 1 : 0;
+    } else {
+      deleted_entries += static_cast<std::size_t>(
+          std::lower_bound(deleted.begin(), deleted.end(), seg.first_id + seg.count) -
+          std::lower_bound(deleted.begin(), deleted.end(), seg.first_id));
+    }
+  }
+  const std::size_t entries =
+      std::min(k * std::max<std::size_t>(copies, 1) + deleted_entries, total);
   std::size_t seen = 0;
   std::size_t kth_value = 65535;
   for (std::size_t v = 65536; v-- > 0;) {
@@ -122,7 +139,10 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
       const std::uint8_t* base = seg.blocked + (i / 64) * m * 64 + (i % 64);
       float score = 0;
       for (std::size_t j = 0; j < m; ++j) score += tables.lut[j * 256 + base[j * 64]];
-      pool.push_back({score, seg.ids != nullptr ? seg.ids[i] : static_cast<std::uint32_t>(i)});
+      const std::uint32_t id =
+          seg.ids != nullptr ? seg.ids[i] : seg.first_id + static_cast<std::uint32_t>(i);
+      if (is_deleted(id)) continue;
+      pool.push_back({score, id});
     }
   }
   const auto better = [](const Scored& x, const Scored& y) {

@@ -22,12 +22,14 @@
 namespace privsearch::index {
 
 // The codes of `count` documents in the scan's block layout (ceil(count / 64), m, 64), padding
-// zero, and their document ids (null: the documents are 0 .. count - 1). A flat artifact is one
-// segment; an IVF search (index/ivf.h) scans the segments of the lists it probed.
+// zero, and their document ids (null: the documents are first_id .. first_id + count - 1). A
+// flat artifact is one segment per generation; an IVF search (index/ivf.h) scans the segments
+// of the lists it probed.
 struct CodeSegment {
   const std::uint8_t* blocked = nullptr;
   std::size_t count = 0;
   const std::uint32_t* ids = nullptr;
+  std::uint32_t first_id = 0;
 };
 
 // `codes` ((count, m), one row per document) in the block layout.
@@ -35,12 +37,14 @@ std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t cou
 
 // The top k document ids over all segments by approximate inner product with `query`, best first,
 // ties by the smaller id: the same result as pq_search over the union of the segments. A
-// document may be in up to `copies` segments (with the same code); it is returned once. Uses the
-// VBMI kernel when the CPU has it, else a scalar loop that computes the same byte sums.
+// document may be in up to `copies` segments (with the same code); it is returned once; the
+// `deleted` ids (ascending: an update's tombstones) never are. Uses the VBMI kernel when the CPU
+// has it, else a scalar loop that computes the same byte sums.
 Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& codebook,
                                               std::span<const CodeSegment> segments,
                                               std::span<const float> query, std::size_t k,
-                                              std::size_t copies = 1);
+                                              std::size_t copies = 1,
+                                              std::span<const std::uint32_t> deleted = {});
 
 class PqScanner {
  public:

@@ -102,6 +102,15 @@ std::shared_ptr<ProviderState> ProviderCore::make_state(const ProviderLimits& li
 Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config,
                                                            const index::ExactStore* store,
                                                            std::shared_ptr<ProviderState> state) {
+  if (store == nullptr) return Status(StatusCode::kInvalidArgument, "provider: no exact store");
+  return create(std::move(config),
+                std::make_shared<const index::ExactRows>(index::ExactRows::of(*store)),
+                std::move(state));
+}
+
+Result<std::unique_ptr<ProviderCore>> ProviderCore::create(
+    ProviderConfig config, std::shared_ptr<const index::ExactRows> store,
+    std::shared_ptr<ProviderState> state) {
   if (store == nullptr || store->rows() == 0) {
     return Status(StatusCode::kInvalidArgument, "provider: no exact store");
   }
@@ -130,14 +139,14 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto encoder, ckks::Encoder::create(config.params));
   if (!state) state = make_state(config.limits);
-  return std::unique_ptr<ProviderCore>(new ProviderCore(std::move(config), store,
+  return std::unique_ptr<ProviderCore>(new ProviderCore(std::move(config), std::move(store),
                                                         std::move(encoder), std::move(state)));
 }
 
-ProviderCore::ProviderCore(ProviderConfig config, const index::ExactStore* store,
+ProviderCore::ProviderCore(ProviderConfig config, std::shared_ptr<const index::ExactRows> store,
                            ckks::Encoder encoder, std::shared_ptr<ProviderState> state)
     : config_(std::move(config)),
-      store_(store),
+      store_(std::move(store)),
       encoder_(std::move(encoder)),
       evaluator_(config_.params),
       state_(std::move(state)) {}

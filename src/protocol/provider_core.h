@@ -28,6 +28,7 @@
 #include "ckks/evaluator.h"
 #include "ckks/params.h"
 #include "core/status.h"
+#include "index/exact_rows.h"
 #include "index/exact_store.h"
 #include "index/ivf.h"
 #include "protocol/key_cache.h"
@@ -95,9 +96,14 @@ struct ProviderConfig {
 
 class ProviderCore {
  public:
-  // `store` must outlive the core. `state` (keys, budgets, rate limits) is shared with the
-  // cores of later index versions; null: a fresh in-memory state sized by config.limits.
-  // kInvalidArgument when the store's d' does not fit the params.
+  // `rows`: the exact rows of every generation of the index version served (index/exact_rows.h).
+  // `state` (keys, budgets, rate limits) is shared with the cores of later index versions; null:
+  // a fresh in-memory state sized by config.limits. kInvalidArgument when the rows' d' does not
+  // fit the params.
+  static Result<std::unique_ptr<ProviderCore>> create(
+      ProviderConfig config, std::shared_ptr<const index::ExactRows> rows,
+      std::shared_ptr<ProviderState> state = nullptr);
+  // One exact store (no update generations), which must outlive the core.
   static Result<std::unique_ptr<ProviderCore>> create(
       ProviderConfig config, const index::ExactStore* store,
       std::shared_ptr<ProviderState> state = nullptr);
@@ -123,8 +129,8 @@ class ProviderCore {
   const ProviderState& state() const { return *state_; }
 
  private:
-  ProviderCore(ProviderConfig config, const index::ExactStore* store, ckks::Encoder encoder,
-               std::shared_ptr<ProviderState> state);
+  ProviderCore(ProviderConfig config, std::shared_ptr<const index::ExactRows> rows,
+               ckks::Encoder encoder, std::shared_ptr<ProviderState> state);
   struct DecodedKeys {
     KeyId id;
     std::shared_ptr<const EvaluationKeys> keys;
@@ -143,7 +149,7 @@ class ProviderCore {
                                                 const std::string& group) const;
 
   ProviderConfig config_;
-  const index::ExactStore* store_;
+  std::shared_ptr<const index::ExactRows> store_;
   ckks::Encoder encoder_;
   ckks::Evaluator evaluator_;
   std::shared_ptr<ProviderState> state_;

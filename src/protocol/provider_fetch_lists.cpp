@@ -33,6 +33,12 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
                        "the size where the build makes them): use the flat PQ artifact");
   }
   const auto& ivf = store->index();
+  const std::uint32_t generation = request.generation();
+  if (generation > ivf.deltas.size()) {
+    return lists_error(v1::MALFORMED_REQUEST,
+                       "generation " + std::to_string(generation) + " of an index with " +
+                           std::to_string(ivf.deltas.size()) + " update generations");
+  }
   const auto count = static_cast<std::size_t>(request.lists_size());
   if (count == 0 || count > limits.max_lists_per_fetch) {
     return lists_error(v1::MALFORMED_REQUEST,
@@ -50,7 +56,13 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
     if (!seen.insert(list).second) {
       return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) + " requested twice");
     }
-    bytes += ivf.directory[list].bytes;
+    const auto& ref = ivf.ref(list, generation);
+    if (generation > 0 && ref.bytes == 0) {
+      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
+                                                    " gained no documents in generation " +
+                                                    std::to_string(generation));
+    }
+    bytes += ref.bytes;
   }
   // The response must fit the message limit a client also enforces; a client splits its
   // probe by the sizes in its directory.
@@ -62,7 +74,7 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
   }
   v1::FetchListsResponse response;
   for (const auto list : request.lists()) {
-    auto segment = store->segment(list);
+    auto segment = store->segment(list, generation);
     if (!segment.ok()) {
       // Changed or cut off on disk since the load: no bytes rather than wrong ones.
       return lists_error(v1::DATA_LOSS, segment.status().message() +

@@ -28,6 +28,7 @@ using AddCommand = Command (*)(CLI::App& parent);
 // In the order `privsearch --help` lists them.
 Command add_params_command(CLI::App& parent);
 Command add_build_command(CLI::App& parent);
+Command add_update_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
 Command add_import_word_vectors_command(CLI::App& parent);
 Command add_serve_command(CLI::App& parent);

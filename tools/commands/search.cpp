@@ -217,6 +217,7 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     j["key_upload_bytes"] = t.key_upload_bytes;
     if (!r.probed_lists.empty()) {
       j["ivf"] = {{"lists_probed", t.lists_probed},
+                  {"list_segments", t.list_segments},
                   {"lists_fetched", t.lists_fetched},
                   {"list_bytes", t.list_bytes},
                   {"list_fetch_ms", t.list_fetch_ms}};
@@ -238,9 +239,9 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
                h.title.substr(0, 90));
   }
   if (!r.probed_lists.empty()) {
-    fmt::print("  IVF: {} lists probed: {} from the cache, {} fetched from the provider ({} B, "
-               "{:.1f} ms)\n", t.lists_probed, t.lists_probed - t.lists_fetched, t.lists_fetched,
-               t.list_bytes, t.list_fetch_ms);
+    fmt::print("  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
+               "provider ({} B, {:.1f} ms)\n", t.lists_probed, t.list_segments,
+               t.list_segments - t.lists_fetched, t.lists_fetched, t.list_bytes, t.list_fetch_ms);
   }
   if (a.access_private) {
     fmt::print(

@@ -9,7 +9,9 @@
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
 #include "index/atomic_file.h"
+#include "index/append.h"
 #include "index/exact_store.h"
+#include "index/ivf.h"
 #include "index/payload_store.h"
 #include "protocol/redis_connection.h"
 #include "protocol/shared_key_store.h"
@@ -21,13 +23,6 @@ namespace {
 Status write_text(const std::filesystem::path& file, const std::string& text) {
   return index::write_bytes_atomically(file, byte_view(text));
 }
-
-// The exact store and the core that points into it live and retire together: the core handed
-// out shares ownership of both.
-struct Serving {
-  std::unique_ptr<index::ExactStore> store;
-  std::unique_ptr<protocol::ProviderCore> core;
-};
 
 }  // namespace
 
@@ -45,6 +40,8 @@ Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings 
   PRIVSEARCH_ASSIGN_OR_RETURN(auto loaded, p->load_core());
   p->core_ = std::move(loaded.core);
   p->manifest_ = std::move(loaded.manifest);
+  p->rows_ = std::move(loaded.rows);
+  p->deleted_ = std::move(loaded.deleted);
   PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
   PRIVSEARCH_RETURN_IF_ERROR(p->make_identity());
   return p;
@@ -99,14 +96,29 @@ Status ProviderProcess::open_state() {
 Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   const auto& s = settings_;
   log("verifying the index manifest in " + s.index_dir.string());
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(s.index_dir, /*verify=*/true));
-  const auto* entry = manifest.find("exact_store");
-  if (entry == nullptr) return Status(StatusCode::kNotFound, "the manifest lists no exact_store");
-  auto serving = std::make_shared<Serving>();
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto store, index::ExactStore::open(s.index_dir / entry->file));
-  serving->store = std::make_unique<index::ExactStore>(std::move(store));
-  if (serving->store->cols() != manifest.dim || serving->store->rows() != manifest.documents) {
-    return Status(StatusCode::kDataLoss, "the exact store's shape differs from the manifest");
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(s.index_dir, /*verify=*/false));
+  // Everything read again is re-hashed; the exact stores and list files of the version served
+  // are reused as they are when the new manifest names the same bytes (their rows and segments
+  // are checked against their hashes whenever they are served).
+  std::vector<std::string> verify;
+  for (const auto& a : manifest.artifacts) {
+    const bool reusable = a.name.starts_with("exact_store") || a.name.starts_with("ivf_lists");
+    const auto* served = core_ ? manifest_.find(a.name) : nullptr;
+    if (reusable && served != nullptr && served->file == a.file && served->sha256 == a.sha256 &&
+        served->bytes == a.bytes) {
+      continue;
+    }
+    verify.push_back(a.name);
+  }
+  if (!verify.empty()) PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(s.index_dir, manifest, verify));
+  Loaded out;
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.deleted, index::load_tombstones(s.index_dir, manifest));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto rows,
+                              index::ExactRows::open(s.index_dir, manifest, out.deleted, rows_.get()));
+  out.rows = std::make_shared<const index::ExactRows>(std::move(rows));
+  if (out.rows->segments() > 1 || !out.deleted.empty()) {
+    log(fmt::format("{} row segments ({} reused), {} documents deleted", out.rows->segments(),
+                    out.rows->reused_segments(), out.deleted.size()));
   }
   protocol::ProviderConfig config(*params_);
   config.params_name = s.preset;
@@ -133,16 +145,54 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
       return Status(StatusCode::kNotFound, "the manifest lists IVF lists but no IVF directory");
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(s.index_dir / directory->file));
+    const std::uint32_t generations = index::index_generations(manifest);
+    std::vector<std::filesystem::path> delta_lists;
+    for (std::uint32_t g = 1; g <= generations; ++g) {
+      const auto* d = manifest.find(index::generation_artifact(index::kIvfDeltaArtifact, g));
+      const auto* l = manifest.find(index::generation_artifact(index::kIvfListsArtifact, g));
+      if (d == nullptr || l == nullptr) {
+        return Status(StatusCode::kDataLoss, fmt::format("generation {} lists IVF additions "
+                                                         "without their directory or segments", g));
+      }
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(s.index_dir / d->file));
+      PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(ivf, bytes, s.index_dir / d->file));
+      delta_lists.push_back(s.index_dir / l->file);
+    }
     PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, manifest));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto list_store,
                                 index::IvfListStore::open(s.index_dir / lists->file, std::move(ivf)));
+    for (std::uint32_t g = 1; g <= delta_lists.size(); ++g) {
+      PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, delta_lists[g - 1]));
+    }
     config.ivf_lists = std::make_shared<const index::IvfListStore>(std::move(list_store));
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      serving->core,
-      protocol::ProviderCore::create(std::move(config), serving->store.get(), state_));
-  return Loaded{std::move(manifest),
-                std::shared_ptr<protocol::ProviderCore>(serving, serving->core.get())};
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.core,
+                              protocol::ProviderCore::create(std::move(config), out.rows, state_));
+  out.manifest = std::move(manifest);
+  return out;
+}
+
+Result<index::PayloadStore> ProviderProcess::load_payloads(
+    const index::Manifest& m, const std::vector<std::uint32_t>& deleted) const {
+  const auto* base = m.find("payloads");
+  if (base == nullptr) return Status(StatusCode::kNotFound, "the index lists no payloads (PIR)");
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
+                              index::PayloadStore::open(settings_.index_dir / base->file));
+  const std::uint32_t generations = index::index_generations(m);
+  for (std::uint32_t g = 1; g <= generations; ++g) {
+    const auto* entry = m.find(index::generation_artifact("payloads", g));
+    if (entry == nullptr) continue;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto more,
+                                index::PayloadStore::open(settings_.index_dir / entry->file));
+    PRIVSEARCH_RETURN_IF_ERROR(payloads.append(more));
+  }
+  if (payloads.records() != m.documents) {
+    return Status(StatusCode::kDataLoss, fmt::format("the payload stores hold {} records; the "
+                                                     "manifest lists {} documents",
+                                                     payloads.records(), m.documents));
+  }
+  for (const auto id : deleted) payloads.erase(id);
+  return payloads;
 }
 
 Status ProviderProcess::wire_pir() {
@@ -160,8 +210,7 @@ Status ProviderProcess::wire_pir() {
                     settings_.pir_shards.size(), settings_.pir_shards.front()));
     return Status();
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
-                              index::PayloadStore::open(settings_.index_dir / entry->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(manifest_, deleted_));
   auto config = settings_.pir;
   if (settings_.pir_test_params) {
     config.lwe_params = "insecure-test-n64-binary";
@@ -251,16 +300,13 @@ Status ProviderProcess::reload() {
     return Status();
   }
   if (pir_) {
-    const auto* entry = next.manifest.find("payloads");
-    if (entry == nullptr) {
-      return Status(StatusCode::kNotFound, "the rebuilt index lists no payloads (PIR)");
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
-                                index::PayloadStore::open(settings_.index_dir / entry->file));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(next.manifest, next.deleted));
     PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id));
   }
   core_ = std::move(next.core);
   manifest_ = std::move(next.manifest);
+  rows_ = std::move(next.rows);
+  deleted_ = std::move(next.deleted);
   server_->replace_core(core_);
   log(fmt::format("reloaded: artifact {}", manifest_.version_id.substr(0, 16)));
   return Status();

@@ -12,7 +12,9 @@
 #include <optional>
 #include <string>
 
+#include "index/exact_rows.h"
 #include "index/manifest.h"
+#include "index/payload_store.h"
 #include "net/tls.h"
 #include "protocol/identities.h"
 #include "protocol/pir_service.h"
@@ -71,9 +73,16 @@ class ProviderProcess {
   struct Loaded {
     index::Manifest manifest;
     std::shared_ptr<protocol::ProviderCore> core;
+    std::shared_ptr<const index::ExactRows> rows;
+    std::vector<std::uint32_t> deleted;  // every generation's tombstones, ascending
   };
   explicit ProviderProcess(ProviderSettings settings);
+  // The index in the directory, verified; a reload re-verifies only what it reads again (the
+  // exact stores and list files of the version served, unchanged, are reused: index/append.h).
   Result<Loaded> load_core() const;
+  // Every generation's payload records, the deleted ones zeroed (what PIR serves).
+  Result<index::PayloadStore> load_payloads(const index::Manifest& manifest,
+                                            const std::vector<std::uint32_t>& deleted) const;
   Status open_state();
   Status wire_pir();
   Status make_identity();
@@ -84,6 +93,8 @@ class ProviderProcess {
   std::optional<ckks::Params> params_;
   index::Manifest manifest_;
   std::shared_ptr<protocol::ProviderCore> core_;
+  std::shared_ptr<const index::ExactRows> rows_;
+  std::vector<std::uint32_t> deleted_;
   std::unique_ptr<protocol::PirService> pir_;
   std::unique_ptr<server::PirCoordinator> pir_coordinator_;  // with ProviderSettings::pir_shards
   std::optional<net::TlsIdentity> identity_;

@@ -1,0 +1,144 @@
+// `privsearch update`: add documents to an index and delete others without a rebuild
+// (index/append.h): new segments, tombstones, a new (signed) manifest.
+#include "index/append.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <optional>
+
+#include "commands/command.h"
+#include "index/beir.h"
+#include "index/lexical_encoder.h"
+#include "index/vectors_io.h"
+
+namespace privsearch::tools {
+namespace {
+
+// One document id (a row of the index) per line; blank lines and #-comments skipped.
+Result<std::vector<std::uint64_t>> read_ids(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return not_found_error(fmt::format("cannot read `{}`", file.string()));
+  std::vector<std::uint64_t> ids;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    const auto start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos || line[start] == '#') continue;
+    std::size_t used = 0;
+    try {
+      ids.push_back(std::stoull(line.substr(start), &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || line.find_first_not_of(" \t\r", start + used) != std::string::npos) {
+      return invalid_argument_error(fmt::format("`{}` line {}: not a document row id", file.string(), n));
+    }
+  }
+  return ids;
+}
+
+// The new documents' embeddings: the given file, else the index's built-in lexical encoder
+// (fixed like the projection: its BM25 statistics stay those of the build).
+Result<index::Matrix> new_vectors(const std::filesystem::path& dir,
+                                  const std::filesystem::path& vectors_file,
+                                  const std::vector<index::Document>& docs) {
+  if (!vectors_file.empty()) return index::load_vectors(vectors_file);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(dir, /*verify=*/false));
+  const auto* enc = manifest.find("encoder");
+  if (enc == nullptr || !manifest.encoder_id.starts_with("lexical")) {
+    return invalid_argument_error(
+        "this index was not built with the built-in lexical encoder: give the new documents' "
+        "embeddings with --doc-vectors (same model as the build)");
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(dir, manifest, {"encoder"}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, index::LexicalEncoder::load(dir / enc->file));
+  index::Matrix m;
+  m.rows = docs.size();
+  m.cols = encoder.dim();
+  m.data.reserve(m.rows * m.cols);
+  for (const auto& d : docs) {
+    const auto v = encoder.encode_document(d.title + " " + d.text);
+    m.data.insert(m.data.end(), v.begin(), v.end());
+  }
+  return m;
+}
+
+}  // namespace
+
+Command add_update_command(CLI::App& parent) {
+  auto* cmd = parent.add_subcommand(
+      "update",
+      "Add documents to an index and delete others without a rebuild: new segments (exact rows, "
+      "payloads, PQ codes, IVF list additions) and tombstones beside the untouched old files, "
+      "then a new manifest (signed as the next version with --signing-key). The projection, "
+      "codebooks and encoder stay fixed; a provider picks the version up on reload (SIGHUP) and "
+      "keeps answering the old one for stale clients; clients copy only the new files "
+      "(client-files into their directory)");
+  struct Options {
+    std::filesystem::path index, documents, vectors, delete_file, signing_key;
+    bool drop_access_private = false;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--index", o->index, "Index directory to update in place")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--documents", o->documents,
+                  "New documents, BEIR corpus.jsonl format (_id, title, text); they get the next "
+                  "row ids in file order")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--doc-vectors", o->vectors,
+                  "Their embeddings (.npy or .fvecs, one row per document, the build's model); "
+                  "default: the index's built-in lexical encoder")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--delete", o->delete_file,
+                  "File of document row ids to delete, one per line (they are never returned or "
+                  "scored by the new version; their payload records are emptied)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--signing-key", o->signing_key,
+                  "Sign the new version with this key (keygen-signing): sequence + 1, parent = "
+                  "the current version")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--drop-access-private", o->drop_access_private,
+                "Update an index that has access-private scoring by leaving that mode out of the "
+                "new version (its layout covers every document; rebuild to restore it)");
+  return {cmd, [o] {
+            std::optional<index::Ed25519SigningKey> key;
+            if (!o->signing_key.empty()) {
+              auto k = index::Ed25519SigningKey::load(o->signing_key);
+              if (!k.ok()) return fail(k.status(), "update");
+              key.emplace(std::move(k).value());
+            }
+            index::AppendInput input;
+            input.drop_access_private = o->drop_access_private;
+            if (!o->documents.empty()) {
+              auto docs = index::load_corpus(o->documents);
+              if (!docs.ok()) return fail(docs.status(), "update");
+              input.documents = std::move(docs).value();
+              auto vectors = new_vectors(o->index, o->vectors, input.documents);
+              if (!vectors.ok()) return fail(vectors.status(), "update");
+              input.vectors = std::move(vectors).value();
+            } else if (!o->vectors.empty()) {
+              return fail(invalid_argument_error("--doc-vectors needs --documents"), "update");
+            }
+            if (!o->delete_file.empty()) {
+              auto ids = read_ids(o->delete_file);
+              if (!ids.ok()) return fail(ids.status(), "update");
+              input.deleted = std::move(ids).value();
+            }
+            const Progress progress;
+            auto result = index::append_to_index(o->index, input, key ? &*key : nullptr,
+                                                 progress.callback());
+            if (!result.ok()) return fail(result.status(), "update");
+            fmt::print("index {} updated to generation {}: {} documents added, {} deleted, {} in "
+                       "all; version {}{}\n",
+                       o->index.string(), result->generation, result->appended, result->deleted,
+                       result->manifest.documents, result->manifest.version_id.substr(0, 16),
+                       key ? fmt::format(" (signed, sequence {})", result->manifest.sequence)
+                           : std::string(" (unsigned)"));
+            fmt::print("a client copies {} bytes (flat) or {} bytes (IVF) to update\n",
+                       result->flat_client_bytes, result->ivf_client_bytes);
+            return 0;
+          }};
+}
+
+}  // namespace privsearch::tools
