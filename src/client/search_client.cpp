@@ -15,7 +15,7 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "index/artifacts.h"
-#include "index/append.h"
+#include "index/tombstones.h"
 #include "index/atomic_file.h"
 #include "index/ivf.h"
 #include "index/manifest.h"

@@ -56,52 +56,6 @@ std::uint64_t artifact_bytes(const Manifest& m, const std::string& name) {
 
 }  // namespace
 
-Result<std::vector<std::uint32_t>> parse_tombstones(std::span<const std::uint8_t> bytes,
-                                                    std::uint32_t generation,
-                                                    std::uint64_t documents,
-                                                    const std::filesystem::path& file) {
-  ByteReader r(bytes);
-  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, "PSTB", file));
-  std::uint32_t named = 0, zero = 0;
-  std::uint64_t count = 0;
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(named));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(zero));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(count));
-  if (named != generation || zero != 0 || count > documents || r.remaining() != count * 4) {
-    return data_loss_error(fmt::format("`{}`: not the tombstones of generation {} ({} ids in {} "
-                                       "bytes)", file.string(), generation, count, r.remaining()));
-  }
-  std::vector<std::uint32_t> ids(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(ids[i]));
-    if (ids[i] >= documents || (i > 0 && ids[i] <= ids[i - 1])) {
-      return data_loss_error(fmt::format("`{}`: deleted ids not ascending inside the collection",
-                                         file.string()));
-    }
-  }
-  return ids;
-}
-
-Result<std::vector<std::uint32_t>> load_tombstones(const std::filesystem::path& dir,
-                                                   const Manifest& manifest) {
-  std::vector<std::uint32_t> all;
-  const std::uint32_t generations = index_generations(manifest);
-  for (std::uint32_t g = 1; g <= generations; ++g) {
-    const auto* entry = manifest.find(generation_artifact(kTombstonesArtifact, g));
-    if (entry == nullptr) {
-      return data_loss_error(fmt::format("the manifest lists generation {} but not its tombstones", g));
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(dir / entry->file));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids,
-                                parse_tombstones(bytes, g, manifest.documents, dir / entry->file));
-    std::vector<std::uint32_t> merged;
-    merged.reserve(all.size() + ids.size());
-    std::set_union(all.begin(), all.end(), ids.begin(), ids.end(), std::back_inserter(merged));
-    all.swap(merged);
-  }
-  return all;
-}
-
 Result<AppendResult> append_to_index(const std::filesystem::path& dir, const AppendInput& input,
                                      const Ed25519SigningKey* signing_key,
                                      const Progress& progress) {
@@ -214,13 +168,8 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
     PRIVSEARCH_ASSIGN_OR_RETURN(auto entries, write_ivf_delta(ivf, g, assignment, codes, dir));
     added.insert(added.end(), entries.begin(), entries.end());
   }
-  ByteWriter t;
-  put_header(t, "PSTB");
-  t.put_u32(g);
-  t.put_u32(0);
-  t.put_u64(deleted.size());
-  for (const auto id : deleted) t.put_u32(id);
-  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / file_of(kTombstonesArtifact), t.bytes()));
+  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / file_of(kTombstonesArtifact),
+                                                    encode_tombstones(g, deleted)));
   added.push_back({generation_artifact(kTombstonesArtifact, g), file_of(kTombstonesArtifact), 0, ""});
 
   next.documents = n_old + a;

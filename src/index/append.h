@@ -36,11 +36,10 @@
 #include "index/build.h"
 #include "index/manifest.h"
 #include "index/signing_key.h"
+#include "index/tombstones.h"
 #include "index/vectors_io.h"
 
 namespace privsearch::index {
-
-inline constexpr char kTombstonesArtifact[] = "tombstones";
 
 struct AppendInput {
   Matrix vectors;                  // raw embeddings (input dimension) of the new documents
@@ -69,15 +68,5 @@ struct AppendResult {
 Result<AppendResult> append_to_index(const std::filesystem::path& dir, const AppendInput& input,
                                      const Ed25519SigningKey* signing_key,
                                      const Progress& progress = {});
-
-// Every id deleted in the manifest's generations, ascending (each tombstones.g checked:
-// format, generation, ids ascending and below the collection's size).
-Result<std::vector<std::uint32_t>> load_tombstones(const std::filesystem::path& dir,
-                                                   const Manifest& manifest);
-// One tombstones file's ids, checked the same way (`documents`: the collection's size).
-Result<std::vector<std::uint32_t>> parse_tombstones(std::span<const std::uint8_t> bytes,
-                                                    std::uint32_t generation,
-                                                    std::uint64_t documents,
-                                                    const std::filesystem::path& file);
 
 }  // namespace privsearch::index

@@ -9,7 +9,7 @@
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
 #include "index/atomic_file.h"
-#include "index/append.h"
+#include "index/tombstones.h"
 #include "index/exact_store.h"
 #include "index/ivf.h"
 #include "index/payload_store.h"

@@ -1,0 +1,172 @@
+// An update through the real provider process (issue 17): `privsearch update`'s library call
+// appends documents and deletes one in a signed next version; SIGHUP makes the provider serve it
+// (opening only the new segments) while a client still on the old version keeps its answers.
+// The client's directory is brought up to date by copying only the new files; its searches then
+// find the new documents through the new list segments, never the deleted one, which the provider
+// also refuses to score and whose PIR record is empty. FetchLists refusals for update
+// generations are typed.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "client/payload_fetcher.h"
+#include "client/provider_client.h"
+#include "client/search_client.h"
+#include "core/bytes.h"
+#include "harness/spawned_provider.h"
+#include "index/append.h"
+#include "index/atomic_file.h"
+#include "index/client_files.h"
+#include "index/ivf.h"
+#include "index/manifest_signature.h"
+#include "testing/test_util.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch {
+namespace {
+
+namespace fs = std::filesystem;
+
+index::Matrix new_vectors(std::size_t first, std::size_t rows) {
+  Prng p = testing::test_prng(1234);
+  index::Matrix m{rows, 32, {}};
+  for (std::size_t i = first; i < first + rows; ++i) {
+    for (std::size_t c = 0; c < 32; ++c) {
+      m.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
+                                          0.05 * testing::uniform_pm1(p)));
+    }
+  }
+  return m;
+}
+
+bool has_doc(const client::SearchResult& r, std::uint64_t doc) {
+  for (const auto& h : r.hits) {
+    if (h.doc == doc) return true;
+  }
+  return std::find(r.candidates.begin(), r.candidates.end(), doc) != r.candidates.end();
+}
+
+TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
+  testing::Collection c("provider-update");
+  auto o = testing::tiny_index_options(c, 128);
+  o.ivf = true;
+  o.ivf_lists = 8;
+  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  const auto key = *index::Ed25519SigningKey::generate();
+  const auto v1 = *index::sign_index(o.out, key);
+  const auto thin = c.dir / "thin";
+  const auto first_copy = *index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
+
+  tools::ProviderLaunch launch;
+  launch.binary = PRIVSEARCH_PROVIDER_BIN;
+  launch.index_dir = o.out;
+  launch.work_dir = c.dir;
+  launch.extra_args = {"--threads", "2", "--pir-test-params"};
+  launch.start_timeout = std::chrono::seconds(60);
+  auto started = tools::SpawnedProvider::start(launch);
+  ASSERT_TRUE(started.ok()) << started.status().to_string();
+  const auto provider = std::move(started).value();
+  const auto connect = [&] { return *client::ProviderClient::connect(provider->connect_options()); };
+  client::OpenOptions oo;
+  oo.candidates = client::CandidateIndex::kIvf;
+  oo.disk_cache = false;
+  auto stale = *client::SearchClient::open(thin, connect(), oo);
+  client::SearchOptions so;
+  so.candidates = 20;
+  so.nprobe = 8;
+
+  // The update: 20 documents appended (rows 400..419), document 17 deleted.
+  index::AppendInput in;
+  in.vectors = new_vectors(400, 20);
+  for (std::size_t i = 400; i < 420; ++i) {
+    in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i),
+                            "added text " + std::to_string(i)});
+  }
+  in.deleted = {17};
+  const auto update = index::append_to_index(o.out, in, &key);
+  ASSERT_TRUE(update.ok()) << update.status().to_string();
+  const auto& v2 = update->manifest;
+  EXPECT_EQ(v2.parent_version, v1.version_id);
+  ASSERT_TRUE(provider->signal(SIGHUP));
+  auto cl = connect();
+  for (int i = 0; i < 200 && cl->server_info()->artifact_version() != v2.version_id; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const auto info = *cl->server_info();
+  ASSERT_EQ(info.artifact_version(), v2.version_id);
+  EXPECT_EQ(info.documents(), 420u);
+
+  // The stale client keeps getting the old version's answers (document 17 included).
+  const std::span<const float> q17(c.vectors.row(17), c.vectors.cols);
+  const auto old_answer = stale->search_vector(q17, so);
+  ASSERT_TRUE(old_answer.ok()) << old_answer.status().to_string();
+  EXPECT_TRUE(has_doc(*old_answer, 17));
+
+  // The client's update copies only the new files: far less than its first download.
+  const auto update_copy = *index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
+  EXPECT_LT(update_copy * 4, first_copy);
+  EXPECT_TRUE(fs::exists(thin / "ivf_delta.1.bin"));
+  EXPECT_FALSE(fs::exists(thin / "ivf_lists.1.bin"));
+  auto fresh = *client::SearchClient::open(thin, connect(), oo);
+  EXPECT_EQ(fresh->artifact_version(), v2.version_id);
+  const auto new_answer = fresh->search_vector(q17, so);
+  ASSERT_TRUE(new_answer.ok()) << new_answer.status().to_string();
+  EXPECT_FALSE(has_doc(*new_answer, 17));
+  EXPECT_GT(new_answer->timing.list_segments, new_answer->timing.lists_probed);
+  for (const std::size_t d : {403u, 415u}) {  // a new document is found by its own vector
+    const auto r = fresh->search_vector(std::span(in.vectors.row(d - 400), 32), so);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_TRUE(has_doc(*r, d)) << d;
+    const auto r_old = stale->search_vector(std::span(in.vectors.row(d - 400), 32), so);
+    ASSERT_TRUE(r_old.ok());
+    for (const auto id : r_old->candidates) EXPECT_LT(id, 400u);  // the old version has none
+  }
+  // Scoring the deleted document under the new version is refused by name.
+  const std::vector<double> z(16, 0.25);
+  const std::vector<std::uint32_t> deleted_id{17};
+  const auto scored = fresh->score_candidates(z, deleted_id, so);
+  EXPECT_FALSE(scored.ok());
+  EXPECT_NE(scored.status().message().find("deleted"), std::string::npos) << scored.status().to_string();
+
+  // Update generations in FetchLists: one the index does not have, a list that gained nothing.
+  v1::FetchListsRequest fl;
+  fl.set_artifact_version(v2.version_id);
+  fl.set_generation(2);
+  fl.add_lists(0);
+  EXPECT_EQ(cl->fetch_lists(fl)->error().code(), v1::MALFORMED_REQUEST);
+  auto ivf = *index::load_ivf(o.out / index::kIvfFile);
+  ASSERT_TRUE(index::add_ivf_delta(ivf, *index::read_file_bytes(o.out / "ivf_delta.1.bin"), "d").ok());
+  for (std::uint32_t l = 0; l < ivf.lists; ++l) {
+    fl.set_generation(1);
+    fl.clear_lists();
+    fl.add_lists(l);
+    const auto got = *cl->fetch_lists(fl);
+    if (ivf.ref(l, 1).bytes == 0) {
+      EXPECT_EQ(got.error().code(), v1::MALFORMED_REQUEST) << l;
+    } else {
+      ASSERT_EQ(got.segments_size(), 1) << l;
+      EXPECT_TRUE(index::decode_list(ivf, l, byte_view(got.segments(0)), 1).ok()) << l;
+    }
+  }
+
+  // PIR over every generation's payloads: a new document's text; the deleted one's is empty.
+  client::FetchOptions fo;
+  fo.allow_insecure = true;
+  auto fetcher = *client::PayloadFetcher::create(*cl, v2.version_id, fo);
+  const auto added = fetcher->fetch(407);
+  ASSERT_TRUE(added.ok()) << added.status().to_string();
+  EXPECT_NE(added->find("added text 407"), std::string::npos) << *added;
+  const auto gone = fetcher->fetch(17);
+  ASSERT_TRUE(gone.ok()) << gone.status().to_string();
+  EXPECT_EQ(*gone, "");
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace privsearch
