@@ -58,11 +58,7 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir::DatabaseShape shape,
       pir::choose_database_shape(payloads.records(), payloads.record_bytes()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, pir::LweDatabase::create(shape));
-  for (std::size_t i = 0; i < payloads.records(); ++i) {
-    PRIVSEARCH_RETURN_IF_ERROR(
-        db.set_record(i, std::span(payloads.record(i), payloads.record_bytes())));
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, fill_database(payloads, shape));
   pir::ZipPirServerLimits limits;
   limits.max_clients = config.max_clients;
   limits.max_queued_queries = std::max<std::size_t>(config.ready_per_client, 1);
@@ -122,9 +118,51 @@ Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore
   return service;
 }
 
-Status PirService::rebuild(const index::PayloadStore& payloads, std::string artifact_version) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(std::shared_ptr<pir::ZipPirServer> fresh,
-                              build_server(payloads, config_, a_seed_));
+Result<pir::LweDatabase> PirService::fill_database(const index::PayloadStore& payloads,
+                                                   const pir::DatabaseShape& shape) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, pir::LweDatabase::create(shape));
+  for (std::size_t i = 0; i < payloads.records(); ++i) {
+    PRIVSEARCH_RETURN_IF_ERROR(
+        db.set_record(i, std::span(payloads.record(i), payloads.record_bytes())));
+  }
+  return db;
+}
+
+Status PirService::rebuild(const index::PayloadStore& payloads, std::string artifact_version,
+                           std::string* summary) {
+  std::shared_ptr<pir::ZipPirServer> previous;
+  {
+    std::lock_guard lock(mu_);
+    previous = server_;
+  }
+  std::shared_ptr<pir::ZipPirServer> fresh;
+  const auto& old_shape = previous->info().shape;
+  if (!previous->is_shard() && payloads.record_bytes() == old_shape.record_bytes &&
+      payloads.records() >= old_shape.records) {
+    // An update: grow by columns and update H over the changed ones.
+    auto shape = pir::grown_database_shape(old_shape, payloads.records());
+    std::size_t changed = 0;
+    if (shape.ok()) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto db, fill_database(payloads, *shape));
+      pir::ZipPirServerLimits limits;
+      limits.max_clients = config_.max_clients;
+      limits.max_queued_queries = std::max<std::size_t>(config_.ready_per_client, 1);
+      auto updated = pir::ZipPirServer::update(*previous, std::move(db),
+                                               std::max(1u, config_.preprocess_threads), limits,
+                                               &changed);
+      if (updated.ok()) {
+        fresh = std::move(updated).value();
+        if (summary != nullptr) {
+          *summary = fmt::format("PIR hint updated over {} changed columns of {}", changed,
+                                 shape->columns);
+        }
+      }
+    }
+  }
+  if (!fresh) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(fresh, build_server(payloads, config_, a_seed_));
+    if (summary != nullptr) *summary = "PIR database and hint rebuilt";
+  }
   std::lock_guard lock(mu_);
   // Shared mode keeps no setups here: clients re-register from the store on their next call
   // and the new version's hints are queued when they ask for status.

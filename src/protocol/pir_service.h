@@ -91,7 +91,13 @@ class PirService : public PirBackend {
   // valid when the shape is unchanged), re-registers every client from its stored setup and lets
   // the worker recompute their hints, continuing each client's query indices (an index is never
   // reused). Clients then only switch their artifact version. Shape changes need a new setup.
-  Status rebuild(const index::PayloadStore& payloads, std::string artifact_version);
+  // When the new payloads extend the old ones (an update: index/append.h; more records of the
+  // same size, some zeroed), the database keeps its rows and grows by columns, and H = D A is
+  // updated over the changed columns only (ZipPirServer::update: a 1% append recomputes ~1% of
+  // it); else, or when the grown shape would not decode, it is built anew. `summary`, when
+  // given, says which and how much.
+  Status rebuild(const index::PayloadStore& payloads, std::string artifact_version,
+                 std::string* summary = nullptr);
 
   std::size_t db_bytes() const;
   const RateLimit& setup_rate() const override { return config_.setups; }
@@ -132,6 +138,9 @@ class PirService : public PirBackend {
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
   static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
       const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed);
+  // The database of `payloads` in `shape`.
+  static Result<pir::LweDatabase> fill_database(const index::PayloadStore& payloads,
+                                                const pir::DatabaseShape& shape);
 
   using Clock = std::chrono::steady_clock;
   std::string artifact_version_;

@@ -68,6 +68,7 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   launch.work_dir = c.dir;
   launch.extra_args = {"--threads", "2", "--pir-test-params"};
   launch.start_timeout = std::chrono::seconds(60);
+  launch.log_file = c.dir / "provider.log";
   auto started = tools::SpawnedProvider::start(launch);
   ASSERT_TRUE(started.ok()) << started.status().to_string();
   const auto provider = std::move(started).value();
@@ -166,6 +167,11 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   EXPECT_EQ(*gone, "");
   const int status = provider->stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // The reload opened only the new row segment and updated the PIR hint by columns.
+  const auto log_bytes = *index::read_file_bytes(c.dir / "provider.log");
+  const std::string log(log_bytes.begin(), log_bytes.end());
+  EXPECT_NE(log.find("2 row segments (1 reused), 1 documents deleted"), std::string::npos) << log;
+  EXPECT_NE(log.find("PIR hint updated over"), std::string::npos) << log;
 }
 
 }  // namespace

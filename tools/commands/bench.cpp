@@ -225,6 +225,10 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--online-queries", a.scale.online_queries,
                   "scale: end-to-end searches through a provider process (default 100; 0 skips)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  cmd->add_option("--update-fraction", a.scale.update_fraction,
+                  "scale: documents appended after the online searches, as a fraction of --docs "
+                  "(default 0.01; a tenth as many deleted; 0 skips the update figures)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--store-dtype", a.scale_store_dtype,
                   "scale: the exact store's values, float16 (default; 13.4 GB at 10M) or float32")
       ->check(CLI::IsMember({"float16", "float32"}));

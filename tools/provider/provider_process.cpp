@@ -97,15 +97,19 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   const auto& s = settings_;
   log("verifying the index manifest in " + s.index_dir.string());
   PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(s.index_dir, /*verify=*/false));
-  // Everything read again is re-hashed; the exact stores and list files of the version served
-  // are reused as they are when the new manifest names the same bytes (their rows and segments
-  // are checked against their hashes whenever they are served).
+  // The first load re-hashes every artifact. A reload re-hashes what is new and what it reads
+  // again; the exact stores and list files of the version served are reused as they are when
+  // the new manifest names the same bytes (their rows and segments are checked against their
+  // hashes whenever they are served), and unchanged client artifacts (the flat PQ codes, the
+  // projection, the encoder) were verified at the first load and are not read here.
   std::vector<std::string> verify;
   for (const auto& a : manifest.artifacts) {
-    const bool reusable = a.name.starts_with("exact_store") || a.name.starts_with("ivf_lists");
+    const bool reused = a.name.starts_with("exact_store") || a.name.starts_with("ivf_lists");
+    const bool unread = a.name.starts_with("pq") || a.name == "projection" ||
+                        a.name == "encoder" || a.name == scoring::kHintArtifact;
     const auto* served = core_ ? manifest_.find(a.name) : nullptr;
-    if (reusable && served != nullptr && served->file == a.file && served->sha256 == a.sha256 &&
-        served->bytes == a.bytes) {
+    if ((reused || unread) && served != nullptr && served->file == a.file &&
+        served->sha256 == a.sha256 && served->bytes == a.bytes) {
       continue;
     }
     verify.push_back(a.name);
@@ -301,7 +305,9 @@ Status ProviderProcess::reload() {
   }
   if (pir_) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(next.manifest, next.deleted));
-    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id));
+    std::string how;
+    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id, &how));
+    log("reload: " + how);
   }
   core_ = std::move(next.core);
   manifest_ = std::move(next.manifest);

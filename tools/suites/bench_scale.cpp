@@ -1,6 +1,7 @@
 #include "suites/bench_scale.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
 #include "index/artifacts.h"
+#include "index/append.h"
 #include "index/atomic_file.h"
 #include "index/build_streaming.h"
 #include "index/client_files.h"
@@ -209,13 +211,110 @@ Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& 
   return out;
 }
 
-// End to end: a thin IVF client (no pq.bin) against a provider process over TLS on loopback.
-Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& dir,
-                                   const SelfQueries& queries, const Progress& progress) {
-  const auto work = dir.parent_path() / "online";
+// A copy of the index directory whose files are hard links to the built one's: an update
+// writes new files and replaces the manifest by rename, so the built index is never changed.
+Status link_copy(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::remove_all(to, ec);
+  fs::create_directories(to, ec);
+  if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", to.string(), ec.message()));
+  for (const auto& e : fs::directory_iterator(from)) {
+    if (!e.is_regular_file()) continue;
+    fs::create_hard_link(e.path(), to / e.path().filename(), ec);
+    if (ec) return unavailable_error(fmt::format("cannot link `{}`: {}", e.path().string(), ec.message()));
+  }
+  return Status();
+}
+
+// A 1% (update_fraction) append of new synthetic documents and deletions of a tenth as many,
+// applied to the served copy: what the update writes, what a client downloads (flat and IVF)
+// next to the flat artifact, how long the provider takes to serve it after SIGHUP and a client
+// to copy and open it, and whether appended documents are found by their own vectors.
+Result<nlohmann::json> update_part(const ScaleBenchOptions& o, const Synthetic& gen,
+                                   const fs::path& served, const fs::path& thin,
+                                   SpawnedProvider& provider, client::OpenOptions oo,
+                                   const Progress& progress) {
+  nlohmann::json out;
+  const auto appended = std::max<std::size_t>(1, static_cast<std::size_t>(
+                                                     static_cast<double>(o.docs) * o.update_fraction));
+  index::AppendInput in;
+  in.vectors = index::Matrix{appended, o.input_dim, std::vector<float>(appended * o.input_dim)};
+  synthetic_rows(gen, o.docs, appended, in.vectors.data.data(), o.input_dim);
+  for (std::size_t i = 0; i < appended; ++i) {
+    in.documents.push_back({fmt::format("d{}", o.docs + i), fmt::format("document {}", o.docs + i), ""});
+  }
+  Prng pick = Prng::from_seed(Seed{}, /*stream=*/0xde1e7e);  // the same deletions every run
+  for (std::size_t i = 0; i < std::max<std::size_t>(1, appended / 10); ++i) {
+    in.deleted.push_back(pick.uniform_below(o.docs));
+  }
+  progress(fmt::format("update: appending {} documents, deleting {}", appended, in.deleted.size()));
+  auto t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto result, index::append_to_index(served, in, nullptr));
+  out["appended"] = appended;
+  out["deleted"] = result.deleted;
+  out["update_write_s"] = ms_since(t0) / 1000;
+  const auto* flat = result.manifest.find("pq");
+  const double flat_bytes = flat != nullptr ? static_cast<double>(flat->bytes) : 0.0;
+  out["update_bytes"] = {{"flat_client", result.flat_client_bytes},
+                         {"ivf_client", result.ivf_client_bytes},
+                         {"flat_artifact", flat_bytes},
+                         {"flat_client_fraction_of_flat", static_cast<double>(result.flat_client_bytes) / flat_bytes},
+                         {"ivf_client_fraction_of_flat", static_cast<double>(result.ivf_client_bytes) / flat_bytes}};
+
+  progress("update: SIGHUP; waiting until the provider serves the new version");
+  t0 = Clock::now();
+  if (!provider.signal(SIGHUP)) return unavailable_error("cannot signal the provider");
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto watch, client::ProviderClient::connect(provider.connect_options()));
+  const auto until = Clock::now() + std::chrono::seconds(3600);
+  for (;;) {
+    auto info = watch->server_info();
+    if (info.ok() && info->artifact_version() == result.manifest.version_id) break;
+    if (Clock::now() > until) return unavailable_error("the provider did not serve the update in an hour");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double provider_s = ms_since(t0) / 1000;
+
+  progress("update: the client copies the new files and reopens");
+  t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto copied,
+                              index::copy_client_files(served, thin, {"projection", index::kIvfArtifact}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(provider.connect_options()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(thin, std::move(transport), oo));
+  out["update_apply_s"] = {{"provider", provider_s}, {"client", ms_since(t0) / 1000}};
+  out["client_bytes_copied"] = copied;
+
+  // Appended documents found by their own vectors (top 10), with the default nprobe.
+  client::SearchOptions so;
+  so.candidates = o.k;
+  so.nprobe = o.nprobe.front();
+  const std::size_t probes = std::min<std::size_t>(20, appended);
+  std::size_t found = 0;
+  std::vector<double> total;
+  for (std::size_t i = 0; i < probes; ++i) {
+    const std::size_t row = i * appended / probes;
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto r, sc->search_vector(std::span(in.vectors.row(row), o.input_dim), so));
+    total.push_back(r.timing.total_ms);
+    for (std::size_t h = 0; h < std::min<std::size_t>(10, r.hits.size()); ++h) {
+      if (r.hits[h].doc == o.docs + row) ++found;
+    }
+  }
+  out["appended_found_at_10"] = static_cast<double>(found) / static_cast<double>(probes);
+  out["online_ms_after_update"] = latency_summary(total);
+  return out;
+}
+
+// End to end: a thin IVF client (no pq.bin) against a provider process over TLS on loopback,
+// serving a linked copy of the index (the update, when asked for, changes the copy only).
+Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& built,
+                                   const SelfQueries& queries, const Synthetic& gen,
+                                   const Progress& progress) {
+  const auto work = built.parent_path() / "online";
   const auto thin = work / "client";
+  const auto dir = work / "index";
   fs::remove_all(work);
   fs::create_directories(work);
+  PRIVSEARCH_RETURN_IF_ERROR(link_copy(built, dir));
   PRIVSEARCH_RETURN_IF_ERROR(
       index::copy_client_files(dir, thin, {"projection", index::kIvfArtifact}).status());
   progress("starting a provider process on the index (it verifies every row of the store)");
@@ -252,6 +351,10 @@ Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& d
     provider_ms.push_back(t.provider_ms);
     rpc.push_back(t.rpc_ms);
     list_bytes.push_back(static_cast<double>(t.list_bytes));
+  }
+  if (o.update_fraction > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out["update"],
+                                update_part(o, gen, dir, thin, *provider, oo, progress));
   }
   provider->stop();
   out["searches"] = total.size();
@@ -299,7 +402,7 @@ Result<nlohmann::json> run_scale_bench(const ScaleBenchOptions& o) {
     PRIVSEARCH_ASSIGN_OR_RETURN(out["ivf"], offline_part(o, dir, store, offline, progress));
   }
   if (o.online_queries > 0) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(out["online"], online_part(o, dir, queries, progress));
+    PRIVSEARCH_ASSIGN_OR_RETURN(out["online"], online_part(o, dir, queries, gen, progress));
   }
   return out;
 }

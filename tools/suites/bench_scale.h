@@ -10,7 +10,10 @@
 // probed lists, in memory) next to the flat scan; Hit@10 of the self-retrieval track (queries
 // as `eval --self-retrieval` makes them) for IVF and flat candidates, each reranked by exact
 // scores from the store; and online_ms end to end (encode, route, fetch lists, scan, encrypt,
-// provider rerank over TLS, decrypt) from a thin IVF client to a provider process on loopback.
+// provider rerank over TLS, decrypt) from a thin IVF client to a provider process on loopback;
+// then an update (index/append.h) of the served copy: update_bytes (flat and IVF client) next to
+// the flat artifact, update_apply_s (provider: SIGHUP until it serves it; client: copy the new
+// files and reopen), and whether the appended documents are found.
 // Limits: synthetic vectors (a low-rank latent model), not text; one machine runs both sides.
 #pragma once
 
@@ -35,6 +38,9 @@ struct ScaleBenchOptions {
   std::size_t queries = 200;         // self-retrieval queries (scan, bytes, Hit@10)
   std::size_t online_queries = 100;  // end-to-end searches through the provider (0: skipped)
   std::uint64_t warm_cache_mb = 64;
+  // Documents appended to the served copy after the online searches, as a fraction of docs (a
+  // tenth as many deleted); 0: no update figures. Needs online_queries > 0 (a provider).
+  double update_fraction = 0.01;
   // float16 by default: at 10M the float32 store (27 GB) exceeds this machine's memory, and the
   // rerank's quality on float16 is measured (docs/SCALE.md).
   index::StoreDtype store_dtype = index::StoreDtype::kFloat16;

@@ -39,6 +39,23 @@ Result<DatabaseShape> choose_database_shape(std::size_t records, std::size_t rec
   return s;
 }
 
+Result<DatabaseShape> grown_database_shape(const DatabaseShape& previous, std::size_t records) {
+  if (records < previous.records) {
+    return invalid_argument_error("PIR database of " + std::to_string(records) +
+                                  " records cannot grow from " + std::to_string(previous.records));
+  }
+  DatabaseShape s = previous;
+  s.records = records;
+  s.columns = (records + s.records_per_column - 1) / s.records_per_column;
+  s.stride = (s.columns + 63) / 64 * 64;
+  if (s.rows * s.stride > kMaxDatabaseBytes) {
+    return resource_exhausted_error("PIR database grown past the " +
+                                    std::to_string(kMaxDatabaseBytes >> 30) + " GiB limit");
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(validate_database_shape(s));
+  return s;
+}
+
 Status validate_database_shape(const DatabaseShape& s) {
   if (s.records == 0 || s.record_bytes == 0 || s.record_bytes > kMaxRecordBytes ||
       s.records_per_column == 0) {

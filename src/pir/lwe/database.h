@@ -41,6 +41,11 @@ struct DatabaseShape {
 // `target_rows` = 0 picks the default above. Checks sizes against the limits.
 Result<DatabaseShape> choose_database_shape(std::size_t records, std::size_t record_bytes,
                                             std::size_t target_rows = 0);
+// `previous` grown (or kept) to `records` records: the same rows, records per column and record
+// size, the columns as many as the records need (an update that appends; rows fixed so that
+// the hint H = D A can be updated column by column: ZipPirServer::update). kInvalidArgument for
+// fewer records than before.
+Result<DatabaseShape> grown_database_shape(const DatabaseShape& previous, std::size_t records);
 // Re-validates a shape read from the wire or a file.
 Status validate_database_shape(const DatabaseShape& shape);
 

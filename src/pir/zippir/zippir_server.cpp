@@ -48,6 +48,73 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_rows(const ZipPirPara
                                                                 ZipPirServerLimits limits) {
   PRIVSEARCH_RETURN_IF_ERROR(params.validate());
   PRIVSEARCH_RETURN_IF_ERROR(check_row_range(params, shape, range));
+  auto h = compute_lwe_hint_rows(rows.data(), range.rows, shape, a_seed, params.lwe.n, threads);
+  return from_hint(params, shape, range, std::move(rows), std::move(h), a_seed, threads, limits);
+}
+
+Result<std::unique_ptr<ZipPirServer>> ZipPirServer::update(const ZipPirServer& previous,
+                                                           LweDatabase db, unsigned threads,
+                                                           ZipPirServerLimits limits,
+                                                           std::size_t* changed_columns) {
+  const auto& old = previous.info_.shape;
+  const DatabaseShape shape = db.shape();
+  if (previous.is_shard() || previous.hint_.empty()) {
+    return failed_precondition_error("ZipPIR: a row shard's database is updated by its own "
+                                     "rebuild, not incrementally");
+  }
+  if (shape.rows != old.rows || shape.records_per_column != old.records_per_column ||
+      shape.record_bytes != old.record_bytes || shape.columns < old.columns) {
+    return invalid_argument_error("ZipPIR: an incremental update keeps the rows, records per "
+                                  "column and record size, and does not drop columns");
+  }
+  const ZipPirParams& params = previous.info_.params;
+  const std::size_t n = params.lwe.n, ld = hint_ld(n), rows = shape.rows;
+  // C: the old columns where any byte differs, and every new column.
+  std::vector<std::uint8_t> differs(shape.columns, 0);
+  const std::uint8_t* before = previous.rows_.data();
+  const std::uint8_t* after = db.data();
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint8_t* b = before + r * old.stride;
+    const std::uint8_t* a = after + r * shape.stride;
+    for (std::size_t c = 0; c < old.columns; ++c) differs[c] |= static_cast<std::uint8_t>(b[c] != a[c]);
+  }
+  std::vector<std::size_t> changed;
+  for (std::size_t c = 0; c < shape.columns; ++c) {
+    if (c >= old.columns || differs[c] != 0) changed.push_back(c);
+  }
+  if (changed_columns != nullptr) *changed_columns = changed.size();
+  std::vector<std::uint32_t> h = previous.hint_;
+  if (!changed.empty()) {
+    // D[:, C] and D'[:, C] gathered (rows x |C|, padded to 64) against A[C, :].
+    const std::size_t k = changed.size(), stride = (k + 63) / 64 * 64;
+    std::vector<std::uint32_t> a(k * ld, 0);
+    for (std::size_t i = 0; i < k; ++i) {
+      expand_lwe_matrix(previous.info_.a_seed, changed[i], 1, n, ld, a.data() + i * ld);
+    }
+    std::vector<std::uint8_t> was(rows * stride, 0), now(rows * stride, 0);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t i = 0; i < k; ++i) {
+        const std::size_t c = changed[i];
+        was[r * stride + i] = c < old.columns ? before[r * old.stride + c] : 0;
+        now[r * stride + i] = after[r * shape.stride + c];
+      }
+    }
+    std::vector<std::uint32_t> plus(rows * ld, 0), minus(rows * ld, 0);
+    matmul_u8_u32(now.data(), rows, k, stride, a.data(), n, ld, plus.data(), threads);
+    matmul_u8_u32(was.data(), rows, k, stride, a.data(), n, ld, minus.data(), threads);
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] += plus[i] - minus[i];  // mod 2^32
+  }
+  return from_hint(params, shape, {0, rows}, std::move(db).release_matrix(), std::move(h),
+                   previous.info_.a_seed, threads, limits);
+}
+
+Result<std::unique_ptr<ZipPirServer>> ZipPirServer::from_hint(const ZipPirParams& params,
+                                                              const DatabaseShape& shape,
+                                                              ZipPirRowRange range,
+                                                              std::vector<std::uint8_t> rows,
+                                                              std::vector<std::uint32_t> hint,
+                                                              const Seed& a_seed, unsigned threads,
+                                                              ZipPirServerLimits limits) {
   const double fail = params.correctness_log2(shape.columns);
   if (fail > kZipPirMaxFailureLog2) {
     return invalid_argument_error("ZipPIR: decoding failure probability 2^" +
@@ -62,12 +129,10 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_rows(const ZipPirPara
   server->first_packed_ = range.first_row / server->slots_;
   server->packed_rows_ = (range.rows + server->slots_ - 1) / server->slots_;
   const std::size_t n = params.lwe.n;
-  {
-    const auto h = compute_lwe_hint_rows(rows.data(), range.rows, shape, a_seed, n, threads);
-    server->exponents_ = rescaled_hint_exponents(h.data(), range.rows, n, hint_ld(n),
-                                                 params.hint_bits, hint_mask_seed(a_seed),
-                                                 range.first_row);
-  }
+  server->exponents_ = rescaled_hint_exponents(hint.data(), range.rows, n, hint_ld(n),
+                                               params.hint_bits, hint_mask_seed(a_seed),
+                                               range.first_row);
+  server->hint_ = std::move(hint);
   // P in RNS: the primes depend only on the product size, so any modulus of the right size
   // gives the same basis; 2^(bits-1) + 1 stands in for N here.
   mpz_class stand_in = 1;

@@ -57,6 +57,19 @@ class ZipPirServer {
                                                             const Seed& a_seed, unsigned threads,
                                                             ZipPirServerLimits limits = {});
 
+  // The server of an updated database (records appended, some changed or zeroed) without
+  // recomputing H = D A from scratch: H is linear in D, so with C the columns where the new
+  // database differs from `previous`'s, H' = H + D'[:, C] A[C, :] - D[:, C] A[C, :] (mod 2^32),
+  // rows x |C| x n products instead of rows x columns x n. `db` keeps the previous shape's rows
+  // and records per column (grown_database_shape()); the rest (rescaled exponents, P in RNS) is
+  // derived from H' as create() derives it, so the result is the server create(params, db,
+  // a_seed) makes, byte for byte. No registrations carry over. Not for shards.
+  // `changed_columns`: |C|, when given.
+  static Result<std::unique_ptr<ZipPirServer>> update(const ZipPirServer& previous,
+                                                      LweDatabase db, unsigned threads,
+                                                      ZipPirServerLimits limits = {},
+                                                      std::size_t* changed_columns = nullptr);
+
   const ZipPirPublicInfo& info() const { return info_; }
   // The packed rows this server answers for (all of them unless it is a shard).
   std::size_t packed_rows() const { return packed_rows_; }
@@ -137,6 +150,14 @@ class ZipPirServer {
                                                            std::vector<std::uint8_t> rows,
                                                            const Seed& a_seed, unsigned threads,
                                                            ZipPirServerLimits limits);
+  // create_rows() after H (range.rows x hint_ld(n)) is known.
+  static Result<std::unique_ptr<ZipPirServer>> from_hint(const ZipPirParams& params,
+                                                         const DatabaseShape& shape,
+                                                         ZipPirRowRange range,
+                                                         std::vector<std::uint8_t> rows,
+                                                         std::vector<std::uint32_t> hint,
+                                                         const Seed& a_seed, unsigned threads,
+                                                         ZipPirServerLimits limits);
   Result<ParsedQuery> parse_query(std::span<const std::uint8_t> message) const;
   Result<TakenHint> take_hint(const ParsedQuery& q, std::span<const std::uint8_t> message);
   Result<std::vector<std::uint8_t>> answer_parsed(const ParsedQuery& q, const TakenHint& hint,
@@ -144,6 +165,7 @@ class ZipPirServer {
 
   ZipPirPublicInfo info_;
   std::vector<std::uint8_t> rows_;  // the database rows this server holds (local_rows_ x stride)
+  std::vector<std::uint32_t> hint_;  // H of those rows (local_rows_ x hint_ld(n)), for update()
   std::size_t local_rows_ = 0, first_packed_ = 0;
   ZipPirServerLimits limits_;
   std::size_t slots_ = 0;
