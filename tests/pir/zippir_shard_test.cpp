@@ -5,24 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/zippir_test_params.h"
+
 #include "pir/zippir/zippir.h"
 
 namespace privsearch::pir {
 namespace {
 
-ZipPirParams test_params() {
-  ZipPirParams p;
-  p.lwe = *find_lwe_params("insecure-test-n64-binary", true);
-  p.paillier_bits = 512;
-  p.hint_bits = 16;
-  p.allow_insecure = true;
-  return p;
-}
+using testing::zippir_test_params;
 
 // One database (40 records of 40 bytes in 400 rows: 13 packed rows of 31) served by one server
 // and by `shards` row shards, one client registered with all of them.
 struct Sharded {
-  ZipPirParams params = test_params();
+  ZipPirParams params = zippir_test_params();
   std::optional<LweDatabase> db;
   std::unique_ptr<ZipPirServer> single;
   std::vector<std::unique_ptr<ZipPirServer>> shards;
@@ -151,7 +146,7 @@ TEST(ZipPirShards, AssemblyRefusesMissingOverlappingForeignAndDamagedParts) {
 }
 
 TEST(ZipPirShards, PlansCoverThePackedRowsInOrder) {
-  const auto params = test_params();
+  const auto params = zippir_test_params();
   const auto shape = *choose_database_shape(40, 40, 400);  // 400 rows, 13 packed rows of 31
   for (std::size_t s = 1; s <= 13; ++s) {
     const auto plan = plan_row_shards(params, shape, s);

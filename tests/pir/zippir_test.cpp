@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/zippir_test_params.h"
+
 #include "pir/paillier/bigint.h"
 #include "pir/zippir/hint_engine.h"
 #include "pir/zippir/rns.h"
@@ -9,15 +11,7 @@
 namespace privsearch::pir {
 namespace {
 
-// Insecure sizes keep the tests fast: LWE n = 64, 512-bit Paillier.
-ZipPirParams test_params(int paillier_bits = 512, int hint_bits = 16) {
-  ZipPirParams p;
-  p.lwe = *find_lwe_params("insecure-test-n64-binary", true);
-  p.paillier_bits = paillier_bits;
-  p.hint_bits = hint_bits;
-  p.allow_insecure = true;
-  return p;
-}
+using testing::zippir_test_params;
 
 TEST(ZipPirParams, PaperShapeFigures) {
   ZipPirParams p;
@@ -139,7 +133,7 @@ Fixture make(std::size_t records, std::size_t bytes, std::size_t target_rows, Pr
   expected.clear();
   for (std::size_t i = 0; i < records; ++i) expected.push_back(db.record(i));
   Fixture f;
-  auto server = ZipPirServer::create(test_params(512, hint_bits), std::move(db),
+  auto server = ZipPirServer::create(zippir_test_params(512, hint_bits), std::move(db),
                                      Prng::random_seed(), 2);
   EXPECT_TRUE(server.ok()) << server.status().to_string();
   f.server = std::move(server).value();
@@ -268,7 +262,7 @@ TEST(ZipPir, ServerLimits) {
   ZipPirServerLimits limits;
   limits.max_clients = 1;
   limits.max_queued_queries = 2;
-  auto server = *ZipPirServer::create(test_params(), std::move(db), Seed{}, 1, limits);
+  auto server = *ZipPirServer::create(zippir_test_params(), std::move(db), Seed{}, 1, limits);
   Prng prng = Prng::from_seed(Seed{7});
   auto c1 = *ZipPirClient::create(server->info(), prng);
   auto c2 = *ZipPirClient::create(server->info(), prng);
@@ -293,7 +287,7 @@ TEST(ZipPir, RetainedHintAnswersOnlyIdenticalRetries) {
   std::vector<std::uint8_t> want = db.record(5);
   ZipPirServerLimits limits;
   limits.retain_hints_for_retries = true;
-  auto server = *ZipPirServer::create(test_params(), std::move(db), Seed{9}, 1, limits);
+  auto server = *ZipPirServer::create(zippir_test_params(), std::move(db), Seed{9}, 1, limits);
   Prng prng = Prng::from_seed(Seed{8});
   auto client = *ZipPirClient::create(server->info(), prng);
   auto id = *server->register_client(client.setup_message());
@@ -336,7 +330,7 @@ namespace {
 TEST(ZipPir, TamperedSetupSeedIsADifferentClient) {
   auto shape = *choose_database_shape(6, 4, 8);
   auto db = *LweDatabase::create(shape);
-  auto server = *ZipPirServer::create(test_params(), std::move(db), Seed{4}, 1);
+  auto server = *ZipPirServer::create(zippir_test_params(), std::move(db), Seed{4}, 1);
   Prng prng = Prng::from_seed(Seed{11});
   auto client = *ZipPirClient::create(server->info(), prng);
   auto setup = client.setup_message();

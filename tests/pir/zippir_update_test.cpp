@@ -5,19 +5,14 @@
 // records; the changed columns are only the touched ones; shape changes and shards are refused.
 #include <gtest/gtest.h>
 
+#include "testing/zippir_test_params.h"
+
 #include "pir/zippir/zippir.h"
 
 namespace privsearch::pir {
 namespace {
 
-ZipPirParams test_params() {
-  ZipPirParams p;
-  p.lwe = *find_lwe_params("insecure-test-n64-binary", true);
-  p.paillier_bits = 512;
-  p.hint_bits = 16;
-  p.allow_insecure = true;
-  return p;
-}
+using testing::zippir_test_params;
 
 std::vector<std::uint8_t> record_bytes(std::size_t i, std::size_t size) {
   std::vector<std::uint8_t> r(size);
@@ -37,7 +32,7 @@ LweDatabase database(const DatabaseShape& shape, std::size_t records,
 }
 
 TEST(ZipPirUpdate, AnUpdatedServerIsByteIdenticalToAFreshOne) {
-  const auto params = test_params();
+  const auto params = zippir_test_params();
   const Seed a_seed = Prng::random_seed();
   // 70 records of 40 bytes, 10 per column: 7 columns; then 93 records (10 columns, the last one
   // partly filled) with records 5 and 66 zeroed.
@@ -85,7 +80,7 @@ TEST(ZipPirUpdate, AnUpdatedServerIsByteIdenticalToAFreshOne) {
 }
 
 TEST(ZipPirUpdate, ShapeChangesAndShardsAreRefused) {
-  const auto params = test_params();
+  const auto params = zippir_test_params();
   const Seed a_seed = Prng::random_seed();
   const auto old_shape = *choose_database_shape(70, 40, 400);
   auto before = *ZipPirServer::create(params, database(old_shape, 70), a_seed, 1);
