@@ -1,7 +1,12 @@
 // Fuzz target: the IVF index files a client decodes (index/ivf.h). The first byte picks the
 // decoder, the rest is the input: 0 ivf.bin (the directory a client downloads), 1 a list segment
 // (what FetchLists returns), decoded against a directory forged to name exactly these bytes, so
-// the segment parser runs past the hash check on every input.
+// the segment parser runs past the hash check on every input; 2 an update's delta directory
+// (ivf_delta.g.bin) added to a forged base of 300 documents in 3 lists (spill 2, d' = 4, M = 2:
+// the corpus index's shape); 3 an update's tombstones (index/tombstones.h).
+// Properties for 2 and 3: an accepted delta is the base's next generation with contiguous
+// segments holding each appended document `spill` times; accepted tombstones are ascending ids
+// inside the collection.
 // Properties: no crash; an accepted directory has contiguous segments holding N documents and
 // routes any query to at most `lists` lists; an accepted segment has ascending ids inside the
 // collection and codes of its declared size, and scanning it returns only its ids.
@@ -13,6 +18,7 @@
 #include "core/check.h"
 #include "core/sha256.h"
 #include "index/ivf.h"
+#include "index/tombstones.h"
 
 namespace {
 
@@ -42,7 +48,40 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace privsearch;
   if (size == 0) return 0;
   const std::span<const std::uint8_t> body(data + 1, size - 1);
-  if (data[0] % 2 == 0) {
+  if (data[0] % 4 == 2) {
+    index::IvfIndex base;
+    base.documents = 300;
+    base.lists = 3;
+    base.spill = 2;
+    base.route_dim = 4;
+    base.codebook = index::shaped_codebook(4, 2);
+    base.centroids.assign(12, 0.5f);
+    base.directory.resize(3);
+    if (!index::add_ivf_delta(base, body, "fuzz input").ok()) return 0;
+    const auto& d = base.deltas.at(0);
+    PRIVSEARCH_CHECK(d.first_document == 300 && d.documents >= 300 && d.directory.size() == 3,
+                     "accepted a delta that is not the next generation");
+    std::uint64_t entries = 0, next = index::kListsFileHeaderBytes;
+    for (const auto& ref : d.directory) {
+      if (ref.bytes == 0) continue;
+      PRIVSEARCH_CHECK(ref.offset == next, "accepted a delta with a gap");
+      next += ref.bytes;
+      entries += ref.count;
+    }
+    PRIVSEARCH_CHECK(entries == (d.documents - 300) * 2 && next == d.lists_file_bytes,
+                     "accepted a delta whose lists do not add up");
+    return 0;
+  }
+  if (data[0] % 4 == 3) {
+    const auto ids = index::parse_tombstones(body, 1, 5000, "fuzz input");
+    if (!ids.ok()) return 0;
+    for (std::size_t i = 0; i < ids->size(); ++i) {
+      PRIVSEARCH_CHECK((*ids)[i] < 5000 && (i == 0 || (*ids)[i] > (*ids)[i - 1]),
+                       "accepted tombstones out of order or range");
+    }
+    return 0;
+  }
+  if (data[0] % 4 == 0) {
     const auto ivf = index::parse_ivf(body, "fuzz input");
     if (!ivf.ok()) return 0;
     std::uint64_t docs = 0, next = index::kListsFileHeaderBytes;

@@ -16,6 +16,7 @@
 #include "index/atomic_file.h"
 #include "index/glove_encoder.h"
 #include "index/ivf.h"
+#include "index/tombstones.h"
 #include "index/pq.h"
 #include "index/manifest.h"
 #include "index/manifest_signature.h"
@@ -292,6 +293,23 @@ int main(int argc, char** argv) {
     write(dir, "directory_truncated", with(0, truncated(directory, directory.size() - 7)));
     write(dir, "segment", with(1, segment));
     write(dir, "segment_truncated", with(1, truncated(segment, segment.size() - 64)));
+    // 2: an update's delta directory (20 documents appended to this index); 3: tombstones.
+    index::Matrix added{20, 4, std::vector<float>(x.data.begin(), x.data.begin() + 80)};
+    const auto assignment = *index::assign_to_lists(ivf.centroids, ivf.route_dim, ivf.spill, added);
+    index::PqArtifact codes;
+    codes.codebook = ivf.codebook;
+    codes.count = 20;
+    codes.codes = *index::pq_encode(ivf.codebook, added);
+    std::filesystem::create_directories(tmp);
+    if (!index::write_ivf_delta(ivf, 1, assignment, codes, tmp).ok()) return 1;
+    const auto delta = *index::read_file_bytes(tmp / "ivf_delta.1.bin");
+    std::filesystem::remove_all(tmp);
+    write(dir, "delta", with(2, delta));
+    write(dir, "delta_truncated", with(2, truncated(delta, delta.size() - 5)));
+    const std::vector<std::uint32_t> gone{3, 17, 250};
+    const auto tombstones = index::encode_tombstones(1, gone);
+    write(dir, "tombstones", with(3, tombstones));
+    write(dir, "tombstones_truncated", with(3, truncated(tombstones, tombstones.size() - 2)));
   }
   return 0;
 }
