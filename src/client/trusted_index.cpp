@@ -21,34 +21,6 @@ namespace {
 
 constexpr int kMemoryFormat = 1;
 
-// An exclusive flock on `<file>.lock`, released on destruction.
-class FileLock {
- public:
-  static Result<FileLock> acquire(const std::filesystem::path& file) {
-    std::error_code ec;
-    if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
-    const auto lock_path = file.string() + ".lock";
-    FileLock l;
-    l.fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (l.fd_ < 0) {
-      return unavailable_error(fmt::format("cannot open {}: {}", lock_path, std::strerror(errno)));
-    }
-    if (::flock(l.fd_, LOCK_EX) != 0) {
-      return unavailable_error(fmt::format("cannot lock {}: {}", lock_path, std::strerror(errno)));
-    }
-    return l;
-  }
-  FileLock(FileLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  FileLock& operator=(FileLock&&) = delete;
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
- private:
-  FileLock() = default;
-  int fd_ = -1;
-};
-
 Result<nlohmann::json> read_memory(const std::filesystem::path& file) {
   if (!std::filesystem::exists(file)) {
     return nlohmann::json{{"format", kMemoryFormat}, {"keys", nlohmann::json::object()}};
@@ -96,7 +68,7 @@ Status check_index_trust(const std::filesystem::path& index_dir, const index::Ma
         index_dir.string()));
   }
   const auto file = trust.seen_versions.empty() ? default_seen_versions_path() : trust.seen_versions;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::acquire(file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, index::FileLock::acquire(file));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto memory, read_memory(file));
   auto& keys = memory["keys"];
   const std::string key_id = key.key_id();

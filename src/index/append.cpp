@@ -62,6 +62,8 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
   const auto say = [&](const std::string& step) {
     if (progress) progress(step);
   };
+  // One update of a directory at a time: a second would write the same generation's files.
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::try_acquire(dir / ".update"));
   // Only what this update reads is re-hashed (the base store alone is gigabytes at scale).
   PRIVSEARCH_ASSIGN_OR_RETURN(Manifest old, load_manifest(dir, /*verify=*/false));
   const auto is_scoring = [](const ArtifactEntry& e) { return e.name.starts_with("scoring_"); };

@@ -22,7 +22,8 @@
 // a flat client) and tombstones.g; list segments are fetched when probed.
 // The provider keeps serving the old version's open files (a stale client gets old rows, never
 // wrong ones) and opens only the new segments on reload.
-// Thread safety: free functions; one update of a directory at a time.
+// Thread safety: free functions; one update of a directory at a time (an exclusive lock on
+// `<dir>/.update.lock`; a concurrent update is kFailedPrecondition).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,6 +146,36 @@ Status ResumableFile::finish() {
     return unavailable_error(fmt::format("rename to `{}` failed: {}", path_.string(), ec.message()));
   }
   return Status();
+}
+
+Result<FileLock> FileLock::lock(const std::filesystem::path& file, bool wait) {
+  std::error_code ec;
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  const auto lock_path = file.string() + ".lock";
+  FileLock l;
+  l.fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (l.fd_ < 0) {
+    return unavailable_error(fmt::format("cannot open {}: {}", lock_path, std::strerror(errno)));
+  }
+  if (::flock(l.fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+    if (!wait && errno == EWOULDBLOCK) {
+      return failed_precondition_error(
+          fmt::format("{} is held by another process (one update at a time)", lock_path));
+    }
+    return unavailable_error(fmt::format("cannot lock {}: {}", lock_path, std::strerror(errno)));
+  }
+  return l;
+}
+
+Result<FileLock> FileLock::acquire(const std::filesystem::path& file) { return lock(file, true); }
+Result<FileLock> FileLock::try_acquire(const std::filesystem::path& file) {
+  return lock(file, false);
+}
+
+FileLock::FileLock(FileLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace privsearch::index

@@ -49,4 +49,24 @@ class ResumableFile {
   std::uint64_t size_ = 0;
 };
 
+// An exclusive flock() on `<file>.lock` (created, mode 0600), released when destroyed: what
+// serializes processes that update one file or directory. acquire() waits for the lock;
+// try_acquire() refuses at once (kFailedPrecondition naming the lock) when another holds it.
+// Move-only.
+class FileLock {
+ public:
+  static Result<FileLock> acquire(const std::filesystem::path& file);
+  static Result<FileLock> try_acquire(const std::filesystem::path& file);
+  FileLock(FileLock&& o) noexcept;
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  FileLock() = default;
+  static Result<FileLock> lock(const std::filesystem::path& file, bool wait);
+  int fd_ = -1;
+};
+
 }  // namespace privsearch::index

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/bytes.h"
+#include "core/elapsed.h"
 #include "core/sha256.h"
 #include "pir/zippir/zippir_shard.h"
 #include "protocol/provider_core.h"
@@ -136,6 +137,7 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
     previous = server_;
   }
   std::shared_ptr<pir::ZipPirServer> fresh;
+  const auto t0 = std::chrono::steady_clock::now();
   const auto& old_shape = previous->info().shape;
   if (!previous->is_shard() && payloads.record_bytes() == old_shape.record_bytes &&
       payloads.records() >= old_shape.records) {
@@ -153,15 +155,17 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
       if (updated.ok()) {
         fresh = std::move(updated).value();
         if (summary != nullptr) {
-          *summary = fmt::format("PIR hint updated over {} changed columns of {}", changed,
-                                 shape->columns);
+          *summary = fmt::format("PIR hint updated over {} changed columns of {} in {:.1f} s",
+                                 changed, shape->columns, ms_since(t0) / 1000);
         }
       }
     }
   }
   if (!fresh) {
     PRIVSEARCH_ASSIGN_OR_RETURN(fresh, build_server(payloads, config_, a_seed_));
-    if (summary != nullptr) *summary = "PIR database and hint rebuilt";
+    if (summary != nullptr) {
+      *summary = fmt::format("PIR database and hint rebuilt in {:.1f} s", ms_since(t0) / 1000);
+    }
   }
   std::lock_guard lock(mu_);
   // Shared mode keeps no setups here: clients re-register from the store on their next call

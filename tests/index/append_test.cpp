@@ -50,6 +50,7 @@ std::vector<Document> more_documents(std::size_t first, std::size_t rows) {
 std::map<std::string, std::string> file_hashes(const fs::path& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename() == ".update.lock") continue;  // the update's lock, empty
     out[e.path().filename().string()] = to_hex(sha256(*read_file_bytes(e.path())));
   }
   return out;
@@ -234,6 +235,14 @@ TEST_F(AppendTest, RefusalsAreTypedAndLeaveTheIndexAlone) {
   AppendInput del;
   del.deleted = {400};
   EXPECT_EQ(append_to_index(o.out, del, nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(file_hashes(o.out), before);
+  // A second update while one runs (the lock held here) is refused.
+  {
+    const auto held = FileLock::try_acquire(o.out / ".update");
+    ASSERT_TRUE(held.ok());
+    del.deleted = {5};
+    EXPECT_EQ(append_to_index(o.out, del, nullptr).status().code(), StatusCode::kFailedPrecondition);
+  }
   EXPECT_EQ(file_hashes(o.out), before);
 
   // A damaged artifact the update reads is refused before anything is written.

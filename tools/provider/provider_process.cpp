@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
+#include "core/elapsed.h"
 #include "index/atomic_file.h"
 #include "index/tombstones.h"
 #include "index/exact_store.h"
@@ -240,8 +242,10 @@ Status ProviderProcess::wire_pir() {
     shared = std::move(opened).value();
     log("PIR registrations and hints shared through " + shared->where());
   }
+  const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir_, protocol::PirService::create(payloads, manifest_.version_id, config, shared));
+  log(fmt::format("private payload fetch prepared in {:.1f} s", ms_since(t0) / 1000));
   return Status();
 }
 
@@ -298,7 +302,9 @@ Status ProviderProcess::start() {
 }
 
 Status ProviderProcess::reload() {
+  const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto next, load_core());
+  log(fmt::format("reload: index verified and opened in {:.1f} s", ms_since(t0) / 1000));
   if (next.manifest.version_id == manifest_.version_id) {
     log("reload: the index is unchanged");
     return Status();
