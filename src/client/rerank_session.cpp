@@ -89,36 +89,61 @@ const std::string* RerankSession::key_id(std::size_t k) const {
 }
 
 Result<PendingRerank> RerankSession::build_request(const RerankQuery& query) {
-  auto& s = *state_;
   if (query.candidates.empty()) return invalid_argument_error("no candidate IDs");
-  if (query.unit_query.size() != s.dim) {
+  if (key_id(query.candidates.size()) == nullptr) {
+    return Status(StatusCode::kFailedPrecondition,
+                  fmt::format("no key set uploaded for K = {}: make_key_upload first",
+                              query.candidates.size()));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto encrypted,
+                              encrypt_query(query.unit_query, query.candidates.size()));
+  return complete_request(std::move(encrypted), query.candidates, query.artifact_version);
+}
+
+Result<EncryptedQuery> RerankSession::encrypt_query(std::span<const double> unit_query,
+                                                    std::size_t k) {
+  auto& s = *state_;
+  if (k == 0) return invalid_argument_error("no candidate IDs");
+  if (unit_query.size() != s.dim) {
     return invalid_argument_error(fmt::format("query of dimension {}; this session's d' is {}",
-                                              query.unit_query.size(), s.dim));
+                                              unit_query.size(), s.dim));
   }
   double norm2 = 0;
-  for (const double v : query.unit_query) norm2 += v * v;
+  for (const double v : unit_query) norm2 += v * v;
   if (!std::isfinite(norm2) || std::abs(norm2 - 1.0) > kUnitNormTolerance) {
     return invalid_argument_error(
         fmt::format("the query must have unit norm (|z|^2 = {:.12g})", norm2));
   }
-  const std::size_t k = query.candidates.size();
-  const std::string* key = key_id(k);
-  if (key == nullptr) {
-    return Status(StatusCode::kFailedPrecondition,
-                  fmt::format("no key set uploaded for K = {}: make_key_upload first", k));
-  }
-  PendingRerank out;
+  EncryptedQuery out;
+  out.k = k;
   PRIVSEARCH_ASSIGN_OR_RETURN(out.layout, s.layout_for(k));
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto ct,
-      rerank::encrypt_query(out.layout, s.params, s.secret_key, query.unit_query, s.prng));
+      const auto ct, rerank::encrypt_query(out.layout, s.params, s.secret_key, unit_query, s.prng));
   PRIVSEARCH_ASSIGN_OR_RETURN(
       auto ct_bytes, ckks::serialize_ciphertext(s.params, ct, ckks::CiphertextForm::kSeeded));
   const auto message = rerank::request_for_layout(s.params, out.layout, std::move(ct_bytes));
+  out.query = to_byte_string(rerank::serialize_request(message));
+  return out;
+}
+
+Result<PendingRerank> RerankSession::complete_request(EncryptedQuery encrypted,
+                                                      std::span<const std::uint64_t> candidates,
+                                                      std::string_view artifact_version) const {
+  if (candidates.size() != encrypted.k) {
+    return invalid_argument_error(fmt::format("{} candidate IDs for a query encrypted for K = {}",
+                                              candidates.size(), encrypted.k));
+  }
+  const std::string* key = key_id(encrypted.k);
+  if (key == nullptr) {
+    return Status(StatusCode::kFailedPrecondition,
+                  fmt::format("no key set uploaded for K = {}: make_key_upload first", encrypted.k));
+  }
+  PendingRerank out;
+  out.layout = std::move(encrypted.layout);
   out.request.set_key_id(*key);
-  out.request.set_artifact_version(std::string(query.artifact_version));
-  for (const auto id : query.candidates) out.request.add_candidate_ids(id);
-  out.request.set_query(to_byte_string(rerank::serialize_request(message)));
+  out.request.set_artifact_version(std::string(artifact_version));
+  for (const auto id : candidates) out.request.add_candidate_ids(id);
+  out.request.set_query(std::move(encrypted.query));
   return out;
 }
 

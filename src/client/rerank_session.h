@@ -39,6 +39,14 @@ struct RerankQuery {
   std::string_view artifact_version;
 };
 
+// The query's half of a request, made before the candidates are known (it depends only on the
+// query and K): a search encrypts while its candidates are being fetched and scanned.
+struct EncryptedQuery {
+  std::size_t k = 0;
+  rerank::KernelLayout layout;
+  std::string query;  // the serialized rerank request message (seeded ciphertext)
+};
+
 // A request ready to send, and the layout its response must answer (callers may alter the
 // request, as the negative tests do; decode_response checks the answer against `layout`).
 struct PendingRerank {
@@ -75,6 +83,14 @@ class RerankSession {
   // the key id of K's epoch. kInvalidArgument: no candidates, a query that is not finite or not
   // of unit norm; kFailedPrecondition: no key id set for this K.
   Result<PendingRerank> build_request(const RerankQuery& query);
+  // build_request in two halves: the encryption of a unit query for K candidates (the same
+  // checks of the query), then the request naming `candidates` (exactly K of them) and K's key
+  // id (kFailedPrecondition when none is set). encrypt_query uses the session's randomness:
+  // one call at a time per session, like every other method.
+  Result<EncryptedQuery> encrypt_query(std::span<const double> unit_query, std::size_t k);
+  Result<PendingRerank> complete_request(EncryptedQuery encrypted,
+                                         std::span<const std::uint64_t> candidates,
+                                         std::string_view artifact_version) const;
 
   // The scores of the request's candidates, in the order they were sent. A provider refusal
   // becomes kResourceExhausted (BUDGET_EXHAUSTED) or kFailedPrecondition naming the code; a

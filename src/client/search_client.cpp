@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <numeric>
 #include <optional>
 
@@ -113,16 +114,23 @@ struct SearchClient::Impl {
   // Encrypts the unit query z, sends the candidate IDs in the given order, decrypts the scores
   // (aligned with `ids`). Re-uploads keys on UNKNOWN_KEY_ID; on BUDGET_EXHAUSTED starts a new key
   // epoch when the options allow, else returns kResourceExhausted.
+  // `encrypted`: z already encrypted for K = ids.size() (made while the candidates were found).
   Result<std::vector<double>> score(const std::vector<double>& z,
                                     const std::vector<std::uint64_t>& ids,
-                                    const SearchOptions& options, SearchTiming& t) {
+                                    const SearchOptions& options, SearchTiming& t,
+                                    std::optional<EncryptedQuery> encrypted = std::nullopt) {
     if (session->key_id(ids.size()) == nullptr) {
       PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
     }
     auto t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto pending, session->build_request({z, ids, manifest.version_id}));
-    t.encrypt_ms = ms_since(t0);
+    PendingRerank pending;
+    if (encrypted && encrypted->k == ids.size()) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          pending, session->complete_request(std::move(*encrypted), ids, manifest.version_id));
+    } else {
+      PRIVSEARCH_ASSIGN_OR_RETURN(pending, session->build_request({z, ids, manifest.version_id}));
+      t.encrypt_ms = ms_since(t0);
+    }
 
     v1::RerankResponse resp;
     int key_renewals = 0;
@@ -511,7 +519,29 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
   for (const float v : z32) norm += static_cast<double>(v) * v;
   norm = std::sqrt(norm);
   if (norm == 0) return Status(StatusCode::kInvalidArgument, "the query has no known terms");
-  PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, m.candidates(z32, k, options.nprobe, out));
+  std::vector<double> z(z32.size());
+  for (std::size_t i = 0; i < z.size(); ++i) z[i] = z32[i] / norm;
+  // The query's ciphertext depends only on z and K: when K's keys are uploaded it is made on a
+  // second thread while the candidates are fetched and scanned (the session is not used by this
+  // thread meanwhile). Fewer candidates than K (a tiny collection) discard it.
+  std::future<std::pair<Result<EncryptedQuery>, double>> early;
+  if (m.session->key_id(k) != nullptr) {
+    early = std::async(std::launch::async, [&m, &z, k] {
+      const auto t0 = Clock::now();
+      auto e = m.session->encrypt_query(z, k);
+      return std::make_pair(std::move(e), ms_since(t0));
+    });
+  }
+  auto found = m.candidates(z32, k, options.nprobe, out);
+  std::optional<EncryptedQuery> encrypted;
+  if (early.valid()) {
+    auto [e, ms] = early.get();
+    if (e.ok()) {
+      encrypted = std::move(e).value();
+      t.encrypt_ms = ms;
+    }
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, std::move(found));
 
   // The order sent to the provider: a uniformly random permutation (CSPRNG) unless disabled.
   std::vector<std::size_t> order(out.candidates.size());
@@ -523,11 +553,10 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
     }
   }
 
-  std::vector<double> z(z32.size());
-  for (std::size_t i = 0; i < z.size(); ++i) z[i] = z32[i] / norm;
   std::vector<std::uint64_t> sent(order.size());
   for (std::size_t s = 0; s < order.size(); ++s) sent[s] = out.candidates[order[s]];
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores, m.score(z, sent, options, t));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores,
+                              m.score(z, sent, options, t, std::move(encrypted)));
   out.candidate_scores.assign(out.candidates.size(), 0.0);
   for (std::size_t s = 0; s < order.size(); ++s) out.candidate_scores[order[s]] = sent_scores[s];
 

@@ -74,6 +74,8 @@ struct SearchTiming {
   double encode_ms = 0, pq_scan_ms = 0, encrypt_ms = 0, rpc_ms = 0, provider_ms = 0,
          decrypt_ms = 0, total_ms = 0;
   double mask_ms = 0;  // access-private: masks made during this search (0 when prepared)
+  // encrypt_ms runs on a second thread during the candidate search (route, list fetch, scan)
+  // once K's keys are uploaded; it is then off the critical path of total_ms.
   std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
   // IVF: routing is part of pq_scan_ms; fetching the lists not cached is list_fetch_ms.
   // list_segments: the probed lists' segments (more than the lists after updates);

@@ -47,7 +47,8 @@ std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
 }  // namespace
 
 Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
-    const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed) {
+    const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed,
+    std::string* timing) {
   pir::ZipPirParams params;
   PRIVSEARCH_ASSIGN_OR_RETURN(params.lwe,
                               pir::find_lwe_params(config.lwe_params, config.allow_insecure));
@@ -59,17 +60,33 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir::DatabaseShape shape,
       pir::choose_database_shape(payloads.records(), payloads.record_bytes()));
+  auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, fill_database(payloads, shape));
+  const double fill_s = ms_since(t0) / 1000;
+  t0 = std::chrono::steady_clock::now();
   pir::ZipPirServerLimits limits;
   limits.max_clients = config.max_clients;
   limits.max_queued_queries = std::max<std::size_t>(config.ready_per_client, 1);
+  const unsigned threads = std::max(1u, config.preprocess_threads);
+  std::unique_ptr<pir::ZipPirServer> server;
   if (config.shards > 1) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, pir::plan_row_shards(params, shape, config.shards));
-    return pir::ZipPirServer::create_shard(params, db, plan[config.shard], a_seed,
-                                           std::max(1u, config.preprocess_threads), limits);
+    PRIVSEARCH_ASSIGN_OR_RETURN(server, pir::ZipPirServer::create_shard(
+                                            params, db, plan[config.shard], a_seed, threads, limits));
+  } else {
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        server, pir::ZipPirServer::create(params, std::move(db), a_seed, threads, limits));
   }
-  return pir::ZipPirServer::create(params, std::move(db), a_seed,
-                                   std::max(1u, config.preprocess_threads), limits);
+  if (timing != nullptr) {
+    *timing = fmt::format("database of {} columns filled in {:.1f} s, hint H = D A and server "
+                          "made in {:.1f} s", shape.columns, fill_s, ms_since(t0) / 1000);
+  }
+  return server;
+}
+
+std::string PirService::last_build() const {
+  std::lock_guard lock(mu_);
+  return last_build_;
 }
 
 Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
@@ -106,7 +123,8 @@ Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore
     service->shared_ = std::move(shared);
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(service->server_,
-                              build_server(payloads, config, service->a_seed_));
+                              build_server(payloads, config, service->a_seed_,
+                                           &service->last_build_));
   for (unsigned t = 0; t < std::max(1u, config.offline_threads); ++t) {
     service->workers_.emplace_back([s = service.get()] {
       if (s->shared_) {
@@ -146,6 +164,7 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
     std::size_t changed = 0;
     if (shape.ok()) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto db, fill_database(payloads, *shape));
+      const double fill_s = ms_since(t0) / 1000;
       pir::ZipPirServerLimits limits;
       limits.max_clients = config_.max_clients;
       limits.max_queued_queries = std::max<std::size_t>(config_.ready_per_client, 1);
@@ -155,17 +174,18 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
       if (updated.ok()) {
         fresh = std::move(updated).value();
         if (summary != nullptr) {
-          *summary = fmt::format("PIR hint updated over {} changed columns of {} in {:.1f} s",
-                                 changed, shape->columns, ms_since(t0) / 1000);
+          *summary = fmt::format("database of {} columns filled in {:.1f} s, hint H = D A "
+                                 "updated over its {} changed columns and server made in "
+                                 "{:.1f} s", shape->columns, fill_s, changed,
+                                 ms_since(t0) / 1000 - fill_s);
         }
       }
     }
   }
   if (!fresh) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(fresh, build_server(payloads, config_, a_seed_));
-    if (summary != nullptr) {
-      *summary = fmt::format("PIR database and hint rebuilt in {:.1f} s", ms_since(t0) / 1000);
-    }
+    std::string timing;
+    PRIVSEARCH_ASSIGN_OR_RETURN(fresh, build_server(payloads, config_, a_seed_, &timing));
+    if (summary != nullptr) *summary = "rebuilt: " + timing;
   }
   std::lock_guard lock(mu_);
   // Shared mode keeps no setups here: clients re-register from the store on their next call
@@ -180,6 +200,7 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
   }
   server_ = std::move(fresh);
   artifact_version_ = std::move(artifact_version);
+  if (summary != nullptr) last_build_ = *summary;
   cv_.notify_all();
   return Status();
 }

@@ -100,6 +100,8 @@ class PirService : public PirBackend {
                  std::string* summary = nullptr);
 
   std::size_t db_bytes() const;
+  // How the current database was made (filled, hint computed or updated, with times).
+  std::string last_build() const;
   const RateLimit& setup_rate() const override { return config_.setups; }
   // Registrations held by this process (shared mode: none here; they live in the store).
   std::size_t registered_clients() const;
@@ -136,14 +138,17 @@ class PirService : public PirBackend {
   // The current server for a request of `version`; null with PIR_VERSION_MISMATCH in `error`
   // when the database has been rebuilt since.
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
+  // `timing`, when given: how long filling the database and preparing the server took.
   static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
-      const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed);
+      const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed,
+      std::string* timing = nullptr);
   // The database of `payloads` in `shape`.
   static Result<pir::LweDatabase> fill_database(const index::PayloadStore& payloads,
                                                 const pir::DatabaseShape& shape);
 
   using Clock = std::chrono::steady_clock;
   std::string artifact_version_;
+  std::string last_build_;
   PirConfig config_;
   RateLimiter setup_limiter_;
   std::map<std::uint64_t, Clock::time_point> last_used_;  // client -> last setup/status/query

@@ -37,6 +37,37 @@ TEST_F(RerankSessionTest, RoundTripThroughTheProviderCoreMatchesPlaintext) {
   }
 }
 
+// The two halves (the query encrypted before the candidates are known, then the request) give
+// the same scores; the halves refuse a candidate count other than the K encrypted for, a query
+// that is not a unit vector, and K without keys.
+TEST_F(RerankSessionTest, EncryptingBeforeTheCandidatesGivesTheSameScores) {
+  const auto core = make_core();
+  const auto resp = core->upload_keys(upload_request());
+  session.set_key_id(kK, resp.key_id());
+  std::vector<double> q(kDim, 0.0);
+  q[1] = 0.6;
+  q[2] = -0.8;
+  auto encrypted = session.encrypt_query(q, ids_.size());
+  ASSERT_TRUE(encrypted.ok()) << encrypted.status().to_string();
+  const auto pending = session.complete_request(*encrypted, ids_, "artifact-v1");
+  ASSERT_TRUE(pending.ok()) << pending.status().to_string();
+  const auto scores = *session.decode_response(*pending, core->rerank(pending->request));
+  for (std::size_t c = 0; c < ids_.size(); ++c) {
+    EXPECT_NEAR(scores[c], 0.6 * docs.row(ids_[c])[1] - 0.8 * docs.row(ids_[c])[2], 1e-3) << c;
+  }
+  const std::vector<std::uint64_t> fewer(ids_.begin(), ids_.end() - 1);
+  EXPECT_EQ(session.complete_request(*encrypted, fewer, "v").status().code(),
+            StatusCode::kInvalidArgument);
+  auto other_k = *session.encrypt_query(q, ids_.size() + 1);
+  std::vector<std::uint64_t> more = ids_;
+  more.push_back(0);
+  EXPECT_EQ(session.complete_request(other_k, more, "v").status().code(),
+            StatusCode::kFailedPrecondition);  // no key set for K + 1
+  q[1] = 0.7;
+  EXPECT_EQ(session.encrypt_query(q, ids_.size()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(session.encrypt_query(unit(kDim), 0).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(RerankSessionTest, BuildRequestRefusesWhatWouldGiveWrongScores) {
   const auto q = unit(kDim);
   // No key set uploaded for this K yet.

@@ -245,7 +245,8 @@ Status ProviderProcess::wire_pir() {
   const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir_, protocol::PirService::create(payloads, manifest_.version_id, config, shared));
-  log(fmt::format("private payload fetch prepared in {:.1f} s", ms_since(t0) / 1000));
+  log(fmt::format("private payload fetch prepared in {:.1f} s ({})", ms_since(t0) / 1000,
+                  pir_->last_build()));
   return Status();
 }
 
@@ -313,7 +314,7 @@ Status ProviderProcess::reload() {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(next.manifest, next.deleted));
     std::string how;
     PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id, &how));
-    log("reload: " + how);
+    log("reload: PIR " + how);
   }
   core_ = std::move(next.core);
   manifest_ = std::move(next.manifest);
