@@ -79,6 +79,30 @@ TEST(ZipPirUpdate, AnUpdatedServerIsByteIdenticalToAFreshOne) {
   EXPECT_EQ((*same)->info().serialize(), fresh->info().serialize());
 }
 
+// Changed columns in three chunks of A's expansion (4,096 rows each): the same server as a
+// fresh one.
+TEST(ZipPirUpdate, ChangedColumnsAcrossMatrixChunks) {
+  const auto params = zippir_test_params();
+  const Seed a_seed = Prng::random_seed();
+  const auto old_shape = *choose_database_shape(9000, 40, 40);  // one record per column
+  ASSERT_EQ(old_shape.columns, 9000u);
+  auto before = *ZipPirServer::create(params, database(old_shape, 9000), a_seed, 2);
+  const auto shape = *grown_database_shape(old_shape, 9100);
+  const std::vector<std::size_t> zeroed{10, 5000, 8999};
+  std::size_t changed = 0;
+  auto updated = ZipPirServer::update(*before, database(shape, 9100, zeroed), 2, {}, &changed);
+  ASSERT_TRUE(updated.ok()) << updated.status().to_string();
+  EXPECT_EQ(changed, 103u);
+  auto fresh = *ZipPirServer::create(params, database(shape, 9100, zeroed), a_seed, 2);
+  Prng prng = Prng::from_seed(Seed{3});
+  auto client = *ZipPirClient::create(fresh->info(), prng);
+  for (auto* s : {updated->get(), fresh.get()}) {
+    ASSERT_TRUE(s->register_client(client.setup_message()).ok());
+    ASSERT_TRUE(s->precompute(client.client_id(), 0, 1, 1).ok());
+  }
+  EXPECT_EQ(*(*updated)->export_hint(client.client_id(), 0), *fresh->export_hint(client.client_id(), 0));
+}
+
 TEST(ZipPirUpdate, ShapeChangesAndShardsAreRefused) {
   const auto params = zippir_test_params();
   const Seed a_seed = Prng::random_seed();

@@ -87,9 +87,20 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::update(const ZipPirServer& p
   if (!changed.empty()) {
     // D[:, C] and D'[:, C] gathered (rows x |C|, padded to 64) against A[C, :].
     const std::size_t k = changed.size(), stride = (k + 63) / 64 * 64;
-    std::vector<std::uint32_t> a(k * ld, 0);
-    for (std::size_t i = 0; i < k; ++i) {
-      expand_lwe_matrix(previous.info_.a_seed, changed[i], 1, n, ld, a.data() + i * ld);
+    // A's rows come from one PRG stream per chunk of kLweMatrixChunkRows rows: expand each
+    // chunk that holds changed columns once, up to its last changed one, and keep those rows
+    // (row by row, every expansion would first skip the part of its chunk before it).
+    std::vector<std::uint32_t> a(k * ld, 0), chunk;
+    for (std::size_t i = 0; i < k;) {
+      const std::size_t first = changed[i] / kLweMatrixChunkRows * kLweMatrixChunkRows;
+      std::size_t j = i;
+      while (j < k && changed[j] < first + kLweMatrixChunkRows) ++j;
+      const std::size_t count = changed[j - 1] - first + 1;
+      chunk.assign(count * ld, 0);
+      expand_lwe_matrix(previous.info_.a_seed, first, count, n, ld, chunk.data());
+      for (; i < j; ++i) {
+        std::copy_n(chunk.data() + (changed[i] - first) * ld, ld, a.data() + i * ld);
+      }
     }
     std::vector<std::uint8_t> was(rows * stride, 0), now(rows * stride, 0);
     for (std::size_t r = 0; r < rows; ++r) {
