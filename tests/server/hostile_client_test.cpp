@@ -287,8 +287,13 @@ TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadRe
   ASSERT_TRUE(replicas[0]->signal(SIGKILL));
   replicas[0]->stop();
   int served = 0;
-  for (int i = 0; i < 6; ++i) served += legit_search(co).ok() ? 1 : 0;
-  EXPECT_EQ(served, 6);
+  std::string failures;
+  for (int i = 0; i < 6; ++i) {
+    const Status s = legit_search(co);
+    served += s.ok() ? 1 : 0;
+    if (!s.ok()) failures += s.to_string() + "\n";
+  }
+  EXPECT_EQ(served, 6) << failures;
 }
 
 }  // namespace

@@ -138,13 +138,8 @@ std::string haproxy_config(const BalancerSpec& s) {
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
     // `verify none` is for the check's own TLS session only (client traffic passes through
     // untouched and is verified by the client's pinned certificate); the check learns up/down.
-    // `observe layer4 error-limit 1 on-error mark-down`: a client connect the replica refuses
-    // takes it out at once, not after `fall` failed checks (a killed replica would otherwise
-    // keep drawing leastconn's new connections, being the one with none, until then).
-    cfg += fmt::format(
-        "  server replica{} {} check inter {}ms fall 2 rise 1 verify none"
-        " observe layer4 error-limit 1 on-error mark-down\n",
-        i + 1, s.replicas[i], s.check_interval_ms);
+    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none\n", i + 1,
+                       s.replicas[i], s.check_interval_ms);
   }
   return cfg;
 }
