@@ -125,6 +125,16 @@ Command add_update_command(CLI::App& parent) {
               if (!ids.ok()) return fail(ids.status(), "update");
               input.deleted = std::move(ids).value();
             }
+            if (!key) {
+              const auto current = index::load_manifest(o->index, /*verify=*/false);
+              if (current.ok() && current->sequence > 0) {
+                fmt::print(stderr,
+                           "privsearch update: warning: {} is a signed version (sequence {}) and "
+                           "no --signing-key was given: the update is unsigned, and clients "
+                           "that pin the key will refuse it\n",
+                           o->index.string(), current->sequence);
+              }
+            }
             const Progress progress;
             auto result = index::append_to_index(o->index, input, key ? &*key : nullptr,
                                                  progress.callback());
