@@ -140,9 +140,9 @@ Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore
 Result<pir::LweDatabase> PirService::fill_database(const index::PayloadStore& payloads,
                                                    const pir::DatabaseShape& shape) {
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, pir::LweDatabase::create(shape));
-  for (std::size_t i = 0; i < payloads.records(); ++i) {
-    PRIVSEARCH_RETURN_IF_ERROR(
-        db.set_record(i, std::span(payloads.record(i), payloads.record_bytes())));
+  if (payloads.records() > 0) {
+    PRIVSEARCH_RETURN_IF_ERROR(db.set_records(
+        std::span(payloads.record(0), payloads.records() * payloads.record_bytes())));
   }
   return db;
 }

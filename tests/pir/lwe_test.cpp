@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <tuple>
+
 #include <cmath>
 
 #include "pir/lwe/kernels.h"
@@ -133,6 +136,30 @@ TEST(Database, RecordsRoundTripAndRejectBadInput) {
 }
 
 // SimplePIR with the full hint recovers every record for several shapes.
+// The blocked fill is record-by-record set_record, byte for byte: shapes with partial last
+// columns, more than one block of 64 columns, and fewer records given than the shape holds.
+TEST(Database, SetRecordsEqualsOneRecordAtATime) {
+  for (const auto& [records, bytes, rows, given] :
+       std::vector<std::tuple<std::size_t, std::size_t, std::size_t, std::size_t>>{
+           {37, 11, 30, 37}, {500, 64, 200, 500}, {1000, 40, 120, 977}, {130, 100, 100, 130},
+           {70, 33, 33, 1}}) {
+    const auto shape = *choose_database_shape(records, bytes, rows);
+    std::vector<std::uint8_t> data(given * bytes);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7 + i / 13);
+    auto one = *LweDatabase::create(shape);
+    for (std::size_t i = 0; i < given; ++i) {
+      ASSERT_TRUE(one.set_record(i, std::span(data).subspan(i * bytes, bytes)).ok());
+    }
+    auto all = *LweDatabase::create(shape);
+    ASSERT_TRUE(all.set_records(data).ok());
+    EXPECT_EQ(std::memcmp(one.data(), all.data(), shape.rows * shape.stride), 0)
+        << records << " x " << bytes;
+  }
+  auto db = *LweDatabase::create(*choose_database_shape(10, 8, 16));
+  EXPECT_EQ(db.set_records(std::vector<std::uint8_t>(12)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(db.set_records(std::vector<std::uint8_t>(88)).code(), StatusCode::kInvalidArgument);
+}
+
 TEST(SimplePir, RecoversEveryRecord) {
   const LweParams params = test_params();
   Prng prng = Prng::from_seed(Seed{4});

@@ -103,6 +103,30 @@ Status LweDatabase::set_record(std::size_t index, std::span<const std::uint8_t> 
   return Status();
 }
 
+Status LweDatabase::set_records(std::span<const std::uint8_t> records) {
+  const std::size_t rb = shape_.record_bytes, per = shape_.records_per_column;
+  if (records.size() % rb != 0 || records.size() / rb > shape_.records) {
+    return invalid_argument_error("PIR records: " + std::to_string(records.size()) +
+                                  " bytes are not a whole number of at most " +
+                                  std::to_string(shape_.records) + " records of " +
+                                  std::to_string(rb) + " bytes");
+  }
+  const std::size_t count = records.size() / rb;
+  constexpr std::size_t kBlock = 64;
+  for (std::size_t c0 = 0; c0 < shape_.columns; c0 += kBlock) {
+    const std::size_t c1 = std::min(shape_.columns, c0 + kBlock);
+    for (std::size_t r = 0; r < shape_.rows; ++r) {
+      const std::size_t k = r / rb, j = r % rb;  // record k of each column, its byte j
+      std::uint8_t* out = matrix_.data() + r * shape_.stride;
+      for (std::size_t c = c0; c < c1; ++c) {
+        const std::size_t index = c * per + k;
+        out[c] = index < count ? records[index * rb + j] : 0;
+      }
+    }
+  }
+  return Status();
+}
+
 std::vector<std::uint8_t> LweDatabase::record(std::size_t index) const {
   std::vector<std::uint8_t> out(shape_.record_bytes);
   const std::size_t col = shape_.column_of(index);
