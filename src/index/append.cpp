@@ -66,6 +66,11 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::try_acquire(dir / ".update"));
   // Only what this update reads is re-hashed (the base store alone is gigabytes at scale).
   PRIVSEARCH_ASSIGN_OR_RETURN(Manifest old, load_manifest(dir, /*verify=*/false));
+  if (old.find("exact_store") == nullptr || old.find("projection") == nullptr) {
+    return failed_precondition_error(fmt::format(
+        "`{}` lists no exact store or projection: update the index directory the provider "
+        "serves (a client's copy is refreshed with client-files afterwards)", dir.string()));
+  }
   const auto is_scoring = [](const ArtifactEntry& e) { return e.name.starts_with("scoring_"); };
   if (std::any_of(old.artifacts.begin(), old.artifacts.end(), is_scoring) &&
       !input.drop_access_private) {

@@ -236,6 +236,17 @@ TEST_F(AppendTest, RefusalsAreTypedAndLeaveTheIndexAlone) {
   del.deleted = {400};
   EXPECT_EQ(append_to_index(o.out, del, nullptr).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(file_hashes(o.out), before);
+  // A client's copy of the index (no exact store) is not what an update changes.
+  const auto thin = c.dir / "thin";
+  fs::create_directories(thin);
+  fs::copy_file(o.out / "manifest.json", thin / "manifest.json");
+  {
+    auto m = *load_manifest(thin, false);
+    std::erase_if(m.artifacts, [](const ArtifactEntry& e) { return e.name == "exact_store"; });
+    for (const auto& e : m.artifacts) fs::copy_file(o.out / e.file, thin / e.file);
+    ASSERT_TRUE(write_manifest(thin, m).ok());
+  }
+  EXPECT_EQ(append_to_index(thin, del, nullptr).status().code(), StatusCode::kFailedPrecondition);
   // A second update while one runs (the lock held here) is refused.
   {
     const auto held = FileLock::try_acquire(o.out / ".update");
