@@ -170,7 +170,10 @@ Status provider_refusal(std::string_view what, const v1::Error& error) {
     case v1::QUOTA_EXHAUSTED:
     case v1::RATE_LIMITED:
     case v1::OVERLOADED: code = StatusCode::kResourceExhausted; break;
-    case v1::STATE_UNAVAILABLE: code = StatusCode::kUnavailable; break;
+    case v1::STATE_UNAVAILABLE:
+    case v1::PIR_SHARD_UNAVAILABLE: code = StatusCode::kUnavailable; break;
+    // The provider's files changed under it since it verified them: not the request's fault.
+    case v1::DATA_LOSS: code = StatusCode::kDataLoss; break;
     case v1::UNAUTHENTICATED: code = StatusCode::kInvalidArgument; break;
     default: break;
   }

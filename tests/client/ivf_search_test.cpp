@@ -197,7 +197,7 @@ TEST_F(IvfSearchTest, ListsChangedOnTheProvidersDiskAreNeverServed) {
     }
   }
   const auto r = sc->search("document 3", SearchOptions{});
-  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("DATA_LOSS"), std::string::npos) << r.status().message();
 }
 
