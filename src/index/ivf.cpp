@@ -70,6 +70,14 @@ std::vector<std::uint32_t> assign(const std::vector<float>& centroids, std::size
   return out;
 }
 
+// The header of a lists file (ivf_lists.bin and every generation's ivf_lists.g.bin).
+void put_lists_header(ByteWriter& w, std::size_t lists) {
+  w.put_bytes({reinterpret_cast<const std::uint8_t*>("PSIL"), 4});
+  w.put_u16(1);
+  w.put_u16(0);
+  w.put_u64(lists);
+}
+
 // `pq` holds the codes of documents first_id, first_id + 1, ...
 void put_segment(ByteWriter& w, std::uint32_t list, std::span<const std::uint32_t> ids,
                  const PqArtifact& pq, std::uint64_t first_id = 0) {
@@ -266,10 +274,7 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
   ivf.centroids = centroids;
   ivf.directory.resize(lists);
   ByteWriter lw;
-  lw.put_bytes({reinterpret_cast<const std::uint8_t*>("PSIL"), 4});
-  lw.put_u16(1);
-  lw.put_u16(0);
-  lw.put_u64(lists);
+  put_lists_header(lw, lists);
   for (std::size_t l = 0; l < lists; ++l) {
     const std::size_t start = lw.size();
     put_segment(lw, static_cast<std::uint32_t>(l), members[l], codes);
@@ -333,10 +338,7 @@ Result<std::vector<ArtifactEntry>> write_ivf_delta(const IvfIndex& base, std::ui
     }
   }
   ByteWriter lw;
-  lw.put_bytes({reinterpret_cast<const std::uint8_t*>("PSIL"), 4});
-  lw.put_u16(1);
-  lw.put_u16(0);
-  lw.put_u64(lists);
+  put_lists_header(lw, lists);
   ByteWriter entries;
   std::uint32_t changed = 0;
   for (std::size_t l = 0; l < lists; ++l) {
