@@ -513,7 +513,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
                         "with a public key");
   }
   auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois,
-                                        accepted.query, rows);
+                                        accepted.query, rows, config_.kernel_threads);
   if (!result.ok()) {
     return rerank_error(result.status().code() == StatusCode::kNotFound
                             ? v1::MISSING_ROTATION_KEY

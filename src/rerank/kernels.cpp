@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/elapsed.h"
+#include "core/parallel.h"
 
 namespace privsearch::rerank {
 
@@ -80,6 +81,15 @@ class Counted {
     return ev_.add_inplace(a, b);
   }
   const ckks::Evaluator& evaluator() const { return ev_; }
+  // The same operations counted into `tally` (a helper thread's; merged by add_counts).
+  Counted counting_into(KernelResult& tally) const { return Counted(enc_, ev_, keys_, tally); }
+  void add_counts(const OpCounts& c) {
+    out_.counts.multiply_plain += c.multiply_plain;
+    out_.counts.rescales += c.rescales;
+    out_.counts.rotations += c.rotations;
+    out_.counts.additions += c.additions;
+    out_.counts.encodes += c.encodes;
+  }
 
  private:
   const ckks::Encoder& enc_;
@@ -109,7 +119,8 @@ Status sum_of_rotations(Counted& op, Ciphertext& ct, std::size_t stride, std::si
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(auto h, op.evaluator().hoist(std::move(ct)));
     // The k = 0 term joins after the ModDown: ModDown(P ct + X) = ct + ModDown(X) exactly (P ct
-    // vanishes mod P), so it need not be lifted to the extended basis.
+    // vanishes mod P), so it need not be lifted to the extended basis. (One such rotation takes
+    // ~0.05 ms: less than starting a thread to share them, so they stay on this one.)
     ckks::ExtendedCiphertext sum;
     for (std::size_t k = 1; k < count; ++k) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto r, op.rotate_hoisted_extended(h, static_cast<int>(k * step)));
@@ -191,14 +202,19 @@ Status paper_kernels(const KernelLayout& l, const ckks::Params& params, Counted&
 class FastKernel {
  public:
   FastKernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
-             std::span<const float> rows)
-      : l_(l), params_(params), op_(op), rows_(rows), used_(l.blocks() * l.period()),
-        slots_(l.slots()), slots2_(l.slots()), slot_class_(used_), slot_pos_(used_) {
+             std::span<const float> rows, std::size_t threads)
+      : l_(l), params_(params), op_(op), rows_(rows), threads_(std::max<std::size_t>(1, threads)),
+        used_(l.blocks() * l.period()), slot_class_(used_), slot_pos_(used_) {
     // Per slot s' of the used range: its candidate class and its position in the block.
     for (std::size_t sp = 0; sp < used_; ++sp) {
       const std::size_t pos = sp % l.period();
       slot_class_[sp] = static_cast<std::uint32_t>((sp / l.period()) * l.width() + pos % l.width());
       slot_pos_[sp] = static_cast<std::uint32_t>(pos);
+    }
+    tallies_.resize(threads_);
+    for (std::size_t w = 0; w < threads_; ++w) {
+      workers_.push_back(Worker{w == 0 ? op_ : op_.counting_into(tallies_[w]),
+                                std::vector<double>(l.slots()), std::vector<double>(l.slots())});
     }
   }
 
@@ -211,10 +227,18 @@ class FastKernel {
       PRIVSEARCH_RETURN_IF_ERROR(finish(acc, count));
       outputs.push_back(std::move(acc));
     }
+    for (std::size_t w = 1; w < threads_; ++w) op_.add_counts(tallies_[w].counts);
     return Status();
   }
 
  private:
+  // A thread's operation counter and plaintext slot buffers (worker 0 is the calling thread,
+  // counting into the result itself; helpers count apart and are merged at the end).
+  struct Worker {
+    Counted op;
+    std::vector<double> slots, slots2;
+  };
+
   // Baby steps: rot(z, i) for i < b1, hoisted (one decomposition of the query); baby_[0] is the
   // query itself (no copy).
   Status make_baby_steps(const Ciphertext& query) {
@@ -247,21 +271,22 @@ class FastKernel {
 
   // Giant group g: sum over its baby steps of P'_{g,i} * rot(z, i) (two plaintexts share one
   // complex DFT).
-  Result<Ciphertext> group_product(std::size_t first, std::size_t count, std::size_t shift) {
+  Result<Ciphertext> group_product(std::size_t first, std::size_t count, std::size_t shift,
+                                   Worker& w) const {
     const std::size_t level = baby_[0]->level();
     const double delta = params_.default_scale();
     const std::size_t terms = std::min(l_.baby(), l_.width() - shift);
     Ciphertext inner;
     for (std::size_t i = 0; i < terms; i += 2) {
-      fill(first, count, shift, shift + i, slots_);
+      fill(first, count, shift, shift + i, w.slots);
       if (i + 1 < terms) {
-        fill(first, count, shift, shift + i + 1, slots2_);
-        PRIVSEARCH_ASSIGN_OR_RETURN(auto pts, op_.encode_pair(slots_, slots2_, level, delta));
-        PRIVSEARCH_RETURN_IF_ERROR(op_.multiply_accumulate(inner, *baby_[i], pts.first));
-        PRIVSEARCH_RETURN_IF_ERROR(op_.multiply_accumulate(inner, *baby_[i + 1], pts.second));
+        fill(first, count, shift, shift + i + 1, w.slots2);
+        PRIVSEARCH_ASSIGN_OR_RETURN(auto pts, w.op.encode_pair(w.slots, w.slots2, level, delta));
+        PRIVSEARCH_RETURN_IF_ERROR(w.op.multiply_accumulate(inner, *baby_[i], pts.first));
+        PRIVSEARCH_RETURN_IF_ERROR(w.op.multiply_accumulate(inner, *baby_[i + 1], pts.second));
       } else {
-        PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, op_.encode(slots_, level, delta));
-        PRIVSEARCH_RETURN_IF_ERROR(op_.multiply_accumulate(inner, *baby_[i], pt));
+        PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pt, w.op.encode(w.slots, level, delta));
+        PRIVSEARCH_RETURN_IF_ERROR(w.op.multiply_accumulate(inner, *baby_[i], pt));
       }
     }
     return inner;
@@ -269,30 +294,29 @@ class FastKernel {
 
   // Giant steps: each group's products are rotated into place in the extended basis and summed
   // there, so all b2 rotations share one ModDown; group 0 (no rotation) is added after it
-  // (ModDown(P x + X) = x + ModDown(X) exactly).
+  // (ModDown(P x + X) = x + ModDown(X) exactly). The groups are independent: spread over the
+  // threads and summed in group order (exact modular additions: the same bytes for any count).
   Result<Ciphertext> window_products(std::size_t first, std::size_t count) {
-    ckks::ExtendedCiphertext giant_sum;
-    bool have_giant = false;
+    std::size_t groups = 0;
+    while (groups < l_.giant() && groups * l_.baby() < l_.width()) ++groups;
     Ciphertext unrotated;
-    for (std::size_t g = 0; g < l_.giant(); ++g) {
+    std::vector<ckks::ExtendedCiphertext> rotated(groups);
+    PRIVSEARCH_RETURN_IF_ERROR(run_tasks(threads_, groups, [&](std::size_t g, std::size_t wi) {
+      Worker& w = workers_[wi];
       const std::size_t shift = g * l_.baby();
-      if (shift >= l_.width()) break;
-      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext inner, group_product(first, count, shift));
+      PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext inner, group_product(first, count, shift, w));
       if (shift == 0) {
         unrotated = std::move(inner);
-        continue;
+        return Status();
       }
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto rotated,
-                                  op_.rotate_extended(std::move(inner), static_cast<int>(shift)));
-      if (!have_giant) {
-        giant_sum = std::move(rotated);
-        have_giant = true;
-      } else {
-        PRIVSEARCH_RETURN_IF_ERROR(op_.add(giant_sum, rotated));
-      }
-    }
+      PRIVSEARCH_ASSIGN_OR_RETURN(rotated[g],
+                                  w.op.rotate_extended(std::move(inner), static_cast<int>(shift)));
+      return Status();
+    }));
     Ciphertext acc = std::move(unrotated);
-    if (have_giant) {
+    if (groups > 1) {
+      ckks::ExtendedCiphertext giant_sum = std::move(rotated[1]);
+      for (std::size_t g = 2; g < groups; ++g) PRIVSEARCH_RETURN_IF_ERROR(op_.add(giant_sum, rotated[g]));
       PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext rotated_sum,
                                   op_.evaluator().mod_down(std::move(giant_sum)));
       PRIVSEARCH_RETURN_IF_ERROR(op_.add(acc, rotated_sum));
@@ -307,12 +331,13 @@ class FastKernel {
     const std::size_t b = l_.width();
     PRIVSEARCH_RETURN_IF_ERROR(sum_of_rotations(op_, acc, b, l_.sum_baby(), l_.sum_giant()));
     PRIVSEARCH_RETURN_IF_ERROR(op_.rescale(acc));
-    std::fill(slots_.begin(), slots_.end(), 0.0);
-    for (std::size_t c = 0; c < count; ++c) slots_[(c / b) * l_.period() + c % b] = 1.0;
+    auto& slots = workers_[0].slots;
+    std::fill(slots.begin(), slots.end(), 0.0);
+    for (std::size_t c = 0; c < count; ++c) slots[(c / b) * l_.period() + c % b] = 1.0;
     const bool can_rescale = acc.level() >= 1;
     const double mask_scale =
         can_rescale ? params_.default_scale() : unrescaled_mask_scale(params_, acc.scale());
-    PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pm, op_.encode(slots_, acc.level(), mask_scale));
+    PRIVSEARCH_ASSIGN_OR_RETURN(Plaintext pm, op_.encode(slots, acc.level(), mask_scale));
     PRIVSEARCH_RETURN_IF_ERROR(op_.multiply(acc, pm));
     if (can_rescale) PRIVSEARCH_RETURN_IF_ERROR(op_.rescale(acc));
     return Status();
@@ -322,17 +347,19 @@ class FastKernel {
   const ckks::Params& params_;
   Counted& op_;
   std::span<const float> rows_;
+  std::size_t threads_;
   std::size_t used_;  // slots carrying candidate classes
-  std::vector<double> slots_, slots2_;
   std::vector<std::uint32_t> slot_class_, slot_pos_;
+  std::vector<KernelResult> tallies_;  // helpers' counts
+  std::vector<Worker> workers_;
   std::vector<Ciphertext> rotated_;
   std::vector<const Ciphertext*> baby_;
 };
 
 Status fast_kernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
                    const Ciphertext& query, std::span<const float> rows,
-                   std::vector<Ciphertext>& outputs) {
-  FastKernel kernel(l, params, op, rows);
+                   std::vector<Ciphertext>& outputs, std::size_t threads) {
+  FastKernel kernel(l, params, op, rows, threads);
   return kernel.run(query, outputs);
 }
 
@@ -375,14 +402,14 @@ Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
                                      const ckks::Evaluator& evaluator,
                                      const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
-                                     std::span<const float> rows) {
+                                     std::span<const float> rows, std::size_t threads) {
   const ckks::Params& params = evaluator.params();
   PRIVSEARCH_RETURN_IF_ERROR(validate_kernel_inputs(layout, params, keys, query, rows));
   KernelResult out;
   Counted op(encoder, evaluator, keys, out);
   const auto t0 = std::chrono::steady_clock::now();
   if (layout.kernel() == Kernel::kFast) {
-    PRIVSEARCH_RETURN_IF_ERROR(fast_kernel(layout, params, op, query, rows, out.outputs));
+    PRIVSEARCH_RETURN_IF_ERROR(fast_kernel(layout, params, op, query, rows, out.outputs, threads));
   } else {
     PRIVSEARCH_RETURN_IF_ERROR(paper_kernels(layout, params, op, query, rows, out.outputs));
   }

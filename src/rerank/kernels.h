@@ -15,6 +15,10 @@
 // OpCounts counts every evaluator call a kernel makes, so tests can pin the paper's numbers.
 // Errors: kInvalidArgument (rows not K x d', non-finite values), kFailedPrecondition (query at
 // the wrong level or params), kNotFound (a rotation key the layout needs is missing).
+// Threads: the fast kernel spreads its independent giant-step groups (~0.4 ms each at d' = 672)
+// over `threads` (the caller's and short-lived helpers; exact modular sums in a fixed order, so
+// the output bytes do not depend on the count). The rest, and the paper kernels, run on the
+// caller's thread.
 // Thread safety: stateless; the evaluator and keys are shared read-only.
 #pragma once
 
@@ -42,8 +46,8 @@ struct OpCounts {
 struct KernelResult {
   std::vector<ckks::Ciphertext> outputs;
   OpCounts counts;
-  double encode_ms = 0;  // plaintext encoding time inside the kernel
-  double he_ms = 0;      // everything else
+  double encode_ms = 0;  // plaintext encoding time inside the kernel (the calling thread's)
+  double he_ms = 0;      // the rest of the kernel's wall time
 };
 
 // Checks that rows is K x d' and finite, that the query matches the params and sits at the top
@@ -56,6 +60,6 @@ Status validate_kernel_inputs(const KernelLayout& layout, const ckks::Params& pa
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
                                      const ckks::Evaluator& evaluator,
                                      const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
-                                     std::span<const float> rows);
+                                     std::span<const float> rows, std::size_t threads = 1);
 
 }  // namespace privsearch::rerank

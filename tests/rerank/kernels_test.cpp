@@ -256,5 +256,40 @@ TEST(FastKernel, CompactResponseDecryptsToTheScores) {
   EXPECT_LT(max_err, 5e-6);
 }
 
+// The fast kernel's threads split independent giant-step groups and hoisted rotations; its
+// sums are exact and in a fixed order, so every thread count gives the same ciphertext bytes
+// and the same operation counts (shapes with one output, several outputs, and a partial last
+// giant group).
+TEST(FastKernel, ThreadsGiveTheSameBytesAndCounts) {
+  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  for (const auto& [d, k] : {std::pair<std::size_t, std::size_t>{672, 100}, {100, 10}, {192, 700}}) {
+    const Problem p = make_problem(d, k, d + k);
+    const auto layout = *make_layout(kit.params, Kernel::kFast, d, k);
+    const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
+    const auto query = *encrypt_query(layout, kit.params, kit.sk, p.query, kit.prng);
+    const auto one = evaluate_kernel(layout, kit.encoder, kit.evaluator, keys, query, p.rows, 1);
+    ASSERT_TRUE(one.ok()) << one.status().to_string();
+    for (const std::size_t threads : {2u, 3u, 8u}) {
+      SCOPED_TRACE(::testing::Message() << "d' " << d << " K " << k << " threads " << threads);
+      const auto many =
+          evaluate_kernel(layout, kit.encoder, kit.evaluator, keys, query, p.rows, threads);
+      ASSERT_TRUE(many.ok()) << many.status().to_string();
+      ASSERT_EQ(many->outputs.size(), one->outputs.size());
+      for (std::size_t o = 0; o < one->outputs.size(); ++o) {
+        const auto a = *ckks::serialize_ciphertext(kit.params, one->outputs[o],
+                                                   ckks::CiphertextForm::kFull);
+        const auto b = *ckks::serialize_ciphertext(kit.params, many->outputs[o],
+                                                   ckks::CiphertextForm::kFull);
+        EXPECT_TRUE(a == b) << "output " << o << " differs";
+      }
+      EXPECT_EQ(many->counts.rotations, one->counts.rotations);
+      EXPECT_EQ(many->counts.multiply_plain, one->counts.multiply_plain);
+      EXPECT_EQ(many->counts.additions, one->counts.additions);
+      EXPECT_EQ(many->counts.encodes, one->counts.encodes);
+      EXPECT_EQ(many->counts.rescales, one->counts.rescales);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace privsearch::rerank

@@ -245,6 +245,10 @@ void add_options(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--k", a.rerank.ks, "rerank: candidate count(s) K")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  cmd->add_option("--kernel-threads", a.rerank.threads,
+                  "rerank: fast-kernel thread count(s) (default 1, and 2 at d' = 672, K = 100 "
+                  "in the default set)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   cmd->add_option("--order-queries", a.rerank.order_queries,
                   "rerank: random queries for top10_order_match (default 200)");
   cmd->add_option("--warmup", a.ckks.warmup, "ckks: untimed warm-up runs")

@@ -44,6 +44,10 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--fingerprint-file", s.fingerprint_file,
                  "Write the certificate fingerprint to this file when ready");
   app.add_option("--threads", s.threads, "Worker threads (default: the cores)");
+  app.add_option("--kernel-threads", s.kernel_threads,
+                 "Threads one rerank uses for its independent steps (default 2, at most the "
+                 "cores; 1 when many clients keep every worker busy anyway)")
+      ->check(CLI::Range(1u, 64u));
   app.add_option(
       "--state", s.state,
       "Where request budgets live: `file:PATH` (an append-only journal; default "

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
@@ -129,6 +131,8 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   protocol::ProviderConfig config(*params_);
   config.params_name = s.preset;
   config.flood_security_bits = s.flood_bits;
+  config.kernel_threads =
+      std::clamp<std::size_t>(s.kernel_threads, 1, std::max(1u, std::thread::hardware_concurrency()));
   config.artifact_version = manifest.version_id;
   config.limits = s.limits;
   if (const auto* m = manifest.find(scoring::kMatrixArtifact); m != nullptr) {

@@ -31,6 +31,7 @@ struct ProviderSettings {
   std::string preset = "rerank-n8192";
   bool self_signed = false, insecure_loopback = false, quiet = false;
   unsigned threads = 0;
+  unsigned kernel_threads = 2;  // ProviderConfig::kernel_threads (capped at the cores)
   protocol::ProviderLimits limits;
   server::TransportLimits transport;
   int max_concurrent_per_client = -1;  // server::ServeOptions

@@ -33,6 +33,7 @@ constexpr ckks::CompactOptions kResponseCompaction{1.0, 18.0};
 struct Case {
   Kernel kernel;
   std::size_t dim, k;
+  std::size_t threads = 1;  // the fast kernel's (rerank/kernels.h)
 };
 
 std::vector<std::size_t> top10(const std::vector<double>& scores) {
@@ -94,7 +95,7 @@ class RerankCaseBench {
                                                        KernelResult& result) const {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, ckks::deserialize_ciphertext(params_, request));
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        result, evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_));
+        result, evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_, c_.threads));
     std::vector<std::vector<std::uint8_t>> response;
     for (const auto& ct : result.outputs) {
       if (compact()) {
@@ -192,6 +193,7 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
   out.preset = bench->params().name();
   out.dim = c.dim;
   out.k = c.k;
+  out.threads = c.threads;
   out.server_ms = eval::describe(server_ms);
   out.encode_ms = eval::describe(encode_ms).median;
   out.he_ms = eval::describe(he_ms).median;
@@ -229,6 +231,11 @@ std::vector<Case> cases_for(const RerankBenchOptions& o) {
     }
     for (std::size_t k : {20, 200}) cases.push_back({Kernel::kFast, 672, k});
     for (std::size_t d : {192, 384, 768}) cases.push_back({Kernel::kFast, d, 100});
+    // The provider's default: the fast kernel on two threads.
+    if (o.threads.empty()) cases.push_back({Kernel::kFast, 672, 100, 2});
+    for (std::size_t t : o.threads) {
+      if (t != 1) cases.push_back({Kernel::kFast, 672, 100, t});
+    }
     return cases;
   }
   std::vector<Kernel> kernels;
@@ -236,9 +243,14 @@ std::vector<Case> cases_for(const RerankBenchOptions& o) {
   if (kernels.empty()) kernels = {Kernel::kFast};
   const auto dims = o.dims.empty() ? std::vector<std::size_t>{672} : o.dims;
   const auto ks = o.ks.empty() ? std::vector<std::size_t>{100} : o.ks;
+  const auto threads = o.threads.empty() ? std::vector<std::size_t>{1} : o.threads;
   for (Kernel k : kernels) {
     for (std::size_t d : dims) {
-      for (std::size_t kk : ks) cases.push_back({k, d, kk});
+      for (std::size_t kk : ks) {
+        for (std::size_t t : threads) {
+          if (k == Kernel::kFast || t == 1) cases.push_back({k, d, kk, t});
+        }
+      }
     }
   }
   return cases;
@@ -253,6 +265,7 @@ nlohmann::json RerankCaseResult::to_json() const {
   j["preset"] = preset;
   j["dim"] = dim;
   j["k"] = k;
+  j["threads"] = threads;
   j["server_ms"] = {
       {"median", r3(server_ms.median)}, {"p95", r3(server_ms.p95)}, {"runs", server_ms.count}};
   j["encode_ms"] = r3(encode_ms);
@@ -283,11 +296,10 @@ nlohmann::json RerankBenchResult::to_json() const {
   nlohmann::json out;
   out["suite"] = "rerank";
   out["machine"] = machine;
-  out["threads"] = 1;
   out["note"] =
       "server_ms = query deserialize + plaintext encode + evaluation + response serialize; "
       "paper kernels on paper-n8192 with full ciphertexts, fast kernel on rerank-n8192 with a "
-      "compact response";
+      "compact response; `threads`: the fast kernel's (the provider's --kernel-threads)";
   out["results"] = nlohmann::json::array();
   for (const auto& r : results) out["results"].push_back(r.to_json());
   return out;

@@ -1,4 +1,5 @@
-// `privsearch bench rerank`: the encrypted rerank kernels end to end on one thread, as the
+// `privsearch bench rerank`: the encrypted rerank kernels end to end (one thread unless a case
+// names its fast-kernel threads), as the
 // provider serves them (query deserialized, plaintexts encoded, kernel evaluated, response
 // serialized), with the client's decryption, the precision and the exact top-10 order checked
 // after timing.
@@ -19,6 +20,7 @@ struct RerankBenchOptions {
   std::vector<std::string> kernels;  // empty = default set
   std::vector<std::size_t> dims;     // empty = default set
   std::vector<std::size_t> ks;       // empty = default set
+  std::vector<std::size_t> threads;  // fast kernel threads; empty = 1 (and 2 in the default set)
   std::size_t runs = 20;
   std::size_t warmup = 2;
   std::size_t order_queries = 200;  // queries for top10_order_match (fast kernel)
@@ -27,7 +29,7 @@ struct RerankBenchOptions {
 // One (kernel, d', K) case.
 struct RerankCaseResult {
   std::string kernel, preset;
-  std::size_t dim = 0, k = 0;
+  std::size_t dim = 0, k = 0, threads = 1;
   eval::Distribution server_ms;     // per request, provider side
   double encode_ms = 0, he_ms = 0;  // medians inside the kernel
   rerank::OpCounts counts;
