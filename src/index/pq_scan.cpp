@@ -10,12 +10,7 @@ namespace privsearch::index {
 
 namespace {
 
-// The quantity every segment's scan needs once per query: the float tables
-// lut[j][c] = <q_j, centroid_{j,c}> and their byte quantization with one step for all tables.
-struct QueryTables {
-  std::vector<float> lut;    // m x 256
-  std::vector<std::uint8_t> t8;  // m x 256
-};
+using detail::QueryTables;
 
 QueryTables query_tables(const PqCodebook& cb, std::span<const float> q) {
   const std::size_t m = cb.m;
@@ -60,39 +55,46 @@ std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t cou
   return blocked;
 }
 
-Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
-                                              std::span<const CodeSegment> segments,
-                                              std::span<const float> q, std::size_t k,
-                                              std::size_t copies,
-                                              std::span<const std::uint32_t> deleted) {
-  const std::size_t m = cb.m;
-  if (m == 0 || m > 257 || cb.ksub != 256) {
+Result<SegmentScan> SegmentScan::create(const PqCodebook& cb, std::span<const float> q) {
+  if (cb.m == 0 || cb.m > 257 || cb.ksub != 256) {
     return invalid_argument_error("PQ codebook shape unsupported by the fast scan");
   }
   if (q.size() != cb.dim) {
     return invalid_argument_error(
         fmt::format("query has {} values; the PQ artifact has d' = {}", q.size(), cb.dim));
   }
-  std::size_t total = 0;
-  for (const auto& s : segments) total += s.count;
-  k = std::min(k, total);
-  if (k == 0) return std::vector<std::uint32_t>{};
-  const QueryTables tables = query_tables(cb, q);
-  const bool simd = detail::vbmi_available();
-  // approx[segment][i]: 16-bit sums, one run of whole blocks per segment.
-  std::vector<std::vector<std::uint16_t>> approx(segments.size());
-  std::vector<std::uint32_t> histogram(65536, 0);
-  for (std::size_t s = 0; s < segments.size(); ++s) {
-    const std::size_t blocks = (segments[s].count + 63) / 64;
-    approx[s].resize(blocks * 64);
-    if (simd) {
-      detail::scan_blocks_vbmi(segments[s].blocked, blocks, m, tables.t8.data(), approx[s].data());
-    } else {
-      detail::scan_blocks_scalar(segments[s].blocked, blocks, m, tables.t8.data(),
-                                 approx[s].data());
-    }
-    for (std::size_t i = 0; i < segments[s].count; ++i) ++histogram[approx[s][i]];
+  SegmentScan scan;
+  scan.m_ = cb.m;
+  scan.tables_ = query_tables(cb, q);
+  scan.simd_ = detail::vbmi_available();
+  scan.histogram_.assign(65536, 0);
+  return scan;
+}
+
+void SegmentScan::add(const CodeSegment& segment) {
+  // approx: 16-bit sums, one run of whole blocks per segment.
+  const std::size_t blocks = (segment.count + 63) / 64;
+  std::vector<std::uint16_t> approx(blocks * 64);
+  if (simd_) {
+    detail::scan_blocks_vbmi(segment.blocked, blocks, m_, tables_.t8.data(), approx.data());
+  } else {
+    detail::scan_blocks_scalar(segment.blocked, blocks, m_, tables_.t8.data(), approx.data());
   }
+  for (std::size_t i = 0; i < segment.count; ++i) ++histogram_[approx[i]];
+  total_ += segment.count;
+  segments_.push_back(segment);
+  approx_.push_back(std::move(approx));
+}
+
+std::vector<std::uint32_t> SegmentScan::top_k(std::size_t k, std::size_t copies,
+                                              std::span<const std::uint32_t> deleted) const {
+  const std::size_t m = m_;
+  k = std::min(k, total_);
+  if (k == 0) return {};
+  const auto& segments = segments_;
+  const auto& approx = approx_;
+  const auto& tables = tables_;
+  const auto& histogram = histogram_;
   // The K-th largest 16-bit score from the histogram (one pass, no sort of a million values),
   // then the candidate pool within the error bound: |approx * delta + sum(mins) - exact| <=
   // m * delta / 2 (+ float rounding), so anything within m * delta of the K-th can be in the top K.
@@ -114,7 +116,7 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
     }
   }
   const std::size_t entries =
-      std::min(k * std::max<std::size_t>(copies, 1) + deleted_entries, total);
+      std::min(k * std::max<std::size_t>(copies, 1) + deleted_entries, total_);
   std::size_t seen = 0;
   std::size_t kth_value = 65535;
   for (std::size_t v = 65536; v-- > 0;) {
@@ -161,6 +163,16 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
     if (i == 0 || pool[i].id != pool[i - 1].id) out.push_back(pool[i].id);
   }
   return out;
+}
+
+Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,
+                                              std::span<const CodeSegment> segments,
+                                              std::span<const float> q, std::size_t k,
+                                              std::size_t copies,
+                                              std::span<const std::uint32_t> deleted) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scan, SegmentScan::create(cb, q));
+  for (const auto& s : segments) scan.add(s);
+  return scan.top_k(k, copies, deleted);
 }
 
 Result<PqScanner> PqScanner::create(const PqArtifact& a) {

@@ -46,6 +46,40 @@ Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& codebook,
                                               std::size_t copies = 1,
                                               std::span<const std::uint32_t> deleted = {});
 
+namespace detail {
+// The quantity every segment's scan needs once per query: the float tables
+// lut[j][c] = <q_j, centroid_{j,c}> and their byte quantization with one step for all tables.
+struct QueryTables {
+  std::vector<float> lut;        // m x 256
+  std::vector<std::uint8_t> t8;  // m x 256
+};
+}  // namespace detail
+
+// scan_top_k in steps, for segments that arrive one at a time (an IVF probe's lists as they are
+// fetched): the query's tables once, each segment's byte sums when it is added, the top k at the
+// end. The result is scan_top_k's over the segments added, in whatever order they came (the
+// final ranking is a total order on (score, id)).
+class SegmentScan {
+ public:
+  // kInvalidArgument: a codebook shape the scan does not support, a query of the wrong size.
+  static Result<SegmentScan> create(const PqCodebook& codebook, std::span<const float> query);
+  // Scans `segment` now; its codes and ids must stay valid until top_k().
+  void add(const CodeSegment& segment);
+  std::size_t documents() const { return total_; }
+  // scan_top_k's contract for `k`, `copies` and `deleted`.
+  std::vector<std::uint32_t> top_k(std::size_t k, std::size_t copies = 1,
+                                   std::span<const std::uint32_t> deleted = {}) const;
+
+ private:
+  SegmentScan() = default;
+  std::size_t m_ = 0, total_ = 0;
+  bool simd_ = false;
+  detail::QueryTables tables_;
+  std::vector<CodeSegment> segments_;
+  std::vector<std::vector<std::uint16_t>> approx_;  // per segment, whole blocks
+  std::vector<std::uint32_t> histogram_;            // of every 16-bit sum so far
+};
+
 class PqScanner {
  public:
   // Transposes the artifact's codes (kept by reference: the artifact must outlive the scanner).

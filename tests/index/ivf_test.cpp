@@ -110,6 +110,57 @@ TEST(SegmentScan, SegmentsWithIdsScanLikeTheReferenceOverTheirDocuments) {
             StatusCode::kInvalidArgument);
 }
 
+// Segments added one at a time, in any order, rank like scan_top_k over all of them (what the
+// client does with lists as they arrive), with copies and deletions too.
+TEST(SegmentScan, SegmentsAddedInAnyOrderRankLikeOneScan) {
+  const auto x = blobs(1500, 32, 10, 44);
+  PqOptions o;
+  o.m = 8;
+  const auto a = *build_pq(x, o);
+  Prng p = testing::test_prng(45);
+  // 6 segments; every document in two of them (spill 2, the same code in both).
+  std::vector<std::vector<std::uint32_t>> parts(6);
+  for (std::uint32_t d = 0; d < 1500; ++d) {
+    const auto first = p.uniform_below(6);
+    parts[first].push_back(d);
+    parts[(first + 1 + p.uniform_below(5)) % 6].push_back(d);
+  }
+  std::vector<std::vector<std::uint8_t>> blocked;
+  std::vector<CodeSegment> segments;
+  for (auto& ids : parts) {
+    std::sort(ids.begin(), ids.end());
+    std::vector<std::uint8_t> codes;
+    for (const auto id : ids) {
+      codes.insert(codes.end(), a.codes.begin() + std::ptrdiff_t{id} * 8,
+                   a.codes.begin() + std::ptrdiff_t{id + 1} * 8);
+    }
+    blocked.push_back(block_codes(codes.data(), ids.size(), 8));
+  }
+  for (std::size_t s = 0; s < parts.size(); ++s) {
+    segments.push_back({blocked[s].data(), parts[s].size(), parts[s].data()});
+  }
+  const std::vector<std::uint32_t> deleted{3, 17, 400, 1499};
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto q = random_query(p, 32);
+    std::vector<CodeSegment> order = segments;
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[p.uniform_below(i)]);
+    auto scan = *SegmentScan::create(a.codebook, q);
+    for (const auto& seg : order) scan.add(seg);
+    EXPECT_EQ(scan.documents(), 3000u);
+    for (const std::size_t k : {1u, 10u, 100u, 2000u}) {
+      EXPECT_EQ(scan.top_k(k, 2), *scan_top_k(a.codebook, segments, q, k, 2)) << "k = " << k;
+      EXPECT_EQ(scan.top_k(k, 2, deleted), *scan_top_k(a.codebook, segments, q, k, 2, deleted))
+          << "k = " << k;
+    }
+    // And scan_top_k with copies is the reference over the distinct documents.
+    std::vector<std::uint32_t> all(1500);
+    for (std::uint32_t d = 0; d < 1500; ++d) all[d] = d;
+    EXPECT_EQ(scan.top_k(50, 2), reference_subset(a, all, q, 50));
+  }
+  EXPECT_EQ(SegmentScan::create(a.codebook, random_query(p, 33)).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(Ivf, HalfPrecisionRoundingKnownAnswers) {
   EXPECT_EQ(round_to_half(1.0f), 1.0f);
   EXPECT_EQ(round_to_half(0.1f), 0.0999755859375f);

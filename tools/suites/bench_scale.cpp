@@ -328,7 +328,8 @@ Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& b
   PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(provider->connect_options()));
   client::OpenOptions oo;
   oo.candidates = client::CandidateIndex::kIvf;
-  oo.disk_cache = false;  // a fresh client; its memory cache warms over the searches
+  oo.disk_cache = false;  // a fresh client; its memory cache (--warm-cache-mb) warms over the searches
+  oo.list_memory_bytes = std::uint64_t{o.warm_cache_mb} << 20;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(thin, std::move(transport), oo));
   client::SearchOptions so;
   so.candidates = o.k;
