@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -41,73 +42,78 @@ void IvfListSource::remember(const std::shared_ptr<const index::IvfList>& list) 
   }
 }
 
-Status IvfListSource::fetch(std::uint32_t generation, std::span<const std::uint32_t> lists,
-                            ListFetchStats& stats, Found& found) {
+Status IvfListSource::fetch(const std::vector<std::vector<std::uint32_t>>& missing,
+                            ListFetchStats& stats, const SegmentUse& use) {
   // Requests within the provider's count and message limits (sizes from the directory; 1 KB of
-  // the message for the framing).
+  // the message for the framing), one generation each. (Several smaller requests in flight at
+  // once were measured no faster on loopback: the transfer is CPU-bound there, and one request
+  // is one round trip on a real network.)
   const std::uint64_t budget =
       limits_.max_message_bytes > 2048 ? limits_.max_message_bytes - 1024 : limits_.max_message_bytes;
-  std::size_t start = 0;
-  while (start < lists.size()) {
-    std::size_t end = start;
-    std::uint64_t bytes = 0;
-    while (end < lists.size() && end - start < limits_.max_lists_per_fetch) {
-      const std::uint64_t next = ivf_->ref(lists[end], generation).bytes + 16;
-      if (end > start && bytes + next > budget) break;
-      bytes += next;
-      ++end;
+  for (std::uint32_t g = 0; g < missing.size(); ++g) {
+    const auto& lists = missing[g];
+    std::size_t start = 0;
+    while (start < lists.size()) {
+      std::size_t end = start;
+      std::uint64_t bytes = 0;
+      while (end < lists.size() && end - start < limits_.max_lists_per_fetch) {
+        const std::uint64_t next = ivf_->ref(lists[end], g).bytes + 16;
+        if (end > start && bytes + next > budget) break;
+        bytes += next;
+        ++end;
+      }
+      v1::FetchListsRequest request;
+      request.set_artifact_version(version_);
+      request.set_generation(g);
+      for (std::size_t i = start; i < end; ++i) request.add_lists(lists[i]);
+      const auto t0 = std::chrono::steady_clock::now();
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto response, transport_->fetch_lists(request));
+      stats.fetch_ms += ms_since(t0);
+      ++stats.requests;
+      if (response.has_error()) return provider_refusal("the IVF lists", response.error());
+      if (static_cast<std::size_t>(response.segments_size()) != end - start) {
+        return data_loss_error(fmt::format("the provider sent {} list segments for {} requested",
+                                           response.segments_size(), end - start));
+      }
+      for (std::size_t i = start; i < end; ++i) {
+        const std::string& segment = response.segments(static_cast<int>(i - start));
+        PRIVSEARCH_ASSIGN_OR_RETURN(auto decoded,
+                                    index::decode_list(*ivf_, lists[i], byte_view(segment), g));
+        stats.fetched_bytes += segment.size();
+        ++stats.fetched;
+        // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
+        if (disk_) (void)disk_->put(ivf_->ref(lists[i], g).sha256, segment);
+        auto list = std::make_shared<const index::IvfList>(std::move(decoded));
+        remember(list);
+        PRIVSEARCH_RETURN_IF_ERROR(use(list));
+      }
+      start = end;
     }
-    v1::FetchListsRequest request;
-    request.set_artifact_version(version_);
-    request.set_generation(generation);
-    for (std::size_t i = start; i < end; ++i) request.add_lists(lists[i]);
-    const auto t0 = std::chrono::steady_clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto response, transport_->fetch_lists(request));
-    stats.fetch_ms += ms_since(t0);
-    ++stats.requests;
-    if (response.has_error()) return provider_refusal("the IVF lists", response.error());
-    if (static_cast<std::size_t>(response.segments_size()) != end - start) {
-      return data_loss_error(fmt::format("the provider sent {} list segments for {} requested",
-                                         response.segments_size(), end - start));
-    }
-    for (std::size_t i = start; i < end; ++i) {
-      const std::string& segment = response.segments(static_cast<int>(i - start));
-      PRIVSEARCH_ASSIGN_OR_RETURN(
-          auto decoded, index::decode_list(*ivf_, lists[i], byte_view(segment), generation));
-      stats.fetched_bytes += segment.size();
-      ++stats.fetched;
-      // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
-      if (disk_) (void)disk_->put(ivf_->ref(lists[i], generation).sha256, segment);
-      auto list = std::make_shared<const index::IvfList>(std::move(decoded));
-      remember(list);
-      found[key(lists[i], generation)] = std::move(list);
-    }
-    start = end;
   }
   return Status();
 }
 
-Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(
-    std::span<const std::uint32_t> lists, ListFetchStats& stats) {
+Status IvfListSource::visit(std::span<const std::uint32_t> lists, ListFetchStats& stats,
+                            const SegmentUse& use) {
   stats.probed += lists.size();
   const auto generations = static_cast<std::uint32_t>(ivf_->deltas.size());
-  Found found;  // holds every segment of this call, whatever the memory bound evicts meanwhile
   std::vector<std::vector<std::uint32_t>> missing(generations + 1);  // per generation
-  std::vector<std::uint64_t> wanted;  // keys, in the order returned
+  std::unordered_set<std::uint64_t> seen;  // a list named twice is used once
   for (const auto l : lists) {
     if (l >= ivf_->lists) {
       return out_of_range_error(fmt::format("list {} outside the index's {}", l, ivf_->lists));
     }
+  }
+  for (const auto l : lists) {
     for (std::uint32_t g = 0; g <= generations; ++g) {
       const auto& ref = ivf_->ref(l, g);
       if (g > 0 && ref.bytes == 0) continue;  // the list gained nothing in update g
       const auto k = key(l, g);
-      wanted.push_back(k);
+      if (!seen.insert(k).second) continue;
       ++stats.segments;
-      if (found.count(k) != 0) continue;
       if (auto list = from_memory(k)) {
         ++stats.memory_hits;
-        found[k] = std::move(list);
+        PRIVSEARCH_RETURN_IF_ERROR(use(list));
         continue;
       }
       if (disk_) {
@@ -117,7 +123,7 @@ Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(
             ++stats.disk_hits;
             auto list = std::make_shared<const index::IvfList>(std::move(decoded).value());
             remember(list);
-            found[k] = std::move(list);
+            PRIVSEARCH_RETURN_IF_ERROR(use(list));
             continue;
           }
         }
@@ -125,16 +131,27 @@ Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(
       missing[g].push_back(l);
     }
   }
-  for (std::uint32_t g = 0; g <= generations; ++g) {
-    // Ascending: the provider sees the set, not the routing order.
-    auto& m = missing[g];
-    std::sort(m.begin(), m.end());
-    m.erase(std::unique(m.begin(), m.end()), m.end());
-    if (!m.empty()) PRIVSEARCH_RETURN_IF_ERROR(fetch(g, m, stats, found));
-  }
+  // Ascending: the provider sees the set, not the routing order.
+  for (auto& m : missing) std::sort(m.begin(), m.end());
+  return fetch(missing, stats, use);
+}
+
+Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(
+    std::span<const std::uint32_t> lists, ListFetchStats& stats) {
+  // Holds every segment of this call, whatever the memory bound evicts meanwhile.
+  std::unordered_map<std::uint64_t, std::shared_ptr<const index::IvfList>> found;
+  PRIVSEARCH_RETURN_IF_ERROR(visit(lists, stats, [&](const auto& list) {
+    found[key(list->list, list->generation)] = list;
+    return Status();
+  }));
+  const auto generations = static_cast<std::uint32_t>(ivf_->deltas.size());
   std::vector<std::shared_ptr<const index::IvfList>> out;
-  out.reserve(wanted.size());
-  for (const auto k : wanted) out.push_back(found.at(k));
+  for (const auto l : lists) {
+    for (std::uint32_t g = 0; g <= generations; ++g) {
+      if (g > 0 && ivf_->ref(l, g).bytes == 0) continue;
+      out.push_back(found.at(key(l, g)));
+    }
+  }
   return out;
 }
 

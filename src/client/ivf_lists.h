@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
@@ -54,17 +55,22 @@ class IvfListSource {
   Result<std::vector<std::shared_ptr<const index::IvfList>>> get(
       std::span<const std::uint32_t> lists, ListFetchStats& stats);
 
+  // Calls `use` once with each of those segments in no set order: the cached ones, then the
+  // fetched ones response by response (each checked against the directory and decoded first).
+  // Stops at the first error, use's included.
+  using SegmentUse = std::function<Status(const std::shared_ptr<const index::IvfList>&)>;
+  Status visit(std::span<const std::uint32_t> lists, ListFetchStats& stats, const SegmentUse& use);
+
  private:
   // A segment's key: generation in the high half, list in the low one.
   static std::uint64_t key(std::uint32_t list, std::uint32_t generation) {
     return (std::uint64_t{generation} << 32) | list;
   }
-  using Found = std::unordered_map<std::uint64_t, std::shared_ptr<const index::IvfList>>;
   std::shared_ptr<const index::IvfList> from_memory(std::uint64_t key);
   void remember(const std::shared_ptr<const index::IvfList>& list);
-  // Fetches the segments of `lists` in `generation` (ascending, none cached) into `found`.
-  Status fetch(std::uint32_t generation, std::span<const std::uint32_t> lists,
-               ListFetchStats& stats, Found& found);
+  // Fetches the segments of `missing[g]` (ascending, none cached) of every generation g.
+  Status fetch(const std::vector<std::vector<std::uint32_t>>& missing, ListFetchStats& stats,
+               const SegmentUse& use);
 
   const index::IvfIndex* ivf_;
   std::string version_;

@@ -84,20 +84,31 @@ struct SearchClient::Impl {
       return found;
     }
     out.probed_lists = index::route_query(*ivf, z, nprobe != 0 ? nprobe : kDefaultNprobe);
-    double scan_ms = ms_since(t0);
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto scan, index::SegmentScan::create(ivf->codebook, z));
+    const double route_ms = ms_since(t0);
+    double scan_ms = 0;
+    // Each segment is scanned as it comes (cached, or from the response that brought it);
+    // `held` keeps the codes alive for the final ranking.
+    std::vector<std::shared_ptr<const index::IvfList>> held;
     ListFetchStats stats;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto probed, lists->get(out.probed_lists, stats));
+    const auto t_lists = Clock::now();
+    PRIVSEARCH_RETURN_IF_ERROR(lists->visit(out.probed_lists, stats, [&](const auto& list) {
+      const auto t1 = Clock::now();
+      scan.add(list->segment());
+      held.push_back(list);
+      scan_ms += ms_since(t1);
+      return Status();
+    }));
+    const double lists_ms = ms_since(t_lists);
     t.list_fetch_ms = stats.fetch_ms;
+    t.list_check_ms = std::max(0.0, lists_ms - stats.fetch_ms - scan_ms);  // and the cache's
     t.lists_probed = stats.probed;
     t.list_segments = stats.segments;
     t.lists_fetched = stats.fetched;
     t.list_bytes = stats.fetched_bytes;
     t0 = Clock::now();
-    std::vector<const index::IvfList*> views;
-    views.reserve(probed.size());
-    for (const auto& l : probed) views.push_back(l.get());
-    auto found = index::ivf_search(*ivf, views, z, k, deleted);
-    t.pq_scan_ms = scan_ms + ms_since(t0);
+    auto found = scan.top_k(k, ivf->spill, deleted);
+    t.pq_scan_ms = route_ms + scan_ms + ms_since(t0);
     return found;
   }
 

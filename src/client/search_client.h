@@ -77,10 +77,11 @@ struct SearchTiming {
   // encrypt_ms runs on a second thread during the candidate search (route, list fetch, scan)
   // once K's keys are uploaded; it is then off the critical path of total_ms.
   std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
-  // IVF: routing is part of pq_scan_ms; fetching the lists not cached is list_fetch_ms.
+  // IVF: routing and the scan of every segment (as it arrives) are pq_scan_ms; waiting for the
+  // lists not cached is list_fetch_ms; checking (SHA-256) and decoding them list_check_ms.
   // list_segments: the probed lists' segments (more than the lists after updates);
   // lists_fetched counts the segments fetched.
-  double list_fetch_ms = 0;
+  double list_fetch_ms = 0, list_check_ms = 0;
   std::size_t lists_probed = 0, list_segments = 0, lists_fetched = 0, list_bytes = 0;
 };
 

@@ -1,5 +1,6 @@
 // IvfListStore (index/ivf.h): the provider's pread view of the list files of every generation,
-// each segment checked against its directory hash before it is served.
+// each segment checked before it is served (its directory hash the first time, then the
+// fingerprint recorded by that check).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/bytes.h"
+#include "core/fast_hash.h"
 #include "core/sha256.h"
 #include "index/ivf.h"
 
@@ -20,6 +22,7 @@ Result<IvfListStore> IvfListStore::open(const std::filesystem::path& file, IvfIn
   if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
   IvfListStore s;
   s.fds_.push_back(fd);
+  s.verified_.push_back(std::make_unique<std::atomic<std::uint64_t>[]>(index.lists));
   const off_t size = ::lseek(fd, 0, SEEK_END);
   if (size < 0 || static_cast<std::uint64_t>(size) != index.lists_file_bytes) {
     return data_loss_error(fmt::format("`{}` has {} bytes; the IVF directory expects {}",
@@ -46,17 +49,21 @@ Status IvfListStore::open_generation(std::uint32_t generation, const std::filesy
                                        file.string(), static_cast<long long>(size), expected));
   }
   fds_.push_back(fd);
+  verified_.push_back(std::make_unique<std::atomic<std::uint64_t>[]>(index_.lists));
   return Status();
 }
 
 IvfListStore::IvfListStore(IvfListStore&& o) noexcept
-    : index_(std::move(o.index_)), fds_(std::exchange(o.fds_, {})) {}
+    : index_(std::move(o.index_)),
+      fds_(std::exchange(o.fds_, {})),
+      verified_(std::move(o.verified_)) {}
 
 IvfListStore& IvfListStore::operator=(IvfListStore&& o) noexcept {
   if (this != &o) {
     for (const int fd : fds_) ::close(fd);
     index_ = std::move(o.index_);
     fds_ = std::exchange(o.fds_, {});
+    verified_ = std::move(o.verified_);
   }
   return *this;
 }
@@ -89,11 +96,18 @@ Result<std::string> IvfListStore::segment(std::uint32_t list, std::uint32_t gene
     }
     done += static_cast<std::size_t>(n);
   }
-  if (sha256(byte_view(bytes)) != ref.sha256) {
-    return data_loss_error(fmt::format("list {}'s segment changed on disk since the index was "
-                                       "verified", list));
+  // The first serve checks the SHA-256 and records the fingerprint; later ones check that.
+  std::atomic<std::uint64_t>& seen = verified_[generation][list];
+  const std::uint64_t fingerprint = fast_hash(bytes.data(), bytes.size(), list) | 1;
+  const std::uint64_t recorded = seen.load(std::memory_order_acquire);
+  if (recorded != 0) {
+    if (fingerprint == recorded) return bytes;
+  } else if (sha256(byte_view(bytes)) == ref.sha256) {
+    seen.store(fingerprint, std::memory_order_release);
+    return bytes;
   }
-  return bytes;
+  return data_loss_error(fmt::format("list {}'s segment changed on disk since the index was "
+                                     "verified", list));
 }
 
 }  // namespace privsearch::index

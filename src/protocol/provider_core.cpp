@@ -498,7 +498,6 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
                         "request budget of this key id is exhausted: start a new key epoch");
   }
   const std::uint64_t remaining = *std::min_element(charged->begin(), charged->end());
-  const double ms_a = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::vector<float> rows;
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
     // Out of range: the client's mistake. Data loss: the file under the provider changed since
@@ -513,7 +512,6 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
                         "this provider re-randomizes its responses: upload the key set again "
                         "with a public key");
   }
-  const double ms_b = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois,
                                         accepted.query, rows, config_.kernel_threads);
   if (!result.ok()) {
@@ -522,7 +520,6 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
                             : v1::INTERNAL,
                         result.status().message());
   }
-  const double ms_c = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   rerank::RerankResponse out;
   out.params_id = rr.params_id;
   out.kernel = rr.kernel;
@@ -539,7 +536,6 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
   response.set_budget_remaining(remaining);
   response.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  fprintf(stderr, "RR %zu pre %.3f gather %.3f kernel %.3f out %.3f\n", config_.kernel_threads, ms_a, ms_b - ms_a, ms_c - ms_b, response.provider_ms() - ms_c);
   return response;
 } catch (const std::exception& e) {
   return rerank_error(v1::INTERNAL, std::string("rerank failed: ") + e.what());
