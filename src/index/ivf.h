@@ -27,10 +27,8 @@
 // Thread safety: value types and pure functions; IvfListStore is immutable after open().
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -211,17 +209,22 @@ Result<std::vector<std::uint32_t>> ivf_search(const IvfIndex& index,
                                               std::span<const std::uint32_t> deleted = {});
 
 // The provider's view of ivf_lists.bin: segments read with pread from the descriptor opened at
-// load (a file truncated while serving is an error, never a signal) and checked before they are
-// served: against the directory's SHA-256 the first time, then against the fast fingerprint
-// (core/fast_hash.h) recorded then (~1 ms less per 32-list probe at 10M documents; the client
-// checks the SHA-256 of every segment it receives itself). Thread safety: segment() may run
-// concurrently. Move-only.
+// load (a file truncated while serving is an error, never a signal). open() reads every segment
+// once, checks it against the directory's SHA-256 (kDataLoss naming the list otherwise) and
+// records its fast fingerprint (core/fast_hash.h), which segment() checks whenever it serves it
+// (~1 ms less per 32-list probe than SHA-256 at 10M documents; clients check the SHA-256 of
+// every segment they receive themselves). Given the store of the version served before, open()
+// takes the fingerprints of segments whose file and directory entry are unchanged from it
+// instead of reading them again (a reload after an update reads only the new segments).
+// Thread safety: segment() may run concurrently. Move-only.
 class IvfListStore {
  public:
-  static Result<IvfListStore> open(const std::filesystem::path& file, IvfIndex index);
+  static Result<IvfListStore> open(const std::filesystem::path& file, IvfIndex index,
+                                   const IvfListStore* previous = nullptr);
   // Opens generation g's lists file (generations in order, 1 first; the index must hold g's
   // directory).
-  Status open_generation(std::uint32_t generation, const std::filesystem::path& file);
+  Status open_generation(std::uint32_t generation, const std::filesystem::path& file,
+                         const IvfListStore* previous = nullptr);
   IvfListStore(IvfListStore&& o) noexcept;
   IvfListStore& operator=(IvfListStore&& o) noexcept;
   IvfListStore(const IvfListStore&) = delete;
@@ -236,11 +239,13 @@ class IvfListStore {
 
  private:
   IvfListStore() = default;
+  // Checks generation g's segments against the directory and records their fingerprints.
+  Status fingerprint(std::uint32_t generation, const IvfListStore* previous);
+  Result<std::string> read_segment(std::uint32_t list, std::uint32_t generation) const;
+
   IvfIndex index_;
   std::vector<int> fds_;  // per generation, the base first
-  // Per generation and list: the fingerprint of the segment once it passed its SHA-256 check
-  // (0: not checked yet; a fingerprint is never 0).
-  std::vector<std::unique_ptr<std::atomic<std::uint64_t>[]>> verified_;
+  std::vector<std::vector<std::uint64_t>> fingerprints_;  // per generation, per list
 };
 
 }  // namespace privsearch::index

@@ -343,9 +343,12 @@ TEST_F(IvfBuilt, TheProviderStoreServesVerifiedSegmentsOnly) {
   auto store = *IvfListStore::open(served, ivf_);
   EXPECT_EQ(*store.segment(5), segment_bytes(5));
   EXPECT_EQ(store.segment(24).status().code(), StatusCode::kOutOfRange);
-  EXPECT_EQ(*store.segment(5), segment_bytes(5));  // again: through the recorded fingerprint
+  EXPECT_EQ(*store.segment(5), segment_bytes(5));  // again
+  // A store opened beside it reuses its fingerprints (same file, same directory entries).
+  auto reopened = *IvfListStore::open(served, ivf_, &store);
+  EXPECT_EQ(*reopened.segment(7), segment_bytes(7));
   // Changed in place after the load: refused, never served, whether the segment was served
-  // before (its fingerprint differs) or not (its SHA-256 differs; nothing is recorded).
+  // before or not (its fingerprint, recorded from the verified bytes at open, differs).
   for (const std::uint32_t list : {5u, 6u}) {
     const auto& ref = ivf_.directory[list];
     std::fstream f(served, std::ios::in | std::ios::out | std::ios::binary);
@@ -356,7 +359,12 @@ TEST_F(IvfBuilt, TheProviderStoreServesVerifiedSegmentsOnly) {
     EXPECT_EQ(store.segment(5).status().code(), StatusCode::kDataLoss);
     EXPECT_EQ(store.segment(6).status().code(), StatusCode::kDataLoss);
   }
+  EXPECT_EQ(reopened.segment(6).status().code(), StatusCode::kDataLoss);
   EXPECT_TRUE(store.segment(4).ok());
+  // Opened afresh on the changed file: every segment is checked, the first damaged one named.
+  const auto fresh = IvfListStore::open(served, ivf_);
+  ASSERT_EQ(fresh.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(fresh.status().message().find("list 5"), std::string::npos) << fresh.status().message();
   // Cut off: the last list can no longer be read.
   fs::resize_file(served, ivf_.lists_file_bytes - 10);
   EXPECT_EQ(store.segment(23).status().code(), StatusCode::kDataLoss);

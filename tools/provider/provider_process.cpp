@@ -169,11 +169,16 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
       delta_lists.push_back(s.index_dir / l->file);
     }
     PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, manifest));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto list_store,
-                                index::IvfListStore::open(s.index_dir / lists->file, std::move(ivf)));
+    // Every segment is checked against the directory once here; on a reload, those of the
+    // version served that are unchanged keep their fingerprints (index/ivf.h).
+    const index::IvfListStore* served = core_ ? core_->config().ivf_lists.get() : nullptr;
+    const auto t_lists = std::chrono::steady_clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto list_store, index::IvfListStore::open(s.index_dir / lists->file, std::move(ivf), served));
     for (std::uint32_t g = 1; g <= delta_lists.size(); ++g) {
-      PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, delta_lists[g - 1]));
+      PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, delta_lists[g - 1], served));
     }
+    log(fmt::format("IVF list segments checked in {:.1f} s", seconds_since(t_lists)));
     config.ivf_lists = std::make_shared<const index::IvfListStore>(std::move(list_store));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(out.core,
