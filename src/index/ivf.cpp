@@ -1,6 +1,5 @@
 #include "index/ivf.h"
 
-#include <cblas.h>
 #include <faiss/Clustering.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/impl/FaissException.h>
@@ -18,6 +17,7 @@
 #include "core/bytes.h"
 #include "index/artifacts.h"
 #include "index/atomic_file.h"
+#include "index/route_kernel.h"
 
 namespace privsearch::index {
 
@@ -272,6 +272,8 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
   ivf.route_dim = r;
   ivf.codebook = codes.codebook;
   ivf.centroids = centroids;
+  ivf.centroid_halves.reserve(centroids.size());
+  for (const float c : centroids) ivf.centroid_halves.push_back(to_half_bits(c));
   ivf.directory.resize(lists);
   ByteWriter lw;
   put_lists_header(lw, lists);
@@ -504,8 +506,10 @@ Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::files
   ivf.codebook = shaped_codebook(dim, m);
   PRIVSEARCH_RETURN_IF_ERROR(get_floats(r, ivf.codebook.centroids, "IVF codebook"));
   ivf.centroids.resize(std::size_t{lists} * route);
-  for (auto& c : ivf.centroids) {
-    std::uint16_t bits = 0;
+  ivf.centroid_halves.resize(ivf.centroids.size());
+  for (std::size_t i = 0; i < ivf.centroids.size(); ++i) {
+    std::uint16_t& bits = ivf.centroid_halves[i];
+    float& c = ivf.centroids[i];
     PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(bits));
     c = from_half_bits(bits);
     if (!std::isfinite(c)) return data_loss_error(fmt::format("`{}`: a centroid is not finite", file.string()));
@@ -548,11 +552,18 @@ std::vector<std::uint32_t> route_query(const IvfIndex& ivf, std::span<const floa
                                        std::size_t nprobe) {
   nprobe = std::min(nprobe, ivf.lists);
   if (q.size() < ivf.route_dim) return {};
-  // score = C q[:r] with C the lists x r centroid matrix (one BLAS matrix-vector product).
+  // score = C q[:r] with C the lists x r centroid matrix, read as the stored halves
+  // (index/route_kernel.h); an index assembled without them falls back to the widened floats.
   std::vector<float> score(ivf.lists);
-  cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(ivf.lists),
-              static_cast<int>(ivf.route_dim), 1.0f, ivf.centroids.data(),
-              static_cast<int>(ivf.route_dim), q.data(), 1, 0.0f, score.data(), 1);
+  if (ivf.centroid_halves.size() == ivf.lists * ivf.route_dim) {
+    half_matvec(ivf.centroid_halves.data(), ivf.lists, ivf.route_dim, q.data(), score.data());
+  } else {
+    for (std::size_t l = 0; l < ivf.lists; ++l) {
+      float s = 0;
+      for (std::size_t j = 0; j < ivf.route_dim; ++j) s += ivf.centroids[l * ivf.route_dim + j] * q[j];
+      score[l] = s;
+    }
+  }
   std::vector<std::uint32_t> order(ivf.lists);
   std::iota(order.begin(), order.end(), 0u);
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nprobe), order.end(),

@@ -91,6 +91,7 @@ struct IvfIndex {
   std::size_t route_dim = 0;        // r <= d'
   PqCodebook codebook;              // d' = codebook.dim
   std::vector<float> centroids;     // lists x r (binary16 values widened)
+  std::vector<std::uint16_t> centroid_halves;  // the same as stored: what route_query reads
   std::vector<IvfListRef> directory;  // one per list
   std::uint64_t lists_file_bytes = 0;
   std::vector<IvfDelta> deltas;       // generation g at g - 1

@@ -208,7 +208,8 @@ void add_options(CLI::App* cmd, Args& a) {
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--warm-cache-mb", a.ivf.warm_cache_mb,
-                  "ivf, scale: the client's list cache for client_bytes_per_search_warm (default 64)")
+                  "ivf, scale: the client's list cache for client_bytes_per_search_warm, and scale's "
+                  "end-to-end client's memory cache (default 64)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   cmd->add_option("--codes", a.pq.codes, "pq: documents scanned (default 1,000,000)");
   cmd->add_option("--train", a.pq.train,
