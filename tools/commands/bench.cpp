@@ -219,7 +219,9 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_flag("--json")->description(
       "Print one JSON object (the default and only format; accepted for scripts)");
   cmd->add_option("--scale-nprobe", a.scale.nprobe,
-                  "scale: lists probed per query, one or more (default 32; each is searched end to end against the one provider, the first reported at the top level and used by the update part")
+                  "scale: lists probed per query, one or more (default 32; each searched end to "
+                  "end against the one provider; the first reported at the top level and used by "
+                  "the update part)")
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--online-queries", a.scale.online_queries,
