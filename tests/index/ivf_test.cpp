@@ -63,6 +63,27 @@ std::vector<std::uint32_t> reference_subset(const PqArtifact& a, const std::vect
   return top;
 }
 
+// Segments over the documents of each part (ids ascending; `blocked` keeps their codes).
+std::vector<CodeSegment> code_segments(const PqArtifact& a,
+                                       const std::vector<std::vector<std::uint32_t>>& parts,
+                                       std::vector<std::vector<std::uint8_t>>& blocked) {
+  const std::size_t m = a.codebook.m;
+  blocked.clear();
+  for (const auto& ids : parts) {
+    std::vector<std::uint8_t> codes;
+    for (const auto id : ids) {
+      codes.insert(codes.end(), a.codes.begin() + std::ptrdiff_t{id} * std::ptrdiff_t(m),
+                   a.codes.begin() + std::ptrdiff_t{id + 1} * std::ptrdiff_t(m));
+    }
+    blocked.push_back(block_codes(codes.data(), ids.size(), m));
+  }
+  std::vector<CodeSegment> segments;
+  for (std::size_t s = 0; s < parts.size(); ++s) {
+    segments.push_back({blocked[s].data(), parts[s].size(), parts[s].data()});
+  }
+  return segments;
+}
+
 TEST(SegmentScan, ScalarBlockSumsAreTheKernels) {
   if (!detail::vbmi_available()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
   Prng p = testing::test_prng(40);
@@ -86,19 +107,11 @@ TEST(SegmentScan, SegmentsWithIdsScanLikeTheReferenceOverTheirDocuments) {
   // A random partition of the documents into 5 segments (ids ascending in each), one left out.
   std::vector<std::vector<std::uint32_t>> parts(5);
   for (std::uint32_t d = 0; d < 2000; ++d) parts[p.uniform_below(5)].push_back(d);
+  parts.pop_back();
   std::vector<std::vector<std::uint8_t>> blocked;
-  std::vector<CodeSegment> segments;
+  const auto segments = code_segments(a, parts, blocked);
   std::vector<std::uint32_t> covered;
-  for (std::size_t s = 0; s < 4; ++s) {
-    std::vector<std::uint8_t> codes;
-    for (const auto id : parts[s]) {
-      codes.insert(codes.end(), a.codes.begin() + std::ptrdiff_t{id} * 8,
-                   a.codes.begin() + std::ptrdiff_t{id + 1} * 8);
-    }
-    blocked.push_back(block_codes(codes.data(), parts[s].size(), 8));
-    covered.insert(covered.end(), parts[s].begin(), parts[s].end());
-  }
-  for (std::size_t s = 0; s < 4; ++s) segments.push_back({blocked[s].data(), parts[s].size(), parts[s].data()});
+  for (const auto& part : parts) covered.insert(covered.end(), part.begin(), part.end());
   std::sort(covered.begin(), covered.end());
   for (int trial = 0; trial < 8; ++trial) {
     const auto q = random_query(p, 32);
@@ -127,20 +140,9 @@ TEST(SegmentScan, SegmentsAddedInAnyOrderRankLikeOneScan) {
     parts[first].push_back(d);
     parts[(first + 1 + p.uniform_below(5)) % 6].push_back(d);
   }
+  for (auto& ids : parts) std::sort(ids.begin(), ids.end());
   std::vector<std::vector<std::uint8_t>> blocked;
-  std::vector<CodeSegment> segments;
-  for (auto& ids : parts) {
-    std::sort(ids.begin(), ids.end());
-    std::vector<std::uint8_t> codes;
-    for (const auto id : ids) {
-      codes.insert(codes.end(), a.codes.begin() + std::ptrdiff_t{id} * 8,
-                   a.codes.begin() + std::ptrdiff_t{id + 1} * 8);
-    }
-    blocked.push_back(block_codes(codes.data(), ids.size(), 8));
-  }
-  for (std::size_t s = 0; s < parts.size(); ++s) {
-    segments.push_back({blocked[s].data(), parts[s].size(), parts[s].data()});
-  }
+  const auto segments = code_segments(a, parts, blocked);
   const std::vector<std::uint32_t> deleted{3, 17, 400, 1499};
   for (int trial = 0; trial < 6; ++trial) {
     const auto q = random_query(p, 32);
