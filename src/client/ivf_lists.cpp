@@ -44,51 +44,62 @@ void IvfListSource::remember(const std::shared_ptr<const index::IvfList>& list) 
 
 Status IvfListSource::fetch(const std::vector<std::vector<std::uint32_t>>& missing,
                             ListFetchStats& stats, const SegmentUse& use) {
+  // Every missing segment as (generation, list), generations in order, lists ascending in each.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> wanted;
+  for (std::uint32_t g = 0; g < missing.size(); ++g) {
+    for (const auto l : missing[g]) wanted.emplace_back(g, l);
+  }
   // Requests within the provider's count and message limits (sizes from the directory; 1 KB of
-  // the message for the framing), one generation each. (Several smaller requests in flight at
-  // once were measured no faster on loopback: the transfer is CPU-bound there, and one request
-  // is one round trip on a real network.)
+  // the message for the framing): one generation each unless the provider takes one per list.
+  // (Several smaller requests in flight at once were measured no faster on loopback: the
+  // transfer is CPU-bound there, and one request is one round trip on a real network.)
   const std::uint64_t budget =
       limits_.max_message_bytes > 2048 ? limits_.max_message_bytes - 1024 : limits_.max_message_bytes;
-  for (std::uint32_t g = 0; g < missing.size(); ++g) {
-    const auto& lists = missing[g];
-    std::size_t start = 0;
-    while (start < lists.size()) {
-      std::size_t end = start;
-      std::uint64_t bytes = 0;
-      while (end < lists.size() && end - start < limits_.max_lists_per_fetch) {
-        const std::uint64_t next = ivf_->ref(lists[end], g).bytes + 16;
-        if (end > start && bytes + next > budget) break;
-        bytes += next;
-        ++end;
-      }
-      v1::FetchListsRequest request;
-      request.set_artifact_version(version_);
-      request.set_generation(g);
-      for (std::size_t i = start; i < end; ++i) request.add_lists(lists[i]);
-      const auto t0 = std::chrono::steady_clock::now();
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto response, transport_->fetch_lists(request));
-      stats.fetch_ms += ms_since(t0);
-      ++stats.requests;
-      if (response.has_error()) return provider_refusal("the IVF lists", response.error());
-      if (static_cast<std::size_t>(response.segments_size()) != end - start) {
-        return data_loss_error(fmt::format("the provider sent {} list segments for {} requested",
-                                           response.segments_size(), end - start));
-      }
-      for (std::size_t i = start; i < end; ++i) {
-        const std::string& segment = response.segments(static_cast<int>(i - start));
-        PRIVSEARCH_ASSIGN_OR_RETURN(auto decoded,
-                                    index::decode_list(*ivf_, lists[i], byte_view(segment), g));
-        stats.fetched_bytes += segment.size();
-        ++stats.fetched;
-        // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
-        if (disk_) (void)disk_->put(ivf_->ref(lists[i], g).sha256, segment);
-        auto list = std::make_shared<const index::IvfList>(std::move(decoded));
-        remember(list);
-        PRIVSEARCH_RETURN_IF_ERROR(use(list));
-      }
-      start = end;
+  std::size_t start = 0;
+  while (start < wanted.size()) {
+    std::size_t end = start;
+    std::uint64_t bytes = 0;
+    while (end < wanted.size() && end - start < limits_.max_lists_per_fetch &&
+           (limits_.mixed_generations || wanted[end].first == wanted[start].first)) {
+      const std::uint64_t next = ivf_->ref(wanted[end].second, wanted[end].first).bytes + 16;
+      if (end > start && bytes + next > budget) break;
+      bytes += next;
+      ++end;
     }
+    v1::FetchListsRequest request;
+    request.set_artifact_version(version_);
+    const bool one_generation = std::all_of(wanted.begin() + std::ptrdiff_t(start),
+                                            wanted.begin() + std::ptrdiff_t(end), [&](const auto& w) {
+                                              return w.first == wanted[start].first;
+                                            });
+    if (one_generation) request.set_generation(wanted[start].first);
+    for (std::size_t i = start; i < end; ++i) {
+      request.add_lists(wanted[i].second);
+      if (!one_generation) request.add_generations(wanted[i].first);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto response, transport_->fetch_lists(request));
+    stats.fetch_ms += ms_since(t0);
+    ++stats.requests;
+    if (response.has_error()) return provider_refusal("the IVF lists", response.error());
+    if (static_cast<std::size_t>(response.segments_size()) != end - start) {
+      return data_loss_error(fmt::format("the provider sent {} list segments for {} requested",
+                                         response.segments_size(), end - start));
+    }
+    for (std::size_t i = start; i < end; ++i) {
+      const auto [g, list] = wanted[i];
+      const std::string& segment = response.segments(static_cast<int>(i - start));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto decoded,
+                                  index::decode_list(*ivf_, list, byte_view(segment), g));
+      stats.fetched_bytes += segment.size();
+      ++stats.fetched;
+      // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
+      if (disk_) (void)disk_->put(ivf_->ref(list, g).sha256, segment);
+      auto decoded_list = std::make_shared<const index::IvfList>(std::move(decoded));
+      remember(decoded_list);
+      PRIVSEARCH_RETURN_IF_ERROR(use(decoded_list));
+    }
+    start = end;
   }
   return Status();
 }

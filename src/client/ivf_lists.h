@@ -41,6 +41,9 @@ struct ListSourceLimits {
   std::uint64_t memory_bytes = std::uint64_t{64} << 20;  // decoded lists kept in memory
   std::uint32_t max_lists_per_fetch = 64;                // the provider's Limits
   std::uint64_t max_message_bytes = 8u << 20;
+  // The provider takes a generation per list (Limits.fetch_mixed_generations): the segments of
+  // every generation go in the same requests; else one generation per request.
+  bool mixed_generations = false;
 };
 
 class IvfListSource {

@@ -369,6 +369,7 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
     if (info.limits().max_message_bytes() != 0) {
       limits.max_message_bytes = info.limits().max_message_bytes();
     }
+    limits.mixed_generations = info.limits().fetch_mixed_generations();
     impl->lists.emplace(impl->ivf.get(), man.version_id, impl->transport.get(), std::move(disk),
                         limits);
   }

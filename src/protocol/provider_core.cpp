@@ -192,6 +192,7 @@ v1::ServerInfo ProviderCore::server_info() const {
   l->set_max_candidates(config_.limits.max_candidates);
   l->set_max_private_queries(config_.limits.max_private_queries);
   l->set_max_lists_per_fetch(config_.limits.max_lists_per_fetch);
+  l->set_fetch_mixed_generations(true);
   l->set_max_key_sets(config_.limits.max_key_sets);
   l->set_max_concurrent_requests(config_.limits.max_concurrent_requests);
   l->set_requests_per_key_id(config_.limits.requests_per_key_id);

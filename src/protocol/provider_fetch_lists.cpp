@@ -33,28 +33,41 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
                        "the size where the build makes them): use the flat PQ artifact");
   }
   const auto& ivf = store->index();
-  const std::uint32_t generation = request.generation();
-  if (generation > ivf.deltas.size()) {
-    return lists_error(v1::MALFORMED_REQUEST,
-                       "generation " + std::to_string(generation) + " of an index with " +
-                           std::to_string(ivf.deltas.size()) + " update generations");
-  }
   const auto count = static_cast<std::size_t>(request.lists_size());
   if (count == 0 || count > limits.max_lists_per_fetch) {
     return lists_error(v1::MALFORMED_REQUEST,
                        std::to_string(count) + " lists requested; between 1 and " +
                            std::to_string(limits.max_lists_per_fetch) + " per request");
   }
-  std::set<std::uint32_t> seen;
+  const bool mixed = request.generations_size() != 0;
+  if (mixed && static_cast<std::size_t>(request.generations_size()) != count) {
+    return lists_error(v1::MALFORMED_REQUEST,
+                       std::to_string(request.generations_size()) + " generations for " +
+                           std::to_string(count) + " lists (one per list, or none)");
+  }
+  // Each list's generation: its own when given, else the request's.
+  const auto generation_of = [&](int i) {
+    return mixed ? request.generations(i) : request.generation();
+  };
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;  // (generation, list)
   std::uint64_t bytes = 0;
-  for (const auto list : request.lists()) {
+  for (int i = 0; i < request.lists_size(); ++i) {
+    const std::uint32_t list = request.lists(i);
+    const std::uint32_t generation = generation_of(i);
+    if (generation > ivf.deltas.size()) {
+      return lists_error(v1::MALFORMED_REQUEST,
+                         "generation " + std::to_string(generation) + " of an index with " +
+                             std::to_string(ivf.deltas.size()) + " update generations");
+    }
     if (list >= ivf.lists) {
       return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
                                                     " outside the index's " +
                                                     std::to_string(ivf.lists));
     }
-    if (!seen.insert(list).second) {
-      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) + " requested twice");
+    if (!seen.insert({generation, list}).second) {
+      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
+                                                    " requested twice (generation " +
+                                                    std::to_string(generation) + ")");
     }
     const auto& ref = ivf.ref(list, generation);
     if (generation > 0 && ref.bytes == 0) {
@@ -73,8 +86,8 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
                            ": request fewer per call");
   }
   v1::FetchListsResponse response;
-  for (const auto list : request.lists()) {
-    auto segment = store->segment(list, generation);
+  for (int i = 0; i < request.lists_size(); ++i) {
+    auto segment = store->segment(request.lists(i), generation_of(i));
     if (!segment.ok()) {
       // Changed or cut off on disk since the load: no bytes rather than wrong ones.
       return lists_error(v1::DATA_LOSS, segment.status().message() +

@@ -154,6 +154,45 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
       EXPECT_TRUE(index::decode_list(ivf, l, byte_view(got.segments(0)), 1).ok()) << l;
     }
   }
+  // One request for segments of both generations (the provider says it takes a generation per
+  // list): the same bytes as per-generation requests; typed refusals for generations that do
+  // not line up with the lists, an unknown generation, a segment named twice, a list without
+  // additions in the generation named.
+  EXPECT_TRUE(info.limits().fetch_mixed_generations());
+  std::uint32_t grown = 0;
+  while (ivf.ref(grown, 1).bytes == 0) ++grown;
+  const std::uint32_t other = (grown + 1) % static_cast<std::uint32_t>(ivf.lists);
+  v1::FetchListsRequest mixed;
+  mixed.set_artifact_version(v2.version_id);
+  for (const auto& [list, g] : {std::pair{grown, 0u}, {grown, 1u}, {other, 0u}}) {
+    mixed.add_lists(list);
+    mixed.add_generations(g);
+  }
+  const auto both = *cl->fetch_lists(mixed);
+  ASSERT_FALSE(both.has_error()) << both.error().message();
+  ASSERT_EQ(both.segments_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    v1::FetchListsRequest one;
+    one.set_artifact_version(v2.version_id);
+    one.set_generation(mixed.generations(i));
+    one.add_lists(mixed.lists(i));
+    EXPECT_EQ(both.segments(i), cl->fetch_lists(one)->segments(0)) << i;
+  }
+  auto refused = [&](auto change) {
+    v1::FetchListsRequest bad = mixed;
+    change(bad);
+    return cl->fetch_lists(bad)->error().code();
+  };
+  EXPECT_EQ(refused([](auto& r) { r.add_lists(1); }), v1::MALFORMED_REQUEST);  // 4 lists, 3 generations
+  EXPECT_EQ(refused([](auto& r) { r.set_generations(2, 2); }), v1::MALFORMED_REQUEST);  // unknown
+  EXPECT_EQ(refused([&](auto& r) { r.set_lists(1, grown); r.set_generations(1, 0); }),
+            v1::MALFORMED_REQUEST);  // (grown, 0) twice
+  for (std::uint32_t l = 0; l < ivf.lists; ++l) {
+    if (ivf.ref(l, 1).bytes != 0) continue;
+    EXPECT_EQ(refused([&](auto& r) { r.set_lists(2, l); r.set_generations(2, 1); }),
+              v1::MALFORMED_REQUEST);  // list l gained nothing in generation 1
+    break;
+  }
 
   // PIR over every generation's payloads: a new document's text; the deleted one's is empty.
   client::FetchOptions fo;
