@@ -201,6 +201,41 @@ TEST_F(IvfSearchTest, ListsChangedOnTheProvidersDiskAreNeverServed) {
   EXPECT_NE(r.status().message().find("DATA_LOSS"), std::string::npos) << r.status().message();
 }
 
+// Random FetchLists requests (lists in and out of range, repeats, generation fields that fit
+// or do not, wrong versions): every answer is either a typed refusal or one segment per list,
+// each the stored bytes; never INTERNAL.
+TEST_F(IvfSearchTest, RandomListRequestsGetSegmentsOrTypedRefusals) {
+  Prng p = testing::test_prng(91);
+  std::size_t served = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    v1::FetchListsRequest r;
+    r.set_artifact_version(p.uniform_below(20) == 0 ? "stale" : manifest.version_id);
+    const std::size_t n = p.uniform_below(70);
+    const bool mixed = p.uniform_below(2) == 0;
+    if (!mixed && p.uniform_below(8) == 0) r.set_generation(static_cast<std::uint32_t>(p.uniform_below(3)));
+    for (std::size_t j = 0; j < n; ++j) {
+      r.add_lists(static_cast<std::uint32_t>(p.uniform_below(kLists + 2)));
+      if (mixed && p.uniform_below(30) != 0) {
+        r.add_generations(static_cast<std::uint32_t>(p.uniform_below(8) == 0 ? 1 : 0));
+      }
+    }
+    const auto got = core->fetch_lists(r);
+    if (got.has_error()) {
+      ++refused;
+      EXPECT_NE(got.error().code(), v1::INTERNAL) << got.error().message();
+      EXPECT_EQ(got.segments_size(), 0);
+      continue;
+    }
+    ++served;
+    ASSERT_EQ(got.segments_size(), r.lists_size());
+    for (int j = 0; j < r.lists_size(); ++j) {
+      EXPECT_EQ(got.segments(j), *core->config().ivf_lists->segment(r.lists(j)));
+    }
+  }
+  EXPECT_GT(served, 0u);
+  EXPECT_GT(refused, 0u);
+}
+
 TEST_F(IvfSearchTest, FetchListsRefusalsAreTyped) {
   auto request = [&](std::vector<std::uint32_t> lists, std::string version = "") {
     v1::FetchListsRequest r;
