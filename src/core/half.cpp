@@ -14,9 +14,9 @@ bool f16c_available() {
 
 void halves_to_floats_scalar(const std::uint8_t* raw, float* out, std::size_t n) {
   for (std::size_t j = 0; j < n; ++j) {
-    _Float16 h;
-    std::memcpy(&h, raw + 2 * j, 2);
-    out[j] = static_cast<float>(h);
+    std::uint16_t bits;
+    std::memcpy(&bits, raw + 2 * j, 2);
+    out[j] = half_bits_to_float(bits);
   }
 }
 

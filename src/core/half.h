@@ -7,8 +7,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace privsearch {
+
+// One value each way (round to nearest even), through the compiler's _Float16.
+inline std::uint16_t float_to_half_bits(float v) {
+  const _Float16 h = static_cast<_Float16>(v);
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+inline float half_bits_to_float(std::uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
 
 // out[j] = the float of the little-endian half at raw[2j .. 2j + 2), j < n.
 void halves_to_floats(const std::uint8_t* raw, float* out, std::size_t n);

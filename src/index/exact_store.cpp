@@ -28,19 +28,6 @@ std::uint64_t row_hash(const void* row, std::size_t bytes, std::size_t cols) {
   return fast_hash(row, bytes, cols);
 }
 
-float half_to_float(std::uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<float>(h);
-}
-
-std::uint16_t float_to_half(float v) {
-  const _Float16 h = static_cast<_Float16>(v);
-  std::uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-
 }  // namespace
 
 
@@ -74,8 +61,8 @@ Result<std::vector<std::uint8_t>> ExactStore::encode_rows(const Matrix& m, Store
   }
   std::vector<std::uint8_t> out(m.data.size() * 2);
   for (std::size_t i = 0; i < m.data.size(); ++i) {
-    const std::uint16_t bits = float_to_half(m.data[i]);
-    if (!std::isfinite(half_to_float(bits))) {
+    const std::uint16_t bits = float_to_half_bits(m.data[i]);
+    if (!std::isfinite(half_bits_to_float(bits))) {
       return invalid_argument_error(fmt::format(
           "value {} at row {} does not fit binary16 (|x| <= 65504): keep the store float32",
           m.data[i], first_row + i / m.cols));

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/bytes.h"
+#include "core/half.h"
 #include "index/artifacts.h"
 #include "index/atomic_file.h"
 #include "index/route_kernel.h"
@@ -26,19 +27,6 @@ namespace {
 constexpr std::size_t kMaxLists = 1u << 22;
 constexpr std::size_t kDirectoryEntryBytes = 8 + 8 + 4 + 32;
 constexpr char kSegmentMagic[4] = {'P', 'S', 'L', 'S'};
-
-std::uint16_t to_half_bits(float v) {
-  const _Float16 h = static_cast<_Float16>(v);
-  std::uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
-
-float from_half_bits(std::uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, 2);
-  return static_cast<float>(h);
-}
 
 std::size_t blocked_bytes(std::size_t count, std::size_t m) { return ((count + 63) / 64) * m * 64; }
 
@@ -104,7 +92,7 @@ std::size_t default_ivf_lists(std::uint64_t documents) {
   return static_cast<std::size_t>(std::clamp<std::uint64_t>(lists, 1, std::max<std::uint64_t>(documents, 1)));
 }
 
-float round_to_half(float v) { return from_half_bits(to_half_bits(v)); }
+float round_to_half(float v) { return half_bits_to_float(float_to_half_bits(v)); }
 
 namespace {
 
@@ -273,7 +261,7 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
   ivf.codebook = codes.codebook;
   ivf.centroids = centroids;
   ivf.centroid_halves.reserve(centroids.size());
-  for (const float c : centroids) ivf.centroid_halves.push_back(to_half_bits(c));
+  for (const float c : centroids) ivf.centroid_halves.push_back(float_to_half_bits(c));
   ivf.directory.resize(lists);
   ByteWriter lw;
   put_lists_header(lw, lists);
@@ -301,7 +289,7 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
   w.put_u32(0);
   w.put_u64(ivf.lists_file_bytes);
   put_floats(w, ivf.codebook.centroids);
-  for (const float c : ivf.centroids) w.put_u16(to_half_bits(c));
+  for (const float c : ivf.centroids) w.put_u16(float_to_half_bits(c));
   for (const auto& ref : ivf.directory) {
     w.put_u64(ref.offset);
     w.put_u64(ref.bytes);
@@ -511,7 +499,7 @@ Result<IvfIndex> parse_ivf(std::span<const std::uint8_t> bytes, const std::files
     std::uint16_t& bits = ivf.centroid_halves[i];
     float& c = ivf.centroids[i];
     PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(bits));
-    c = from_half_bits(bits);
+    c = half_bits_to_float(bits);
     if (!std::isfinite(c)) return data_loss_error(fmt::format("`{}`: a centroid is not finite", file.string()));
   }
   ivf.directory.resize(lists);
