@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "core/bytes.h"
+#include "index/ivf_list_record.h"
 #include "core/elapsed.h"
 #include "client/rerank_session.h"
 
@@ -93,13 +96,61 @@ Status IvfListSource::fetch(const std::vector<std::vector<std::uint32_t>>& missi
                                   index::decode_list(*ivf_, list, byte_view(segment), g));
       stats.fetched_bytes += segment.size();
       ++stats.fetched;
-      // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
-      if (disk_) (void)disk_->put(ivf_->ref(list, g).sha256, segment);
-      auto decoded_list = std::make_shared<const index::IvfList>(std::move(decoded));
-      remember(decoded_list);
-      PRIVSEARCH_RETURN_IF_ERROR(use(decoded_list));
+      PRIVSEARCH_RETURN_IF_ERROR(deliver(std::move(decoded), byte_view(segment), use));
     }
     start = end;
+  }
+  return Status();
+}
+
+Status IvfListSource::deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes,
+                              const SegmentUse& use) {
+  // The disk cache is best effort: a full or read-only disk costs refetches, not the search.
+  if (disk_) {
+    (void)disk_->put(ivf_->ref(decoded.list, decoded.generation).sha256,
+                     std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  }
+  auto decoded_list = std::make_shared<const index::IvfList>(std::move(decoded));
+  remember(decoded_list);
+  return use(decoded_list);
+}
+
+Status IvfListSource::fetch_privately(PayloadFetcher* fetcher) {
+  if (fetcher->records() != ivf_->lists ||
+      fetcher->record_bytes() != index::list_record_bytes(*ivf_)) {
+    return failed_precondition_error(fmt::format(
+        "the provider's IVF list PIR database holds {} records of {} bytes; this index has {} "
+        "lists, the longest {} bytes: refresh the local index", fetcher->records(),
+        fetcher->record_bytes(), ivf_->lists, index::list_record_bytes(*ivf_)));
+  }
+  private_ = fetcher;
+  return Status();
+}
+
+Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>>& missing,
+                                    ListFetchStats& stats, const SegmentUse& use) {
+  // list -> its missing generations; a list is fetched once whatever of it is missing.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> wanted;
+  for (std::uint32_t g = 0; g < missing.size(); ++g) {
+    for (const auto l : missing[g]) wanted[l].push_back(g);
+  }
+  for (const auto& [list, generations] : wanted) {
+    FetchTiming t;
+    const auto t0 = std::chrono::steady_clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto record, private_->fetch_record(list, &t));
+    stats.fetch_ms += ms_since(t0);
+    ++stats.requests;
+    stats.pir_bytes += t.query_bytes + t.response_bytes;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto parts, index::split_list_record(*ivf_, list, record));
+    for (auto& part : parts) {
+      if (std::find(generations.begin(), generations.end(), part.list.generation) ==
+          generations.end()) {
+        continue;  // already used from a cache
+      }
+      stats.fetched_bytes += part.bytes.size();
+      ++stats.fetched;
+      PRIVSEARCH_RETURN_IF_ERROR(deliver(std::move(part.list), part.bytes, use));
+    }
   }
   return Status();
 }
@@ -144,7 +195,7 @@ Status IvfListSource::visit(std::span<const std::uint32_t> lists, ListFetchStats
   }
   // Ascending: the provider sees the set, not the routing order.
   for (auto& m : missing) std::sort(m.begin(), m.end());
-  return fetch(missing, stats, use);
+  return private_ != nullptr ? fetch_private(missing, stats, use) : fetch(missing, stats, use);
 }
 
 Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(

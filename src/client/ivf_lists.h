@@ -5,7 +5,10 @@
 // Every segment is checked against the SHA-256 of the (signed) directory before it is decoded or
 // cached: a tampered or truncated one is kDataLoss and is not kept.
 // What the provider learns: the lists fetched, i.e. the probed lists not already cached
-// (docs/SECURITY.md, "IVF lists").
+// (docs/SECURITY.md, "IVF lists"). In private mode (fetch_privately: the provider's --pir-lists)
+// each missing list is instead one ZipPIR fetch of its record (index/ivf_list_record.h: every
+// generation's segments of the list, padded to one size), and the provider learns only how many
+// lists were not cached, at the cost of one provider hint per list (docs/SCALE.md).
 // Thread safety: one search at a time (like SearchClient).
 #pragma once
 
@@ -19,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "client/segment_cache.h"
 #include "core/status.h"
@@ -33,8 +37,9 @@ struct ListFetchStats {
   std::size_t disk_hits = 0;    // segments read from the segment cache
   std::size_t fetched = 0;      // segments fetched from the provider
   std::uint64_t fetched_bytes = 0;  // segment bytes received
-  std::size_t requests = 0;     // FetchLists calls
+  std::size_t requests = 0;     // FetchLists calls, or PIR fetches in private mode
   double fetch_ms = 0;          // time in those calls
+  std::uint64_t pir_bytes = 0;  // private mode: PIR queries and answers sent and received
 };
 
 struct ListSourceLimits {
@@ -52,6 +57,12 @@ class IvfListSource {
   IvfListSource(const index::IvfIndex* ivf, std::string artifact_version,
                 ProviderClient* transport, std::optional<SegmentCache> disk,
                 ListSourceLimits limits);
+
+  // Fetches missing lists by ZipPIR through `fetcher` (a fetcher of PIR_DATABASE_IVF_LISTS,
+  // outliving the source) instead of FetchLists. kFailedPrecondition unless its records are
+  // this index's lists (count and size).
+  Status fetch_privately(PayloadFetcher* fetcher);
+  bool private_fetch() const { return private_ != nullptr; }
 
   // The decoded segments of `lists` (in that order; each list's base segment, then its
   // additions of every update generation that has one); adds what it did to `stats`.
@@ -74,12 +85,18 @@ class IvfListSource {
   // Fetches the segments of `missing[g]` (ascending, none cached) of every generation g.
   Status fetch(const std::vector<std::vector<std::uint32_t>>& missing, ListFetchStats& stats,
                const SegmentUse& use);
+  // The same by ZipPIR: one record per list with any missing segment; uses the missing ones.
+  Status fetch_private(const std::vector<std::vector<std::uint32_t>>& missing,
+                       ListFetchStats& stats, const SegmentUse& use);
+  // Keeps a checked, decoded segment (memory; disk best effort) and hands it to `use`.
+  Status deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes, const SegmentUse& use);
 
   const index::IvfIndex* ivf_;
   std::string version_;
   ProviderClient* transport_;
   std::optional<SegmentCache> disk_;
   ListSourceLimits limits_;
+  PayloadFetcher* private_ = nullptr;
   // Memory LRU: most recent at the front.
   std::list<std::shared_ptr<const index::IvfList>> recent_;
   std::unordered_map<std::uint64_t, std::list<std::shared_ptr<const index::IvfList>>::iterator> by_list_;

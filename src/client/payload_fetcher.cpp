@@ -57,7 +57,7 @@ PayloadFetcher::~PayloadFetcher() {
 
 Status PayloadFetcher::setup() {
   if (precompute_.valid()) (void)precompute_.get();
-  PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo info, transport_.pir_info());
+  PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo info, transport_.pir_info(options_.database));
   if (info.has_error()) return from_error(info.error());
   if (info.artifact_version() != version_) {
     return failed_precondition_error("PIR database version `" + info.artifact_version() +
@@ -74,6 +74,7 @@ Status PayloadFetcher::setup() {
   v1::PirSetupRequest req;
   req.set_artifact_version(version_);
   req.set_setup(to_string(setup));
+  req.set_database(options_.database);
   PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirSetupResponse resp, transport_.pir_setup(req));
   if (resp.has_error()) return from_error(resp.error());
   client_id_ = resp.client_id();
@@ -95,6 +96,7 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
     v1::PirStatusRequest req;
     req.set_artifact_version(version_);
     req.set_client_id(client_id_);
+    req.set_database(options_.database);
     PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirStatusResponse resp, transport_.pir_status(req));
     if (resp.has_error()) return from_error(resp.error());
     for (std::uint64_t i : resp.ready_query_indices()) {
@@ -114,7 +116,23 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
   }
 }
 
+std::uint64_t PayloadFetcher::record_bytes() const { return pir_->info->shape.record_bytes; }
+std::uint64_t PayloadFetcher::records() const { return pir_->info->shape.records; }
+
 Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing) {
+  if (options_.database != v1::PIR_DATABASE_PAYLOADS) {
+    return failed_precondition_error("fetch(): this fetcher reads the IVF lists' database");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto record, fetch_record(doc, timing));
+  return index::PayloadStore::decode_record(record.data(), record.size());
+}
+
+Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc,
+                                                               FetchTiming* timing) {
+  if (doc >= records()) {
+    return out_of_range_error("record " + std::to_string(doc) + " outside the PIR database's " +
+                              std::to_string(records()));
+  }
   const auto t_all = Clock::now();
   FetchTiming t;
   for (int attempt = 0;; ++attempt) {
@@ -141,6 +159,7 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
     v1::PirQueryRequest req;
     req.set_artifact_version(version_);
     req.set_query(to_string(query));
+    req.set_database(options_.database);
     t0 = Clock::now();
     auto answered = transport_.pir_query(req);
     if (!answered.ok() && answered.status().code() == StatusCode::kUnavailable && attempt == 0) {
@@ -168,7 +187,7 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
     precompute_async();  // the next fetch's offsets, off the critical path
     t.total_ms = ms_since(t_all);
     if (timing != nullptr) *timing = t;
-    return index::PayloadStore::decode_record(record.data(), record.size());
+    return record;
   }
 }
 

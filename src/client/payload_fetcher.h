@@ -27,6 +27,9 @@ struct FetchOptions {
   unsigned threads = 2;          // client decryptions (offsets, extract)
   int wait_ms = 300000;          // longest wait for the provider's offline hint
   bool allow_insecure = false;   // accept test-only PIR parameters (tests)
+  // The database fetched from: the payloads, or the IVF lists (client/ivf_lists.h's private
+  // mode; fetch_record only).
+  v1::PirDatabase database = v1::PIR_DATABASE_PAYLOADS;
 };
 
 struct FetchTiming {
@@ -50,6 +53,10 @@ class PayloadFetcher {
   void precompute_async();
   // The payload ("title\n\ntext") of document `doc`.
   Result<std::string> fetch(std::uint64_t doc, FetchTiming* timing = nullptr);
+  // Record `index` of the database as stored (record_bytes() bytes).
+  Result<std::vector<std::uint8_t>> fetch_record(std::uint64_t index, FetchTiming* timing = nullptr);
+  std::uint64_t record_bytes() const;
+  std::uint64_t records() const;
 
   // After the provider rebuilt its database in place (same shape, same A seed) and the local
   // index was refreshed: continue under the new version without a new setup; the provider has

@@ -188,8 +188,10 @@ Result<v1::FetchListsResponse> ProviderClient::fetch_lists(const v1::FetchListsR
       request, &v1::Provider::Stub::FetchLists, "FetchLists");
 }
 
-Result<v1::PirInfo> ProviderClient::pir_info() {
-  return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(v1::PirInfoRequest(),
+Result<v1::PirInfo> ProviderClient::pir_info(v1::PirDatabase database) {
+  v1::PirInfoRequest request;
+  request.set_database(database);
+  return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(request,
                                                         &v1::Provider::Stub::GetPirInfo,
                                                         "GetPirInfo");
 }

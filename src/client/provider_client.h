@@ -41,7 +41,7 @@ class ProviderClient {
   Result<v1::ServerInfo> server_info();
   Result<v1::UploadKeysResponse> upload_keys(const v1::UploadKeysRequest& request);
   Result<v1::RerankResponse> rerank(const v1::RerankRequest& request);
-  Result<v1::PirInfo> pir_info();
+  Result<v1::PirInfo> pir_info(v1::PirDatabase database = v1::PIR_DATABASE_PAYLOADS);
   Result<v1::PirSetupResponse> pir_setup(const v1::PirSetupRequest& request);
   Result<v1::PirStatusResponse> pir_status(const v1::PirStatusRequest& request);
   Result<v1::PirQueryResponse> pir_query(const v1::PirQueryRequest& request);

@@ -45,6 +45,7 @@ struct SearchClient::Impl {
   std::vector<std::uint32_t> deleted;  // every update's tombstones, ascending: never candidates
   // Or the IVF index (stable address: the list source keeps a pointer) and its lists.
   std::unique_ptr<index::IvfIndex> ivf;
+  std::unique_ptr<PayloadFetcher> list_fetcher;  // private list fetch (the source points to it)
   std::optional<IvfListSource> lists;
   std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
@@ -106,6 +107,10 @@ struct SearchClient::Impl {
     t.list_segments = stats.segments;
     t.lists_fetched = stats.fetched;
     t.list_bytes = stats.fetched_bytes;
+    if (lists->private_fetch()) {
+      t.list_pir_fetches = stats.requests;
+      t.list_pir_bytes = stats.pir_bytes;
+    }
     t0 = Clock::now();
     auto found = scan.top_k(k, ivf->spill, deleted);
     t.pq_scan_ms = route_ms + scan_ms + ms_since(t0);
@@ -372,6 +377,22 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
     limits.mixed_generations = info.limits().fetch_mixed_generations();
     impl->lists.emplace(impl->ivf.get(), man.version_id, impl->transport.get(), std::move(disk),
                         limits);
+    if (options.private_lists) {
+      if (!info.limits().pir_ivf_lists()) {
+        return failed_precondition_error(
+            "private list fetch: this provider does not serve the IVF lists by PIR (start it "
+            "with --pir-lists)");
+      }
+      FetchOptions fo;
+      fo.database = v1::PIR_DATABASE_IVF_LISTS;
+      fo.allow_insecure = options.allow_insecure_pir;
+      PRIVSEARCH_ASSIGN_OR_RETURN(impl->list_fetcher,
+                                  PayloadFetcher::create(*impl->transport, man.version_id, fo));
+      PRIVSEARCH_RETURN_IF_ERROR(impl->lists->fetch_privately(impl->list_fetcher.get()));
+      impl->list_fetcher->precompute_async();
+    }
+  } else if (options.private_lists) {
+    return failed_precondition_error("private list fetch needs an IVF index (this one is flat)");
   }
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }

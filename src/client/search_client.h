@@ -43,6 +43,11 @@ struct OpenOptions {
   bool disk_cache = true;
   std::uint64_t list_cache_bytes = std::uint64_t{1} << 30;
   std::uint64_t list_memory_bytes = std::uint64_t{64} << 20;  // decoded lists kept in memory
+  // IVF: fetch the probed lists not cached by ZipPIR (the provider's --pir-lists) instead of
+  // FetchLists: the provider learns how many lists were fetched, not which (docs/SECURITY.md).
+  // kFailedPrecondition at open when the provider does not offer it.
+  bool private_lists = false;
+  bool allow_insecure_pir = false;  // accept the provider's test-only PIR parameters (tests)
 };
 
 struct SearchOptions {
@@ -83,6 +88,8 @@ struct SearchTiming {
   // lists_fetched counts the segments fetched.
   double list_fetch_ms = 0, list_check_ms = 0;
   std::size_t lists_probed = 0, list_segments = 0, lists_fetched = 0, list_bytes = 0;
+  // Private list fetch (OpenOptions::private_lists): PIR fetches and their bytes both ways.
+  std::size_t list_pir_fetches = 0, list_pir_bytes = 0;
 };
 
 struct SearchResult {

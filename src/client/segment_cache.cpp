@@ -66,7 +66,7 @@ std::optional<std::string> SegmentCache::get(const Sha256Digest& sha256) {
   return to_byte_string(*bytes);
 }
 
-Status SegmentCache::put(const Sha256Digest& sha256, const std::string& bytes) {
+Status SegmentCache::put(const Sha256Digest& sha256, std::string_view bytes) {
   if (privsearch::sha256(byte_view(bytes)) != sha256) {
     return invalid_argument_error("segment bytes do not hash to their cache name");
   }

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/sha256.h"
 #include "core/status.h"
@@ -29,7 +30,7 @@ class SegmentCache {
   std::optional<std::string> get(const Sha256Digest& sha256);
   // Stores `bytes` (which must hash to `sha256`: checked) and evicts least recently used
   // segments until the cache is within its bound (a segment larger than the bound is not kept).
-  Status put(const Sha256Digest& sha256, const std::string& bytes);
+  Status put(const Sha256Digest& sha256, std::string_view bytes);
 
   std::uint64_t bytes() const { return bytes_; }
   std::size_t entries() const { return entries_.size(); }

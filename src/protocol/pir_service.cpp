@@ -47,7 +47,7 @@ std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
 }  // namespace
 
 Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
-    const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed,
+    const PirRecords& payloads, const PirConfig& config, const Seed& a_seed,
     std::string* timing) {
   pir::ZipPirParams params;
   PRIVSEARCH_ASSIGN_OR_RETURN(params.lwe,
@@ -56,10 +56,10 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
   if (config.hint_bits != 0) params.hint_bits = config.hint_bits;
   params.allow_insecure = config.allow_insecure;
   PRIVSEARCH_RETURN_IF_ERROR(params.validate());
-  if (payloads.records() == 0) return invalid_argument_error("PIR: the payload store is empty");
+  if (payloads.records == 0) return invalid_argument_error("PIR: the database has no records");
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir::DatabaseShape shape,
-      pir::choose_database_shape(payloads.records(), payloads.record_bytes()));
+      pir::choose_database_shape(payloads.records, payloads.record_bytes));
   auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, fill_database(payloads, shape));
   const double fill_s = ms_since(t0) / 1000;
@@ -89,7 +89,7 @@ std::string PirService::last_build() const {
   return last_build_;
 }
 
-Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore& payloads,
+Result<std::unique_ptr<PirService>> PirService::create(const PirRecords& payloads,
                                                        std::string artifact_version,
                                                        PirConfig config,
                                                        std::shared_ptr<PirSharedState> shared) {
@@ -137,17 +137,17 @@ Result<std::unique_ptr<PirService>> PirService::create(const index::PayloadStore
   return service;
 }
 
-Result<pir::LweDatabase> PirService::fill_database(const index::PayloadStore& payloads,
+Result<pir::LweDatabase> PirService::fill_database(const PirRecords& payloads,
                                                    const pir::DatabaseShape& shape) {
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, pir::LweDatabase::create(shape));
-  if (payloads.records() > 0) {
-    PRIVSEARCH_RETURN_IF_ERROR(db.set_records(
-        std::span(payloads.record(0), payloads.records() * payloads.record_bytes())));
+  if (payloads.records > 0) {
+    PRIVSEARCH_RETURN_IF_ERROR(
+        db.set_records(std::span(payloads.data, payloads.records * payloads.record_bytes)));
   }
   return db;
 }
 
-Status PirService::rebuild(const index::PayloadStore& payloads, std::string artifact_version,
+Status PirService::rebuild(const PirRecords& payloads, std::string artifact_version,
                            std::string* summary) {
   std::shared_ptr<pir::ZipPirServer> previous;
   {
@@ -157,10 +157,10 @@ Status PirService::rebuild(const index::PayloadStore& payloads, std::string arti
   std::shared_ptr<pir::ZipPirServer> fresh;
   const auto t0 = std::chrono::steady_clock::now();
   const auto& old_shape = previous->info().shape;
-  if (!previous->is_shard() && payloads.record_bytes() == old_shape.record_bytes &&
-      payloads.records() >= old_shape.records) {
+  if (!previous->is_shard() && payloads.record_bytes == old_shape.record_bytes &&
+      payloads.records >= old_shape.records) {
     // An update: grow by columns and update H over the changed ones.
-    auto shape = pir::grown_database_shape(old_shape, payloads.records());
+    auto shape = pir::grown_database_shape(old_shape, payloads.records);
     std::size_t changed = 0;
     if (shape.ok()) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto db, fill_database(payloads, *shape));

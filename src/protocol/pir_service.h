@@ -64,6 +64,18 @@ struct PirConfig {
   std::size_t shard = 0, shards = 1;
 };
 
+// The records a PIR database serves: `records` fixed-size records of `record_bytes`, contiguous
+// at `data` (which must outlive the call that reads it). The payload store's documents, or the
+// IVF lists (protocol/ivf_list_records.h).
+struct PirRecords {
+  std::size_t records = 0, record_bytes = 0;
+  const std::uint8_t* data = nullptr;
+  static PirRecords of(const index::PayloadStore& payloads) {
+    return {payloads.records(), payloads.record_bytes(),
+            payloads.records() == 0 ? nullptr : payloads.record(0)};
+  }
+};
+
 // The code a PIR refusal carries, for failures after the framing check passed: a failed
 // precondition there can only be a query whose hint is not ready; kUnavailable is the shared
 // store (STATE_UNAVAILABLE).
@@ -75,8 +87,13 @@ class PirService : public PirBackend {
   // `shared`: registrations and hints in a store shared by replicas (null: this process only;
   // the config's client limits then apply here, else in the store).
   static Result<std::unique_ptr<PirService>> create(
-      const index::PayloadStore& payloads, std::string artifact_version, PirConfig config,
+      const PirRecords& records, std::string artifact_version, PirConfig config,
       std::shared_ptr<PirSharedState> shared = nullptr);
+  static Result<std::unique_ptr<PirService>> create(
+      const index::PayloadStore& payloads, std::string artifact_version, PirConfig config,
+      std::shared_ptr<PirSharedState> shared = nullptr) {
+    return create(PirRecords::of(payloads), std::move(artifact_version), config, std::move(shared));
+  }
   ~PirService() override;
 
   v1::PirInfo info() const override;
@@ -96,8 +113,12 @@ class PirService : public PirBackend {
   // updated over the changed columns only (ZipPirServer::update: a 1% append recomputes ~1% of
   // it); else, or when the grown shape would not decode, it is built anew. `summary`, when
   // given, says which and how much.
-  Status rebuild(const index::PayloadStore& payloads, std::string artifact_version,
+  Status rebuild(const PirRecords& records, std::string artifact_version,
                  std::string* summary = nullptr);
+  Status rebuild(const index::PayloadStore& payloads, std::string artifact_version,
+                 std::string* summary = nullptr) {
+    return rebuild(PirRecords::of(payloads), std::move(artifact_version), summary);
+  }
 
   std::size_t db_bytes() const;
   // How the current database was made (filled, hint computed or updated, with times).
@@ -140,10 +161,10 @@ class PirService : public PirBackend {
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
   // `timing`, when given: how long filling the database and preparing the server took.
   static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
-      const index::PayloadStore& payloads, const PirConfig& config, const Seed& a_seed,
+      const PirRecords& payloads, const PirConfig& config, const Seed& a_seed,
       std::string* timing = nullptr);
   // The database of `payloads` in `shape`.
-  static Result<pir::LweDatabase> fill_database(const index::PayloadStore& payloads,
+  static Result<pir::LweDatabase> fill_database(const PirRecords& payloads,
                                                 const pir::DatabaseShape& shape);
 
   using Clock = std::chrono::steady_clock;

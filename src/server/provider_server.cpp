@@ -128,13 +128,14 @@ class Workers {
 class Service final : public v1::Provider::Service {
  public:
   Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirBackend* pir,
-          unsigned max_in_flight, std::function<void(const std::string&)> log,
+          protocol::PirBackend* pir_lists, unsigned max_in_flight, std::function<void(const std::string&)> log,
           const protocol::TokenRegistry* tokens, const TransportLimits& transport,
           unsigned per_client, unsigned threads, unsigned keep_versions)
       : per_client_(per_client),
         workers_(threads),
         keep_versions_(std::max(1u, keep_versions)),
         pir_(pir),
+        pir_lists_(pir_lists),
         max_in_flight_(max_in_flight),
         log_(std::move(log)),
         tokens_(tokens),
@@ -156,15 +157,16 @@ class Service final : public v1::Provider::Service {
     if (served_.size() > kServedHistory) served_.erase(served_.begin());
   }
 
-  grpc::Status GetPirInfo(grpc::ServerContext* context, const v1::PirInfoRequest*,
+  grpc::Status GetPirInfo(grpc::ServerContext* context, const v1::PirInfoRequest* request,
                           v1::PirInfo* out) override {
     protocol::Caller caller;
+    protocol::PirBackend* pir = backend(request->database());
     if (auto e = authenticate(context, caller)) {
       *out->mutable_error() = *e;
-    } else if (pir_ == nullptr) {
-      *out->mutable_error() = unavailable();
+    } else if (pir == nullptr) {
+      *out->mutable_error() = unavailable(request->database());
     } else {
-      *out = pir_->info();
+      *out = pir->info();
     }
     return grpc::Status::OK;
   }
@@ -175,10 +177,10 @@ class Service final : public v1::Provider::Service {
     protocol::Caller caller;
     if (auto e = authenticate(context, caller)) {
       *out->mutable_error() = *e;
-    } else if (pir_ == nullptr) {
-      *out->mutable_error() = unavailable();
+    } else if (backend(request->database()) == nullptr) {
+      *out->mutable_error() = unavailable(request->database());
     } else {
-      *out = pir_->setup(*request, caller.rate_key());
+      *out = backend(request->database())->setup(*request, caller.rate_key());
     }
     log("PirSetup", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
@@ -190,10 +192,10 @@ class Service final : public v1::Provider::Service {
     protocol::Caller caller;
     if (auto e = authenticate(context, caller)) {
       *out->mutable_error() = *e;
-    } else if (pir_ == nullptr) {
-      *out->mutable_error() = unavailable();
+    } else if (backend(request->database()) == nullptr) {
+      *out->mutable_error() = unavailable(request->database());
     } else {
-      *out = pir_->status(*request);
+      *out = backend(request->database())->status(*request);
     }
     return grpc::Status::OK;
   }
@@ -210,11 +212,11 @@ class Service final : public v1::Provider::Service {
     std::optional<PerClientSlots::Slot> slot;
     if (auto e = admit(context, caller, slot)) {
       *out->mutable_error() = *e;
-    } else if (pir_ == nullptr) {
-      *out->mutable_error() = unavailable();
+    } else if (backend(request->database()) == nullptr) {
+      *out->mutable_error() = unavailable(request->database());
     } else {
       const Workers::Slot worker(workers_);
-      *out = pir_->query(*request);
+      *out = backend(request->database())->query(*request);
     }
     log("PirQuery", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
@@ -236,6 +238,7 @@ class Service final : public v1::Provider::Service {
     if (pir_ != nullptr) {
       out->mutable_limits()->set_pir_setups_per_minute(pir_->setup_rate().per_minute);
     }
+    out->mutable_limits()->set_pir_ivf_lists(pir_lists_ != nullptr);
     auto* l = out->mutable_limits();
     l->set_transport_memory_bytes(transport_.memory_bytes);
     l->set_max_streams_per_connection(transport_.max_streams_per_connection);
@@ -394,7 +397,23 @@ class Service final : public v1::Provider::Service {
                      code == v1::ERROR_CODE_UNSPECIFIED ? "OK" : v1::ErrorCode_Name(code), k,
                      bytes_in, bytes_out, ms));
   }
-  static v1::Error unavailable() {
+  protocol::PirBackend* backend(v1::PirDatabase database) const {
+    switch (database) {
+      case v1::PIR_DATABASE_PAYLOADS: return pir_;
+      case v1::PIR_DATABASE_IVF_LISTS: return pir_lists_;
+      default: return nullptr;
+    }
+  }
+  static v1::Error unavailable(v1::PirDatabase database) {
+    if (database == v1::PIR_DATABASE_IVF_LISTS) {
+      return protocol::make_error(v1::PIR_UNAVAILABLE,
+                                  "this provider serves no private IVF list fetch (an index "
+                                  "without IVF lists, or started without --pir-lists)");
+    }
+    if (database != v1::PIR_DATABASE_PAYLOADS) {
+      return protocol::make_error(v1::PIR_UNAVAILABLE, "unknown PIR database " +
+                                                           std::to_string(int{database}));
+    }
     return protocol::make_error(v1::PIR_UNAVAILABLE,
                                 "this provider serves no private payload fetch (no payload store "
                                 "or started with --no-pir)");
@@ -446,6 +465,7 @@ class Service final : public v1::Provider::Service {
   std::vector<std::shared_ptr<protocol::ProviderCore>> cores_;  // newest first, never empty
   std::vector<std::string> served_;  // every version served since start (oldest first, capped)
   protocol::PirBackend* pir_;
+  protocol::PirBackend* pir_lists_;  // the IVF lists' database (--pir-lists), or null
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
   const protocol::TokenRegistry* tokens_;
@@ -509,7 +529,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
 
   auto impl = std::make_unique<Impl>();
   impl->service = std::make_unique<Service>(
-      core_ptr, options.pir, max_in_flight, options.request_log, options.tokens, options.transport,
+      core_ptr, options.pir, options.pir_lists, max_in_flight, options.request_log, options.tokens, options.transport,
       options.max_concurrent_per_client >= 0
           ? static_cast<unsigned>(options.max_concurrent_per_client)
           : std::max(1u, threads / 2),

@@ -49,6 +49,8 @@ struct ServeOptions {
   std::function<void(const std::string&)> request_log;
   // Private payload fetch; null: the PIR RPCs answer PIR_UNAVAILABLE. Must outlive the server.
   protocol::PirBackend* pir = nullptr;
+  // Private IVF list fetch (PirDatabase PIR_DATABASE_IVF_LISTS); null: PIR_UNAVAILABLE.
+  protocol::PirBackend* pir_lists = nullptr;
   // Bearer tokens (protocol/identities.h); null: anonymous clients, limited per peer address.
   // When set, every RPC but GetServerInfo needs `authorization: Bearer <token>` (UNAUTHENTICATED
   // otherwise). Must outlive the server.

@@ -151,6 +151,9 @@ void add_options(CLI::App* cmd, Args& a) {
                   "shard's answer timed alone, the assembled bytes compared with one server's)")
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  cmd->add_flag("--passes-only", a.pir.passes_only,
+               "pir: only compare the database pass (D . qu) of one server with each --shards "
+               "count's shards, interleaved round by round (no hint: seconds even at 1 GiB)");
   cmd->add_option("--hint-bits", a.pir.hint_bits, "pir: bits of the rescaled hint (default 17)")
       ->check(CLI::Range(9, 32));
   cmd->add_option("--docs", a.e2e.docs,

@@ -44,6 +44,7 @@ struct Args {
   std::size_t nprobe = 0;
   std::filesystem::path list_cache;
   bool no_list_cache = false;
+  bool private_lists = false;
 };
 
 int failed(const Status& s) { return fail(s, "search"); }
@@ -80,6 +81,8 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
                                                : client::CandidateIndex::kAuto;
   oo.list_cache = a.list_cache;
   oo.disk_cache = !a.no_list_cache;
+  oo.private_lists = a.private_lists;
+  oo.allow_insecure_pir = a.pir_test_params;
   return client::SearchClient::open(a.index_dir, std::move(transport), oo);
 }
 
@@ -221,6 +224,10 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
                   {"lists_fetched", t.lists_fetched},
                   {"list_bytes", t.list_bytes},
                   {"list_fetch_ms", t.list_fetch_ms}};
+      if (a.private_lists) {
+        j["ivf"]["pir_fetches"] = t.list_pir_fetches;
+        j["ivf"]["pir_bytes"] = t.list_pir_bytes;
+      }
     }
     if (a.access_private) {
       j["mode"] = "access-private";
@@ -242,6 +249,10 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     fmt::print("  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
                "provider ({} B, {:.1f} ms)\n", t.lists_probed, t.list_segments,
                t.list_segments - t.lists_fetched, t.lists_fetched, t.list_bytes, t.list_fetch_ms);
+    if (a.private_lists) {
+      fmt::print("  private list fetch: {} PIR fetches, {} B sent and received\n",
+                 t.list_pir_fetches, t.list_pir_bytes);
+    }
   }
   if (a.access_private) {
     fmt::print(
@@ -390,6 +401,10 @@ Command add_search_command(CLI::App& parent) {
                 "~/.cache/privsearch/lists; at most 1 GiB, least recently used evicted)");
   c->add_flag("--no-list-cache", a->no_list_cache,
               "Keep fetched IVF lists in memory only");
+  c->add_flag("--private-lists", a->private_lists,
+              "Fetch the IVF lists by ZipPIR (a provider started with --pir-lists): the provider "
+              "learns how many lists were not cached, not which. Each list fetched costs a PIR "
+              "query (one provider hint, seconds of client decryptions at real parameters)");
   c->add_flag("--access-private", a->access_private,
               "Access-private mode: the provider scores whole clusters under LWE encryption and "
               "learns neither the candidates, the clusters, the query nor the results (message "

@@ -194,6 +194,15 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
                  ->check(CLI::ExistingFile);
   shards->excludes(shard);
   shards->needs(ca);
+  app.add_flag("--pir-lists", s.pir_lists,
+               "Also serve the IVF posting lists by ZipPIR (clients' --private-lists): the "
+               "provider then no longer learns which lists a search probes. Costs a database of "
+               "lists x the longest list and one offline hint per list a client fetches "
+               "(docs/SCALE.md)");
+  app.add_option("--pir-lists-ready", s.pir_lists_ready,
+                 "With --pir-lists: list hints kept precomputed per client (default 8; a search "
+                 "uses one per probed list not cached)")
+      ->check(CLI::Range(1, 256));
   app.add_flag("--pir-test-params", s.pir_test_params,
                "INSECURE small PIR parameters (LWE n = 64, 512-bit Paillier) for tests");
 }

@@ -17,6 +17,7 @@
 #include "index/exact_store.h"
 #include "index/ivf.h"
 #include "index/payload_store.h"
+#include "protocol/ivf_list_pir.h"
 #include "protocol/redis_connection.h"
 #include "protocol/shared_key_store.h"
 #include "scoring/layout.h"
@@ -47,6 +48,7 @@ Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings 
   p->rows_ = std::move(loaded.rows);
   p->deleted_ = std::move(loaded.deleted);
   PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
+  PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir_lists());
   PRIVSEARCH_RETURN_IF_ERROR(p->make_identity());
   return p;
 }
@@ -226,12 +228,7 @@ Status ProviderProcess::wire_pir() {
     return Status();
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(manifest_, deleted_));
-  auto config = settings_.pir;
-  if (settings_.pir_test_params) {
-    config.lwe_params = "insecure-test-n64-binary";
-    config.paillier_bits = 512;
-    config.allow_insecure = true;
-  }
+  auto config = pir_config();
   log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A){}",
                   payloads.records(), payloads.record_bytes(),
                   config.shards > 1 ? fmt::format(", row shard {} of {}", config.shard, config.shards)
@@ -259,6 +256,43 @@ Status ProviderProcess::wire_pir() {
   return Status();
 }
 
+protocol::PirConfig ProviderProcess::pir_config() const {
+  auto config = settings_.pir;
+  if (settings_.pir_test_params) {
+    config.lwe_params = "insecure-test-n64-binary";
+    config.paillier_bits = 512;
+    config.allow_insecure = true;
+  }
+  return config;
+}
+
+Status ProviderProcess::wire_pir_lists() {
+  if (!settings_.pir_lists) return Status();
+  const auto& lists = core_->config().ivf_lists;
+  if (lists == nullptr) {
+    return invalid_argument_error("--pir-lists: the index has no IVF lists (built without --ivf)");
+  }
+  if (protocol::is_redis_url(settings_.state) || settings_.pir.shards > 1) {
+    return invalid_argument_error(
+        "--pir-lists: the lists' PIR database is held by each process on its own; it is not "
+        "offered with --state redis://... (shared registrations) or as a --pir-shard");
+  }
+  auto config = pir_config();
+  config.ready_per_client = settings_.pir_lists_ready;
+  config.shard = 0;
+  config.shards = 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto table, protocol::ivf_list_pir_table(*lists));
+  log(fmt::format("preparing private IVF list fetch: {} lists as records of {} bytes (the "
+                  "longest list; {} MiB in all)", table.records, table.record_bytes,
+                  table.bytes.size() >> 20));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      pir_lists_, protocol::PirService::create(table.view(), manifest_.version_id, config));
+  log(fmt::format("private IVF list fetch prepared in {:.1f} s ({})", ms_since(t0) / 1000,
+                  pir_lists_->last_build()));
+  return Status();
+}
+
 Status ProviderProcess::make_identity() {
   if (settings_.self_signed) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto id, net::make_self_signed("localhost", 30));
@@ -280,6 +314,7 @@ Status ProviderProcess::start() {
   so.threads = s.threads;
   so.pir = pir_coordinator_ ? static_cast<protocol::PirBackend*>(pir_coordinator_.get())
                              : static_cast<protocol::PirBackend*>(pir_.get());
+  so.pir_lists = pir_lists_.get();
   so.tokens = tokens_ ? &*tokens_ : nullptr;
   so.transport = s.transport;
   so.max_concurrent_per_client = s.max_concurrent_per_client;
@@ -301,9 +336,10 @@ Status ProviderProcess::start() {
     PRIVSEARCH_RETURN_IF_ERROR(write_text(s.port_file, std::to_string(port) + "\n"));
   }
   const auto info = core_->server_info();
-  log(fmt::format("serving {} documents (d' = {}), artifact {}, params {}, pid {}{}",
+  log(fmt::format("serving {} documents (d' = {}), artifact {}, params {}, pid {}{}{}",
                   info.documents(), info.dim(), info.artifact_version().substr(0, 16), s.preset,
-                  ::getpid(), pir_ ? ", private payload fetch on" : ""));
+                  ::getpid(), pir_ ? ", private payload fetch on" : "",
+                  pir_lists_ ? ", private IVF list fetch on" : ""));
   fmt::print("listening on {} port {}{}\n", s.listen.substr(0, s.listen.rfind(':')), port,
              fingerprint.empty() ? " (plaintext, loopback only)"
                                  : "; certificate SHA-256 fingerprint " + fingerprint);
@@ -324,6 +360,17 @@ Status ProviderProcess::reload() {
     std::string how;
     PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id, &how));
     log("reload: PIR " + how);
+  }
+  if (pir_lists_) {
+    if (next.core->config().ivf_lists == nullptr) {
+      return failed_precondition_error("reload: the new index has no IVF lists to serve by PIR "
+                                       "(--pir-lists); still serving the previous one");
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto table,
+                                protocol::ivf_list_pir_table(*next.core->config().ivf_lists));
+    std::string how;
+    PRIVSEARCH_RETURN_IF_ERROR(pir_lists_->rebuild(table.view(), next.manifest.version_id, &how));
+    log("reload: PIR of the IVF lists " + how);
   }
   core_ = std::move(next.core);
   manifest_ = std::move(next.manifest);

@@ -44,6 +44,10 @@ struct ProviderSettings {
   // instead of holding the database.
   std::vector<std::string> pir_shards;
   std::filesystem::path pir_shard_ca;
+  // Serve the IVF lists by ZipPIR too (protocol/ivf_list_pir.h), with this many hints kept
+  // ready per client (a search fetches nprobe lists, each one query).
+  bool pir_lists = false;
+  std::size_t pir_lists_ready = 8;
   // Where request budgets live: "memory", "file:PATH"; empty: the default journal
   // (default_state_location()).
   std::string state;
@@ -86,6 +90,9 @@ class ProviderProcess {
                                             const std::vector<std::uint32_t>& deleted) const;
   Status open_state();
   Status wire_pir();
+  Status wire_pir_lists();
+  // The PIR parameters of the settings (--pir-test-params: the insecure test set).
+  protocol::PirConfig pir_config() const;
   Status make_identity();
 
   ProviderSettings settings_;
@@ -98,6 +105,7 @@ class ProviderProcess {
   std::vector<std::uint32_t> deleted_;
   std::unique_ptr<protocol::PirService> pir_;
   std::unique_ptr<server::PirCoordinator> pir_coordinator_;  // with ProviderSettings::pir_shards
+  std::unique_ptr<protocol::PirService> pir_lists_;          // with ProviderSettings::pir_lists
   std::optional<net::TlsIdentity> identity_;
   std::unique_ptr<server::ProviderServer> server_;
 };

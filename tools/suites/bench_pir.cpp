@@ -63,6 +63,14 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
            std::to_string(p.shape.columns) + " bytes, filling");
   PRIVSEARCH_ASSIGN_OR_RETURN(LweDatabase db, LweDatabase::create(p.shape));
   db.fill_pseudorandom(db_mb);
+  for (const std::size_t count : o.shards) {
+    progress(fmt::format("{} row shards: {} interleaved D.qu passes against the whole database",
+                         count, o.runs));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto c, compare_shard_passes(p.params, db, count, o.runs));
+    p.passes.push_back(std::move(c));
+  }
+  p.passes_only = o.passes_only;
+  if (o.passes_only) return p;
   const std::size_t probe = p.records / 3;
   const std::vector<std::uint8_t> expected = db.record(probe);
 
@@ -172,6 +180,15 @@ nlohmann::json PirShardFigures::to_json() const {
 }
 
 nlohmann::json PirSizeResult::to_json() const {
+  nlohmann::json passes_json = nlohmann::json::array();
+  for (const auto& c : passes) passes_json.push_back(c.to_json());
+  if (passes_only) {
+    return {{"db_mb", db_mb},
+            {"db_bytes", shape.matrix_bytes()},
+            {"record_bytes", record_bytes},
+            {"shape", {{"d1_rows", shape.rows}, {"d0_columns", shape.columns}}},
+            {"interleaved_passes", passes_json}};
+  }
   auto median = [](std::vector<double> v) { return eval::describe(std::move(v)).median; };
   const auto& f = online;
   const double bytes = static_cast<double>(shape.matrix_bytes());
@@ -212,6 +229,7 @@ nlohmann::json PirSizeResult::to_json() const {
   j["record_recovered"] = recovered;
   j["decoding_failure_log2"] = params.correctness_log2(shape.columns);
   for (const auto& s : sharded) j["sharded"].push_back(s.to_json());
+  if (!passes.empty()) j["interleaved_passes"] = passes_json;
   return j;
 }
 

@@ -12,6 +12,7 @@
 #include "harness/measure.h"
 #include "pir/lwe/database.h"
 #include "pir/zippir/zippir_params.h"
+#include "suites/bench_pir_passes.h"
 
 namespace privsearch::tools {
 
@@ -27,6 +28,9 @@ struct PirBenchOptions {
   // shard plus the coordinator's assembly, and the assembled bytes are compared with the single
   // server's response to the same query.
   std::vector<std::size_t> shards;
+  // Only the interleaved D . qu passes of the single server and of each shard count
+  // (suites/bench_pir_passes.h): no hint, no Paillier, so it runs at 1 GiB and beyond in seconds.
+  bool passes_only = false;
 };
 
 struct PirShardFigures {
@@ -58,6 +62,8 @@ struct PirSizeResult {
   bool recovered = false;
   PirOnlineFigures online;
   std::vector<PirShardFigures> sharded;
+  std::vector<PirPassComparison> passes;  // one per shard count
+  bool passes_only = false;
   nlohmann::json to_json() const;
 };
 

@@ -1,0 +1,194 @@
+// IVF lists fetched by ZipPIR through the real provider process (issue 17, the option named in
+// deliverable 1): with --pir-lists a client opened with private_lists gets the candidates a
+// plain client gets while the provider sees no FetchLists at all (only PIR calls, one query per
+// list not cached); after an update and SIGHUP the lists' PIR database is rebuilt and a fresh
+// private client finds a new document through its list's added segment. A provider without
+// --pir-lists refuses the mode by name when the client opens.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "client/provider_client.h"
+#include "client/search_client.h"
+#include "harness/spawned_provider.h"
+#include "index/append.h"
+#include "index/atomic_file.h"
+#include "index/client_files.h"
+#include "index/ivf.h"
+#include "index/manifest_signature.h"
+#include "testing/test_util.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t count_in(const fs::path& file, const std::string& needle) {
+  const auto bytes = *index::read_file_bytes(file);
+  const std::string text(bytes.begin(), bytes.end());
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
+                                              std::vector<std::string> args) {
+  tools::ProviderLaunch launch;
+  launch.binary = PRIVSEARCH_PROVIDER_BIN;
+  launch.index_dir = index;
+  launch.work_dir = c.dir;
+  launch.extra_args = {"--threads", "2", "--pir-test-params"};
+  launch.extra_args.insert(launch.extra_args.end(), args.begin(), args.end());
+  launch.start_timeout = std::chrono::seconds(60);
+  launch.log_file = c.dir / "provider.log";
+  launch.quiet = false;  // the request log: which RPCs the provider saw
+  auto started = tools::SpawnedProvider::start(launch);
+  EXPECT_TRUE(started.ok()) << started.status().to_string();
+  return started.ok() ? std::move(started).value() : nullptr;
+}
+
+TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
+  testing::Collection c("private-lists");
+  auto o = testing::tiny_index_options(c, 128);
+  o.ivf = true;
+  o.ivf_lists = 8;
+  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  const auto key = *index::Ed25519SigningKey::generate();
+  ASSERT_TRUE(index::sign_index(o.out, key).ok());
+  const auto thin = c.dir / "thin";
+  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+
+  const auto provider = spawn(c, o.out, {"--pir-lists", "--pir-lists-ready", "8"});
+  ASSERT_NE(provider, nullptr);
+  const auto connect = [&] { return *client::ProviderClient::connect(provider->connect_options()); };
+  EXPECT_TRUE(connect()->server_info()->limits().pir_ivf_lists());
+  client::OpenOptions plain_options;
+  plain_options.candidates = client::CandidateIndex::kIvf;
+  plain_options.disk_cache = false;
+  auto private_options = plain_options;
+  private_options.private_lists = true;
+  private_options.allow_insecure_pir = true;
+  auto plain = *client::SearchClient::open(thin, connect(), plain_options);
+  auto opened = client::SearchClient::open(thin, connect(), private_options);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  auto hidden = std::move(opened).value();
+
+  client::SearchOptions so;
+  so.candidates = 20;
+  so.nprobe = 3;
+  const std::vector<std::size_t> rows = {17, 250, 17};
+  std::vector<client::SearchResult> wanted;
+  for (const std::size_t row : rows) {
+    const auto want = plain->search_vector(std::span(c.vectors.row(row), c.vectors.cols), so);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    wanted.push_back(*want);
+  }
+  const auto fetches_seen = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
+  EXPECT_GT(fetches_seen, 0u);  // the plain client's fetches are in the request log
+  std::size_t pir_fetches = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto got = hidden->search_vector(std::span(c.vectors.row(rows[i]), c.vectors.cols), so);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(got->candidates, wanted[i].candidates) << rows[i];
+    EXPECT_EQ(got->probed_lists, wanted[i].probed_lists) << rows[i];
+    ASSERT_FALSE(got->hits.empty());
+    EXPECT_EQ(got->hits.front().doc, wanted[i].hits.front().doc) << rows[i];
+    // One PIR fetch per list not yet in memory (none for the repeated query).
+    EXPECT_EQ(got->timing.list_pir_fetches, got->timing.lists_fetched) << rows[i];
+    if (i == 0) {
+      EXPECT_EQ(got->timing.list_pir_fetches, so.nprobe);
+    }
+    if (i == 2) {
+      EXPECT_EQ(got->timing.list_pir_fetches, 0u);
+    }
+    if (got->timing.lists_fetched > 0) {
+      EXPECT_GT(got->timing.list_pir_bytes, 0u);
+    }
+    pir_fetches += got->timing.list_pir_fetches;
+  }
+  // The private client's searches made no FetchLists call: the provider saw PIR queries only.
+  const auto plain_fetches = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
+  EXPECT_EQ(plain_fetches, fetches_seen);
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), pir_fetches);
+
+  // An update (20 documents appended), SIGHUP: the lists' PIR database is rebuilt with the new
+  // segments; a fresh private client finds an appended document by its own vector.
+  index::AppendInput in;
+  in.vectors = {20, c.vectors.cols, {}};
+  Prng noise = testing::test_prng(99);
+  for (std::size_t i = 0; i < 20; ++i) {
+    for (std::size_t j = 0; j < c.vectors.cols; ++j) {  // the collection's structure (tiny_collection.h)
+      in.vectors.data.push_back(static_cast<float>(
+          std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) + 0.05 * testing::uniform_pm1(noise)));
+    }
+    in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i), "added"});
+  }
+  const auto update = index::append_to_index(o.out, in, &key);
+  ASSERT_TRUE(update.ok()) << update.status().to_string();
+  ASSERT_TRUE(provider->signal(SIGHUP));
+  auto cl = connect();
+  for (int i = 0; i < 200 && cl->server_info()->artifact_version() != update->manifest.version_id;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(cl->server_info()->artifact_version(), update->manifest.version_id);
+  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  auto fresh = client::SearchClient::open(thin, connect(), private_options);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
+  so.nprobe = 8;
+  const std::uint64_t first_new = cl->server_info()->documents() - 20;
+  for (const std::size_t i : {3u, 11u}) {
+    const auto r = (*fresh)->search_vector(std::span(in.vectors.row(i), c.vectors.cols), so);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + i), r->candidates.end())
+        << i;
+  }
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\""), plain_fetches);
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(count_in(c.dir / "provider.log", "reload: PIR of the IVF lists"), 1u);
+}
+
+TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
+  testing::Collection c("private-lists-off");
+  auto o = testing::tiny_index_options(c, 128);
+  o.ivf = true;
+  o.ivf_lists = 8;
+  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  const auto provider = spawn(c, o.out, {"--no-pir"});
+  ASSERT_NE(provider, nullptr);
+  client::OpenOptions oo;
+  oo.candidates = client::CandidateIndex::kIvf;
+  oo.disk_cache = false;
+  oo.private_lists = true;
+  oo.allow_insecure_pir = true;
+  const auto refused =
+      client::SearchClient::open(o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("--pir-lists"), std::string::npos)
+      << refused.status().to_string();
+  // Asked anyway, the PIR calls on the lists' database are PIR_UNAVAILABLE naming the flag.
+  v1::PirInfo info = *(*client::ProviderClient::connect(provider->connect_options()))
+                          ->pir_info(v1::PIR_DATABASE_IVF_LISTS);
+  EXPECT_EQ(info.error().code(), v1::PIR_UNAVAILABLE);
+  EXPECT_NE(info.error().message().find("--pir-lists"), std::string::npos);
+  // A flat client asking for private lists is refused too.
+  oo.candidates = client::CandidateIndex::kFlat;
+  const auto flat =
+      client::SearchClient::open(o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
+  ASSERT_FALSE(flat.ok());
+  EXPECT_EQ(flat.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(flat.status().message().find("IVF index"), std::string::npos) << flat.status().to_string();
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+}  // namespace
+}  // namespace privsearch
