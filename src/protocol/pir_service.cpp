@@ -206,6 +206,7 @@ Status PirService::rebuild(const PirRecords& payloads, std::string artifact_vers
 }
 
 PirService::~PirService() {
+  cancel_ = true;  // hints in progress (minutes each at real sizes) end early
   {
     std::lock_guard lock(mu_);
     stop_ = true;
@@ -317,7 +318,7 @@ void PirService::worker_loop() {
     const auto t0 = std::chrono::steady_clock::now();
     timespec c0{}, c1{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-    const Status s = server->precompute(client, index, 1, 1);
+    const Status s = server->precompute(client, index, 1, 1, &cancel_);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     if (s.ok()) {
       std::lock_guard lock(mu_);

@@ -185,6 +185,7 @@ class PirService : public PirBackend {
   mutable std::condition_variable cv_;
   std::map<std::uint64_t, std::uint64_t> next_to_precompute_;  // client -> next index
   bool stop_ = false;
+  std::atomic<bool> cancel_{false};  // set when stopping: ends hint work in progress
   double last_offline_s_ = 0, last_offline_cpu_s_ = 0;
   std::vector<std::thread> workers_;
   std::shared_ptr<PirSharedState> shared_;

@@ -168,7 +168,7 @@ void PirService::shared_worker_loop() {
     timespec c0{}, c1{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     const Status registered = register_locally(*server, w.client, &w.setup);
-    auto hint = registered.ok() ? server->compute_hint(w.client, w.index, 1)
+    auto hint = registered.ok() ? server->compute_hint(w.client, w.index, 1, &cancel_)
                                 : Result<std::vector<std::uint8_t>>(registered);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     if (!hint.ok()) {

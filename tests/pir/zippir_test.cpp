@@ -194,6 +194,27 @@ TEST(ZipPir, ClientStorageVariant) {
   EXPECT_EQ(*rec, expected[13]);
 }
 
+// Hint work cancelled (a stopping service sets the flag; minutes of CPU at real sizes) stores
+// nothing and says so; the same index is computed normally afterwards and answers.
+TEST(ZipPir, CancelledHintWorkStoresNothing) {
+  Prng prng = Prng::from_seed(Seed{8});
+  std::vector<std::vector<std::uint8_t>> expected;
+  Fixture f = make(20, 16, 64, prng, expected);
+  const std::atomic<bool> cancelled{true}, running{false};
+  const auto refused = f.server->precompute(f.id, 0, 1, 2, &cancelled);
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.to_string();
+  EXPECT_EQ(f.server->client_state_bytes(f.id), 0u);
+  EXPECT_TRUE(f.server->ready_indices(f.id).empty());
+  EXPECT_EQ(f.server->compute_hint(f.id, 0, 1, &cancelled).status().code(), StatusCode::kUnavailable);
+  ASSERT_TRUE(f.server->precompute(f.id, 0, 1, 2, &running).ok());
+  std::optional<ZipPirPendingQuery> pending;
+  auto q = f.client->query(7, prng, pending);
+  ASSERT_TRUE(q.ok());
+  auto rec = f.client->extract(*pending, *f.server->answer(*q));
+  ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+  EXPECT_EQ(*rec, expected[7]);
+}
+
 TEST(ZipPir, RejectsBadMessages) {
   Prng prng = Prng::from_seed(Seed{6});
   std::vector<std::vector<std::uint8_t>> expected;

@@ -192,7 +192,8 @@ std::vector<std::uint64_t> bit_bases(const HintShape& h, const MontgomeryBatch& 
 std::vector<std::uint64_t> row_products(const HintShape& h, const MontgomeryBatch& mb,
                                         const std::vector<std::uint64_t>& beta,
                                         const std::vector<std::uint64_t>& bitrows,
-                                        unsigned threads, std::size_t& products) {
+                                        unsigned threads, std::size_t& products,
+                                        const std::atomic<bool>* cancel) {
   const std::size_t L = h.L, rows = h.rows, bits_per_row = h.bits_per_row();
   const std::size_t wpr = h.words_per_row();
   const std::size_t group_bits = group_bits_for(bits_per_row, rows);
@@ -209,6 +210,7 @@ std::vector<std::uint64_t> row_products(const HintShape& h, const MontgomeryBatc
     std::vector<std::uint64_t> table((std::size_t{1} << group_bits) * L);
     Batcher batch(mb);
     for (std::size_t g = t; g < groups; g += threads) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) break;
       const std::size_t u0 = g * group_bits;
       const std::size_t width = std::min<std::size_t>(group_bits, bits_per_row - u0);
       // table[m] = prod_{bits k of m} beta_{u0 + k}; table[0] is never used.
@@ -297,7 +299,8 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
                                                std::span<const std::uint32_t> exponents,
                                                std::size_t rows, std::size_t n,
                                                std::size_t slots, int hint_bits, unsigned threads,
-                                               HintEngineStats* stats) {
+                                               HintEngineStats* stats,
+                                               const std::atomic<bool>* cancel) {
   auto mb_result = MontgomeryBatch::create(pk.ciphertext_modulus());
   PRIVSEARCH_CHECK(mb_result.ok(), "N^2 is odd");
   const MontgomeryBatch& mb = *mb_result;
@@ -305,7 +308,8 @@ std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
   std::size_t products = 0;
   const auto bitrows = exponent_bitrows(h, exponents);
   const auto beta = bit_bases(h, mb, ck_r, products);
-  const auto g_rows = row_products(h, mb, beta, bitrows, threads, products);
+  const auto g_rows = row_products(h, mb, beta, bitrows, threads, products, cancel);
+  if (cancel != nullptr && cancel->load()) return {};
   auto out = pack_rows(h, mb, g_rows, products);
   if (stats != nullptr) stats->products = products;
   return out;

@@ -19,6 +19,7 @@
 
 #include <gmpxx.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -55,12 +56,15 @@ struct HintEngineStats {
 };
 
 // k_i for i < ceil(rows / slots), exponents E (rows x n), slots per plaintext, b bits each.
+// `cancel`, when given and set meanwhile (a server stopping), ends the work early: the result
+// is then empty (minutes of CPU at real sizes are not worth finishing for nobody).
 std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
                                                std::span<const mpz_class> ck_r,
                                                std::span<const std::uint32_t> exponents,
                                                std::size_t rows, std::size_t n,
                                                std::size_t slots, int hint_bits, unsigned threads,
-                                               HintEngineStats* stats = nullptr);
+                                               HintEngineStats* stats = nullptr,
+                                               const std::atomic<bool>* cancel = nullptr);
 
 // Reference: Pippenger multi-exponentiation per packed row with GMP (tests, small sizes).
 std::vector<mpz_class> compute_compressed_hint_reference(const PaillierPublicKey& pk,

@@ -258,7 +258,8 @@ bool ZipPirServer::unregister_client(std::uint64_t client_id) {
 }
 
 Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_index,
-                                std::size_t count, unsigned threads) {
+                                std::size_t count, unsigned threads,
+                                const std::atomic<bool>* cancel) {
   std::optional<PaillierPublicKey> pk;
   std::vector<std::uint8_t> seed;
   {
@@ -277,7 +278,10 @@ Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_ind
   for (std::uint64_t q = first_index; q < first_index + count; ++q) {
     const auto ck = expand_compression_randomness(*pk, seed, q, n);
     auto hint = compute_compressed_hint(*pk, ck, exponents_, local_rows_, n, slots_,
-                                        info_.params.hint_bits, threads);
+                                        info_.params.hint_bits, threads, nullptr, cancel);
+    if (cancel != nullptr && cancel->load()) {
+      return unavailable_error("ZipPIR: hint work cancelled (the server is stopping)");
+    }
     std::lock_guard lock(mu_);
     auto it = clients_.find(client_id);
     if (it == clients_.end()) return not_found_error("ZipPIR: client left during precompute");
@@ -304,7 +308,8 @@ Result<std::vector<std::uint8_t>> ZipPirServer::export_hint(std::uint64_t client
 
 Result<std::vector<std::uint8_t>> ZipPirServer::compute_hint(std::uint64_t client_id,
                                                              std::uint64_t query_index,
-                                                             unsigned threads) {
+                                                             unsigned threads,
+                                                             const std::atomic<bool>* cancel) {
   std::optional<PaillierPublicKey> pk;
   std::vector<std::uint8_t> seed;
   {
@@ -317,7 +322,10 @@ Result<std::vector<std::uint8_t>> ZipPirServer::compute_hint(std::uint64_t clien
   const std::size_t n = info_.params.lwe.n;
   const auto ck = expand_compression_randomness(*pk, seed, query_index, n);
   const auto k = compute_compressed_hint(*pk, ck, exponents_, local_rows_, n, slots_,
-                                         info_.params.hint_bits, threads);
+                                         info_.params.hint_bits, threads, nullptr, cancel);
+  if (cancel != nullptr && cancel->load()) {
+    return unavailable_error("ZipPIR: hint work cancelled (the server is stopping)");
+  }
   return serialize_hint(*pk, info_.params_id(), query_index, k);
 }
 

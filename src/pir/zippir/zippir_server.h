@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -85,8 +86,9 @@ class ZipPirServer {
   // query indices are never answered again under this registration.
   bool unregister_client(std::uint64_t client_id);
   // Offline: compressed hints for query indices [first, first + count) of a client.
+  // `cancel` set meanwhile (the service stopping): kUnavailable, nothing stored.
   Status precompute(std::uint64_t client_id, std::uint64_t first_index, std::size_t count,
-                    unsigned threads);
+                    unsigned threads, const std::atomic<bool>* cancel = nullptr);
   // Client-storage variant: hands over (and forgets) the hint of one query index.
   Result<std::vector<std::uint8_t>> export_hint(std::uint64_t client_id,
                                                 std::uint64_t query_index);
@@ -100,7 +102,8 @@ class ZipPirServer {
   // format, parameters, query index, ciphertexts below N^2). The caller guarantees each index's
   // hint is answered at most once, cluster-wide.
   Result<std::vector<std::uint8_t>> compute_hint(std::uint64_t client_id, std::uint64_t query_index,
-                                                 unsigned threads);
+                                                 unsigned threads,
+                                                 const std::atomic<bool>* cancel = nullptr);
   Result<std::vector<std::uint8_t>> answer_with_hint(std::span<const std::uint8_t> query_message,
                                                      std::span<const std::uint8_t> hint_message,
                                                      ZipPirAnswerTimings* timings = nullptr);
