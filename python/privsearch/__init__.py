@@ -190,14 +190,16 @@ class Client:
     (rollback). ``candidate_index``: ``"flat"`` (the PQ artifact in ``index_dir``), ``"ivf"`` (its
     IVF directory: the lists a query probes are fetched from the provider and cached in
     ``list_cache``, default ``~/.cache/privsearch/lists``), or ``"auto"`` (flat when
-    ``index_dir`` holds it).
+    ``index_dir`` holds it). ``private_lists``: fetch those lists by ZipPIR instead (a provider
+    started with ``--pir-lists``; else ``FailedPreconditionError``): the provider learns how many
+    lists were not cached, not which, at a cost of seconds per list (docs/SCALE.md).
     """
 
     def __init__(self, index_dir: PathLike, host: str, port: int, *, fingerprint: str = "",
                  ca_pem: str = "", token: Optional[str] = None, deadline_ms: int = 30000,
                  pir_test_params: bool = False, trust_key: Optional[PathLike] = None,
                  seen_versions: Optional[PathLike] = None, candidate_index: str = "auto",
-                 list_cache: Optional[PathLike] = None):
+                 list_cache: Optional[PathLike] = None, private_lists: bool = False):
         if not fingerprint and not ca_pem:
             raise InvalidArgumentError("give the provider's certificate fingerprint or a CA")
         self._client = _SearchClient(pathlib.Path(index_dir), host, int(port), fingerprint,
@@ -205,7 +207,8 @@ class Client:
                                      deadline_ms, pir_test_params,
                                      str(trust_key) if trust_key else "",
                                      str(seen_versions) if seen_versions else "",
-                                     candidate_index, str(list_cache) if list_cache else "")
+                                     candidate_index, str(list_cache) if list_cache else "",
+                                     private_lists)
 
     @property
     def input_dim(self) -> int:

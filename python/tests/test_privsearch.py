@@ -280,3 +280,18 @@ def test_ivf_client_fetches_lists_and_matches_the_flat_client(vectors, tmp_path)
         with pytest.raises(privsearch.InvalidArgumentError):
             privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port, fingerprint=p.fingerprint,
                               candidate_index="lists")
+        with pytest.raises(privsearch.FailedPreconditionError, match="--pir-lists"):
+            privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port, fingerprint=p.fingerprint,
+                              private_lists=True, pir_test_params=True)
+    # Lists by ZipPIR: the same results, and the provider is asked for no list by name.
+    with privsearch.Provider(tmp_path / "idx", threads=2, pir_test_params=True,
+                             args=["--no-pir", "--pir-lists"]) as p:
+        hidden = privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port,
+                                   fingerprint=p.fingerprint, private_lists=True,
+                                   pir_test_params=True, list_cache=tmp_path / "cache-private")
+        flat = privsearch.Client(tmp_path / "idx", "127.0.0.1", p.port, fingerprint=p.fingerprint,
+                                 candidate_index="flat")
+        for row in (3, 250):
+            ids_hidden, _ = hidden.search(vectors[row], k=20, nprobe=6)
+            ids_flat, _ = flat.search(vectors[row], k=20)
+            assert list(ids_hidden) == list(ids_flat)
