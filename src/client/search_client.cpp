@@ -392,7 +392,9 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
       impl->list_fetcher->precompute_async();
     }
   } else if (options.private_lists) {
-    return failed_precondition_error("private list fetch needs an IVF index (this one is flat)");
+    return failed_precondition_error(
+        "private list fetch needs an IVF index: this client scans the flat PQ artifact (choose "
+        "the IVF index with --candidate-index ivf, or use a client-files copy without pq.bin)");
   }
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
