@@ -53,12 +53,18 @@ std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, cons
   return started.ok() ? std::move(started).value() : nullptr;
 }
 
-TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
-  testing::Collection c("private-lists");
+// The tiny collection's index with 8 IVF lists (and the flat artifact).
+index::BuildOptions ivf_index(const testing::Collection& c) {
   auto o = testing::tiny_index_options(c, 128);
   o.ivf = true;
   o.ivf_lists = 8;
-  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  EXPECT_TRUE(index::build_index(o, nullptr).ok());
+  return o;
+}
+
+TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
+  testing::Collection c("private-lists");
+  const auto o = ivf_index(c);
   const auto key = *index::Ed25519SigningKey::generate();
   ASSERT_TRUE(index::sign_index(o.out, key).ok());
   const auto thin = c.dir / "thin";
@@ -157,10 +163,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
 
 TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
   testing::Collection c("private-lists-off");
-  auto o = testing::tiny_index_options(c, 128);
-  o.ivf = true;
-  o.ivf_lists = 8;
-  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  const auto o = ivf_index(c);
   const auto provider = spawn(c, o.out, {"--no-pir"});
   ASSERT_NE(provider, nullptr);
   client::OpenOptions oo;
