@@ -3,7 +3,10 @@
 // (what FetchLists returns), decoded against a directory forged to name exactly these bytes, so
 // the segment parser runs past the hash check on every input; 2 an update's delta directory
 // (ivf_delta.g.bin) added to a forged base of 300 documents in 3 lists (spill 2, d' = 4, M = 2:
-// the corpus index's shape); 3 an update's tombstones (index/tombstones.h).
+// the corpus index's shape); 3 an update's tombstones (index/tombstones.h); 4 a list's PIR
+// record (index/ivf_list_record.h, what a private list fetch decrypts): u16 L, then the record,
+// whose first L bytes a forged directory names as the list's one segment.
+// Property for 4: an accepted record is one segment equal to its first L bytes, zeros after.
 // Properties for 2 and 3: an accepted delta is the base's next generation with contiguous
 // segments holding each appended document `spill` times; accepted tombstones are ascending ids
 // inside the collection.
@@ -18,6 +21,7 @@
 #include "core/check.h"
 #include "core/sha256.h"
 #include "index/ivf.h"
+#include "index/ivf_list_record.h"
 #include "index/tombstones.h"
 
 namespace {
@@ -48,7 +52,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace privsearch;
   if (size == 0) return 0;
   const std::span<const std::uint8_t> body(data + 1, size - 1);
-  if (data[0] % 4 == 2) {
+  if (data[0] % 5 == 4) {
+    if (body.size() < 2) return 0;
+    const std::size_t named = std::min<std::size_t>(body[0] | (std::size_t{body[1]} << 8),
+                                                    body.size() - 2);
+    const auto record = body.subspan(2);
+    const auto ivf = forged_directory(record.first(named));
+    const auto parts = index::split_list_record(ivf, 0, record);
+    if (!parts.ok()) return 0;
+    PRIVSEARCH_CHECK(parts->size() == 1 && parts->front().bytes.size() == named &&
+                         std::equal(parts->front().bytes.begin(), parts->front().bytes.end(),
+                                    record.begin()),
+                     "accepted a record whose part is not the named segment");
+    PRIVSEARCH_CHECK(std::all_of(record.begin() + static_cast<std::ptrdiff_t>(named), record.end(),
+                                 [](std::uint8_t b) { return b == 0; }),
+                     "accepted a record with non-zero padding");
+    return 0;
+  }
+  if (data[0] % 5 == 2) {
     index::IvfIndex base;
     base.documents = 300;
     base.lists = 3;
@@ -72,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                      "accepted a delta whose lists do not add up");
     return 0;
   }
-  if (data[0] % 4 == 3) {
+  if (data[0] % 5 == 3) {
     const auto ids = index::parse_tombstones(body, 1, 5000, "fuzz input");
     if (!ids.ok()) return 0;
     for (std::size_t i = 0; i < ids->size(); ++i) {
@@ -81,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
   }
-  if (data[0] % 4 == 0) {
+  if (data[0] % 5 == 0) {
     const auto ivf = index::parse_ivf(body, "fuzz input");
     if (!ivf.ok()) return 0;
     std::uint64_t docs = 0, next = index::kListsFileHeaderBytes;

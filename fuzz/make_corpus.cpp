@@ -310,6 +310,15 @@ int main(int argc, char** argv) {
     const auto tombstones = index::encode_tombstones(1, gone);
     write(dir, "tombstones", with(3, tombstones));
     write(dir, "tombstones_truncated", with(3, truncated(tombstones, tombstones.size() - 2)));
+    // 4: list 0's PIR record: u16 segment size, the segment, 100 zero bytes of padding; and
+    // the same with a non-zero padding byte.
+    std::vector<std::uint8_t> record{static_cast<std::uint8_t>(segment.size() & 0xff),
+                                     static_cast<std::uint8_t>(segment.size() >> 8)};
+    record.insert(record.end(), segment.begin(), segment.end());
+    record.resize(record.size() + 100, 0);
+    write(dir, "list_record", with(4, record));
+    record.back() = 1;
+    write(dir, "list_record_dirty_padding", with(4, record));
   }
   return 0;
 }
