@@ -30,6 +30,10 @@ def main():
     parser.add_argument("--queries", type=int, default=0, help="judged queries to run (0: all)")
     args = parser.parse_args()
     col = pathlib.Path(args.collection)
+    if not (col / "corpus.jsonl").is_file():
+        print(f"no BEIR collection at {col} (corpus.jsonl missing): give its directory, or set "
+              "PRIVSEARCH_SHARED to the directory holding data/cranfield")
+        raise SystemExit(77)  # ctest: skipped
     doc_ids = [json.loads(line)["_id"] for line in open(col / "corpus.jsonl")]
     qrels = {}
     with open(col / "qrels" / "test.tsv") as f:
