@@ -115,7 +115,7 @@ Status IvfListSource::deliver(index::IvfList decoded, std::span<const std::uint8
   return use(decoded_list);
 }
 
-Status IvfListSource::fetch_privately(PayloadFetcher* fetcher) {
+Status IvfListSource::fetch_privately(PayloadFetcher* fetcher, bool constant_count) {
   if (fetcher->records() != ivf_->lists ||
       fetcher->record_bytes() != index::list_record_bytes(*ivf_)) {
     return failed_precondition_error(fmt::format(
@@ -124,15 +124,21 @@ Status IvfListSource::fetch_privately(PayloadFetcher* fetcher) {
         fetcher->record_bytes(), ivf_->lists, index::list_record_bytes(*ivf_)));
   }
   private_ = fetcher;
+  constant_count_ = constant_count;
   return Status();
 }
 
 Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>>& missing,
-                                    ListFetchStats& stats, const SegmentUse& use) {
-  // list -> its missing generations; a list is fetched once whatever of it is missing.
+                                    std::span<const std::uint32_t> probed, ListFetchStats& stats,
+                                    const SegmentUse& use) {
+  // list -> its missing generations; a list is fetched once whatever of it is missing (with
+  // constant_count_, every probed list, its cached segments fetched again and not used).
   std::map<std::uint32_t, std::vector<std::uint32_t>> wanted;
   for (std::uint32_t g = 0; g < missing.size(); ++g) {
     for (const auto l : missing[g]) wanted[l].push_back(g);
+  }
+  if (constant_count_) {
+    for (const auto l : probed) wanted.try_emplace(l);
   }
   for (const auto& [list, generations] : wanted) {
     FetchTiming t;
@@ -195,7 +201,8 @@ Status IvfListSource::visit(std::span<const std::uint32_t> lists, ListFetchStats
   }
   // Ascending: the provider sees the set, not the routing order.
   for (auto& m : missing) std::sort(m.begin(), m.end());
-  return private_ != nullptr ? fetch_private(missing, stats, use) : fetch(missing, stats, use);
+  if (private_ == nullptr) return fetch(missing, stats, use);
+  return fetch_private(missing, lists, stats, use);
 }
 
 Result<std::vector<std::shared_ptr<const index::IvfList>>> IvfListSource::get(

@@ -60,8 +60,10 @@ class IvfListSource {
 
   // Fetches missing lists by ZipPIR through `fetcher` (a fetcher of PIR_DATABASE_IVF_LISTS,
   // outliving the source) instead of FetchLists. kFailedPrecondition unless its records are
-  // this index's lists (count and size).
-  Status fetch_privately(PayloadFetcher* fetcher);
+  // this index's lists (count and size). `constant_count`: fetch every probed list, cached or
+  // not, so the provider sees the same number of queries (nprobe) for every search whatever
+  // the caches hold; the caches then save decoding, not fetches.
+  Status fetch_privately(PayloadFetcher* fetcher, bool constant_count = false);
   bool private_fetch() const { return private_ != nullptr; }
 
   // The decoded segments of `lists` (in that order; each list's base segment, then its
@@ -86,8 +88,10 @@ class IvfListSource {
   Status fetch(const std::vector<std::vector<std::uint32_t>>& missing, ListFetchStats& stats,
                const SegmentUse& use);
   // The same by ZipPIR: one record per list with any missing segment; uses the missing ones.
+  // `probed`: every distinct probed list (fetched too, unused, with constant_count_).
   Status fetch_private(const std::vector<std::vector<std::uint32_t>>& missing,
-                       ListFetchStats& stats, const SegmentUse& use);
+                       std::span<const std::uint32_t> probed, ListFetchStats& stats,
+                       const SegmentUse& use);
   // Keeps a checked, decoded segment (memory; disk best effort) and hands it to `use`.
   Status deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes, const SegmentUse& use);
 
@@ -97,6 +101,7 @@ class IvfListSource {
   std::optional<SegmentCache> disk_;
   ListSourceLimits limits_;
   PayloadFetcher* private_ = nullptr;
+  bool constant_count_ = false;
   // Memory LRU: most recent at the front.
   std::list<std::shared_ptr<const index::IvfList>> recent_;
   std::unordered_map<std::uint64_t, std::list<std::shared_ptr<const index::IvfList>>::iterator> by_list_;

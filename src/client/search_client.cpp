@@ -388,7 +388,8 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
       fo.allow_insecure = options.allow_insecure_pir;
       PRIVSEARCH_ASSIGN_OR_RETURN(impl->list_fetcher,
                                   PayloadFetcher::create(*impl->transport, man.version_id, fo));
-      PRIVSEARCH_RETURN_IF_ERROR(impl->lists->fetch_privately(impl->list_fetcher.get()));
+      PRIVSEARCH_RETURN_IF_ERROR(impl->lists->fetch_privately(impl->list_fetcher.get(),
+                                                              options.constant_list_fetches));
       impl->list_fetcher->precompute_async();
     }
   } else if (options.private_lists) {

@@ -47,6 +47,9 @@ struct OpenOptions {
   // FetchLists: the provider learns how many lists were fetched, not which (docs/SECURITY.md).
   // kFailedPrecondition at open when the provider does not offer it.
   bool private_lists = false;
+  // With private_lists: every probed list is fetched by PIR even when cached, so the number of
+  // queries the provider sees is nprobe for every search (IvfListSource::fetch_privately).
+  bool constant_list_fetches = false;
   bool allow_insecure_pir = false;  // accept the provider's test-only PIR parameters (tests)
 };
 

@@ -1,7 +1,7 @@
 // IVF lists fetched by ZipPIR through the real provider process (issue 17, the option named in
 // deliverable 1): with --pir-lists a client opened with private_lists gets the candidates a
 // plain client gets while the provider sees no FetchLists at all (only PIR calls, one query per
-// list not cached); after an update and SIGHUP the lists' PIR database is rebuilt and a fresh
+// list not cached, or per probed list with constant_list_fetches); after an update and SIGHUP the lists' PIR database is rebuilt and a fresh
 // private client finds a new document through its list's added segment. A provider without
 // --pir-lists refuses the mode by name when the client opens.
 #include <signal.h>
@@ -122,6 +122,19 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   const auto plain_fetches = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
   EXPECT_EQ(plain_fetches, fetches_seen);
   EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), pir_fetches);
+  // Constant count: a repeated search fetches its nprobe lists again (the provider sees the
+  // same number of queries whatever the cache holds) and uses none of them.
+  auto constant_options = private_options;
+  constant_options.constant_list_fetches = true;
+  auto constant = *client::SearchClient::open(thin, connect(), constant_options);
+  for (int round = 0; round < 2; ++round) {
+    const auto got = constant->search_vector(std::span(c.vectors.row(17), c.vectors.cols), so);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(got->candidates, wanted[0].candidates);
+    EXPECT_EQ(got->timing.list_pir_fetches, so.nprobe) << round;
+    EXPECT_EQ(got->timing.lists_fetched, round == 0 ? so.nprobe : 0u) << round;
+  }
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), pir_fetches + 2 * so.nprobe);
 
   // An update (20 documents appended), SIGHUP: the lists' PIR database is rebuilt with the new
   // segments; a fresh private client finds an appended document by its own vector.

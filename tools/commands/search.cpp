@@ -45,6 +45,7 @@ struct Args {
   std::filesystem::path list_cache;
   bool no_list_cache = false;
   bool private_lists = false;
+  bool constant_list_fetches = false;
 };
 
 int failed(const Status& s) { return fail(s, "search"); }
@@ -82,6 +83,7 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
   oo.list_cache = a.list_cache;
   oo.disk_cache = !a.no_list_cache;
   oo.private_lists = a.private_lists;
+  oo.constant_list_fetches = a.constant_list_fetches;
   oo.allow_insecure_pir = a.pir_test_params;
   return client::SearchClient::open(a.index_dir, std::move(transport), oo);
 }
@@ -405,6 +407,10 @@ Command add_search_command(CLI::App& parent) {
               "Fetch the IVF lists by ZipPIR (a provider started with --pir-lists): the provider "
               "learns how many lists were not cached, not which. Each list fetched costs a PIR "
               "query (one provider hint, seconds of client decryptions at real parameters)");
+  c->add_flag("--constant-list-fetches", a->constant_list_fetches,
+              "With --private-lists: fetch every probed list by PIR even when cached, so the "
+              "provider sees nprobe queries per search whatever the cache holds (costlier)")
+      ->needs(c->get_option("--private-lists"));
   c->add_flag("--access-private", a->access_private,
               "Access-private mode: the provider scores whole clusters under LWE encryption and "
               "learns neither the candidates, the clusters, the query nor the results (message "
