@@ -17,7 +17,7 @@ std::uint64_t list_record_bytes(const IvfIndex& index) {
   for (std::uint32_t l = 0; l < index.lists; ++l) {
     longest = std::max(longest, list_record_used_bytes(index, l));
   }
-  return longest;
+  return (longest + kListRecordAlign - 1) / kListRecordAlign * kListRecordAlign;
 }
 
 Result<std::vector<ListRecordPart>> split_list_record(const IvfIndex& index, std::uint32_t list,

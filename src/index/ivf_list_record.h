@@ -1,7 +1,7 @@
 // The IVF lists as PIR records (issue 17: "fetching lists through the existing ZipPIR path, lists
 // as records"): record l is list l's segments of every generation concatenated in generation
 // order (its base segment, then its additions of each update that has one; index/ivf.h), and
-// zero bytes after them up to the longest list's total. No framing: a client knows each
+// zero bytes after them up to the longest list's total rounded up to 4 KiB. No framing: a client knows each
 // segment's size and SHA-256 from its signed directories, so it cuts the record itself and
 // checks every part (decode_list). All records have one size, so the record a client fetches
 // says nothing about which list it is; the padding is the price (at 1M documents the longest of
@@ -18,9 +18,16 @@
 
 namespace privsearch::index {
 
+// Record sizes are whole multiples of this. An update that grows the longest list by less than
+// the slack keeps the size, so the PIR database keeps its shape and the provider updates its
+// hint over the changed lists' columns only (PirService::rebuild -> ZipPirServer::update), and
+// registered clients keep their setup. Costs at most 4 KiB of padding per list (~6% at 64 KiB).
+inline constexpr std::uint64_t kListRecordAlign = 4096;
+
 // List `list`'s segment bytes over every generation (the record's used part).
 std::uint64_t list_record_used_bytes(const IvfIndex& index, std::uint32_t list);
-// The record size: the largest list_record_used_bytes over the lists (at least 1).
+// The record size: the largest list_record_used_bytes over the lists, rounded up to a multiple
+// of kListRecordAlign.
 std::uint64_t list_record_bytes(const IvfIndex& index);
 
 // One segment of a record: its bytes (inside the record) and the decoded list.

@@ -172,6 +172,13 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   const int status = provider->stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(count_in(c.dir / "provider.log", "reload: PIR of the IVF lists"), 1u);
+  // The appended segments fit the records' 4 KiB slack: the lists' database kept its shape and
+  // its hint was updated over the changed lists' columns only, not recomputed.
+  const auto log_bytes = *index::read_file_bytes(c.dir / "provider.log");
+  const std::string log(log_bytes.begin(), log_bytes.end());
+  const auto reload = log.substr(log.find("reload: PIR of the IVF lists"));
+  EXPECT_NE(reload.substr(0, reload.find('\n')).find("updated over its"), std::string::npos)
+      << reload.substr(0, reload.find('\n'));
 }
 
 TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
