@@ -2,7 +2,8 @@
 // privsearch.proto: PirInfo, PirSetup, PirStatus, PirQuery. No sockets (layer L4).
 //
 // The PIR database is the index's payload store (fixed-size records, one per document, built with
-// the index and versioned by its artifact version). On start the service computes the global hint
+// the index and versioned by its artifact version), or, for a second service, the IVF lists
+// (protocol/ivf_list_pir.h: one record per list; `--pir-lists`): any PirRecords. On start the service computes the global hint
 // H = D A; a background worker keeps `ready_per_client` per-client compressed hints precomputed
 // (the paper's silent offline phase: it needs only the client's N and seed). The worker runs on
 // `offline_threads` threads at the lowest scheduling priority (nice 19) so reranking is never
