@@ -47,8 +47,10 @@ Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings 
   p->manifest_ = std::move(loaded.manifest);
   p->rows_ = std::move(loaded.rows);
   p->deleted_ = std::move(loaded.deleted);
-  PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
+  // The lists' database first: its refusals (no IVF index, shared state, a shard) come before
+  // the payloads' preparation, which takes minutes at scale.
   PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir_lists());
+  PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir());
   PRIVSEARCH_RETURN_IF_ERROR(p->make_identity());
   return p;
 }
