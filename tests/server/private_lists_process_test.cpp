@@ -213,5 +213,31 @@ TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+// --pir-lists where it cannot work stops the provider at start, naming the flag: an index
+// without IVF lists, a PIR row shard. (Nothing listens: the port file is never written.)
+TEST(PrivateListsProcess, PirListsWhereItCannotWorkStopsTheStartByName) {
+  testing::Collection c("private-lists-refused");
+  auto flat = testing::tiny_index_options(c, 128);
+  flat.out = c.dir / "flat";
+  ASSERT_TRUE(index::build_index(flat, nullptr).ok());
+  const auto o = ivf_index(c);
+  const std::vector<std::pair<fs::path, std::vector<std::string>>> cases = {
+      {flat.out, {"--pir-lists"}},
+      {o.out, {"--pir-lists", "--pir-shard", "0/3"}},
+  };
+  for (const auto& [dir, args] : cases) {
+    tools::ProviderLaunch launch;
+    launch.binary = PRIVSEARCH_PROVIDER_BIN;
+    launch.index_dir = dir;
+    launch.work_dir = c.dir / dir.filename();
+    launch.extra_args = {"--pir-test-params"};
+    launch.extra_args.insert(launch.extra_args.end(), args.begin(), args.end());
+    launch.start_timeout = std::chrono::seconds(60);
+    launch.log_file = c.dir / (dir.filename().string() + ".log");
+    EXPECT_FALSE(tools::SpawnedProvider::start(launch).ok()) << dir;
+    EXPECT_EQ(count_in(launch.log_file, "INVALID_ARGUMENT: --pir-lists"), 1u) << dir;
+  }
+}
+
 }  // namespace
 }  // namespace privsearch
