@@ -192,14 +192,17 @@ class Client:
     ``list_cache``, default ``~/.cache/privsearch/lists``), or ``"auto"`` (flat when
     ``index_dir`` holds it). ``private_lists``: fetch those lists by ZipPIR instead (a provider
     started with ``--pir-lists``; else ``FailedPreconditionError``): the provider learns how many
-    lists were not cached, not which, at a cost of seconds per list (docs/SCALE.md).
+    lists were not cached, not which, at a cost of seconds per list (docs/SCALE.md);
+    ``constant_list_fetches``: with it, every probed list every search, cached or not, so the
+    provider sees ``nprobe`` queries whatever the cache holds.
     """
 
     def __init__(self, index_dir: PathLike, host: str, port: int, *, fingerprint: str = "",
                  ca_pem: str = "", token: Optional[str] = None, deadline_ms: int = 30000,
                  pir_test_params: bool = False, trust_key: Optional[PathLike] = None,
                  seen_versions: Optional[PathLike] = None, candidate_index: str = "auto",
-                 list_cache: Optional[PathLike] = None, private_lists: bool = False):
+                 list_cache: Optional[PathLike] = None, private_lists: bool = False,
+                 constant_list_fetches: bool = False):
         if not fingerprint and not ca_pem:
             raise InvalidArgumentError("give the provider's certificate fingerprint or a CA")
         self._client = _SearchClient(pathlib.Path(index_dir), host, int(port), fingerprint,
@@ -208,7 +211,7 @@ class Client:
                                      str(trust_key) if trust_key else "",
                                      str(seen_versions) if seen_versions else "",
                                      candidate_index, str(list_cache) if list_cache else "",
-                                     private_lists)
+                                     private_lists, constant_list_fetches)
 
     @property
     def input_dim(self) -> int:

@@ -206,7 +206,8 @@ class Client {
          const std::string& fingerprint, const std::string& ca_pem, const std::string& token,
          int deadline_ms, bool pir_test_params, const std::filesystem::path& trust_key,
          const std::filesystem::path& seen_versions, const std::string& candidate_index,
-         const std::filesystem::path& list_cache, bool private_lists)
+         const std::filesystem::path& list_cache, bool private_lists,
+         bool constant_list_fetches)
       : pir_test_params_(pir_test_params) {
     client::OpenOptions oo;
     oo.trust = client::IndexTrust{trust_key, seen_versions};
@@ -220,6 +221,7 @@ class Client {
     }
     oo.list_cache = list_cache;
     oo.private_lists = private_lists;
+    oo.constant_list_fetches = constant_list_fetches;
     oo.allow_insecure_pir = pir_test_params;
     client::ConnectOptions co;
     co.host = host;
@@ -380,11 +382,12 @@ PYBIND11_MODULE(_privsearch, m) {
       .def(py::init<const std::filesystem::path&, const std::string&, std::uint16_t,
                     const std::string&, const std::string&, const std::string&, int, bool,
                     const std::filesystem::path&, const std::filesystem::path&,
-                    const std::string&, const std::filesystem::path&, bool>(),
+                    const std::string&, const std::filesystem::path&, bool, bool>(),
            py::arg("index_dir"), py::arg("host"), py::arg("port"), py::arg("fingerprint"),
            py::arg("ca_pem"), py::arg("token"), py::arg("deadline_ms"),
            py::arg("pir_test_params"), py::arg("trust_key"), py::arg("seen_versions"),
-           py::arg("candidate_index"), py::arg("list_cache"), py::arg("private_lists"))
+           py::arg("candidate_index"), py::arg("list_cache"), py::arg("private_lists"),
+           py::arg("constant_list_fetches"))
       .def_property_readonly("input_dim", &Client::input_dim)
       .def_property_readonly("dim", &Client::dim)
       .def_property_readonly("artifact_version", &Client::artifact_version)

@@ -291,7 +291,13 @@ def test_ivf_client_fetches_lists_and_matches_the_flat_client(vectors, tmp_path)
                                    pir_test_params=True, list_cache=tmp_path / "cache-private")
         flat = privsearch.Client(tmp_path / "idx", "127.0.0.1", p.port, fingerprint=p.fingerprint,
                                  candidate_index="flat")
+        constant = privsearch.Client(tmp_path / "thin", "127.0.0.1", p.port,
+                                     fingerprint=p.fingerprint, private_lists=True,
+                                     constant_list_fetches=True, pir_test_params=True,
+                                     list_cache=tmp_path / "cache-constant")
         for row in (3, 250):
             ids_hidden, _ = hidden.search(vectors[row], k=20, nprobe=6)
             ids_flat, _ = flat.search(vectors[row], k=20)
             assert list(ids_hidden) == list(ids_flat)
+            ids_constant, _ = constant.search(vectors[row], k=20, nprobe=6)
+            assert list(ids_constant) == list(ids_flat)
