@@ -2,16 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
-#include <map>
-
-#include "core/bytes.h"
-#include "index/ivf_list_record.h"
-#include "core/elapsed.h"
 #include "client/rerank_session.h"
+#include "core/bytes.h"
+#include "core/elapsed.h"
+#include "index/ivf_list_record.h"
 
 namespace privsearch::client {
 
@@ -71,10 +70,9 @@ Status IvfListSource::fetch(const std::vector<std::vector<std::uint32_t>>& missi
     }
     v1::FetchListsRequest request;
     request.set_artifact_version(version_);
-    const bool one_generation = std::all_of(wanted.begin() + std::ptrdiff_t(start),
-                                            wanted.begin() + std::ptrdiff_t(end), [&](const auto& w) {
-                                              return w.first == wanted[start].first;
-                                            });
+    const bool one_generation =
+        std::all_of(wanted.begin() + std::ptrdiff_t(start), wanted.begin() + std::ptrdiff_t(end),
+                    [&](const auto& w) { return w.first == wanted[start].first; });
     if (one_generation) request.set_generation(wanted[start].first);
     for (std::size_t i = start; i < end; ++i) {
       request.add_lists(wanted[i].second);
@@ -116,12 +114,12 @@ Status IvfListSource::deliver(index::IvfList decoded, std::span<const std::uint8
 }
 
 Status IvfListSource::fetch_privately(PayloadFetcher* fetcher, bool constant_count) {
-  if (fetcher->records() != ivf_->lists ||
-      fetcher->record_bytes() != index::list_record_bytes(*ivf_)) {
+  const std::uint64_t record_bytes = index::list_record_bytes(*ivf_);
+  if (fetcher->records() != ivf_->lists || fetcher->record_bytes() != record_bytes) {
     return failed_precondition_error(fmt::format(
         "the provider's IVF list PIR database holds {} records of {} bytes; this index has {} "
-        "lists, the longest {} bytes: refresh the local index", fetcher->records(),
-        fetcher->record_bytes(), ivf_->lists, index::list_record_bytes(*ivf_)));
+        "lists in records of {} bytes: refresh the local index", fetcher->records(),
+        fetcher->record_bytes(), ivf_->lists, record_bytes));
   }
   private_ = fetcher;
   constant_count_ = constant_count;

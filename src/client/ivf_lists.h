@@ -93,7 +93,8 @@ class IvfListSource {
                        std::span<const std::uint32_t> probed, ListFetchStats& stats,
                        const SegmentUse& use);
   // Keeps a checked, decoded segment (memory; disk best effort) and hands it to `use`.
-  Status deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes, const SegmentUse& use);
+  Status deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes,
+                 const SegmentUse& use);
 
   const index::IvfIndex* ivf_;
   std::string version_;

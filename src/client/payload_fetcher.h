@@ -54,7 +54,8 @@ class PayloadFetcher {
   // The payload ("title\n\ntext") of document `doc`.
   Result<std::string> fetch(std::uint64_t doc, FetchTiming* timing = nullptr);
   // Record `index` of the database as stored (record_bytes() bytes).
-  Result<std::vector<std::uint8_t>> fetch_record(std::uint64_t index, FetchTiming* timing = nullptr);
+  Result<std::vector<std::uint8_t>> fetch_record(std::uint64_t index,
+                                                 FetchTiming* timing = nullptr);
   std::uint64_t record_bytes() const;
   std::uint64_t records() const;
 

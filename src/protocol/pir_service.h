@@ -3,8 +3,8 @@
 //
 // The PIR database is the index's payload store (fixed-size records, one per document, built with
 // the index and versioned by its artifact version), or, for a second service, the IVF lists
-// (protocol/ivf_list_pir.h: one record per list; `--pir-lists`): any PirRecords. On start the service computes the global hint
-// H = D A; a background worker keeps `ready_per_client` per-client compressed hints precomputed
+// (protocol/ivf_list_pir.h: one record per list; `--pir-lists`): any PirRecords. On start the
+// service computes the global hint H = D A; a background worker keeps `ready_per_client` per-client compressed hints precomputed
 // (the paper's silent offline phase: it needs only the client's N and seed). The worker runs on
 // `offline_threads` threads at the lowest scheduling priority (nice 19) so reranking is never
 // starved. A rebuilt index is a new service with a new artifact version: every old client gets
@@ -67,7 +67,7 @@ struct PirConfig {
 
 // The records a PIR database serves: `records` fixed-size records of `record_bytes`, contiguous
 // at `data` (which must outlive the call that reads it). The payload store's documents, or the
-// IVF lists (protocol/ivf_list_records.h).
+// IVF lists (protocol/ivf_list_pir.h).
 struct PirRecords {
   std::size_t records = 0, record_bytes = 0;
   const std::uint8_t* data = nullptr;

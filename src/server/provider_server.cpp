@@ -175,12 +175,13 @@ class Service final : public v1::Provider::Service {
                         v1::PirSetupResponse* out) override {
     const auto t0 = std::chrono::steady_clock::now();
     protocol::Caller caller;
+    protocol::PirBackend* pir = backend(request->database());
     if (auto e = authenticate(context, caller)) {
       *out->mutable_error() = *e;
-    } else if (backend(request->database()) == nullptr) {
+    } else if (pir == nullptr) {
       *out->mutable_error() = unavailable(request->database());
     } else {
-      *out = backend(request->database())->setup(*request, caller.rate_key());
+      *out = pir->setup(*request, caller.rate_key());
     }
     log("PirSetup", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
@@ -190,12 +191,13 @@ class Service final : public v1::Provider::Service {
   grpc::Status PirStatus(grpc::ServerContext* context, const v1::PirStatusRequest* request,
                          v1::PirStatusResponse* out) override {
     protocol::Caller caller;
+    protocol::PirBackend* pir = backend(request->database());
     if (auto e = authenticate(context, caller)) {
       *out->mutable_error() = *e;
-    } else if (backend(request->database()) == nullptr) {
+    } else if (pir == nullptr) {
       *out->mutable_error() = unavailable(request->database());
     } else {
-      *out = backend(request->database())->status(*request);
+      *out = pir->status(*request);
     }
     return grpc::Status::OK;
   }
@@ -209,14 +211,15 @@ class Service final : public v1::Provider::Service {
     }
     const auto t0 = std::chrono::steady_clock::now();
     protocol::Caller caller;
+    protocol::PirBackend* pir = backend(request->database());
     std::optional<PerClientSlots::Slot> slot;
     if (auto e = admit(context, caller, slot)) {
       *out->mutable_error() = *e;
-    } else if (backend(request->database()) == nullptr) {
+    } else if (pir == nullptr) {
       *out->mutable_error() = unavailable(request->database());
     } else {
       const Workers::Slot worker(workers_);
-      *out = backend(request->database())->query(*request);
+      *out = pir->query(*request);
     }
     log("PirQuery", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);

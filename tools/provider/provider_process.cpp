@@ -286,7 +286,7 @@ Status ProviderProcess::wire_pir_lists() {
   const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto table, protocol::ivf_list_pir_table(*lists));
   log(fmt::format("preparing private IVF list fetch: {} lists as records of {} bytes (the "
-                  "longest list; {} MiB in all)", table.records, table.record_bytes,
+                  "longest list rounded up to 4 KiB; {} MiB in all)", table.records, table.record_bytes,
                   table.bytes.size() >> 20));
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir_lists_, protocol::PirService::create(table.view(), manifest_.version_id, config));
