@@ -22,4 +22,4 @@ with tempfile.TemporaryDirectory() as work:
         ids, scores = client.search(query, k=100, top=5)
         print("top 5:", list(zip(ids.tolist(), np.round(scores, 3).tolist())))
         assert ids[0] == 42
-        print("fetched privately:", client.fetch(int(ids[0])))
+        print("fetched privately:", client.fetch_text(int(ids[0])))

@@ -47,13 +47,16 @@ PathLike = Union[str, os.PathLike]
 
 
 def build_index(out_dir: PathLike, doc_vectors: np.ndarray, ids: Optional[Sequence[str]] = None,
-                payloads: Optional[Sequence[str]] = None, *, dim: int = 672, pq_m: int = 0,
+                payloads: Optional[Sequence[Union[bytes, str]]] = None, *, dim: int = 672,
+                pq_m: int = 0,
                 record_bytes: int = 2048, seed: int = 1, access_private: bool = True) -> dict:
     """Builds an index from your own document embeddings.
 
     ``doc_vectors``: 2-D array, one row per document (float32 is used as is; other real dtypes
-    are converted once). ``ids``: one string per row (default "0", "1", ...). ``payloads``: the
-    text a client may fetch privately per document (default empty). ``dim``: projected
+    are converted once). ``ids``: one string per row (default "0", "1", ...). ``payloads``: what
+    a client may fetch privately per document, ``bytes`` (stored byte for byte: any bytes) or
+    ``str`` (stored as its UTF-8 encoding); default empty. A payload longer than
+    ``record_bytes - 4`` raises InvalidArgumentError (nothing is cut). ``dim``: projected
     dimension d' (capped at the embedding dimension); ``pq_m``: PQ sub-quantizers (0: d'/8).
     ``access_private``: also build the scoring database that ``Client.search(...,
     access_private=True)`` needs (balanced clusters, 4-bit vectors, an LWE hint).
@@ -61,8 +64,22 @@ def build_index(out_dir: PathLike, doc_vectors: np.ndarray, ids: Optional[Sequen
     """
     return _build_from_vectors(pathlib.Path(out_dir), doc_vectors,
                                None if ids is None else [str(i) for i in ids],
-                               None if payloads is None else [str(p) for p in payloads],
+                               None if payloads is None else _payload_bytes(payloads),
                                dim, pq_m, record_bytes, seed, access_private)
+
+
+def _payload_bytes(payloads: Sequence[Union[bytes, str]]) -> list:
+    """Each payload as the bytes to store: bytes-like as they are, str as UTF-8."""
+    out = []
+    for i, p in enumerate(payloads):
+        if isinstance(p, str):
+            out.append(p.encode("utf-8"))
+        elif isinstance(p, (bytes, bytearray, memoryview)):
+            out.append(bytes(p))
+        else:
+            raise InvalidArgumentError(
+                f"payloads[{i}]: expected bytes or str, got {type(p).__name__}")
+    return out
 
 
 def build_index_from_collection(out_dir: PathLike, collection: PathLike, *,
@@ -105,7 +122,7 @@ class Provider:
     with a throwaway self-signed certificate; a context manager that stops it (by its pid).
 
     ``args``: more provider options (see ``privsearch-provider --help``), e.g.
-    ``["--requests-per-key", "1000"]``. Budgets are kept in ``work_dir`` (default: a temporary
+    ``["--scores-per-key", "100000"]``. Budgets are kept in ``work_dir`` (default: a temporary
     directory removed on exit).
     """
 
@@ -257,10 +274,17 @@ class Client:
         """The projected query (evaluation against ``projected_documents``)."""
         return self._client.project(np.asarray(query_vector))
 
-    def fetch(self, doc_id: int) -> str:
+    def fetch(self, doc_id: int) -> bytes:
         """Reads one document's payload by private information retrieval (ZipPIR): the provider
-        learns not which. The first fetch sets up keys and waits for offline hints."""
+        learns not which. Returns the payload's bytes exactly as stored (``fetch_text`` decodes
+        them). The first fetch sets up keys and waits for offline hints. Safe to call from
+        several threads (the fetches are served one after the other)."""
         return self._client.fetch(int(doc_id))
+
+    def fetch_text(self, doc_id: int) -> str:
+        """``fetch`` decoded as UTF-8 (a payload given as ``str``, or an index built from a
+        collection: "title\\n\\ntext"); UnicodeDecodeError for one that is not text."""
+        return self.fetch(doc_id).decode("utf-8")
 
     @property
     def last_search_ms(self) -> float:

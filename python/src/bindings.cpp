@@ -10,6 +10,7 @@
 //    so other Python threads run meanwhile;
 //  - a Status that is not ok becomes the matching privsearch.Error subclass (privsearch/errors.py)
 //    carrying the status code and, for a provider's refusal, its typed error code.
+#include <mutex>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -136,9 +137,20 @@ py::dict build_from_vectors(const std::filesystem::path& out, const py::array& v
   m.cols = static_cast<std::size_t>(a.shape(1));
   m.data.assign(a.data(), a.data() + a.size());
   std::vector<index::Document> docs(rows);
+  // Payloads are bytes, stored byte for byte (no title, so the record is exactly them); one
+  // that does not fit its record is refused rather than cut.
+  const std::size_t room = record_bytes >= 4 ? record_bytes - 4 : 0;
   for (std::size_t i = 0; i < rows; ++i) {
     docs[i].id = ids ? (*ids)[i] : std::to_string(i);
-    if (payloads) docs[i].text = (*payloads)[i];
+    if (!payloads) continue;
+    if ((*payloads)[i].size() > room) {
+      raise(Status(StatusCode::kInvalidArgument,
+                   "payloads[" + std::to_string(i) + "] has " +
+                       std::to_string((*payloads)[i].size()) + " bytes; records of " +
+                       std::to_string(record_bytes) + " bytes hold " + std::to_string(room) +
+                       ": raise record_bytes"));
+    }
+    docs[i].text = (*payloads)[i];
   }
   index::BuildOptions o;
   o.out = out;
@@ -283,15 +295,22 @@ class Client {
     return py::array_t<float>(static_cast<py::ssize_t>(z.size()), z.data());
   }
 
-  std::string fetch(std::uint64_t doc) {
-    py::gil_scoped_release nogil;
-    if (!fetcher_) {
-      client::FetchOptions fo;
-      fo.allow_insecure = pir_test_params_;
-      fetcher_ = value_or_raise(
-          client::PayloadFetcher::create(sc_->transport(), sc_->artifact_version(), fo));
+  // The payload's bytes as stored (any bytes: NUL, invalid UTF-8), never decoded here.
+  py::bytes fetch(std::uint64_t doc) {
+    std::string payload;
+    {
+      py::gil_scoped_release nogil;
+      // Threads share one fetcher, made once (the fetcher serializes its own fetches).
+      std::lock_guard lock(fetcher_mu_);
+      if (!fetcher_) {
+        client::FetchOptions fo;
+        fo.allow_insecure = pir_test_params_;
+        fetcher_ = value_or_raise(
+            client::PayloadFetcher::create(sc_->transport(), sc_->artifact_version(), fo));
+      }
+      payload = value_or_raise(fetcher_->fetch(doc));
     }
-    return value_or_raise(fetcher_->fetch(doc));
+    return py::bytes(payload);
   }
 
   double last_search_ms() const { return last_total_ms_; }
@@ -334,6 +353,7 @@ class Client {
 
   bool pir_test_params_;
   std::unique_ptr<client::SearchClient> sc_;
+  std::mutex fetcher_mu_;
   std::unique_ptr<client::PayloadFetcher> fetcher_;
   double last_total_ms_ = 0;
 };

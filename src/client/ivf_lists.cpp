@@ -138,23 +138,41 @@ Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>
   if (constant_count_) {
     for (const auto l : probed) wanted.try_emplace(l);
   }
+  // No selective-failure channel (docs/SECURITY.md): a record that fails its check does not
+  // stop the batch. Every query of the batch is sent the same way, the first failure is kept
+  // and returned after the last one, so a provider that damages one list's answer sees the
+  // same queries whichever list it damaged; what remains is one bit, whether the search failed.
+  Status first_failure;
   for (const auto& [list, generations] : wanted) {
     FetchTiming t;
     const auto t0 = std::chrono::steady_clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto record, private_->fetch_record(list, &t));
+    auto record = private_->fetch_record(list, &t);
     stats.fetch_ms += ms_since(t0);
     ++stats.requests;
     stats.pir_bytes += t.query_bytes + t.response_bytes;
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto parts, index::split_list_record(*ivf_, list, record));
-    for (auto& part : parts) {
-      if (std::find(generations.begin(), generations.end(), part.list.generation) ==
-          generations.end()) {
-        continue;  // already used from a cache
-      }
-      stats.fetched_bytes += part.bytes.size();
-      ++stats.fetched;
-      PRIVSEARCH_RETURN_IF_ERROR(deliver(std::move(part.list), part.bytes, use));
+    if (!first_failure.ok()) continue;
+    if (!record.ok()) {
+      first_failure = record.status();
+      continue;
     }
+    first_failure = deliver_record(list, generations, *record, stats, use);
+  }
+  return first_failure;
+}
+
+Status IvfListSource::deliver_record(std::uint32_t list,
+                                     const std::vector<std::uint32_t>& generations,
+                                     const std::vector<std::uint8_t>& record,
+                                     ListFetchStats& stats, const SegmentUse& use) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto parts, index::split_list_record(*ivf_, list, record));
+  for (auto& part : parts) {
+    if (std::find(generations.begin(), generations.end(), part.list.generation) ==
+        generations.end()) {
+      continue;  // already used from a cache
+    }
+    stats.fetched_bytes += part.bytes.size();
+    ++stats.fetched;
+    PRIVSEARCH_RETURN_IF_ERROR(deliver(std::move(part.list), part.bytes, use));
   }
   return Status();
 }

@@ -92,6 +92,10 @@ class IvfListSource {
   Status fetch_private(const std::vector<std::vector<std::uint32_t>>& missing,
                        std::span<const std::uint32_t> probed, ListFetchStats& stats,
                        const SegmentUse& use);
+  // Splits one list's PIR record into its segments and delivers the `generations` wanted.
+  Status deliver_record(std::uint32_t list, const std::vector<std::uint32_t>& generations,
+                        const std::vector<std::uint8_t>& record, ListFetchStats& stats,
+                        const SegmentUse& use);
   // Keeps a checked, decoded segment (memory; disk best effort) and hands it to `use`.
   Status deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes,
                  const SegmentUse& use);

@@ -56,6 +56,7 @@ PayloadFetcher::~PayloadFetcher() {
 }
 
 Status PayloadFetcher::setup() {
+  const auto owner = owner_.hold();
   if (precompute_.valid()) (void)precompute_.get();
   PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo info, transport_.pir_info(options_.database));
   if (info.has_error()) return from_error(info.error());
@@ -83,6 +84,7 @@ Status PayloadFetcher::setup() {
 }
 
 void PayloadFetcher::precompute_async() {
+  const auto owner = owner_.hold();
   if (precompute_.valid() || !pir_->client) return;
   const std::uint64_t index = pir_->client->next_query_index();
   precompute_ = std::async(std::launch::async, [this, index] {
@@ -120,6 +122,7 @@ std::uint64_t PayloadFetcher::record_bytes() const { return pir_->info->shape.re
 std::uint64_t PayloadFetcher::records() const { return pir_->info->shape.records; }
 
 Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing) {
+  const auto owner = owner_.hold();
   if (options_.database != v1::PIR_DATABASE_PAYLOADS) {
     return failed_precondition_error("fetch(): this fetcher reads the IVF lists' database");
   }
@@ -129,6 +132,7 @@ Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing
 
 Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc,
                                                                FetchTiming* timing) {
+  const auto owner = owner_.hold();
   if (doc >= records()) {
     return out_of_range_error("record " + std::to_string(doc) + " outside the PIR database's " +
                               std::to_string(records()));

@@ -8,7 +8,8 @@
 // the provider's hint of the next query index (PirStatus), query, decrypt, decode the record.
 // Recovery: UNKNOWN_PIR_CLIENT (provider restarted) -> set up again once; PIR_VERSION_MISMATCH
 // (index rebuilt) -> kFailedPrecondition telling the user to refresh the index.
-// Thread safety: one fetcher per thread.
+// Thread safety: every fetch holds the fetcher's OwnerLock (core/owner_lock.h): concurrent
+// callers are served one after the other, each under its own query index and offsets.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include "client/provider_client.h"
 #include "core/status.h"
 #include "core/csprng.h"
+#include "core/owner_lock.h"
 
 namespace privsearch::client {
 
@@ -85,6 +87,7 @@ class PayloadFetcher {
   std::size_t setups_ = 0;
   std::future<Status> precompute_;
   Prng prng_ = Prng::create();
+  OwnerLock owner_;
 };
 
 }  // namespace privsearch::client

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/secure_buffer.h"
 #include "core/csprng.h"
 #include "net/tls.h"
 #include "protocol/privsearch.grpc.pb.h"
@@ -65,7 +66,11 @@ std::string normalize_fingerprint(const std::string& fingerprint) {
 struct ProviderClient::Impl {
   std::unique_ptr<v1::Provider::Stub> stub;
   int deadline_ms = 30000;
-  std::string bearer_token;
+  std::string bearer_token;  // a bearer secret: wiped with the client
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() { secure_zero(bearer_token.data(), bearer_token.size()); }
 
   // One call within the deadline, retried after jittered, doubling pauses (10, 20, 40, ... ms,
   // each times a uniform factor in [0.5, 1.5)) while the deadline leaves room:
@@ -84,7 +89,12 @@ struct ProviderClient::Impl {
     for (int attempt = 0;; ++attempt) {
       grpc::ClientContext context;
       context.set_deadline(until);
-      if (!bearer_token.empty()) context.AddMetadata("authorization", "Bearer " + bearer_token);
+      if (!bearer_token.empty()) {
+        // gRPC copies the header into its own buffers (not ours to wipe); our copy goes now.
+        std::string header = "Bearer " + bearer_token;
+        context.AddMetadata("authorization", header);
+        secure_zero(header.data(), header.size());
+      }
       Resp response;
       const grpc::Status s = (stub.get()->*call)(&context, request, &response);
       const double pause_ms = 10.0 * static_cast<double>(1 << std::min(attempt, 10));

@@ -8,6 +8,7 @@
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
 #include "ckks/serialization.h"
+#include "core/owner_lock.h"
 #include "core/bytes.h"
 #include "rerank/client/scores.h"
 #include "rerank/messages.h"
@@ -26,6 +27,7 @@ struct RerankSession::State {
   ckks::SecretKey secret_key;
   std::string public_key_bytes;                // made on first need, once per secret key
   std::map<std::size_t, std::string> key_ids;  // K -> key id of K's current epoch
+  OwnerLock owner;  // every method that touches the key, the CSPRNG or the epochs holds it
 
   State(const ckks::Params& p, std::size_t d, Prng rng)
       : params(p),
@@ -61,6 +63,7 @@ const ckks::Params& RerankSession::params() const { return state_->params; }
 std::size_t RerankSession::dim() const { return state_->dim; }
 
 Result<v1::UploadKeysRequest> RerankSession::make_key_upload(std::size_t k, bool with_public_key) {
+  const auto owner = state_->owner.hold();
   auto& s = *state_;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, s.layout_for(k));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto keys,
@@ -80,15 +83,18 @@ Result<v1::UploadKeysRequest> RerankSession::make_key_upload(std::size_t k, bool
 }
 
 void RerankSession::set_key_id(std::size_t k, std::string key_id) {
+  const auto owner = state_->owner.hold();
   state_->key_ids[k] = std::move(key_id);
 }
 
 const std::string* RerankSession::key_id(std::size_t k) const {
+  const auto owner = state_->owner.hold();
   const auto it = state_->key_ids.find(k);
   return it == state_->key_ids.end() ? nullptr : &it->second;
 }
 
 Result<PendingRerank> RerankSession::build_request(const RerankQuery& query) {
+  const auto owner = state_->owner.hold();
   if (query.candidates.empty()) return invalid_argument_error("no candidate IDs");
   if (key_id(query.candidates.size()) == nullptr) {
     return Status(StatusCode::kFailedPrecondition,
@@ -102,6 +108,7 @@ Result<PendingRerank> RerankSession::build_request(const RerankQuery& query) {
 
 Result<EncryptedQuery> RerankSession::encrypt_query(std::span<const double> unit_query,
                                                     std::size_t k) {
+  const auto owner = state_->owner.hold();
   auto& s = *state_;
   if (k == 0) return invalid_argument_error("no candidate IDs");
   if (unit_query.size() != s.dim) {
@@ -129,6 +136,7 @@ Result<EncryptedQuery> RerankSession::encrypt_query(std::span<const double> unit
 Result<PendingRerank> RerankSession::complete_request(EncryptedQuery encrypted,
                                                       std::span<const std::uint64_t> candidates,
                                                       std::string_view artifact_version) const {
+  const auto owner = state_->owner.hold();
   if (candidates.size() != encrypted.k) {
     return invalid_argument_error(fmt::format("{} candidate IDs for a query encrypted for K = {}",
                                               candidates.size(), encrypted.k));
@@ -149,6 +157,7 @@ Result<PendingRerank> RerankSession::complete_request(EncryptedQuery encrypted,
 
 Result<std::vector<double>> RerankSession::decode_response(
     const PendingRerank& pending, const v1::RerankResponse& response) const {
+  const auto owner = state_->owner.hold();
   const auto& s = *state_;
   if (response.has_error()) return provider_refusal("the request", response.error());
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto answer,

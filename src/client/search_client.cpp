@@ -12,6 +12,7 @@
 
 #include "ckks/param_sets.h"
 #include "client/rerank_session.h"
+#include "core/owner_lock.h"
 #include "core/bytes.h"
 #include "core/csprng.h"
 #include "core/elapsed.h"
@@ -56,6 +57,7 @@ struct SearchClient::Impl {
   std::unique_ptr<scoring::ScoringHint> scoring_hint;
   std::optional<scoring::PrivateScorer> scorer;
   Prng prng = Prng::create();           // the candidate permutation
+  OwnerLock owner;  // held by every search: one user of the session, masks and CSPRNG
   // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
   // public key with every rotation key set.
   bool provider_floods = false;
@@ -319,11 +321,8 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   if (held(scoring::kLayoutArtifact) && held(scoring::kHintArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, path_of(scoring::kLayoutArtifact));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(layout_file));
-    // A is fixed by the public build seed: a provider cannot have chosen it (trapdoor).
-    if (layout.matrix_seed != scoring::derive_matrix_seed(man.seed)) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "the scoring layout's matrix seed is not derived from the build seed");
-    }
+    // A's seed is a hash of the layout's salt (derived by parse_layout, never read from the
+    // file): a provider cannot have chosen A itself (a trapdoor).
     if (layout.shape.documents != man.documents || layout.shape.dim > man.dim) {
       return Status(StatusCode::kFailedPrecondition,
                     "the scoring layout does not match the manifest's collection");
@@ -425,6 +424,7 @@ Result<SearchResult> search_text(const index::TextEncoder* encoder, std::string_
 }  // namespace
 
 Result<SearchResult> SearchClient::search(std::string_view text, const SearchOptions& options) {
+  const auto owner = impl_->owner.hold();
   return search_text(impl_->encoder.get(), text,
                      [&](const std::vector<float>& q) { return search_vector(q, options); });
 }
@@ -440,12 +440,14 @@ Status no_scoring_database() {
 }  // namespace
 
 Status SearchClient::prepare_private(std::size_t queries) {
+  const auto owner = impl_->owner.hold();
   if (!impl_->scorer) return no_scoring_database();
   return impl_->scorer->prepare(queries, impl_->prng);
 }
 
 Result<SearchResult> SearchClient::search_private(std::string_view text,
                                                   const PrivateSearchOptions& options) {
+  const auto owner = impl_->owner.hold();
   return search_text(impl_->encoder.get(), text, [&](const std::vector<float>& q) {
     return search_private_vector(q, options);
   });
@@ -453,6 +455,7 @@ Result<SearchResult> SearchClient::search_private(std::string_view text,
 
 Result<SearchResult> SearchClient::search_private_vector(std::span<const float> raw_query,
                                                          const PrivateSearchOptions& options) {
+  const auto owner = impl_->owner.hold();
   auto& m = *impl_;
   const auto t_start = Clock::now();
   if (!m.scorer) return no_scoring_database();
@@ -536,6 +539,7 @@ std::size_t SearchClient::dim() const { return impl_->projection.output_dim; }
 
 Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_query,
                                                  const SearchOptions& options) {
+  const auto owner = impl_->owner.hold();
   auto& m = *impl_;
   const auto t_start = Clock::now();
   if (raw_query.size() != m.projection.input_dim) {
@@ -612,6 +616,7 @@ Result<std::vector<double>> SearchClient::score_candidates(std::span<const doubl
                                                            std::span<const std::uint32_t> ids,
                                                            const SearchOptions& options,
                                                            SearchTiming* timing) {
+  const auto owner = impl_->owner.hold();
   auto& m = *impl_;
   if (query.size() != m.projection.output_dim) {
     return Status(StatusCode::kInvalidArgument, "projected query of dimension " +

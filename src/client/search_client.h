@@ -4,7 +4,9 @@
 // provider's scores and rank. The secret key never leaves this object; evaluation keys are
 // uploaded once per (key epoch, K) and re-uploaded when the provider has evicted them (the
 // transport, ProviderClient, already rides out OVERLOADED and transient failures).
-// Thread safety: one search at a time per SearchClient.
+// Thread safety: every search holds the client's OwnerLock (core/owner_lock.h): concurrent
+// callers (Python threads without the GIL) are served one search at a time, so the CKKS
+// session, the LWE mask pool and the CSPRNG always have one user.
 #pragma once
 
 #include <cstdint>

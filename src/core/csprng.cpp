@@ -2,7 +2,9 @@
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <utility>
@@ -14,7 +16,33 @@ namespace privsearch {
 
 namespace {
 constexpr std::array<std::uint8_t, 1024> kZeros{};
+
+// Incremented in every child process fork() makes (pthread_atfork), registered once before the
+// first OS-seeded generator exists.
+std::atomic<std::uint64_t> g_fork_generation{0};
+void count_fork_in_child() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+void register_fork_counter() {
+  static const bool registered = [] {
+    PRIVSEARCH_CHECK(::pthread_atfork(nullptr, nullptr, count_fork_in_child) == 0,
+                     "pthread_atfork failed");
+    return true;
+  }();
+  (void)registered;
+}
 }  // namespace
+
+std::uint64_t Prng::current_fork_generation() {
+  return g_fork_generation.load(std::memory_order_relaxed);
+}
+
+void Prng::reseed_after_fork() {
+  Seed seed = random_seed();
+  Prng fresh = from_seed(seed, 0);
+  secure_zero(seed.data(), seed.size());
+  fresh.os_seeded_ = true;
+  fresh.fork_generation_ = current_fork_generation();
+  *this = std::move(fresh);
+}
 
 Seed Prng::random_seed() {
   Seed seed{};
@@ -24,9 +52,12 @@ Seed Prng::random_seed() {
 }
 
 Prng Prng::create() {
+  register_fork_counter();
   Seed seed = random_seed();
   Prng p = from_seed(seed, 0);
   secure_zero(seed.data(), seed.size());
+  p.os_seeded_ = true;
+  p.fork_generation_ = current_fork_generation();
   return p;
 }
 
@@ -50,7 +81,11 @@ Prng::~Prng() {
 }
 
 Prng::Prng(Prng&& other) noexcept
-    : ctx_(std::exchange(other.ctx_, nullptr)), buffer_(other.buffer_), used_(other.used_) {
+    : ctx_(std::exchange(other.ctx_, nullptr)),
+      os_seeded_(other.os_seeded_),
+      fork_generation_(other.fork_generation_),
+      buffer_(other.buffer_),
+      used_(other.used_) {
   secure_zero(other.buffer_.data(), other.buffer_.size());
   other.used_ = kBufferBytes;
 }
@@ -59,6 +94,8 @@ Prng& Prng::operator=(Prng&& other) noexcept {
   if (this != &other) {
     if (ctx_ != nullptr) EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_));
     ctx_ = std::exchange(other.ctx_, nullptr);
+    os_seeded_ = other.os_seeded_;
+    fork_generation_ = other.fork_generation_;
     buffer_ = other.buffer_;
     used_ = other.used_;
     secure_zero(other.buffer_.data(), other.buffer_.size());
@@ -78,6 +115,7 @@ void Prng::refill() {
 }
 
 void Prng::fill(std::span<std::uint8_t> out) {
+  reseed_if_forked();
   std::size_t done = 0;
   while (done < out.size()) {
     if (used_ == kBufferBytes) refill();
@@ -90,6 +128,7 @@ void Prng::fill(std::span<std::uint8_t> out) {
 }
 
 std::uint64_t Prng::next_u64() {
+  reseed_if_forked();
   if (kBufferBytes - used_ < 8) {
     std::uint64_t v = 0;
     fill({reinterpret_cast<std::uint8_t*>(&v), sizeof(v)});

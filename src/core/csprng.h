@@ -6,8 +6,12 @@
 // independent streams under one seed (it becomes the high half of the CTR initial block), so
 // one seed can expand many polynomials without overlap.
 // Security: AES-CTR as a PRG is standard (NIST SP 800-90A CTR_DRBG without derivation); the
-// key and buffered keystream are wiped on destruction. Move-only. Not thread-safe: one Prng per
-// thread.
+// key and buffered keystream are wiped on destruction. Move-only. Not thread-safe: its holder
+// serializes its use (core/owner_lock.h).
+// fork(): a generator from create() notices that it runs in a child (a pthread_atfork counter)
+// and rekeys itself from the OS before its next output, so a parent and its child never draw
+// the same stream (OpenSSL's RAND_bytes is fork-safe itself). A from_seed() stream is
+// deterministic by design and is not rekeyed.
 #pragma once
 
 #include <array>
@@ -45,7 +49,16 @@ class Prng {
   Prng() = default;
   void refill();
 
+  // Rekeys an OS-seeded generator in a child process before it draws (see fork() above).
+  void reseed_if_forked() {
+    if (os_seeded_ && fork_generation_ != current_fork_generation()) reseed_after_fork();
+  }
+  static std::uint64_t current_fork_generation();
+  void reseed_after_fork();
+
   void* ctx_ = nullptr;  // EVP_CIPHER_CTX*
+  bool os_seeded_ = false;
+  std::uint64_t fork_generation_ = 0;  // the process's fork count when this key was drawn
   static constexpr std::size_t kBufferBytes = 1024;
   alignas(64) std::array<std::uint8_t, kBufferBytes> buffer_{};
   std::size_t used_ = kBufferBytes;

@@ -90,6 +90,11 @@ Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
 }
 
 Result<std::string> PayloadStore::decode_record(const std::uint8_t* record, std::size_t record_bytes) {
+  // The record size comes from the PIR database's public info (a provider's word): below the
+  // 4-byte length it holds nothing, and record_bytes - 4 would wrap.
+  if (record_bytes < 4) {
+    return data_loss_error(fmt::format("a payload record of {} bytes holds no length", record_bytes));
+  }
   std::uint32_t len = 0;
   std::memcpy(&len, record, 4);
   if (len > record_bytes - 4) {

@@ -36,12 +36,12 @@ bool valid_name(const std::string& name) {
 // The process-local counting both ledgers share.
 class BudgetCounts {
  public:
-  // Checks every account against its limit at time `now_s`; on success adds one to each and
-  // returns what each may still make.
-  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts,
-                                            std::int64_t now_s);
+  // Checks every account for room for `units` at time `now_s`; when all have it, adds `units`
+  // to each and returns what each may still spend.
+  Result<BudgetCharge> charge(std::span<const BudgetAccount> accounts, std::uint64_t units,
+                              std::int64_t now_s);
   // Takes back a charge that could not be recorded.
-  void refund(std::span<const BudgetAccount> accounts);
+  void refund(std::span<const BudgetAccount> accounts, std::uint64_t units);
   std::uint64_t spent(const std::string& name, std::int64_t now_s) const;
   // Replay of a journal line: keeps the larger count.
   void merge(const std::string& name, std::uint64_t spent, std::int64_t expires_s);
@@ -69,31 +69,46 @@ std::int64_t unix_now_s() {
       .count();
 }
 
-Result<std::vector<std::uint64_t>> BudgetCounts::charge(std::span<const BudgetAccount> accounts,
-                                                        std::int64_t now_s) {
+namespace {
+
+Status check_charge(std::span<const BudgetAccount> accounts, std::uint64_t units) {
+  if (units == 0) return Status(StatusCode::kInvalidArgument, "a budget charge of zero units");
   for (const auto& a : accounts) {
     if (!valid_name(a.name)) {
       return Status(StatusCode::kInvalidArgument, "budget account name with whitespace");
     }
-    if (spent(a.name, now_s) >= a.limit) {
-      return Status(StatusCode::kResourceExhausted, a.name);
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<BudgetCharge> BudgetCounts::charge(std::span<const BudgetAccount> accounts,
+                                          std::uint64_t units, std::int64_t now_s) {
+  PRIVSEARCH_RETURN_IF_ERROR(check_charge(accounts, units));
+  BudgetCharge out;
+  for (std::size_t i = 0; i < accounts.size(); ++i) {
+    const auto spent_now = spent(accounts[i].name, now_s);
+    // Room for all `units`: spent + units <= limit, written so that nothing overflows.
+    if (spent_now > accounts[i].limit || units > accounts[i].limit - spent_now) {
+      out.full = i;
+      return out;
     }
   }
-  std::vector<std::uint64_t> remaining;
   for (const auto& a : accounts) {
     auto& e = entries_[a.name];
     if (e.expires_s <= now_s) e = Entry{};  // expired: a fresh account
-    ++e.spent;
+    e.spent += units;
     e.expires_s = std::max(e.expires_s, a.expires_s);
-    remaining.push_back(a.limit - e.spent);
+    out.remaining.push_back(a.limit - e.spent);
   }
-  return remaining;
+  return out;
 }
 
-void BudgetCounts::refund(std::span<const BudgetAccount> accounts) {
+void BudgetCounts::refund(std::span<const BudgetAccount> accounts, std::uint64_t units) {
   for (const auto& a : accounts) {
-    if (auto it = entries_.find(a.name); it != entries_.end() && it->second.spent > 0) {
-      --it->second.spent;
+    if (auto it = entries_.find(a.name); it != entries_.end()) {
+      it->second.spent -= std::min(it->second.spent, units);
     }
   }
 }
@@ -118,11 +133,12 @@ namespace {
 
 class MemoryLedger final : public BudgetLedger {
  public:
-  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts) override {
+  Result<BudgetCharge> charge(std::span<const BudgetAccount> accounts,
+                              std::uint64_t units) override {
     std::lock_guard lock(mu_);
     const auto now = unix_now_s();
     if (++charges_ % kPurgeEvery == 0) counts_.purge(now);
-    return counts_.charge(accounts, now);
+    return counts_.charge(accounts, units, now);
   }
   Result<std::uint64_t> remaining(const BudgetAccount& account) override {
     std::lock_guard lock(mu_);
@@ -186,14 +202,16 @@ class FileLedger final : public BudgetLedger {
     return compact_locked();
   }
 
-  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts) override {
+  Result<BudgetCharge> charge(std::span<const BudgetAccount> accounts,
+                              std::uint64_t units) override {
     std::lock_guard lock(mu_);
     const auto now = unix_now_s();
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto remaining, counts_.charge(accounts, now));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto outcome, counts_.charge(accounts, units, now));
+    if (!outcome.charged()) return outcome;
     std::string lines;
     for (const auto& a : accounts) lines += journal_line(a.name, counts_.entries().at(a.name));
     if (const Status s = append_locked(lines); !s.ok()) {
-      counts_.refund(accounts);  // not recorded: refuse (fail closed)
+      counts_.refund(accounts, units);  // not recorded: refuse (fail closed)
       return s;
     }
     journal_lines_ += accounts.size();
@@ -201,7 +219,7 @@ class FileLedger final : public BudgetLedger {
       counts_.purge(now);
       if (const Status s = compact_locked(); !s.ok()) return s;
     }
-    return remaining;
+    return outcome;
   }
 
   Result<std::uint64_t> remaining(const BudgetAccount& account) override {

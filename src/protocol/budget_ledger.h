@@ -1,11 +1,15 @@
 // Request budgets that outlive a key epoch, a reload and a restart: the provider's durable
 // counters behind one interface (the Redis backend of the scale-out tier implements the same).
 //
-// Why: a finite number of scored requests bounds what the score oracle can extract (search
-// paper, section 4.3; docs/SECURITY.md). A budget that a restart, a reload or a freshly minted
-// key set resets bounds nothing. Accounts are named strings: `key:<hex key id>` (one key epoch)
-// and `identity:<name>:<window>` (one authenticated client per budget window). A request charges
-// every account it touches in one atomic step: all have room and all are charged, or none is.
+// Why: a finite number of exact scores bounds what the score oracle can extract (search paper,
+// section 4.3; docs/SECURITY.md): with basis-vector queries every score is one coordinate of a
+// row, so the unit counted is the score (a rerank of K candidates costs K units, an
+// access-private query one), never the request, which may name up to max_candidates ids. A
+// budget that a restart, a reload or a freshly minted key set resets bounds nothing. Accounts are
+// named strings: `key:<hex key id>` (one key epoch), `identity:<name>:<window>` (one
+// authenticated client per budget window), `private:<caller>:<window>` (access-private queries).
+// A request charges every account it touches in one atomic step: all have room for its units
+// and all are charged, or none is.
 // Fail closed: when the ledger cannot record a charge (disk full, store unreachable) the charge
 // is refused with kUnavailable and the request is not served.
 // Thread safety: every member may be called concurrently.
@@ -14,6 +18,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,7 +29,7 @@ namespace privsearch::protocol {
 
 struct BudgetAccount {
   std::string name;           // no whitespace (checked)
-  std::uint64_t limit = 0;    // requests the account may make
+  std::uint64_t limit = 0;    // units (scores, queries) the account may spend
   std::int64_t expires_s = 0;  // Unix time after which the account is forgotten
   // Accounts charged together share a group: a sharded store (Redis Cluster) keeps a group on
   // one node so one request's charge stays one atomic script (the group is the Redis hash tag).
@@ -32,14 +37,24 @@ struct BudgetAccount {
   std::string group = {};
 };
 
+// What a charge did: either every account was charged (`remaining` holds what each may still
+// spend, in order) or none was, and `full` is the index of the first account without room. A
+// typed outcome, so callers never read which budget ran out from a message.
+struct BudgetCharge {
+  std::vector<std::uint64_t> remaining;
+  std::optional<std::size_t> full;
+  bool charged() const { return !full.has_value(); }
+};
+
 class BudgetLedger {
  public:
   virtual ~BudgetLedger() = default;
-  // Charges one request to every account, atomically. Returns what each may still make after
-  // this request (in order). kResourceExhausted naming the first full account (nothing charged);
+  // Charges `units` (>= 1) to every account, atomically: an account has room when its spent
+  // units plus `units` stay within its limit. kInvalidArgument for a bad name or zero units;
   // kUnavailable when the charge cannot be recorded (nothing served).
-  virtual Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount> accounts) = 0;
-  // Requests `account` may still make (its limit when unknown or expired).
+  virtual Result<BudgetCharge> charge(std::span<const BudgetAccount> accounts,
+                                      std::uint64_t units) = 0;
+  // Units `account` may still spend (its limit when unknown or expired).
   virtual Result<std::uint64_t> remaining(const BudgetAccount& account) = 0;
   // A human-readable name of where the counts live ("memory", "file:/path").
   virtual std::string where() const = 0;

@@ -161,7 +161,7 @@ std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id,
   const std::string group =
       caller.identity.empty() ? key_account : "identity:" + caller.identity;
   std::vector<BudgetAccount> accounts;
-  accounts.push_back({key_account, l.requests_per_key_id, now + l.key_budget_ttl_s, group});
+  accounts.push_back({key_account, l.scores_per_key_id, now + l.key_budget_ttl_s, group});
   if (auto a = identity_account(caller, group)) accounts.push_back(std::move(*a));
   return accounts;
 }
@@ -169,15 +169,56 @@ std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id,
 std::optional<BudgetAccount> ProviderCore::identity_account(const Caller& caller,
                                                             const std::string& group) const {
   const auto& l = config_.limits;
-  if (caller.identity.empty() || l.requests_per_identity == 0) return std::nullopt;
+  if (caller.identity.empty() || l.scores_per_identity == 0) return std::nullopt;
   if (l.identity_budget_window_s > 0) {
     const std::int64_t window = unix_now_s() / l.identity_budget_window_s;
     return BudgetAccount{"identity:" + caller.identity + ":" + std::to_string(window),
-                         l.requests_per_identity, (window + 1) * l.identity_budget_window_s,
+                         l.scores_per_identity, (window + 1) * l.identity_budget_window_s,
                          group};
   }
-  return BudgetAccount{"identity:" + caller.identity, l.requests_per_identity,
+  return BudgetAccount{"identity:" + caller.identity, l.scores_per_identity,
                        std::numeric_limits<std::int64_t>::max(), group};
+}
+
+std::optional<BudgetAccount> ProviderCore::private_query_account(const Caller& caller) const {
+  const auto& l = config_.limits;
+  if (l.private_queries_per_window == 0) return std::nullopt;
+  // Anonymous callers are counted by address (rate_key: "peer:ADDR"), identities by name; an
+  // in-process caller (tests, benches) is "local".
+  std::string name = "private:" + caller.rate_key();
+  std::int64_t expires = std::numeric_limits<std::int64_t>::max();
+  if (l.private_query_window_s > 0) {
+    const std::int64_t window = unix_now_s() / l.private_query_window_s;
+    name += ":" + std::to_string(window);
+    expires = (window + 1) * l.private_query_window_s;
+  }
+  return BudgetAccount{name, l.private_queries_per_window, expires, name};
+}
+
+std::optional<v1::Error> ProviderCore::charge_scores(const KeyId& id, const Caller& caller,
+                                                     std::uint64_t scores,
+                                                     std::uint64_t* remaining) {
+  const auto accounts = accounts_for(id, caller);
+  auto charged = state_->budgets->charge(accounts, scores);
+  if (!charged.ok()) {
+    // The ledger cannot record the charge: fail closed rather than serve unmetered.
+    return make_error(v1::STATE_UNAVAILABLE,
+                      "request budgets unavailable: " + charged.status().message());
+  }
+  if (!charged->charged()) {
+    const auto& full = accounts[*charged->full];
+    if (full.name.rfind("identity:", 0) == 0) {
+      return make_error(v1::QUOTA_EXHAUSTED,
+                        "identity `" + caller.identity + "` has no room in its score budget for " +
+                            std::to_string(scores) +
+                            " more scores this window; a new key epoch does not renew it");
+    }
+    return make_error(v1::BUDGET_EXHAUSTED,
+                      "the score budget of this key id has no room for " + std::to_string(scores) +
+                          " more scores: start a new key epoch");
+  }
+  *remaining = *std::min_element(charged->remaining.begin(), charged->remaining.end());
+  return std::nullopt;
 }
 
 v1::ServerInfo ProviderCore::server_info() const {
@@ -195,10 +236,13 @@ v1::ServerInfo ProviderCore::server_info() const {
   l->set_fetch_mixed_generations(true);
   l->set_max_key_sets(config_.limits.max_key_sets);
   l->set_max_concurrent_requests(config_.limits.max_concurrent_requests);
-  l->set_requests_per_key_id(config_.limits.requests_per_key_id);
+  l->set_scores_per_key_id(config_.limits.scores_per_key_id);
   l->set_max_rotation_keys(config_.limits.max_rotation_keys);
   l->set_key_cache_bytes(config_.limits.key_cache_bytes);
-  l->set_requests_per_identity(config_.limits.requests_per_identity);
+  l->set_scores_per_identity(config_.limits.scores_per_identity);
+  l->set_private_queries_per_window(config_.limits.private_queries_per_window);
+  l->set_private_query_window_s(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, config_.limits.private_query_window_s)));
   l->set_identity_budget_window_s(
       static_cast<std::uint64_t>(config_.limits.identity_budget_window_s));
   l->set_key_uploads_per_minute(config_.limits.key_uploads.per_minute);
@@ -349,7 +393,7 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
   }
   v1::UploadKeysResponse r;
   r.set_key_id(to_byte_string(id));
-  r.set_request_budget(remaining);
+  r.set_score_budget(remaining);
   return r;
 } catch (const std::exception& e) {
   return upload_error(v1::INTERNAL, std::string("upload failed: ") + e.what());
@@ -481,24 +525,8 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
   v1::Error no_keys;
   const auto keys = find_keys(id, &no_keys);
   if (!keys) return rerank_error(std::move(no_keys));
-  const auto accounts = accounts_for(id, caller);
-  auto charged = state_->budgets->charge(accounts);
-  if (!charged.ok()) {
-    const auto& st = charged.status();
-    if (st.code() != StatusCode::kResourceExhausted) {
-      // The ledger cannot record the charge: fail closed rather than serve unmetered.
-      return rerank_error(v1::STATE_UNAVAILABLE, "request budgets unavailable: " + st.message());
-    }
-    if (st.message().rfind("identity:", 0) == 0) {
-      return rerank_error(v1::QUOTA_EXHAUSTED,
-                          "identity `" + caller.identity +
-                              "` used its request budget for this window; a new key epoch does "
-                              "not renew it");
-    }
-    return rerank_error(v1::BUDGET_EXHAUSTED,
-                        "request budget of this key id is exhausted: start a new key epoch");
-  }
-  const std::uint64_t remaining = *std::min_element(charged->begin(), charged->end());
+  std::uint64_t remaining = 0;
+  if (auto e = charge_scores(id, caller, ids.size(), &remaining)) return rerank_error(std::move(*e));
   std::vector<float> rows;
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
     // Out of range: the client's mistake. Data loss: the file under the provider changed since
@@ -534,7 +562,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
   out.outputs = std::move(outputs).value();
   v1::RerankResponse response;
   response.set_payload(to_byte_string(rerank::serialize_response(out)));
-  response.set_budget_remaining(remaining);
+  response.set_scores_remaining(remaining);
   response.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   return response;

@@ -46,9 +46,10 @@ struct ProviderLimits {
   std::uint32_t max_candidates = 1024;
   std::uint32_t max_key_sets = 64;
   std::uint32_t max_concurrent_requests = 0;  // 0: 8 x the worker threads (set by the server)
-  // Below d' = 672: one key epoch cannot read a whole exact row through K = 1 basis-vector
-  // queries (the score oracle, docs/SECURITY.md). Clients renew their key epoch when spent.
-  std::uint64_t requests_per_key_id = 512;
+  // Exact scores one key epoch may get, K per rerank (the score oracle, docs/SECURITY.md: with
+  // basis-vector queries each score is one coordinate of a row, whatever K is). 512 requests of
+  // K = 100; clients renew their key epoch when a request no longer fits.
+  std::uint64_t scores_per_key_id = 512 * 100;
   std::uint32_t max_rotation_keys = 256;
   // Memory of cached key sets, uploads in progress included (~23 MB per K = 100 set under
   // rerank-n8192: KeyCache::cached_bytes).
@@ -60,14 +61,19 @@ struct ProviderLimits {
   // A key id's budget is remembered this long after its last request (longer than any key
   // epoch is cached: forgetting it then is no different from minting a new key set).
   std::int64_t key_budget_ttl_s = 7 * 86400;
-  // Authenticated identities (protocol/identities.h): requests per identity per window, across
-  // all its key epochs; 0: no identity budget. Window 0: the budget never refills.
-  std::uint64_t requests_per_identity = 0;
+  // Authenticated identities (protocol/identities.h): exact scores per identity per window,
+  // across all its key epochs; 0: no identity budget. Window 0: the budget never refills.
+  std::uint64_t scores_per_identity = 0;
   std::int64_t identity_budget_window_s = 86400;
   RateLimit key_uploads{30, 10};  // per identity (or peer address) per minute, and burst
   // Encrypted cluster queries per PrivateScore request (each costs one pass over the matrix
   // shared with the others of its request).
   std::uint32_t max_private_queries = 8;
+  // Access-private cluster queries per caller (identity, else peer address) per window: each
+  // reads up to 3 columns of R documents (docs/SECURITY.md), so this bounds how fast the
+  // scoring matrix can be read. 4,096 an hour = 512 searches at m = 8. 0: unmetered.
+  std::uint64_t private_queries_per_window = 4096;
+  std::int64_t private_query_window_s = 3600;
   // IVF lists per FetchLists request (a probe of nprobe lists is one or a few requests; the
   // response must also fit max_message_bytes).
   std::uint32_t max_lists_per_fetch = 64;
@@ -119,8 +125,9 @@ class ProviderCore {
   v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request,
                                      const Caller& caller = {});
   v1::RerankResponse rerank(const v1::RerankRequest& request, const Caller& caller = {});
-  // provider_private_score.cpp: checks (version, m, exact size), charges the caller's identity
-  // budget when there is one, multiplies the scoring matrix by the m queries in one pass.
+  // provider_private_score.cpp: checks (version, m, exact size), charges m queries to the
+  // caller's window account (identity, else address), multiplies the scoring matrix by the m
+  // queries in one pass.
   v1::PrivateScoreResponse private_score(const v1::PrivateScoreRequest& request,
                                          const Caller& caller = {});
 
@@ -150,6 +157,15 @@ class ProviderCore {
   // The identity's window account (none for anonymous callers or without an identity budget).
   std::optional<BudgetAccount> identity_account(const Caller& caller,
                                                 const std::string& group) const;
+  // Charges `scores` exact scores to the key id and the identity; the refusal (budget
+  // exhausted, quota exhausted, ledger unavailable) or nullopt with `remaining` set.
+  std::optional<v1::Error> charge_scores(const KeyId& id, const Caller& caller,
+                                         std::uint64_t scores, std::uint64_t* remaining);
+  // Charges `queries` access-private queries to the caller's window account; the refusal or
+  // nullopt (provider_private_score.cpp).
+  std::optional<v1::Error> charge_private_queries(const Caller& caller, std::uint64_t queries);
+  // The caller's access-private window account (none when unmetered).
+  std::optional<BudgetAccount> private_query_account(const Caller& caller) const;
 
   ProviderConfig config_;
   std::shared_ptr<const index::ExactRows> store_;

@@ -1,6 +1,7 @@
 // ProviderCore::private_score: the provider half of access-private scoring. Everything it
 // checks is public (sizes, m, version); it never sees a cluster id, a score or the query.
 #include <chrono>
+#include <span>
 #include <string>
 
 #include "core/bytes.h"
@@ -18,6 +19,29 @@ v1::PrivateScoreResponse score_error(v1::ErrorCode code, std::string message) {
 }
 
 }  // namespace
+
+// Every caller is metered (docs/SECURITY.md, access-private): the provider cannot see which
+// columns a query reads, so the count of queries is the only bound on how fast the matrix is
+// read. A query may pack up to 3 columns (15-bit answers over 4-bit entries), which the stated
+// rate includes.
+std::optional<v1::Error> ProviderCore::charge_private_queries(const Caller& caller,
+                                                              std::uint64_t queries) {
+  const auto account = private_query_account(caller);
+  if (!account) return std::nullopt;
+  auto charged = state_->budgets->charge(std::span(&*account, 1), queries);
+  if (!charged.ok()) {
+    return make_error(v1::STATE_UNAVAILABLE,
+                      "request budgets unavailable: " + charged.status().message());
+  }
+  if (charged->charged()) return std::nullopt;
+  const auto& l = config_.limits;
+  const std::string who =
+      caller.identity.empty() ? "this address" : "identity `" + caller.identity + "`";
+  return make_error(v1::QUOTA_EXHAUSTED,
+                    who + " used its " + std::to_string(l.private_queries_per_window) +
+                        " access-private queries for this window of " +
+                        std::to_string(l.private_query_window_s) + " s; retry in the next");
+}
 
 v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreRequest& request,
                                                      const Caller& caller) try {
@@ -51,20 +75,10 @@ v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreReque
                            " bytes; " + std::to_string(m) + " queries over this index take " +
                            std::to_string(expected));
   }
-  // Anonymous callers are bounded by the transport's limits only; an identity's budget is
-  // charged one per request, like a rerank (docs/SECURITY.md: the score oracle).
-  const std::string group = "identity:" + caller.identity;
-  if (auto account = identity_account(caller, group)) {
-    const BudgetAccount accounts[] = {*account};
-    auto charged = state_->budgets->charge(accounts);
-    if (!charged.ok()) {
-      if (charged.status().code() != StatusCode::kResourceExhausted) {
-        return score_error(v1::STATE_UNAVAILABLE,
-                           "request budgets unavailable: " + charged.status().message());
-      }
-      return score_error(v1::QUOTA_EXHAUSTED, "identity `" + caller.identity +
-                                                  "` used its request budget for this window");
-    }
+  if (auto refusal = charge_private_queries(caller, m)) {
+    v1::PrivateScoreResponse r;
+    *r.mutable_error() = std::move(*refusal);
+    return r;
   }
   std::vector<std::uint64_t> queries;
   scoring::unpack_queries(request.ciphertexts(), matrix->query_drop_bits, queries);

@@ -150,6 +150,21 @@ std::uint32_t default_cluster_rows(std::uint64_t documents) {
   return std::clamp<std::uint32_t>(rounded, 64, 4096);
 }
 
+namespace {
+// The padding columns (layout.h, kMinSecretColumns): uniform entries of doc_bits bits from the
+// CSPRNG, private like the rest of D; queries leave them at zero.
+void fill_padding(ScoringMatrix& m, const ScoringShape& s, Prng& rng) {
+  if (s.pad_columns == 0) return;
+  std::vector<std::uint8_t> random(s.pad_columns);
+  const auto mask = static_cast<std::uint8_t>((1u << s.doc_bits) - 1);
+  for (std::size_t r = 0; r < m.rows; ++r) {
+    rng.fill(random);
+    std::uint8_t* dst = m.data.data() + r * m.stride + s.block_columns();
+    for (std::size_t j = 0; j < s.pad_columns; ++j) dst[j] = random[j] & mask;
+  }
+}
+}  // namespace
+
 Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
                                        const ScoringBuildOptions& o,
                                        const std::function<void(const std::string&)>& progress) {
@@ -177,6 +192,7 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
       std::ceil(static_cast<double>(n) / (o.fill * static_cast<double>(s.cluster_rows))));
   s.clusters = std::max<std::uint32_t>(s.clusters, static_cast<std::uint32_t>(
                                                        (n + s.cluster_rows - 1) / s.cluster_rows));
+  s.pad_columns = pad_columns_for(s.block_columns());  // kMinSecretColumns (layout.h)
   const bool bits_ok = o.doc_bits >= 2 && o.doc_bits <= 8 && o.query_bits >= 2 && o.query_bits <= 16;
   const std::uint32_t worst = bits_ok ? plaintext_bits_for(s.dim, s.doc_bits, s.query_bits) : 0;
   s.log_p = o.score_bits != 0 ? o.score_bits : std::min(worst, kDefaultScoreBits);
@@ -202,7 +218,10 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
         out.decoding_failure_log2));
   }
   l.lwe_params = std::string(lwe.name);
-  l.matrix_seed = derive_matrix_seed(o.seed);
+  // Random per index (not from the build seed: every default build would share one A).
+  Prng secret_rng = Prng::create();
+  secret_rng.fill(l.matrix_salt);
+  l.matrix_seed = derive_matrix_seed(l.matrix_salt);
 
   std::vector<float> x(n * s.dim);
   for (std::size_t i = 0; i < n; ++i) {
@@ -250,6 +269,7 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
       norm_sq = 0;
     }
   }
+  fill_padding(m, s, secret_rng);
   say(fmt::format("scoring: hint ({} x {} LWE products over {} columns)", m.rows, lwe.n,
                   m.columns));
   out.hint.rows = m.rows;

@@ -82,10 +82,12 @@ Status validate_shape(const ScoringShape& s) {
         "scoring shape out of range: {} documents, {} clusters of {} rows, dim {}", s.documents,
         s.clusters, s.cluster_rows, s.dim));
   }
-  if (std::uint64_t{s.clusters} * s.cluster_rows < s.documents || s.columns() > kMaxColumns) {
+  if (std::uint64_t{s.clusters} * s.cluster_rows < s.documents || s.columns() > kMaxColumns ||
+      s.columns() < kMinSecretColumns || s.pad_columns != pad_columns_for(s.block_columns())) {
     return invalid_argument_error(fmt::format(
-        "scoring shape: {} x {} slots for {} documents, {} columns", s.clusters, s.cluster_rows,
-        s.documents, s.columns()));
+        "scoring shape: {} x {} slots for {} documents, {} columns ({} of padding; at least {} "
+        "columns, padded exactly to that)", s.clusters, s.cluster_rows, s.documents, s.columns(),
+        s.pad_columns, kMinSecretColumns));
   }
   if (s.doc_bits < 2 || s.doc_bits > 8 || s.query_bits < 2 || s.query_bits > 16) {
     return invalid_argument_error(fmt::format("scoring quantization {} / {} bits out of range",
@@ -106,11 +108,17 @@ Status validate_shape(const ScoringShape& s) {
   return Status::ok_status();
 }
 
-Seed derive_matrix_seed(std::uint64_t build_seed) {
+std::uint32_t pad_columns_for(std::uint64_t block_columns) {
+  return block_columns >= kMinSecretColumns
+             ? 0
+             : static_cast<std::uint32_t>(kMinSecretColumns - block_columns);
+}
+
+Seed derive_matrix_seed(const Seed& salt) {
   ByteWriter w;
-  const std::string_view label = "privsearch scoring matrix A v1";
+  const std::string_view label = "privsearch scoring matrix A v2";
   w.put_bytes(byte_view(label));
-  w.put_u64(build_seed);
+  w.put_bytes(salt);
   const auto digest = sha256(w.bytes());
   Seed s{};
   std::copy(digest.begin(), digest.end(), s.begin());
@@ -129,8 +137,9 @@ std::vector<std::uint8_t> serialize_layout(const ScoringLayout& l) {
   w.put_u32(s.query_bits);
   w.put_u32(s.log_p);
   w.put_u32(s.answer_bits);
+  w.put_u32(s.pad_columns);
   w.put_string(l.lwe_params);
-  w.put_bytes(l.matrix_seed);
+  w.put_bytes(l.matrix_salt);
   w.put_f64(l.doc_scale);
   w.put_u32(l.centroid_dim);
   w.put_u32(l.query_drop_bits);
@@ -154,9 +163,11 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.query_bits));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.log_p));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.answer_bits));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(s.pad_columns));
   PRIVSEARCH_RETURN_IF_ERROR(validate_shape(s));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_string(l.lwe_params, 64));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(l.matrix_seed));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(l.matrix_salt));
+  l.matrix_seed = derive_matrix_seed(l.matrix_salt);
   PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(l.doc_scale));
   if (!(l.doc_scale > 0)) return invalid_argument_error("scoring layout: document scale <= 0");
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(l.centroid_dim));

@@ -48,9 +48,10 @@ inline constexpr const char* kLayoutArtifact = "scoring_layout";
 inline constexpr const char* kMatrixArtifact = "scoring_matrix";
 inline constexpr const char* kHintArtifact = "scoring_hint";
 
-// The version of all three file formats (2: answer bits and the norm bound). Caches of built
-// scoring files name it so a new format rebuilds them.
-inline constexpr std::uint16_t kScoringFormatVersion = 2;
+// The version of all three file formats (2: answer bits and the norm bound; 3: padding columns
+// and the per-index salt of A). Caches of built scoring files name it so a new format rebuilds
+// them.
+inline constexpr std::uint16_t kScoringFormatVersion = 3;
 
 // Clusters per query (m) when the caller does not choose: the smallest m meeting the quality target on the 1M
 // self-retrieval track (Hit@10 0.85 at m = 8 against 0.86 for candidate mode; 0.70 at m = 4)
@@ -66,6 +67,14 @@ inline constexpr std::uint32_t kMaxClusters = 1u << 20;
 inline constexpr std::uint32_t kMaxClusterRows = 1u << 16;
 inline constexpr std::uint32_t kMaxDim = 1024;
 inline constexpr std::uint64_t kMaxColumns = std::uint64_t{1} << 28;
+// The public hint round(D A / 2^32) is an LWR instance in each row of D: secret dimension = the
+// matrix's columns, 4-bit secret entries, q / sigma ~ 2^64 / 2^30.2 = 2^33.8. Few columns are
+// easy to attack (estimated BKZ block size ~130 at 672 columns, ~300 at 1,152: docs/
+// PARAMETERS.md), so every layout has at least 2,048 columns, the HE-standard 128-bit row
+// (n = 2048 allows q / sigma up to 2^52.3 for a ternary secret; here 2^33.8 with a wider secret).
+// A smaller collection's matrix is padded with columns of random 4-bit entries, which every
+// query leaves at zero (they add to the secret, never to a score).
+inline constexpr std::uint64_t kMinSecretColumns = 2048;
 
 struct ScoringShape {
   std::uint64_t documents = 0;
@@ -76,8 +85,10 @@ struct ScoringShape {
   std::uint32_t query_bits = 0;    // signed bits per query coordinate
   std::uint32_t log_p = 0;         // plaintext modulus 2^log_p (scores exact: see above)
   std::uint32_t answer_bits = 0;   // each answer sent as its rounded high bits, log_p < b <= 32
+  std::uint32_t pad_columns = 0;   // random columns after the C blocks (kMinSecretColumns)
 
-  std::uint64_t columns() const { return std::uint64_t{clusters} * dim; }
+  std::uint64_t block_columns() const { return std::uint64_t{clusters} * dim; }
+  std::uint64_t columns() const { return block_columns() + pad_columns; }
   std::uint64_t stride() const { return (columns() + 63) / 64 * 64; }
   std::int32_t doc_offset() const { return std::int32_t{1} << (doc_bits - 1); }
   std::int32_t query_max() const { return (std::int32_t{1} << (query_bits - 1)) - 1; }
@@ -94,7 +105,8 @@ Status validate_shape(const ScoringShape& shape);
 struct ScoringLayout {
   ScoringShape shape;
   std::string lwe_params;   // pir::find_lwe64_params name
-  Seed matrix_seed{};       // seed of A (derive_matrix_seed of the build seed)
+  Seed matrix_salt{};       // random per index (the build's CSPRNG), in the signed layout
+  Seed matrix_seed{};       // seed of A = derive_matrix_seed(matrix_salt), never stored
   double doc_scale = 0;     // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
   std::uint32_t centroid_dim = 0;       // clusters are formed on this prefix (<= dim)
   std::uint32_t query_drop_bits = 0;    // query entries sent as their high 64 - b bits (lwe64.h)
@@ -107,9 +119,13 @@ struct ScoringLayout {
   }
 };
 
-// A = PRG(SHA-256("privsearch scoring matrix A v1" || build seed)): fixed by the public build
-// seed, so a provider cannot pick a trapdoored A; the client recomputes and compares.
-Seed derive_matrix_seed(std::uint64_t build_seed);
+// A = PRG(SHA-256("privsearch scoring matrix A v2" || salt)). The salt is random per index, so
+// no two indexes share A (one precomputation cannot serve attacks on many), and A is a hash
+// output, so a provider that picks the salt still cannot pick a trapdoored A: parse_layout
+// derives the seed, the file never carries it.
+Seed derive_matrix_seed(const Seed& salt);
+// The padding a shape of `block_columns` needs to reach kMinSecretColumns.
+std::uint32_t pad_columns_for(std::uint64_t block_columns);
 
 std::vector<std::uint8_t> serialize_layout(const ScoringLayout& layout);
 // Every slot map entry < documents or empty, every document once or twice (never twice in one

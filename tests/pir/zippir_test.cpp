@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+
 #include "testing/zippir_test_params.h"
 
 #include "pir/paillier/bigint.h"
@@ -173,6 +176,67 @@ TEST(ZipPir, RecoversEveryRecord) {
     }
     EXPECT_EQ(f.server->client_state_bytes(f.id), 0u);
   }
+}
+
+// One client, many threads (Python releases the GIL): concurrent queries are serialized by the
+// client's OwnerLock, so every query index and its one-time offsets are used exactly once (two
+// queries under one index would let the provider subtract them and read both records), and
+// every record comes back right.
+TEST(ZipPir, ConcurrentQueriesUseEveryIndexOnce) {
+  Prng prng = Prng::from_seed(Seed{6});
+  std::vector<std::vector<std::uint8_t>> expected;
+  constexpr std::size_t kRecords = 24;
+  Fixture f = make(kRecords, 16, 64, prng, expected);
+  ASSERT_TRUE(f.server->precompute(f.id, 0, kRecords, 2).ok());
+  std::vector<std::optional<ZipPirPendingQuery>> pending(kRecords);
+  std::vector<std::vector<std::uint8_t>> queries(kRecords);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      Prng own = Prng::create();
+      for (std::size_t i = t; i < kRecords; i += 6) {
+        auto q = f.client->query(i, own, pending[i]);
+        if (q.ok()) queries[i] = std::move(q).value();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::uint64_t> indices;
+  for (std::size_t i = 0; i < kRecords; ++i) {
+    ASSERT_TRUE(pending[i].has_value()) << "query " << i << " failed";
+    indices.insert(pending[i]->query_index());
+  }
+  EXPECT_EQ(indices.size(), kRecords);  // no index twice
+  EXPECT_EQ(*indices.rbegin(), kRecords - 1);
+  for (std::size_t i = 0; i < kRecords; ++i) {
+    auto resp = f.server->answer(queries[i]);
+    ASSERT_TRUE(resp.ok()) << resp.status().to_string();
+    auto rec = f.client->extract(*pending[i], *resp);
+    ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+    EXPECT_EQ(*rec, expected[i]) << "record " << i;
+  }
+}
+
+// A response with one damaged packed row is refused the same way whichever row it is, the
+// record's own rows or any other (no selective-failure channel).
+TEST(ZipPir, EveryPackedRowIsValidatedNotOnlyTheRecords) {
+  Prng prng = Prng::from_seed(Seed{7});
+  std::vector<std::vector<std::uint8_t>> expected;
+  Fixture f = make(12, 40, 120, prng, expected);
+  ASSERT_TRUE(f.server->precompute(f.id, 0, 12, 2).ok());
+  std::optional<ZipPirPendingQuery> pending;
+  auto q = f.client->query(0, prng, pending);
+  ASSERT_TRUE(q.ok());
+  auto resp = f.server->answer(*q);
+  ASSERT_TRUE(resp.ok());
+  ASSERT_TRUE(f.client->extract(*pending, *resp).ok());
+  // Damage the last packed row (record 0 lives in the first): every byte 0xff is above N^2.
+  auto damaged = *resp;
+  const std::size_t item = f.server->info().params.paillier_bits / 4;  // a ciphertext mod N^2
+  ASSERT_GT(damaged.size(), item);
+  std::fill(damaged.end() - static_cast<std::ptrdiff_t>(item), damaged.end(), 0xff);
+  const auto refused = f.client->extract(*pending, damaged);
+  EXPECT_EQ(refused.status().code(), StatusCode::kDataLoss) << refused.status().to_string();
 }
 
 TEST(ZipPir, ClientStorageVariant) {

@@ -14,6 +14,13 @@
 namespace privsearch::protocol {
 namespace {
 
+// True when the charge went through (recorded, every account had room).
+bool charged(const Result<BudgetCharge>& r) { return r.ok() && r->charged(); }
+// The index of the full account of a refused charge (-1: charged or failed).
+long full_account(const Result<BudgetCharge>& r) {
+  return r.ok() && r->full ? static_cast<long>(*r->full) : -1;
+}
+
 constexpr std::int64_t kFar = std::numeric_limits<std::int64_t>::max();
 
 struct TempJournal {
@@ -37,9 +44,9 @@ BudgetAccount account(const std::string& name, std::uint64_t limit, std::int64_t
 int drain(BudgetLedger& ledger, const BudgetAccount& a, int at_most = 1000) {
   int ok = 0;
   for (int i = 0; i < at_most; ++i) {
-    auto r = ledger.charge(std::span(&a, 1));
-    if (!r.ok()) {
-      EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().to_string();
+    auto r = ledger.charge(std::span(&a, 1), 1);
+    if (!charged(r)) {
+      EXPECT_EQ(full_account(r), 0) << r.status().to_string();
       break;
     }
     ++ok;
@@ -51,22 +58,22 @@ TEST(BudgetLedgerTest, MemoryLedgerCountsDownAndRefusesAtTheLimit) {
   auto ledger = make_memory_ledger();
   const auto a = account("key:aa", 3);
   EXPECT_EQ(ledger->remaining(a).value(), 3u);
-  EXPECT_EQ(ledger->charge(std::span(&a, 1)).value(), std::vector<std::uint64_t>{2});
+  EXPECT_EQ(ledger->charge(std::span(&a, 1), 1)->remaining, std::vector<std::uint64_t>{2});
   EXPECT_EQ(drain(*ledger, a), 2);
   EXPECT_EQ(ledger->remaining(a).value(), 0u);
-  const auto r = ledger->charge(std::span(&a, 1));
-  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(r.status().message(), "key:aa");  // names the full account
+  const auto r = ledger->charge(std::span(&a, 1), 1);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(full_account(r), 0);  // names the full account, typed
+  EXPECT_TRUE(r->remaining.empty());
 }
 
 TEST(BudgetLedgerTest, ChargeIsAllOrNothingAcrossAccounts) {
   auto ledger = make_memory_ledger();
   const std::vector<BudgetAccount> both = {account("key:k1", 10), account("identity:alice", 2)};
-  EXPECT_TRUE(ledger->charge(both).ok());
-  EXPECT_TRUE(ledger->charge(both).ok());
-  const auto r = ledger->charge(both);
-  ASSERT_EQ(r.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(r.status().message(), "identity:alice");
+  EXPECT_TRUE(charged(ledger->charge(both, 1)));
+  EXPECT_TRUE(charged(ledger->charge(both, 1)));
+  const auto r = ledger->charge(both, 1);
+  EXPECT_EQ(full_account(r), 1);  // identity:alice
   // The refused request charged neither account.
   EXPECT_EQ(ledger->remaining(both[0]).value(), 8u);
 }
@@ -75,17 +82,39 @@ TEST(BudgetLedgerTest, ExpiredAccountsStartAfresh) {
   auto ledger = make_memory_ledger();
   const auto past = account("identity:bob:1", 1, /*expires=*/1);  // 1970
   // An account that expired before the charge is a new one: its count restarts at 0 each time.
-  EXPECT_TRUE(ledger->charge(std::span(&past, 1)).ok());
-  EXPECT_TRUE(ledger->charge(std::span(&past, 1)).ok());
+  EXPECT_TRUE(charged(ledger->charge(std::span(&past, 1), 1)));
+  EXPECT_TRUE(charged(ledger->charge(std::span(&past, 1), 1)));
   const auto live = account("identity:bob:2", 1);
-  EXPECT_TRUE(ledger->charge(std::span(&live, 1)).ok());
-  EXPECT_FALSE(ledger->charge(std::span(&live, 1)).ok());
+  EXPECT_TRUE(charged(ledger->charge(std::span(&live, 1), 1)));
+  EXPECT_FALSE(charged(ledger->charge(std::span(&live, 1), 1)));
 }
 
-TEST(BudgetLedgerTest, NamesWithWhitespaceAreRefused) {
+TEST(BudgetLedgerTest, NamesWithWhitespaceAndZeroUnitsAreRefused) {
   auto ledger = make_memory_ledger();
   const auto bad = account("key:a b", 5);
-  EXPECT_EQ(ledger->charge(std::span(&bad, 1)).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger->charge(std::span(&bad, 1), 1).status().code(), StatusCode::kInvalidArgument);
+  const auto good = account("key:ab", 5);
+  EXPECT_EQ(ledger->charge(std::span(&good, 1), 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Budgets count units (scores), not requests: a charge of K needs room for all K.
+TEST(BudgetLedgerTest, ChargesOfManyUnitsNeedRoomForAllOfThem) {
+  for (const bool journal : {false, true}) {
+    TempJournal tmp;
+    auto ledger = journal ? open_file_ledger(tmp.file()).value() : make_memory_ledger();
+    const auto a = account("key:units", 1000);
+    EXPECT_EQ(ledger->charge(std::span(&a, 1), 600)->remaining, std::vector<std::uint64_t>{400});
+    // 401 do not fit in 400: refused whole, nothing charged.
+    EXPECT_EQ(full_account(ledger->charge(std::span(&a, 1), 401)), 0);
+    EXPECT_EQ(ledger->remaining(a).value(), 400u);
+    EXPECT_EQ(ledger->charge(std::span(&a, 1), 400)->remaining, std::vector<std::uint64_t>{0});
+    EXPECT_EQ(full_account(ledger->charge(std::span(&a, 1), 1)), 0);
+    // Near the top of the range nothing overflows.
+    const auto huge = account("key:huge", std::numeric_limits<std::uint64_t>::max() - 1);
+    EXPECT_TRUE(charged(ledger->charge(std::span(&huge, 1), 5)));
+    EXPECT_EQ(full_account(ledger->charge(std::span(&huge, 1),
+                                          std::numeric_limits<std::uint64_t>::max())), 0);
+  }
 }
 
 TEST(BudgetLedgerTest, ConcurrentChargesNeverExceedTheLimit) {
@@ -99,8 +128,8 @@ TEST(BudgetLedgerTest, ConcurrentChargesNeverExceedTheLimit) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 1250; ++i) {
-        const auto r = ledger->charge(accounts);
-        (r.ok() ? passed : refused)++;
+        const auto r = ledger->charge(accounts, 1);
+        (charged(r) ? passed : refused)++;
       }
     });
   }
@@ -174,7 +203,7 @@ TEST(BudgetLedgerTest, UnrecordableChargeIsRefusedAndNotCounted) {
   TempJournal tmp;
   auto ledger = open_file_ledger(tmp.file()).value();
   const auto a = account("key:cc", 100);
-  ASSERT_TRUE(ledger->charge(std::span(&a, 1)).ok());
+  ASSERT_TRUE(charged(ledger->charge(std::span(&a, 1), 1)));
   // The file may not grow any more: the next write fails with EFBIG (SIGXFSZ ignored).
   auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
   rlimit old{};
@@ -182,7 +211,7 @@ TEST(BudgetLedgerTest, UnrecordableChargeIsRefusedAndNotCounted) {
   rlimit tight = old;
   tight.rlim_cur = std::filesystem::file_size(tmp.file());
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tight), 0);
-  const auto r = ledger->charge(std::span(&a, 1));
+  const auto r = ledger->charge(std::span(&a, 1), 1);
   ::setrlimit(RLIMIT_FSIZE, &old);
   ::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().to_string();
@@ -194,7 +223,7 @@ TEST(BudgetLedgerTest, AShortWriteLeavesAJournalThatStillReplays) {
   const auto a = account("key:dd", 100);
   {
     auto ledger = open_file_ledger(tmp.file()).value();
-    ASSERT_TRUE(ledger->charge(std::span(&a, 1)).ok());
+    ASSERT_TRUE(charged(ledger->charge(std::span(&a, 1), 1)));
     // Room for 5 more bytes only: the next line is written in part (a short write).
     auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
     rlimit old{};
@@ -202,11 +231,11 @@ TEST(BudgetLedgerTest, AShortWriteLeavesAJournalThatStillReplays) {
     rlimit tight = old;
     tight.rlim_cur = std::filesystem::file_size(tmp.file()) + 5;
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tight), 0);
-    const auto r = ledger->charge(std::span(&a, 1));
+    const auto r = ledger->charge(std::span(&a, 1), 1);
     ::setrlimit(RLIMIT_FSIZE, &old);
     ::signal(SIGXFSZ, old_handler);
     EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
-    ASSERT_TRUE(ledger->charge(std::span(&a, 1)).ok());  // room again
+    ASSERT_TRUE(charged(ledger->charge(std::span(&a, 1), 1)));  // room again
   }
   // The partial line was cut off: the journal replays, with the two recorded charges.
   auto reopened = open_file_ledger(tmp.file());

@@ -67,7 +67,7 @@ class MutationTest : public ProviderCoreTest {
 TEST_F(MutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) {
   ProviderLimits limits;
   limits.key_uploads = {0, 1};
-  limits.requests_per_key_id = std::uint64_t{1} << 40;
+  limits.scores_per_key_id = std::uint64_t{1} << 40;
   const auto core = make_core(limits);
   const auto upload = upload_request();
   const auto key_id = core->upload_keys(upload).key_id();

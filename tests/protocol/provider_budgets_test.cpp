@@ -33,7 +33,7 @@ class ProviderBudgetsTest : public ProviderCoreTest {
 
 TEST_F(ProviderBudgetsTest, IdentityBudgetHoldsAcrossKeyEpochs) {
   ProviderLimits limits;
-  limits.requests_per_identity = 5;
+  limits.scores_per_identity = 5 * ids_.size();  // five requests of K = 6
   limits.key_uploads = {0, 1};  // unlimited uploads: the budget alone must hold
   const auto core = make_core(limits);
   v1::ErrorCode refusal{};
@@ -48,8 +48,8 @@ TEST_F(ProviderBudgetsTest, IdentityBudgetHoldsAcrossKeyEpochs) {
 TEST_F(ProviderBudgetsTest, BudgetsSurviveAReloadAndARestart) {
   const auto journal = dir / "budgets.journal";
   ProviderLimits limits;
-  limits.requests_per_key_id = 3;
-  limits.requests_per_identity = 4;
+  limits.scores_per_key_id = 3 * ids_.size();
+  limits.scores_per_identity = 4 * ids_.size();
   const Caller alice{"alice", ""};
   const auto first_upload = upload_request();
   std::string key_id;
@@ -63,7 +63,7 @@ TEST_F(ProviderBudgetsTest, BudgetsSurviveAReloadAndARestart) {
     core = make_core(limits, 0, state);
     const auto third = core->rerank(request(key_id, ids_), alice);
     expect_scores(third, ids_);
-    EXPECT_EQ(third.budget_remaining(), 0u);
+    EXPECT_EQ(third.scores_remaining(), 0u);
     EXPECT_EQ(core->rerank(request(key_id, ids_), alice).error().code(), v1::BUDGET_EXHAUSTED);
   }
   // A restart: a new state from the same journal. Re-uploading the same set does not refill it.
@@ -72,7 +72,7 @@ TEST_F(ProviderBudgetsTest, BudgetsSurviveAReloadAndARestart) {
   const auto again = core->upload_keys(first_upload, alice);
   ASSERT_FALSE(again.has_error()) << again.error().message();
   EXPECT_EQ(again.key_id(), key_id);
-  EXPECT_EQ(again.request_budget(), 0u);
+  EXPECT_EQ(again.score_budget(), 0u);
   EXPECT_EQ(core->rerank(request(key_id, ids_), alice).error().code(), v1::BUDGET_EXHAUSTED);
   // A new key epoch: one request left of the identity's 4.
   v1::ErrorCode refusal{};
@@ -122,7 +122,7 @@ TEST_F(ProviderBudgetsTest, KeyCacheIsBoundedByBytesAndReportsThem) {
 // A ledger whose store is down.
 class UnavailableLedger final : public BudgetLedger {
  public:
-  Result<std::vector<std::uint64_t>> charge(std::span<const BudgetAccount>) override {
+  Result<BudgetCharge> charge(std::span<const BudgetAccount>, std::uint64_t) override {
     return Status(StatusCode::kUnavailable, "store unreachable");
   }
   Result<std::uint64_t> remaining(const BudgetAccount&) override {

@@ -48,7 +48,7 @@ TEST_F(ProviderCoreTest, RerankMatchesPlaintextScores) {
   const auto resp = core->rerank(request(key_id, ids_));
   expect_scores(resp, ids_);
   EXPECT_GT(resp.provider_ms(), 0.0);
-  EXPECT_EQ(resp.budget_remaining(), ProviderLimits{}.requests_per_key_id - 1);
+  EXPECT_EQ(resp.scores_remaining(), ProviderLimits{}.scores_per_key_id - ids_.size());
 }
 
 TEST_F(ProviderCoreTest, KeyIdIsTheHashOfTheKeySet) {
@@ -122,13 +122,13 @@ TEST_F(ProviderErrorTest, UnknownCandidate) {
 
 TEST_F(ProviderErrorTest, BudgetExhausted) {
   ProviderLimits limits;
-  limits.requests_per_key_id = 2;
+  limits.scores_per_key_id = 2 * ids_.size();
   const auto core = make_core(limits);
   const auto key_id = upload(*core);
   expect_scores(core->rerank(request(key_id, ids_)), ids_);
   const auto second = core->rerank(request(key_id, ids_));
   expect_scores(second, ids_);
-  EXPECT_EQ(second.budget_remaining(), 0u);
+  EXPECT_EQ(second.scores_remaining(), 0u);
   EXPECT_EQ(core->rerank(request(key_id, ids_)).error().code(), v1::BUDGET_EXHAUSTED);
   // A new key epoch gets a fresh budget.
   expect_still_serving(*core, upload(*core));

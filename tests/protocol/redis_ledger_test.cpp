@@ -18,6 +18,13 @@
 namespace privsearch::protocol {
 namespace {
 
+// True when the charge went through (recorded, every account had room).
+bool charged(const Result<BudgetCharge>& r) { return r.ok() && r->charged(); }
+// The index of the full account of a refused charge (-1: charged or failed).
+long full_account(const Result<BudgetCharge>& r) {
+  return r.ok() && r->full ? static_cast<long>(*r->full) : -1;
+}
+
 constexpr std::int64_t kFar = std::numeric_limits<std::int64_t>::max() / 2;
 
 class RedisLedgerTest : public ::testing::Test {
@@ -50,18 +57,24 @@ TEST_F(RedisLedgerTest, ChargesCountDownAndAreAllOrNothing) {
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->where(), redis->url());
   const std::vector<BudgetAccount> both = {{"key:aa", 10, kFar}, {"identity:alice:1", 2, kFar}};
-  const auto first = l->charge(both);
+  const auto first = l->charge(both, 1);
   ASSERT_TRUE(first.ok()) << first.status().to_string();
-  EXPECT_EQ(first.value(), (std::vector<std::uint64_t>{9, 1}));
-  EXPECT_EQ(l->charge(both).value(), (std::vector<std::uint64_t>{8, 0}));
-  const auto full = l->charge(both);
-  ASSERT_EQ(full.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_EQ(full.status().message(), "identity:alice:1");
+  EXPECT_EQ(first->remaining, (std::vector<std::uint64_t>{9, 1}));
+  EXPECT_EQ(l->charge(both, 1)->remaining, (std::vector<std::uint64_t>{8, 0}));
+  const auto full = l->charge(both, 1);
+  EXPECT_EQ(full_account(full), 1);  // identity:alice:1
   EXPECT_EQ(l->remaining(both[0]).value(), 8u);  // the refused request charged nothing
   // An account whose expiry has passed is gone: a fresh count.
   const BudgetAccount past{"key:old", 1, 1};
-  EXPECT_TRUE(l->charge(std::span(&past, 1)).ok());
-  EXPECT_TRUE(l->charge(std::span(&past, 1)).ok());
+  EXPECT_TRUE(charged(l->charge(std::span(&past, 1), 1)));
+  EXPECT_TRUE(charged(l->charge(std::span(&past, 1), 1)));
+  // Units: a charge needs room for all of them, atomically in the script.
+  const BudgetAccount scores{"key:scores", 1000, kFar};
+  EXPECT_EQ(l->charge(std::span(&scores, 1), 600)->remaining, std::vector<std::uint64_t>{400});
+  EXPECT_EQ(full_account(l->charge(std::span(&scores, 1), 401)), 0);
+  EXPECT_EQ(l->remaining(scores).value(), 400u);
+  EXPECT_EQ(l->charge(std::span(&scores, 1), 400)->remaining, std::vector<std::uint64_t>{0});
+  EXPECT_EQ(l->charge(std::span(&scores, 1), 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(RedisLedgerTest, TwoReplicasNeverExceedABudgetTogether) {
@@ -75,10 +88,10 @@ TEST_F(RedisLedgerTest, TwoReplicasNeverExceedABudgetTogether) {
     threads.emplace_back([&, t] {
       BudgetLedger& l = t % 2 == 0 ? *a : *b;
       for (int i = 0; i < 1250; ++i) {
-        const auto r = l.charge(std::span(&account, 1));
-        if (r.ok()) {
+        const auto r = l.charge(std::span(&account, 1), 1);
+        if (charged(r)) {
           ++passed;
-        } else if (r.status().code() == StatusCode::kResourceExhausted) {
+        } else if (full_account(r) == 0) {
           ++refused;
         } else {
           ++other;
@@ -96,10 +109,10 @@ TEST_F(RedisLedgerTest, CountsSurviveARedisRestartAndDownMeansClosed) {
   auto l = ledger();
   ASSERT_NE(l, nullptr);
   const BudgetAccount account{"key:bb", 100, kFar};
-  for (int i = 0; i < 7; ++i) ASSERT_TRUE(l->charge(std::span(&account, 1)).ok());
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(charged(l->charge(std::span(&account, 1), 1)));
   redis->stop();  // SIGTERM: Redis writes its append-only file and exits
   // Down: every charge fails closed, none is counted.
-  const auto down = l->charge(std::span(&account, 1));
+  const auto down = l->charge(std::span(&account, 1), 1);
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable) << down.status().to_string();
   EXPECT_EQ(l->remaining(account).status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(open_redis_ledger(redis->url()).status().code(), StatusCode::kUnavailable);
@@ -108,7 +121,7 @@ TEST_F(RedisLedgerTest, CountsSurviveARedisRestartAndDownMeansClosed) {
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   redis = std::move(again).value();
   EXPECT_EQ(l->remaining(account).value(), 93u);
-  EXPECT_EQ(l->charge(std::span(&account, 1)).value(), std::vector<std::uint64_t>{92});
+  EXPECT_EQ(l->charge(std::span(&account, 1), 1)->remaining, std::vector<std::uint64_t>{92});
 }
 
 TEST(RedisAuthTest, PasswordsAndAclUsersAuthenticateAndNeverAppearInErrors) {
@@ -136,7 +149,7 @@ TEST(RedisAuthTest, PasswordsAndAclUsersAuthenticateAndNeverAppearInErrors) {
     if (c.accepted) {
       ASSERT_TRUE(l.ok()) << who << ": " << l.status().to_string();
       const BudgetAccount a{"key:auth-" + who, 5, kFar};
-      EXPECT_EQ((*l)->charge(std::span(&a, 1)).value(), std::vector<std::uint64_t>{4}) << who;
+      EXPECT_EQ((*l)->charge(std::span(&a, 1), 1)->remaining, std::vector<std::uint64_t>{4}) << who;
     } else {
       ASSERT_EQ(l.status().code(), StatusCode::kUnavailable) << who;
       if (c.password != nullptr) {

@@ -124,7 +124,7 @@ TEST_F(SharedStateTest, KeySetsExpireWithTheirEpochEverywhere) {
 
 TEST_F(SharedStateTest, OneBudgetAcrossThreeReplicasAndARedisRestart) {
   ProviderLimits limits;
-  limits.requests_per_key_id = 512;
+  limits.scores_per_key_id = 512;  // K = 1 requests below
   std::vector<std::unique_ptr<ProviderCore>> replicas;
   for (int i = 0; i < 3; ++i) replicas.push_back(replica(limits));
   ASSERT_TRUE(replicas[0] && replicas[1] && replicas[2]);
@@ -134,7 +134,7 @@ TEST_F(SharedStateTest, OneBudgetAcrossThreeReplicasAndARedisRestart) {
   for (int i = 0; i < 500; ++i) {
     const auto resp = replicas[static_cast<std::size_t>(i % 3)]->rerank(request(key_id, one));
     ASSERT_FALSE(resp.has_error()) << i << ": " << resp.error().message();
-    last_remaining = resp.budget_remaining();
+    last_remaining = resp.scores_remaining();
   }
   EXPECT_EQ(last_remaining, 12u);
   // Restart Redis (its append-only file keeps the counts) and every replica.
@@ -159,7 +159,7 @@ TEST_F(SharedStateTest, OneRequestsAccountsShareARedisClusterSlot) {
   // Redis Cluster runs a script only over keys of one slot: the hash tag {...} of every account
   // a request charges must be the same (the identity's, else the key id's).
   ProviderLimits limits;
-  limits.requests_per_identity = 10;
+  limits.scores_per_identity = 10 * ids_.size();
   auto a = replica(limits);
   ASSERT_TRUE(a);
   const Caller alice{"alice", ""};

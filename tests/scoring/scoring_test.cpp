@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
+#include <thread>
 
 #include "scoring/answer.h"
 #include "scoring/build.h"
@@ -67,13 +69,113 @@ TEST(ScoringBuild, BalancedClustersHoldEveryDocumentOnce) {
   ASSERT_TRUE(layout.ok()) << layout.status().message();
   EXPECT_EQ(layout->slot_doc, a->layout.slot_doc);
   EXPECT_EQ(layout->centroids, a->layout.centroids);
-  EXPECT_EQ(layout->matrix_seed, derive_matrix_seed(1));
+  EXPECT_EQ(layout->matrix_seed, derive_matrix_seed(layout->matrix_salt));
+  EXPECT_EQ(layout->matrix_salt, a->layout.matrix_salt);
   auto matrix = parse_matrix(serialize_matrix(a->matrix));
   ASSERT_TRUE(matrix.ok());
   EXPECT_EQ(matrix->data, a->matrix.data);
   auto hint = parse_hint(serialize_hint(a->hint));
   ASSERT_TRUE(hint.ok());
   EXPECT_EQ(hint->values, a->hint.values);
+}
+
+// A small layout's hint would be LWE in too few columns (layout.h, kMinSecretColumns): it is
+// padded with random columns to 2,048, which no score sees; a layout claiming fewer columns, or
+// padding other than exactly that, is refused. The salt of A is random per build.
+TEST(ScoringBuild, SmallLayoutsArePaddedToTheSecureSecretDimension) {
+  const auto x = clustered(700, 16, 7, 3);
+  auto a = build_scoring(x, test_options(), nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const auto& s = a->layout.shape;
+  ASSERT_LT(s.block_columns(), kMinSecretColumns);
+  EXPECT_EQ(s.columns(), kMinSecretColumns);
+  EXPECT_EQ(a->matrix.columns, kMinSecretColumns);
+  // The padding is random 4-bit data (not zeros: zeros would add nothing to the secret).
+  std::size_t nonzero = 0, seen = 0;
+  for (std::size_t r = 0; r < a->matrix.rows; ++r) {
+    for (std::size_t j = s.block_columns(); j < s.columns(); ++j) {
+      const auto v = a->matrix.data[r * a->matrix.stride + j];
+      EXPECT_LT(v, 1u << s.doc_bits);
+      nonzero += v != 0;
+      ++seen;
+    }
+  }
+  EXPECT_GT(nonzero, seen * 9 / 10);
+  // Shapes that break the rule are refused when read.
+  auto thin = a->layout;
+  thin.shape.pad_columns = 0;
+  EXPECT_EQ(parse_layout(serialize_layout(thin)).status().code(), StatusCode::kInvalidArgument);
+  auto fat = a->layout;
+  fat.shape.pad_columns += 64;
+  EXPECT_EQ(parse_layout(serialize_layout(fat)).status().code(), StatusCode::kInvalidArgument);
+  // A second build of the same data has its own salt, so its own A.
+  auto b = build_scoring(x, test_options(), nullptr);
+  ASSERT_TRUE(b.ok());
+  EXPECT_NE(a->layout.matrix_salt, b->layout.matrix_salt);
+  EXPECT_NE(a->layout.matrix_seed, b->layout.matrix_seed);
+  EXPECT_EQ(pad_columns_for(kMinSecretColumns + 5), 0u);
+  EXPECT_EQ(pad_columns_for(672), kMinSecretColumns - 672);
+}
+
+// One scorer, many threads (a Python client shared by threads): each mask is popped once (a
+// mask used for two queries leaks their difference) and every decoded score is exact.
+TEST(PrivateScorer, ConcurrentEncryptionsUseEveryMaskOnce) {
+  const auto x = clustered(600, 16, 6, 21);
+  auto a = build_scoring(x, test_options(), nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  auto scorer = PrivateScorer::create(&a->layout, &a->hint, true);
+  ASSERT_TRUE(scorer.ok());
+  Prng setup = Prng::from_seed(Seed{3});
+  constexpr std::size_t kThreads = 6, kEach = 8, kM = 2;
+  ASSERT_TRUE(scorer->prepare(kThreads * kEach * kM / 2, setup).ok());  // half prepared
+  std::vector<std::vector<PendingScore>> pending(kThreads);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Prng own = Prng::create();
+      for (std::size_t i = 0; i < kEach; ++i) {
+        const std::vector<std::uint32_t> clusters{static_cast<std::uint32_t>(i % 2),
+                                                  static_cast<std::uint32_t>(2 + t % 3)};
+        std::vector<float> z(x.row(t * kEach + i), x.row(t * kEach + i) + x.cols);
+        auto p = scorer->encrypt(z, clusters, own);
+        if (p.ok()) pending[t].push_back(std::move(p).value());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::vector<std::uint32_t>> secrets;
+  std::size_t masks = 0;
+  for (const auto& per_thread : pending) {
+    ASSERT_EQ(per_thread.size(), kEach);
+    for (const auto& p : per_thread) {
+      for (const auto& m : p.masks) {
+        const auto v = m.secret().values_mod_2_32();
+        secrets.emplace(v.begin(), v.end());
+        ++masks;
+      }
+    }
+  }
+  EXPECT_EQ(masks, kThreads * kEach * kM);
+  EXPECT_EQ(secrets.size(), masks);  // every mask (its secret) used once
+  // And every score decodes exactly.
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    for (std::size_t i = 0; i < kEach; ++i) {
+      auto& p = pending[t][i];
+      const auto clusters = p.clusters;
+      const auto answers = answer_private_queries(a->matrix, p.queries, clusters.size());
+      auto got = scorer->decode(std::move(p), answers);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      std::vector<float> z(x.row(t * kEach + i), x.row(t * kEach + i) + x.cols);
+      const auto u = quantize_query(a->layout, z);
+      std::map<std::uint32_t, std::int64_t> want;
+      for (std::uint32_t c : clusters) {
+        for (const auto& d : plaintext_cluster_scores(a->layout, a->matrix, u, c)) {
+          want[d.doc] = d.score;
+        }
+      }
+      for (const auto& d : *got) EXPECT_EQ(d.score, want.at(d.doc)) << "doc " << d.doc;
+    }
+  }
 }
 
 // Encrypted scores of every cluster equal the plaintext integer scores, m = 1 and m = 3; the
@@ -315,7 +417,6 @@ TEST(ScoringBuild, RefusesUndecodableOrBadParameters) {
 TEST(ScoringFormats, RefuseDamagedFiles) {
   auto a = build_scoring(clustered(250, 16, 2, 8), test_options(), nullptr);
   ASSERT_TRUE(a.ok());
-  ASSERT_GT(a->matrix.stride, a->matrix.columns);  // 5 clusters x 16: padded rows
   const auto layout = serialize_layout(a->layout);
   const auto matrix = serialize_matrix(a->matrix);
   const auto hint = serialize_hint(a->hint);
@@ -362,8 +463,15 @@ TEST(ScoringFormats, RefuseDamagedFiles) {
   auto answer_width = a->matrix;
   answer_width.answer_bits = 40;
   EXPECT_FALSE(parse_matrix(serialize_matrix(answer_width)).ok());
-  auto padded = a->matrix;
-  padded.data[padded.columns] = 1;  // padding of row 0
+  // The stride padding of a row (columns not a multiple of 64) must be zero.
+  ScoringMatrix padded;
+  padded.rows = 2;
+  padded.columns = 100;
+  padded.stride = 128;
+  padded.data.assign(2 * 128, 3);
+  for (std::size_t r = 0; r < 2; ++r) std::fill_n(padded.data.begin() + r * 128 + 100, 28, 0);
+  EXPECT_TRUE(parse_matrix(serialize_matrix(padded)).ok());
+  padded.data[padded.columns] = 1;  // stride padding of row 0
   EXPECT_FALSE(parse_matrix(serialize_matrix(padded)).ok());
 }
 

@@ -44,7 +44,7 @@ class ProviderIdentityTest : public ::testing::Test {
                                                  std::vector<std::string> extra = {}) {
     tools::ProviderLaunch launch(o.out, c.dir / work,
                                  {"--threads", "2", "--auth-tokens", (c.dir / "tokens").string(),
-                                  "--requests-per-identity", "3", "--key-uploads-per-minute",
+                                  "--scores-per-identity", "12", "--key-uploads-per-minute",
                                   "0", "--pir-test-params"});
     launch.extra_args.insert(launch.extra_args.end(), extra.begin(), extra.end());
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
@@ -91,7 +91,7 @@ TEST_F(ProviderIdentityTest, TokensBudgetsAndRestartsHold) {
   const auto info = *cl->server_info();
   EXPECT_TRUE(info.auth_required());
   EXPECT_EQ(info.instance_id().size(), 32u);
-  EXPECT_EQ(info.limits().requests_per_identity(), 3u);
+  EXPECT_EQ(info.limits().scores_per_identity(), 12u);  // three requests of K = 4
   // Enforced limits are reported: half of the 2 worker threads per client, the transport's.
   EXPECT_EQ(info.limits().max_concurrent_per_client(), 1u);
   EXPECT_EQ(info.limits().transport_memory_bytes(), std::uint64_t{256} << 20);

@@ -162,7 +162,7 @@ Result<ExtractionResult> run_extraction_audit(
     PRIVSEARCH_ASSIGN_OR_RETURN(
         const auto provider,
         SpawnedProvider::start(
-            {index_dir, o.work_dir, {"--no-pir", "--requests-per-key", "1000000000000"}}));
+            {index_dir, o.work_dir, {"--no-pir", "--scores-per-key", "1000000000000"}}));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
     PRIVSEARCH_ASSIGN_OR_RETURN(rec, recover_rows(*sc, targets, d, so));
   }
@@ -186,7 +186,7 @@ Result<ExtractionResult> run_extraction_audit(
     // The rate limit's bound: uploads a minute x requests per key id, in rows of d' queries.
     out.rows_per_minute_bound_anonymous =
         info->limits().key_uploads_per_minute() *
-        static_cast<double>(info->limits().requests_per_key_id()) / static_cast<double>(d);
+        static_cast<double>(info->limits().scores_per_key_id()) / static_cast<double>(d);
   }
   say("extraction with key rotation, anonymous (default limits)");
   PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_anonymous,
@@ -200,7 +200,7 @@ Result<ExtractionResult> run_extraction_audit(
         const auto guarded,
         SpawnedProvider::start({index_dir, o.work_dir / "identity",
                                 {"--no-pir", "--auth-tokens", tokens.string(),
-                                 "--requests-per-identity", "512"}}));
+                                 "--scores-per-identity", "512"}}));
     auto co = guarded->connect_options();
     co.bearer_token = token;
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));

@@ -9,6 +9,8 @@
 // reloads a rebuilt index; SIGTERM or SIGINT stop it after in-flight requests finish (up to 5 s).
 #include <fmt/format.h>
 #include <malloc.h>
+
+#include <cerrno>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
@@ -90,12 +92,20 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
                  "matrix loaded (default 2); a retired version gets ARTIFACT_STALE naming the "
                  "newest")
       ->check(CLI::Range(1, 8));
-  app.add_option("--requests-per-key", l.requests_per_key_id,
-                 "Request budget of one key id (score-oracle guard)")
+  app.add_option("--scores-per-key", l.scores_per_key_id,
+                 "Score budget of one key epoch: exact scores it may get, K per rerank "
+                 "(score-oracle guard; default 51200 = 512 searches of K = 100)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  app.add_option("--requests-per-identity", l.requests_per_identity,
-                 "Request budget of one authenticated identity per window, across all its key "
+  app.add_option("--scores-per-identity", l.scores_per_identity,
+                 "Score budget of one authenticated identity per window, across all its key "
                  "epochs (default 0: none; needs --auth-tokens)");
+  app.add_option("--private-queries-per-window", l.private_queries_per_window,
+                 "Access-private cluster queries per caller (identity, else address) per "
+                 "--private-query-window-s (default 4096: 512 searches at m = 8; 0: unmetered)");
+  app.add_option("--private-query-window-s", l.private_query_window_s,
+                 "Window of the access-private query budget in seconds (default 3600; 0: "
+                 "never refills)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   app.add_option("--identity-window-s", l.identity_budget_window_s,
                  "Window of the identity budget in seconds (default 86400; 0: never refills)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
@@ -220,6 +230,9 @@ int main(int argc, char** argv) {
   // per request 15.4 ms -> 8.0 ms median).
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  // Few arenas: gRPC's many threads each got one (8 per core), and memory freed in one arena
+  // after an attack could not serve another thread's next request (RSS ratcheted up).
+  mallopt(M_ARENA_MAX, 4);
   CLI::App app{
       "privsearch-provider: serves encrypted reranking of a privsearch index over gRPC + TLS. "
       "It holds no secret key: clients upload evaluation keys and send encrypted queries; the "
@@ -253,7 +266,15 @@ int main(int argc, char** argv) {
   if (auto st = (*provider)->start(); !st.ok()) return fail(st);
   int sig = 0;
   for (;;) {
-    sigwait(&signals, &sig);
+    // The thresholds above keep freed buffers between requests; every 10 s without a signal
+    // the free memory goes back to the kernel, so RSS returns after a burst or an attack
+    // (issue: memory bounded and given back) at the cost of one page fault per page afterwards.
+    const timespec every{10, 0};
+    sig = sigtimedwait(&signals, nullptr, &every);
+    if (sig < 0) {
+      if (errno == EAGAIN) malloc_trim(0);
+      continue;
+    }
     if (sig != SIGHUP) break;
     if (auto st = (*provider)->reload(); !st.ok()) {
       privsearch::provider::log("reload failed, still serving the previous index: " +

@@ -59,7 +59,7 @@ class AbuseRun {
         r->provider_,
         SpawnedProvider::start({o.index, work,
                                 {"--auth-tokens", (work / "tokens").string(), "--max-candidates",
-                                 "1024", "--requests-per-key", "1000000000"}}));
+                                 "1024", "--scores-per-key", "1000000000"}}));
     PRIVSEARCH_ASSIGN_OR_RETURN(r->manifest_, index::load_manifest(o.index, false));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, r->connect(r->alice_));
     PRIVSEARCH_ASSIGN_OR_RETURN(r->search_, client::SearchClient::open(o.index, std::move(transport)));

@@ -146,7 +146,7 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   std::filesystem::create_directories(work);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto certificate, write_shared_certificate(work));
   const std::vector<std::string> common = {"--threads",  std::to_string(o.threads_per_replica),
-                                           "--no-pir",   "--requests-per-key",
+                                           "--no-pir",   "--scores-per-key",
                                            "1000000000", "--max-concurrent",
                                            "256",        "--key-uploads-per-minute",
                                            "0",          "--max-concurrent-per-client",
@@ -214,7 +214,7 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   const auto charge = time_runs(50, 1000, [&] {
     const protocol::BudgetAccount a{fmt::format("bench:{}", account++ % 64), 1u << 30,
                                     protocol::unix_now_s() + 600};
-    const auto r = ledger->charge(std::span(&a, 1));
+    const auto r = ledger->charge(std::span(&a, 1), 1);
     if (!r.ok()) charge_status = r.status();
   });
   PRIVSEARCH_RETURN_IF_ERROR(charge_status);

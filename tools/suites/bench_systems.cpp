@@ -244,7 +244,7 @@ Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto provider, SpawnedProvider::start({o.index,
                                                    o.index.parent_path() / "bench-systems",
-                                                   {"--no-pir", "--requests-per-key", "1000000000",
+                                                   {"--no-pir", "--scores-per-key", "1000000000",
                                                     "--max-concurrent", "256",
                                                     "--key-uploads-per-minute", "0",
                                                     "--max-concurrent-per-client", "0"}}));

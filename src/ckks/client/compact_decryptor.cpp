@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/secure_buffer.h"
+
 namespace privsearch::ckks {
 
 Result<std::vector<double>> CompactDecryptor::decrypt_coefficients(
@@ -24,10 +26,11 @@ Result<std::vector<double>> CompactDecryptor::decrypt_coefficients(
   const bool one_prime = single < params_.key_moduli().size();
   const ring::Modulus& q0 = params_.key_moduli()[one_prime ? single : 0];
   const std::size_t idx[2] = {one_prime ? single : 0, params_.num_q()};
-  std::vector<std::uint64_t> res[2];
+  // c1 * s is secret-dependent: held in wiped buffers (docs/SECURITY.md, zeroization).
+  SecureVector<std::uint64_t> res[2];
   for (int r = 0; r < (one_prime ? 1 : 2); ++r) {
     const ring::Modulus& m = params_.key_moduli()[idx[r]];
-    res[r].resize(n);
+    res[r].assign_zero(n);
     for (std::size_t t = 0; t < n; ++t) res[r][t] = m.reduce(ct.c1()[t]);
     params_.ntt(idx[r]).forward(res[r].data());
     const std::uint64_t* s = sk.row(idx[r]);
@@ -83,9 +86,12 @@ Result<std::vector<double>> CompactDecryptor::decrypt_decode(const SecretKey& sk
                                                              const Encoder& encoder,
                                                              const CompactCiphertext& ct) const {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto coeffs, decrypt_coefficients(sk, ct));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto slots, encoder.decode_coefficients(coeffs, ct.scale()));
-  std::vector<double> out(slots.size());
-  for (std::size_t j = 0; j < slots.size(); ++j) out[j] = slots[j].real();
+  auto slots = encoder.decode_coefficients(coeffs, ct.scale());
+  secure_zero(coeffs.data(), coeffs.size() * sizeof(double));  // the decrypted message
+  PRIVSEARCH_RETURN_IF_ERROR(slots.status());
+  std::vector<double> out(slots->size());
+  for (std::size_t j = 0; j < slots->size(); ++j) out[j] = (*slots)[j].real();
+  secure_zero(slots->data(), slots->size() * sizeof((*slots)[0]));
   return out;
 }
 

@@ -41,6 +41,7 @@ std::vector<std::uint8_t> ZipPirClient::setup_message() const {
 
 
 Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
+  const auto owner = owner_.hold();
   if (offsets_.count(index) != 0) return Status();
   auto t0 = Clock::now();
   const std::size_t n = info_.params.lwe.n;
@@ -62,6 +63,7 @@ Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
 }
 
 Status ZipPirClient::skip_to_query_index(std::uint64_t index) {
+  const auto owner = owner_.hold();
   if (index < next_index_) {
     return failed_precondition_error("ZipPIR: query index " + std::to_string(index) +
                                      " was already used (next is " +
@@ -75,6 +77,7 @@ Status ZipPirClient::skip_to_query_index(std::uint64_t index) {
 }
 
 Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
+  const auto owner = owner_.hold();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto hint,
                               parse_hint(message, keys_->public_key, info_.params_id(),
                                          info_.params.packed_rows(info_.shape)));
@@ -85,6 +88,7 @@ Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
 Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& prng,
                                                       std::optional<ZipPirPendingQuery>& pending,
                                                       unsigned threads) {
+  const auto owner = owner_.hold();
   const DatabaseShape& shape = info_.shape;
   if (record >= shape.records) {
     return out_of_range_error("ZipPIR `record` = " + std::to_string(record) + " >= " +
@@ -173,18 +177,29 @@ Result<ZipPirClient::RecordRows> ZipPirClient::decrypt_record_rows(
   rows.i0 = first_row / slots;
   rows.t_only = mode == kModeTOnly;
   const std::size_t i0 = rows.i0, i1 = (last_row - 1) / slots;
-  // Read and validate the packed rows that hold the record, then decrypt them in parallel.
+  // Validate every packed row, then decrypt only those that hold the record. Checking only the
+  // record's rows would be a selective-failure channel: a provider that damages row j and sees
+  // whether the client complains learns whether the record lies in row j. Every row gets the
+  // same check and the same error, whichever row is bad.
   std::vector<mpz_class> items(i1 - i0 + 1);
   std::vector<std::uint8_t> item_bytes(item);
+  bool all_valid = true;
   for (std::size_t i = 0; i < packed; ++i) {
     PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(item_bytes));
-    if (i < i0 || i > i1) continue;
+    mpz_class value;
     if (mode == kModeCombined) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(items[i - i0], pk.ciphertext_from_bytes(item_bytes));
+      auto c = pk.ciphertext_from_bytes(item_bytes);
+      all_valid = all_valid && c.ok();
+      if (c.ok()) value = std::move(c).value();
     } else {
-      items[i - i0] = read_fixed(item_bytes);
-      if (items[i - i0] >= pk.n()) return data_loss_error("ZipPIR response: `t` is not below N");
+      value = read_fixed(item_bytes);
+      all_valid = all_valid && value < pk.n();
     }
+    if (i >= i0 && i <= i1) items[i - i0] = std::move(value);
+  }
+  if (!all_valid) {
+    return data_loss_error("ZipPIR response: a packed row is not a valid ciphertext for this "
+                           "client's key");
   }
   rows.plain.resize(items.size());
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(items.size())));
@@ -262,6 +277,7 @@ class ZipPirRecordDecoder {
 Result<std::vector<std::uint8_t>> ZipPirClient::extract(const ZipPirPendingQuery& pending,
                                                         std::span<const std::uint8_t> response,
                                                         unsigned threads) {
+  const auto owner = owner_.hold();
   auto t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto rows, decrypt_record_rows(pending, response, threads));
   auto out = ZipPirRecordDecoder(info_, pending).decode(rows.i0, rows.plain);

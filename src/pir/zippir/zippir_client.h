@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "core/owner_lock.h"
 #include "pir/paillier/paillier_private.h"
 #include "pir/zippir/zippir_common.h"
 
@@ -89,6 +90,9 @@ class ZipPirClient {
   std::uint64_t next_index_ = 0;
   std::map<std::uint64_t, std::vector<mpz_class>> offsets_;  // index -> r (secret)
   std::map<std::uint64_t, std::vector<mpz_class>> hints_;    // client-storage variant
+  // Held by every method that reads or consumes the offsets or the query index: two
+  // concurrent queries never share an index and its one-time offsets (core/owner_lock.h).
+  OwnerLock owner_;
   ZipPirClientTimings timings_;
 };
 

@@ -143,6 +143,14 @@ Result<ZipPirPublicInfo> ZipPirPublicInfo::deserialize(std::span<const std::uint
   info.params.hint_bits = hbits;
   info.params.allow_insecure = allow_insecure;
   PRIVSEARCH_RETURN_IF_ERROR(info.params.validate());
+  // The client's own floor: a 2048-bit modulus is ~112-bit security (NIST SP 800-57), below the
+  // 128 bits of every other parameter, so a provider cannot talk a client down to it.
+  constexpr int kClientMinPaillierBits = 3072;
+  if (info.params.paillier_bits < kClientMinPaillierBits && !allow_insecure) {
+    return invalid_argument_error("ZipPIR info: a " + std::to_string(info.params.paillier_bits) +
+                                  "-bit Paillier modulus is below the client's 3072-bit floor "
+                                  "(128-bit security)");
+  }
   if (records == 0 || record_bytes == 0 || per_column == 0 || record_bytes > kMaxRecordBytes ||
       per_column > records || records > kMaxDatabaseBytes) {
     return data_loss_error("ZipPIR info: invalid database shape");

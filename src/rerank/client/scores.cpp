@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/secure_buffer.h"
 #include "ckks/client/compact_decryptor.h"
 #include "ckks/client/decryptor.h"
 #include "ckks/client/encryptor.h"
@@ -71,6 +72,13 @@ Status check_count(const KernelLayout& layout, std::size_t count) {
 }
 }  // namespace
 
+namespace {
+// Every decoded slot (scores and the zeros around them), wiped once the scores are gathered.
+void wipe_all(std::vector<std::vector<double>>& decoded) {
+  for (auto& v : decoded) secure_zero(v.data(), v.size() * sizeof(double));
+}
+}  // namespace
+
 Result<std::vector<double>> decrypt_scores(const KernelLayout& layout, const ckks::Params& params,
                                            const ckks::SecretKey& sk,
                                            std::span<const ckks::Ciphertext> outputs) {
@@ -79,11 +87,16 @@ Result<std::vector<double>> decrypt_scores(const KernelLayout& layout, const ckk
   const ckks::Decryptor decryptor(params);
   std::vector<std::vector<double>> decoded;
   for (const auto& ct : outputs) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pt, decryptor.decrypt(sk, ct));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto values, encoder->decode(pt));
-    decoded.push_back(std::move(values));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto pt, decryptor.decrypt(sk, ct));
+    auto values = encoder->decode(pt);
+    const auto poly = pt.mutable_poly().data();  // the decrypted message: wiped
+    secure_zero(poly.data(), poly.size_bytes());
+    PRIVSEARCH_RETURN_IF_ERROR(values.status());
+    decoded.push_back(std::move(values).value());
   }
-  return gather(layout, decoded);
+  auto scores = gather(layout, decoded);
+  wipe_all(decoded);
+  return scores;
 }
 
 Result<std::vector<double>> decrypt_compact_scores(
@@ -97,7 +110,9 @@ Result<std::vector<double>> decrypt_compact_scores(
     PRIVSEARCH_ASSIGN_OR_RETURN(auto values, decryptor.decrypt_decode(sk, *encoder, ct));
     decoded.push_back(std::move(values));
   }
-  return gather(layout, decoded);
+  auto scores = gather(layout, decoded);
+  wipe_all(decoded);
+  return scores;
 }
 
 }  // namespace privsearch::rerank

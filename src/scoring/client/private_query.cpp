@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/secure_buffer.h"
+
 namespace privsearch::scoring {
 namespace {
 constexpr std::size_t kRankOrderClusters = 2;  // choose_clusters: see the measurements there
@@ -174,6 +176,7 @@ Result<PrivateScorer> PrivateScorer::create(const ScoringLayout* layout, const S
 }
 
 Status PrivateScorer::prepare(std::size_t count, Prng& prng) {
+  const auto owner = owner_.hold();
   if (count == 0) return Status::ok_status();
   const auto& s = layout_->shape;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto masks, pir::Lwe64Mask::create_batch(
@@ -185,6 +188,7 @@ Status PrivateScorer::prepare(std::size_t count, Prng& prng) {
 
 Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
                                             std::span<const std::uint32_t> clusters, Prng& prng) {
+  const auto owner = owner_.hold();
   const auto& s = layout_->shape;
   if (clusters.empty()) return invalid_argument_error("private scoring needs at least one cluster");
   for (std::uint32_t c : clusters) {
@@ -195,7 +199,12 @@ Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
   if (pool_.size() < clusters.size()) {
     PRIVSEARCH_RETURN_IF_ERROR(prepare(clusters.size() - pool_.size(), prng));
   }
-  const auto u = quantize_query(*layout_, query);
+  auto u = quantize_query(*layout_, query);
+  // The quantized query is the secret itself: wiped on every way out of this function.
+  struct WipeOnExit {
+    std::vector<std::int32_t>& v;
+    ~WipeOnExit() { secure_zero(v.data(), v.size() * sizeof(std::int32_t)); }
+  } wipe_query{u};
   const std::int64_t sum_u = std::accumulate(u.begin(), u.end(), std::int64_t{0});
   PendingScore pending;
   pending.queries.reserve(clusters.size() * s.stride());

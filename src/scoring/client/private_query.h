@@ -15,7 +15,8 @@
 // Scores: the provider's matrix holds M' = M + 2^(bd-1); decoding gives M' u mod p, and
 // M u = M' u - 2^(bd-1) sum(u) (mod p), lifted to (-p/2, p/2): exact (layout.h bounds |M u|).
 // Masks (A s + e, the query-independent part) can be prepared ahead of the query.
-// Thread safety: one PrivateScorer per thread (it holds the mask pool).
+// Thread safety: prepare() and encrypt() hold the scorer's OwnerLock (core/owner_lock.h), so
+// concurrent callers never pop one mask twice; decode() reads only the pending query's masks.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "core/csprng.h"
+#include "core/owner_lock.h"
 #include "core/status.h"
 #include "pir/lwe/lwe64.h"
 #include "scoring/layout.h"
@@ -113,7 +115,8 @@ class PrivateScorer {
   const ScoringHint* hint_ = nullptr;
   pir::Lwe64Params params_;
   std::vector<std::array<std::uint32_t, 2>> clusters_of_;
-  std::vector<pir::Lwe64Mask> pool_;
+  std::vector<pir::Lwe64Mask> pool_;  // each mask is popped once, under owner_
+  OwnerLock owner_;
 };
 
 }  // namespace privsearch::scoring
