@@ -17,6 +17,7 @@
 
 #include "core/bytes.h"
 #include "core/csprng.h"
+#include "protocol/pir_owners.h"
 #include "protocol/privsearch.grpc.pb.h"
 
 namespace privsearch::server {
@@ -182,6 +183,7 @@ class Service final : public v1::Provider::Service {
       *out->mutable_error() = unavailable(request->database());
     } else {
       *out = pir->setup(*request, caller.rate_key());
+      if (!out->has_error()) owners_.bind(request->database(), out->client_id(), caller.identity);
     }
     log("PirSetup", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);
@@ -196,6 +198,8 @@ class Service final : public v1::Provider::Service {
       *out->mutable_error() = *e;
     } else if (pir == nullptr) {
       *out->mutable_error() = unavailable(request->database());
+    } else if (!owners_.allowed(request->database(), request->client_id(), caller.identity)) {
+      *out->mutable_error() = not_this_callers_client();
     } else {
       *out = pir->status(*request);
     }
@@ -217,6 +221,9 @@ class Service final : public v1::Provider::Service {
       *out->mutable_error() = *e;
     } else if (pir == nullptr) {
       *out->mutable_error() = unavailable(request->database());
+    } else if (!owners_.allowed_query(request->database(), byte_view(request->query()),
+                                      caller.identity)) {
+      *out->mutable_error() = not_this_callers_client();
     } else {
       const Workers::Slot worker(workers_);
       *out = pir->query(*request);
@@ -421,6 +428,10 @@ class Service final : public v1::Provider::Service {
                                 "this provider serves no private payload fetch (no payload store "
                                 "or started with --no-pir)");
   }
+  // Another identity's registration answers as an unknown one (protocol/pir_owners.h).
+  static v1::Error not_this_callers_client() {
+    return protocol::make_error(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
+  }
   std::string overloaded_message() const {
     return "more than " + std::to_string(max_in_flight_) + " concurrent requests; retry later";
   }
@@ -462,6 +473,7 @@ class Service final : public v1::Provider::Service {
 
   PerClientSlots per_client_;
   Workers workers_;
+  protocol::PirOwners owners_;  // PIR registrations bound to the identity that made them
   static constexpr std::size_t kServedHistory = 256;  // version ids remembered as "retired"
   const unsigned keep_versions_;
   mutable std::mutex core_mu_;

@@ -174,4 +174,13 @@ Status check_message_framing(std::span<const std::uint8_t> message, ZipPirMessag
   return detail::check_params_id(r, params_id, what);
 }
 
+Result<std::uint64_t> query_client_id(std::span<const std::uint8_t> query) {
+  ByteReader r(query);
+  PRIVSEARCH_RETURN_IF_ERROR(detail::read_header(r, detail::kQueryMagic, "ZipPIR query"));
+  std::uint64_t params_id = 0, client = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(params_id));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(client));
+  return client;
+}
+
 }  // namespace privsearch::pir

@@ -63,6 +63,10 @@ enum class ZipPirMessageKind { kSetup, kQuery };
 Status check_message_framing(std::span<const std::uint8_t> message, ZipPirMessageKind kind,
                              std::uint64_t params_id);
 
+// The client id a query names (after its framing and params id), without reading further:
+// kDataLoss when the message is too short or not a query.
+Result<std::uint64_t> query_client_id(std::span<const std::uint8_t> query);
+
 namespace detail {
 // Message framing shared by server and client: 4-byte magic, version byte, then fields.
 inline constexpr std::uint8_t kZipPirVersion = 1;
