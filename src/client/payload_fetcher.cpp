@@ -67,6 +67,7 @@ Status PayloadFetcher::setup() {
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir_->info, pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), options_.allow_insecure));
+  PRIVSEARCH_RETURN_IF_ERROR(check_shape(pir_->info->shape));
   db_bytes_ = info.pir_db_bytes();
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*pir_->info, prng_));
   pir_->client.emplace(std::move(c));
@@ -80,6 +81,22 @@ Status PayloadFetcher::setup() {
   if (resp.has_error()) return from_error(resp.error());
   client_id_ = resp.client_id();
   ++setups_;
+  return Status();
+}
+
+Status PayloadFetcher::check_shape(const pir::DatabaseShape& shape) const {
+  if (options_.database == v1::PIR_DATABASE_PAYLOADS && shape.record_bytes < 4) {
+    return data_loss_error("the provider's PIR records of " + std::to_string(shape.record_bytes) +
+                           " bytes cannot hold a payload (4-byte length)");
+  }
+  const auto& want = options_.expected_shape;
+  if (want && (shape.records != want->records || shape.record_bytes != want->record_bytes)) {
+    return failed_precondition_error(
+        "the provider's PIR database holds " + std::to_string(shape.records) + " records of " +
+        std::to_string(shape.record_bytes) + " bytes; the signed index has " +
+        std::to_string(want->records) + " of " + std::to_string(want->record_bytes) +
+        ": refusing a database of another shape");
+  }
   return Status();
 }
 

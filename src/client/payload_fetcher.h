@@ -22,6 +22,11 @@
 #include "core/status.h"
 #include "core/csprng.h"
 #include "core/owner_lock.h"
+#include "index/payload_store.h"
+
+namespace privsearch::pir {
+struct DatabaseShape;
+}  // namespace privsearch::pir
 
 namespace privsearch::client {
 
@@ -32,6 +37,9 @@ struct FetchOptions {
   // The database fetched from: the payloads, or the IVF lists (client/ivf_lists.h's private
   // mode; fetch_record only).
   v1::PirDatabase database = v1::PIR_DATABASE_PAYLOADS;
+  // The shape the signed index implies (index::payload_shape; SearchClient::payload_shape):
+  // a provider whose PIR database has other records or record sizes is refused at setup.
+  std::optional<index::PayloadShape> expected_shape;
 };
 
 struct FetchTiming {
@@ -74,6 +82,8 @@ class PayloadFetcher {
   PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options);
   Status setup();
   Status wait_for_ready_index(std::uint64_t& index);
+  // The PirInfo shape against the signed index's (FetchOptions::expected_shape).
+  Status check_shape(const pir::DatabaseShape& shape) const;
 
   ProviderClient& transport_;
   std::string version_;

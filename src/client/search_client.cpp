@@ -638,6 +638,9 @@ Result<std::vector<double>> SearchClient::score_candidates(std::span<const doubl
 bool SearchClient::uses_ivf() const { return impl_->ivf != nullptr; }
 
 ProviderClient& SearchClient::transport() { return *impl_->transport; }
+Result<index::PayloadShape> SearchClient::payload_shape() const {
+  return index::payload_shape(impl_->manifest);
+}
 const std::string& SearchClient::artifact_version() const { return impl_->manifest.version_id; }
 
 }  // namespace privsearch::client

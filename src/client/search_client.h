@@ -21,6 +21,7 @@
 #include "client/provider_client.h"
 #include "client/trusted_index.h"
 #include "core/status.h"
+#include "index/payload_store.h"
 #include "scoring/layout.h"
 
 namespace privsearch::client {
@@ -154,6 +155,9 @@ class SearchClient {
 
   // The provider connection and the index's artifact version (for the payload fetch).
   ProviderClient& transport();
+  // The payload PIR database shape the signed manifest implies (FetchOptions::expected_shape);
+  // kNotFound for an index without payloads.
+  Result<index::PayloadShape> payload_shape() const;
   const std::string& artifact_version() const;
 
   struct Impl;

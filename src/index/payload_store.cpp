@@ -89,6 +89,27 @@ Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
   return s;
 }
 
+Result<PayloadShape> payload_shape(const Manifest& manifest) {
+  std::uint64_t body = 0;
+  std::uint32_t files = 0;
+  for (std::uint32_t g = 0; g <= index_generations(manifest); ++g) {
+    const ArtifactEntry* e = manifest.find(generation_artifact("payloads", g));
+    if (e == nullptr) continue;
+    if (e->bytes < kHeaderBytes) {
+      return data_loss_error(fmt::format("payload file {} of {} bytes has no header", e->file,
+                                         e->bytes));
+    }
+    body += e->bytes - kHeaderBytes;
+    ++files;
+  }
+  if (files == 0) return not_found_error("the manifest lists no payloads");
+  if (manifest.documents == 0 || body % manifest.documents != 0) {
+    return data_loss_error(fmt::format("payload files of {} record bytes do not hold {} documents "
+                                       "in records of one size", body, manifest.documents));
+  }
+  return PayloadShape{manifest.documents, body / manifest.documents};
+}
+
 Result<std::string> PayloadStore::decode_record(const std::uint8_t* record, std::size_t record_bytes) {
   // The record size comes from the PIR database's public info (a provider's word): below the
   // 4-byte length it holds nothing, and record_bytes - 4 would wrap.

@@ -16,10 +16,22 @@
 
 #include "core/status.h"
 #include "index/beir.h"
+#include "index/manifest.h"
 
 namespace privsearch::index {
 
 inline constexpr std::string_view kTruncatedMarker = " [...]";
+
+// The PIR database shape the signed manifest implies for the payloads: every generation's
+// payload file is a 64-byte header and documents x record_bytes, so record_bytes is the files'
+// record bytes over the manifest's documents (each listed file's size is hashed and signed).
+// A client checks the provider's PirInfo against it (client/payload_fetcher.h), so a provider
+// cannot serve a database of another shape (other records or record sizes). kNotFound when the
+// manifest lists no payloads; kDataLoss when the sizes do not divide.
+struct PayloadShape {
+  std::uint64_t records = 0, record_bytes = 0;
+};
+Result<PayloadShape> payload_shape(const Manifest& manifest);
 
 class PayloadStore {
  public:

@@ -97,6 +97,43 @@ TEST_F(PayloadFetchTest, FetchedPayloadsEqualStoredDocuments) {
   }
 }
 
+// The PIR database's shape is bound to the signed manifest: the shape the manifest implies is the
+// provider's, and a provider serving another shape (here: the client expects other records or
+// record sizes) is refused at setup, before any query.
+TEST_F(PayloadFetchTest, PirShapeIsBoundToTheSignedManifest) {
+  start(manifest.version_id);
+  const auto shape = index::payload_shape(manifest);
+  ASSERT_TRUE(shape.ok()) << shape.status().to_string();
+  EXPECT_EQ(shape->records, payloads->records());
+  EXPECT_EQ(shape->record_bytes, payloads->record_bytes());
+  auto t = transport();
+  auto fo = options();
+  fo.expected_shape = *shape;
+  auto fetcher = PayloadFetcher::create(*t, manifest.version_id, fo);
+  ASSERT_TRUE(fetcher.ok()) << fetcher.status().to_string();
+  EXPECT_EQ(*(*fetcher)->fetch(3), *payloads->text(3));
+  for (const auto& other : {index::PayloadShape{shape->records + 1, shape->record_bytes},
+                            index::PayloadShape{shape->records, shape->record_bytes * 2}}) {
+    fo.expected_shape = other;
+    const auto refused = PayloadFetcher::create(*t, manifest.version_id, fo);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("another shape"), std::string::npos);
+  }
+  // A manifest whose payload sizes do not divide into its documents is not trusted either.
+  auto odd = manifest;
+  for (auto& e : odd.artifacts) {
+    if (e.name == "payloads") e.bytes += 1;
+  }
+  EXPECT_EQ(index::payload_shape(odd).status().code(), StatusCode::kDataLoss);
+  auto none = manifest;
+  std::erase_if(none.artifacts, [](const auto& e) { return e.name == "payloads"; });
+  EXPECT_EQ(index::payload_shape(none).status().code(), StatusCode::kNotFound);
+  // A payload record below its 4-byte length decodes to a typed error, never a wrapped size.
+  const std::uint8_t tiny[3] = {1, 0, 0};
+  EXPECT_EQ(index::PayloadStore::decode_record(tiny, 3).status().code(), StatusCode::kDataLoss);
+}
+
 TEST_F(PayloadFetchTest, RebuiltDatabaseInvalidatesHintsAndANewFetcherRecovers) {
   start(manifest.version_id);
   auto t = transport();

@@ -308,6 +308,7 @@ int run(const Args& a) {
     // Key setup and the first offsets start now, off the critical path of the search.
     client::FetchOptions fo;
     fo.allow_insecure = a.pir_test_params;
+    if (auto shape = (*sc)->payload_shape(); shape.ok()) fo.expected_shape = *shape;
     if (!a.json) fmt::print(stderr, "setting up private payload fetch (Paillier keys)...\n");
     auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
     if (!f.ok()) return failed(f.status());

@@ -74,16 +74,23 @@ std::vector<RowRecovery> score_recovery(const index::ExactStore& store,
   return per;
 }
 
-// The default budget, one key epoch: basis queries against one target until refused.
-Status against_default_budget(client::SearchClient& sc, std::uint32_t target, std::size_t d,
-                              const client::SearchOptions& so, ExtractionResult& out) {
+// The default budget, one key epoch, attacked at K = max: basis queries naming `k` candidates
+// (the target and the next k - 1 documents) until refused; each answered request gives one
+// coordinate of k rows, so the epoch's yield is answered x k exact scores.
+Status against_default_budget(client::SearchClient& sc, std::uint32_t target, std::size_t k,
+                              std::size_t n, std::size_t d, const client::SearchOptions& so,
+                              ExtractionResult& out) {
   std::size_t answered = 0;
   bool refused = false;
   std::string refusal;
+  std::vector<std::uint32_t> ids(std::min(k, n));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = static_cast<std::uint32_t>((target + i) % n);
+  }
+  out.k_max = ids.size();
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<double> e(d, 0.0);
     e[j] = 1.0;
-    const std::uint32_t ids[1] = {target};
     auto s = sc.score_candidates(e, ids, so);
     if (!s.ok()) {
       refused = s.status().code() == StatusCode::kResourceExhausted;
@@ -94,6 +101,7 @@ Status against_default_budget(client::SearchClient& sc, std::uint32_t target, st
     ++answered;
   }
   out.answered_before_refusal = answered;
+  out.scores_before_refusal = answered * ids.size();
   out.row_completed = answered == d;
   out.refusal = refusal;
   out.extraction_refused = refused && answered < d;
@@ -176,18 +184,17 @@ Result<ExtractionResult> run_extraction_audit(
   double cos_sum = 0;
   for (const auto& r : out.per_target) cos_sum += r.cosine;
   out.extraction_cosine = cos_sum / static_cast<double>(targets.size());
-  say("extraction against the default per-key-id budget (one key epoch)");
+  say("extraction against the default per-key-id score budget (one key epoch, K = max)");
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
                               SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir"}}));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
-  PRIVSEARCH_RETURN_IF_ERROR(against_default_budget(*sc, targets[0], d, so, out));
-  const auto info = sc->transport().server_info();
-  if (info.ok()) {
-    // The rate limit's bound: uploads a minute x requests per key id, in rows of d' queries.
-    out.rows_per_minute_bound_anonymous =
-        info->limits().key_uploads_per_minute() *
-        static_cast<double>(info->limits().scores_per_key_id()) / static_cast<double>(d);
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, sc->transport().server_info());
+  PRIVSEARCH_RETURN_IF_ERROR(
+      against_default_budget(*sc, targets[0], info.limits().max_candidates(), n, d, so, out));
+  // The rate limit's bound: uploads a minute x scores per key id, in rows of d' coordinates.
+  out.rows_per_minute_bound_anonymous = info.limits().key_uploads_per_minute() *
+                                        static_cast<double>(info.limits().scores_per_key_id()) /
+                                        static_cast<double>(d);
   say("extraction with key rotation, anonymous (default limits)");
   PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_anonymous,
                               row_with_key_rotation(*sc, targets[0], d));
@@ -230,7 +237,9 @@ nlohmann::json ExtractionResult::to_json() const {
                             {"seconds", seconds},
                             {"seconds_per_target", seconds / static_cast<double>(targets.size())}};
   out["extraction_cosine"] = extraction_cosine;
-  out["default_budget"] = {{"answered_before_refusal", answered_before_refusal},
+  out["default_budget"] = {{"k", k_max},
+                           {"answered_before_refusal", answered_before_refusal},
+                           {"scores_before_refusal", scores_before_refusal},
                            {"row_completed", row_completed},
                            {"refusal", refusal}};
   out["extraction_refused"] = extraction_refused;
