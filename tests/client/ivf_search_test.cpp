@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 
 #include "ckks/param_sets.h"
@@ -17,7 +18,10 @@
 #include "index/build.h"
 #include "index/exact_store.h"
 #include "index/ivf.h"
+#include "protocol/ivf_list_pir.h"
+#include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
+#include "server/provider_server.h"
 #include "scoring/build.h"
 #include "testing/tiny_collection.h"
 #include "testing/tls_test_server.h"
@@ -293,6 +297,53 @@ TEST_F(IvfSearchTest, AccessPrivateSearchTakesItsCandidatesFromTheLists) {
   EXPECT_EQ(r->timing.lists_fetched, 2u);
   EXPECT_EQ(r->private_clusters.size(), 2u);
   EXPECT_FALSE(r->hits.empty());
+}
+
+}  // namespace
+}  // namespace privsearch::client
+
+namespace privsearch::client {
+namespace {
+
+// No selective-failure channel in private list fetch (docs/SECURITY.md): the provider damages
+// the record of the first list fetched; the client still sends every query of the batch (all
+// nprobe lists), then fails with DATA_LOSS. Before, the batch stopped at the damaged list, so
+// the number of queries the provider saw told it which list the client was reading first.
+TEST_F(IvfSearchTest, ADamagedPrivateListDoesNotStopTheBatch) {
+  auto table = *protocol::ivf_list_pir_table(*core->config().ivf_lists);
+  table.bytes[0 * table.record_bytes + 7] ^= 0x40;  // list 0's first segment
+  protocol::PirConfig pc;
+  pc.lwe_params = "insecure-test-n64-binary";
+  pc.paillier_bits = 512;
+  pc.allow_insecure = true;
+  pc.ready_per_client = kLists;
+  auto lists_pir = *protocol::PirService::create(table.view(), manifest.version_id, pc);
+  tls.stop();
+  std::mutex mu;
+  std::size_t pir_queries = 0;
+  server::ServeOptions so;
+  so.identity = tls.identity.get();
+  so.threads = 2;
+  so.pir_lists = lists_pir.get();
+  so.request_log = [&](const std::string& line) {
+    std::lock_guard lock(mu);
+    if (line.find("\"rpc\":\"PirQuery\"") != std::string::npos) ++pir_queries;
+  };
+  tls.server = *server::ProviderServer::start(*core, so);
+  OpenOptions oo;
+  oo.candidates = CandidateIndex::kIvf;
+  oo.disk_cache = false;
+  oo.private_lists = true;
+  oo.allow_insecure_pir = true;
+  auto sc = SearchClient::open(o.out, tls.transport(), oo);
+  ASSERT_TRUE(sc.ok()) << sc.status().to_string();
+  SearchOptions search;
+  search.nprobe = kLists;  // every list: list 0 is among them, and is fetched first
+  const auto r = (*sc)->search("document 5", search);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().to_string();
+  std::lock_guard lock(mu);
+  EXPECT_EQ(pir_queries, kLists);  // the whole batch, not 1
 }
 
 }  // namespace
