@@ -151,6 +151,53 @@ std::uint32_t default_cluster_rows(std::uint64_t documents) {
 }
 
 namespace {
+// The balanced clusters on the first centroid_dim coordinates: centroids and the slot map.
+Status cluster_documents(ScoringLayout& l, const std::vector<float>& x, std::size_t n,
+                         const ScoringBuildOptions& o,
+                         const std::function<void(const std::string&)>& say) {
+  const ScoringShape& s = l.shape;
+  std::vector<float> xc(n * l.centroid_dim);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::copy_n(x.data() + i * s.dim, l.centroid_dim, xc.data() + i * l.centroid_dim);
+  }
+  say(fmt::format("scoring: k-means into {} clusters of {} slots (on {} of {} dimensions)",
+                  s.clusters, s.cluster_rows, l.centroid_dim, s.dim));
+  PRIVSEARCH_ASSIGN_OR_RETURN(l.centroids, kmeans(xc, n, l.centroid_dim, s.clusters, o.seed));
+  say("scoring: balanced assignment");
+  PRIVSEARCH_ASSIGN_OR_RETURN(l.slot_doc, assign_balanced(xc, n, l.centroid_dim, l.centroids,
+                                                          s.clusters, s.cluster_rows, o.overlap));
+  return Status();
+}
+
+// D's blocks: every slot's document quantized to doc_bits (offset to [0, 2^b)), an empty slot
+// all zeros (score 0); records the largest squared norm of a quantized document.
+void fill_documents(ScoringLayout& l, const std::vector<float>& x, ScoringMatrix& m) {
+  const ScoringShape& s = l.shape;
+  m.rows = s.cluster_rows;
+  m.columns = s.columns();
+  m.stride = s.stride();
+  m.query_drop_bits = l.query_drop_bits;
+  m.answer_bits = s.answer_bits;
+  m.data.assign(std::size_t{m.rows} * m.stride, 0);
+  for (std::size_t c = 0; c < s.clusters; ++c) {
+    for (std::size_t r = 0; r < s.cluster_rows; ++r) {
+      const std::uint32_t doc = l.doc_at(c, r);
+      std::uint8_t* dst = m.data.data() + r * m.stride + c * s.dim;
+      std::uint64_t norm_sq = 0;
+      for (std::size_t j = 0; j < s.dim; ++j) {
+        std::int32_t q = 0;  // an empty slot scores 0
+        if (doc != kEmptySlot) {
+          q = static_cast<std::int32_t>(std::lround(x[doc * s.dim + j] * l.doc_scale));
+          q = std::clamp(q, -s.doc_offset(), s.doc_offset() - 1);
+        }
+        dst[j] = static_cast<std::uint8_t>(q + s.doc_offset());
+        norm_sq += static_cast<std::uint64_t>(std::int64_t{q} * q);
+      }
+      l.max_norm_sq = std::max(l.max_norm_sq, norm_sq);
+    }
+  }
+}
+
 // The padding columns (layout.h, kMinSecretColumns): uniform entries of doc_bits bits from the
 // CSPRNG, private like the rest of D; queries leave them at zero.
 void fill_padding(ScoringMatrix& m, const ScoringShape& s, Prng& rng) {
@@ -228,47 +275,13 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
     std::copy_n(projected.row(i), s.dim, x.data() + i * s.dim);
   }
   l.centroid_dim = std::min(s.dim, std::max<std::uint32_t>(1, o.cluster_dim));
-  {
-    std::vector<float> xc(n * l.centroid_dim);
-    for (std::size_t i = 0; i < n; ++i) {
-      std::copy_n(x.data() + i * s.dim, l.centroid_dim, xc.data() + i * l.centroid_dim);
-    }
-    say(fmt::format("scoring: k-means into {} clusters of {} slots (on {} of {} dimensions)",
-                    s.clusters, s.cluster_rows, l.centroid_dim, s.dim));
-    PRIVSEARCH_ASSIGN_OR_RETURN(l.centroids, kmeans(xc, n, l.centroid_dim, s.clusters, o.seed));
-    say("scoring: balanced assignment");
-    PRIVSEARCH_ASSIGN_OR_RETURN(l.slot_doc, assign_balanced(xc, n, l.centroid_dim, l.centroids,
-                                                            s.clusters, s.cluster_rows, o.overlap));
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(cluster_documents(l, x, n, o, say));
   const double p999 = percentile_abs(x, 0.999, o.seed);
   const std::int32_t top = s.doc_offset() - 1;
   l.doc_scale = p999 > 0 ? top / p999 : 1.0;
 
   ScoringMatrix& m = out.matrix;
-  m.rows = s.cluster_rows;
-  m.columns = s.columns();
-  m.stride = s.stride();
-  m.query_drop_bits = l.query_drop_bits;
-  m.answer_bits = s.answer_bits;
-  m.data.assign(std::size_t{m.rows} * m.stride, 0);
-  std::uint64_t norm_sq = 0;
-  for (std::size_t c = 0; c < s.clusters; ++c) {
-    for (std::size_t r = 0; r < s.cluster_rows; ++r) {
-      const std::uint32_t doc = l.doc_at(c, r);
-      std::uint8_t* dst = m.data.data() + r * m.stride + c * s.dim;
-      for (std::size_t j = 0; j < s.dim; ++j) {
-        std::int32_t q = 0;  // an empty slot scores 0
-        if (doc != kEmptySlot) {
-          q = static_cast<std::int32_t>(std::lround(x[doc * s.dim + j] * l.doc_scale));
-          q = std::clamp(q, -s.doc_offset(), s.doc_offset() - 1);
-        }
-        dst[j] = static_cast<std::uint8_t>(q + s.doc_offset());
-        norm_sq += static_cast<std::uint64_t>(std::int64_t{q} * q);
-      }
-      l.max_norm_sq = std::max(l.max_norm_sq, norm_sq);
-      norm_sq = 0;
-    }
-  }
+  fill_documents(l, x, m);
   fill_padding(m, s, secret_rng);
   say(fmt::format("scoring: hint ({} x {} LWE products over {} columns)", m.rows, lwe.n,
                   m.columns));
