@@ -305,7 +305,9 @@ class Client {
       if (!fetcher_) {
         client::FetchOptions fo;
         fo.allow_insecure = pir_test_params_;
-        if (auto shape = sc_->payload_shape(); shape.ok()) fo.expected_shape = *shape;
+        auto shape = sc_->payload_shape();
+        if (!shape.ok() && shape.status().code() != StatusCode::kNotFound) raise(shape.status());
+        if (shape.ok()) fo.expected_shape = *shape;
         fetcher_ = value_or_raise(
             client::PayloadFetcher::create(sc_->transport(), sc_->artifact_version(), fo));
       }

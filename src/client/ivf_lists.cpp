@@ -138,26 +138,29 @@ Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>
   if (constant_count_) {
     for (const auto l : probed) wanted.try_emplace(l);
   }
-  // No selective-failure channel (docs/SECURITY.md): a record that fails its check does not
-  // stop the batch. Every query of the batch is sent the same way, the first failure is kept
-  // and returned after the last one, so a provider that damages one list's answer sees the
-  // same queries whichever list it damaged; what remains is one bit, whether the search failed.
-  Status first_failure;
-  for (const auto& [list, generations] : wanted) {
+  // No selective-failure channel in the batch's shape (docs/SECURITY.md): every query is sent
+  // the same way whatever an earlier answer held, and the records are checked and delivered
+  // only after the last one, so neither the queries nor their timing depend on which list's
+  // answer was damaged; the first failure is returned then. What remains is whether it failed.
+  std::vector<std::pair<std::uint32_t, Result<std::vector<std::uint8_t>>>> records;
+  for (const auto& entry : wanted) {
     FetchTiming t;
     const auto t0 = std::chrono::steady_clock::now();
-    auto record = private_->fetch_record(list, &t);
+    records.emplace_back(entry.first, private_->fetch_record(entry.first, &t));
     stats.fetch_ms += ms_since(t0);
     ++stats.requests;
     stats.pir_bytes += t.query_bytes + t.response_bytes;
-    if (!first_failure.ok()) continue;
-    if (!record.ok()) {
-      first_failure = record.status();
-      continue;
+    // A transport failure is the provider's own doing at a position it chose without knowing
+    // the list: stopping there tells it nothing (and a dead provider is not waited on 32 times).
+    if (records.back().second.status().code() == StatusCode::kUnavailable) {
+      return records.back().second.status();
     }
-    first_failure = deliver_record(list, generations, *record, stats, use);
   }
-  return first_failure;
+  for (auto& [list, record] : records) {
+    if (!record.ok()) return record.status();
+    PRIVSEARCH_RETURN_IF_ERROR(deliver_record(list, wanted.at(list), *record, stats, use));
+  }
+  return Status();
 }
 
 Status IvfListSource::deliver_record(std::uint32_t list,

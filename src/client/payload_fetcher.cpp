@@ -135,8 +135,14 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
   }
 }
 
-std::uint64_t PayloadFetcher::record_bytes() const { return pir_->info->shape.record_bytes; }
-std::uint64_t PayloadFetcher::records() const { return pir_->info->shape.records; }
+std::uint64_t PayloadFetcher::record_bytes() const {
+  const auto owner = owner_.hold();  // setup() replaces the info
+  return pir_->info->shape.record_bytes;
+}
+std::uint64_t PayloadFetcher::records() const {
+  const auto owner = owner_.hold();
+  return pir_->info->shape.records;
+}
 
 Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing) {
   const auto owner = owner_.hold();
@@ -202,13 +208,15 @@ Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc
     t.provider_ms = resp.provider_ms();
     t.response_bytes = resp.answer().size();
     t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto record,
-                                pir_->client->extract(*pending, byte_view(resp.answer()), options_.threads));
+    auto record = pir_->client->extract(*pending, byte_view(resp.answer()), options_.threads);
     t.extract_ms = ms_since(t0);
-    precompute_async();  // the next fetch's offsets, off the critical path
+    // The next fetch's offsets, off the critical path, whether or not this answer decoded (a
+    // failed one must not make the next query slower: that would tell the provider it failed).
+    precompute_async();
+    PRIVSEARCH_RETURN_IF_ERROR(record.status());
     t.total_ms = ms_since(t_all);
     if (timing != nullptr) *timing = t;
-    return record;
+    return std::move(record).value();
   }
 }
 

@@ -87,16 +87,17 @@ void RerankSession::set_key_id(std::size_t k, std::string key_id) {
   state_->key_ids[k] = std::move(key_id);
 }
 
-const std::string* RerankSession::key_id(std::size_t k) const {
+std::optional<std::string> RerankSession::key_id(std::size_t k) const {
   const auto owner = state_->owner.hold();
   const auto it = state_->key_ids.find(k);
-  return it == state_->key_ids.end() ? nullptr : &it->second;
+  if (it == state_->key_ids.end()) return std::nullopt;
+  return it->second;  // a copy: set_key_id may replace it once the lock is released
 }
 
 Result<PendingRerank> RerankSession::build_request(const RerankQuery& query) {
   const auto owner = state_->owner.hold();
   if (query.candidates.empty()) return invalid_argument_error("no candidate IDs");
-  if (key_id(query.candidates.size()) == nullptr) {
+  if (!key_id(query.candidates.size())) {
     return Status(StatusCode::kFailedPrecondition,
                   fmt::format("no key set uploaded for K = {}: make_key_upload first",
                               query.candidates.size()));
@@ -141,8 +142,8 @@ Result<PendingRerank> RerankSession::complete_request(EncryptedQuery encrypted,
     return invalid_argument_error(fmt::format("{} candidate IDs for a query encrypted for K = {}",
                                               candidates.size(), encrypted.k));
   }
-  const std::string* key = key_id(encrypted.k);
-  if (key == nullptr) {
+  const auto key = key_id(encrypted.k);
+  if (!key) {
     return Status(StatusCode::kFailedPrecondition,
                   fmt::format("no key set uploaded for K = {}: make_key_upload first", encrypted.k));
   }

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,8 +78,8 @@ class RerankSession {
   Result<v1::UploadKeysRequest> make_key_upload(std::size_t k, bool with_public_key);
   // The provider's key id for the current epoch of K (from its UploadKeysResponse).
   void set_key_id(std::size_t k, std::string key_id);
-  // The key id of K's current epoch, or nullptr when none was uploaded yet.
-  const std::string* key_id(std::size_t k) const;
+  // The key id of K's current epoch, or nullopt when none was uploaded yet.
+  std::optional<std::string> key_id(std::size_t k) const;
 
   // Encrypts the query (seeded), lays out the fast kernel's request, names the candidates and
   // the key id of K's epoch. kInvalidArgument: no candidates, a query that is not finite or not

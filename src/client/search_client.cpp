@@ -137,7 +137,7 @@ struct SearchClient::Impl {
                                     const std::vector<std::uint64_t>& ids,
                                     const SearchOptions& options, SearchTiming& t,
                                     std::optional<EncryptedQuery> encrypted = std::nullopt) {
-    if (session->key_id(ids.size()) == nullptr) {
+    if (!session->key_id(ids.size())) {
       PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
     }
     auto t0 = Clock::now();
@@ -565,7 +565,7 @@ Result<SearchResult> SearchClient::search_vector(std::span<const float> raw_quer
   // second thread while the candidates are fetched and scanned (the session is not used by this
   // thread meanwhile). Fewer candidates than K (a tiny collection) discard it.
   std::future<std::pair<Result<EncryptedQuery>, double>> early;
-  if (m.session->key_id(k) != nullptr) {
+  if (m.session->key_id(k)) {
     early = std::async(std::launch::async, [&m, &z, k] {
       const auto t0 = Clock::now();
       auto e = m.session->encrypt_query(z, k);

@@ -29,9 +29,13 @@ void register_fork_counter() {
   }();
   (void)registered;
 }
+// Registered when the program starts, not at the first create(): state drawn from seeded
+// streams (or made without any OS-seeded generator) must see a fork too.
+[[maybe_unused]] const bool kForkCounterAtStart = (register_fork_counter(), true);
 }  // namespace
 
 std::uint64_t Prng::current_fork_generation() {
+  register_fork_counter();  // a no-op after the first call (a function-local static)
   return g_fork_generation.load(std::memory_order_relaxed);
 }
 
@@ -82,7 +86,7 @@ Prng::~Prng() {
 
 Prng::Prng(Prng&& other) noexcept
     : ctx_(std::exchange(other.ctx_, nullptr)),
-      os_seeded_(other.os_seeded_),
+      os_seeded_(std::exchange(other.os_seeded_, false)),
       fork_generation_(other.fork_generation_),
       buffer_(other.buffer_),
       used_(other.used_) {
@@ -94,7 +98,7 @@ Prng& Prng::operator=(Prng&& other) noexcept {
   if (this != &other) {
     if (ctx_ != nullptr) EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_));
     ctx_ = std::exchange(other.ctx_, nullptr);
-    os_seeded_ = other.os_seeded_;
+    os_seeded_ = std::exchange(other.os_seeded_, false);
     fork_generation_ = other.fork_generation_;
     buffer_ = other.buffer_;
     used_ = other.used_;

@@ -45,6 +45,11 @@ class Prng {
   // independent values).
   std::uint64_t uniform_below(std::uint64_t bound);
 
+  // How many times this process's ancestry has forked into it (a pthread_atfork counter): state
+  // drawn before a fork (LWE masks, PIR offsets) compares it to know it is now shared with a
+  // parent and must not be used.
+  static std::uint64_t current_fork_generation();
+
  private:
   Prng() = default;
   void refill();
@@ -53,7 +58,6 @@ class Prng {
   void reseed_if_forked() {
     if (os_seeded_ && fork_generation_ != current_fork_generation()) reseed_after_fork();
   }
-  static std::uint64_t current_fork_generation();
   void reseed_after_fork();
 
   void* ctx_ = nullptr;  // EVP_CIPHER_CTX*

@@ -1,9 +1,9 @@
 #include "index/payload_store.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
@@ -25,14 +25,16 @@ std::string cut_utf8(const std::string& s, std::size_t limit) {
 
 Status PayloadStore::write(const std::filesystem::path& file, const std::vector<Document>& docs,
                            std::size_t record_bytes) {
-  return write(file, docs.size(), [&](std::size_t i) { return docs[i]; }, record_bytes);
+  return write(
+      file, docs.size(), [&](std::size_t i) { return docs[i]; }, record_bytes);
 }
 
 Status PayloadStore::write(const std::filesystem::path& file, std::size_t count,
                            const std::function<Document(std::size_t)>& document,
                            std::size_t record_bytes) {
   if (record_bytes < 64 || record_bytes > (1u << 20)) {
-    return invalid_argument_error(fmt::format("`record_bytes` = {} outside [64, 1048576]", record_bytes));
+    return invalid_argument_error(
+        fmt::format("`record_bytes` = {} outside [64, 1048576]", record_bytes));
   }
   ByteWriter h;
   h.put_bytes(kMagic);
@@ -43,18 +45,21 @@ Status PayloadStore::write(const std::filesystem::path& file, std::size_t count,
   std::vector<std::uint8_t> header = h.take();
   header.resize(kHeaderBytes, 0);
   return write_file_atomically(file, [&](std::FILE* f) {
-    if (std::fwrite(header.data(), 1, header.size(), f) != header.size()) return unavailable_error("short write");
+    if (std::fwrite(header.data(), 1, header.size(), f) != header.size())
+      return unavailable_error("short write");
     std::vector<std::uint8_t> rec(record_bytes);
     const std::size_t room = record_bytes - 4;
     for (std::size_t i = 0; i < count; ++i) {
       const Document d = document(i);
       std::string body = d.title.empty() ? d.text : d.title + "\n\n" + d.text;
-      if (body.size() > room) body = cut_utf8(body, room - kTruncatedMarker.size()) + std::string(kTruncatedMarker);
+      if (body.size() > room)
+        body = cut_utf8(body, room - kTruncatedMarker.size()) + std::string(kTruncatedMarker);
       std::fill(rec.begin(), rec.end(), 0);
       const auto len = static_cast<std::uint32_t>(body.size());
       std::memcpy(rec.data(), &len, 4);
       std::memcpy(rec.data() + 4, body.data(), body.size());
-      if (std::fwrite(rec.data(), 1, rec.size(), f) != rec.size()) return unavailable_error("short write");
+      if (std::fwrite(rec.data(), 1, rec.size(), f) != rec.size())
+        return unavailable_error("short write");
     }
     return Status();
   });
@@ -78,9 +83,10 @@ Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
   std::size_t body = 0;
   if (version != 1 || record_bytes < 64 || !checked_mul(records, record_bytes, body) ||
       kHeaderBytes + body != bytes.size()) {
-    return data_loss_error(fmt::format("{}: header ({} records of {} bytes, version {}) does not "
-                                       "match the file size {}",
-                                       file.string(), records, record_bytes, version, bytes.size()));
+    return data_loss_error(
+        fmt::format("{}: header ({} records of {} bytes, version {}) does not "
+                    "match the file size {}",
+                    file.string(), records, record_bytes, version, bytes.size()));
   }
   PayloadStore s;
   s.records_ = records;
@@ -96,30 +102,35 @@ Result<PayloadShape> payload_shape(const Manifest& manifest) {
     const ArtifactEntry* e = manifest.find(generation_artifact("payloads", g));
     if (e == nullptr) continue;
     if (e->bytes < kHeaderBytes) {
-      return data_loss_error(fmt::format("payload file {} of {} bytes has no header", e->file,
-                                         e->bytes));
+      return data_loss_error(
+          fmt::format("payload file {} of {} bytes has no header", e->file, e->bytes));
     }
     body += e->bytes - kHeaderBytes;
     ++files;
   }
   if (files == 0) return not_found_error("the manifest lists no payloads");
   if (manifest.documents == 0 || body % manifest.documents != 0) {
-    return data_loss_error(fmt::format("payload files of {} record bytes do not hold {} documents "
-                                       "in records of one size", body, manifest.documents));
+    return data_loss_error(
+        fmt::format("payload files of {} record bytes do not hold {} documents "
+                    "in records of one size",
+                    body, manifest.documents));
   }
   return PayloadShape{manifest.documents, body / manifest.documents};
 }
 
-Result<std::string> PayloadStore::decode_record(const std::uint8_t* record, std::size_t record_bytes) {
+Result<std::string> PayloadStore::decode_record(const std::uint8_t* record,
+                                                std::size_t record_bytes) {
   // The record size comes from the PIR database's public info (a provider's word): below the
   // 4-byte length it holds nothing, and record_bytes - 4 would wrap.
   if (record_bytes < 4) {
-    return data_loss_error(fmt::format("a payload record of {} bytes holds no length", record_bytes));
+    return data_loss_error(
+        fmt::format("a payload record of {} bytes holds no length", record_bytes));
   }
   std::uint32_t len = 0;
   std::memcpy(&len, record, 4);
   if (len > record_bytes - 4) {
-    return data_loss_error(fmt::format("record declares {} bytes; it holds {}", len, record_bytes - 4));
+    return data_loss_error(
+        fmt::format("record declares {} bytes; it holds {}", len, record_bytes - 4));
   }
   return std::string(reinterpret_cast<const char*>(record + 4), len);
 }
@@ -142,7 +153,8 @@ Status PayloadStore::append(const PayloadStore& more) {
 }
 
 void PayloadStore::erase(std::size_t i) {
-  if (i < records_) std::fill_n(data_.begin() + static_cast<std::ptrdiff_t>(i * record_bytes_), record_bytes_, 0);
+  if (i < records_)
+    std::fill_n(data_.begin() + static_cast<std::ptrdiff_t>(i * record_bytes_), record_bytes_, 0);
 }
 
 }  // namespace privsearch::index

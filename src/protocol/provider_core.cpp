@@ -525,8 +525,12 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
   v1::Error no_keys;
   const auto keys = find_keys(id, &no_keys);
   if (!keys) return rerank_error(std::move(no_keys));
-  std::uint64_t remaining = 0;
-  if (auto e = charge_scores(id, caller, ids.size(), &remaining)) return rerank_error(std::move(*e));
+  const EvaluationKeys& uploaded = *keys;
+  if (config_.flood_security_bits > 0 && !uploaded.public_key) {
+    return rerank_error(v1::PUBLIC_KEY_REQUIRED,
+                        "this provider re-randomizes its responses: upload the key set again "
+                        "with a public key");
+  }
   std::vector<float> rows;
   if (const Status s = store_->gather(ids, rows); !s.ok()) {
     // Out of range: the client's mistake. Data loss: the file under the provider changed since
@@ -534,13 +538,12 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
     return rerank_error(s.code() == StatusCode::kDataLoss ? v1::DATA_LOSS : v1::UNKNOWN_CANDIDATE,
                         s.message());
   }
-  const auto& layout = accepted.layout;
-  const EvaluationKeys& uploaded = *keys;
-  if (config_.flood_security_bits > 0 && !uploaded.public_key) {
-    return rerank_error(v1::PUBLIC_KEY_REQUIRED,
-                        "this provider re-randomizes its responses: upload the key set again "
-                        "with a public key");
+  // Charged last before the kernel: a request refused above costs its client no scores.
+  std::uint64_t remaining = 0;
+  if (auto e = charge_scores(id, caller, ids.size(), &remaining)) {
+    return rerank_error(std::move(*e));
   }
+  const auto& layout = accepted.layout;
   auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois,
                                         accepted.query, rows, config_.kernel_threads);
   if (!result.ok()) {

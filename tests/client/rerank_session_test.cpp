@@ -22,11 +22,11 @@ std::vector<double> unit(std::size_t d) {
 TEST_F(RerankSessionTest, RoundTripThroughTheProviderCoreMatchesPlaintext) {
   const auto core = make_core();
   const auto up = upload_request();
-  EXPECT_EQ(session.key_id(kK), nullptr);  // a new epoch forgets the old id
+  EXPECT_FALSE(session.key_id(kK));  // a new epoch forgets the old id
   const auto resp = core->upload_keys(up);
   ASSERT_TRUE(resp.has_key_id());
   session.set_key_id(kK, resp.key_id());
-  ASSERT_NE(session.key_id(kK), nullptr);
+  ASSERT_TRUE(session.key_id(kK));
   const auto q = unit(kDim);
   const auto pending = *session.build_request({q, ids_, "artifact-v1"});
   EXPECT_EQ(pending.layout.k(), ids_.size());

@@ -1,6 +1,8 @@
 #include "pir/zippir/zippir.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <set>
 #include <thread>
@@ -215,6 +217,28 @@ TEST(ZipPir, ConcurrentQueriesUseEveryIndexOnce) {
     ASSERT_TRUE(rec.ok()) << rec.status().to_string();
     EXPECT_EQ(*rec, expected[i]) << "record " << i;
   }
+}
+
+// fork(): a ZipPIR client's offsets and query indices are shared with a forked child, so the
+// child refuses to query (two processes under one index would leak both records).
+TEST(ZipPir, AForkedChildRefusesToQuery) {
+  Prng prng = Prng::from_seed(Seed{9});
+  std::vector<std::vector<std::uint8_t>> expected;
+  Fixture f = make(12, 16, 64, prng, expected);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::optional<ZipPirPendingQuery> pending;
+    Prng own = Prng::create();
+    const auto q = f.client->query(1, own, pending);
+    ::_exit(!q.ok() && q.status().code() == StatusCode::kFailedPrecondition ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // The parent still queries.
+  ASSERT_TRUE(f.server->precompute(f.id, 0, 1, 1).ok());
+  std::optional<ZipPirPendingQuery> pending;
+  EXPECT_TRUE(f.client->query(1, prng, pending).ok());
 }
 
 // A response with one damaged packed row is refused the same way whichever row it is, the

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -117,6 +119,48 @@ TEST(ScoringBuild, SmallLayoutsArePaddedToTheSecureSecretDimension) {
   EXPECT_EQ(pad_columns_for(672), kMinSecretColumns - 672);
 }
 
+// fork(): masks prepared before a fork are the parent's too; the child drops them and makes its
+// own, so parent and child never encrypt under one mask (its secret decides it: compared here).
+TEST(PrivateScorer, AForkedChildNeverUsesTheParentsPreparedMasks) {
+  const auto x = clustered(600, 16, 6, 23);
+  auto a = build_scoring(x, test_options(), nullptr);
+  ASSERT_TRUE(a.ok());
+  auto scorer = PrivateScorer::create(&a->layout, &a->hint, true);
+  ASSERT_TRUE(scorer.ok());
+  Prng prng = Prng::create();
+  ASSERT_TRUE(scorer->prepare(4, prng).ok());
+  const std::vector<std::uint32_t> one{0};
+  std::vector<float> z(x.row(1), x.row(1) + x.cols);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    auto p = scorer->encrypt(z, one, prng);
+    const auto v =
+        p.ok() ? p->masks[0].secret().values_mod_2_32() : std::span<const std::uint32_t>{};
+    const auto n = ::write(fds[1], v.data(), v.size_bytes());
+    ::_exit(p.ok() && n == static_cast<ssize_t>(v.size_bytes()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  auto mine = scorer->encrypt(z, one, prng);
+  ASSERT_TRUE(mine.ok());
+  const auto ours = mine->masks[0].secret().values_mod_2_32();
+  std::vector<std::uint32_t> theirs(ours.size());
+  std::size_t have = 0;
+  auto* bytes = reinterpret_cast<std::uint8_t*>(theirs.data());
+  while (have < theirs.size() * 4) {
+    const auto n = ::read(fds[0], bytes + have, theirs.size() * 4 - have);
+    if (n <= 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(have, theirs.size() * 4);
+  EXPECT_NE(std::vector<std::uint32_t>(ours.begin(), ours.end()), theirs);
+}
+
 // One scorer, many threads (a Python client shared by threads): each mask is popped once (a
 // mask used for two queries leaks their difference) and every decoded score is exact.
 TEST(PrivateScorer, ConcurrentEncryptionsUseEveryMaskOnce) {
@@ -193,7 +237,8 @@ std::int64_t expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, 
   for (std::size_t m : {1u, 3u}) {
     for (std::uint32_t first = 0; first < s.clusters; first += static_cast<std::uint32_t>(m)) {
       std::vector<std::uint32_t> clusters;
-      for (std::uint32_t c = first; c < std::min<std::uint32_t>(s.clusters, first + static_cast<std::uint32_t>(m)); ++c)
+      for (std::uint32_t c = first;
+           c < std::min<std::uint32_t>(s.clusters, first + static_cast<std::uint32_t>(m)); ++c)
         clusters.push_back(c);
       const std::size_t q = prng.uniform_below(x.rows);
       std::vector<float> z(x.row(q), x.row(q) + x.cols);
@@ -202,7 +247,8 @@ std::int64_t expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, 
       if (!pending.ok()) return largest;
       EXPECT_EQ(pending->queries.size(), clusters.size() * s.stride());
       const auto answers = answer_private_queries(a->matrix, pending->queries, clusters.size());
-      EXPECT_EQ(answers.size(), packed_answer_bytes(clusters.size() * s.cluster_rows, s.answer_bits));
+      EXPECT_EQ(answers.size(),
+                packed_answer_bytes(clusters.size() * s.cluster_rows, s.answer_bits));
       auto got = scorer->decode(std::move(*pending), answers);
       EXPECT_TRUE(got.ok()) << got.status().message();
       if (!got.ok()) return largest;
@@ -218,9 +264,8 @@ std::int64_t expect_exact(const index::Matrix& x, const ScoringBuildOptions& o, 
         EXPECT_EQ(d.score, want.count(d.doc) ? want.at(d.doc) : -1) << "doc " << d.doc;
         largest = std::max(largest, d.score < 0 ? -d.score : d.score);
       }
-      EXPECT_TRUE(std::is_sorted(got->begin(), got->end(), [](const auto& l, const auto& r) {
-        return l.score > r.score;
-      }));
+      EXPECT_TRUE(std::is_sorted(got->begin(), got->end(),
+                                 [](const auto& l, const auto& r) { return l.score > r.score; }));
     }
   }
   return largest;
@@ -260,13 +305,15 @@ TEST(ScoringClient, QuantizedQueriesStayInsideTheNormBound) {
   auto layout = a->layout;
   Prng prng = Prng::from_seed(Seed{16});
   const double bound = std::ldexp(1.0, static_cast<int>(layout.shape.log_p) - 1) - 1;
-  for (const std::uint64_t norm_sq : {std::uint64_t{1}, std::uint64_t{37}, layout.max_norm_sq,
-                                      std::uint64_t{16} * 64}) {
+  for (const std::uint64_t norm_sq :
+       {std::uint64_t{1}, std::uint64_t{37}, layout.max_norm_sq, std::uint64_t{16} * 64}) {
     layout.max_norm_sq = norm_sq;
     for (int t = 0; t < 200; ++t) {
       std::vector<float> z(16);
       const double spread = std::ldexp(1.0, static_cast<int>(prng.uniform_below(20)) - 10);
-      for (auto& v : z) v = static_cast<float>((static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5) * spread);
+      for (auto& v : z)
+        v = static_cast<float>((static_cast<double>(prng.next_u64() >> 11) * 0x1p-53 - 0.5) *
+                               spread);
       if (t % 7 == 0) z[t % 16] = 0;
       const auto u = quantize_query(layout, z);
       double u_sq = 0;
@@ -277,9 +324,8 @@ TEST(ScoringClient, QuantizedQueriesStayInsideTheNormBound) {
       EXPECT_LE(static_cast<double>(norm_sq) * u_sq, bound * bound) << norm_sq;
       // Not needlessly coarse: the largest coordinate is near the cap or the norm is near the
       // bound.
-      const double max_u = std::abs(*std::max_element(u.begin(), u.end(), [](auto l, auto r) {
-        return std::abs(l) < std::abs(r);
-      }));
+      const double max_u = std::abs(*std::max_element(
+          u.begin(), u.end(), [](auto l, auto r) { return std::abs(l) < std::abs(r); }));
       EXPECT_TRUE(max_u >= layout.shape.query_max() - 1 ||
                   std::sqrt(static_cast<double>(norm_sq) * u_sq) >= 0.8 * bound)
           << norm_sq << " " << max_u;
@@ -299,7 +345,8 @@ TEST(ScoringFormats, AnswersPackAndUnpackAtEveryWidth) {
   // little-endian stream, and unpacking gives switch(a) << (32 - b).
   Prng prng = Prng::from_seed(Seed{17});
   for (std::uint32_t bits = 9; bits <= 32; ++bits) {
-    for (const std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{301}}) {
+    for (const std::size_t count :
+         {std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{301}}) {
       std::vector<std::uint32_t> a(count);
       for (auto& v : a) v = static_cast<std::uint32_t>(prng.next_u64());
       a[0] = 0xffffffffu;  // rounds up past the top: wraps to 0
@@ -370,9 +417,9 @@ TEST(ScoringBuild, OverlapCopiesBoundaryDocumentsIntoASecondCluster) {
   while (clusters_of[doc][1] == kEmptySlot) ++doc;
   for (std::size_t c = 0; c < third.shape.clusters; ++c) {
     if (c == clusters_of[doc][0] || c == clusters_of[doc][1]) continue;
-    const auto it = std::find(third.slot_doc.begin() + c * third.shape.cluster_rows,
-                              third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows,
-                              kEmptySlot);
+    const auto it =
+        std::find(third.slot_doc.begin() + c * third.shape.cluster_rows,
+                  third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows, kEmptySlot);
     if (it != third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows) {
       *it = doc;
       break;

@@ -1,6 +1,7 @@
 // The provider under a hostile client (issue 20, item 8), over real TLS on loopback: each test
 // reproduces one abuse of the issue's table against a privsearch-provider process and checks
 // the provider's memory stays bounded and a legitimate client is still served.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -10,13 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "ckks/param_sets.h"
-#include "core/bytes.h"
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "client/rerank_session.h"
+#include "core/bytes.h"
 #include "harness/measure.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_haproxy.h"
@@ -111,8 +110,8 @@ class HostileClientTest : public ::testing::Test {
 // transport limits the provider buffered ~8 MB per stream (1.66 GB). Now the connections are
 // retired at max-age + grace, which bounds what they can send, and the heap is given back after.
 TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
-  const auto provider = spawn({"--transport-memory-mb", "64", "--connection-max-age-s", "2",
-                               "--connection-grace-s", "2"});
+  const auto provider = spawn(
+      {"--transport-memory-mb", "64", "--connection-max-age-s", "2", "--connection-grace-s", "2"});
   ASSERT_NE(provider, nullptr);
   ASSERT_TRUE(legit_search(*provider).ok());
   const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
@@ -129,7 +128,8 @@ TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
     peak = std::max(peak, tools::process_rss_bytes(provider->pid()));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::fprintf(stderr, "stalled streams: rss %.0f MB -> peak %.0f MB, %.1f MB sent, %llu/%zu "
+  std::fprintf(stderr,
+               "stalled streams: rss %.0f MB -> peak %.0f MB, %.1f MB sent, %llu/%zu "
                "connections closed\n",
                static_cast<double>(baseline) / 1e6, static_cast<double>(peak) / 1e6,
                static_cast<double>((*attack)->body_bytes_sent()) / 1e6,
@@ -150,7 +150,8 @@ TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
   // it stayed at the peak: M_TRIM_THRESHOLD keeps 512 MB of free heap).
   std::uint64_t after = tools::process_rss_bytes(provider->pid());
   const auto back_by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < back_by && after > baseline + (std::uint64_t{64} << 20)) {
+  while (std::chrono::steady_clock::now() < back_by &&
+         after > baseline + (std::uint64_t{64} << 20)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     after = tools::process_rss_bytes(provider->pid());
   }
@@ -215,8 +216,7 @@ TEST_F(HostileClientTest, PirSetupFloodDoesNotLockOthersOut) {
     if (!resp.has_error()) ++accepted;
     if (resp.has_error() && resp.error().code() == v1::RATE_LIMITED) ++limited;
   }
-  std::fprintf(stderr, "PIR setup flood: %d accepted, %d rate-limited of 60\n", accepted,
-               limited);
+  std::fprintf(stderr, "PIR setup flood: %d accepted, %d rate-limited of 60\n", accepted, limited);
   EXPECT_LE(accepted, 7);  // burst 5 plus what 10 a minute refills meanwhile
   EXPECT_EQ(accepted + limited, 60);
   // Alice registers and fetches: not locked out, not queued behind the forged clients' hints.

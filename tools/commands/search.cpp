@@ -65,7 +65,8 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
   if (!a.token_file.empty()) {
     std::ifstream in(a.token_file);
     std::getline(in, co.bearer_token);
-    while (!co.bearer_token.empty() && std::isspace(static_cast<unsigned char>(co.bearer_token.back()))) {
+    while (!co.bearer_token.empty() &&
+           std::isspace(static_cast<unsigned char>(co.bearer_token.back()))) {
       co.bearer_token.pop_back();
     }
     if (co.bearer_token.empty()) {
@@ -239,18 +240,20 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("query: {}\n", query.is_string() ? query.get<std::string>()
-                                             : "row " + query.dump() + " of " +
-                                                   a.query_vectors.string());
+  fmt::print("query: {}\n", query.is_string()
+                                ? query.get<std::string>()
+                                : "row " + query.dump() + " of " + a.query_vectors.string());
   for (std::size_t i = 0; i < r.hits.size(); ++i) {
     const auto& h = r.hits[i];
     fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
                h.title.substr(0, 90));
   }
   if (!r.probed_lists.empty()) {
-    fmt::print("  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
-               "provider ({} B, {:.1f} ms)\n", t.lists_probed, t.list_segments,
-               t.list_segments - t.lists_fetched, t.lists_fetched, t.list_bytes, t.list_fetch_ms);
+    fmt::print(
+        "  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
+        "provider ({} B, {:.1f} ms)\n",
+        t.lists_probed, t.list_segments, t.list_segments - t.lists_fetched, t.lists_fetched,
+        t.list_bytes, t.list_fetch_ms);
     if (a.private_lists) {
       fmt::print("  private list fetch: {} PIR fetches, {} B sent and received\n",
                  t.list_pir_fetches, t.list_pir_bytes);
@@ -308,7 +311,10 @@ int run(const Args& a) {
     // Key setup and the first offsets start now, off the critical path of the search.
     client::FetchOptions fo;
     fo.allow_insecure = a.pir_test_params;
-    if (auto shape = (*sc)->payload_shape(); shape.ok()) fo.expected_shape = *shape;
+    auto shape = (*sc)->payload_shape();
+    if (!shape.ok() && shape.status().code() != StatusCode::kNotFound)
+      return failed(shape.status());
+    if (shape.ok()) fo.expected_shape = *shape;
     if (!a.json) fmt::print(stderr, "setting up private payload fetch (Paillier keys)...\n");
     auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
     if (!f.ok()) return failed(f.status());
@@ -329,9 +335,9 @@ int run(const Args& a) {
   po.nprobe = a.nprobe;
   for (std::size_t qi = 0; qi < count; ++qi) {
     auto r = a.access_private
-                 ? (a.query_vectors.empty()
-                        ? (*sc)->search_private(a.queries[qi], po)
-                        : (*sc)->search_private_vector(std::span(vectors.row(qi), vectors.cols), po))
+                 ? (a.query_vectors.empty() ? (*sc)->search_private(a.queries[qi], po)
+                                            : (*sc)->search_private_vector(
+                                                  std::span(vectors.row(qi), vectors.cols), po))
                  : (a.query_vectors.empty()
                         ? (*sc)->search(a.queries[qi], so)
                         : (*sc)->search_vector(std::span(vectors.row(qi), vectors.cols), so));
@@ -397,13 +403,13 @@ Command add_search_command(CLI::App& parent) {
       ->check(CLI::IsMember({"auto", "flat", "ivf"}));
   c->add_option("--nprobe", a->nprobe,
                 fmt::format("IVF lists probed per query (default {}; more: better candidates, "
-                            "more list bytes)", client::kDefaultNprobe))
+                            "more list bytes)",
+                            client::kDefaultNprobe))
       ->check(CLI::Range(1, 1 << 20));
   c->add_option("--list-cache", a->list_cache,
                 "Directory of cached IVF list segments (default $PRIVSEARCH_CACHE/lists or "
                 "~/.cache/privsearch/lists; at most 1 GiB, least recently used evicted)");
-  c->add_flag("--no-list-cache", a->no_list_cache,
-              "Keep fetched IVF lists in memory only");
+  c->add_flag("--no-list-cache", a->no_list_cache, "Keep fetched IVF lists in memory only");
   c->add_flag("--private-lists", a->private_lists,
               "Fetch the IVF lists by ZipPIR (a provider started with --pir-lists): the provider "
               "learns how many lists were not cached, not which. Each list fetched costs a PIR "

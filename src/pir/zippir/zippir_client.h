@@ -93,6 +93,9 @@ class ZipPirClient {
   // Held by every method that reads or consumes the offsets or the query index: two
   // concurrent queries never share an index and its one-time offsets (core/owner_lock.h).
   OwnerLock owner_;
+  // The fork generation of create(): offsets and query indices drawn before a fork are shared
+  // with the parent, so the client refuses to query in a child (core/csprng.h).
+  std::uint64_t fork_generation_ = Prng::current_fork_generation();
   ZipPirClientTimings timings_;
 };
 

@@ -70,13 +70,17 @@ Status check_count(const KernelLayout& layout, std::size_t count) {
   }
   return Status();
 }
-}  // namespace
-
-namespace {
-// Every decoded slot (scores and the zeros around them), wiped once the scores are gathered.
-void wipe_all(std::vector<std::vector<double>>& decoded) {
-  for (auto& v : decoded) secure_zero(v.data(), v.size() * sizeof(double));
-}
+// Every decoded slot (scores and the zeros around them), wiped on every way out once the scores
+// are gathered (or decoding failed part way).
+struct DecodedSlots {
+  std::vector<std::vector<double>> values;
+  DecodedSlots() = default;
+  DecodedSlots(const DecodedSlots&) = delete;
+  DecodedSlots& operator=(const DecodedSlots&) = delete;
+  ~DecodedSlots() {
+    for (auto& v : values) secure_zero(v.data(), v.size() * sizeof(double));
+  }
+};
 }  // namespace
 
 Result<std::vector<double>> decrypt_scores(const KernelLayout& layout, const ckks::Params& params,
@@ -85,18 +89,16 @@ Result<std::vector<double>> decrypt_scores(const KernelLayout& layout, const ckk
   PRIVSEARCH_RETURN_IF_ERROR(check_count(layout, outputs.size()));
   PRIVSEARCH_ASSIGN_OR_RETURN(const ckks::Encoder* encoder, cached_encoder(params));
   const ckks::Decryptor decryptor(params);
-  std::vector<std::vector<double>> decoded;
+  DecodedSlots decoded;
   for (const auto& ct : outputs) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pt, decryptor.decrypt(sk, ct));
     auto values = encoder->decode(pt);
     const auto poly = pt.mutable_poly().data();  // the decrypted message: wiped
     secure_zero(poly.data(), poly.size_bytes());
     PRIVSEARCH_RETURN_IF_ERROR(values.status());
-    decoded.push_back(std::move(values).value());
+    decoded.values.push_back(std::move(values).value());
   }
-  auto scores = gather(layout, decoded);
-  wipe_all(decoded);
-  return scores;
+  return gather(layout, decoded.values);
 }
 
 Result<std::vector<double>> decrypt_compact_scores(
@@ -105,14 +107,12 @@ Result<std::vector<double>> decrypt_compact_scores(
   PRIVSEARCH_RETURN_IF_ERROR(check_count(layout, outputs.size()));
   PRIVSEARCH_ASSIGN_OR_RETURN(const ckks::Encoder* encoder, cached_encoder(params));
   const ckks::CompactDecryptor decryptor(params);
-  std::vector<std::vector<double>> decoded;
+  DecodedSlots decoded;
   for (const auto& ct : outputs) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto values, decryptor.decrypt_decode(sk, *encoder, ct));
-    decoded.push_back(std::move(values));
+    decoded.values.push_back(std::move(values));
   }
-  auto scores = gather(layout, decoded);
-  wipe_all(decoded);
-  return scores;
+  return gather(layout, decoded.values);
 }
 
 }  // namespace privsearch::rerank

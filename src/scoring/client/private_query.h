@@ -116,6 +116,9 @@ class PrivateScorer {
   pir::Lwe64Params params_;
   std::vector<std::array<std::uint32_t, 2>> clusters_of_;
   std::vector<pir::Lwe64Mask> pool_;  // each mask is popped once, under owner_
+  // The fork generation the pool was made in: a forked child shares the parent's pool, so it
+  // drops it before encrypting (two processes popping one mask would leak their difference).
+  std::uint64_t pool_fork_generation_ = 0;
   OwnerLock owner_;
 };
 
