@@ -1,8 +1,28 @@
 #include "protocol/rate_limiter.h"
 
+#include <arpa/inet.h>
+
+#include <array>
+#include <cstdint>
+
 #include <algorithm>
 
 namespace privsearch::protocol {
+
+std::string address_group(const std::string& address) {
+  std::array<std::uint8_t, 16> a{};
+  if (::inet_pton(AF_INET6, address.c_str(), a.data()) != 1) return address;
+  char text[INET6_ADDRSTRLEN] = {};
+  const bool mapped = std::all_of(a.begin(), a.begin() + 10, [](auto b) { return b == 0; }) &&
+                      a[10] == 0xff && a[11] == 0xff;
+  if (mapped) {
+    ::inet_ntop(AF_INET, a.data() + 12, text, sizeof(text));
+    return text;
+  }
+  std::fill(a.begin() + 8, a.end(), std::uint8_t{0});
+  ::inet_ntop(AF_INET6, a.data(), text, sizeof(text));
+  return std::string(text) + "/64";
+}
 
 RateLimiter::RateLimiter(RateLimit limit, std::size_t max_clients)
     : limit_{limit.per_minute, std::max(1.0, limit.burst)},

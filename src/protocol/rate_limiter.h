@@ -17,6 +17,11 @@
 
 namespace privsearch::protocol {
 
+// The address a per-address limit counts: an IPv4 address as it is (an IPv4-mapped IPv6 one as
+// its IPv4), an IPv6 address by its /64, since one host is routinely given a whole /64 and
+// would otherwise hold 2^64 budgets; anything else unchanged.
+std::string address_group(const std::string& address);
+
 struct RateLimit {
   double per_minute = 0;  // 0: unlimited
   double burst = 1;

@@ -364,7 +364,7 @@ class Service final : public v1::Provider::Service {
 
   std::optional<v1::Error> authenticate(const grpc::ServerContext* context,
                                         protocol::Caller& caller) const {
-    caller.peer = peer_address(context->peer());
+    caller.peer = protocol::address_group(peer_address(context->peer()));
     if (tokens_ == nullptr) return std::nullopt;
     const auto& md = context->client_metadata();
     const auto it = md.find("authorization");

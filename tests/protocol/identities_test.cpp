@@ -84,5 +84,18 @@ TEST(RateLimiterTest, ZeroRateIsUnlimitedAndMemoryIsBounded) {
   EXPECT_EQ(bounded.take_at("a", 0.5), 0.0);  // "a" was forgotten: a new bucket
 }
 
+// Per-address limits count an IPv6 host by its /64 (one host routinely holds a whole /64), an
+// IPv4-mapped address as its IPv4, and leave IPv4 and anything unparsable as they are.
+TEST(AddressGroup, Ipv6CountsPer64AndIpv4AsItIs) {
+  EXPECT_EQ(address_group("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(address_group("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  EXPECT_EQ(address_group("2001:db8:1:2::9"), "2001:db8:1:2::/64");  // same /64, same key
+  EXPECT_NE(address_group("2001:db8:1:3::9"), address_group("2001:db8:1:2::9"));
+  EXPECT_EQ(address_group("::ffff:10.1.2.3"), "10.1.2.3");
+  EXPECT_EQ(address_group("::1"), "::/64");
+  EXPECT_EQ(address_group("unix:/tmp/x"), "unix:/tmp/x");
+  EXPECT_EQ(address_group(""), "");
+}
+
 }  // namespace
 }  // namespace privsearch::protocol
