@@ -19,6 +19,7 @@
 #include "core/csprng.h"
 #include "protocol/pir_owners.h"
 #include "protocol/privsearch.grpc.pb.h"
+#include "server/typed_parse.h"
 
 namespace privsearch::server {
 namespace {
@@ -568,6 +569,9 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
   quota.SetMaxThreads(static_cast<int>(max_in_flight + threads + 2));
   quota.Resize(static_cast<std::size_t>(t.memory_bytes));
   builder.SetResourceQuota(quota);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(typed_parse_errors());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(t.max_streams_per_connection));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, t.keepalive_time_ms);
