@@ -102,11 +102,16 @@ Result<std::unique_ptr<PirService>> PirService::create(const PirRecords& payload
                                   " (shards need 0 <= shard < shards and no shared state)");
   }
   if (config.shards > 1) {
-    // Every shard (and every restart or rebuild of one) uses the same A: a fixed public matrix
-    // from a nothing-up-my-sleeve seed. LWE needs A uniform and independent of the client's
-    // secret, not secret or fresh (SimplePIR fixes A for all databases).
-    const std::string label = "privsearch zippir shard matrix v1";
-    const auto digest = sha256(std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()));
+    // Every shard (and every restart of one) of this index uses the same A, from a hash of the
+    // index's salt: LWE needs A uniform and independent of the client's secret (a hash output,
+    // which no provider can aim at a trapdoor), and a per-index A keeps one precomputation
+    // from serving attacks on every index (a single fixed seed, v1, was shared by all).
+    if (config.matrix_salt.empty()) {
+      return invalid_argument_error("PIR row shards need the index's matrix salt");
+    }
+    const std::string label = "privsearch zippir shard matrix v2\n" + config.matrix_salt;
+    const auto digest =
+        sha256(std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()));
     std::copy(digest.begin(), digest.end(), service->a_seed_.begin());
   }
   if (shared) {

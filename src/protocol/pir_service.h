@@ -60,9 +60,14 @@ struct PirConfig {
   int evict_idle_after_s = 60;
   // This process answers for row shard `shard` of `shards` (pir/zippir/zippir_shard.h); a
   // coordinator (server/pir_coordinator.h) joins the shards' parts into the single server's
-  // response. The shards of one database need one matrix A: with shards > 1 its seed is a fixed
-  // public constant instead of drawn at random. Not with `shared`.
+  // response. The shards of one database need one matrix A: with shards > 1 its seed is derived
+  // from `matrix_salt` instead of drawn at random. Not with `shared`.
   std::size_t shard = 0, shards = 1;
+  // With shards > 1 (required then): the index's own salt of A, so no two indexes share one
+  // matrix (a precomputation against one does not serve another). ProviderProcess passes the
+  // SHA-256 of the base payload file from the signed manifest: every shard of one index loads
+  // the same, an update keeps it (A, and the clients' setups, survive), another index differs.
+  std::string matrix_salt;
 };
 
 // The records a PIR database serves: `records` fixed-size records of `record_bytes`, contiguous

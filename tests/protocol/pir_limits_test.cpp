@@ -56,6 +56,33 @@ class PirLimitsTest : public ::testing::Test {
   Prng prng = privsearch::testing::test_prng(2026);
 };
 
+// Row shards of one index share A, derived from the index's salt: the same salt gives the same
+// public info on every shard, another index's salt another A, and no salt is refused (v1 had
+// one fixed seed for every deployment).
+TEST_F(PirLimitsTest, RowShardsDeriveTheirMatrixFromTheIndexSalt) {
+  auto a_seed_of = [&](std::size_t shard, const std::string& salt) {
+    PirConfig pc;
+    pc.lwe_params = "insecure-test-n64-binary";
+    pc.paillier_bits = 512;
+    pc.allow_insecure = true;
+    pc.shard = shard;
+    pc.shards = 2;
+    pc.matrix_salt = salt;
+    auto service = PirService::create(*payloads, "v1", pc);
+    EXPECT_TRUE(service.ok()) << service.status().to_string();
+    const auto info = *pir::ZipPirPublicInfo::deserialize(byte_view((*service)->info().info()), true);
+    return std::vector<std::uint8_t>(info.a_seed.begin(), info.a_seed.end());
+  };
+  EXPECT_EQ(a_seed_of(0, "index-a"), a_seed_of(1, "index-a"));
+  EXPECT_NE(a_seed_of(0, "index-a"), a_seed_of(0, "index-b"));
+  PirConfig pc;
+  pc.lwe_params = "insecure-test-n64-binary";
+  pc.paillier_bits = 512;
+  pc.allow_insecure = true;
+  pc.shards = 2;
+  EXPECT_EQ(PirService::create(*payloads, "v1", pc).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(PirLimitsTest, SetupsAreRateLimitedPerClient) {
   PirConfig pc;
   pc.setups = {/*per_minute=*/1, /*burst=*/2};

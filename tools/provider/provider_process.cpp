@@ -231,6 +231,7 @@ Status ProviderProcess::wire_pir() {
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(manifest_, deleted_));
   auto config = pir_config();
+  config.matrix_salt = entry->sha256;  // shards' A: this index's own (PirConfig::matrix_salt)
   log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A){}",
                   payloads.records(), payloads.record_bytes(),
                   config.shards > 1 ? fmt::format(", row shard {} of {}", config.shard, config.shards)
