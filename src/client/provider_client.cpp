@@ -7,8 +7,8 @@
 #include <chrono>
 #include <thread>
 
-#include "core/secure_buffer.h"
 #include "core/csprng.h"
+#include "core/secure_buffer.h"
 #include "net/tls.h"
 #include "protocol/privsearch.grpc.pb.h"
 

@@ -8,8 +8,8 @@
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
 #include "ckks/serialization.h"
-#include "core/owner_lock.h"
 #include "core/bytes.h"
+#include "core/owner_lock.h"
 #include "rerank/client/scores.h"
 #include "rerank/messages.h"
 

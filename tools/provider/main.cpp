@@ -233,12 +233,12 @@ int main(int argc, char** argv) {
   // per request 15.4 ms -> 8.0 ms median).
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  // One malloc arena per core, not glibc's 8 per core: with gRPC's many threads each holding
-  // its own, what an attack left freed in one could neither serve another thread nor be trimmed
-  // (measured, stalled streams, 2-core Xeon: 60 s after the attack 4 arenas still held +70 MB, 2
-  // held +6 MB), while one arena for all serialized GMP's allocations in the hint work (make
-  // demo's first private fetch waited 114 s instead of 25 s). MALLOC_ARENA_MAX in the
-  // environment (glibc's own knob) still wins, for operators and A/B runs.
+  // One malloc arena per core (at least 2), not glibc's 8 per core: with gRPC's many threads
+  // each holding its own, what an attack left freed in one could neither serve another thread
+  // nor be trimmed (measured, stalled streams, 2-core Xeon: 60 s after the attack 4 arenas still
+  // held +70 MB, 2 held +6 MB), while one arena for all serialized GMP's allocations in the
+  // hint work (make demo's first private fetch waited 114 s instead of 25 s). MALLOC_ARENA_MAX in
+  // the environment (glibc's own knob) still wins, for operators and A/B runs.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
     mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
   }

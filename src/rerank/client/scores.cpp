@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "core/secure_buffer.h"
 #include "ckks/client/compact_decryptor.h"
 #include "ckks/client/decryptor.h"
 #include "ckks/client/encryptor.h"
+#include "core/secure_buffer.h"
 
 namespace privsearch::rerank {
 
