@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ckks/internal/poly_util.h"
+#include "core/secure_buffer.h"
 #include "ring/shoup_kernels.h"
 #include "ring/ntt.h"
 
@@ -310,7 +311,13 @@ Result<std::vector<std::complex<double>>> Encoder::decode_complex(const Plaintex
   const ring::RnsBase& base = params_.q_base(pt.level());
   std::vector<double> coeff(n);
   for (std::size_t k = 0; k < n; ++k) coeff[k] = base.compose_centered(poly.data().data() + k, n);
-  return decode_coefficients(coeff, pt.scale());
+  // Decoding is the client's and its intermediates are the decrypted message: wiped
+  // (docs/SECURITY.md, zeroization).
+  const auto rows_of = poly.data();
+  secure_zero(rows_of.data(), rows_of.size_bytes());
+  auto decoded = decode_coefficients(coeff, pt.scale());
+  secure_zero(coeff.data(), coeff.size() * sizeof(double));
+  return decoded;
 }
 
 Result<std::vector<std::complex<double>>> Encoder::decode_coefficients(
@@ -330,6 +337,8 @@ Result<std::vector<std::complex<double>>> Encoder::decode_coefficients(
   dft_forward(re.data(), im.data());
   std::vector<std::complex<double>> out(s);
   for (std::size_t j = 0; j < s; ++j) out[j] = {re[t_->slot_index[j]], im[t_->slot_index[j]]};
+  secure_zero(re.data(), re.size() * sizeof(double));  // the decoded message (see above)
+  secure_zero(im.data(), im.size() * sizeof(double));
   return out;
 }
 
@@ -337,6 +346,7 @@ Result<std::vector<double>> Encoder::decode(const Plaintext& pt) const {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto c, decode_complex(pt));
   std::vector<double> out(c.size());
   for (std::size_t j = 0; j < c.size(); ++j) out[j] = c[j].real();
+  secure_zero(c.data(), c.size() * sizeof(c[0]));
   return out;
 }
 
