@@ -84,6 +84,12 @@ class PirSharedState {
   // The claimed work could not be done (the hint failed): it no longer counts as pending.
   virtual Status abandon(const Work& work, const std::string& version) = 0;
 
+  // The identity a registration belongs to, cluster-wide (protocol/pir_owners.h): bind sets it
+  // once (a later bind by another identity does not move it) and keeps it as long as the
+  // registration can live; owner_of is nullopt when unbound.
+  virtual Status bind_owner(std::uint64_t client, const std::string& identity) = 0;
+  virtual Result<std::optional<std::string>> owner_of(std::uint64_t client) = 0;
+
   virtual std::string where() const = 0;
 };
 

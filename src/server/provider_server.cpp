@@ -319,6 +319,10 @@ class Service final : public v1::Provider::Service {
                          });
   }
 
+  // Registrations' owners also bound in the replicas' shared PIR state (ServeOptions).
+  void share_pir_owners(std::shared_ptr<protocol::PirSharedState> shared) {
+    owners_.share(std::move(shared));
+  }
   unsigned in_flight() const { return in_flight_.load(); }
 
  private:
@@ -550,6 +554,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
           ? static_cast<unsigned>(options.max_concurrent_per_client)
           : std::max(1u, threads / 2),
       threads, options.keep_versions);
+  impl->service->share_pir_owners(options.pir_shared);
   // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
   // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
   // balancer stops routing here before the port closes. Unauthenticated on purpose (it says

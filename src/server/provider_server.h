@@ -51,6 +51,9 @@ struct ServeOptions {
   protocol::PirBackend* pir = nullptr;
   // Private IVF list fetch (PirDatabase PIR_DATABASE_IVF_LISTS); null: PIR_UNAVAILABLE.
   protocol::PirBackend* pir_lists = nullptr;
+  // The payload database's shared PIR state (replicas over Redis), where the owners of
+  // registrations are bound cluster-wide (protocol/pir_owners.h); null: this process only.
+  std::shared_ptr<protocol::PirSharedState> pir_shared;
   // Bearer tokens (protocol/identities.h); null: anonymous clients, limited per peer address.
   // When set, every RPC but GetServerInfo needs `authorization: Bearer <token>` (UNAUTHENTICATED
   // otherwise). Must outlive the server.

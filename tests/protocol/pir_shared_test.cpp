@@ -17,6 +17,7 @@
 #include "index/build.h"
 #include "index/payload_store.h"
 #include "pir/zippir/zippir_client.h"
+#include "protocol/pir_owners.h"
 #include "protocol/pir_service.h"
 #include "protocol/pir_shared_state.h"
 #include "protocol/redis_connection.h"
@@ -269,6 +270,32 @@ TEST_F(PirSharedTest, RedisDownIsStateUnavailable) {
   std::optional<pir::ZipPirPendingQuery> pending;
   ASSERT_TRUE(client.skip_to_query_index(idx.front()).ok());
   EXPECT_EQ(a->query(query_request(client, 1, pending)).error().code(), v1::STATE_UNAVAILABLE);
+}
+
+// Registrations' owners are bound cluster-wide: a replica that never saw the setup (another
+// PirOwners over the same Redis) refuses another identity and admits the owner, an unbound
+// registration stays open, and a store that cannot be read fails closed.
+TEST_F(PirSharedTest, RegistrationOwnersAreBoundAcrossReplicas) {
+  auto open = [&] {
+    auto shared = open_redis_pir_state(redis->url(), PirSharedLimits{});
+    EXPECT_TRUE(shared.ok()) << shared.status().to_string();
+    return std::shared_ptr<PirSharedState>(std::move(shared).value());
+  };
+  PirOwners replica_a, replica_b;
+  replica_a.share(open());
+  replica_b.share(open());
+  const auto db = v1::PIR_DATABASE_PAYLOADS;
+  replica_a.bind(db, 77, "alice");
+  EXPECT_TRUE(replica_b.allowed(db, 77, "alice"));
+  EXPECT_FALSE(replica_b.allowed(db, 77, "mallory"));
+  EXPECT_FALSE(replica_b.allowed(db, 77, ""));
+  replica_b.bind(db, 77, "mallory");  // the first owner keeps it
+  EXPECT_FALSE(replica_a.allowed(db, 77, "mallory"));
+  EXPECT_FALSE(replica_b.allowed(db, 77, "mallory"));
+  EXPECT_TRUE(replica_b.allowed(db, 78, "anyone"));  // never bound
+  redis->stop();
+  EXPECT_FALSE(replica_b.allowed(db, 79, "anyone"));  // the store is down: refused
+  EXPECT_TRUE(replica_a.allowed(db, 77, "alice"));    // a local binding needs no store
 }
 
 }  // namespace

@@ -249,6 +249,7 @@ Status ProviderProcess::wire_pir() {
       return Status(opened.status().code(), "--state: " + opened.status().message());
     }
     shared = std::move(opened).value();
+    pir_shared_ = shared;
     log("PIR registrations and hints shared through " + shared->where());
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -318,6 +319,7 @@ Status ProviderProcess::start() {
   so.pir = pir_coordinator_ ? static_cast<protocol::PirBackend*>(pir_coordinator_.get())
                              : static_cast<protocol::PirBackend*>(pir_.get());
   so.pir_lists = pir_lists_.get();
+  so.pir_shared = pir_shared_;
   so.tokens = tokens_ ? &*tokens_ : nullptr;
   so.transport = s.transport;
   so.max_concurrent_per_client = s.max_concurrent_per_client;

@@ -106,6 +106,8 @@ class ProviderProcess {
   std::unique_ptr<protocol::PirService> pir_;
   std::unique_ptr<server::PirCoordinator> pir_coordinator_;  // with ProviderSettings::pir_shards
   std::unique_ptr<protocol::PirService> pir_lists_;          // with ProviderSettings::pir_lists
+  // The replicas' shared PIR state (--state redis://...): also where registrations' owners live.
+  std::shared_ptr<protocol::PirSharedState> pir_shared_;
   std::optional<net::TlsIdentity> identity_;
   std::unique_ptr<server::ProviderServer> server_;
 };
