@@ -10,7 +10,7 @@
 //   scores  = session.decode_response(pending, provider's response)
 //
 // A key epoch is one set of rotation keys (and so one key id at the provider, with its own
-// request budget); `make_key_upload` for the same K starts a new one. The query must be a unit
+// score budget); `make_key_upload` for the same K starts a new one. The query must be a unit
 // vector: the provider's compact response bound assumes every score lies in [-1, 1].
 // Thread safety: every method holds the session's OwnerLock (core/owner_lock.h), so concurrent
 // callers never share the CSPRNG or a key epoch mid-change; sessions are independent.

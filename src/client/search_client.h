@@ -61,7 +61,7 @@ struct SearchOptions {
   std::size_t nprobe = 0;        // IVF lists probed (0: kDefaultNprobe); ignored by a flat index
   std::size_t top = 10;
   bool permute = true;  // send the candidate IDs in random order (hides the PQ rank order)
-  // On BUDGET_EXHAUSTED (the provider's per-key-id request budget, a score-oracle guard), start
+  // On BUDGET_EXHAUSTED (the provider's per-key-id score budget, a score-oracle guard), start
   // a new key epoch (fresh Galois keys, one upload) and retry; false: report kResourceExhausted.
   bool renew_key_epoch = true;
 };
