@@ -1,5 +1,6 @@
 // ProviderCore::fetch_lists: the IVF index's public posting lists, served as stored. Everything
 // here is public; what a request reveals is which lists the client probes (docs/SECURITY.md).
+#include <optional>
 #include <set>
 #include <string>
 
@@ -12,6 +13,47 @@ v1::FetchListsResponse lists_error(v1::ErrorCode code, std::string message) {
   v1::FetchListsResponse r;
   *r.mutable_error() = make_error(code, std::move(message));
   return r;
+}
+
+v1::FetchListsResponse lists_error(v1::Error error) {
+  v1::FetchListsResponse r;
+  *r.mutable_error() = std::move(error);
+  return r;
+}
+
+// Every (list, generation) the request names: in range, named once, not an empty addition;
+// `bytes` receives what their segments take.
+std::optional<v1::Error> check_lists(const v1::FetchListsRequest& request,
+                                     const index::IvfIndex& ivf, bool mixed,
+                                     std::uint64_t& bytes) {
+  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;  // (generation, list)
+  for (int i = 0; i < request.lists_size(); ++i) {
+    const std::uint32_t list = request.lists(i);
+    const std::uint32_t generation = mixed ? request.generations(i) : request.generation();
+    if (generation > ivf.deltas.size()) {
+      return make_error(v1::MALFORMED_REQUEST,
+                        "generation " + std::to_string(generation) + " of an index with " +
+                            std::to_string(ivf.deltas.size()) + " update generations");
+    }
+    if (list >= ivf.lists) {
+      return make_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
+                                                   " outside the index's " +
+                                                   std::to_string(ivf.lists));
+    }
+    if (!seen.insert({generation, list}).second) {
+      return make_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
+                                                   " requested twice (generation " +
+                                                   std::to_string(generation) + ")");
+    }
+    const auto& ref = ivf.ref(list, generation);
+    if (generation > 0 && ref.bytes == 0) {
+      return make_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
+                                                   " gained no documents in generation " +
+                                                   std::to_string(generation));
+    }
+    bytes += ref.bytes;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -49,34 +91,8 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
   const auto generation_of = [&](int i) {
     return mixed ? request.generations(i) : request.generation();
   };
-  std::set<std::pair<std::uint32_t, std::uint32_t>> seen;  // (generation, list)
   std::uint64_t bytes = 0;
-  for (int i = 0; i < request.lists_size(); ++i) {
-    const std::uint32_t list = request.lists(i);
-    const std::uint32_t generation = generation_of(i);
-    if (generation > ivf.deltas.size()) {
-      return lists_error(v1::MALFORMED_REQUEST,
-                         "generation " + std::to_string(generation) + " of an index with " +
-                             std::to_string(ivf.deltas.size()) + " update generations");
-    }
-    if (list >= ivf.lists) {
-      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
-                                                    " outside the index's " +
-                                                    std::to_string(ivf.lists));
-    }
-    if (!seen.insert({generation, list}).second) {
-      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
-                                                    " requested twice (generation " +
-                                                    std::to_string(generation) + ")");
-    }
-    const auto& ref = ivf.ref(list, generation);
-    if (generation > 0 && ref.bytes == 0) {
-      return lists_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
-                                                    " gained no documents in generation " +
-                                                    std::to_string(generation));
-    }
-    bytes += ref.bytes;
-  }
+  if (auto e = check_lists(request, ivf, mixed, bytes)) return lists_error(std::move(*e));
   // The response must fit the message limit a client also enforces; a client splits its
   // probe by the sizes in its directory.
   if (bytes + 16 * count > limits.max_message_bytes) {

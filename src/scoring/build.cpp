@@ -35,6 +35,65 @@ Result<std::vector<float>> kmeans(const std::vector<float>& x, std::size_t n, st
 }
 
 // slot_doc (clusters x rows) from the balanced assignment described in build.h.
+// Spill-over: the nearest centroid to `point` that still has room (-1 when none has).
+std::int64_t nearest_with_room(const float* point, std::size_t dim,
+                               const std::vector<float>& centroids,
+                               const std::vector<std::uint32_t>& fill, std::size_t rows) {
+  std::int64_t chosen = -1;
+  float best = INFINITY;
+  for (std::size_t c = 0; c < fill.size(); ++c) {
+    if (fill[c] >= rows) continue;
+    float d2 = 0;
+    for (std::size_t j = 0; j < dim; ++j) {
+      const float diff = point[j] - centroids[c * dim + j];
+      d2 += diff * diff;
+    }
+    if (d2 < best) {
+      best = d2;
+      chosen = static_cast<std::int64_t>(c);
+    }
+  }
+  return chosen;
+}
+
+// Overlap (Tiptoe's boundary copies): the documents closest to a second centroid, by the gap
+// between their nearest and next-nearest centroid, get a copy in that cluster while it has
+// room, up to overlap * n copies (counted into `fill`). Per document: the copy's cluster, or
+// kEmptySlot.
+std::vector<std::uint32_t> boundary_copies(const std::vector<float>& dist,
+                                           const std::vector<idx_t>& label, std::size_t t,
+                                           const std::vector<std::uint32_t>& cluster_of,
+                                           std::size_t clusters, std::size_t rows,
+                                           double overlap, std::vector<std::uint32_t>& fill) {
+  const std::size_t n = cluster_of.size();
+  std::vector<std::uint32_t> wanted(n, kEmptySlot);
+  const auto budget = static_cast<std::size_t>(overlap * static_cast<double>(n));
+  if (budget == 0 || t < 2) return wanted;
+  std::vector<std::uint32_t> second(n, kEmptySlot);
+  std::vector<std::pair<float, std::uint32_t>> gaps;
+  for (std::uint32_t doc = 0; doc < n; ++doc) {
+    for (std::size_t j = 0; j < t; ++j) {
+      const auto c = static_cast<std::uint32_t>(label[doc * t + j]);
+      if (c < clusters && c != cluster_of[doc]) {
+        gaps.emplace_back(dist[doc * t + j] - dist[doc * t], doc);
+        second[doc] = c;
+        break;
+      }
+    }
+  }
+  std::sort(gaps.begin(), gaps.end());
+  std::size_t copies = 0;
+  for (const auto& [gap, doc] : gaps) {
+    if (copies == budget) break;
+    const std::uint32_t c = second[doc];
+    if (fill[c] >= rows) continue;
+    ++fill[c];
+    wanted[doc] = c;
+    ++copies;
+  }
+  return wanted;
+}
+
 Result<std::vector<std::uint32_t>> assign_balanced(const std::vector<float>& x, std::size_t n,
                                                    std::size_t dim,
                                                    const std::vector<float>& centroids,
@@ -63,57 +122,12 @@ Result<std::vector<std::uint32_t>> assign_balanced(const std::vector<float>& x, 
       const auto c = static_cast<std::size_t>(label[doc * t + j]);
       if (c < clusters && fill[c] < rows) chosen = static_cast<std::int64_t>(c);
     }
-    if (chosen < 0) {  // spill-over: the nearest centroid that still has room
-      float best = INFINITY;
-      for (std::size_t c = 0; c < clusters; ++c) {
-        if (fill[c] >= rows) continue;
-        float d2 = 0;
-        for (std::size_t j = 0; j < dim; ++j) {
-          const float diff = x[doc * dim + j] - centroids[c * dim + j];
-          d2 += diff * diff;
-        }
-        if (d2 < best) {
-          best = d2;
-          chosen = static_cast<std::int64_t>(c);
-        }
-      }
-    }
+    if (chosen < 0) chosen = nearest_with_room(&x[doc * dim], dim, centroids, fill, rows);
     if (chosen < 0) return internal_error("balanced assignment ran out of slots");
     cluster_of[doc] = static_cast<std::uint32_t>(chosen);
     ++fill[static_cast<std::size_t>(chosen)];
   }
-  // Overlap (Tiptoe's boundary copies): the documents closest to a second centroid, by the gap
-  // between their nearest and next-nearest centroid, get a copy in that cluster while it has
-  // room, up to overlap * n copies.
-  std::vector<std::uint32_t> copy_of(n, kEmptySlot);
-  const auto budget = static_cast<std::size_t>(overlap * static_cast<double>(n));
-  if (budget > 0 && t > 1) {
-    std::vector<std::pair<float, std::uint32_t>> gaps;
-    for (std::uint32_t doc = 0; doc < n; ++doc) {
-      for (std::size_t j = 0; j < t; ++j) {
-        const auto c = static_cast<std::uint32_t>(label[doc * t + j]);
-        if (c < clusters && c != cluster_of[doc]) {
-          gaps.emplace_back(dist[doc * t + j] - dist[doc * t], doc);
-          copy_of[doc] = c;
-          break;
-        }
-      }
-    }
-    std::sort(gaps.begin(), gaps.end());
-    std::vector<std::uint32_t> wanted(n, kEmptySlot);
-    std::size_t copies = 0;
-    for (const auto& [gap, doc] : gaps) {
-      if (copies == budget) break;
-      const std::uint32_t c = copy_of[doc];
-      if (fill[c] >= rows) continue;
-      ++fill[c];
-      wanted[doc] = c;
-      ++copies;
-    }
-    copy_of = std::move(wanted);
-  } else {
-    std::fill(copy_of.begin(), copy_of.end(), kEmptySlot);
-  }
+  const auto copy_of = boundary_copies(dist, label, t, cluster_of, clusters, rows, overlap, fill);
   std::vector<std::uint32_t> slot_doc(clusters * rows, kEmptySlot);
   std::fill(fill.begin(), fill.end(), 0u);
   for (std::uint32_t doc = 0; doc < n; ++doc) {  // slots in document order

@@ -65,6 +65,71 @@ Result<index::Matrix> new_vectors(const std::filesystem::path& dir,
 
 }  // namespace
 
+namespace {
+
+struct UpdateOptions {
+  std::filesystem::path index, documents, vectors, delete_file, signing_key;
+  bool drop_access_private = false;
+};
+
+// What the update adds and deletes, read and encoded (the new documents' vectors).
+Result<index::AppendInput> update_input(const UpdateOptions& o) {
+  index::AppendInput input;
+  input.drop_access_private = o.drop_access_private;
+  if (!o.documents.empty()) {
+    auto docs = index::load_corpus(o.documents);
+    if (!docs.ok()) return docs.status();
+    input.documents = std::move(docs).value();
+    auto vectors = new_vectors(o.index, o.vectors, input.documents);
+    if (!vectors.ok()) return vectors.status();
+    input.vectors = std::move(vectors).value();
+  } else if (!o.vectors.empty()) {
+    return invalid_argument_error("--doc-vectors needs --documents");
+  }
+  if (!o.delete_file.empty()) {
+    auto ids = read_ids(o.delete_file);
+    if (!ids.ok()) return ids.status();
+    input.deleted = std::move(ids).value();
+  }
+  return input;
+}
+
+int run_update(const UpdateOptions& o) {
+  std::optional<index::Ed25519SigningKey> key;
+  if (!o.signing_key.empty()) {
+    auto k = index::Ed25519SigningKey::load(o.signing_key);
+    if (!k.ok()) return fail(k.status(), "update");
+    key.emplace(std::move(k).value());
+  }
+  auto input = update_input(o);
+  if (!input.ok()) return fail(input.status(), "update");
+  if (!key) {
+    const auto current = index::load_manifest(o.index, /*verify=*/false);
+    if (current.ok() && current->sequence > 0) {
+      fmt::print(stderr,
+                 "privsearch update: warning: {} is a signed version (sequence {}) and "
+                 "no --signing-key was given: the update is unsigned, and clients "
+                 "that pin the key will refuse it\n",
+                 o.index.string(), current->sequence);
+    }
+  }
+  const Progress progress;
+  auto result = index::append_to_index(o.index, *input, key ? &*key : nullptr,
+                                       progress.callback());
+  if (!result.ok()) return fail(result.status(), "update");
+  fmt::print("index {} updated to generation {}: {} documents added, {} deleted, {} in "
+             "all; version {}{}\n",
+             o.index.string(), result->generation, result->appended, result->deleted,
+             result->manifest.documents, result->manifest.version_id.substr(0, 16),
+             key ? fmt::format(" (signed, sequence {})", result->manifest.sequence)
+                 : std::string(" (unsigned)"));
+  fmt::print("a client copies {} bytes (flat) or {} bytes (IVF) to update\n",
+             result->flat_client_bytes, result->ivf_client_bytes);
+  return 0;
+}
+
+}  // namespace
+
 Command add_update_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
       "update",
@@ -74,11 +139,7 @@ Command add_update_command(CLI::App& parent) {
       "codebooks and encoder stay fixed; a provider picks the version up on reload (SIGHUP) and "
       "keeps answering the old one for stale clients; clients copy only the new files "
       "(client-files into their directory)");
-  struct Options {
-    std::filesystem::path index, documents, vectors, delete_file, signing_key;
-    bool drop_access_private = false;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<UpdateOptions>();
   cmd->add_option("--index", o->index, "Index directory to update in place")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -101,54 +162,7 @@ Command add_update_command(CLI::App& parent) {
   cmd->add_flag("--drop-access-private", o->drop_access_private,
                 "Update an index that has access-private scoring by leaving that mode out of the "
                 "new version (its layout covers every document; rebuild to restore it)");
-  return {cmd, [o] {
-            std::optional<index::Ed25519SigningKey> key;
-            if (!o->signing_key.empty()) {
-              auto k = index::Ed25519SigningKey::load(o->signing_key);
-              if (!k.ok()) return fail(k.status(), "update");
-              key.emplace(std::move(k).value());
-            }
-            index::AppendInput input;
-            input.drop_access_private = o->drop_access_private;
-            if (!o->documents.empty()) {
-              auto docs = index::load_corpus(o->documents);
-              if (!docs.ok()) return fail(docs.status(), "update");
-              input.documents = std::move(docs).value();
-              auto vectors = new_vectors(o->index, o->vectors, input.documents);
-              if (!vectors.ok()) return fail(vectors.status(), "update");
-              input.vectors = std::move(vectors).value();
-            } else if (!o->vectors.empty()) {
-              return fail(invalid_argument_error("--doc-vectors needs --documents"), "update");
-            }
-            if (!o->delete_file.empty()) {
-              auto ids = read_ids(o->delete_file);
-              if (!ids.ok()) return fail(ids.status(), "update");
-              input.deleted = std::move(ids).value();
-            }
-            if (!key) {
-              const auto current = index::load_manifest(o->index, /*verify=*/false);
-              if (current.ok() && current->sequence > 0) {
-                fmt::print(stderr,
-                           "privsearch update: warning: {} is a signed version (sequence {}) and "
-                           "no --signing-key was given: the update is unsigned, and clients "
-                           "that pin the key will refuse it\n",
-                           o->index.string(), current->sequence);
-              }
-            }
-            const Progress progress;
-            auto result = index::append_to_index(o->index, input, key ? &*key : nullptr,
-                                                 progress.callback());
-            if (!result.ok()) return fail(result.status(), "update");
-            fmt::print("index {} updated to generation {}: {} documents added, {} deleted, {} in "
-                       "all; version {}{}\n",
-                       o->index.string(), result->generation, result->appended, result->deleted,
-                       result->manifest.documents, result->manifest.version_id.substr(0, 16),
-                       key ? fmt::format(" (signed, sequence {})", result->manifest.sequence)
-                           : std::string(" (unsigned)"));
-            fmt::print("a client copies {} bytes (flat) or {} bytes (IVF) to update\n",
-                       result->flat_client_bytes, result->ivf_client_bytes);
-            return 0;
-          }};
+  return {cmd, [o] { return run_update(*o); }};
 }
 
 }  // namespace privsearch::tools

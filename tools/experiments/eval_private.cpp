@@ -60,6 +60,52 @@ Result<std::filesystem::path> ensure_private_eval_index(
   return dir;
 }
 
+namespace {
+
+// The index's scoring artifacts, or built now from its exact rows when it has none.
+Result<scoring::ScoringArtifacts> scoring_of(const std::filesystem::path& index_dir,
+                                             const index::Manifest& manifest,
+                                             const index::ExactStore& store,
+                                             const PrivateEvalOptions& o,
+                                             const std::function<void(const std::string&)>& say) {
+  if (manifest.find(scoring::kLayoutArtifact) != nullptr) return scoring::load_scoring(index_dir);
+  index::Matrix x;
+  x.rows = store.rows();
+  x.cols = store.cols();
+  x.data.assign(store.row(0), store.row(0) + x.rows * x.cols);
+  return scoring::build_scoring(x, o.scoring, say);
+}
+
+// The exact integer scores of every document of `clusters`, as the private search ranks them.
+std::vector<scoring::ScoredDoc> plaintext_scores(const scoring::ScoringArtifacts& art,
+                                                 std::span<const float> z,
+                                                 std::span<const std::uint32_t> clusters) {
+  const auto u = scoring::quantize_query(art.layout, z);
+  std::vector<scoring::ScoredDoc> scored;
+  for (std::uint32_t c : clusters) {
+    const auto part = scoring::plaintext_cluster_scores(art.layout, art.matrix, u, c);
+    scored.insert(scored.end(), part.begin(), part.end());
+  }
+  scoring::sort_and_dedupe(scored);
+  return scored;
+}
+
+// Whether the encrypted path (encrypt, the provider's answer, decode) gives `scored` exactly.
+Result<bool> encrypted_matches(scoring::PrivateScorer& scorer, const scoring::ScoringArtifacts& art,
+                               std::span<const float> z, std::span<const std::uint32_t> clusters,
+                               const std::vector<scoring::ScoredDoc>& scored, Prng& prng) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
+  const auto answers = scoring::answer_private_queries(art.matrix, pending.queries, clusters.size());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto decoded, scorer.decode(std::move(pending), answers));
+  bool same = decoded.size() == scored.size();
+  for (std::size_t i = 0; same && i < decoded.size(); ++i) {
+    same = decoded[i].doc == scored[i].doc && decoded[i].score == scored[i].score;
+  }
+  return same;
+}
+
+}  // namespace
+
 Result<PrivateEvalResult> run_private_eval(
     const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
     const PrivateEvalOptions& o, const std::function<void(const std::string&)>& progress) {
@@ -75,16 +121,7 @@ Result<PrivateEvalResult> run_private_eval(
     return failed_precondition_error(fmt::format(
         "index has {} documents, collection {}", store.rows(), collection.corpus.size()));
   }
-  scoring::ScoringArtifacts art;
-  if (manifest.find(scoring::kLayoutArtifact) != nullptr) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(art, scoring::load_scoring(index_dir));
-  } else {
-    index::Matrix x;
-    x.rows = store.rows();
-    x.cols = store.cols();
-    x.data.assign(store.row(0), store.row(0) + x.rows * x.cols);
-    PRIVSEARCH_ASSIGN_OR_RETURN(art, scoring::build_scoring(x, o.scoring, say));
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto art, scoring_of(index_dir, manifest, store, o, say));
   const auto& shape = art.layout.shape;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer,
                               scoring::PrivateScorer::create(&art.layout, &art.hint,
@@ -117,23 +154,11 @@ Result<PrivateEvalResult> run_private_eval(
     r.recall100_candidate += cm.recall_at_100;
     // Private mode.
     const auto clusters = scorer.choose_clusters(z, candidates, o.m);
-    const auto u = scoring::quantize_query(art.layout, z);
-    std::vector<scoring::ScoredDoc> scored;
-    for (std::uint32_t c : clusters) {
-      const auto part = scoring::plaintext_cluster_scores(art.layout, art.matrix, u, c);
-      scored.insert(scored.end(), part.begin(), part.end());
-    }
-    scoring::sort_and_dedupe(scored);
+    const auto scored = plaintext_scores(art, z, clusters);
     if (r.encrypted_checked < o.encrypted_queries) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-      const auto answers =
-          scoring::answer_private_queries(art.matrix, pending.queries, clusters.size());
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto decoded, scorer.decode(std::move(pending), answers));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const bool same,
+                                  encrypted_matches(scorer, art, z, clusters, scored, prng));
       ++r.encrypted_checked;
-      bool same = decoded.size() == scored.size();
-      for (std::size_t i = 0; same && i < decoded.size(); ++i) {
-        same = decoded[i].doc == scored[i].doc && decoded[i].score == scored[i].score;
-      }
       if (!same) ++r.encrypted_mismatches;
     }
     ranking.clear();

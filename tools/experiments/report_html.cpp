@@ -54,6 +54,41 @@ struct Series {
 };
 
 // A line chart with axes, ticks and a legend; x may be log-scaled.
+// "Nice" ticks: a step of 1, 2 or 5 x 10^k giving about five intervals, the axis snapped
+// to multiples of it, labels with just the digits the step needs.
+struct YAxis {
+  double y0 = 0, y1 = 0, step = 0;
+  int ticks = 0, digits = 0;
+};
+YAxis nice_y_axis(double y0, double y1) {
+  const double raw = (y1 - y0) / 5.0;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  YAxis a;
+  a.step = 10 * mag;
+  for (const double m : {1.0, 2.0, 5.0}) {
+    if (m * mag >= raw) {
+      a.step = m * mag;
+      break;
+    }
+  }
+  a.y0 = std::floor(y0 / a.step) * a.step;
+  a.y1 = std::ceil(y1 / a.step) * a.step;
+  a.ticks = static_cast<int>(std::lround((a.y1 - a.y0) / a.step));
+  a.digits = std::max(0, static_cast<int>(-std::floor(std::log10(a.step) + 1e-9)));
+  return a;
+}
+
+// Every x of every series once, ascending (the x-axis labels).
+std::vector<double> distinct_x(const std::vector<Series>& series) {
+  std::vector<double> xt;
+  for (const auto& s : series) {
+    for (auto [x, y] : s.points) xt.push_back(x);
+  }
+  std::sort(xt.begin(), xt.end());
+  xt.erase(std::unique(xt.begin(), xt.end()), xt.end());
+  return xt;
+}
+
 std::string line_chart(const std::string& title, const std::string& xlabel,
                        const std::string& ylabel, const std::vector<Series>& series,
                        bool logx = false) {
@@ -70,21 +105,11 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
   }
   if (x0 >= x1) x1 = x0 + 1;
   if (y0 >= y1) y1 = y0 + 1e-3;
-  // "Nice" ticks: a step of 1, 2 or 5 x 10^k giving about five intervals, the axis snapped
-  // to multiples of it, labels with just the digits the step needs.
-  const double raw = (y1 - y0) / 5.0;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = 10 * mag;
-  for (const double m : {1.0, 2.0, 5.0}) {
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
-  }
-  y0 = std::floor(y0 / step) * step;
-  y1 = std::ceil(y1 / step) * step;
-  const int ticks = static_cast<int>(std::lround((y1 - y0) / step));
-  const int digits = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+  const YAxis axis = nice_y_axis(y0, y1);
+  y0 = axis.y0;
+  y1 = axis.y1;
+  const double step = axis.step;
+  const int ticks = axis.ticks, digits = axis.digits;
   auto px = [&](double x) {
     return L + ((logx ? std::log2(x) : x) - x0) / (x1 - x0) * (W - L - R);
   };
@@ -105,13 +130,7 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
         R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" font-size="11" text-anchor="end">{5:.{6}f}</text>)",
         L, py(yv), W - R, L - 6, py(yv) + 4, yv, digits);
   }
-  std::vector<double> xt;
-  for (const auto& s : series) {
-    for (auto [x, y] : s.points) xt.push_back(x);
-  }
-  std::sort(xt.begin(), xt.end());
-  xt.erase(std::unique(xt.begin(), xt.end()), xt.end());
-  for (double x : xt) {
+  for (double x : distinct_x(series)) {
     o << fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" text-anchor="middle">{}</text>)",
                      px(x), H - B + 16,
                      x == std::floor(x) ? fmt::format("{}", static_cast<long long>(x))

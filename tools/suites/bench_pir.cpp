@@ -47,6 +47,75 @@ Result<PirOnlineFigures> time_online(pir::ZipPirServer& server,
   return f;
 }
 
+// The database pass of each --shards count against the whole one, interleaved.
+Result<std::vector<PirPassComparison>> shard_passes(const pir::ZipPirParams& params,
+                                                      const pir::LweDatabase& db,
+                                                      const PirBenchOptions& o) {
+  std::vector<PirPassComparison> out;
+  for (const std::size_t count : o.shards) {
+    progress(fmt::format("{} row shards: {} interleaved D.qu passes against the whole database",
+                         count, o.runs));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto c, compare_shard_passes(params, db, count, o.runs));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// What one sharded measurement needs from the single server's run.
+struct ShardInputs {
+  const pir::ZipPirParams& params;
+  const pir::DatabaseShape& shape;
+  const pir::LweDatabase& db;
+  const Seed& a_seed;
+  unsigned threads;
+  const pir::ZipPirServerLimits& limits;
+  const std::vector<std::uint8_t>& setup;
+  std::uint64_t client_id;
+  const std::vector<std::uint8_t>& query;
+  const pir::ZipPirPublicInfo& info;
+  pir::ZipPirClient& client;
+  const pir::ZipPirPendingQuery& pending;
+  const std::vector<std::uint8_t>& expected, &single_response;
+  std::size_t runs;
+};
+
+// `count` row shards over the same rows: each shard's offline hint and answer, the assembly of
+// their parts, and whether the joined response is the single server's byte for byte.
+Result<PirShardFigures> measure_shards(const ShardInputs& in, std::size_t count) {
+  using namespace privsearch::pir;
+  progress(fmt::format("{} row shards: preprocessing, offline hint and answers per shard", count));
+  PirShardFigures f;
+  f.shards = count;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, plan_row_shards(in.params, in.shape, count));
+  std::vector<std::vector<std::uint8_t>> parts;
+  for (const auto& range : plan) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto shard, ZipPirServer::create_shard(in.params, in.db, range, in.a_seed, in.threads,
+                                               in.limits));
+    PRIVSEARCH_RETURN_IF_ERROR(shard->register_client(in.setup).status());
+    auto t0 = Clock::now();
+    PRIVSEARCH_RETURN_IF_ERROR(shard->precompute(in.client_id, 0, 1, in.threads));
+    f.shard_offline_s.push_back(seconds_since(t0));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto figures, time_online(*shard, in.query, in.runs));
+    f.shard_online_ms.push_back(figures.answer.median_us / 1000);
+    f.shard_db_pass_ms.push_back(eval::describe(figures.db_ms).median);
+    f.shard_db_bytes.push_back(shard->db_bytes());
+    parts.push_back(std::move(figures.response));
+  }
+  std::vector<double> assemble_ms;
+  std::vector<std::uint8_t> joined;
+  for (std::size_t r = 0; r < in.runs; ++r) {
+    const auto t0 = Clock::now();
+    PRIVSEARCH_ASSIGN_OR_RETURN(joined, assemble_zippir_response(in.info, parts));
+    assemble_ms.push_back(seconds_since(t0) * 1000);
+  }
+  f.assemble_ms = eval::describe(assemble_ms).median;
+  f.identical = joined == in.single_response;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto got, in.client.extract(in.pending, joined, in.threads));
+  f.recovered = got == in.expected;
+  return f;
+}
+
 Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsigned threads) {
   using namespace privsearch::pir;
   PirSizeResult p;
@@ -63,12 +132,7 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
            std::to_string(p.shape.columns) + " bytes, filling");
   PRIVSEARCH_ASSIGN_OR_RETURN(LweDatabase db, LweDatabase::create(p.shape));
   db.fill_pseudorandom(db_mb);
-  for (const std::size_t count : o.shards) {
-    progress(fmt::format("{} row shards: {} interleaved D.qu passes against the whole database",
-                         count, o.runs));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto c, compare_shard_passes(p.params, db, count, o.runs));
-    p.passes.push_back(std::move(c));
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(p.passes, shard_passes(p.params, db, o));
   p.passes_only = o.passes_only;
   if (o.passes_only) return p;
   const std::size_t probe = p.records / 3;
@@ -121,36 +185,10 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   PRIVSEARCH_ASSIGN_OR_RETURN(LweDatabase again, LweDatabase::create(p.shape));
   again.fill_pseudorandom(db_mb);
   const auto public_info = *ZipPirPublicInfo::deserialize(client_info_bytes, false);
+  const ShardInputs in{p.params, p.shape, again, a_seed, threads, limits, setup, id, query,
+                       public_info, client, *pending, expected, p.online.response, o.runs};
   for (const std::size_t count : o.shards) {
-    progress(fmt::format("{} row shards: preprocessing, offline hint and answers per shard", count));
-    PirShardFigures f;
-    f.shards = count;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, plan_row_shards(p.params, p.shape, count));
-    std::vector<std::vector<std::uint8_t>> parts;
-    for (const auto& range : plan) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(
-          auto shard, ZipPirServer::create_shard(p.params, again, range, a_seed, threads, limits));
-      PRIVSEARCH_RETURN_IF_ERROR(shard->register_client(setup).status());
-      t0 = Clock::now();
-      PRIVSEARCH_RETURN_IF_ERROR(shard->precompute(id, 0, 1, threads));
-      f.shard_offline_s.push_back(seconds_since(t0));
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto figures, time_online(*shard, query, o.runs));
-      f.shard_online_ms.push_back(figures.answer.median_us / 1000);
-      f.shard_db_pass_ms.push_back(eval::describe(figures.db_ms).median);
-      f.shard_db_bytes.push_back(shard->db_bytes());
-      parts.push_back(std::move(figures.response));
-    }
-    std::vector<double> assemble_ms;
-    std::vector<std::uint8_t> joined;
-    for (std::size_t r = 0; r < o.runs; ++r) {
-      t0 = Clock::now();
-      PRIVSEARCH_ASSIGN_OR_RETURN(joined, assemble_zippir_response(public_info, parts));
-      assemble_ms.push_back(seconds_since(t0) * 1000);
-    }
-    f.assemble_ms = eval::describe(assemble_ms).median;
-    f.identical = joined == p.online.response;
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto got, client.extract(*pending, joined, threads));
-    f.recovered = got == expected;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto f, measure_shards(in, count));
     p.sharded.push_back(std::move(f));
   }
   return p;

@@ -56,6 +56,82 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   return a;
 }
 
+// What the synthetic queries measured, summed over them.
+struct PrivateRun {
+  std::vector<double> server_ms, client_ms, encrypt_ms, decode_ms, mask_ms;
+  std::size_t hit_private = 0, hit_candidate = 0, request_bytes = 0, response_bytes = 0;
+  std::size_t source_in_clusters = 0, source_in_candidates = 0;
+  bool sizes_constant = true;
+};
+
+// One self-retrieval query in both modes: candidate mode's exact rerank, then access-private
+// scoring through the provider core (masks, encryption, answer, decoding timed apart).
+Status measure_query(const OfflineIndex& ix, const scoring::ScoringArtifacts& art,
+                     scoring::PrivateScorer& scorer, protocol::ProviderCore& core,
+                     const std::vector<std::array<std::uint32_t, 2>>& clusters_of,
+                     const PrivateBenchOptions& o, std::span<const float> z, std::size_t source,
+                     bool first, Prng& prng, PrivateRun& run) {
+  const auto& store = *ix.store;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix.scanner->search(z, o.k));
+  auto ranked = exact_rerank(store, z, candidates);
+  run.hit_candidate += in_top10(ranked, source);
+  const auto clusters = scorer.choose_clusters(z, candidates, o.m);
+  run.source_in_clusters += scoring::any_chosen(clusters_of[source], clusters);
+  run.source_in_candidates +=
+      std::find(candidates.begin(), candidates.end(), source) != candidates.end();
+  auto t0 = Clock::now();
+  PRIVSEARCH_RETURN_IF_ERROR(scorer.prepare(clusters.size(), prng));
+  run.mask_ms.push_back(ms_since(t0));
+  t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
+  const auto req = private_request(ix.manifest.version_id, pending, art.layout.query_drop_bits);
+  run.encrypt_ms.push_back(ms_since(t0));
+  const auto resp = core.private_score(req);
+  if (resp.has_error()) return internal_error("private scoring refused: " + resp.error().message());
+  run.server_ms.push_back(resp.provider_ms());
+  t0 = Clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, scorer.decode(std::move(pending), resp.answers()));
+  run.decode_ms.push_back(ms_since(t0));
+  run.client_ms.push_back(run.encrypt_ms.back() + run.decode_ms.back());
+  ranked.clear();
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, scored.size()); ++i) ranked.push_back(scored[i].doc);
+  run.hit_private += in_top10(ranked, source);
+  if (first) {
+    run.request_bytes = req.ByteSizeLong();
+    run.response_bytes = resp.ByteSizeLong();
+  }
+  run.sizes_constant = run.sizes_constant && req.ByteSizeLong() == run.request_bytes &&
+                       resp.ByteSizeLong() == run.response_bytes;
+  return Status();
+}
+
+// The real-text figures on a BEIR collection: nDCG@10 in both modes and the linkability audit.
+Status add_text_quality(const PrivateBenchOptions& o, const Progress& progress,
+                        nlohmann::json& out) {
+  scoring::ScoringBuildOptions text_scoring;  // the text default (dim 672), these bits
+  text_scoring.score_bits = o.score_bits;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir,
+                              ensure_private_eval_index(o.dataset, "lexical", 672, text_scoring,
+                                                        progress.callback()));
+  PrivateEvalOptions eo;
+  eo.m = o.m;
+  eo.k = o.k;
+  eo.encrypted_queries = 0;  // quality only: the exactness is eval's and the tests'
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto q, run_private_eval(dir, o.dataset, eo, progress.callback()));
+  out["ndcg10_private"] = q.ndcg10_private;
+  out["ndcg10_candidate"] = q.ndcg10_candidate;
+  out["ndcg10_vs_candidate"] = q.ndcg10_private - q.ndcg10_candidate;
+  PrivateAuditOptions ao;
+  ao.m = o.m;
+  ao.k = o.k;
+  ao.max_queries = o.audit_queries;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto audit, run_private_audit(dir, o.dataset, ao, progress.callback()));
+  out["link_auc"] = audit.link_auc;
+  out["link_auc_candidate_mode"] = audit.link_auc_candidate;
+  out["quality_dataset"] = o.dataset.string();
+  return Status();
+}
+
 }  // namespace
 
 Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
@@ -83,49 +159,15 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   so.test = o.queries;
   const auto queries = make_self_queries(so, gen, ix->projection, store.cols());
   Prng prng = Prng::create();
-  std::vector<double> server_ms, client_ms, encrypt_ms, decode_ms, mask_ms;
-  std::size_t hit_private = 0, hit_candidate = 0, request_bytes = 0, response_bytes = 0;
-  std::size_t source_in_clusters = 0, source_in_candidates = 0;
   const auto clusters_of = scoring::clusters_of_documents(art.layout);
-  bool sizes_constant = true;
+  PrivateRun run;
   for (std::size_t qi = 0; qi < o.queries; ++qi) {
     const std::span<const float> z(queries.projected_flat.data() + qi * store.cols(), store.cols());
-    const std::size_t source = queries.sources[qi];
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix->scanner->search(z, o.k));
-    // Candidate mode: exact rerank of the K candidates.
-    auto ranked = exact_rerank(store, z, candidates);
-    hit_candidate += in_top10(ranked, source);
-    // Access-private.
-    const auto clusters = scorer.choose_clusters(z, candidates, o.m);
-    source_in_clusters += scoring::any_chosen(clusters_of[source], clusters);
-    source_in_candidates +=
-        std::find(candidates.begin(), candidates.end(), source) != candidates.end();
-    auto t0 = Clock::now();
-    PRIVSEARCH_RETURN_IF_ERROR(scorer.prepare(clusters.size(), prng));
-    mask_ms.push_back(ms_since(t0));
-    t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-    const auto req = private_request(man.version_id, pending, art.layout.query_drop_bits);
-    encrypt_ms.push_back(ms_since(t0));
-    const auto resp = core->private_score(req);
-    if (resp.has_error()) return internal_error("private scoring refused: " + resp.error().message());
-    server_ms.push_back(resp.provider_ms());
-    t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored, scorer.decode(std::move(pending), resp.answers()));
-    decode_ms.push_back(ms_since(t0));
-    client_ms.push_back(encrypt_ms.back() + decode_ms.back());
-    ranked.clear();
-    for (std::size_t i = 0; i < std::min<std::size_t>(10, scored.size()); ++i) ranked.push_back(scored[i].doc);
-    hit_private += in_top10(ranked, source);
-    if (qi == 0) {
-      request_bytes = req.ByteSizeLong();
-      response_bytes = resp.ByteSizeLong();
-    }
-    sizes_constant = sizes_constant && req.ByteSizeLong() == request_bytes &&
-                     resp.ByteSizeLong() == response_bytes;
+    PRIVSEARCH_RETURN_IF_ERROR(measure_query(*ix, art, scorer, *core, clusters_of, o, z,
+                                             queries.sources[qi], qi == 0, prng, run));
     if ((qi + 1) % 20 == 0) progress(fmt::format("bench private: {} / {} queries", qi + 1, o.queries));
   }
-  const auto server = eval::describe(server_ms);
+  const auto server = eval::describe(run.server_ms);
   nlohmann::json out;
   out["machine"] = machine_description();
   out["docs"] = o.docs;
@@ -140,49 +182,29 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   out["cluster_rows"] = shape.cluster_rows;
   out["columns"] = shape.columns();
   out["matrix_bytes"] = matrix_bytes;
-  out["server_ms"] = latency_summary(server_ms);
-  out["request_bytes"] = request_bytes;
-  out["response_bytes"] = response_bytes;
-  out["sizes_constant"] = sizes_constant;
+  out["server_ms"] = latency_summary(run.server_ms);
+  out["request_bytes"] = run.request_bytes;
+  out["response_bytes"] = run.response_bytes;
+  out["sizes_constant"] = run.sizes_constant;
   out["hint_bytes"] = scoring::serialize_hint(art.hint).size();
-  out["client_ms"] = latency_summary(client_ms);
-  out["client_encrypt_ms"] = latency_summary(encrypt_ms);
-  out["client_decode_ms"] = latency_summary(decode_ms);
-  out["client_mask_ms_offline"] = latency_summary(mask_ms);
+  out["client_ms"] = latency_summary(run.client_ms);
+  out["client_encrypt_ms"] = latency_summary(run.encrypt_ms);
+  out["client_decode_ms"] = latency_summary(run.decode_ms);
+  out["client_mask_ms_offline"] = latency_summary(run.mask_ms);
   out["gbps"] = static_cast<double>(matrix_bytes) / (server.median * 1e6);
   out["queries"] = o.queries;
-  out["hit10_private"] = static_cast<double>(hit_private) / static_cast<double>(o.queries);
-  out["hit10_candidate"] = static_cast<double>(hit_candidate) / static_cast<double>(o.queries);
-  out["hit10_vs_candidate"] = (static_cast<double>(hit_private) - static_cast<double>(hit_candidate)) /
+  out["hit10_private"] = static_cast<double>(run.hit_private) / static_cast<double>(o.queries);
+  out["hit10_candidate"] = static_cast<double>(run.hit_candidate) / static_cast<double>(o.queries);
+  out["hit10_vs_candidate"] = (static_cast<double>(run.hit_private) - static_cast<double>(run.hit_candidate)) /
                               static_cast<double>(o.queries);
   // Where the private misses come from: the source's cluster not chosen, or its rank inside.
   out["source_in_clusters"] =
-      static_cast<double>(source_in_clusters) / static_cast<double>(o.queries);
+      static_cast<double>(run.source_in_clusters) / static_cast<double>(o.queries);
   out["source_in_candidates"] =
-      static_cast<double>(source_in_candidates) / static_cast<double>(o.queries);
+      static_cast<double>(run.source_in_candidates) / static_cast<double>(o.queries);
   if (build_s > 0) out["scoring_build_s"] = build_s;
   if (!o.dataset.empty() && std::filesystem::exists(o.dataset / "corpus.jsonl")) {
-    scoring::ScoringBuildOptions text_scoring;  // the text default (dim 672), these bits
-    text_scoring.score_bits = o.score_bits;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir,
-                                ensure_private_eval_index(o.dataset, "lexical", 672, text_scoring,
-                                                          progress.callback()));
-    PrivateEvalOptions eo;
-    eo.m = o.m;
-    eo.k = o.k;
-    eo.encrypted_queries = 0;  // quality only: the exactness is eval's and the tests'
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto q, run_private_eval(dir, o.dataset, eo, progress.callback()));
-    out["ndcg10_private"] = q.ndcg10_private;
-    out["ndcg10_candidate"] = q.ndcg10_candidate;
-    out["ndcg10_vs_candidate"] = q.ndcg10_private - q.ndcg10_candidate;
-    PrivateAuditOptions ao;
-    ao.m = o.m;
-    ao.k = o.k;
-    ao.max_queries = o.audit_queries;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto audit, run_private_audit(dir, o.dataset, ao, progress.callback()));
-    out["link_auc"] = audit.link_auc;
-    out["link_auc_candidate_mode"] = audit.link_auc_candidate;
-    out["quality_dataset"] = o.dataset.string();
+    PRIVSEARCH_RETURN_IF_ERROR(add_text_quality(o, progress, out));
   }
   return out;
 }
