@@ -35,7 +35,7 @@ void register_fork_counter() {
 }  // namespace
 
 std::uint64_t Prng::current_fork_generation() {
-  register_fork_counter();  // a no-op after the first call (a function-local static)
+  // On every draw (reseed_if_forked): one relaxed load; the counter was registered at start.
   return g_fork_generation.load(std::memory_order_relaxed);
 }
 

@@ -554,7 +554,8 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
           ? static_cast<unsigned>(options.max_concurrent_per_client)
           : std::max(1u, threads / 2),
       threads, options.keep_versions);
-  impl->service->share_pir_owners(options.pir_shared);
+  // Without tokens every caller is anonymous and nothing is ever bound: no store lookups then.
+  if (options.tokens != nullptr) impl->service->share_pir_owners(options.pir_shared);
   // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
   // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
   // balancer stops routing here before the port closes. Unauthenticated on purpose (it says

@@ -40,12 +40,15 @@ std::vector<std::uint8_t> ZipPirClient::setup_message() const {
 }
 
 
+Status ZipPirClient::check_not_forked() const {
+  if (fork_generation_ == Prng::current_fork_generation()) return Status();
+  return failed_precondition_error("ZipPIR: this client was made before fork(); its offsets are "
+                                   "shared with the parent process: create a new client");
+}
+
 Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
   const auto owner = owner_.hold();
-  if (fork_generation_ != Prng::current_fork_generation()) {
-    return failed_precondition_error("ZipPIR: this client was made before fork(); its offsets "
-                                     "are shared with the parent process: create a new client");
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(check_not_forked());
   if (offsets_.count(index) != 0) return Status();
   auto t0 = Clock::now();
   const std::size_t n = info_.params.lwe.n;
@@ -93,10 +96,7 @@ Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& 
                                                       std::optional<ZipPirPendingQuery>& pending,
                                                       unsigned threads) {
   const auto owner = owner_.hold();
-  if (fork_generation_ != Prng::current_fork_generation()) {
-    return failed_precondition_error("ZipPIR: this client was made before fork(); its offsets "
-                                     "are shared with the parent process: create a new client");
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(check_not_forked());
   const DatabaseShape& shape = info_.shape;
   if (record >= shape.records) {
     return out_of_range_error("ZipPIR `record` = " + std::to_string(record) + " >= " +

@@ -96,6 +96,7 @@ class ZipPirClient {
   // The fork generation of create(): offsets and query indices drawn before a fork are shared
   // with the parent, so the client refuses to query in a child (core/csprng.h).
   std::uint64_t fork_generation_ = Prng::current_fork_generation();
+  Status check_not_forked() const;
   ZipPirClientTimings timings_;
 };
 

@@ -175,12 +175,15 @@ Result<PrivateScorer> PrivateScorer::create(const ScoringLayout* layout, const S
   return p;
 }
 
+void PrivateScorer::drop_pool_if_forked() {
+  if (pool_fork_generation_ == Prng::current_fork_generation()) return;
+  pool_.clear();  // made before a fork: shared with the parent (each mask wipes itself)
+  pool_fork_generation_ = Prng::current_fork_generation();
+}
+
 Status PrivateScorer::prepare(std::size_t count, Prng& prng) {
   const auto owner = owner_.hold();
-  if (pool_fork_generation_ != Prng::current_fork_generation()) {
-    pool_.clear();  // made before a fork: shared with the parent (each mask wipes itself)
-    pool_fork_generation_ = Prng::current_fork_generation();
-  }
+  drop_pool_if_forked();
   if (count == 0) return Status::ok_status();
   const auto& s = layout_->shape;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto masks, pir::Lwe64Mask::create_batch(
@@ -193,10 +196,7 @@ Status PrivateScorer::prepare(std::size_t count, Prng& prng) {
 Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
                                             std::span<const std::uint32_t> clusters, Prng& prng) {
   const auto owner = owner_.hold();
-  if (pool_fork_generation_ != Prng::current_fork_generation()) {
-    pool_.clear();  // made before a fork: shared with the parent
-    pool_fork_generation_ = Prng::current_fork_generation();
-  }
+  drop_pool_if_forked();
   const auto& s = layout_->shape;
   if (clusters.empty()) return invalid_argument_error("private scoring needs at least one cluster");
   for (std::uint32_t c : clusters) {

@@ -119,6 +119,7 @@ class PrivateScorer {
   // The fork generation the pool was made in: a forked child shares the parent's pool, so it
   // drops it before encrypting (two processes popping one mask would leak their difference).
   std::uint64_t pool_fork_generation_ = 0;
+  void drop_pool_if_forked();  // under owner_
   OwnerLock owner_;
 };
 
