@@ -1,0 +1,135 @@
+#include "pir/hintless/database.h"
+
+#include <algorithm>
+#include <string>
+
+namespace privsearch::pir::hintless {
+
+Result<HintlessShape> choose_hintless_shape(const HintlessParams& params, std::size_t records,
+                                            std::size_t record_bytes, std::size_t max_outputs) {
+  if (records == 0 || record_bytes == 0) {
+    return invalid_argument_error("hintless PIR needs at least one record of at least one byte");
+  }
+  const std::size_t per_output = params.column_bytes_per_output();
+  const std::size_t min_outputs = (record_bytes + per_output - 1) / per_output;
+  if (min_outputs > max_outputs) {
+    return resource_exhausted_error("a record of " + std::to_string(record_bytes) +
+                                    " bytes needs " + std::to_string(min_outputs) +
+                                    " packed outputs, above the cap of " +
+                                    std::to_string(max_outputs));
+  }
+  // The smallest rho whose query vector fits the budget (server work and memory grow with rho);
+  // failing that, the rho with the fewest query + response bytes.
+  HintlessShape best;
+  std::size_t best_cost = 0;
+  for (std::size_t rho = min_outputs; rho <= std::min(max_outputs, min_outputs + 32); ++rho) {
+    HintlessShape s;
+    s.records = records;
+    s.record_bytes = record_bytes;
+    s.outputs = rho;
+    s.records_per_column = rho * per_output / record_bytes;
+    s.columns = (records + s.records_per_column - 1) / s.records_per_column;
+    if (s.columns > kMaxColumns) continue;
+    if (hintless_decoding_failure_log2(params, s.columns, rho) > kMaxDecodingFailureLog2) continue;
+    if (7 * s.columns <= kQueryVectorBudget) return s;
+    const std::size_t cost = 7 * s.columns + params.output_bytes() * rho;
+    if (best.outputs == 0 || cost < best_cost) {
+      best = s;
+      best_cost = cost;
+    }
+  }
+  if (best.outputs == 0) {
+    return resource_exhausted_error("no hintless PIR shape fits " + std::to_string(records) +
+                                    " records of " + std::to_string(record_bytes) +
+                                    " bytes (column or noise limit)");
+  }
+  return best;
+}
+
+void bytes_to_entries(std::span<const std::uint8_t> bytes, int p_bits,
+                      std::span<std::uint16_t> entries) {
+  const std::uint32_t mask = (std::uint32_t{1} << p_bits) - 1;
+  for (std::size_t r = 0; r < entries.size(); ++r) {
+    const std::size_t bit = r * static_cast<std::size_t>(p_bits);
+    std::uint32_t window = 0;  // the three bytes holding bits [bit, bit + p_bits)
+    for (std::size_t b = 0; b < 3; ++b) {
+      const std::size_t at = bit / 8 + b;
+      if (at < bytes.size()) window |= static_cast<std::uint32_t>(bytes[at]) << (8 * b);
+    }
+    entries[r] = static_cast<std::uint16_t>((window >> (bit % 8)) & mask);
+  }
+}
+
+void entries_to_bytes(std::span<const std::uint16_t> entries, int p_bits,
+                      std::span<std::uint8_t> bytes) {
+  std::fill(bytes.begin(), bytes.end(), std::uint8_t{0});
+  for (std::size_t r = 0; r < entries.size(); ++r) {
+    const std::size_t bit = r * static_cast<std::size_t>(p_bits);
+    const std::uint32_t window = static_cast<std::uint32_t>(entries[r]) << (bit % 8);
+    for (std::size_t b = 0; b < 3; ++b) {
+      const std::size_t at = bit / 8 + b;
+      if (at < bytes.size()) bytes[at] |= static_cast<std::uint8_t>(window >> (8 * b));
+    }
+  }
+}
+
+HintlessDatabase::HintlessDatabase(const HintlessParams& params, const HintlessShape& shape)
+    : params_(params),
+      shape_(shape),
+      rows_(shape.rows(params)),
+      entries_(shape.rows(params) * shape.columns, 0) {}
+
+Status HintlessDatabase::set_record(std::size_t index, std::span<const std::uint8_t> bytes) {
+  if (index >= shape_.records) {
+    return out_of_range_error("record " + std::to_string(index) + " is past the " +
+                              std::to_string(shape_.records) + " records of the database");
+  }
+  if (bytes.size() > shape_.record_bytes) {
+    return out_of_range_error("record " + std::to_string(index) + " has " +
+                              std::to_string(bytes.size()) + " bytes, above the slot of " +
+                              std::to_string(shape_.record_bytes));
+  }
+  const std::size_t column = shape_.column_of(index);
+  std::vector<std::uint8_t> col = column_bytes(column);
+  const std::size_t at = shape_.offset_of(index);
+  std::fill(col.begin() + at, col.begin() + at + shape_.record_bytes, std::uint8_t{0});
+  std::copy(bytes.begin(), bytes.end(), col.begin() + at);
+  write_column(column, col);
+  return Status();
+}
+
+Status HintlessDatabase::fill(
+    const std::function<std::span<const std::uint8_t>(std::size_t)>& record) {
+  const std::size_t k = shape_.records_per_column;
+  std::vector<std::uint8_t> col(shape_.column_bytes(params_));
+  for (std::size_t c = 0; c < columns(); ++c) {
+    std::fill(col.begin(), col.end(), std::uint8_t{0});
+    for (std::size_t i = c * k; i < std::min(shape_.records, (c + 1) * k); ++i) {
+      const std::span<const std::uint8_t> bytes = record(i);
+      if (bytes.size() > shape_.record_bytes) {
+        return out_of_range_error("record " + std::to_string(i) + " has " +
+                                  std::to_string(bytes.size()) + " bytes, above the slot of " +
+                                  std::to_string(shape_.record_bytes));
+      }
+      std::copy(bytes.begin(), bytes.end(), col.begin() + shape_.offset_of(i));
+    }
+    write_column(c, col);
+  }
+  return Status();
+}
+
+std::vector<std::uint8_t> HintlessDatabase::column_bytes(std::size_t column) const {
+  std::vector<std::uint16_t> e(rows_);
+  for (std::size_t r = 0; r < rows_; ++r) e[r] = entries_[r * columns() + column];
+  std::vector<std::uint8_t> out(shape_.column_bytes(params_));
+  entries_to_bytes(e, params_.p_bits, out);
+  return out;
+}
+
+void HintlessDatabase::write_column(std::size_t column, std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint16_t> e(rows_);
+  bytes_to_entries(bytes, params_.p_bits, e);
+  for (std::size_t r = 0; r < rows_; ++r) entries_[r * columns() + column] = e[r];
+}
+
+}  // namespace privsearch::pir::hintless

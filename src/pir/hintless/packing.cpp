@@ -1,0 +1,199 @@
+#include "pir/hintless/packing.h"
+
+#include <cstring>
+
+namespace privsearch::pir::hintless {
+namespace {
+
+// plus = even + w odd and minus = even - w odd, both in [0, 2q), for one prime's half.
+void butterfly(const u64* even, const u64* odd, const u64* w, u64 q, u64 ratio, std::size_t d,
+               u64* plus, u64* minus) {
+  for (std::size_t i = 0; i < d; ++i) {
+    const u64 t = HintlessRing::reduce(odd[i] * w[i], q, ratio);
+    plus[i] = even[i] + t;
+    minus[i] = even[i] + q - t;
+  }
+}
+
+// The a-side recursion: fills the digits of every internal node in post-order.
+class PrecompBuilder {
+ public:
+  PrecompBuilder(const HintlessRing& ring, std::span<const u64> leaf_a, std::span<const u64> key_a,
+                 std::vector<u32>& digits)
+      : ring_(ring), leaf_a_(leaf_a), key_a_(key_a), digits_(digits) {
+    const std::size_t n = 2 * ring.d();
+    even_.assign(ring.log_d() + 1, std::vector<u64>(n));
+    odd_ = even_;
+    plus_.resize(n);
+    minus_.resize(n);
+    coeff_.resize(n);
+    digit_polys_.resize(ring.params().gadget_digits * n);
+  }
+
+  void node(int level, std::size_t r0, u64* out) {
+    const std::size_t d = ring_.d(), n = 2 * d;
+    if (level == 0) {
+      std::memcpy(out, leaf_a_.data() + r0 * n, n * sizeof(u64));
+      return;
+    }
+    node(level - 1, r0, even_[level].data());
+    node(level - 1, r0 + (d >> level), odd_[level].data());
+    for (int p = 0; p < 2; ++p) {
+      butterfly(even_[level].data() + p * d, odd_[level].data() + p * d,
+                ring_.level_monomial(level) + p * d, ring_.prime(p), ring_.ratio(p), d,
+                plus_.data() + p * d, minus_.data() + p * d);
+      for (std::size_t i = 0; i < d; ++i) {
+        minus_[p * d + i] = ring::reduce_once(minus_[p * d + i], ring_.prime(p));
+      }
+      ring_.level_automorphism(level).apply(minus_.data() + p * d, coeff_.data() + p * d);
+    }
+    decompose_node();
+    accumulate_a(level, out);
+    ++node_;
+  }
+
+ private:
+  // coeff_ (tau_g(a_minus), NTT form) -> t digit Poly2s in NTT form, stored as this node's u32s.
+  void decompose_node() {
+    const std::size_t d = ring_.d(), n = 2 * d;
+    const int t = ring_.params().gadget_digits;
+    ring_.inverse(coeff_.data());
+    std::int64_t dig[8];
+    for (std::size_t i = 0; i < d; ++i) {
+      gadget_decompose(ring_.crt(coeff_[i], coeff_[d + i]), ring_.q(),
+                       ring_.params().gadget_log_base, t, dig);
+      for (int j = 0; j < t; ++j) {
+        digit_polys_[j * n + i] = ring_.modulus(0).from_signed(dig[j]);
+        digit_polys_[j * n + d + i] = ring_.modulus(1).from_signed(dig[j]);
+      }
+    }
+    u32* stored = digits_.data() + node_ * t * n;
+    for (int j = 0; j < t; ++j) {
+      ring_.forward(digit_polys_.data() + j * n);
+      for (std::size_t i = 0; i < n; ++i) stored[j * n + i] = static_cast<u32>(digit_polys_[j * n + i]);
+    }
+  }
+
+  // out = plus + sum_j u_j . key_a_{level, j}.
+  void accumulate_a(int level, u64* out) {
+    const std::size_t d = ring_.d(), n = 2 * d;
+    const int t = ring_.params().gadget_digits;
+    for (int p = 0; p < 2; ++p) {
+      for (std::size_t i = 0; i < d; ++i) {
+        u64 acc = plus_[p * d + i];
+        for (int j = 0; j < t; ++j) {
+          const std::size_t at = j * n + p * d + i;
+          acc += digit_polys_[at] * key_a_[((level - 1) * t + j) * n + p * d + i];
+        }
+        out[p * d + i] = HintlessRing::reduce(acc, ring_.prime(p), ring_.ratio(p));
+      }
+    }
+  }
+
+  const HintlessRing& ring_;
+  std::span<const u64> leaf_a_, key_a_;
+  std::vector<u32>& digits_;
+  std::vector<std::vector<u64>> even_, odd_;
+  std::vector<u64> plus_, minus_, coeff_, digit_polys_;
+  std::size_t node_ = 0;
+};
+
+// The b-side recursion for a batch, one prime half at a time.
+class OnlinePacker {
+ public:
+  OnlinePacker(const HintlessRing& ring, const PackPrecomp& pre, std::span<const u64* const> leaf_b,
+               std::span<const PackingKeyView> keys, int prime)
+      : ring_(ring), pre_(pre), leaf_b_(leaf_b), keys_(keys), p_(prime) {
+    const std::size_t d = ring.d(), k = leaf_b.size();
+    even_.assign((ring.log_d() + 1) * k, std::vector<u64>(2 * d));  // a Poly2; half p_ used
+    odd_ = even_;
+    plus_.resize(d);
+    minus_.resize(d);
+  }
+
+  void node(int level, std::size_t r0, std::span<u64* const> out) {
+    const std::size_t d = ring_.d(), k = leaf_b_.size();
+    if (level == 0) {
+      for (std::size_t q = 0; q < k; ++q) {
+        const u64 b = leaf_b_[q][static_cast<std::size_t>(p_) * d + r0];  // a constant's NTT is the constant everywhere
+        for (std::size_t i = 0; i < d; ++i) out[q][static_cast<std::size_t>(p_) * d + i] = b;
+      }
+      return;
+    }
+    std::vector<u64*> even(k), odd(k);
+    for (std::size_t q = 0; q < k; ++q) {
+      even[q] = even_[level * k + q].data();
+      odd[q] = odd_[level * k + q].data();
+    }
+    node(level - 1, r0, even);
+    node(level - 1, r0 + (d >> level), odd);
+    const u32* digits = pre_.node_digits(node_++);
+    for (std::size_t q = 0; q < k; ++q) combine(level, digits, keys_[q], even[q], odd[q], out[q]);
+  }
+
+ private:
+  void combine(int level, const u32* digits, const PackingKeyView& key, const u64* even,
+               const u64* odd, u64* out) {
+    const std::size_t d = ring_.d(), n = 2 * d, off = static_cast<std::size_t>(p_) * d;
+    const int t = ring_.params().gadget_digits;
+    const u64 q = ring_.prime(p_), ratio = ring_.ratio(p_);
+    butterfly(even + off, odd + off, ring_.level_monomial(level) + off, q, ratio, d, plus_.data(),
+              minus_.data());
+    const std::uint32_t* perm = ring_.level_automorphism(level).table().data();
+    const u32* key_b = key.b + static_cast<std::size_t>(level - 1) * t * n + off;
+    const u32* dig = digits + off;
+    for (std::size_t i = 0; i < d; ++i) {
+      u64 acc = plus_[i] + minus_[perm[i]];
+      for (int j = 0; j < t; ++j) acc += static_cast<u64>(dig[j * n + i]) * key_b[j * n + i];
+      out[off + i] = HintlessRing::reduce(acc, q, ratio);
+    }
+  }
+
+  const HintlessRing& ring_;
+  const PackPrecomp& pre_;
+  std::span<const u64* const> leaf_b_;
+  std::span<const PackingKeyView> keys_;
+  int p_;
+  std::vector<std::vector<u64>> even_, odd_;
+  std::vector<u64> plus_, minus_;
+  std::size_t node_ = 0;
+};
+
+}  // namespace
+
+void gadget_decompose(u64 x, u64 q, int log_z, int t, std::int64_t* digits) {
+  const u64 upper = u64{0} - static_cast<u64>(x > q / 2);
+  std::int64_t v = static_cast<std::int64_t>(x) - static_cast<std::int64_t>(q & upper);
+  const std::int64_t half = std::int64_t{1} << (log_z - 1);
+  const std::int64_t mask = (std::int64_t{1} << log_z) - 1;
+  for (int j = 0; j < t; ++j) {
+    const std::int64_t dj = ((v + half) & mask) - half;
+    digits[j] = dj;
+    v = (v - dj) >> log_z;
+  }
+}
+
+PackPrecomp PackPrecomp::build(const HintlessRing& ring, std::span<const u64> leaf_a,
+                               std::span<const u64> key_a) {
+  PackPrecomp pre;
+  const std::size_t d = ring.d();
+  pre.nodes_ = d - 1;
+  pre.stride_ = static_cast<std::size_t>(ring.params().gadget_digits) * 2 * d;
+  pre.digits_.resize(pre.nodes_ * pre.stride_);
+  pre.output_a_.resize(2 * d);
+  PrecompBuilder builder(ring, leaf_a, key_a, pre.digits_);
+  builder.node(ring.log_d(), 0, pre.output_a_.data());
+  return pre;
+}
+
+void pack_online(const HintlessRing& ring, const PackPrecomp& pre,
+                 std::span<const u64* const> leaf_b, std::span<const PackingKeyView> keys,
+                 std::span<u64* const> out, int prime) {
+  for (int p = 0; p < 2; ++p) {
+    if (prime >= 0 && p != prime) continue;
+    OnlinePacker packer(ring, pre, leaf_b, keys, p);
+    packer.node(ring.log_d(), 0, out);
+  }
+}
+
+}  // namespace privsearch::pir::hintless

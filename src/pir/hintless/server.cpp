@@ -1,0 +1,157 @@
+#include "pir/hintless/server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+
+#include "core/parallel.h"
+#include "pir/hintless/crs.h"
+#include "pir/hintless/hint.h"
+#include "pir/hintless/matvec.h"
+#include "pir/hintless/modswitch.h"
+
+namespace privsearch::pir::hintless {
+
+Result<std::unique_ptr<HintlessServer>> HintlessServer::create(
+    const HintlessParams& params, const HintlessShape& shape, const RecordSource& records,
+    const HintlessServerOptions& options) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(HintlessRing ring, HintlessRing::create(params));
+  if (shape.columns == 0 || shape.columns > kMaxColumns || shape.outputs == 0 ||
+      shape.records_per_column == 0 ||
+      shape.records_per_column * shape.record_bytes > shape.column_bytes(params) ||
+      shape.columns * shape.records_per_column < shape.records) {
+    return invalid_argument_error("hintless PIR shape does not fit its records");
+  }
+  HintlessDatabase db(params, shape);
+  PRIVSEARCH_RETURN_IF_ERROR(db.fill(records));
+  std::unique_ptr<HintlessServer> server(
+      new HintlessServer(std::move(ring), std::move(db), options));
+  server->key_a_ = crs_key_polys(server->ring_);
+  server->precomp_.resize(shape.outputs);
+  server->output_a_.resize(shape.outputs);
+  std::vector<std::size_t> all(shape.outputs);
+  for (std::size_t o = 0; o < all.size(); ++o) all[o] = o;
+  PRIVSEARCH_RETURN_IF_ERROR(server->preprocess(all));
+  return server;
+}
+
+Status HintlessServer::preprocess(std::span<const std::size_t> outputs) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t d = ring_.d();
+  const HintBuilder hint(ring_, db_.columns());
+  std::size_t done = 0;
+  for (std::size_t o : outputs) {
+    // The leaf a-parts of one block: rows split over the threads.
+    std::vector<u64> leaf_a(d * 2 * d);
+    PRIVSEARCH_RETURN_IF_ERROR(run_tasks(options_.threads, options_.threads, [&](std::size_t t, std::size_t) {
+      std::vector<u64> scratch(2 * d);
+      for (std::size_t i = t; i < d; i += options_.threads) {
+        hint.leaf_a_part(db_, o * d + i, leaf_a.data() + i * 2 * d, scratch.data());
+      }
+      return Status();
+    }));
+    precomp_[o] = PackPrecomp::build(ring_, leaf_a, key_a_);
+    std::vector<u64> a = precomp_[o].output_a();
+    ring_.inverse(a.data());
+    output_a_[o].resize(d);
+    switch_a_part(ring_, a.data(), output_a_[o].data());
+    if (options_.progress) options_.progress(++done, outputs.size());
+  }
+  preprocess_s_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Status();
+}
+
+std::size_t HintlessServer::memory_bytes() const {
+  std::size_t bytes = db_.entries().size() * sizeof(std::uint16_t);
+  for (const auto& p : precomp_) bytes += p.memory_bytes();
+  return bytes;
+}
+
+std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery> queries) const {
+  const std::size_t d = ring_.d(), rows = db_.rows(), k = queries.size();
+  std::vector<const u32*> c1(2 * k);
+  for (std::size_t q = 0; q < k; ++q) {
+    c1[2 * q] = queries[q].c1.data();
+    c1[2 * q + 1] = queries[q].c1.data() + db_.columns();
+  }
+  std::vector<u64> ans(k * rows * 2);
+  const std::size_t blocks = std::max<std::size_t>(1, rows / 64);
+  (void)run_tasks(options_.threads, blocks, [&](std::size_t b, std::size_t) {
+    const std::size_t first = b * rows / blocks, last = (b + 1) * rows / blocks;
+    std::vector<u64> sums(2 * k);
+    for (std::size_t r = first; r < last; ++r) {
+      matvec_row(db_.row(r), db_.columns(), c1.data(), k, sums.data());
+      const std::size_t o = r / d, i = r % d;
+      for (std::size_t q = 0; q < k; ++q) {
+        for (int p = 0; p < 2; ++p) {
+          const ring::Modulus& m = ring_.modulus(p);
+          const u64 v = m.mul(m.reduce(sums[2 * q + p]), ring_.d_inverse(p));
+          ans[((q * shape().outputs + o) * 2 + p) * d + i] = v;
+        }
+      }
+    }
+    return Status();
+  });
+  return ans;
+}
+
+std::vector<u64> HintlessServer::first_layer(const HintlessQuery& query) const {
+  return first_layer_batch(std::span<const HintlessQuery>(&query, 1));
+}
+
+Result<std::vector<HintlessResponse>> HintlessServer::answer(
+    std::span<const HintlessQuery> queries) const {
+  const std::size_t d = ring_.d(), k = queries.size(), outputs = shape().outputs;
+  for (const auto& q : queries) {
+    if (q.c1.size() != 2 * db_.columns() || q.key_b.size() != key_a_.size()) {
+      return invalid_argument_error("hintless PIR query does not match the database");
+    }
+  }
+  const std::vector<u64> ans = first_layer_batch(queries);
+  std::vector<PackingKeyView> keys(k);
+  for (std::size_t q = 0; q < k; ++q) keys[q].b = queries[q].key_b.data();
+  std::vector<u64> packed(k * outputs * 2 * d);
+  PRIVSEARCH_RETURN_IF_ERROR(run_tasks(options_.threads, outputs * 2, [&](std::size_t t, std::size_t) {
+    const std::size_t o = t / 2;
+    std::vector<const u64*> leaf(k);
+    std::vector<u64*> out(k);
+    for (std::size_t q = 0; q < k; ++q) {
+      leaf[q] = ans.data() + (q * outputs + o) * 2 * d;
+      out[q] = packed.data() + (q * outputs + o) * 2 * d;
+    }
+    pack_online(ring_, precomp_[o], leaf, keys, out, static_cast<int>(t % 2));
+    return Status();
+  }));
+  std::vector<HintlessResponse> responses(k);
+  for (std::size_t q = 0; q < k; ++q) {
+    HintlessResponse& r = responses[q];
+    r.params_id = params().id;
+    r.outputs = static_cast<std::uint32_t>(outputs);
+    r.a.resize(outputs * d);
+    r.b.resize(outputs * d);
+    for (std::size_t o = 0; o < outputs; ++o) {
+      u64* b = packed.data() + (q * outputs + o) * 2 * d;
+      ring_.inverse(b);
+      switch_b_part(ring_, b, r.b.data() + o * d);
+      std::copy(output_a_[o].begin(), output_a_[o].end(), r.a.begin() + o * d);
+    }
+  }
+  return responses;
+}
+
+Status HintlessServer::update(std::span<const std::size_t> changed, const RecordSource& records) {
+  std::set<std::size_t> outputs;
+  for (std::size_t i : changed) {
+    PRIVSEARCH_RETURN_IF_ERROR(db_.set_record(i, records(i)));
+  }
+  // A column's entries span every row, so any changed record touches every output block.
+  // TODO(issue 34): recompute only the changed columns' contribution to the hint rows.
+  for (std::size_t o = 0; o < shape().outputs; ++o) outputs.insert(o);
+  if (changed.empty()) return Status();
+  const std::vector<std::size_t> list(outputs.begin(), outputs.end());
+  return preprocess(list);
+}
+
+}  // namespace privsearch::pir::hintless

@@ -1,0 +1,79 @@
+// The provider side of the hintless backend (YPIR+SP): a record matrix, its client-independent
+// preprocessing, and batched answers. Nothing here depends on a client: the preprocessing runs
+// once per database version and serves every client, so a new client's first fetch costs the
+// provider one answer and nothing else (ZipPIR computes a hint per client and query).
+//
+// Preprocessing, per output block o of d rows: the embedded hint rows (hint.h), then the packing
+// precomputation over them (packing.h) and the output's switched a-part (modswitch.h).
+// Answer for a batch of K queries: one pass over D computing ans_k = D c1_k (lazy 64-bit sums,
+// one reduction per row), scaled by d^-1, then the online packing of each output block (the
+// node digits streamed once for the batch, the two primes on two threads), the inverse NTT and
+// the switch of the b-part. The response's a-parts are the precomputed ones.
+// Thread safety: answer() may run concurrently with itself; create() builds everything.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "pir/hintless/database.h"
+#include "pir/hintless/messages.h"
+#include "pir/hintless/packing.h"
+#include "pir/hintless/ring_context.h"
+
+namespace privsearch::pir::hintless {
+
+struct HintlessServerOptions {
+  unsigned threads = 2;
+  // Reports preprocessing progress: (outputs done, outputs).
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+class HintlessServer {
+ public:
+  using RecordSource = std::function<std::span<const std::uint8_t>(std::size_t)>;
+
+  static Result<std::unique_ptr<HintlessServer>> create(const HintlessParams& params,
+                                                        const HintlessShape& shape,
+                                                        const RecordSource& records,
+                                                        const HintlessServerOptions& options = {});
+
+  const HintlessParams& params() const { return ring_.params(); }
+  const HintlessShape& shape() const { return db_.shape(); }
+  const HintlessDatabase& database() const { return db_; }
+  double preprocess_seconds() const { return preprocess_s_; }
+  // The database matrix plus the packing precomputation.
+  std::size_t memory_bytes() const;
+
+  // One response per query, in order. Queries must come from decode_query for this database.
+  Result<std::vector<HintlessResponse>> answer(std::span<const HintlessQuery> queries) const;
+
+  // For tests: the first-layer answers of a query (2 rows-long halves, mod q_a then mod q_b),
+  // scaled by d^-1, and the output a-part before switching (Poly2, NTT form).
+  std::vector<u64> first_layer(const HintlessQuery& query) const;
+  const PackPrecomp& precomp(std::size_t output) const { return precomp_[output]; }
+
+  // Rewrites records and redoes the preprocessing of the output blocks they touch.
+  Status update(std::span<const std::size_t> changed, const RecordSource& records);
+
+ private:
+  HintlessServer(HintlessRing ring, HintlessDatabase db, HintlessServerOptions options)
+      : ring_(std::move(ring)), db_(std::move(db)), options_(std::move(options)) {}
+  Status preprocess(std::span<const std::size_t> outputs);
+  // ans for K queries: K x outputs Poly2-halves laid out [query][output][prime][d].
+  std::vector<u64> first_layer_batch(std::span<const HintlessQuery> queries) const;
+
+  HintlessRing ring_;
+  HintlessDatabase db_;
+  HintlessServerOptions options_;
+  std::vector<u64> key_a_;  // CRS key a-rows
+  std::vector<PackPrecomp> precomp_;
+  std::vector<std::vector<u32>> output_a_;  // switched a-part per output
+  double preprocess_s_ = 0;
+};
+
+}  // namespace privsearch::pir::hintless

@@ -1,0 +1,416 @@
+// Known-answer, property and round-trip tests of the hintless PIR backend (pir/hintless).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "pir/hintless/client/client.h"
+#include "pir/hintless/crs.h"
+#include "pir/hintless/hint.h"
+#include "pir/hintless/matvec.h"
+#include "pir/hintless/modswitch.h"
+#include "pir/hintless/packing.h"
+#include "pir/hintless/server.h"
+#include "pir/hintless_reference.h"
+#include "pir/lwe/lwe.h"
+
+namespace privsearch::pir::hintless {
+namespace {
+
+namespace ref = reference;
+
+HintlessParams test_params() { return *find_hintless_params("insecure-test-ypir-sp-d256", true); }
+HintlessParams secure_params() { return *find_hintless_params("ypir-sp-d2048"); }
+
+std::vector<std::vector<std::uint8_t>> random_records(std::size_t n, std::size_t max_bytes,
+                                                      std::uint64_t stream, bool vary = true) {
+  Prng prng = Prng::from_seed(Seed{7}, stream);
+  std::vector<std::vector<std::uint8_t>> out(n);
+  for (auto& r : out) {
+    r.resize(vary ? 1 + prng.uniform_below(max_bytes) : max_bytes);
+    prng.fill(r);
+  }
+  return out;
+}
+
+HintlessServer::RecordSource source(const std::vector<std::vector<std::uint8_t>>& records) {
+  return [&records](std::size_t i) { return std::span<const std::uint8_t>(records[i]); };
+}
+
+std::vector<std::int64_t> small_poly(std::size_t d, Prng& prng, double sigma = 6.4) {
+  const GaussianSampler g(sigma);
+  std::vector<std::int64_t> v(d);
+  for (auto& x : v) x = g.sample(prng);
+  return v;
+}
+
+TEST(HintlessParamsTest, TableRowsPassTheirChecksAndInsecureNeedsOptIn) {
+  for (const auto& p : hintless_param_table()) {
+    EXPECT_TRUE(check_hintless_params(p).ok()) << p.name;
+  }
+  EXPECT_EQ(find_hintless_params("insecure-test-ypir-sp-d256").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(find_hintless_params("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(hintless_params_by_id(12345).status().code(), StatusCode::kFailedPrecondition);
+  HintlessParams p = secure_params();
+  EXPECT_NEAR(p.log2_q(), 55.894, 0.001);
+  EXPECT_EQ(p.packing_key_bytes(), 473088u);
+  EXPECT_EQ(p.output_bytes(), 12288u);
+  p.q_b = 249561091;  // not prime
+  EXPECT_FALSE(check_hintless_params(p).ok());
+  p = secure_params();
+  p.d = 1024;  // the HE standard allows log2 q <= 29 at n = 1024
+  EXPECT_FALSE(check_hintless_params(p).ok());
+  p.secure = false;  // an insecure test row is not held to the table
+  EXPECT_TRUE(check_hintless_params(p).ok());
+}
+
+TEST(HintlessParamsTest, FailureBoundHoldsForServedShapesAndCatchesBadOnes) {
+  const HintlessParams p = secure_params();
+  // The design note's shapes (docs/design/HINTLESS_PIR.md section 4.1).
+  EXPECT_NEAR(hintless_decoding_failure_log2(p, 5183, 1), -99.0, 1.0);
+  EXPECT_NEAR(hintless_decoding_failure_log2(p, 32768, 10), -95.6, 1.0);
+  EXPECT_NEAR(hintless_decoding_failure_log2(p, 800, 19), -94.7, 1.0);
+  EXPECT_LT(hintless_decoding_failure_log2(p, kMaxColumns, 32), kMaxDecodingFailureLog2);
+  HintlessParams wide = p;
+  wide.p_bits = 15;  // the note's sensitivity: p = 2^15 fails
+  EXPECT_GT(hintless_decoding_failure_log2(wide, 32768, 10), kMaxDecodingFailureLog2);
+  wide = p;
+  wide.gadget_digits = 2;
+  wide.gadget_log_base = 28;
+  EXPECT_GT(hintless_decoding_failure_log2(wide, 32768, 10), kMaxDecodingFailureLog2);
+}
+
+TEST(HintlessShapeTest, ShapeRuleFitsRecordsAndRefusesTooLarge) {
+  const HintlessParams p = secure_params();
+  auto s = choose_hintless_shape(p, 5183, 2048);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->outputs, 1u);
+  EXPECT_EQ(s->columns, 5183u);
+  s = choose_hintless_shape(p, 32768, 32768);  // 1 GiB of 32 KB records
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->outputs, 10u);
+  EXPECT_EQ(s->columns, 32768u);
+  s = choose_hintless_shape(p, 1 << 24, 64);  // 1 GiB of 64 B payloads: query vector <= 256 KiB
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->outputs, 9u);
+  EXPECT_LE(7 * s->columns, kQueryVectorBudget);
+  s = choose_hintless_shape(p, 4000, 65536);  // IVF lists
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->outputs, 19u);
+  EXPECT_EQ(choose_hintless_shape(p, 1, 1 << 20).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_EQ(choose_hintless_shape(p, 0, 10).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(HintlessKatTest, BytesAndEntriesRoundTrip) {
+  Prng prng = Prng::from_seed(Seed{1});
+  std::vector<std::uint8_t> bytes(3584 * 2);
+  prng.fill(bytes);
+  std::vector<std::uint16_t> e(4096);
+  bytes_to_entries(bytes, 14, e);
+  for (auto v : e) ASSERT_LT(v, 1u << 14);
+  // entry 1 is bits 14..27: byte 1's top two bits, byte 2, byte 3's low four bits
+  EXPECT_EQ(e[1], ((bytes[1] >> 6) | (bytes[2] << 2) | ((bytes[3] & 0xf) << 10)));
+  std::vector<std::uint8_t> back(bytes.size());
+  entries_to_bytes(e, 14, back);
+  EXPECT_EQ(back, bytes);
+}
+
+TEST(HintlessKatTest, GadgetDigitsRecomposeAndAreBalanced) {
+  const HintlessParams p = secure_params();
+  const std::uint64_t q = p.q_a * p.q_b;
+  Prng prng = Prng::from_seed(Seed{2});
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::uint64_t x = trial < 4 ? std::vector<std::uint64_t>{0, q - 1, q / 2, q / 2 + 1}[trial]
+                                : prng.uniform_below(q);
+    std::int64_t dig[3];
+    gadget_decompose(x, q, 19, 3, dig);
+    __int128 sum = 0;
+    for (int j = 2; j >= 0; --j) {
+      ASSERT_GE(dig[j], -(1 << 18));
+      ASSERT_LT(dig[j], 1 << 18);
+      sum = sum * (1 << 19) + dig[j];
+    }
+    sum %= static_cast<__int128>(q);
+    if (sum < 0) sum += q;
+    ASSERT_EQ(static_cast<std::uint64_t>(sum), x);
+  }
+}
+
+TEST(HintlessKatTest, ModulusSwitchMatchesWideRounding) {
+  const HintlessRing ring = *HintlessRing::create(test_params());
+  const std::size_t d = ring.d();
+  Prng prng = Prng::from_seed(Seed{3});
+  std::vector<u64> poly(2 * d), xs(d);
+  for (std::size_t i = 0; i < d; ++i) {
+    xs[i] = i == 0 ? ring.q() - 1 : prng.uniform_below(ring.q());
+    poly[i] = xs[i] % ring.prime(0);
+    poly[d + i] = xs[i] % ring.prime(1);
+  }
+  std::vector<u32> a(d), b(d);
+  switch_a_part(ring, poly.data(), a.data());
+  switch_b_part(ring, poly.data(), b.data());
+  const long double q = static_cast<long double>(ring.q());
+  for (std::size_t i = 0; i < d; ++i) {
+    const unsigned __int128 x = xs[i];
+    const u64 want_a = static_cast<u64>((x * ring.prime(0) + ring.q() / 2) / ring.q()) %
+                       ring.prime(0);
+    const u64 want_b = static_cast<u64>(std::llroundl(static_cast<long double>(xs[i]) *
+                                                      1048576.0L / q)) & 0xfffff;
+    EXPECT_EQ(a[i], want_a) << i;
+    EXPECT_EQ(b[i], want_b) << i;
+  }
+}
+
+TEST(HintlessKatTest, MatvecClonesMatchTheReference) {
+  Prng prng = Prng::from_seed(Seed{4});
+  const std::size_t cols = 1237, k = 3;
+  std::vector<std::uint16_t> row(cols);
+  for (auto& v : row) v = static_cast<std::uint16_t>(prng.uniform_below(1 << 14));
+  row[0] = (1 << 14) - 1;
+  std::vector<std::vector<std::uint32_t>> x(2 * k, std::vector<std::uint32_t>(cols));
+  std::vector<const std::uint32_t*> ptr;
+  for (auto& v : x) {
+    for (auto& e : v) e = static_cast<std::uint32_t>(prng.uniform_below(268369921));
+    ptr.push_back(v.data());
+  }
+  std::vector<std::uint64_t> fast(2 * k), slow(2 * k);
+  matvec_row(row.data(), cols, ptr.data(), k, fast.data());
+  matvec_row_reference(row.data(), cols, ptr.data(), k, slow.data());
+  EXPECT_EQ(fast, slow);
+}
+
+// H = D A from its definition: entry j of H_r is sum_c D[r][c] A_c[j], A_c[j] = a_k[i - j]
+// (negated when j > i), with a_k read from the CRS in coefficient form.
+TEST(HintlessKatTest, HintMatchesSchoolbookProduct) {
+  const HintlessParams p = test_params();
+  const HintlessRing ring = *HintlessRing::create(p);
+  const std::size_t d = p.d;
+  const HintlessShape shape = *choose_hintless_shape(p, 300, 448);  // d0 = 300 > d
+  ASSERT_EQ(shape.columns, 300u);
+  const auto records = random_records(300, 448, 1);
+  HintlessDatabase db(p, shape);
+  ASSERT_TRUE(db.fill(source(records)).ok());
+  const HintBuilder hint(ring, shape.columns);
+  std::vector<u64> fast(2 * d), scratch(2 * d);
+  const std::uint64_t q = ring.q();
+  std::vector<ref::Poly> a;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::vector<u64> ak = crs_query_poly(ring, k);
+    a.push_back(ref::from_poly2_ntt(ring, ak.data()));
+  }
+  for (std::size_t r : {std::size_t{0}, std::size_t{17}, d - 1}) {
+    hint.leaf_a_part(db, r, fast.data(), scratch.data());
+    ref::Poly h(d, 0);
+    for (std::size_t c = 0; c < shape.columns; ++c) {
+      const std::size_t k = c / d, i = c % d;
+      for (std::size_t j = 0; j < d; ++j) {
+        const u64 coef = j <= i ? a[k][i - j] : (q - a[k][i + d - j]) % q;
+        h[j] = static_cast<u64>((h[j] + static_cast<unsigned __int128>(db.row(r)[c]) * coef) % q);
+      }
+    }
+    // The leaf is conj(H_r) d^-1: multiply the fast one by d and conjugate it back.
+    ref::Poly got = ref::from_poly2_ntt(ring, fast.data());
+    for (auto& v : got) v = static_cast<u64>(static_cast<unsigned __int128>(v) * d % q);
+    EXPECT_EQ(ref::galois(got, 2 * d - 1, q), h) << "row " << r;
+  }
+}
+
+// The precomputed + online packing equals CDKS on full ciphertexts bit for bit, and decrypts to
+// d sum_r phase_r X^r plus small noise (the X^r order pinned here).
+TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
+  const HintlessParams p = test_params();
+  const HintlessRing ring = *HintlessRing::create(p);
+  const std::size_t d = p.d;
+  const std::uint64_t q = ring.q();
+  const int t = p.gadget_digits;
+  Prng prng = Prng::from_seed(Seed{5});
+  const ref::Poly s = ref::from_signed(small_poly(d, prng), q);
+  // Inputs: random a-parts, b = <s, a> + small phase offsets.
+  std::vector<u64> leaf_a(d * 2 * d);
+  std::vector<ref::Ciphertext> inputs(d);
+  std::vector<u64> leaf_b(2 * d);
+  std::vector<std::int64_t> phases(d);
+  for (std::size_t r = 0; r < d; ++r) {
+    ref::Poly a(d);
+    for (auto& v : a) v = prng.uniform_below(q);
+    const std::vector<u64> a2 = ref::to_poly2_ntt(ring, a);
+    std::copy(a2.begin(), a2.end(), leaf_a.begin() + r * 2 * d);
+    phases[r] = static_cast<std::int64_t>(prng.uniform_below(1000)) - 500;
+    const u64 b = (ref::mul(s, a, q)[0] + static_cast<u64>(phases[r] + static_cast<std::int64_t>(q))) % q;
+    inputs[r] = {a, ref::Poly(d, 0)};
+    inputs[r].b[0] = b;
+    leaf_b[r] = b % ring.prime(0);
+    leaf_b[d + r] = b % ring.prime(1);
+  }
+  // Keys with the CRS a-rows and fresh errors.
+  const std::vector<u64> key_a = crs_key_polys(ring);
+  std::vector<std::vector<ref::Poly>> ka(ring.log_d()), ke(ring.log_d());
+  for (int l = 0; l < ring.log_d(); ++l) {
+    for (int j = 0; j < t; ++j) {
+      ka[l].push_back(ref::from_poly2_ntt(ring, key_a.data() + (l * t + j) * 2 * d));
+      ke[l].push_back(ref::from_signed(small_poly(d, prng), q));
+    }
+  }
+  const ref::Keys keys = ref::make_keys(ring, s, ka, ke);
+  std::vector<u32> key_b(key_a.size());
+  for (int l = 0; l < ring.log_d(); ++l) {
+    for (int j = 0; j < t; ++j) {
+      const std::vector<u64> b2 = ref::to_poly2_ntt(ring, keys[l][j].b);
+      for (std::size_t i = 0; i < 2 * d; ++i) key_b[(l * t + j) * 2 * d + i] = static_cast<u32>(b2[i]);
+    }
+  }
+  const ref::Ciphertext want = ref::pack(ring, inputs, keys);
+
+  const PackPrecomp pre = PackPrecomp::build(ring, leaf_a, key_a);
+  EXPECT_EQ(pre.nodes(), d - 1);
+  std::vector<u64> out(2 * d);
+  const u64* leaf_ptr = leaf_b.data();
+  u64* out_ptr = out.data();
+  const PackingKeyView view{key_b.data()};
+  pack_online(ring, pre, std::span<const u64* const>(&leaf_ptr, 1),
+              std::span<const PackingKeyView>(&view, 1), std::span<u64* const>(&out_ptr, 1));
+  EXPECT_EQ(ref::from_poly2_ntt(ring, pre.output_a().data()), want.a);
+  EXPECT_EQ(ref::from_poly2_ntt(ring, out.data()), want.b);
+
+  // Decrypt: coefficient r is d phase_r + e with |e| far below the scale of the messages.
+  const ref::Poly phase = ref::sub(want.b, ref::mul(s, want.a, q), q);
+  double max_noise = 0;
+  for (std::size_t r = 0; r < d; ++r) {
+    const __int128 want_r = static_cast<__int128>(d) * phases[r];
+    __int128 got = phase[r] > q / 2 ? static_cast<__int128>(phase[r]) - q : phase[r];
+    max_noise = std::max(max_noise, std::fabs(static_cast<double>(got - want_r)));
+  }
+  EXPECT_GT(max_noise, 0.0);                 // the key errors are there ...
+  EXPECT_LT(max_noise, std::exp2(45.0));     // ... and far below q / p = 2^41.9 times d
+}
+
+struct RoundTripCase {
+  std::size_t records;
+  std::size_t record_bytes;
+  bool vary;
+};
+
+void round_trip(const HintlessParams& p, const RoundTripCase& tc, std::size_t batch) {
+  SCOPED_TRACE(::testing::Message() << tc.records << " x " << tc.record_bytes << " B");
+  const auto records = random_records(tc.records, tc.record_bytes, tc.records, tc.vary);
+  const HintlessShape shape = *choose_hintless_shape(p, tc.records, tc.record_bytes);
+  auto server = HintlessServer::create(p, shape, source(records));
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  const HintlessClient client = *HintlessClient::create(p, shape);
+  Prng prng = Prng::create();
+  std::vector<HintlessQuery> queries;
+  std::vector<HintlessSecret> secrets;
+  for (std::size_t k = 0; k < batch; ++k) {
+    const std::size_t index = k == 0 ? tc.records - 1 : prng.uniform_below(tc.records);
+    auto [query, secret] = *client.make_query(index, prng);
+    // Through the wire format, as the provider will see it.
+    auto decoded = decode_query(p, shape, encode_query(p, query));
+    ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+    queries.push_back(std::move(*decoded));
+    secrets.push_back(std::move(secret));
+  }
+  auto responses = (*server)->answer(queries);
+  ASSERT_TRUE(responses.ok());
+  for (std::size_t k = 0; k < batch; ++k) {
+    const auto bytes = encode_response(p, (*responses)[k]);
+    EXPECT_EQ(bytes.size(), hintless_response_bytes(p, shape.outputs));
+    auto resp = decode_response(p, shape, bytes);
+    ASSERT_TRUE(resp.ok());
+    auto got = client.decode(secrets[k], *resp);
+    ASSERT_TRUE(got.ok());
+    std::vector<std::uint8_t> want = records[secrets[k].record()];
+    want.resize(shape.record_bytes, 0);
+    EXPECT_EQ(*got, want) << "record " << secrets[k].record();
+  }
+}
+
+TEST(HintlessRoundTripTest, RecordsComeBackForEdgeShapes) {
+  const HintlessParams p = test_params();
+  round_trip(p, {1, 1, false}, 1);          // one record of one byte
+  round_trip(p, {1, 448, false}, 1);        // one full column
+  round_trip(p, {300, 448, true}, 3);       // d0 not a multiple of d, batch of 3
+  round_trip(p, {1000, 13, true}, 2);       // 34 records per column, R not a multiple of 7
+  round_trip(p, {40, 1000, true}, 3);       // rho = 3 outputs
+  round_trip(p, {700, 64, true}, 16);       // batch of 16
+}
+
+TEST(HintlessRoundTripTest, SecureParamsFetchRecords) {
+  round_trip(secure_params(), {3000, 2048, true}, 3);
+}
+
+TEST(HintlessRoundTripTest, UpdatedRecordsAreServed) {
+  const HintlessParams p = test_params();
+  auto records = random_records(200, 100, 9);
+  const HintlessShape shape = *choose_hintless_shape(p, 200, 100);
+  auto server = *HintlessServer::create(p, shape, source(records));
+  const HintlessClient client = *HintlessClient::create(p, shape);
+  records[5] = std::vector<std::uint8_t>(100, 0xab);
+  records[199] = std::vector<std::uint8_t>{1, 2, 3};
+  const std::vector<std::size_t> changed = {5, 199};
+  ASSERT_TRUE(server->update(changed, source(records)).ok());
+  Prng prng = Prng::create();
+  for (std::size_t index : {std::size_t{5}, std::size_t{199}, std::size_t{6}}) {
+    auto [query, secret] = *client.make_query(index, prng);
+    auto resp = server->answer(std::span<const HintlessQuery>(&query, 1));
+    ASSERT_TRUE(resp.ok());
+    std::vector<std::uint8_t> want = records[index];
+    want.resize(100, 0);
+    EXPECT_EQ(*client.decode(secret, (*resp)[0]), want);
+  }
+}
+
+TEST(HintlessMessagesTest, MalformedQueriesAndResponsesGetTypedErrors) {
+  const HintlessParams p = test_params();
+  const HintlessShape shape = *choose_hintless_shape(p, 50, 64);
+  const HintlessClient client = *HintlessClient::create(p, shape);
+  Prng prng = Prng::create();
+  auto [query, secret] = *client.make_query(3, prng);
+  const std::vector<std::uint8_t> good = encode_query(p, query);
+  EXPECT_EQ(good.size(), hintless_query_bytes(p, shape.columns));
+  ASSERT_TRUE(decode_query(p, shape, good).ok());
+  auto bad = good;
+  bad.pop_back();
+  EXPECT_EQ(decode_query(p, shape, bad).status().code(), StatusCode::kDataLoss);
+  bad = good;
+  bad.push_back(0);
+  EXPECT_EQ(decode_query(p, shape, bad).status().code(), StatusCode::kDataLoss);
+  bad = good;
+  bad[0] ^= 1;
+  EXPECT_EQ(decode_query(p, shape, bad).status().code(), StatusCode::kDataLoss);
+  bad = good;
+  bad[4] ^= 1;  // params id
+  EXPECT_EQ(decode_query(p, shape, bad).status().code(), StatusCode::kFailedPrecondition);
+  bad = good;
+  bad[8] ^= 1;  // column count
+  EXPECT_EQ(decode_query(p, shape, bad).status().code(), StatusCode::kFailedPrecondition);
+  bad = good;
+  for (int i = 16; i < 20; ++i) bad[i] = 0xff;  // first residue = 2^28 - 1 >= q_a
+  bad[19] = static_cast<std::uint8_t>(bad[19] | 0x0f);
+  EXPECT_EQ(decode_query(p, shape, bad).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(client.make_query(50, prng).status().code(), StatusCode::kOutOfRange);
+
+  HintlessResponse resp;
+  resp.params_id = p.id;
+  resp.outputs = static_cast<std::uint32_t>(shape.outputs);
+  resp.a.assign(shape.outputs * p.d, 1);
+  resp.b.assign(shape.outputs * p.d, 2);
+  const auto rgood = encode_response(p, resp);
+  ASSERT_TRUE(decode_response(p, shape, rgood).ok());
+  auto rbad = rgood;
+  rbad.resize(rbad.size() - 1);
+  EXPECT_EQ(decode_response(p, shape, rbad).status().code(), StatusCode::kDataLoss);
+  rbad = rgood;
+  rbad[8] = 7;  // outputs
+  EXPECT_EQ(decode_response(p, shape, rbad).status().code(), StatusCode::kDataLoss);
+  resp.a[0] = static_cast<std::uint32_t>(p.q_a);
+  EXPECT_EQ(decode_response(p, shape, encode_response(p, resp)).status().code(),
+            StatusCode::kDataLoss);
+  HintlessResponse short_resp;
+  short_resp.outputs = 1;
+  EXPECT_EQ(client.decode(secret, short_resp).status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace privsearch::pir::hintless
