@@ -7,7 +7,7 @@
 #include "pir/hintless/client/client.h"
 #include "pir/hintless/crs.h"
 #include "pir/hintless/hint.h"
-#include "pir/hintless/matvec.h"
+#include "pir/hintless/kernels.h"
 #include "pir/hintless/modswitch.h"
 #include "pir/hintless/packing.h"
 #include "pir/hintless/server.h"
@@ -163,22 +163,49 @@ TEST(HintlessKatTest, ModulusSwitchMatchesWideRounding) {
   }
 }
 
-TEST(HintlessKatTest, MatvecClonesMatchTheReference) {
+TEST(HintlessKatTest, KernelPathsMatchTheScalarReference) {
   Prng prng = Prng::from_seed(Seed{4});
-  const std::size_t cols = 1237, k = 3;
-  std::vector<std::uint16_t> row(cols);
-  for (auto& v : row) v = static_cast<std::uint16_t>(prng.uniform_below(1 << 14));
-  row[0] = (1 << 14) - 1;
-  std::vector<std::vector<std::uint32_t>> x(2 * k, std::vector<std::uint32_t>(cols));
-  std::vector<const std::uint32_t*> ptr;
-  for (auto& v : x) {
-    for (auto& e : v) e = static_cast<std::uint32_t>(prng.uniform_below(268369921));
-    ptr.push_back(v.data());
+  const std::size_t cols = 1237, stride = 1240;
+  std::vector<std::uint16_t> rows(13 * stride);
+  for (auto& v : rows) v = static_cast<std::uint16_t>(prng.uniform_below(1 << 14));
+  rows[0] = (1 << 14) - 1;
+  std::vector<std::uint32_t> xa(cols), xb(cols);
+  for (auto& e : xa) e = static_cast<std::uint32_t>(prng.uniform_below(268369921));
+  for (auto& e : xb) e = static_cast<std::uint32_t>(prng.uniform_below(249561089));
+  xa[0] = 268369920;
+  for (std::size_t nrows : {std::size_t{1}, std::size_t{5}, std::size_t{8}}) {
+    std::vector<std::uint64_t> fast(2 * nrows), slow(2 * nrows);
+    matvec_rows(rows.data(), stride, nrows, cols, xa.data(), xb.data(), fast.data());
+    reference_kernels::matvec_rows(rows.data(), stride, nrows, cols, xa.data(), xb.data(),
+                                   slow.data());
+    EXPECT_EQ(fast, slow) << nrows << " rows";
   }
-  std::vector<std::uint64_t> fast(2 * k), slow(2 * k);
-  matvec_row(row.data(), cols, ptr.data(), k, fast.data());
-  matvec_row_reference(row.data(), cols, ptr.data(), k, slow.data());
-  EXPECT_EQ(fast, slow);
+  const ReduceConstants m{268369921, (std::uint64_t{1} << 58) / 268369921};
+  const std::size_t d = 256;
+  std::vector<std::uint64_t> even(d), odd(d), w(d), p1(d), m1(d), p2(d), m2(d);
+  std::vector<std::uint32_t> dig(3 * d), key(3 * d);
+  for (std::size_t i = 0; i < d; ++i) {
+    even[i] = prng.uniform_below(m.q);
+    odd[i] = i == 0 ? m.q - 1 : prng.uniform_below(m.q);
+    w[i] = i == 0 ? m.q - 1 : prng.uniform_below(m.q);
+  }
+  for (auto& v : dig) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+  for (auto& v : key) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+  dig[0] = key[0] = static_cast<std::uint32_t>(m.q - 1);
+  pack_butterfly(even.data(), odd.data(), w.data(), m, d, p1.data(), m1.data());
+  reference_kernels::pack_butterfly(even.data(), odd.data(), w.data(), m, d, p2.data(), m2.data());
+  EXPECT_EQ(p1, p2);
+  EXPECT_EQ(m1, m2);
+  std::vector<std::uint64_t> o1(d), o2(d);
+  pack_accumulate(p1.data(), m1.data(), dig.data(), key.data(), d, 3, m, d, o1.data());
+  reference_kernels::pack_accumulate(p1.data(), m1.data(), dig.data(), key.data(), d, 3, m, d,
+                                     o2.data());
+  EXPECT_EQ(o1, o2);
+  for (std::size_t i = 0; i < d; ++i) {
+    unsigned __int128 want = p1[i] + m1[i];
+    for (int j = 0; j < 3; ++j) want += static_cast<std::uint64_t>(dig[j * d + i]) * key[j * d + i];
+    ASSERT_EQ(o1[i], static_cast<std::uint64_t>(want % m.q)) << i;
+  }
 }
 
 // H = D A from its definition: entry j of H_r is sum_c D[r][c] A_c[j], A_c[j] = a_k[i - j]

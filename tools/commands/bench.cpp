@@ -31,6 +31,8 @@ struct Args {
   PqBenchOptions pq;
   SystemsBenchOptions systems;
   PirBenchOptions pir;
+  std::vector<std::string> pir_backends = {"hintless", "zippir"};
+  std::vector<std::size_t> pir_record_bytes = {16384};
   E2eBenchOptions e2e;
   AbuseBenchOptions abuse;
   ClusterBenchOptions cluster;
@@ -109,8 +111,13 @@ Result<nlohmann::json> run_suite(Args& a) {
   }
   if (a.suite == "pir") {
     if (a.runs != 0) a.pir.runs = a.runs;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
-    return r.to_json();
+    const bool zippir_only = a.pir_backends == std::vector<std::string>{"zippir"};
+    if (zippir_only || !a.pir.shards.empty() || a.pir.passes_only) {  // ZipPIR's own figures
+      a.pir.record_bytes = a.pir_record_bytes.front();
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
+      return r.to_json();
+    }
+    return run_pir_backends(a.pir, a.pir_backends, a.pir_record_bytes);
   }
   if (a.queries) a.e2e.queries = *a.queries;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_e2e_bench(a.e2e));  // suite checked by the parser
@@ -142,8 +149,16 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--db-mb", a.pir.db_mb,
                   "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
-  cmd->add_option("--record-bytes", a.pir.record_bytes, "pir: record size in bytes (default 16384)")
+  cmd->add_option("--record-bytes", a.pir_record_bytes,
+                  "pir: record size(s) in bytes (default 16384), e.g. 64,2048,32768")
+      ->delimiter(',')
       ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--backend", a.pir_backends,
+                  "pir: backend(s) measured side by side in one run: hintless (YPIR+SP, the "
+                  "default), zippir (the seed paper's); default hintless,zippir. --shards and "
+                  "--passes-only measure ZipPIR alone")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"hintless", "zippir"}));
   cmd->add_option("--threads", a.pir.threads,
                   "pir, compress: threads for the offline work (default: all cores)");
   cmd->add_option("--shards", a.pir.shards,

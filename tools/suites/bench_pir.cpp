@@ -12,6 +12,7 @@
 #include "harness/progress.h"
 #include "pir/zippir/zippir.h"
 #include "pir/zippir/zippir_shard.h"
+#include "suites/bench_pir_hintless.h"
 
 namespace privsearch::tools {
 namespace {
@@ -295,6 +296,74 @@ Result<PirBenchResult> run_pir_bench(const PirBenchOptions& options) {
   for (const std::size_t mb : options.db_mb) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto one, run_one(options, mb, threads));
     out.sizes.push_back(std::move(one));
+  }
+  return out;
+}
+
+nlohmann::json zippir_backend_fields(const PirSizeResult& r) {
+  const double online_ms = r.online.answer.median_us / 1000;
+  const double client_ms = r.offsets_s * 1000 + r.client_query_ms + r.extract_ms;
+  nlohmann::json j;
+  j["backend"] = "zippir";
+  j["db_mb"] = r.db_mb;
+  j["record_bytes"] = r.record_bytes;
+  j["records"] = r.records;
+  j["online_server_ms"] = {{"median", online_ms},
+                           {"p95", r.online.answer.p95_us / 1000},
+                           {"runs", r.online.answer.runs}};
+  j["server_cpu_s_per_fetch"] = r.offline_cpu + online_ms / 1000;
+  j["offline_server_cpu_s_per_query"] = r.offline_cpu;
+  j["preprocess_s"] = r.preprocess_s;
+  j["query_bytes"] = r.query_bytes;
+  j["response_bytes"] = r.online.response.size();
+  j["key_bytes"] = r.setup_bytes;
+  j["client_ms"] = {{"keygen", r.keygen_s * 1000}, {"offsets", r.offsets_s * 1000},
+                    {"query", r.client_query_ms}, {"decode", r.extract_ms},
+                    {"total", client_ms}};
+  j["first_fetch_ms"] = r.keygen_s * 1000 + r.offline_wall * 1000 + client_ms + online_ms;
+  j["record_recovered"] = r.recovered;
+  return j;
+}
+
+Result<nlohmann::json> run_pir_backends(const PirBenchOptions& options,
+                                        const std::vector<std::string>& backends,
+                                        const std::vector<std::size_t>& record_sizes) {
+  const unsigned threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  nlohmann::json out;
+  out["suite"] = "pir";
+  out["machine"] = machine_description();
+  out["results"] = nlohmann::json::array();
+  for (const std::size_t mb : options.db_mb) {
+    for (const std::size_t bytes : record_sizes) {
+      double hintless_cpu = 0, zippir_cpu = 0;
+      for (const std::string& backend : backends) {
+        if (backend == "hintless") {
+          HintlessBenchOptions h;
+          h.db_mb = mb;
+          h.record_bytes = bytes;
+          h.runs = options.runs;
+          h.threads = threads;
+          PRIVSEARCH_ASSIGN_OR_RETURN(auto j, run_hintless_pir_bench(h));
+          hintless_cpu = j["server_cpu_s_per_fetch"].get<double>();
+          out["results"].push_back(std::move(j));
+        } else {
+          PirBenchOptions z = options;
+          z.record_bytes = bytes;
+          z.shards.clear();
+          z.passes_only = false;
+          PRIVSEARCH_ASSIGN_OR_RETURN(auto r, run_one(z, mb, threads));
+          auto j = zippir_backend_fields(r);
+          zippir_cpu = j["server_cpu_s_per_fetch"].get<double>();
+          out["results"].push_back(std::move(j));
+        }
+      }
+      if (hintless_cpu > 0 && zippir_cpu > 0) {
+        out["ratios"].push_back({{"db_mb", mb},
+                                 {"record_bytes", bytes},
+                                 {"zippir_over_hintless_cpu_per_fetch", zippir_cpu / hintless_cpu}});
+      }
+    }
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -75,5 +76,18 @@ struct PirBenchResult {
 };
 
 Result<PirBenchResult> run_pir_bench(const PirBenchOptions& options);
+
+// The fields every PIR backend reports side by side (issue 34), from a ZipPIR size result:
+// online_server_ms, offline_server_cpu_s_per_query, preprocess_s, query/response/key bytes,
+// client_ms and first_fetch_ms (key generation, setup, the offline hint, offsets, query, answer
+// and extraction of a new client, without the network).
+nlohmann::json zippir_backend_fields(const PirSizeResult& r);
+
+// `bench pir --backend hintless,zippir --db-mb M.. --record-bytes R..`: every backend at every
+// (M, R) in one run, one object per measurement under "results", and per (M, R) the ratios of
+// ZipPIR's per-fetch provider CPU to the hintless one's.
+Result<nlohmann::json> run_pir_backends(const PirBenchOptions& options,
+                                        const std::vector<std::string>& backends,
+                                        const std::vector<std::size_t>& record_sizes);
 
 }  // namespace privsearch::tools

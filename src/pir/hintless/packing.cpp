@@ -1,6 +1,9 @@
 #include "pir/hintless/packing.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "pir/hintless/kernels.h"
 
 namespace privsearch::pir::hintless {
 namespace {
@@ -103,23 +106,19 @@ class OnlinePacker {
  public:
   OnlinePacker(const HintlessRing& ring, const PackPrecomp& pre, std::span<const u64* const> leaf_b,
                std::span<const PackingKeyView> keys, int prime)
-      : ring_(ring), pre_(pre), leaf_b_(leaf_b), keys_(keys), p_(prime) {
+      : ring_(ring), pre_(pre), leaf_b_(leaf_b), keys_(keys), p_(prime),
+        off_(static_cast<std::size_t>(prime) * ring.d()) {
     const std::size_t d = ring.d(), k = leaf_b.size();
     even_.assign((ring.log_d() + 1) * k, std::vector<u64>(2 * d));  // a Poly2; half p_ used
     odd_ = even_;
-    plus_.resize(d);
-    minus_.resize(d);
+    plus_.assign(k, std::vector<u64>(d));
+    minus_ = plus_;
+    minus_perm_ = plus_;
   }
 
   void node(int level, std::size_t r0, std::span<u64* const> out) {
     const std::size_t d = ring_.d(), k = leaf_b_.size();
-    if (level == 0) {
-      for (std::size_t q = 0; q < k; ++q) {
-        const u64 b = leaf_b_[q][static_cast<std::size_t>(p_) * d + r0];  // a constant's NTT is the constant everywhere
-        for (std::size_t i = 0; i < d; ++i) out[q][static_cast<std::size_t>(p_) * d + i] = b;
-      }
-      return;
-    }
+    if (level == 1) return combine_leaves(r0, pre_.node_digits(node_++), out);
     std::vector<u64*> even(k), odd(k);
     for (std::size_t q = 0; q < k; ++q) {
       even[q] = even_[level * k + q].data();
@@ -127,25 +126,54 @@ class OnlinePacker {
     }
     node(level - 1, r0, even);
     node(level - 1, r0 + (d >> level), odd);
-    const u32* digits = pre_.node_digits(node_++);
-    for (std::size_t q = 0; q < k; ++q) combine(level, digits, keys_[q], even[q], odd[q], out[q]);
+    combine(level, pre_.node_digits(node_++), even, odd, out);
   }
 
  private:
-  void combine(int level, const u32* digits, const PackingKeyView& key, const u64* even,
-               const u64* odd, u64* out) {
-    const std::size_t d = ring_.d(), n = 2 * d, off = static_cast<std::size_t>(p_) * d;
+  // A node over two leaves, whose b-parts are constants c_e, c_o (a constant's NTT is that
+  // constant everywhere). w = X^(d/2) takes the values +-I (I^2 = -1) in NTT form, +I on the
+  // first half of the indices and -I on the second (index i evaluates at psi^(2 brv(i) + 1)),
+  // and tau_3(c_e - c_o X^(d/2)) = c_e + c_o X^(d/2) because X^(3d/2) = -X^(d/2). So
+  //   plus + tau_3(minus) = 2 (c_e + c_o w):   two constants, one per half, and no butterfly,
+  // permutation or leaf fill for half of all nodes. HintlessRing::create checks the +-I shape.
+  void combine_leaves(std::size_t r0, const u32* digits, std::span<u64* const> out) {
+    const std::size_t d = ring_.d(), n = 2 * d, half = d / 2, k = leaf_b_.size();
+    const std::size_t chunk = std::min<std::size_t>(256, half);
     const int t = ring_.params().gadget_digits;
-    const u64 q = ring_.prime(p_), ratio = ring_.ratio(p_);
-    butterfly(even + off, odd + off, ring_.level_monomial(level) + off, q, ratio, d, plus_.data(),
-              minus_.data());
-    const std::uint32_t* perm = ring_.level_automorphism(level).table().data();
-    const u32* key_b = key.b + static_cast<std::size_t>(level - 1) * t * n + off;
-    const u32* dig = digits + off;
-    for (std::size_t i = 0; i < d; ++i) {
-      u64 acc = plus_[i] + minus_[perm[i]];
-      for (int j = 0; j < t; ++j) acc += static_cast<u64>(dig[j * n + i]) * key_b[j * n + i];
-      out[off + i] = HintlessRing::reduce(acc, q, ratio);
+    const ring::Modulus& mod = ring_.modulus(p_);
+    const ReduceConstants m{mod.value(), ring_.ratio(p_)};
+    const u64* w = ring_.level_monomial(1) + off_;
+    for (std::size_t c = 0; c < d; c += chunk) {
+      for (std::size_t q = 0; q < k; ++q) {
+        const u64 ce = leaf_b_[q][off_ + r0], co = leaf_b_[q][off_ + r0 + half];
+        const u64 base = mod.add(mod.add(ce, mod.mul(co, w[c])), mod.add(ce, mod.mul(co, w[c])));
+        pack_accumulate_const(base, digits + off_ + c, keys_[q].b + off_ + c, n, t, m, chunk,
+                              out[q] + off_ + c);
+      }
+    }
+  }
+
+  // One node for every query: the butterflies and permutations first, then the digit products
+  // in chunks small enough that a chunk of digits stays in L1 across the queries.
+  void combine(int level, const u32* digits, std::span<u64* const> even,
+               std::span<u64* const> odd, std::span<u64* const> out) {
+    constexpr std::size_t kChunk = 256;
+    const std::size_t d = ring_.d(), n = 2 * d, k = leaf_b_.size();
+    const int t = ring_.params().gadget_digits;
+    const ReduceConstants m{ring_.prime(p_), ring_.ratio(p_)};
+    const ring::GaloisPermutation& perm = ring_.level_automorphism(level);
+    for (std::size_t q = 0; q < k; ++q) {
+      pack_butterfly(even[q] + off_, odd[q] + off_, ring_.level_monomial(level) + off_, m, d,
+                     plus_[q].data(), minus_[q].data());
+      perm.apply(minus_[q].data(), minus_perm_[q].data());
+    }
+    const std::size_t key_at = static_cast<std::size_t>(level - 1) * t * n + off_;
+    for (std::size_t c = 0; c < d; c += kChunk) {
+      const std::size_t count = std::min(kChunk, d - c);
+      for (std::size_t q = 0; q < k; ++q) {
+        pack_accumulate(plus_[q].data() + c, minus_perm_[q].data() + c, digits + off_ + c,
+                        keys_[q].b + key_at + c, n, t, m, count, out[q] + off_ + c);
+      }
     }
   }
 
@@ -154,8 +182,9 @@ class OnlinePacker {
   std::span<const u64* const> leaf_b_;
   std::span<const PackingKeyView> keys_;
   int p_;
+  std::size_t off_;
   std::vector<std::vector<u64>> even_, odd_;
-  std::vector<u64> plus_, minus_;
+  std::vector<std::vector<u64>> plus_, minus_, minus_perm_;  // per query
   std::size_t node_ = 0;
 };
 

@@ -25,6 +25,17 @@ Result<HintlessRing> HintlessRing::create(const HintlessParams& params) {
     r.forward(mono.data());
     r.monomials_.push_back(std::move(mono));
   }
+  // The packing's two-leaf nodes rely on NTT(X^(d/2)) being +I on the first half of the
+  // indices and -I on the second (packing.cpp, combine_leaves).
+  for (int p = 0; p < 2; ++p) {
+    const u64* w = r.monomials_[0].data() + p * d;
+    for (std::size_t i = 0; i < d; ++i) {
+      const u64 want = i < d / 2 ? w[0] : r.moduli_[p].neg(w[0]);
+      if (w[i] != want || r.moduli_[p].mul(w[0], w[0]) != r.moduli_[p].neg(1)) {
+        return internal_error("NTT(X^(d/2)) does not have the +-I shape packing assumes");
+      }
+    }
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto conj, ring::GaloisPermutation::create(2 * d - 1, d));
   r.conj_.push_back(std::move(conj));
   const u64 delta = r.q_ / params.p();

@@ -8,7 +8,7 @@
 #include "core/parallel.h"
 #include "pir/hintless/crs.h"
 #include "pir/hintless/hint.h"
-#include "pir/hintless/matvec.h"
+#include "pir/hintless/kernels.h"
 #include "pir/hintless/modswitch.h"
 
 namespace privsearch::pir::hintless {
@@ -77,17 +77,19 @@ std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery
     c1[2 * q + 1] = queries[q].c1.data() + db_.columns();
   }
   std::vector<u64> ans(k * rows * 2);
-  const std::size_t blocks = std::max<std::size_t>(1, rows / 64);
+  // Blocks of kMatvecRows rows: each c1 load serves the whole block (kernels.h).
+  const std::size_t blocks = (rows + kMatvecRows - 1) / kMatvecRows;
   (void)run_tasks(options_.threads, blocks, [&](std::size_t b, std::size_t) {
-    const std::size_t first = b * rows / blocks, last = (b + 1) * rows / blocks;
-    std::vector<u64> sums(2 * k);
-    for (std::size_t r = first; r < last; ++r) {
-      matvec_row(db_.row(r), db_.columns(), c1.data(), k, sums.data());
-      const std::size_t o = r / d, i = r % d;
-      for (std::size_t q = 0; q < k; ++q) {
+    const std::size_t first = b * kMatvecRows, count = std::min(kMatvecRows, rows - first);
+    u64 sums[2 * kMatvecRows];
+    for (std::size_t q = 0; q < k; ++q) {
+      matvec_rows(db_.row(first), db_.columns(), count, db_.columns(), c1[2 * q], c1[2 * q + 1],
+                  sums);
+      for (std::size_t r = first; r < first + count; ++r) {
+        const std::size_t o = r / d, i = r % d;
         for (int p = 0; p < 2; ++p) {
           const ring::Modulus& m = ring_.modulus(p);
-          const u64 v = m.mul(m.reduce(sums[2 * q + p]), ring_.d_inverse(p));
+          const u64 v = m.mul(m.reduce(sums[2 * (r - first) + p]), ring_.d_inverse(p));
           ans[((q * shape().outputs + o) * 2 + p) * d + i] = v;
         }
       }

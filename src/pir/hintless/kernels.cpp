@@ -1,0 +1,107 @@
+#include "pir/hintless/kernels.h"
+
+#include "ring/modulus.h"
+
+namespace privsearch::pir::hintless {
+namespace {
+
+bool use_avx512() {
+  static const bool has = detail::hintless_avx512_compiled() &&
+                          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return has;
+}
+
+inline std::uint64_t reduce58(std::uint64_t x, ReduceConstants m) {
+  const std::uint64_t qhat = ((x >> 26) * m.ratio) >> 32;
+  std::uint64_t r = x - qhat * m.q;
+  for (int i = 0; i < 3; ++i) r = ring::reduce_once(r, m.q);
+  return r;
+}
+
+}  // namespace
+
+namespace reference_kernels {
+
+void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                 std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                 std::uint64_t* sums) {
+  for (std::size_t r = 0; r < nrows; ++r) {
+    std::uint64_t sa = 0, sb = 0;
+    for (std::size_t c = 0; c < columns; ++c) {
+      const std::uint64_t e = rows[r * stride + c];
+      sa += e * c1a[c];
+      sb += e * c1b[c];
+    }
+    sums[2 * r] = sa;
+    sums[2 * r + 1] = sb;
+  }
+}
+
+void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const std::uint64_t* w,
+                    ReduceConstants m, std::size_t d, std::uint64_t* plus, std::uint64_t* minus) {
+  for (std::size_t i = 0; i < d; ++i) {
+    const std::uint64_t t = reduce58(odd[i] * w[i], m);
+    plus[i] = even[i] + t;
+    minus[i] = even[i] + m.q - t;
+  }
+}
+
+void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                     const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
+                     int t, ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t acc = plus[i] + minus_perm[i];
+    for (int j = 0; j < t; ++j) {
+      acc += static_cast<std::uint64_t>(digits[j * stride + i]) * keys[j * stride + i];
+    }
+    out[i] = reduce58(acc, m);
+  }
+}
+
+void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
+                           const std::uint32_t* keys, std::size_t stride, int t,
+                           ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t acc = base;
+    for (int j = 0; j < t; ++j) {
+      acc += static_cast<std::uint64_t>(digits[j * stride + i]) * keys[j * stride + i];
+    }
+    out[i] = reduce58(acc, m);
+  }
+}
+
+}  // namespace reference_kernels
+
+void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                 std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                 std::uint64_t* sums) {
+  if (use_avx512()) return detail::matvec_rows_avx512(rows, stride, nrows, columns, c1a, c1b, sums);
+  reference_kernels::matvec_rows(rows, stride, nrows, columns, c1a, c1b, sums);
+}
+
+void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const std::uint64_t* w,
+                    ReduceConstants m, std::size_t d, std::uint64_t* plus, std::uint64_t* minus) {
+  if (use_avx512() && d % 8 == 0) return detail::pack_butterfly_avx512(even, odd, w, m, d, plus, minus);
+  reference_kernels::pack_butterfly(even, odd, w, m, d, plus, minus);
+}
+
+void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                     const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
+                     int t, ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  if (use_avx512() && count % 8 == 0 && t <= 4) {
+    return detail::pack_accumulate_avx512(plus, minus_perm, digits, keys, stride, t, m, count,
+                                          out);
+  }
+  reference_kernels::pack_accumulate(plus, minus_perm, digits, keys, stride, t, m, count, out);
+}
+
+void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
+                           const std::uint32_t* keys, std::size_t stride, int t,
+                           ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  if (use_avx512() && count % 8 == 0 && t <= 4) {
+    return detail::pack_accumulate_const_avx512(base, digits, keys, stride, t, m, count, out);
+  }
+  reference_kernels::pack_accumulate_const(base, digits, keys, stride, t, m, count, out);
+}
+
+}  // namespace privsearch::pir::hintless

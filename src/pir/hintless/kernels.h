@@ -1,0 +1,77 @@
+// The online hot loops of the hintless backend, each with a scalar reference and an AVX-512
+// path (kernels_avx512.cpp) that gives the same words; the path is chosen once from CPUID.
+//
+// - matvec_rows: sums[r][p] = sum_c D[row r][c] c1_p[c] for up to kMatvecRows rows at once, so
+//   every c1 load (8 bytes per column, both primes) serves that many rows: with one row per
+//   pass the 256 KB query vector, not the database, was the bottleneck (measured: 4.6 GB/s of D).
+//   Exact in 64 bits (entries < 2^14, residues < 2^28, at most 2^22 columns).
+// - pack_butterfly: plus = even + w odd, minus = even - w odd (both < 2q), w < q.
+// - pack_accumulate: out = reduce(plus + minus' + sum_j digit_j key_j) for t <= 4 digit rows,
+//   digits and keys u32 residues; all terms fit below 2^58 before the one reduction.
+// Reduction: HintlessRing::reduce (x < 2^58, 28-bit primes), vectorised with 32-bit multiplies.
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace privsearch::pir::hintless {
+
+inline constexpr std::size_t kMatvecRows = 8;
+
+struct ReduceConstants {
+  std::uint64_t q = 0;
+  std::uint64_t ratio = 0;  // floor(2^58 / q)
+};
+
+// rows: `nrows` (<= kMatvecRows) rows of `columns` entries, `stride` apart; c1a/c1b: one query's
+// residues; sums: 2 nrows words, row-major (row r: mod q_a, mod q_b).
+void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                 std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                 std::uint64_t* sums);
+void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const std::uint64_t* w,
+                    ReduceConstants m, std::size_t d, std::uint64_t* plus, std::uint64_t* minus);
+// digit j of coefficient i is digits[j * stride + i], likewise keys.
+void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                     const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
+                     int t, ReduceConstants m, std::size_t count, std::uint64_t* out);
+
+// The same with plus + minus' replaced by one constant `base` < 2q (the nodes over two leaves,
+// packing.cpp).
+void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
+                           const std::uint32_t* keys, std::size_t stride, int t,
+                           ReduceConstants m, std::size_t count, std::uint64_t* out);
+
+// The scalar paths, for the tests of the dispatched ones.
+namespace reference_kernels {
+void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                 std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                 std::uint64_t* sums);
+void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const std::uint64_t* w,
+                    ReduceConstants m, std::size_t d, std::uint64_t* plus, std::uint64_t* minus);
+void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                     const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
+                     int t, ReduceConstants m, std::size_t count, std::uint64_t* out);
+void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
+                           const std::uint32_t* keys, std::size_t stride, int t,
+                           ReduceConstants m, std::size_t count, std::uint64_t* out);
+}  // namespace reference_kernels
+
+namespace detail {
+bool hintless_avx512_compiled();
+void matvec_rows_avx512(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                        std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                        std::uint64_t* sums);
+void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,
+                           const std::uint64_t* w, ReduceConstants m, std::size_t d,
+                           std::uint64_t* plus, std::uint64_t* minus);
+void pack_accumulate_avx512(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                            const std::uint32_t* digits, const std::uint32_t* keys,
+                            std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                            std::uint64_t* out);
+void pack_accumulate_const_avx512(std::uint64_t base, const std::uint32_t* digits,
+                                  const std::uint32_t* keys, std::size_t stride, int t,
+                                  ReduceConstants m, std::size_t count, std::uint64_t* out);
+}  // namespace detail
+
+}  // namespace privsearch::pir::hintless

@@ -1,0 +1,118 @@
+// AVX-512 F/BW paths of kernels.h (compiled with those flags; called after a CPUID check).
+#include <immintrin.h>
+
+#include "pir/hintless/kernels.h"
+
+namespace privsearch::pir::hintless::detail {
+namespace {
+
+// x mod q for 64-bit lanes x < 2^58 (kernels.h): 32-bit multiplies only.
+inline __m512i reduce58(__m512i x, __m512i q, __m512i ratio) {
+  const __m512i qhat = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 26), ratio), 32);
+  __m512i r = _mm512_sub_epi64(x, _mm512_mul_epu32(qhat, q));
+  for (int i = 0; i < 3; ++i) r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q));
+  return r;
+}
+
+// GCC 12's _mm512_reduce_add_epi64 trips -Wuninitialized on its own pass-through operand.
+inline std::uint64_t horizontal_sum(__m512i v) {
+  alignas(64) std::uint64_t lanes[8];
+  _mm512_store_si512(lanes, v);
+  std::uint64_t s = 0;
+  for (std::uint64_t x : lanes) s += x;
+  return s;
+}
+
+template <std::size_t kRows>
+void matvec_block(const std::uint16_t* rows, std::size_t stride, std::size_t columns,
+                  const std::uint32_t* c1a, const std::uint32_t* c1b, std::uint64_t* sums) {
+  __m512i acc_a[kRows], acc_b[kRows];
+  for (std::size_t r = 0; r < kRows; ++r) acc_a[r] = acc_b[r] = _mm512_setzero_si512();
+  std::size_t c = 0;
+  for (; c + 8 <= columns; c += 8) {
+    const __m512i xa = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1a + c)));
+    const __m512i xb = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1b + c)));
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const __m512i e = _mm512_cvtepu16_epi64(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + r * stride + c)));
+      acc_a[r] = _mm512_add_epi64(acc_a[r], _mm512_mul_epu32(e, xa));
+      acc_b[r] = _mm512_add_epi64(acc_b[r], _mm512_mul_epu32(e, xb));
+    }
+  }
+  for (std::size_t r = 0; r < kRows; ++r) {
+    std::uint64_t sa = horizontal_sum(acc_a[r]), sb = horizontal_sum(acc_b[r]);
+    for (std::size_t k = c; k < columns; ++k) {
+      const std::uint64_t e = rows[r * stride + k];
+      sa += e * c1a[k];
+      sb += e * c1b[k];
+    }
+    sums[2 * r] = sa;
+    sums[2 * r + 1] = sb;
+  }
+}
+
+}  // namespace
+
+bool hintless_avx512_compiled() { return true; }
+
+void matvec_rows_avx512(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                        std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                        std::uint64_t* sums) {
+  std::size_t r = 0;
+  for (; r + 8 <= nrows; r += 8) matvec_block<8>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+  for (; r + 4 <= nrows; r += 4) matvec_block<4>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+  for (; r < nrows; ++r) matvec_block<1>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+}
+
+void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,
+                           const std::uint64_t* w, ReduceConstants m, std::size_t d,
+                           std::uint64_t* plus, std::uint64_t* minus) {
+  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
+  for (std::size_t i = 0; i < d; i += 8) {
+    const __m512i e = _mm512_loadu_si512(even + i);
+    const __m512i t = reduce58(_mm512_mul_epu32(_mm512_loadu_si512(odd + i), _mm512_loadu_si512(w + i)), q, ratio);
+    _mm512_storeu_si512(plus + i, _mm512_add_epi64(e, t));
+    _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q), t));
+  }
+}
+
+void pack_accumulate_avx512(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                            const std::uint32_t* digits, const std::uint32_t* keys,
+                            std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                            std::uint64_t* out) {
+  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
+  for (std::size_t i = 0; i < count; i += 8) {
+    __m512i acc = _mm512_add_epi64(_mm512_loadu_si512(plus + i), _mm512_loadu_si512(minus_perm + i));
+    for (int j = 0; j < t; ++j) {
+      const __m512i dj = _mm512_cvtepu32_epi64(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));
+      const __m512i kj = _mm512_cvtepu32_epi64(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j * stride + i)));
+      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(dj, kj));
+    }
+    _mm512_storeu_si512(out + i, reduce58(acc, q, ratio));
+  }
+}
+
+void pack_accumulate_const_avx512(std::uint64_t base, const std::uint32_t* digits,
+                                  const std::uint32_t* keys, std::size_t stride, int t,
+                                  ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
+  const __m512i b = _mm512_set1_epi64(static_cast<long long>(base));
+  for (std::size_t i = 0; i < count; i += 8) {
+    __m512i acc = b;
+    for (int j = 0; j < t; ++j) {
+      const __m512i dj = _mm512_cvtepu32_epi64(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));
+      const __m512i kj = _mm512_cvtepu32_epi64(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j * stride + i)));
+      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(dj, kj));
+    }
+    _mm512_storeu_si512(out + i, reduce58(acc, q, ratio));
+  }
+}
+
+}  // namespace privsearch::pir::hintless::detail
