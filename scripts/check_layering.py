@@ -22,12 +22,13 @@ ALLOWED = {
     "rerank": {"rerank", "ckks", "core"},
     "rerank/client": {"rerank/client", "rerank", "ckks/client", "ckks", "core"},
     # The provider's request handling: public CKKS only (never ckks/client).
-    "protocol": {"protocol", "rerank", "ckks", "pir/zippir", "pir/lwe", "scoring", "index",
-                 "core"},
+    "protocol": {"protocol", "rerank", "ckks", "pir/zippir", "pir/hintless", "pir/lwe", "scoring",
+                 "index", "core"},
     "net": {"net", "core"},
     "server": {"server", "protocol", "net", "core"},
     "client": {"client", "protocol", "net", "index", "rerank", "rerank/client", "ckks",
-               "ckks/client", "pir/zippir", "pir/lwe", "scoring", "scoring/client", "core"},
+               "ckks/client", "pir/zippir", "pir/hintless", "pir/hintless/client", "pir/lwe",
+               "scoring", "scoring/client", "core"},
     "eval": {"eval", "index", "core"},
     # Access-private scoring: the cluster-major LWE database and, in client/, the query side.
     "scoring": {"scoring", "pir/lwe", "index", "core"},

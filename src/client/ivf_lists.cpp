@@ -142,6 +142,7 @@ Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>
   // the same way whatever an earlier answer held, and the records are checked and delivered
   // only after the last one, so neither the queries nor their timing depend on which list's
   // answer was damaged; the first failure is returned then. What remains is whether it failed.
+  if (private_->hintless()) return fetch_private_batch(wanted, stats, use);
   std::vector<std::pair<std::uint32_t, Result<std::vector<std::uint8_t>>>> records;
   for (const auto& entry : wanted) {
     FetchTiming t;
@@ -159,6 +160,27 @@ Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>
   for (auto& [list, record] : records) {
     if (!record.ok()) return record.status();
     PRIVSEARCH_RETURN_IF_ERROR(deliver_record(list, wanted.at(list), *record, stats, use));
+  }
+  return Status();
+}
+
+// Hintless: every wanted list in as few PirQuery batches as the limits allow, each answered in
+// one database pass; delivered only after the last, as above.
+Status IvfListSource::fetch_private_batch(
+    const std::map<std::uint32_t, std::vector<std::uint32_t>>& wanted, ListFetchStats& stats,
+    const SegmentUse& use) {
+  std::vector<std::uint64_t> lists;
+  for (const auto& entry : wanted) lists.push_back(entry.first);
+  FetchTiming t;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto records = private_->fetch_records(lists, &t);
+  stats.fetch_ms += ms_since(t0);
+  ++stats.requests;
+  stats.pir_bytes += t.query_bytes + t.response_bytes;
+  PRIVSEARCH_RETURN_IF_ERROR(records.status());
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    const auto list = static_cast<std::uint32_t>(lists[i]);
+    PRIVSEARCH_RETURN_IF_ERROR(deliver_record(list, wanted.at(list), (*records)[i], stats, use));
   }
   return Status();
 }

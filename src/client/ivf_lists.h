@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -87,11 +88,14 @@ class IvfListSource {
   // Fetches the segments of `missing[g]` (ascending, none cached) of every generation g.
   Status fetch(const std::vector<std::vector<std::uint32_t>>& missing, ListFetchStats& stats,
                const SegmentUse& use);
-  // The same by ZipPIR: one record per list with any missing segment; uses the missing ones.
+  // The same by PIR: one record per list with any missing segment; uses the missing ones.
   // `probed`: every distinct probed list (fetched too, unused, with constant_count_).
   Status fetch_private(const std::vector<std::vector<std::uint32_t>>& missing,
                        std::span<const std::uint32_t> probed, ListFetchStats& stats,
                        const SegmentUse& use);
+  // The hintless path of fetch_private: the wanted lists (list -> missing generations) batched.
+  Status fetch_private_batch(const std::map<std::uint32_t, std::vector<std::uint32_t>>& wanted,
+                             ListFetchStats& stats, const SegmentUse& use);
   // Splits one list's PIR record into its segments and delivers the `generations` wanted.
   Status deliver_record(std::uint32_t list, const std::vector<std::uint32_t>& generations,
                         const std::vector<std::uint8_t>& record, ListFetchStats& stats,

@@ -6,14 +6,9 @@
 #include "core/bytes.h"
 #include "core/elapsed.h"
 #include "index/payload_store.h"
-#include "pir/zippir/zippir_client.h"
+#include "client/payload_fetcher_state.h"
 
 namespace privsearch::client {
-
-struct PayloadFetcher::Pir {
-  std::optional<pir::ZipPirPublicInfo> info;
-  std::optional<pir::ZipPirClient> client;
-};
 
 PayloadFetcher::PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options)
     : transport_(transport), version_(std::move(version)), options_(options),
@@ -23,7 +18,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 std::string to_string(const std::vector<std::uint8_t>& v) { return {v.begin(), v.end()}; }
 
-Status from_error(const v1::Error& e) {
+}  // namespace
+
+Status PayloadFetcher::from_error(const v1::Error& e) {
   const std::string msg = v1::ErrorCode_Name(e.code()) + ": " + e.message();
   switch (e.code()) {
     case v1::PIR_VERSION_MISMATCH:
@@ -39,8 +36,6 @@ Status from_error(const v1::Error& e) {
     default: return invalid_argument_error(msg);
   }
 }
-
-}  // namespace
 
 Result<std::unique_ptr<PayloadFetcher>> PayloadFetcher::create(ProviderClient& transport,
                                                                std::string artifact_version,
@@ -65,10 +60,11 @@ Status PayloadFetcher::setup() {
                                      "` != local index `" + version_ +
                                      "`: refresh the local index");
   }
+  db_bytes_ = info.pir_db_bytes();
+  if (info.backend() == v1::PIR_BACKEND_HINTLESS) return setup_hintless(info);
   PRIVSEARCH_ASSIGN_OR_RETURN(
       pir_->info, pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), options_.allow_insecure));
-  PRIVSEARCH_RETURN_IF_ERROR(check_shape(pir_->info->shape));
-  db_bytes_ = info.pir_db_bytes();
+  PRIVSEARCH_RETURN_IF_ERROR(check_shape(pir_->info->shape.records, pir_->info->shape.record_bytes));
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*pir_->info, prng_));
   pir_->client.emplace(std::move(c));
   const auto setup = pir_->client->setup_message();
@@ -84,16 +80,16 @@ Status PayloadFetcher::setup() {
   return Status();
 }
 
-Status PayloadFetcher::check_shape(const pir::DatabaseShape& shape) const {
-  if (options_.database == v1::PIR_DATABASE_PAYLOADS && shape.record_bytes < 4) {
-    return data_loss_error("the provider's PIR records of " + std::to_string(shape.record_bytes) +
+Status PayloadFetcher::check_shape(std::uint64_t records, std::uint64_t record_bytes) const {
+  if (options_.database == v1::PIR_DATABASE_PAYLOADS && record_bytes < 4) {
+    return data_loss_error("the provider's PIR records of " + std::to_string(record_bytes) +
                            " bytes cannot hold a payload (4-byte length)");
   }
   const auto& want = options_.expected_shape;
-  if (want && (shape.records != want->records || shape.record_bytes != want->record_bytes)) {
+  if (want && (records != want->records || record_bytes != want->record_bytes)) {
     return failed_precondition_error(
-        "the provider's PIR database holds " + std::to_string(shape.records) + " records of " +
-        std::to_string(shape.record_bytes) + " bytes; the signed index has " +
+        "the provider's PIR database holds " + std::to_string(records) + " records of " +
+        std::to_string(record_bytes) + " bytes; the signed index has " +
         std::to_string(want->records) + " of " + std::to_string(want->record_bytes) +
         ": refusing a database of another shape");
   }
@@ -102,7 +98,7 @@ Status PayloadFetcher::check_shape(const pir::DatabaseShape& shape) const {
 
 void PayloadFetcher::precompute_async() {
   const auto owner = owner_.hold();
-  if (precompute_.valid() || !pir_->client) return;
+  if (precompute_.valid() || !pir_->client) return;  // hintless: nothing to precompute
   const std::uint64_t index = pir_->client->next_query_index();
   precompute_ = std::async(std::launch::async, [this, index] {
     return pir_->client->precompute_query(index, options_.threads);
@@ -137,11 +133,18 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
 
 std::uint64_t PayloadFetcher::record_bytes() const {
   const auto owner = owner_.hold();  // setup() replaces the info
+  if (pir_->hintless) return pir_->hintless->shape().record_bytes;
   return pir_->info->shape.record_bytes;
 }
 std::uint64_t PayloadFetcher::records() const {
   const auto owner = owner_.hold();
+  if (pir_->hintless) return pir_->hintless->shape().records;
   return pir_->info->shape.records;
+}
+
+bool PayloadFetcher::hintless() const {
+  const auto owner = owner_.hold();
+  return pir_->hintless.has_value();
 }
 
 Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing) {
@@ -159,6 +162,11 @@ Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc
   if (doc >= records()) {
     return out_of_range_error("record " + std::to_string(doc) + " outside the PIR database's " +
                               std::to_string(records()));
+  }
+  if (pir_->hintless) {
+    const std::uint64_t one[1] = {doc};
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto records, fetch_records(one, timing));
+    return std::move(records.front());
   }
   const auto t_all = Clock::now();
   FetchTiming t;

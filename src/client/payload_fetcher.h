@@ -1,5 +1,10 @@
-// Private payload fetch (client side): after ranking, read the chosen documents by ZipPIR so the
+// Private payload fetch (client side): after ranking, read the chosen documents by PIR so the
 // provider learns nothing of which ones (DESIGN.md; docs/SECURITY.md "leakage contract").
+//
+// The backend is the provider's (PirInfo.backend). Hintless (the default, pir/hintless): no setup
+// and nothing to wait for; every query draws a fresh secret and packing key, and fetch_records
+// sends several records' queries in one PirQuery (at most PirInfo.max_batch, and no more than
+// fit kMaxRequestBytes), answered in one pass over the database. ZipPIR, as follows:
 //
 // create(): PirInfo (public parameters and database shape, version-checked against the index),
 // Paillier key generation, PirSetup (~413 bytes). The per-query offsets r = Dec(ck_r) (n Paillier
@@ -16,6 +21,8 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
+#include <vector>
 #include <string>
 
 #include "client/provider_client.h"
@@ -66,6 +73,16 @@ class PayloadFetcher {
   // Record `index` of the database as stored (record_bytes() bytes).
   Result<std::vector<std::uint8_t>> fetch_record(std::uint64_t index,
                                                  FetchTiming* timing = nullptr);
+  // Several records (hintless: in as few PirQuery calls as the batch limits allow; ZipPIR: one
+  // after the other). `timing` sums the calls.
+  Result<std::vector<std::vector<std::uint8_t>>> fetch_records(
+      std::span<const std::uint64_t> indices, FetchTiming* timing = nullptr);
+  // The payloads of several documents (fetch() for each, batched as fetch_records).
+  Result<std::vector<std::string>> fetch_many(std::span<const std::uint64_t> docs,
+                                              FetchTiming* timing = nullptr);
+  bool hintless() const;
+  // The largest PirQuery a batch is packed into (the provider's default message cap is 8 MB).
+  static constexpr std::size_t kMaxRequestBytes = std::size_t{6} << 20;
   std::uint64_t record_bytes() const;
   std::uint64_t records() const;
 
@@ -81,9 +98,14 @@ class PayloadFetcher {
  private:
   PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options);
   Status setup();
+  Status setup_hintless(const v1::PirInfo& info);
   Status wait_for_ready_index(std::uint64_t& index);
+  // One PirQuery of hintless queries for `indices`, decoded in order.
+  Status fetch_hintless_batch(std::span<const std::uint64_t> indices,
+                              std::vector<std::vector<std::uint8_t>>& out, FetchTiming& timing);
   // The PirInfo shape against the signed index's (FetchOptions::expected_shape).
-  Status check_shape(const pir::DatabaseShape& shape) const;
+  Status check_shape(std::uint64_t records, std::uint64_t record_bytes) const;
+  static Status from_error(const v1::Error& e);
 
   ProviderClient& transport_;
   std::string version_;

@@ -1,14 +1,30 @@
-// What the transport (server/provider_server.h) calls for the PIR RPCs: the local service
-// (protocol/pir_service.h) or a coordinator over row shards (server/pir_coordinator.h).
+// What the transport (server/provider_server.h) calls for the PIR RPCs: the hintless service
+// (protocol/pir_hintless_service.h, the default), the ZipPIR service (protocol/pir_service.h) or
+// a coordinator over ZipPIR row shards (server/pir_coordinator.h).
 // Thread safety: implementations allow concurrent calls.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
+#include "index/payload_store.h"
 #include "protocol/privsearch.pb.h"
 #include "protocol/rate_limiter.h"
 
 namespace privsearch::protocol {
+
+// The records a PIR database serves: `records` fixed-size records of `record_bytes`, contiguous
+// at `data` (which must outlive the call that reads it). The payload store's documents, or the
+// IVF lists (protocol/ivf_list_pir.h).
+struct PirRecords {
+  std::size_t records = 0, record_bytes = 0;
+  const std::uint8_t* data = nullptr;
+  static PirRecords of(const index::PayloadStore& payloads) {
+    return {payloads.records(), payloads.record_bytes(),
+            payloads.records() == 0 ? nullptr : payloads.record(0)};
+  }
+};
 
 class PirBackend {
  public:
@@ -20,6 +36,13 @@ class PirBackend {
   virtual v1::PirStatusResponse status(const v1::PirStatusRequest& request) = 0;
   virtual v1::PirQueryResponse query(const v1::PirQueryRequest& request) = 0;
   virtual const RateLimit& setup_rate() const = 0;
+  // A database update under a new artifact version (SIGHUP): kFailedPrecondition where the
+  // backend cannot (a coordinator: its shards rebuild themselves).
+  virtual Status rebuild(const PirRecords&, std::string, std::string* /*summary*/) {
+    return failed_precondition_error("this PIR backend is not rebuilt in place");
+  }
+  // How the current database was made, for the log.
+  virtual std::string last_build() const { return {}; }
 };
 
 // RATE_LIMITED for a PIR setup over `limit`, saying when to retry (the local service and a

@@ -70,18 +70,6 @@ struct PirConfig {
   std::string matrix_salt;
 };
 
-// The records a PIR database serves: `records` fixed-size records of `record_bytes`, contiguous
-// at `data` (which must outlive the call that reads it). The payload store's documents, or the
-// IVF lists (protocol/ivf_list_pir.h).
-struct PirRecords {
-  std::size_t records = 0, record_bytes = 0;
-  const std::uint8_t* data = nullptr;
-  static PirRecords of(const index::PayloadStore& payloads) {
-    return {payloads.records(), payloads.record_bytes(),
-            payloads.records() == 0 ? nullptr : payloads.record(0)};
-  }
-};
-
 // The code a PIR refusal carries, for failures after the framing check passed: a failed
 // precondition there can only be a query whose hint is not ready; kUnavailable is the shared
 // store (STATE_UNAVAILABLE).
@@ -120,7 +108,7 @@ class PirService : public PirBackend {
   // it); else, or when the grown shape would not decode, it is built anew. `summary`, when
   // given, says which and how much.
   Status rebuild(const PirRecords& records, std::string artifact_version,
-                 std::string* summary = nullptr);
+                 std::string* summary = nullptr) override;
   Status rebuild(const index::PayloadStore& payloads, std::string artifact_version,
                  std::string* summary = nullptr) {
     return rebuild(PirRecords::of(payloads), std::move(artifact_version), summary);
@@ -128,7 +116,7 @@ class PirService : public PirBackend {
 
   std::size_t db_bytes() const;
   // How the current database was made (filled, hint computed or updated, with times).
-  std::string last_build() const;
+  std::string last_build() const override;
   const RateLimit& setup_rate() const override { return config_.setups; }
   // Registrations held by this process (shared mode: none here; they live in the store).
   std::size_t registered_clients() const;

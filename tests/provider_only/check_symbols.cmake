@@ -15,7 +15,8 @@ endforeach()
 # PIR: the provider holds only Paillier public keys and the ZipPIR server.
 # Access-private scoring: the provider multiplies; secrets, masks and decoding are the client's.
 foreach(name "PaillierPrivateKey" "paillier_keygen" "ZipPirClient" "LweSecret::sample"
-        "Lwe64Secret::sample" "Lwe64Mask" "lwe64_decode")
+        "Lwe64Secret::sample" "Lwe64Mask" "lwe64_decode" "hintless::HintlessClient"
+        "hintless::HintlessSecret")
   string(FIND "${symbols}" "privsearch::pir::${name}" pos)
   if(NOT pos EQUAL -1)
     message(FATAL_ERROR "provider binary contains client symbol privsearch::pir::${name}")
@@ -39,6 +40,10 @@ if(REQUIRE_SCORING)  # the real provider serves access-private scoring
   string(FIND "${symbols}" "privsearch::pir::lwe64_answer" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "sanity: provider binary lacks lwe64_answer; the scoring check is vacuous")
+  endif()
+  string(FIND "${symbols}" "privsearch::pir::hintless::HintlessServer::answer" pos)
+  if(pos EQUAL -1)
+    message(FATAL_ERROR "sanity: provider binary lacks HintlessServer::answer; the hintless check is vacuous")
   endif()
 endif()
 string(FIND "${symbols}" "privsearch::ckks::Evaluator::rotate" pos)

@@ -31,7 +31,7 @@ class PirShardsTest : public ::testing::Test {
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& name,
                                                 std::vector<std::string> extra) {
-    std::vector<std::string> args{"--threads", "2", "--pir-test-params",
+    std::vector<std::string> args{"--threads", "2", "--pir-test-params", "--pir-backend", "zippir",
                                   "--pir-setups-per-minute", "0", "--state", "memory"};
     args.insert(args.end(), extra.begin(), extra.end());
     tools::ProviderLaunch launch(o.out, c.dir / name, args);

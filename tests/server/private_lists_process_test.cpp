@@ -43,7 +43,7 @@ std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, cons
   launch.binary = PRIVSEARCH_PROVIDER_BIN;
   launch.index_dir = index;
   launch.work_dir = c.dir;
-  launch.extra_args = {"--threads", "2", "--pir-test-params"};
+  launch.extra_args = {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"};
   launch.extra_args.insert(launch.extra_args.end(), args.begin(), args.end());
   launch.start_timeout = std::chrono::seconds(60);
   launch.log_file = c.dir / "provider.log";
@@ -230,7 +230,7 @@ TEST(PrivateListsProcess, PirListsWhereItCannotWorkStopsTheStartByName) {
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.index_dir = dir;
     launch.work_dir = c.dir / dir.filename();
-    launch.extra_args = {"--pir-test-params"};
+    launch.extra_args = {"--pir-test-params", "--pir-backend", "zippir"};
     launch.extra_args.insert(launch.extra_args.end(), args.begin(), args.end());
     launch.start_timeout = std::chrono::seconds(60);
     launch.log_file = c.dir / (dir.filename().string() + ".log");

@@ -106,7 +106,7 @@ TEST(ProviderProcess, SighupReloadsARebuiltIndexAndRecomputesPirHints) {
   testing::Collection c("provider-reload");
   const auto o = tiny_index_options(c, 128);
   const auto manifest = *index::build_index(o, nullptr);
-  const auto provider = spawn(o.out, c.dir, {"--pir-test-params"});
+  const auto provider = spawn(o.out, c.dir, {"--pir-test-params", "--pir-backend", "zippir"});
   ASSERT_NE(provider, nullptr);
   auto transport = *client::ProviderClient::connect(provider->connect_options());
   client::FetchOptions fo;

@@ -66,7 +66,7 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   launch.binary = PRIVSEARCH_PROVIDER_BIN;
   launch.index_dir = o.out;
   launch.work_dir = c.dir;
-  launch.extra_args = {"--threads", "2", "--pir-test-params"};
+  launch.extra_args = {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"};
   launch.start_timeout = std::chrono::seconds(60);
   launch.log_file = c.dir / "provider.log";
   auto started = tools::SpawnedProvider::start(launch);

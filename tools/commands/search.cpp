@@ -274,8 +274,9 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
       t.provider_ms, t.total_ms);
 }
 
+// `batch`: how many documents shared the PirQuery whose timing `ft` is (hintless batches).
 void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
-                   const client::FetchTiming& ft) {
+                   const client::FetchTiming& ft, bool hintless, std::size_t batch) {
   if (a.json) {
     nlohmann::json j;
     j["fetched_doc"] = doc;
@@ -285,16 +286,50 @@ void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
                      {"extract", ft.extract_ms}, {"total", ft.total_ms}};
     j["fetch_query_bytes"] = ft.query_bytes;
     j["fetch_response_bytes"] = ft.response_bytes;
+    j["fetch_backend"] = hintless ? "hintless" : "zippir";
+    j["fetch_batch"] = batch;
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print(
-      "  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
-      "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
-      doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms - ft.wait_ms, ft.wait_ms);
+  if (hintless) {
+    fmt::print(
+        "  fetched privately (hintless PIR, {} documents in one query batch): doc {} — batch "
+        "query {} B, response {} B, provider {:.1f} ms, {:.1f} ms in all\n",
+        batch, doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms);
+  } else {
+    fmt::print(
+        "  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
+        "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
+        doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms - ft.wait_ms,
+        ft.wait_ms);
+  }
   std::string shown = text.substr(0, 600);
   if (text.size() > 600) shown += " ...";
   fmt::print("    {}\n", shown);
+}
+
+// The top --fetch documents of one result by PIR: one batch (hintless) or one by one (ZipPIR).
+template <typename SearchResult>
+int fetch_top(const Args& a, client::PayloadFetcher& fetcher, const SearchResult& r) {
+  std::vector<std::uint64_t> docs;
+  for (std::size_t i = 0; i < std::min(a.fetch, r.hits.size()); ++i) docs.push_back(r.hits[i].doc);
+  if (docs.empty()) return 0;
+  if (fetcher.hintless()) {
+    client::FetchTiming ft;
+    auto texts = fetcher.fetch_many(docs, &ft);
+    if (!texts.ok()) return failed(texts.status());
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      print_fetched(a, docs[i], (*texts)[i], ft, true, docs.size());
+    }
+    return 0;
+  }
+  for (const std::uint64_t doc : docs) {
+    client::FetchTiming ft;
+    auto text = fetcher.fetch(doc, &ft);
+    if (!text.ok()) return failed(text.status());
+    print_fetched(a, doc, *text, ft, false, 1);
+  }
+  return 0;
 }
 
 int run(const Args& a) {
@@ -344,11 +379,9 @@ int run(const Args& a) {
     if (!r.ok()) return failed(r.status());
     print_result(a, a.query_vectors.empty() ? nlohmann::json(a.queries[qi]) : nlohmann::json(qi),
                  *r);
-    for (std::size_t i = 0; fetcher && i < std::min(a.fetch, r->hits.size()); ++i) {
-      client::FetchTiming ft;
-      auto text = fetcher->fetch(r->hits[i].doc, &ft);
-      if (!text.ok()) return failed(text.status());
-      print_fetched(a, r->hits[i].doc, *text, ft);
+    if (fetcher) {
+      const int rc = fetch_top(a, *fetcher, *r);
+      if (rc != 0) return rc;
     }
   }
   return 0;

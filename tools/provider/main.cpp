@@ -161,7 +161,19 @@ void add_connection_options(CLI::App& app, ProviderSettings& s) {
 }
 
 void add_pir_options(CLI::App& app, ProviderSettings& s) {
-  app.add_flag("--no-pir", s.no_pir, "Do not serve private payload fetch (ZipPIR)");
+  app.add_flag("--no-pir", s.no_pir, "Do not serve private payload fetch");
+  app.add_option("--pir-backend", s.pir_backend,
+                 "Private fetch scheme: hintless (YPIR+SP: the database is preprocessed once for "
+                 "every client, no setup, ~0.1-0.3 provider core-s per fetch; the default) or "
+                 "zippir (the seed paper's: a setup per client and a Paillier hint per query, "
+                 "minutes of provider CPU at 1 GiB). The --pir-ready, --pir-offline-threads, "
+                 "--pir-max-clients, --pir-setups-per-minute, --pir-idle-expiry-s and "
+                 "--pir-shard(s) options are ZipPIR's")
+      ->check(CLI::IsMember({"hintless", "zippir"}));
+  app.add_option("--pir-max-batch", s.hintless.max_batch,
+                 "Hintless: queries one PirQuery may carry (default 32: a search's top documents "
+                 "or its probed lists in one database pass)")
+      ->check(CLI::Range(1, 256));
   app.add_option("--pir-ready", s.pir.ready_per_client,
                  "PIR hints kept precomputed per client (default 2)")
       ->check(CLI::Range(1, 64));
@@ -208,7 +220,7 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
   shards->excludes(shard);
   shards->needs(ca);
   app.add_flag("--pir-lists", s.pir_lists,
-               "Also serve the IVF posting lists by ZipPIR (clients' --private-lists): the "
+               "Also serve the IVF posting lists by PIR (clients' --private-lists): the "
                "provider then no longer learns which lists a search probes. Costs a database of "
                "lists x the longest list and one offline hint per list a client fetches "
                "(docs/SCALE.md)");
@@ -217,7 +229,7 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
                  "uses one per probed list not cached)")
       ->check(CLI::Range(1, 256));
   app.add_flag("--pir-test-params", s.pir_test_params,
-               "INSECURE small PIR parameters (LWE n = 64, 512-bit Paillier) for tests");
+               "INSECURE small PIR parameters (hintless d = 256; ZipPIR LWE n = 64, 512-bit Paillier) for tests");
 }
 
 int fail(const privsearch::Status& s) {

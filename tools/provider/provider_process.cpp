@@ -218,6 +218,10 @@ Status ProviderProcess::wire_pir() {
   const auto* entry = manifest_.find("payloads");
   if (settings_.no_pir || entry == nullptr) return Status();
   if (!settings_.pir_shards.empty()) {
+    if (hintless()) {
+      return invalid_argument_error(
+          "--pir-shards: the coordinator joins ZipPIR row shards; add --pir-backend zippir");
+    }
     server::PirShardsConfig sc;
     sc.addresses = settings_.pir_shards;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ca, index::read_file_bytes(settings_.pir_shard_ca));
@@ -232,13 +236,17 @@ Status ProviderProcess::wire_pir() {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(manifest_, deleted_));
   auto config = pir_config();
   config.matrix_salt = entry->sha256;  // shards' A: this index's own (PirConfig::matrix_salt)
-  log(fmt::format("preparing private payload fetch: {} records of {} bytes (global hint H = D A){}",
-                  payloads.records(), payloads.record_bytes(),
+  if (hintless() && config.shards > 1) {
+    return invalid_argument_error("--pir-shard: row shards are ZipPIR's; add --pir-backend zippir");
+  }
+  log(fmt::format("preparing private payload fetch ({}): {} records of {} bytes{}",
+                  settings_.pir_backend, payloads.records(), payloads.record_bytes(),
                   config.shards > 1 ? fmt::format(", row shard {} of {}", config.shard, config.shards)
                                     : std::string()));
   std::shared_ptr<protocol::PirSharedState> shared;
-  if (protocol::is_redis_url(settings_.state)) {
-    // Registrations and hints shared with the other replicas, the client cap cluster-wide.
+  if (!hintless() && protocol::is_redis_url(settings_.state)) {
+    // ZipPIR registrations and hints shared with the other replicas, the client cap cluster-wide.
+    // (Hintless needs nothing shared: every replica preprocesses the same records.)
     protocol::PirSharedLimits limits;
     limits.ready_per_client = config.ready_per_client;
     limits.max_clients = config.max_clients;
@@ -253,11 +261,33 @@ Status ProviderProcess::wire_pir() {
     log("PIR registrations and hints shared through " + shared->where());
   }
   const auto t0 = std::chrono::steady_clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      pir_, protocol::PirService::create(payloads, manifest_.version_id, config, shared));
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir_, make_pir(protocol::PirRecords::of(payloads), config, shared));
   log(fmt::format("private payload fetch prepared in {:.1f} s ({})", ms_since(t0) / 1000,
                   pir_->last_build()));
   return Status();
+}
+
+Result<std::unique_ptr<protocol::PirBackend>> ProviderProcess::make_pir(
+    const protocol::PirRecords& records, protocol::PirConfig config,
+    std::shared_ptr<protocol::PirSharedState> shared) const {
+  if (hintless()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto s, protocol::HintlessPirService::create(records, manifest_.version_id,
+                                                     hintless_config()));
+    return std::unique_ptr<protocol::PirBackend>(std::move(s));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto s, protocol::PirService::create(records, manifest_.version_id, config, shared));
+  return std::unique_ptr<protocol::PirBackend>(std::move(s));
+}
+
+protocol::HintlessPirConfig ProviderProcess::hintless_config() const {
+  auto config = settings_.hintless;
+  if (settings_.pir_test_params) {
+    config.params = "insecure-test-ypir-sp-d256";
+    config.allow_insecure = true;
+  }
+  return config;
 }
 
 protocol::PirConfig ProviderProcess::pir_config() const {
@@ -276,10 +306,11 @@ Status ProviderProcess::wire_pir_lists() {
   if (lists == nullptr) {
     return invalid_argument_error("--pir-lists: the index has no IVF lists (built without --ivf)");
   }
-  if (protocol::is_redis_url(settings_.state) || settings_.pir.shards > 1) {
+  if (!hintless() && (protocol::is_redis_url(settings_.state) || settings_.pir.shards > 1)) {
     return invalid_argument_error(
-        "--pir-lists: the lists' PIR database is held by each process on its own; it is not "
-        "offered with --state redis://... (shared registrations) or as a --pir-shard");
+        "--pir-lists: the lists' ZipPIR database is held by each process on its own; it is not "
+        "offered with --state redis://... (shared registrations) or as a --pir-shard (the "
+        "default --pir-backend hintless is)");
   }
   auto config = pir_config();
   config.ready_per_client = settings_.pir_lists_ready;
@@ -290,8 +321,7 @@ Status ProviderProcess::wire_pir_lists() {
   log(fmt::format("preparing private IVF list fetch: {} lists as records of {} bytes (the "
                   "longest list rounded up to 4 KiB; {} MiB in all)", table.records, table.record_bytes,
                   table.bytes.size() >> 20));
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      pir_lists_, protocol::PirService::create(table.view(), manifest_.version_id, config));
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir_lists_, make_pir(table.view(), config, nullptr));
   log(fmt::format("private IVF list fetch prepared in {:.1f} s ({})", ms_since(t0) / 1000,
                   pir_lists_->last_build()));
   return Status();
@@ -363,7 +393,7 @@ Status ProviderProcess::reload() {
   if (pir_) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(next.manifest, next.deleted));
     std::string how;
-    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(payloads, next.manifest.version_id, &how));
+    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(protocol::PirRecords::of(payloads), next.manifest.version_id, &how));
     log("reload: PIR " + how);
   }
   if (pir_lists_) {

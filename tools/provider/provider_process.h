@@ -17,6 +17,7 @@
 #include "index/payload_store.h"
 #include "net/tls.h"
 #include "protocol/identities.h"
+#include "protocol/pir_hintless_service.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 #include "server/pir_coordinator.h"
@@ -38,6 +39,10 @@ struct ProviderSettings {
   unsigned keep_versions = 2;          // server::ServeOptions
   int flood_bits = 0;
   bool no_pir = false, pir_test_params = false;
+  // Which scheme serves private fetch: "hintless" (YPIR+SP, no per-client work; the default) or
+  // "zippir" (the seed paper's: a setup per client and a hint per query; `pir` holds its knobs).
+  std::string pir_backend = "hintless";
+  protocol::HintlessPirConfig hintless;
   protocol::PirConfig pir;
   // Row shards of the PIR database (server/pir_coordinator.h): this process answers PIR for the
   // shards at these addresses (host:port, in row order; their certificate in pir_shard_ca)
@@ -93,6 +98,12 @@ class ProviderProcess {
   Status wire_pir_lists();
   // The PIR parameters of the settings (--pir-test-params: the insecure test set).
   protocol::PirConfig pir_config() const;
+  protocol::HintlessPirConfig hintless_config() const;
+  bool hintless() const { return settings_.pir_backend == "hintless"; }
+  // A PIR database of `records` under the chosen backend (ZipPIR: `shared` registrations).
+  Result<std::unique_ptr<protocol::PirBackend>> make_pir(
+      const protocol::PirRecords& records, protocol::PirConfig config,
+      std::shared_ptr<protocol::PirSharedState> shared) const;
   Status make_identity();
 
   ProviderSettings settings_;
@@ -103,9 +114,9 @@ class ProviderProcess {
   std::shared_ptr<protocol::ProviderCore> core_;
   std::shared_ptr<const index::ExactRows> rows_;
   std::vector<std::uint32_t> deleted_;
-  std::unique_ptr<protocol::PirService> pir_;
+  std::unique_ptr<protocol::PirBackend> pir_;
   std::unique_ptr<server::PirCoordinator> pir_coordinator_;  // with ProviderSettings::pir_shards
-  std::unique_ptr<protocol::PirService> pir_lists_;          // with ProviderSettings::pir_lists
+  std::unique_ptr<protocol::PirBackend> pir_lists_;          // with ProviderSettings::pir_lists
   // The replicas' shared PIR state (--state redis://...): also where registrations' owners live.
   std::shared_ptr<protocol::PirSharedState> pir_shared_;
   std::optional<net::TlsIdentity> identity_;

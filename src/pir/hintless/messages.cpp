@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::uint32_t kQueryMagic = 0x31515048;     // "HPQ1"
 constexpr std::uint32_t kResponseMagic = 0x31525048;  // "HPR1"
+constexpr std::uint32_t kInfoMagic = 0x31495048;      // "HPI1"
 constexpr int kResidueBits = 28;
 
 std::size_t key_values(const HintlessParams& p) {
@@ -154,6 +155,55 @@ Result<HintlessResponse> decode_response(const HintlessParams& params, const Hin
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
   return resp;
+}
+
+Status check_shape(const HintlessParams& params, const HintlessShape& s) {
+  std::size_t room = 0;
+  if (s.records == 0 || s.record_bytes == 0 || s.outputs == 0 || s.outputs > kDefaultMaxOutputs ||
+      s.columns == 0 || s.columns > kMaxColumns || s.records_per_column == 0 ||
+      !checked_mul(s.records_per_column, s.record_bytes, room) ||
+      room > s.column_bytes(params) || s.records > s.columns * s.records_per_column ||
+      s.records <= (s.columns - 1) * s.records_per_column) {
+    return invalid_argument_error("hintless PIR shape (" + std::to_string(s.records) +
+                                  " records of " + std::to_string(s.record_bytes) + " B in " +
+                                  std::to_string(s.columns) + " columns x " +
+                                  std::to_string(s.outputs) + " outputs) does not fit");
+  }
+  return Status();
+}
+
+std::vector<std::uint8_t> encode_public_info(const HintlessParams& params,
+                                             const HintlessShape& shape) {
+  ByteWriter w;
+  w.put_u32(kInfoMagic);
+  w.put_u32(params.id);
+  w.put_u64(shape.records);
+  w.put_u64(shape.record_bytes);
+  w.put_u32(static_cast<std::uint32_t>(shape.outputs));
+  w.put_u64(shape.records_per_column);
+  w.put_u64(shape.columns);
+  return w.take();
+}
+
+Result<HintlessPublicInfo> decode_public_info(std::span<const std::uint8_t> bytes,
+                                              bool allow_insecure) {
+  ByteReader r(bytes);
+  std::uint32_t magic = 0, id = 0, outputs = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(magic));
+  if (magic != kInfoMagic) return data_loss_error("not a hintless PIR public info (bad magic)");
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(id));
+  HintlessPublicInfo info;
+  std::uint64_t records = 0, record_bytes = 0, per_column = 0, columns = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(records));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(record_bytes));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(outputs));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(per_column));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(columns));
+  PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
+  PRIVSEARCH_ASSIGN_OR_RETURN(info.params, hintless_params_by_id(id, allow_insecure));
+  info.shape = {records, record_bytes, outputs, per_column, columns};
+  PRIVSEARCH_RETURN_IF_ERROR(check_shape(info.params, info.shape));
+  return info;
 }
 
 }  // namespace privsearch::pir::hintless

@@ -37,6 +37,22 @@ struct HintlessResponse {
   std::vector<std::uint32_t> b;  // outputs x d, < 2^20
 };
 
+// What a client needs to query a database (PirInfo.info): the params id and the shape.
+//   info := u32 magic "HPI1" | u32 params id | u64 records | u64 record bytes | u32 outputs
+//           | u64 records per column | u64 columns
+struct HintlessPublicInfo {
+  HintlessParams params;
+  HintlessShape shape;
+};
+std::vector<std::uint8_t> encode_public_info(const HintlessParams& params,
+                                             const HintlessShape& shape);
+// kDataLoss for malformed bytes; kFailedPrecondition for an unknown params id (or an insecure
+// one without `allow_insecure`); kInvalidArgument for a shape that does not fit its params.
+Result<HintlessPublicInfo> decode_public_info(std::span<const std::uint8_t> bytes,
+                                              bool allow_insecure = false);
+// The checks a shape from the wire must pass before anything is sized from it.
+Status check_shape(const HintlessParams& params, const HintlessShape& shape);
+
 std::size_t hintless_query_bytes(const HintlessParams& params, std::size_t columns);
 std::size_t hintless_response_bytes(const HintlessParams& params, std::size_t outputs);
 

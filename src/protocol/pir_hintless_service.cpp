@@ -1,0 +1,148 @@
+#include "protocol/pir_hintless_service.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "core/bytes.h"
+#include "pir/hintless/messages.h"
+#include "protocol/provider_core.h"
+
+namespace privsearch::protocol {
+namespace {
+
+using namespace privsearch::pir::hintless;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::build(
+    const HintlessPirConfig& config, const PirRecords& records, std::string version) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessParams params,
+                              find_hintless_params(config.params, config.allow_insecure));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessShape shape,
+                              choose_hintless_shape(params, records.records, records.record_bytes));
+  const auto t0 = std::chrono::steady_clock::now();
+  HintlessServerOptions options;
+  options.threads = config.threads;
+  auto source = [&records](std::size_t i) {
+    return std::span<const std::uint8_t>(records.data + i * records.record_bytes,
+                                         records.record_bytes);
+  };
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto server, HintlessServer::create(params, shape, source, options));
+  auto db = std::make_shared<Database>();
+  db->public_info = to_byte_string(encode_public_info(params, shape));
+  db->version = std::move(version);
+  db->build = fmt::format(
+      "hintless YPIR+SP ({}): {} records of {} B in {} columns x {} outputs, preprocessed once for "
+      "every client in {:.1f} s, {} MiB; decoding failure <= 2^{:.0f}",
+      params.name, shape.records, shape.record_bytes, shape.columns, shape.outputs,
+      ms_since(t0) / 1000, server->memory_bytes() >> 20,
+      hintless_decoding_failure_log2(params, shape.columns, shape.outputs));
+  db->server = std::move(server);
+  return std::shared_ptr<const Database>(std::move(db));
+}
+
+Result<std::unique_ptr<HintlessPirService>> HintlessPirService::create(
+    const PirRecords& records, std::string artifact_version, HintlessPirConfig config) {
+  if (records.records == 0 || records.data == nullptr) {
+    return invalid_argument_error("the hintless PIR database has no records");
+  }
+  std::unique_ptr<HintlessPirService> service(new HintlessPirService(config));
+  PRIVSEARCH_ASSIGN_OR_RETURN(service->db_, build(config, records, std::move(artifact_version)));
+  return service;
+}
+
+std::shared_ptr<const HintlessPirService::Database> HintlessPirService::current() const {
+  std::lock_guard lock(mu_);
+  return db_;
+}
+
+v1::PirInfo HintlessPirService::info() const {
+  const auto db = current();
+  v1::PirInfo out;
+  out.set_info(db->public_info);
+  out.set_backend(v1::PIR_BACKEND_HINTLESS);
+  out.set_artifact_version(db->version);
+  out.set_max_batch(static_cast<std::uint32_t>(config_.max_batch));
+  out.set_pir_db_bytes(db->server->database().entries().size() * sizeof(std::uint16_t));
+  return out;
+}
+
+v1::PirSetupResponse HintlessPirService::setup(const v1::PirSetupRequest&, const std::string&) {
+  v1::PirSetupResponse out;
+  *out.mutable_error() = make_error(
+      v1::MALFORMED_REQUEST,
+      "this provider serves hintless PIR (PirInfo.backend = HINTLESS): no PirSetup is needed, "
+      "send PirQuery directly");
+  return out;
+}
+
+v1::PirStatusResponse HintlessPirService::status(const v1::PirStatusRequest&) {
+  v1::PirStatusResponse out;
+  *out.mutable_error() = make_error(
+      v1::MALFORMED_REQUEST,
+      "this provider serves hintless PIR (PirInfo.backend = HINTLESS): there is no per-client "
+      "hint to wait for");
+  return out;
+}
+
+v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& request) {
+  v1::PirQueryResponse out;
+  auto refuse = [&out](v1::ErrorCode code, std::string message) {
+    *out.mutable_error() = make_error(code, std::move(message));
+    return out;
+  };
+  const auto db = current();
+  if (request.artifact_version() != db->version) {
+    return refuse(v1::PIR_VERSION_MISMATCH, "PIR database version `" + db->version +
+                                                "`, the client has `" +
+                                                request.artifact_version() +
+                                                "`: the database was rebuilt");
+  }
+  if (request.queries_size() == 0 || !request.query().empty()) {
+    return refuse(v1::MALFORMED_REQUEST,
+                  "a hintless PirQuery carries its queries in `queries` (this provider does not "
+                  "serve ZipPIR)");
+  }
+  if (static_cast<std::size_t>(request.queries_size()) > config_.max_batch) {
+    return refuse(v1::PIR_LIMIT, fmt::format("{} queries in one PirQuery, the limit is {}",
+                                             request.queries_size(), config_.max_batch));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto& server = *db->server;
+  std::vector<HintlessQuery> queries;
+  for (const auto& bytes : request.queries()) {
+    auto decoded = decode_query(server.params(), server.shape(), byte_view(bytes));
+    if (!decoded.ok()) {
+      const bool stale = decoded.status().code() == StatusCode::kFailedPrecondition;
+      return refuse(stale ? v1::PIR_VERSION_MISMATCH : v1::MALFORMED_REQUEST,
+                    "query " + std::to_string(queries.size()) + ": " +
+                        decoded.status().message());
+    }
+    queries.push_back(std::move(*decoded));
+  }
+  auto answers = server.answer(queries);
+  if (!answers.ok()) return refuse(v1::INTERNAL, answers.status().message());
+  for (const auto& a : *answers) {
+    out.add_answers(to_byte_string(encode_response(server.params(), a)));
+  }
+  out.set_provider_ms(ms_since(t0));
+  return out;
+}
+
+Status HintlessPirService::rebuild(const PirRecords& records, std::string artifact_version,
+                                   std::string* summary) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto next, build(config_, records, std::move(artifact_version)));
+  if (summary != nullptr) *summary = next->build;
+  std::lock_guard lock(mu_);
+  db_ = std::move(next);
+  return Status();
+}
+
+std::string HintlessPirService::last_build() const { return current()->build; }
+
+}  // namespace privsearch::protocol
