@@ -28,6 +28,8 @@
 #include "protocol/privsearch.pb.h"
 #include "rerank/messages.h"
 #include "fuzz_scoring_common.h"
+#include "pir/hintless/client/client.h"
+#include "pir/hintless/server.h"
 #include "pir/lwe/lwe64.h"
 #include "scoring/layout.h"
 
@@ -172,6 +174,29 @@ int main(int argc, char** argv) {
     write(root / "pir_zippir_parts", "overlap", parts_input({p[0], p[1], p[1], p[2]}));
     write(root / "pir_zippir_parts", "truncated", parts_input({p[0], truncated(p[1], 30), p[2]}));
     write(root / "pir_zippir_parts", "single_response", parts_input({f.response}));
+  }
+  {
+    // pir_hintless: selector (0 query, 1 response, 2 public info) + bytes, d = 256, 50 x 64 B.
+    using namespace privsearch::pir::hintless;
+    const auto hp = *find_hintless_params("insecure-test-ypir-sp-d256", true);
+    const auto shape = *choose_hintless_shape(hp, 50, 64);
+    std::vector<std::uint8_t> record(64, 9);
+    const auto server = std::move(*HintlessServer::create(
+        hp, shape, [&record](std::size_t) { return std::span<const std::uint8_t>(record); }));
+    const auto client = *HintlessClient::create(hp, shape);
+    Prng hprng = Prng::from_seed(Seed{}, 34);
+    auto made = *client.make_query(7, hprng);
+    const auto query = encode_query(hp, made.first);
+    const auto response = encode_response(hp, (*server->answer(std::span(&made.first, 1)))[0]);
+    const auto info = encode_public_info(hp, shape);
+    const auto dir = root / "pir_hintless";
+    write(dir, "query", with(0, query));
+    write(dir, "query_truncated", with(0, truncated(query, query.size() - 3)));
+    write(dir, "query_header_only", with(0, truncated(query, 16)));
+    write(dir, "response", with(1, response));
+    write(dir, "response_truncated", with(1, truncated(response, 100)));
+    write(dir, "info", with(2, info));
+    write(dir, "info_truncated", with(2, truncated(info, 20)));
   }
   {
     // index_word_vectors: selector byte + file (0 JSON, 1 binary vectors, 2 glove artifact).

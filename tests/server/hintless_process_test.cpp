@@ -1,0 +1,204 @@
+// The hintless PIR backend (issue 34) through the real provider process at its defaults: no
+// setup, the top documents of one search and the probed IVF lists each in one PirQuery batch,
+// records equal to the stored ones, every malformed request a typed refusal, the database
+// rebuilt on SIGHUP.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "client/payload_fetcher.h"
+#include "client/provider_client.h"
+#include "client/search_client.h"
+#include "harness/spawned_provider.h"
+#include "index/append.h"
+#include "index/atomic_file.h"
+#include "index/client_files.h"
+#include "index/ivf.h"
+#include "index/manifest_signature.h"
+#include "testing/test_util.h"
+#include "testing/tiny_collection.h"
+
+namespace privsearch {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t count_in(const fs::path& file, const std::string& needle) {
+  const auto bytes = *index::read_file_bytes(file);
+  const std::string text(bytes.begin(), bytes.end());
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
+                                              std::vector<std::string> args) {
+  tools::ProviderLaunch launch;
+  launch.binary = PRIVSEARCH_PROVIDER_BIN;
+  launch.index_dir = index;
+  launch.work_dir = c.dir;
+  launch.extra_args = {"--threads", "2", "--pir-test-params"};  // the default backend: hintless
+  launch.extra_args.insert(launch.extra_args.end(), args.begin(), args.end());
+  launch.start_timeout = std::chrono::seconds(60);
+  launch.log_file = c.dir / "provider.log";
+  launch.quiet = false;  // the request log: which RPCs the provider saw
+  auto started = tools::SpawnedProvider::start(launch);
+  EXPECT_TRUE(started.ok()) << started.status().to_string();
+  return started.ok() ? std::move(started).value() : nullptr;
+}
+
+index::BuildOptions ivf_index(const testing::Collection& c) {
+  auto o = testing::tiny_index_options(c, 128);
+  o.ivf = true;
+  o.ivf_lists = 8;
+  EXPECT_TRUE(index::build_index(o, nullptr).ok());
+  return o;
+}
+
+client::FetchOptions fetch_options() {
+  client::FetchOptions fo;
+  fo.allow_insecure = true;
+  return fo;
+}
+
+TEST(HintlessProcess, PayloadsComeBackInOneBatchWithoutSetupAndMalformedQueriesAreTyped) {
+  testing::Collection c("hintless-payloads");
+  const auto o = ivf_index(c);
+  const auto provider = spawn(c, o.out, {});
+  ASSERT_NE(provider, nullptr);
+  auto cl = *client::ProviderClient::connect(provider->connect_options());
+  const auto info = *cl->pir_info();
+  ASSERT_FALSE(info.has_error());
+  EXPECT_EQ(info.backend(), v1::PIR_BACKEND_HINTLESS);
+  EXPECT_EQ(info.max_batch(), 32u);
+  auto fetcher = *client::PayloadFetcher::create(*cl, info.artifact_version(), fetch_options());
+  EXPECT_TRUE(fetcher->hintless());
+  const std::vector<std::uint64_t> docs = {7, 0, 399};
+  client::FetchTiming t;
+  const auto texts = fetcher->fetch_many(docs, &t);
+  ASSERT_TRUE(texts.ok()) << texts.status().to_string();
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    EXPECT_NE((*texts)[i].find("document " + std::to_string(docs[i])), std::string::npos)
+        << (*texts)[i];
+  }
+  EXPECT_EQ(fetcher->setups(), 0u);
+  EXPECT_GT(t.query_bytes, 0u);
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), 1u);  // one batch
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"PirSetup\""), 0u);
+
+  // Hostile requests: each refused by name, and the provider keeps serving.
+  auto query_error = [&](const v1::PirQueryRequest& r) {
+    auto resp = cl->pir_query(r);
+    EXPECT_TRUE(resp.ok());
+    return resp.ok() ? resp->error().code() : v1::ERROR_CODE_UNSPECIFIED;
+  };
+  v1::PirQueryRequest bad;
+  bad.set_artifact_version(info.artifact_version());
+  bad.add_queries("not a query");
+  EXPECT_EQ(query_error(bad), v1::MALFORMED_REQUEST);
+  bad.clear_queries();
+  EXPECT_EQ(query_error(bad), v1::MALFORMED_REQUEST);  // an empty batch
+  bad.set_query("a ZipPIR-style query");
+  bad.add_queries("x");
+  EXPECT_EQ(query_error(bad), v1::MALFORMED_REQUEST);
+  bad.clear_query();
+  for (int i = 0; i < 40; ++i) bad.add_queries("x");
+  EXPECT_EQ(query_error(bad), v1::PIR_LIMIT);  // 41 > max_batch, refused before decoding
+  bad.clear_queries();
+  bad.add_queries("x");
+  bad.set_artifact_version("stale");
+  EXPECT_EQ(query_error(bad), v1::PIR_VERSION_MISMATCH);
+  v1::PirSetupRequest setup;
+  setup.set_artifact_version(info.artifact_version());
+  const auto refused_setup = *cl->pir_setup(setup);
+  EXPECT_EQ(refused_setup.error().code(), v1::MALFORMED_REQUEST);
+  EXPECT_NE(refused_setup.error().message().find("hintless"), std::string::npos);
+
+  // The provider kept serving through all of it (a restart with nothing per client is
+  // ProviderIdentityTest.TokensBudgetsAndRestartsHold, at this default backend).
+  const auto text = fetcher->fetch(123);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  EXPECT_NE(text->find("document 123"), std::string::npos);
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpdate) {
+  testing::Collection c("hintless-lists");
+  const auto o = ivf_index(c);
+  const auto key = *index::Ed25519SigningKey::generate();
+  ASSERT_TRUE(index::sign_index(o.out, key).ok());
+  const auto thin = c.dir / "thin";
+  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  const auto provider = spawn(c, o.out, {"--pir-lists"});
+  ASSERT_NE(provider, nullptr);
+  const auto connect = [&] { return *client::ProviderClient::connect(provider->connect_options()); };
+  client::OpenOptions plain_options;
+  plain_options.candidates = client::CandidateIndex::kIvf;
+  plain_options.disk_cache = false;
+  auto private_options = plain_options;
+  private_options.private_lists = true;
+  private_options.allow_insecure_pir = true;
+  auto plain = *client::SearchClient::open(thin, connect(), plain_options);
+  auto hidden = *client::SearchClient::open(thin, connect(), private_options);
+  client::SearchOptions so;
+  so.candidates = 20;
+  so.nprobe = 3;
+  const auto fetch_lists_before = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
+  for (const std::size_t row : {17u, 250u}) {
+    const auto want = plain->search_vector(std::span(c.vectors.row(row), c.vectors.cols), so);
+    const auto got = hidden->search_vector(std::span(c.vectors.row(row), c.vectors.cols), so);
+    ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
+    EXPECT_EQ(got->candidates, want->candidates) << row;
+    EXPECT_EQ(got->probed_lists, want->probed_lists) << row;
+  }
+  // The private searches made no FetchLists call, and each sent its lists in one PirQuery.
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\""),
+            fetch_lists_before + 2);  // the plain client's two searches only
+  EXPECT_LE(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), 2u);
+
+  // An update and SIGHUP: both PIR databases are rebuilt under the new version.
+  index::AppendInput in;
+  in.vectors = {20, c.vectors.cols, {}};
+  Prng noise = testing::test_prng(99);
+  for (std::size_t i = 0; i < 20; ++i) {
+    for (std::size_t j = 0; j < c.vectors.cols; ++j) {
+      in.vectors.data.push_back(static_cast<float>(
+          std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) + 0.05 * testing::uniform_pm1(noise)));
+    }
+    in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i), "added text"});
+  }
+  const auto update = index::append_to_index(o.out, in, &key);
+  ASSERT_TRUE(update.ok()) << update.status().to_string();
+  ASSERT_TRUE(provider->signal(SIGHUP));
+  auto cl = connect();
+  for (int i = 0; i < 200 && cl->server_info()->artifact_version() != update->manifest.version_id;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(cl->server_info()->artifact_version(), update->manifest.version_id);
+  auto fetcher = *client::PayloadFetcher::create(*cl, update->manifest.version_id, fetch_options());
+  const auto added = fetcher->fetch(405);
+  ASSERT_TRUE(added.ok()) << added.status().to_string();
+  EXPECT_NE(added->find("added text"), std::string::npos) << *added;
+  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  auto fresh = *client::SearchClient::open(thin, connect(), private_options);
+  so.nprobe = 8;
+  const std::uint64_t first_new = cl->server_info()->documents() - 20;
+  const auto r = fresh->search_vector(std::span(in.vectors.row(3), c.vectors.cols), so);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + 3),
+            r->candidates.end());
+  const int status = provider->stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(count_in(c.dir / "provider.log", "reload: PIR hintless YPIR+SP"), 1u);
+  EXPECT_EQ(count_in(c.dir / "provider.log", "reload: PIR of the IVF lists hintless YPIR+SP"), 1u);
+}
+
+}  // namespace
+}  // namespace privsearch
