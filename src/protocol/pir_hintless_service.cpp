@@ -25,6 +25,15 @@ Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::
                               find_hintless_params(config.params, config.allow_insecure));
   PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessShape shape,
                               choose_hintless_shape(params, records.records, records.record_bytes));
+  if (config.shards == 0 || config.shard >= config.shards || config.shards > shape.outputs) {
+    return invalid_argument_error(fmt::format(
+        "--pir-shard {}/{}: the hintless database has {} output block(s) ({} records of {} B), "
+        "so at most {} shard(s)", config.shard, config.shards, shape.outputs, shape.records,
+        shape.record_bytes, shape.outputs));
+  }
+  const OutputRange range{config.shard * shape.outputs / config.shards,
+                          (config.shard + 1) * shape.outputs / config.shards -
+                              config.shard * shape.outputs / config.shards};
   const auto t0 = std::chrono::steady_clock::now();
   HintlessServerOptions options;
   options.threads = config.threads;
@@ -32,7 +41,8 @@ Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::
     return std::span<const std::uint8_t>(records.data + i * records.record_bytes,
                                          records.record_bytes);
   };
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto server, HintlessServer::create(params, shape, source, options));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto server,
+                              HintlessServer::create(params, shape, source, options, range));
   auto db = std::make_shared<Database>();
   db->public_info = to_byte_string(encode_public_info(params, shape));
   db->version = std::move(version);
@@ -42,6 +52,10 @@ Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::
       params.name, shape.records, shape.record_bytes, shape.columns, shape.outputs,
       ms_since(t0) / 1000, server->memory_bytes() >> 20,
       hintless_decoding_failure_log2(params, shape.columns, shape.outputs));
+  if (config.shards > 1) {
+    db->build += fmt::format("; shard {} of {}: outputs [{}, {})", config.shard, config.shards,
+                             range.first, range.first + range.count);
+  }
   db->server = std::move(server);
   return std::shared_ptr<const Database>(std::move(db));
 }
@@ -69,6 +83,10 @@ v1::PirInfo HintlessPirService::info() const {
   out.set_artifact_version(db->version);
   out.set_max_batch(static_cast<std::uint32_t>(config_.max_batch));
   out.set_pir_db_bytes(db->server->database().entries().size() * sizeof(std::uint16_t));
+  if (config_.shards > 1) {
+    out.set_shard_first_output(static_cast<std::uint32_t>(db->server->database().first_output()));
+    out.set_shard_outputs(static_cast<std::uint32_t>(db->server->database().outputs()));
+  }
   return out;
 }
 
@@ -125,7 +143,7 @@ v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& reques
     }
     queries.push_back(std::move(*decoded));
   }
-  auto answers = server.answer(queries);
+  auto answers = server.answer(queries);  // a shard's: its outputs only
   if (!answers.ok()) return refuse(v1::INTERNAL, answers.status().message());
   for (const auto& a : *answers) {
     out.add_answers(to_byte_string(encode_response(server.params(), a)));

@@ -8,7 +8,8 @@
 // PirQuery: PIR_VERSION_MISMATCH for another artifact version or params id, MALFORMED_REQUEST
 // for an empty batch, a ZipPIR-style `query`, or bytes that do not decode, PIR_LIMIT above
 // max_batch. Shared mode needs nothing: the CRS is derived from the params and every replica
-// preprocesses the same records itself.
+// preprocesses the same records itself. As a shard (config shard/shards) it holds and answers
+// one block range of the outputs (their rows of D only); its answers are parts.
 // Thread safety: all methods may run concurrently; rebuild swaps the database under a lock and
 // queries in flight finish on the one they started with.
 #pragma once
@@ -29,6 +30,10 @@ struct HintlessPirConfig {
   bool allow_insecure = false;  // test-only parameter sets
   unsigned threads = 2;         // preprocessing and the parts of one answer
   std::size_t max_batch = 32;   // queries one PirQuery may carry
+  // This process answers output block range `shard` of `shards` (PirInfo.shard_*): outputs
+  // [shard rho / shards, (shard + 1) rho / shards), only their rows of D held; a coordinator
+  // (server/pir_coordinator.h) joins the parts. At most rho shards.
+  std::size_t shard = 0, shards = 1;
 };
 
 class HintlessPirService : public PirBackend {

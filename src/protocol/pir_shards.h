@@ -16,5 +16,10 @@ namespace privsearch::protocol {
 // assemble_zippir_response); kUnavailable when rows are missing.
 Result<std::string> join_pir_answers(const std::string& info, const std::vector<std::string>& parts,
                                      bool allow_insecure);
+// The hintless backend's: `info` is the whole database's public info (pir/hintless/messages.h),
+// `parts` one query's answers from the shards in output order (join_response_parts).
+Result<std::string> join_hintless_answers(const std::string& info,
+                                          const std::vector<std::string>& parts,
+                                          bool allow_insecure);
 
 }  // namespace privsearch::protocol

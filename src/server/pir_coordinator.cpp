@@ -108,6 +108,25 @@ v1::PirInfo PirCoordinator::info() const {
     return out;
   }
   out = replies[0].response;
+  if (out.backend() == v1::PIR_BACKEND_HINTLESS) {
+    // Output blocks in shard order, consecutive from 0 (the database's count is checked when
+    // the parts are joined).
+    std::uint32_t next = 0;
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      const auto& r = replies[i].response;
+      if (r.backend() != v1::PIR_BACKEND_HINTLESS || r.shard_first_output() != next ||
+          r.shard_outputs() == 0) {
+        *out.mutable_error() = protocol::make_error(
+            v1::INTERNAL, "PIR shard " + std::to_string(i) +
+                              " does not hold the next output block (start every shard with "
+                              "--pir-shard I/S of one S, in address order)");
+        return out;
+      }
+      next += r.shard_outputs();
+    }
+    out.clear_shard_first_output();
+    out.clear_shard_outputs();
+  }
   std::uint64_t db_bytes = 0;
   double offline_s = 0, offline_cpu_s = 0;
   for (const auto& r : replies) {
@@ -191,12 +210,11 @@ v1::PirQueryResponse PirCoordinator::query(const v1::PirQueryRequest& request) {
     *out.mutable_error() = *e;
     return out;
   }
-  std::vector<std::string> parts;
   double provider_ms = 0;
-  for (const auto& r : replies) {
-    parts.push_back(r.response.answer());
-    provider_ms = std::max(provider_ms, r.response.provider_ms());
-  }
+  for (const auto& r : replies) provider_ms = std::max(provider_ms, r.response.provider_ms());
+  if (request.queries_size() > 0) return join_hintless(public_info, replies, provider_ms);
+  std::vector<std::string> parts;
+  for (const auto& r : replies) parts.push_back(r.response.answer());
   auto joined = protocol::join_pir_answers(public_info, parts, shards_->allow_insecure);
   if (!joined.ok()) {
     *out.mutable_error() = protocol::make_error(
@@ -205,6 +223,34 @@ v1::PirQueryResponse PirCoordinator::query(const v1::PirQueryRequest& request) {
     return out;
   }
   out.set_answer(std::move(joined).value());
+  out.set_provider_ms(provider_ms);
+  return out;
+}
+
+template <typename Replies>
+v1::PirQueryResponse PirCoordinator::join_hintless(const std::string& public_info,
+                                                   const Replies& replies, double provider_ms) {
+  v1::PirQueryResponse out;
+  const int queries = replies[0].response.answers_size();
+  for (const auto& r : replies) {
+    if (r.response.answers_size() != queries) {
+      *out.mutable_error() =
+          protocol::make_error(v1::INTERNAL, "the PIR shards answered different batch sizes");
+      return out;
+    }
+  }
+  for (int k = 0; k < queries; ++k) {
+    std::vector<std::string> parts;
+    for (const auto& r : replies) parts.push_back(r.response.answers(k));
+    auto joined = protocol::join_hintless_answers(public_info, parts, shards_->allow_insecure);
+    if (!joined.ok()) {
+      v1::PirQueryResponse failed;
+      *failed.mutable_error() = protocol::make_error(
+          v1::INTERNAL, "the PIR shards' answers do not fit together: " + joined.status().message());
+      return failed;
+    }
+    out.add_answers(std::move(joined).value());
+  }
   out.set_provider_ms(provider_ms);
   return out;
 }

@@ -8,6 +8,10 @@
 //   setup   every shard registers the client (one client id);
 //   status  the query indices ready on every shard;
 //   query   sent to every shard in parallel; the parts are assembled, or the call fails whole.
+// The hintless backend (PirInfo.backend) splits by output blocks instead: each shard's PirInfo
+// names its block range (checked to follow on from the previous shard's), setup and status are
+// refused by the shards themselves, and each query's parts are joined by
+// pir::hintless::join_response_parts (a batch: every query's in turn).
 // A shard that does not answer (down, deadline) is PIR_SHARD_UNAVAILABLE naming it; a shard's own
 // refusal (NO_PRECOMPUTED_QUERY, UNKNOWN_PIR_CLIENT, ...) is passed on; parts that do not fit
 // together are INTERNAL. Never a partial record. The shards are parts of the provider (they see
@@ -52,6 +56,10 @@ class PirCoordinator : public protocol::PirBackend {
 
  private:
   struct Shards;
+  // Hintless: every query's parts (one per shard, in output order) joined into its answer.
+  template <typename Replies>
+  v1::PirQueryResponse join_hintless(const std::string& public_info, const Replies& replies,
+                                     double provider_ms);
   explicit PirCoordinator(PirShardsConfig config);
   PirShardsConfig config_;
   std::unique_ptr<Shards> shards_;

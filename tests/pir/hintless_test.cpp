@@ -367,6 +367,56 @@ TEST(HintlessRoundTripTest, SecureParamsFetchRecords) {
   round_trip(secure_params(), {3000, 2048, true}, 3);
 }
 
+// The noise after packing and the switch, measured on every coefficient of real responses at the
+// secure preset, stays below the width the failure bound assumes (and is not vacuously small).
+TEST(HintlessNoiseTest, MeasuredNoiseStaysBelowTheBound) {
+  const HintlessParams p = secure_params();
+  const auto records = random_records(500, 2048, 77, false);
+  const HintlessShape shape = *choose_hintless_shape(p, 500, 2048);
+  auto server = *HintlessServer::create(p, shape, source(records));
+  const HintlessClient client = *HintlessClient::create(p, shape);
+  const HintlessRing ring = *HintlessRing::create(p);
+  const std::size_t d = p.d;
+  const double pi = 3.14159265358979323846;
+  // The bound's width s, from log2 f = log2(2 d rho) - pi tau^2 / (s^2 ln 2) with tau = 31.
+  const double log2_f = hintless_decoding_failure_log2(p, shape.columns, shape.outputs);
+  const double tau = 31.0;
+  const double s2 = pi * tau * tau / ((std::log2(2.0 * static_cast<double>(d * shape.outputs)) - log2_f) * std::log(2.0));
+  const double sigma_bound = std::sqrt(s2 / (2 * pi));
+  Prng prng = Prng::create();
+  double sum2 = 0, worst = 0;
+  std::size_t n = 0;
+  for (int run = 0; run < 20; ++run) {
+    const std::size_t index = prng.uniform_below(500);
+    auto [query, secret] = *client.make_query(index, prng);
+    const auto resp = (*server->answer(std::span<const HintlessQuery>(&query, 1)))[0];
+    std::vector<u64> prod(resp.a.begin(), resp.a.begin() + d);
+    ring.ntt(0).forward(prod.data());
+    for (std::size_t i = 0; i < d; ++i) prod[i] = ring.modulus(0).mul(prod[i], secret.s_ntt_a()[i]);
+    ring.ntt(0).inverse(prod.data());
+    std::vector<std::uint16_t> want(d);
+    std::vector<std::uint8_t> column(shape.column_bytes(p), 0);
+    std::copy(records[index].begin(), records[index].end(), column.begin());
+    bytes_to_entries(column, p.p_bits, want);
+    for (std::size_t i = 0; i < d; ++i) {
+      const std::int64_t scaled = static_cast<std::int64_t>(((prod[i] << 20) + p.q_a / 2) / p.q_a);
+      std::int64_t v = (static_cast<std::int64_t>(resp.b[i]) - scaled) & 0xfffff;
+      std::int64_t e = (v - 64 * static_cast<std::int64_t>(want[i])) & 0xfffff;
+      if (e >= (1 << 19)) e -= 1 << 20;
+      sum2 += static_cast<double>(e * e);
+      worst = std::max(worst, std::fabs(static_cast<double>(e)));
+      ++n;
+    }
+  }
+  const double sigma = std::sqrt(sum2 / static_cast<double>(n));
+  RecordProperty("sigma_measured", std::to_string(sigma));
+  RecordProperty("sigma_bound", std::to_string(sigma_bound));
+  RecordProperty("worst_abs_noise", std::to_string(worst));
+  EXPECT_LT(sigma, sigma_bound) << "measured " << sigma << ", bound " << sigma_bound;
+  EXPECT_GT(sigma, sigma_bound / 8) << "measured " << sigma << ", bound " << sigma_bound;
+  EXPECT_LT(worst, 32.0);  // q~b / (2p): every coefficient decoded
+}
+
 TEST(HintlessRoundTripTest, UpdatedRecordsAreServed) {
   const HintlessParams p = test_params();
   auto records = random_records(200, 100, 9);
@@ -386,6 +436,46 @@ TEST(HintlessRoundTripTest, UpdatedRecordsAreServed) {
     want.resize(100, 0);
     EXPECT_EQ(*client.decode(secret, (*resp)[0]), want);
   }
+}
+
+// Shards holding consecutive output blocks answer parts that join into the single server's
+// response byte for byte; parts out of order, missing or doubled are refused.
+TEST(HintlessShardTest, PartsJoinIntoTheSingleServersResponse) {
+  const HintlessParams p = test_params();
+  const auto records = random_records(40, 1000, 21);
+  const HintlessShape shape = *choose_hintless_shape(p, 40, 1000);
+  ASSERT_EQ(shape.outputs, 3u);
+  auto whole = *HintlessServer::create(p, shape, source(records));
+  std::vector<std::unique_ptr<HintlessServer>> shards;
+  for (std::size_t i = 0; i < 3; ++i) {
+    shards.push_back(*HintlessServer::create(p, shape, source(records), {}, OutputRange{i, 1}));
+    EXPECT_EQ(shards.back()->database().rows(), p.d);  // only its block of rows
+  }
+  EXPECT_FALSE(HintlessServer::create(p, shape, source(records), {}, OutputRange{2, 2}).ok());
+  const HintlessClient client = *HintlessClient::create(p, shape);
+  Prng prng = Prng::create();
+  auto [query, secret] = *client.make_query(33, prng);
+  const auto q = std::span<const HintlessQuery>(&query, 1);
+  const auto want = encode_response(p, (*whole->answer(q))[0]);
+  std::vector<std::vector<std::uint8_t>> parts;
+  for (auto& s : shards) parts.push_back(encode_response(p, (*s->answer(q))[0]));
+  auto join = [&](std::vector<std::size_t> order) {
+    std::vector<std::span<const std::uint8_t>> views;
+    for (auto i : order) views.push_back(parts[i]);
+    return join_response_parts(p, shape, views);
+  };
+  const auto joined = join({0, 1, 2});
+  ASSERT_TRUE(joined.ok()) << joined.status().to_string();
+  EXPECT_EQ(*joined, want);
+  auto resp = *decode_response(p, shape, *joined);
+  std::vector<std::uint8_t> expect = records[33];
+  expect.resize(1000, 0);
+  EXPECT_EQ(*client.decode(secret, resp), expect);
+  EXPECT_NE(*join({1, 0, 2}), want);  // reordered parts decode, into the wrong record
+  EXPECT_EQ(join({0, 2}).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(join({0, 1, 2, 2}).status().code(), StatusCode::kDataLoss);
+  parts[1].pop_back();
+  EXPECT_EQ(join({0, 1, 2}).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(HintlessMessagesTest, MalformedQueriesAndResponsesGetTypedErrors) {

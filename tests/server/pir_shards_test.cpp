@@ -12,6 +12,7 @@
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "harness/spawned_provider.h"
+#include "index/atomic_file.h"
 #include "index/build.h"
 #include "index/payload_store.h"
 #include "testing/test_util.h"
@@ -21,9 +22,9 @@ namespace privsearch {
 namespace {
 
 class PirShardsTest : public ::testing::Test {
- protected:
+ public:  // three_shards_serve_one_providers_records drives both backends' fixtures
   void SetUp() override {
-    o = testing::tiny_index_options(c, 128);
+    o = testing::tiny_index_options(c, record_bytes);
     manifest = *index::build_index(o, nullptr);
     auto cert = tools::write_shared_certificate(c.dir);
     ASSERT_TRUE(cert.ok()) << cert.status().to_string();
@@ -31,7 +32,7 @@ class PirShardsTest : public ::testing::Test {
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& name,
                                                 std::vector<std::string> extra) {
-    std::vector<std::string> args{"--threads", "2", "--pir-test-params", "--pir-backend", "zippir",
+    std::vector<std::string> args{"--threads", "2", "--pir-test-params", "--pir-backend", backend,
                                   "--pir-setups-per-minute", "0", "--state", "memory"};
     args.insert(args.end(), extra.begin(), extra.end());
     tools::ProviderLaunch launch(o.out, c.dir / name, args);
@@ -53,13 +54,52 @@ class PirShardsTest : public ::testing::Test {
     return f.ok() ? std::move(f).value() : nullptr;
   }
 
+  std::string backend = "zippir";
+  std::size_t record_bytes = 128;
   testing::Collection c{"pir_shards"};
   index::BuildOptions o;
   index::Manifest manifest;
   tools::SharedCertificate certificate;
 };
 
+// Hintless: the shards hold output blocks (records of 1,200 B at the test ring d = 256 fill
+// three outputs, one per shard).
+class HintlessPirShardsTest : public PirShardsTest {
+ protected:
+  HintlessPirShardsTest() {
+    backend = "hintless";
+    record_bytes = 1200;
+  }
+};
+
+void three_shards_serve_one_providers_records(PirShardsTest& t);
+
 TEST_F(PirShardsTest, ThreeShardsServeOneProvidersRecordsAndFailWholeWhenOneIsDown) {
+  three_shards_serve_one_providers_records(*this);
+}
+
+TEST_F(HintlessPirShardsTest, ThreeShardsServeOneProvidersRecordsAndFailWholeWhenOneIsDown) {
+  three_shards_serve_one_providers_records(*this);
+  // A fourth shard has no output block of its own: refused at start, by name.
+  std::vector<std::string> args{"--threads", "2", "--pir-test-params", "--pir-shard", "0/4"};
+  tools::ProviderLaunch launch(o.out, c.dir / "shard-of-4", args);
+  launch.binary = PRIVSEARCH_PROVIDER_BIN;
+  certificate.apply(launch);
+  launch.log_file = c.dir / "shard-of-4.log";
+  EXPECT_FALSE(tools::SpawnedProvider::start(launch).ok());
+  const auto log = *index::read_file_bytes(launch.log_file);
+  EXPECT_NE(std::string(log.begin(), log.end()).find("at most 3 shard(s)"), std::string::npos);
+}
+
+void three_shards_serve_one_providers_records(PirShardsTest& t) {
+  auto& o = t.o;
+  auto spawn = [&t](const std::string& name, std::vector<std::string> extra) {
+    return t.spawn(name, std::move(extra));
+  };
+  auto fetcher = [&t](const tools::SpawnedProvider& p, std::unique_ptr<client::ProviderClient>& keep) {
+    return t.fetcher(p, keep);
+  };
+  auto& certificate = t.certificate;
   auto single = spawn("single", {});
   std::vector<std::unique_ptr<tools::SpawnedProvider>> shards;
   std::string addresses;

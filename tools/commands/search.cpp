@@ -350,7 +350,9 @@ int run(const Args& a) {
     if (!shape.ok() && shape.status().code() != StatusCode::kNotFound)
       return failed(shape.status());
     if (shape.ok()) fo.expected_shape = *shape;
-    if (!a.json) fmt::print(stderr, "setting up private payload fetch (Paillier keys)...\n");
+    if (!a.json) {
+      fmt::print(stderr, "setting up private payload fetch (PirInfo; ZipPIR: Paillier keys)...\n");
+    }
     auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
     if (!f.ok()) return failed(f.status());
     fetcher = std::move(f).value();

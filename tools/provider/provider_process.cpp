@@ -218,10 +218,6 @@ Status ProviderProcess::wire_pir() {
   const auto* entry = manifest_.find("payloads");
   if (settings_.no_pir || entry == nullptr) return Status();
   if (!settings_.pir_shards.empty()) {
-    if (hintless()) {
-      return invalid_argument_error(
-          "--pir-shards: the coordinator joins ZipPIR row shards; add --pir-backend zippir");
-    }
     server::PirShardsConfig sc;
     sc.addresses = settings_.pir_shards;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ca, index::read_file_bytes(settings_.pir_shard_ca));
@@ -236,9 +232,6 @@ Status ProviderProcess::wire_pir() {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(manifest_, deleted_));
   auto config = pir_config();
   config.matrix_salt = entry->sha256;  // shards' A: this index's own (PirConfig::matrix_salt)
-  if (hintless() && config.shards > 1) {
-    return invalid_argument_error("--pir-shard: row shards are ZipPIR's; add --pir-backend zippir");
-  }
   log(fmt::format("preparing private payload fetch ({}): {} records of {} bytes{}",
                   settings_.pir_backend, payloads.records(), payloads.record_bytes(),
                   config.shards > 1 ? fmt::format(", row shard {} of {}", config.shard, config.shards)
@@ -283,6 +276,8 @@ Result<std::unique_ptr<protocol::PirBackend>> ProviderProcess::make_pir(
 
 protocol::HintlessPirConfig ProviderProcess::hintless_config() const {
   auto config = settings_.hintless;
+  config.shard = settings_.pir.shard;  // --pir-shard I/S: a block of output rows
+  config.shards = settings_.pir.shards;
   if (settings_.pir_test_params) {
     config.params = "insecure-test-ypir-sp-d256";
     config.allow_insecure = true;
@@ -306,11 +301,11 @@ Status ProviderProcess::wire_pir_lists() {
   if (lists == nullptr) {
     return invalid_argument_error("--pir-lists: the index has no IVF lists (built without --ivf)");
   }
-  if (!hintless() && (protocol::is_redis_url(settings_.state) || settings_.pir.shards > 1)) {
+  if (settings_.pir.shards > 1 || (!hintless() && protocol::is_redis_url(settings_.state))) {
     return invalid_argument_error(
-        "--pir-lists: the lists' ZipPIR database is held by each process on its own; it is not "
-        "offered with --state redis://... (shared registrations) or as a --pir-shard (the "
-        "default --pir-backend hintless is)");
+        "--pir-lists: the lists' PIR database is held by each process whole; it is not offered "
+        "by a --pir-shard, nor with --state redis://... under --pir-backend zippir (shared "
+        "registrations; the default hintless backend shares nothing and is)");
   }
   auto config = pir_config();
   config.ready_per_client = settings_.pir_lists_ready;

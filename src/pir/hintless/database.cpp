@@ -73,63 +73,64 @@ void entries_to_bytes(std::span<const std::uint16_t> entries, int p_bits,
   }
 }
 
-HintlessDatabase::HintlessDatabase(const HintlessParams& params, const HintlessShape& shape)
+HintlessDatabase::HintlessDatabase(const HintlessParams& params, const HintlessShape& shape,
+                                   OutputRange range)
     : params_(params),
       shape_(shape),
-      rows_(shape.rows(params)),
-      entries_(shape.rows(params) * shape.columns, 0) {}
+      first_output_(range.first),
+      outputs_(range.count != 0 ? range.count : shape.outputs - range.first),
+      rows_(outputs_ * params.d),
+      entries_(rows_ * shape.columns, 0) {}
 
-Status HintlessDatabase::set_record(std::size_t index, std::span<const std::uint8_t> bytes) {
-  if (index >= shape_.records) {
-    return out_of_range_error("record " + std::to_string(index) + " is past the " +
-                              std::to_string(shape_.records) + " records of the database");
+Status HintlessDatabase::assemble_column(std::size_t column, const RecordSource& record,
+                                         std::vector<std::uint8_t>& bytes) const {
+  const std::size_t k = shape_.records_per_column;
+  bytes.assign(shape_.column_bytes(params_), 0);
+  for (std::size_t i = column * k; i < std::min(shape_.records, (column + 1) * k); ++i) {
+    const std::span<const std::uint8_t> r = record(i);
+    if (r.size() > shape_.record_bytes) {
+      return out_of_range_error("record " + std::to_string(i) + " has " +
+                                std::to_string(r.size()) + " bytes, above the slot of " +
+                                std::to_string(shape_.record_bytes));
+    }
+    std::copy(r.begin(), r.end(), bytes.begin() + shape_.offset_of(i));
   }
-  if (bytes.size() > shape_.record_bytes) {
-    return out_of_range_error("record " + std::to_string(index) + " has " +
-                              std::to_string(bytes.size()) + " bytes, above the slot of " +
-                              std::to_string(shape_.record_bytes));
-  }
-  const std::size_t column = shape_.column_of(index);
-  std::vector<std::uint8_t> col = column_bytes(column);
-  const std::size_t at = shape_.offset_of(index);
-  std::fill(col.begin() + at, col.begin() + at + shape_.record_bytes, std::uint8_t{0});
-  std::copy(bytes.begin(), bytes.end(), col.begin() + at);
-  write_column(column, col);
   return Status();
 }
 
-Status HintlessDatabase::fill(
-    const std::function<std::span<const std::uint8_t>(std::size_t)>& record) {
-  const std::size_t k = shape_.records_per_column;
-  std::vector<std::uint8_t> col(shape_.column_bytes(params_));
+Status HintlessDatabase::fill(const RecordSource& record) {
+  std::vector<std::uint8_t> col;
   for (std::size_t c = 0; c < columns(); ++c) {
-    std::fill(col.begin(), col.end(), std::uint8_t{0});
-    for (std::size_t i = c * k; i < std::min(shape_.records, (c + 1) * k); ++i) {
-      const std::span<const std::uint8_t> bytes = record(i);
-      if (bytes.size() > shape_.record_bytes) {
-        return out_of_range_error("record " + std::to_string(i) + " has " +
-                                  std::to_string(bytes.size()) + " bytes, above the slot of " +
-                                  std::to_string(shape_.record_bytes));
-      }
-      std::copy(bytes.begin(), bytes.end(), col.begin() + shape_.offset_of(i));
-    }
+    PRIVSEARCH_RETURN_IF_ERROR(assemble_column(c, record, col));
     write_column(c, col);
   }
+  return Status();
+}
+
+Status HintlessDatabase::rewrite_column(std::size_t column, const RecordSource& record) {
+  if (column >= columns()) {
+    return out_of_range_error("column " + std::to_string(column) + " is past the " +
+                              std::to_string(columns()) + " columns of the database");
+  }
+  std::vector<std::uint8_t> col;
+  PRIVSEARCH_RETURN_IF_ERROR(assemble_column(column, record, col));
+  write_column(column, col);
   return Status();
 }
 
 std::vector<std::uint8_t> HintlessDatabase::column_bytes(std::size_t column) const {
   std::vector<std::uint16_t> e(rows_);
   for (std::size_t r = 0; r < rows_; ++r) e[r] = entries_[r * columns() + column];
-  std::vector<std::uint8_t> out(shape_.column_bytes(params_));
+  std::vector<std::uint8_t> out(rows_ * static_cast<std::size_t>(params_.p_bits) / 8);
   entries_to_bytes(e, params_.p_bits, out);
   return out;
 }
 
 void HintlessDatabase::write_column(std::size_t column, std::span<const std::uint8_t> bytes) {
-  std::vector<std::uint16_t> e(rows_);
+  // The whole column's entries, then the held rows' (a shard skips the others).
+  std::vector<std::uint16_t> e(shape_.rows(params_));
   bytes_to_entries(bytes, params_.p_bits, e);
-  for (std::size_t r = 0; r < rows_; ++r) entries_[r * columns() + column] = e[r];
+  for (std::size_t r = 0; r < rows_; ++r) entries_[r * columns() + column] = e[first_row() + r];
 }
 
 }  // namespace privsearch::pir::hintless

@@ -60,31 +60,50 @@ void bytes_to_entries(std::span<const std::uint8_t> bytes, int p_bits,
 void entries_to_bytes(std::span<const std::uint16_t> entries, int p_bits,
                       std::span<std::uint8_t> bytes);
 
+// Which packed outputs a server holds: all of them, or a shard's contiguous range (each output
+// is d rows of D, so a shard holds only its rows: the database splits by output blocks).
+struct OutputRange {
+  std::size_t first = 0;
+  std::size_t count = 0;  // 0: every output from `first` on
+  static OutputRange all() { return {}; }
+};
+
 class HintlessDatabase {
  public:
-  HintlessDatabase(const HintlessParams& params, const HintlessShape& shape);
+  using RecordSource = std::function<std::span<const std::uint8_t>(std::size_t)>;
+
+  // Precondition: `range` lies within shape.outputs (HintlessServer::create checks).
+  HintlessDatabase(const HintlessParams& params, const HintlessShape& shape,
+                   OutputRange range = OutputRange::all());
 
   const HintlessShape& shape() const { return shape_; }
-  std::size_t rows() const { return rows_; }
+  std::size_t first_output() const { return first_output_; }
+  std::size_t outputs() const { return outputs_; }
+  std::size_t first_row() const { return first_output_ * params_.d; }
+  std::size_t rows() const { return rows_; }  // held rows
   std::size_t columns() const { return shape_.columns; }
   // Row-major rows() x columns() entries.
   std::span<const std::uint16_t> entries() const { return entries_; }
-  const std::uint16_t* row(std::size_t r) const { return entries_.data() + r * columns(); }
+  // Row r of D (absolute: first_row() <= r < first_row() + rows()).
+  const std::uint16_t* row(std::size_t r) const {
+    return entries_.data() + (r - first_row()) * columns();
+  }
 
-  // Every record at once, column by column (each column read and written once): record(i)
+  // Every record at once, column by column (each column assembled and written once): record(i)
   // gives record i's bytes. kOutOfRange for a record longer than R.
-  Status fill(const std::function<std::span<const std::uint8_t>(std::size_t)>& record);
-  // One record (a column rewritten). kOutOfRange for an index past the shape or a record
-  // longer than R.
-  Status set_record(std::size_t index, std::span<const std::uint8_t> bytes);
-  // Column c as bytes (column_bytes long), for tests and updates.
+  Status fill(const RecordSource& record);
+  // Column c again from its records (an update). kOutOfRange as fill, or for c past the shape.
+  Status rewrite_column(std::size_t column, const RecordSource& record);
+  // The held rows of column c as bytes (the whole column when every output is held).
   std::vector<std::uint8_t> column_bytes(std::size_t column) const;
 
  private:
+  Status assemble_column(std::size_t column, const RecordSource& record,
+                         std::vector<std::uint8_t>& bytes) const;
   void write_column(std::size_t column, std::span<const std::uint8_t> bytes);
   HintlessParams params_;
   HintlessShape shape_;
-  std::size_t rows_ = 0;
+  std::size_t first_output_ = 0, outputs_ = 0, rows_ = 0;
   std::vector<std::uint16_t> entries_;
 };
 

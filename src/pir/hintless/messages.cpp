@@ -132,22 +132,26 @@ std::vector<std::uint8_t> encode_response(const HintlessParams& params,
 
 Result<HintlessResponse> decode_response(const HintlessParams& params, const HintlessShape& shape,
                                          std::span<const std::uint8_t> bytes) {
+  return decode_response_part(params, shape.outputs, bytes);
+}
+
+Result<HintlessResponse> decode_response_part(const HintlessParams& params, std::size_t outputs,
+                                              std::span<const std::uint8_t> bytes) {
   ByteReader r(bytes);
   PRIVSEARCH_RETURN_IF_ERROR(check_header(r, kResponseMagic, params, "response"));
   HintlessResponse resp;
   resp.params_id = params.id;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(resp.outputs));
-  if (resp.outputs != shape.outputs ||
-      bytes.size() != hintless_response_bytes(params, shape.outputs)) {
+  if (resp.outputs != outputs || bytes.size() != hintless_response_bytes(params, outputs)) {
     return data_loss_error("hintless PIR response of " + std::to_string(bytes.size()) +
                            " bytes with " + std::to_string(resp.outputs) + " outputs, expected " +
-                           std::to_string(hintless_response_bytes(params, shape.outputs)) +
-                           " bytes with " + std::to_string(shape.outputs));
+                           std::to_string(hintless_response_bytes(params, outputs)) +
+                           " bytes with " + std::to_string(outputs));
   }
-  resp.a.resize(shape.outputs * params.d);
-  resp.b.resize(shape.outputs * params.d);
+  resp.a.resize(outputs * params.d);
+  resp.b.resize(outputs * params.d);
   const std::uint64_t b_bound = std::uint64_t{1} << params.response_b_bits;
-  for (std::size_t o = 0; o < shape.outputs; ++o) {
+  for (std::size_t o = 0; o < outputs; ++o) {
     PRIVSEARCH_RETURN_IF_ERROR(get_residues(r, resp.a.data() + o * params.d, params.d,
                                             kResidueBits, params.q_a, "response a-part"));
     PRIVSEARCH_RETURN_IF_ERROR(get_residues(r, resp.b.data() + o * params.d, params.d,
@@ -155,6 +159,33 @@ Result<HintlessResponse> decode_response(const HintlessParams& params, const Hin
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
   return resp;
+}
+
+Result<std::vector<std::uint8_t>> join_response_parts(
+    const HintlessParams& params, const HintlessShape& shape,
+    std::span<const std::span<const std::uint8_t>> parts) {
+  HintlessResponse joined;
+  joined.params_id = params.id;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    ByteReader r(parts[i]);
+    std::uint32_t magic = 0, id = 0, outputs = 0;
+    if (!r.get_u32(magic).ok() || !r.get_u32(id).ok() || !r.get_u32(outputs).ok() ||
+        outputs == 0 || joined.outputs + outputs > shape.outputs) {
+      return data_loss_error("hintless PIR part " + std::to_string(i) +
+                             " does not fit the database's " + std::to_string(shape.outputs) +
+                             " outputs");
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessResponse part,
+                                decode_response_part(params, outputs, parts[i]));
+    joined.a.insert(joined.a.end(), part.a.begin(), part.a.end());
+    joined.b.insert(joined.b.end(), part.b.begin(), part.b.end());
+    joined.outputs += outputs;
+  }
+  if (joined.outputs != shape.outputs) {
+    return data_loss_error("hintless PIR parts hold " + std::to_string(joined.outputs) + " of " +
+                           std::to_string(shape.outputs) + " outputs");
+  }
+  return encode_response(params, joined);
 }
 
 Status check_shape(const HintlessParams& params, const HintlessShape& s) {

@@ -66,5 +66,14 @@ std::vector<std::uint8_t> encode_response(const HintlessParams& params,
                                           const HintlessResponse& response);
 Result<HintlessResponse> decode_response(const HintlessParams& params, const HintlessShape& shape,
                                          std::span<const std::uint8_t> bytes);
+// A shard's part of a response: `outputs` consecutive outputs (kDataLoss otherwise).
+Result<HintlessResponse> decode_response_part(const HintlessParams& params, std::size_t outputs,
+                                              std::span<const std::uint8_t> bytes);
+// One query's parts from shards holding consecutive output ranges, in order, joined into the
+// response one server would send (byte-identical). kDataLoss when a part does not decode or the
+// outputs do not add up to the shape's.
+Result<std::vector<std::uint8_t>> join_response_parts(
+    const HintlessParams& params, const HintlessShape& shape,
+    std::span<const std::span<const std::uint8_t>> parts);
 
 }  // namespace privsearch::pir::hintless

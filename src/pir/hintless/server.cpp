@@ -15,39 +15,42 @@ namespace privsearch::pir::hintless {
 
 Result<std::unique_ptr<HintlessServer>> HintlessServer::create(
     const HintlessParams& params, const HintlessShape& shape, const RecordSource& records,
-    const HintlessServerOptions& options) {
+    const HintlessServerOptions& options, OutputRange range) {
   PRIVSEARCH_ASSIGN_OR_RETURN(HintlessRing ring, HintlessRing::create(params));
+  if (range.first >= shape.outputs || range.first + range.count > shape.outputs) {
+    return invalid_argument_error("hintless PIR outputs [" + std::to_string(range.first) + ", +" +
+                                  std::to_string(range.count) + ") outside the shape's " +
+                                  std::to_string(shape.outputs));
+  }
   if (shape.columns == 0 || shape.columns > kMaxColumns || shape.outputs == 0 ||
       shape.records_per_column == 0 ||
       shape.records_per_column * shape.record_bytes > shape.column_bytes(params) ||
       shape.columns * shape.records_per_column < shape.records) {
     return invalid_argument_error("hintless PIR shape does not fit its records");
   }
-  HintlessDatabase db(params, shape);
+  HintlessDatabase db(params, shape, range);
   PRIVSEARCH_RETURN_IF_ERROR(db.fill(records));
   std::unique_ptr<HintlessServer> server(
       new HintlessServer(std::move(ring), std::move(db), options));
   server->key_a_ = crs_key_polys(server->ring_);
-  server->precomp_.resize(shape.outputs);
-  server->output_a_.resize(shape.outputs);
-  std::vector<std::size_t> all(shape.outputs);
-  for (std::size_t o = 0; o < all.size(); ++o) all[o] = o;
-  PRIVSEARCH_RETURN_IF_ERROR(server->preprocess(all));
+  PRIVSEARCH_RETURN_IF_ERROR(server->preprocess_all());
   return server;
 }
 
-Status HintlessServer::preprocess(std::span<const std::size_t> outputs) {
+Status HintlessServer::preprocess_all() {
   const auto start = std::chrono::steady_clock::now();
-  const std::size_t d = ring_.d();
+  const std::size_t d = ring_.d(), outputs = db_.outputs();
   const HintBuilder hint(ring_, db_.columns());
-  std::size_t done = 0;
-  for (std::size_t o : outputs) {
+  precomp_.resize(outputs);
+  output_a_.resize(outputs);
+  for (std::size_t o = 0; o < outputs; ++o) {
     // The leaf a-parts of one block: rows split over the threads.
     std::vector<u64> leaf_a(d * 2 * d);
     PRIVSEARCH_RETURN_IF_ERROR(run_tasks(options_.threads, options_.threads, [&](std::size_t t, std::size_t) {
       std::vector<u64> scratch(2 * d);
       for (std::size_t i = t; i < d; i += options_.threads) {
-        hint.leaf_a_part(db_, o * d + i, leaf_a.data() + i * 2 * d, scratch.data());
+        hint.leaf_a_part(db_, db_.first_row() + o * d + i, leaf_a.data() + i * 2 * d,
+                         scratch.data());
       }
       return Status();
     }));
@@ -56,7 +59,7 @@ Status HintlessServer::preprocess(std::span<const std::size_t> outputs) {
     ring_.inverse(a.data());
     output_a_[o].resize(d);
     switch_a_part(ring_, a.data(), output_a_[o].data());
-    if (options_.progress) options_.progress(++done, outputs.size());
+    if (options_.progress) options_.progress(o + 1, outputs);
   }
   preprocess_s_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -70,7 +73,7 @@ std::size_t HintlessServer::memory_bytes() const {
 }
 
 std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery> queries) const {
-  const std::size_t d = ring_.d(), rows = db_.rows(), k = queries.size();
+  const std::size_t d = ring_.d(), rows = db_.rows(), k = queries.size(), outputs = db_.outputs();
   std::vector<const u32*> c1(2 * k);
   for (std::size_t q = 0; q < k; ++q) {
     c1[2 * q] = queries[q].c1.data();
@@ -83,14 +86,14 @@ std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery
     const std::size_t first = b * kMatvecRows, count = std::min(kMatvecRows, rows - first);
     u64 sums[2 * kMatvecRows];
     for (std::size_t q = 0; q < k; ++q) {
-      matvec_rows(db_.row(first), db_.columns(), count, db_.columns(), c1[2 * q], c1[2 * q + 1],
-                  sums);
+      matvec_rows(db_.row(db_.first_row() + first), db_.columns(), count, db_.columns(), c1[2 * q],
+                  c1[2 * q + 1], sums);
       for (std::size_t r = first; r < first + count; ++r) {
         const std::size_t o = r / d, i = r % d;
         for (int p = 0; p < 2; ++p) {
           const ring::Modulus& m = ring_.modulus(p);
           const u64 v = m.mul(m.reduce(sums[2 * (r - first) + p]), ring_.d_inverse(p));
-          ans[((q * shape().outputs + o) * 2 + p) * d + i] = v;
+          ans[((q * outputs + o) * 2 + p) * d + i] = v;
         }
       }
     }
@@ -105,7 +108,7 @@ std::vector<u64> HintlessServer::first_layer(const HintlessQuery& query) const {
 
 Result<std::vector<HintlessResponse>> HintlessServer::answer(
     std::span<const HintlessQuery> queries) const {
-  const std::size_t d = ring_.d(), k = queries.size(), outputs = shape().outputs;
+  const std::size_t d = ring_.d(), k = queries.size(), outputs = db_.outputs();
   for (const auto& q : queries) {
     if (q.c1.size() != 2 * db_.columns() || q.key_b.size() != key_a_.size()) {
       return invalid_argument_error("hintless PIR query does not match the database");
@@ -144,16 +147,17 @@ Result<std::vector<HintlessResponse>> HintlessServer::answer(
 }
 
 Status HintlessServer::update(std::span<const std::size_t> changed, const RecordSource& records) {
-  std::set<std::size_t> outputs;
-  for (std::size_t i : changed) {
-    PRIVSEARCH_RETURN_IF_ERROR(db_.set_record(i, records(i)));
-  }
-  // A column's entries span every row, so any changed record touches every output block.
-  // TODO(issue 34): recompute only the changed columns' contribution to the hint rows.
-  for (std::size_t o = 0; o < shape().outputs; ++o) outputs.insert(o);
   if (changed.empty()) return Status();
-  const std::vector<std::size_t> list(outputs.begin(), outputs.end());
-  return preprocess(list);
+  std::set<std::size_t> columns;
+  for (std::size_t i : changed) {
+    if (i >= shape().records) {
+      return out_of_range_error("record " + std::to_string(i) + " is past the " +
+                                std::to_string(shape().records) + " records of the database");
+    }
+    columns.insert(shape().column_of(i));
+  }
+  for (std::size_t c : columns) PRIVSEARCH_RETURN_IF_ERROR(db_.rewrite_column(c, records));
+  return preprocess_all();
 }
 
 }  // namespace privsearch::pir::hintless

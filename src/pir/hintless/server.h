@@ -37,10 +37,13 @@ class HintlessServer {
  public:
   using RecordSource = std::function<std::span<const std::uint8_t>(std::size_t)>;
 
+  // `range`: the outputs this server holds (a shard's block of rows); kInvalidArgument when it
+  // is empty or reaches past the shape's outputs.
   static Result<std::unique_ptr<HintlessServer>> create(const HintlessParams& params,
                                                         const HintlessShape& shape,
                                                         const RecordSource& records,
-                                                        const HintlessServerOptions& options = {});
+                                                        const HintlessServerOptions& options = {},
+                                                        OutputRange range = OutputRange::all());
 
   const HintlessParams& params() const { return ring_.params(); }
   const HintlessShape& shape() const { return db_.shape(); }
@@ -49,30 +52,33 @@ class HintlessServer {
   // The database matrix plus the packing precomputation.
   std::size_t memory_bytes() const;
 
-  // One response per query, in order. Queries must come from decode_query for this database.
+  // One response per query, in order, holding this server's outputs (all of them, or a shard's
+  // part: join_response_parts assembles the parts). Queries must come from decode_query.
   Result<std::vector<HintlessResponse>> answer(std::span<const HintlessQuery> queries) const;
 
-  // For tests: the first-layer answers of a query (2 rows-long halves, mod q_a then mod q_b),
-  // scaled by d^-1, and the output a-part before switching (Poly2, NTT form).
+  // For tests: the first-layer answers of a query ([output][prime][d]), scaled by d^-1, and a
+  // held output's packing precomputation (local index).
   std::vector<u64> first_layer(const HintlessQuery& query) const;
   const PackPrecomp& precomp(std::size_t output) const { return precomp_[output]; }
 
-  // Rewrites records and redoes the preprocessing of the output blocks they touch.
+  // Rewrites the columns of the changed records and redoes the preprocessing of the held
+  // outputs: every column reaches every row block, so the hint of every block changes (the
+  // packing precomputation depends on all of a block's rows). Not concurrent with answer().
   Status update(std::span<const std::size_t> changed, const RecordSource& records);
 
  private:
   HintlessServer(HintlessRing ring, HintlessDatabase db, HintlessServerOptions options)
       : ring_(std::move(ring)), db_(std::move(db)), options_(std::move(options)) {}
-  Status preprocess(std::span<const std::size_t> outputs);
-  // ans for K queries: K x outputs Poly2-halves laid out [query][output][prime][d].
+  Status preprocess_all();
+  // ans for K queries: K x held outputs Poly2-halves laid out [query][output][prime][d].
   std::vector<u64> first_layer_batch(std::span<const HintlessQuery> queries) const;
 
   HintlessRing ring_;
   HintlessDatabase db_;
   HintlessServerOptions options_;
   std::vector<u64> key_a_;  // CRS key a-rows
-  std::vector<PackPrecomp> precomp_;
-  std::vector<std::vector<u32>> output_a_;  // switched a-part per output
+  std::vector<PackPrecomp> precomp_;         // per held output (local index)
+  std::vector<std::vector<u32>> output_a_;  // switched a-part per held output
   double preprocess_s_ = 0;
 };
 
