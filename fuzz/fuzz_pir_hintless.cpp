@@ -30,10 +30,9 @@ const Fixture& fixture() {
     x.params = find_hintless_params("insecure-test-ypir-sp-d256", true).value();
     x.shape = choose_hintless_shape(x.params, 50, 64).value();
     for (std::size_t i = 0; i < 50; ++i) x.records.emplace_back(64, static_cast<std::uint8_t>(i));
-    x.server = std::move(HintlessServer::create(
-                             x.params, x.shape,
-                             [&x](std::size_t i) { return std::span<const std::uint8_t>(x.records[i]); })
-                             .value());
+    x.server = std::move(HintlessServer::create(x.params, x.shape, [&x](std::size_t i) {
+                           return std::span<const std::uint8_t>(x.records[i]);
+                         }).value());
     x.client = std::make_unique<HintlessClient>(HintlessClient::create(x.params, x.shape).value());
     return x;
   }();

@@ -62,9 +62,10 @@ Status PayloadFetcher::setup() {
   }
   db_bytes_ = info.pir_db_bytes();
   if (info.backend() == v1::PIR_BACKEND_HINTLESS) return setup_hintless(info);
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      pir_->info, pir::ZipPirPublicInfo::deserialize(byte_view(info.info()), options_.allow_insecure));
-  PRIVSEARCH_RETURN_IF_ERROR(check_shape(pir_->info->shape.records, pir_->info->shape.record_bytes));
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir_->info, pir::ZipPirPublicInfo::deserialize(
+                                              byte_view(info.info()), options_.allow_insecure));
+  PRIVSEARCH_RETURN_IF_ERROR(
+      check_shape(pir_->info->shape.records, pir_->info->shape.record_bytes));
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*pir_->info, prng_));
   pir_->client.emplace(std::move(c));
   const auto setup = pir_->client->setup_message();

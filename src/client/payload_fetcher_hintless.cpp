@@ -2,9 +2,9 @@
 #include <algorithm>
 
 #include "client/payload_fetcher.h"
+#include "client/payload_fetcher_state.h"
 #include "core/bytes.h"
 #include "core/elapsed.h"
-#include "client/payload_fetcher_state.h"
 
 namespace privsearch::client {
 
@@ -18,8 +18,8 @@ Status PayloadFetcher::setup_hintless(const v1::PirInfo& info) {
                               decode_public_info(byte_view(info.info()), options_.allow_insecure));
   PRIVSEARCH_RETURN_IF_ERROR(check_shape(pub.shape.records, pub.shape.record_bytes));
   PRIVSEARCH_ASSIGN_OR_RETURN(HintlessClient c, HintlessClient::create(pub.params, pub.shape));
-  const std::size_t by_bytes =
-      std::max<std::size_t>(1, kMaxRequestBytes / hintless_query_bytes(pub.params, pub.shape.columns));
+  const std::size_t by_bytes = std::max<std::size_t>(
+      1, kMaxRequestBytes / hintless_query_bytes(pub.params, pub.shape.columns));
   pir_->max_batch = std::max<std::size_t>(1, std::min<std::size_t>(info.max_batch(), by_bytes));
   pir_->hintless.emplace(std::move(c));
   pir_->client.reset();
@@ -51,16 +51,16 @@ Status PayloadFetcher::fetch_hintless_batch(std::span<const std::uint64_t> indic
   t.rpc_ms += ms_since(t0);
   if (resp.has_error()) return from_error(resp.error());
   if (static_cast<std::size_t>(resp.answers_size()) != indices.size()) {
-    return data_loss_error("the provider answered " + std::to_string(resp.answers_size()) +
-                           " of " + std::to_string(indices.size()) + " PIR queries");
+    return data_loss_error("the provider answered " + std::to_string(resp.answers_size()) + " of " +
+                           std::to_string(indices.size()) + " PIR queries");
   }
   t.provider_ms += resp.provider_ms();
   t0 = Clock::now();
   for (std::size_t k = 0; k < indices.size(); ++k) {
     t.response_bytes += resp.answers(static_cast<int>(k)).size();
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        const HintlessResponse r,
-        decode_response(client.params(), client.shape(), byte_view(resp.answers(static_cast<int>(k)))));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessResponse r,
+                                decode_response(client.params(), client.shape(),
+                                                byte_view(resp.answers(static_cast<int>(k)))));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.decode(secrets[k], r));
     out.push_back(std::move(record));
   }
@@ -76,8 +76,8 @@ Result<std::vector<std::vector<std::uint8_t>>> PayloadFetcher::fetch_records(
   const auto t_all = Clock::now();
   for (const std::uint64_t index : indices) {
     if (index >= records()) {
-      return out_of_range_error("record " + std::to_string(index) +
-                                " outside the PIR database's " + std::to_string(records()));
+      return out_of_range_error("record " + std::to_string(index) + " outside the PIR database's " +
+                                std::to_string(records()));
     }
   }
   if (!pir_->hintless) {

@@ -28,8 +28,9 @@ Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::
   if (config.shards == 0 || config.shard >= config.shards || config.shards > shape.outputs) {
     return invalid_argument_error(fmt::format(
         "--pir-shard {}/{}: the hintless database has {} output block(s) ({} records of {} B), "
-        "so at most {} shard(s)", config.shard, config.shards, shape.outputs, shape.records,
-        shape.record_bytes, shape.outputs));
+        "so at most {} shard(s)",
+        config.shard, config.shards, shape.outputs, shape.records, shape.record_bytes,
+        shape.outputs));
   }
   const OutputRange range{config.shard * shape.outputs / config.shards,
                           (config.shard + 1) * shape.outputs / config.shards -
@@ -60,8 +61,9 @@ Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::
   return std::shared_ptr<const Database>(std::move(db));
 }
 
-Result<std::unique_ptr<HintlessPirService>> HintlessPirService::create(
-    const PirRecords& records, std::string artifact_version, HintlessPirConfig config) {
+Result<std::unique_ptr<HintlessPirService>> HintlessPirService::create(const PirRecords& records,
+                                                                       std::string artifact_version,
+                                                                       HintlessPirConfig config) {
   if (records.records == 0 || records.data == nullptr) {
     return invalid_argument_error("the hintless PIR database has no records");
   }
@@ -117,8 +119,7 @@ v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& reques
   const auto db = current();
   if (request.artifact_version() != db->version) {
     return refuse(v1::PIR_VERSION_MISMATCH, "PIR database version `" + db->version +
-                                                "`, the client has `" +
-                                                request.artifact_version() +
+                                                "`, the client has `" + request.artifact_version() +
                                                 "`: the database was rebuilt");
   }
   if (request.queries_size() == 0 || !request.query().empty()) {
@@ -138,8 +139,7 @@ v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& reques
     if (!decoded.ok()) {
       const bool stale = decoded.status().code() == StatusCode::kFailedPrecondition;
       return refuse(stale ? v1::PIR_VERSION_MISMATCH : v1::MALFORMED_REQUEST,
-                    "query " + std::to_string(queries.size()) + ": " +
-                        decoded.status().message());
+                    "query " + std::to_string(queries.size()) + ": " + decoded.status().message());
     }
     queries.push_back(std::move(*decoded));
   }

@@ -130,7 +130,8 @@ v1::PirInfo PirCoordinator::info() const {
   std::uint64_t db_bytes = 0;
   double offline_s = 0, offline_cpu_s = 0;
   for (const auto& r : replies) {
-    if (r.response.info() != out.info() || r.response.artifact_version() != out.artifact_version()) {
+    if (r.response.info() != out.info() ||
+        r.response.artifact_version() != out.artifact_version()) {
       *out.mutable_error() = protocol::make_error(
           v1::INTERNAL, "the PIR shards serve different databases (public info or version differ)");
       return out;
@@ -159,7 +160,8 @@ v1::PirSetupResponse PirCoordinator::setup(const v1::PirSetupRequest& request,
   }
   for (const auto& r : replies) {
     if (r.response.client_id() != replies[0].response.client_id()) {
-      *out.mutable_error() = protocol::make_error(v1::INTERNAL, "the PIR shards disagree on the client id");
+      *out.mutable_error() =
+          protocol::make_error(v1::INTERNAL, "the PIR shards disagree on the client id");
       return out;
     }
   }
@@ -218,7 +220,8 @@ v1::PirQueryResponse PirCoordinator::query(const v1::PirQueryRequest& request) {
   auto joined = protocol::join_pir_answers(public_info, parts, shards_->allow_insecure);
   if (!joined.ok()) {
     *out.mutable_error() = protocol::make_error(
-        joined.status().code() == StatusCode::kUnavailable ? v1::PIR_SHARD_UNAVAILABLE : v1::INTERNAL,
+        joined.status().code() == StatusCode::kUnavailable ? v1::PIR_SHARD_UNAVAILABLE
+                                                           : v1::INTERNAL,
         "the PIR shards' answers do not fit together: " + joined.status().message());
     return out;
   }
@@ -245,8 +248,9 @@ v1::PirQueryResponse PirCoordinator::join_hintless(const std::string& public_inf
     auto joined = protocol::join_hintless_answers(public_info, parts, shards_->allow_insecure);
     if (!joined.ok()) {
       v1::PirQueryResponse failed;
-      *failed.mutable_error() = protocol::make_error(
-          v1::INTERNAL, "the PIR shards' answers do not fit together: " + joined.status().message());
+      *failed.mutable_error() =
+          protocol::make_error(v1::INTERNAL, "the PIR shards' answers do not fit together: " +
+                                                 joined.status().message());
       return failed;
     }
     out.add_answers(std::move(joined).value());

@@ -101,7 +101,8 @@ Keys make_keys(const HintlessRing& ring, const Poly& s, const std::vector<std::v
     const Poly tau_s = galois(s, (std::uint64_t{1} << l) + 1, q);
     for (int j = 0; j < t; ++j) {
       std::uint64_t zj = 1;
-      for (int k = 0; k < j; ++k) zj = static_cast<std::uint64_t>(static_cast<u128>(zj) << ring.params().gadget_log_base) % q;
+      for (int k = 0; k < j; ++k)
+        zj = static_cast<std::uint64_t>(static_cast<u128>(zj) << ring.params().gadget_log_base) % q;
       Poly scaled(tau_s.size());
       for (std::size_t i = 0; i < scaled.size(); ++i) {
         scaled[i] = static_cast<std::uint64_t>(static_cast<u128>(tau_s[i]) * zj % q);
@@ -161,8 +162,7 @@ Ciphertext pack_rec(const HintlessRing& ring, const std::vector<Ciphertext>& in,
 
 }  // namespace
 
-Ciphertext pack(const HintlessRing& ring, const std::vector<Ciphertext>& inputs,
-                const Keys& keys) {
+Ciphertext pack(const HintlessRing& ring, const std::vector<Ciphertext>& inputs, const Keys& keys) {
   return pack_rec(ring, inputs, ring.log_d(), keys);
 }
 

@@ -98,8 +98,7 @@ TEST(HintlessShapeTest, ShapeRuleFitsRecordsAndRefusesTooLarge) {
   s = choose_hintless_shape(p, 4000, 65536);  // IVF lists
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->outputs, 19u);
-  EXPECT_EQ(choose_hintless_shape(p, 1, 1 << 20).status().code(),
-            StatusCode::kResourceExhausted);
+  EXPECT_EQ(choose_hintless_shape(p, 1, 1 << 20).status().code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(choose_hintless_shape(p, 0, 10).status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -154,10 +153,10 @@ TEST(HintlessKatTest, ModulusSwitchMatchesWideRounding) {
   const long double q = static_cast<long double>(ring.q());
   for (std::size_t i = 0; i < d; ++i) {
     const unsigned __int128 x = xs[i];
-    const u64 want_a = static_cast<u64>((x * ring.prime(0) + ring.q() / 2) / ring.q()) %
-                       ring.prime(0);
-    const u64 want_b = static_cast<u64>(std::llroundl(static_cast<long double>(xs[i]) *
-                                                      1048576.0L / q)) & 0xfffff;
+    const u64 want_a =
+        static_cast<u64>((x * ring.prime(0) + ring.q() / 2) / ring.q()) % ring.prime(0);
+    const u64 want_b =
+        static_cast<u64>(std::llroundl(static_cast<long double>(xs[i]) * 1048576.0L / q)) & 0xfffff;
     EXPECT_EQ(a[i], want_a) << i;
     EXPECT_EQ(b[i], want_b) << i;
   }
@@ -185,7 +184,8 @@ TEST(HintlessKatTest, KernelPathsMatchTheScalarReference) {
     if (nrows <= kMatvecRows) {
       EXPECT_EQ(fast, slow) << nrows << " rows";
     }
-    EXPECT_EQ(vnni, slow) << nrows << " rows (split path, VNNI: " << matvec_split_available() << ")";
+    EXPECT_EQ(vnni, slow) << nrows << " rows (split path, VNNI: " << matvec_split_available()
+                          << ")";
   }
   // The worst case of the split path's 32-bit lanes: every entry and residue at its maximum
   // over more than one fold of the lanes (kSpill x 32 columns).
@@ -284,7 +284,8 @@ TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
     const std::vector<u64> a2 = ref::to_poly2_ntt(ring, a);
     std::copy(a2.begin(), a2.end(), leaf_a.begin() + r * 2 * d);
     phases[r] = static_cast<std::int64_t>(prng.uniform_below(1000)) - 500;
-    const u64 b = (ref::mul(s, a, q)[0] + static_cast<u64>(phases[r] + static_cast<std::int64_t>(q))) % q;
+    const u64 b =
+        (ref::mul(s, a, q)[0] + static_cast<u64>(phases[r] + static_cast<std::int64_t>(q))) % q;
     inputs[r] = {a, ref::Poly(d, 0)};
     inputs[r].b[0] = b;
     leaf_b[r] = b % ring.prime(0);
@@ -304,7 +305,8 @@ TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
   for (int l = 0; l < ring.log_d(); ++l) {
     for (int j = 0; j < t; ++j) {
       const std::vector<u64> b2 = ref::to_poly2_ntt(ring, keys[l][j].b);
-      for (std::size_t i = 0; i < 2 * d; ++i) key_b[(l * t + j) * 2 * d + i] = static_cast<u32>(b2[i]);
+      for (std::size_t i = 0; i < 2 * d; ++i)
+        key_b[(l * t + j) * 2 * d + i] = static_cast<u32>(b2[i]);
     }
   }
   const ref::Ciphertext want = ref::pack(ring, inputs, keys);
@@ -328,8 +330,8 @@ TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
     __int128 got = phase[r] > q / 2 ? static_cast<__int128>(phase[r]) - q : phase[r];
     max_noise = std::max(max_noise, std::fabs(static_cast<double>(got - want_r)));
   }
-  EXPECT_GT(max_noise, 0.0);                 // the key errors are there ...
-  EXPECT_LT(max_noise, std::exp2(45.0));     // ... and far below q / p = 2^41.9 times d
+  EXPECT_GT(max_noise, 0.0);              // the key errors are there ...
+  EXPECT_LT(max_noise, std::exp2(45.0));  // ... and far below q / p = 2^41.9 times d
 }
 
 struct RoundTripCase {
@@ -374,12 +376,12 @@ void round_trip(const HintlessParams& p, const RoundTripCase& tc, std::size_t ba
 
 TEST(HintlessRoundTripTest, RecordsComeBackForEdgeShapes) {
   const HintlessParams p = test_params();
-  round_trip(p, {1, 1, false}, 1);          // one record of one byte
-  round_trip(p, {1, 448, false}, 1);        // one full column
-  round_trip(p, {300, 448, true}, 3);       // d0 not a multiple of d, batch of 3
-  round_trip(p, {1000, 13, true}, 2);       // 34 records per column, R not a multiple of 7
-  round_trip(p, {40, 1000, true}, 3);       // rho = 3 outputs
-  round_trip(p, {700, 64, true}, 16);       // batch of 16
+  round_trip(p, {1, 1, false}, 1);     // one record of one byte
+  round_trip(p, {1, 448, false}, 1);   // one full column
+  round_trip(p, {300, 448, true}, 3);  // d0 not a multiple of d, batch of 3
+  round_trip(p, {1000, 13, true}, 2);  // 34 records per column, R not a multiple of 7
+  round_trip(p, {40, 1000, true}, 3);  // rho = 3 outputs
+  round_trip(p, {700, 64, true}, 16);  // batch of 16
 }
 
 TEST(HintlessRoundTripTest, SecureParamsFetchRecords) {
@@ -400,7 +402,9 @@ TEST(HintlessNoiseTest, MeasuredNoiseStaysBelowTheBound) {
   // The bound's width s, from log2 f = log2(2 d rho) - pi tau^2 / (s^2 ln 2) with tau = 31.
   const double log2_f = hintless_decoding_failure_log2(p, shape.columns, shape.outputs);
   const double tau = 31.0;
-  const double s2 = pi * tau * tau / ((std::log2(2.0 * static_cast<double>(d * shape.outputs)) - log2_f) * std::log(2.0));
+  const double s2 =
+      pi * tau * tau /
+      ((std::log2(2.0 * static_cast<double>(d * shape.outputs)) - log2_f) * std::log(2.0));
   const double sigma_bound = std::sqrt(s2 / (2 * pi));
   Prng prng = Prng::create();
   double sum2 = 0, worst = 0;

@@ -2,14 +2,13 @@
 // setup, the top documents of one search and the probed IVF lists each in one PirQuery batch,
 // records equal to the stored ones, every malformed request a typed refusal, the database
 // rebuilt on SIGHUP.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
@@ -137,7 +136,9 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
   const auto provider = spawn(c, o.out, {"--pir-lists"});
   ASSERT_NE(provider, nullptr);
-  const auto connect = [&] { return *client::ProviderClient::connect(provider->connect_options()); };
+  const auto connect = [&] {
+    return *client::ProviderClient::connect(provider->connect_options());
+  };
   client::OpenOptions plain_options;
   plain_options.candidates = client::CandidateIndex::kIvf;
   plain_options.disk_cache = false;
@@ -168,8 +169,9 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   Prng noise = testing::test_prng(99);
   for (std::size_t i = 0; i < 20; ++i) {
     for (std::size_t j = 0; j < c.vectors.cols; ++j) {
-      in.vectors.data.push_back(static_cast<float>(
-          std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) + 0.05 * testing::uniform_pm1(noise)));
+      in.vectors.data.push_back(
+          static_cast<float>(std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) +
+                             0.05 * testing::uniform_pm1(noise)));
     }
     in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i), "added text"});
   }

@@ -198,8 +198,8 @@ TEST_F(HostileClientTest, PirSetupFloodDoesNotLockOthersOut) {
   const std::string mallory = protocol::new_token(), alice = protocol::new_token();
   std::ofstream(c.dir / "tokens") << protocol::token_line("mallory", mallory) << "\n"
                                   << protocol::token_line("alice", alice) << "\n";
-  const auto provider = spawn({"--pir-test-params", "--pir-backend", "zippir", "--auth-tokens", (c.dir / "tokens").string(),
-                               "--pir-max-clients", "16"});
+  const auto provider = spawn({"--pir-test-params", "--pir-backend", "zippir", "--auth-tokens",
+                               (c.dir / "tokens").string(), "--pir-max-clients", "16"});
   ASSERT_NE(provider, nullptr);
   auto co = provider->connect_options();
   co.bearer_token = mallory;

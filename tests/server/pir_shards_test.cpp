@@ -32,8 +32,15 @@ class PirShardsTest : public ::testing::Test {
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& name,
                                                 std::vector<std::string> extra) {
-    std::vector<std::string> args{"--threads", "2", "--pir-test-params", "--pir-backend", backend,
-                                  "--pir-setups-per-minute", "0", "--state", "memory"};
+    std::vector<std::string> args{"--threads",
+                                  "2",
+                                  "--pir-test-params",
+                                  "--pir-backend",
+                                  backend,
+                                  "--pir-setups-per-minute",
+                                  "0",
+                                  "--state",
+                                  "memory"};
     args.insert(args.end(), extra.begin(), extra.end());
     tools::ProviderLaunch launch(o.out, c.dir / name, args);
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
@@ -96,20 +103,20 @@ void three_shards_serve_one_providers_records(PirShardsTest& t) {
   auto spawn = [&t](const std::string& name, std::vector<std::string> extra) {
     return t.spawn(name, std::move(extra));
   };
-  auto fetcher = [&t](const tools::SpawnedProvider& p, std::unique_ptr<client::ProviderClient>& keep) {
-    return t.fetcher(p, keep);
-  };
+  auto fetcher = [&t](const tools::SpawnedProvider& p,
+                      std::unique_ptr<client::ProviderClient>& keep) { return t.fetcher(p, keep); };
   auto& certificate = t.certificate;
   auto single = spawn("single", {});
   std::vector<std::unique_ptr<tools::SpawnedProvider>> shards;
   std::string addresses;
   for (int i = 0; i < 3; ++i) {
-    shards.push_back(spawn("shard-" + std::to_string(i), {"--pir-shard", std::to_string(i) + "/3"}));
+    shards.push_back(
+        spawn("shard-" + std::to_string(i), {"--pir-shard", std::to_string(i) + "/3"}));
     ASSERT_NE(shards.back(), nullptr);
     addresses += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(shards.back()->port());
   }
-  auto coordinator = spawn("coordinator", {"--pir-shards", addresses, "--pir-shard-ca",
-                                           certificate.cert_file.string()});
+  auto coordinator = spawn(
+      "coordinator", {"--pir-shards", addresses, "--pir-shard-ca", certificate.cert_file.string()});
   ASSERT_NE(single, nullptr);
   ASSERT_NE(coordinator, nullptr);
 

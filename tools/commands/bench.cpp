@@ -178,8 +178,12 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--queries", a.queries, "e2e: timed searches (default 200; private: 100; scale: self-retrieval queries, 200)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--fetch", a.e2e.fetch,
-                  "e2e: also fetch this many payloads per round by ZipPIR (default 0)")
+                  "e2e: also fetch this many payloads per round privately, as one search's top "
+                  "documents (hintless: one batch; default 0)")
       ->check(CLI::Range(0, 64));
+  cmd->add_option("--e2e-pir-backend", a.e2e.pir_backend,
+                  "e2e: the provider's --pir-backend for --fetch (default: its default, hintless)")
+      ->check(CLI::IsMember({"hintless", "zippir"}));
   cmd->add_option("--fetch-rounds", a.e2e.fetches, "e2e: timed fetch rounds (default 5)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--candidates", a.e2e.k, "e2e, systems, cluster: K (default 100)")

@@ -243,9 +243,10 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
              out["burst"]["search_ms"]["median"].get<double>());
 
   if (o.fetch) {
-    step("3. a private fetch through the balancer (ZipPIR; registration and hints in Redis)");
+    step("3. a private fetch through the balancer (hintless PIR: nothing per client to share)");
     fmt::print(
-        "(first fetch: the hint is computed offline by one replica's worker: ~20 s on 2 cores)\n");
+        "(each replica preprocessed the same payloads itself at start; the fetch needs no setup, "
+        "and any replica answers it)\n");
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(o.index, std::move(transport)));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto hits, sc->search(queries.front(), {}));
@@ -256,7 +257,7 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
     const auto t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, fetcher->fetch(hits.hits.front().doc));
     const double fetch_s = ms_since(t0) / 1000;
-    fmt::print("fetched document {} privately in {:.1f} s: {}\n", hits.hits.front().doc, fetch_s,
+    fmt::print("fetched document {} privately in {:.2f} s: {}\n", hits.hits.front().doc, fetch_s,
                text.substr(0, std::min<std::size_t>(text.find('\n'), 90)));
     out["fetch"] = {{"seconds", fetch_s}, {"bytes", text.size()}};
   }

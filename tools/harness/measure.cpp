@@ -3,7 +3,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <unistd.h>
+
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 
 namespace privsearch::tools {
@@ -54,6 +58,21 @@ std::uint64_t process_rss_bytes(int pid) {
     }
   }
   return 0;
+}
+
+double process_cpu_seconds(int pid) {
+  // /proc/<pid>/stat: fields 14 and 15 (utime, stime) in clock ticks, after the ")" of the name.
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  const auto close = all.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(all.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::strtod(field.c_str(), nullptr);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace privsearch::tools

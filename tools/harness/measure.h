@@ -38,6 +38,8 @@ TimingStats time_runs(std::size_t warmup, std::size_t runs, Fn&& fn) {
 
 // Resident memory of a process (VmRSS of /proc/<pid>/status) in bytes; 0 when unreadable.
 std::uint64_t process_rss_bytes(int pid);
+// User + system CPU seconds a process has used (/proc/<pid>/stat); 0 when unreadable.
+double process_cpu_seconds(int pid);
 
 // Adds `name` (median) and `name_p95` to a JSON object, in the unit the name ends with.
 void put_timing(nlohmann::json& out, const std::string& name, const TimingStats& s,

@@ -53,7 +53,9 @@ class E2eBench {
     out.response_bytes = first.timing.response_bytes;
     out.key_upload_bytes = first.timing.key_upload_bytes;
     auto& l = out.latencies;
+    double cpu0 = 0;
     for (std::size_t i = 0; i < 5 + o_.queries; ++i) {
+      if (i == 5) cpu0 = process_cpu_seconds(provider_.pid());
       auto r = sc->search_vector(query(), so_);
       if (!r.ok()) {
         ++out.failures;
@@ -67,6 +69,10 @@ class E2eBench {
       l.rpc.push_back(t.rpc_ms);
       l.provider.push_back(t.provider_ms);
       l.decrypt.push_back(t.decrypt_ms);
+    }
+    if (o_.queries > 0) {
+      out.provider_core_s_per_search =
+          (process_cpu_seconds(provider_.pid()) - cpu0) / static_cast<double>(o_.queries);
     }
     return Status();
   }
@@ -97,9 +103,11 @@ class E2eBench {
     return E2eThroughput{static_cast<double>(o_.throughput_requests) / s, fails.load()};
   }
 
-  // Private payload fetch after the search timings (no PIR client existed before, so the
-  // background hint work did not overlap them). fetch_ms is the critical path once the
-  // provider's hint and the client's offsets are ready: query + RPC + extract.
+  // Private payload fetch after the search timings (no PIR client existed before, so ZipPIR's
+  // background hint work did not overlap them). A round reads one search's top `fetch`
+  // documents: hintless sends them as one batch (no setup, nothing to wait for), ZipPIR one
+  // after the other once each hint is ready. fetch_ms is the critical path (ZipPIR: without the
+  // wait for the hint, reported apart).
   Result<E2eFetchFigures> fetches() {
     Progress("bench e2e: ")(
         fmt::format("private payload fetch ({} rounds of {})", o_.fetches, o_.fetch));
@@ -107,23 +115,30 @@ class E2eBench {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, /*verify=*/false));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
                                 index::PayloadStore::open(index_dir_ / man.find("payloads")->file));
+    const double cpu0 = process_cpu_seconds(provider_.pid());
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
                                                   fsc->transport(), fsc->artifact_version(), {}));
     fetcher->precompute_async();
     E2eFetchFigures f;
     f.fetch = o_.fetch;
-    for (std::size_t i = 0; i < o_.fetches * o_.fetch; ++i) {
-      const std::uint64_t doc = pick_.uniform_below(o_.docs);
+    f.backend = fetcher->hintless() ? "hintless" : "zippir";
+    for (std::size_t round = 0; round < o_.fetches; ++round) {
+      std::vector<std::uint64_t> docs;
+      for (std::size_t i = 0; i < o_.fetch; ++i) docs.push_back(pick_.uniform_below(o_.docs));
       client::FetchTiming ft;
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto text, fetcher->fetch(doc, &ft));
-      const auto want = payloads.text(doc);
-      if (!want.ok() || *want != text) ++f.wrong_payloads;
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto texts, fetcher->fetch_many(docs, &ft));
+      for (std::size_t i = 0; i < docs.size(); ++i) {
+        const auto want = payloads.text(docs[i]);
+        if (!want.ok() || *want != texts[i]) ++f.wrong_payloads;
+      }
       f.fetch_ms.push_back(ft.total_ms - ft.wait_ms);
       f.wait_ms.push_back(ft.wait_ms);
       f.provider_ms.push_back(ft.provider_ms);
       f.query_bytes = ft.query_bytes;
       f.response_bytes = ft.response_bytes;
     }
+    const auto rounds = static_cast<double>(std::max<std::size_t>(1, o_.fetches));
+    f.provider_core_s_per_round = (process_cpu_seconds(provider_.pid()) - cpu0) / rounds;
     PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirInfo pinfo, fsc->transport().pir_info());
     f.setup_bytes = fetcher->setup_bytes();
     f.pir_db_bytes = pinfo.pir_db_bytes();
@@ -161,6 +176,10 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
     args.push_back("--no-pir");
   } else {
     for (const char* a : {"--pir-offline-threads", "2", "--pir-ready", "2"}) args.push_back(a);
+    if (!o.pir_backend.empty()) {
+      args.push_back("--pir-backend");
+      args.push_back(o.pir_backend);
+    }
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
                               SpawnedProvider::start({index_dir, index_dir.parent_path(), args}));
@@ -205,6 +224,7 @@ nlohmann::json E2eBenchResult::to_json() const {
   j["request_bytes"] = request_bytes;
   j["response_bytes"] = response_bytes;
   j["key_upload_bytes"] = key_upload_bytes;
+  j["provider_core_s_per_search"] = provider_core_s_per_search;
   j["first_result_ms"] = std::round(first_result_ms * 1000) / 1000;
   nlohmann::json tp = nlohmann::json::object();
   for (const auto& [clients, t] : throughput) {
@@ -215,7 +235,17 @@ nlohmann::json E2eBenchResult::to_json() const {
   if (fetch) {
     const auto& f = *fetch;
     j["fetch"] = f.fetch;
+    j["fetch_backend"] = f.backend;
     j["fetch_ms"] = latency_summary(f.fetch_ms);
+    j["fetch_provider_core_s_per_round"] = f.provider_core_s_per_round;
+    // One search and its top-`fetch` documents, everything the provider spends on them
+    // (ZipPIR's offline hints included: they run inside the provider process too).
+    j["provider_core_s_per_search_with_fetch"] =
+        provider_core_s_per_search + f.provider_core_s_per_round;
+    j["client_bytes_per_search_with_fetch"] =
+        request_bytes + response_bytes + f.query_bytes + f.response_bytes;
+    j["online_ms_with_fetch_median"] =
+        eval::describe(l.online).median + eval::describe(f.fetch_ms).median;
     j["fetch_wait_for_hint_ms"] = latency_summary(f.wait_ms);
     j["fetch_provider_ms"] = latency_summary(f.provider_ms);
     j["fetch_query_bytes"] = f.query_bytes;

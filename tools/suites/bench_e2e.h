@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -23,8 +24,10 @@ struct E2eBenchOptions {
   std::size_t queries = 200;             // timed single-client searches (after 5 warm-up ones)
   std::size_t throughput_requests = 60;  // per concurrency level
   std::filesystem::path cache = "build/bench-e2e";  // synthetic indexes are built once here
-  std::size_t fetch = 0;    // payloads fetched by ZipPIR after each timed fetch round (0: none)
+  std::size_t fetch = 0;    // payloads fetched privately per round: one search's top `fetch`
+                            // (hintless: one batch; 0: none)
   std::size_t fetches = 5;  // timed fetch rounds
+  std::string pir_backend;  // the provider's --pir-backend (empty: its default, hintless)
 };
 
 // Where the time of a search goes, per timed single-client query (milliseconds).
@@ -40,7 +43,9 @@ struct E2eThroughput {
 // The private payload fetch after the searches.
 struct E2eFetchFigures {
   std::size_t fetch = 0;  // payloads per round
+  std::string backend;
   std::vector<double> fetch_ms, wait_ms, provider_ms;
+  double provider_core_s_per_round = 0;  // the provider process's CPU over the rounds / rounds
   std::size_t query_bytes = 0, response_bytes = 0, setup_bytes = 0, wrong_payloads = 0;
   std::uint64_t pir_db_bytes = 0;
   double offline_wall_s = 0, offline_cpu_s = 0;
@@ -51,6 +56,7 @@ struct E2eBenchResult {
   E2eBenchOptions options;
   E2eLatencies latencies;
   std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
+  double provider_core_s_per_search = 0;  // the provider process's CPU over the timed searches
   double first_result_ms = 0;
   std::map<int, E2eThroughput> throughput;  // clients -> figures
   std::optional<E2eFetchFigures> fetch;

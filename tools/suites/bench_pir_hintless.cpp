@@ -80,6 +80,19 @@ Result<ServerTiming> time_answers(const HintlessServer& server,
   return t;
 }
 
+// Batches of o.batch queries (the records of one search) in one pass.
+Result<ServerTiming> time_batches(const HintlessServer& server, const HintlessClient& client,
+                                  std::size_t probe, const HintlessBenchOptions& o, Prng& prng) {
+  std::vector<std::vector<std::uint8_t>> batch;
+  for (std::size_t k = 0; k < o.batch; ++k) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto q, client.make_query((probe + 7 * k) % client.shape().records, prng));
+    batch.push_back(encode_query(client.params(), q.first));
+  }
+  progress(fmt::format("batches of {} queries", o.batch));
+  return time_answers(server, batch, std::max<std::size_t>(3, o.runs / 4));
+}
+
 }  // namespace
 
 Result<nlohmann::json> run_hintless_pir_bench(const HintlessBenchOptions& o) {
@@ -121,14 +134,8 @@ Result<nlohmann::json> run_hintless_pir_bench(const HintlessBenchOptions& o) {
   const double decode_ms = seconds_since(t0) * 1000;
   const bool recovered = got == source.copy(probe);
 
-  std::vector<std::vector<std::uint8_t>> batch;
-  for (std::size_t k = 0; k < o.batch; ++k) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto q, client.make_query((probe + 7 * k) % records, prng));
-    batch.push_back(encode_query(params, q.first));
-  }
-  progress(fmt::format("batches of {} queries", o.batch));
   PRIVSEARCH_ASSIGN_OR_RETURN(const ServerTiming many,
-                              time_answers(*server, batch, std::max<std::size_t>(3, o.runs / 4)));
+                              time_batches(*server, client, probe, o, prng));
 
   nlohmann::json j;
   j["backend"] = "hintless";
@@ -151,15 +158,16 @@ Result<nlohmann::json> run_hintless_pir_bench(const HintlessBenchOptions& o) {
   j["query_bytes"] = query.size();
   j["key_bytes"] = params.packing_key_bytes();  // inside the query, fresh per query
   j["response_bytes"] = one.response.size();
-  j["client_ms"] = {{"setup", client_setup_ms}, {"query", query_ms}, {"decode", decode_ms},
+  j["client_ms"] = {{"setup", client_setup_ms},
+                    {"query", query_ms},
+                    {"decode", decode_ms},
                     {"total", query_ms + decode_ms}};
   j["first_fetch_ms"] = client_setup_ms + query_ms + one.wall.median_us / 1000 + decode_ms;
-  j["batch"] = {{"queries", o.batch},
-                {"server_ms", {{"median", many.wall.median_us / 1000},
-                               {"p95", many.wall.p95_us / 1000}}},
-                {"server_cpu_s", many.cpu_s_per_answer}};
-  j["decoding_failure_log2"] =
-      hintless_decoding_failure_log2(params, shape.columns, shape.outputs);
+  j["batch"] = {
+      {"queries", o.batch},
+      {"server_ms", {{"median", many.wall.median_us / 1000}, {"p95", many.wall.p95_us / 1000}}},
+      {"server_cpu_s", many.cpu_s_per_answer}};
+  j["decoding_failure_log2"] = hintless_decoding_failure_log2(params, shape.columns, shape.outputs);
   j["record_recovered"] = recovered;
   j["threads"] = o.threads;
   return j;

@@ -89,9 +89,8 @@ Status HintlessDatabase::assemble_column(std::size_t column, const RecordSource&
   for (std::size_t i = column * k; i < std::min(shape_.records, (column + 1) * k); ++i) {
     const std::span<const std::uint8_t> r = record(i);
     if (r.size() > shape_.record_bytes) {
-      return out_of_range_error("record " + std::to_string(i) + " has " +
-                                std::to_string(r.size()) + " bytes, above the slot of " +
-                                std::to_string(shape_.record_bytes));
+      return out_of_range_error("record " + std::to_string(i) + " has " + std::to_string(r.size()) +
+                                " bytes, above the slot of " + std::to_string(shape_.record_bytes));
     }
     std::copy(r.begin(), r.end(), bytes.begin() + shape_.offset_of(i));
   }

@@ -45,7 +45,8 @@ void HintBuilder::leaf_a_part(const HintlessDatabase& db, std::size_t row, u64* 
   for (int p = 0; p < 2; ++p) {
     const ring::Modulus& m = ring_->modulus(p);
     const u64 w = ring_->d_inverse(p), w_shoup = m.shoup(w);
-    for (std::size_t i = 0; i < d; ++i) scratch[p * d + i] = m.mul_shoup(acc[p * d + i], w, w_shoup);
+    for (std::size_t i = 0; i < d; ++i)
+      scratch[p * d + i] = m.mul_shoup(acc[p * d + i], w, w_shoup);
     ring_->conjugation().apply(scratch + p * d, out + p * d);
   }
 }

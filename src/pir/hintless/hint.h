@@ -4,10 +4,12 @@
 // Math. Query column c = k d + i carries Coeffs(s a_k + e_k)[i], so that entry is <s, A_c> with
 // A_c[j] = a_k[i - j] (negacyclic sign for j > i). Writing delta_{r,k}(X) = sum_i D[r][kd+i] X^i
 // and conj(P)(X) = P(X^-1):
-//   H_r = Coeffs( sum_k conj(a_k) delta_{r,k} )                     (<s, H_r> = sum_c D[r][c] <s, A_c>)
+//   H_r = Coeffs( sum_k conj(a_k) delta_{r,k} )                     (<s, H_r> = sum_c D[r][c] <s,
+//   A_c>)
 // and the packing embeds the LWE vector a as a~ = sum_j a_j X^-j = conj(a) (so that the constant
 // coefficient of b - s a~ is b - <s, a>). Hence the leaf a-part is
-//   a~_r = conj(H_r) = sum_k a_k conj(delta_{r,k}),   in NTT form  conj( sum_k conj(a^_k) . NTT(delta_{r,k}) ),
+//   a~_r = conj(H_r) = sum_k a_k conj(delta_{r,k}),   in NTT form  conj( sum_k conj(a^_k) .
+//   NTT(delta_{r,k}) ),
 // one forward NTT per (row, k) and one permutation per row, no inverse NTT (YPIR computes the
 // same products through NCoeffs, App. B; here q is itself NTT-friendly).
 // The d^-1 factor lets the packing's factor d cancel (YPIR Eq. 3.2's delta).

@@ -6,8 +6,8 @@ namespace privsearch::pir::hintless {
 namespace {
 
 bool use_avx512() {
-  static const bool has = detail::hintless_avx512_compiled() &&
-                          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  static const bool has = detail::hintless_avx512_compiled() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw");
   return has;
 }
 
@@ -66,8 +66,8 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
 }
 
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
-                           const std::uint32_t* keys, std::size_t stride, int t,
-                           ReduceConstants m, std::size_t count, std::uint64_t* out) {
+                           const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
+                           std::size_t count, std::uint64_t* out) {
   for (std::size_t i = 0; i < count; ++i) {
     std::uint64_t acc = base;
     for (int j = 0; j < t; ++j) {
@@ -88,7 +88,8 @@ void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrow
 
 void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const std::uint64_t* w,
                     ReduceConstants m, std::size_t d, std::uint64_t* plus, std::uint64_t* minus) {
-  if (use_avx512() && d % 8 == 0) return detail::pack_butterfly_avx512(even, odd, w, m, d, plus, minus);
+  if (use_avx512() && d % 8 == 0)
+    return detail::pack_butterfly_avx512(even, odd, w, m, d, plus, minus);
   reference_kernels::pack_butterfly(even, odd, w, m, d, plus, minus);
 }
 
@@ -96,15 +97,14 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
                      const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
                      int t, ReduceConstants m, std::size_t count, std::uint64_t* out) {
   if (use_avx512() && count % 8 == 0 && t <= 4) {
-    return detail::pack_accumulate_avx512(plus, minus_perm, digits, keys, stride, t, m, count,
-                                          out);
+    return detail::pack_accumulate_avx512(plus, minus_perm, digits, keys, stride, t, m, count, out);
   }
   reference_kernels::pack_accumulate(plus, minus_perm, digits, keys, stride, t, m, count, out);
 }
 
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
-                           const std::uint32_t* keys, std::size_t stride, int t,
-                           ReduceConstants m, std::size_t count, std::uint64_t* out) {
+                           const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
+                           std::size_t count, std::uint64_t* out) {
   if (use_avx512() && count % 8 == 0 && t <= 4) {
     return detail::pack_accumulate_const_avx512(base, digits, keys, stride, t, m, count, out);
   }

@@ -60,8 +60,8 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
 // The same with plus + minus' replaced by one constant `base` < 2q (the nodes over two leaves,
 // packing.cpp).
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
-                           const std::uint32_t* keys, std::size_t stride, int t,
-                           ReduceConstants m, std::size_t count, std::uint64_t* out);
+                           const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
+                           std::size_t count, std::uint64_t* out);
 
 // The scalar paths, for the tests of the dispatched ones.
 namespace reference_kernels {
@@ -74,8 +74,8 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
                      const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
                      int t, ReduceConstants m, std::size_t count, std::uint64_t* out);
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
-                           const std::uint32_t* keys, std::size_t stride, int t,
-                           ReduceConstants m, std::size_t count, std::uint64_t* out);
+                           const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
+                           std::size_t count, std::uint64_t* out);
 }  // namespace reference_kernels
 
 namespace detail {

@@ -30,8 +30,10 @@ void matvec_block(const std::uint16_t* rows, std::size_t stride, std::size_t col
   for (std::size_t r = 0; r < kRows; ++r) acc_a[r] = acc_b[r] = _mm512_setzero_si512();
   std::size_t c = 0;
   for (; c + 8 <= columns; c += 8) {
-    const __m512i xa = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1a + c)));
-    const __m512i xb = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1b + c)));
+    const __m512i xa =
+        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1a + c)));
+    const __m512i xb =
+        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1b + c)));
     for (std::size_t r = 0; r < kRows; ++r) {
       const __m512i e = _mm512_cvtepu16_epi64(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + r * stride + c)));
@@ -59,9 +61,12 @@ void matvec_rows_avx512(const std::uint16_t* rows, std::size_t stride, std::size
                         std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
                         std::uint64_t* sums) {
   std::size_t r = 0;
-  for (; r + 8 <= nrows; r += 8) matvec_block<8>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
-  for (; r + 4 <= nrows; r += 4) matvec_block<4>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
-  for (; r < nrows; ++r) matvec_block<1>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+  for (; r + 8 <= nrows; r += 8)
+    matvec_block<8>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+  for (; r + 4 <= nrows; r += 4)
+    matvec_block<4>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+  for (; r < nrows; ++r)
+    matvec_block<1>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
 }
 
 void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,
@@ -71,7 +76,8 @@ void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,
   const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
   for (std::size_t i = 0; i < d; i += 8) {
     const __m512i e = _mm512_loadu_si512(even + i);
-    const __m512i t = reduce58(_mm512_mul_epu32(_mm512_loadu_si512(odd + i), _mm512_loadu_si512(w + i)), q, ratio);
+    const __m512i t = reduce58(
+        _mm512_mul_epu32(_mm512_loadu_si512(odd + i), _mm512_loadu_si512(w + i)), q, ratio);
     _mm512_storeu_si512(plus + i, _mm512_add_epi64(e, t));
     _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q), t));
   }
@@ -84,7 +90,8 @@ void pack_accumulate_avx512(const std::uint64_t* plus, const std::uint64_t* minu
   const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
   const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
   for (std::size_t i = 0; i < count; i += 8) {
-    __m512i acc = _mm512_add_epi64(_mm512_loadu_si512(plus + i), _mm512_loadu_si512(minus_perm + i));
+    __m512i acc =
+        _mm512_add_epi64(_mm512_loadu_si512(plus + i), _mm512_loadu_si512(minus_perm + i));
     for (int j = 0; j < t; ++j) {
       const __m512i dj = _mm512_cvtepu32_epi64(
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));

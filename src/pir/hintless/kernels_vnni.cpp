@@ -77,10 +77,18 @@ void matvec_rows_vnni(const std::uint16_t* rows, std::size_t stride, std::size_t
     std::uint64_t sums[kRows][6] = {};
     const std::uint16_t* base = rows + first * stride;
     switch (n) {
-      case 4: block<4>(base, stride, columns, chunk, sums); break;
-      case 3: block<3>(base, stride, columns, chunk, sums); break;
-      case 2: block<2>(base, stride, columns, chunk, sums); break;
-      default: block<1>(base, stride, columns, chunk, sums); break;
+      case 4:
+        block<4>(base, stride, columns, chunk, sums);
+        break;
+      case 3:
+        block<3>(base, stride, columns, chunk, sums);
+        break;
+      case 2:
+        block<2>(base, stride, columns, chunk, sums);
+        break;
+      default:
+        block<1>(base, stride, columns, chunk, sums);
+        break;
     }
     for (std::size_t r = 0; r < n; ++r) {
       for (int p = 0; p < 2; ++p) {

@@ -89,8 +89,7 @@ Result<HintlessQuery> decode_query(const HintlessParams& params, const HintlessS
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(q.columns));
   if (q.columns != shape.columns) {
     return failed_precondition_error("hintless PIR query for " + std::to_string(q.columns) +
-                                     " columns, the database has " +
-                                     std::to_string(shape.columns));
+                                     " columns, the database has " + std::to_string(shape.columns));
   }
   if (bytes.size() != hintless_query_bytes(params, shape.columns)) {
     return data_loss_error("hintless PIR query of " + std::to_string(bytes.size()) +
@@ -152,8 +151,8 @@ Result<HintlessResponse> decode_response_part(const HintlessParams& params, std:
   resp.b.resize(outputs * params.d);
   const std::uint64_t b_bound = std::uint64_t{1} << params.response_b_bits;
   for (std::size_t o = 0; o < outputs; ++o) {
-    PRIVSEARCH_RETURN_IF_ERROR(get_residues(r, resp.a.data() + o * params.d, params.d,
-                                            kResidueBits, params.q_a, "response a-part"));
+    PRIVSEARCH_RETURN_IF_ERROR(get_residues(r, resp.a.data() + o * params.d, params.d, kResidueBits,
+                                            params.q_a, "response a-part"));
     PRIVSEARCH_RETURN_IF_ERROR(get_residues(r, resp.b.data() + o * params.d, params.d,
                                             params.response_b_bits, b_bound, "response b-part"));
   }
@@ -169,8 +168,8 @@ Result<std::vector<std::uint8_t>> join_response_parts(
   for (std::size_t i = 0; i < parts.size(); ++i) {
     ByteReader r(parts[i]);
     std::uint32_t magic = 0, id = 0, outputs = 0;
-    if (!r.get_u32(magic).ok() || !r.get_u32(id).ok() || !r.get_u32(outputs).ok() ||
-        outputs == 0 || joined.outputs + outputs > shape.outputs) {
+    if (!r.get_u32(magic).ok() || !r.get_u32(id).ok() || !r.get_u32(outputs).ok() || outputs == 0 ||
+        joined.outputs + outputs > shape.outputs) {
       return data_loss_error("hintless PIR part " + std::to_string(i) +
                              " does not fit the database's " + std::to_string(shape.outputs) +
                              " outputs");
@@ -192,8 +191,8 @@ Status check_shape(const HintlessParams& params, const HintlessShape& s) {
   std::size_t room = 0;
   if (s.records == 0 || s.record_bytes == 0 || s.outputs == 0 || s.outputs > kDefaultMaxOutputs ||
       s.columns == 0 || s.columns > kMaxColumns || s.records_per_column == 0 ||
-      !checked_mul(s.records_per_column, s.record_bytes, room) ||
-      room > s.column_bytes(params) || s.records > s.columns * s.records_per_column ||
+      !checked_mul(s.records_per_column, s.record_bytes, room) || room > s.column_bytes(params) ||
+      s.records > s.columns * s.records_per_column ||
       s.records <= (s.columns - 1) * s.records_per_column) {
     return invalid_argument_error("hintless PIR shape (" + std::to_string(s.records) +
                                   " records of " + std::to_string(s.record_bytes) + " B in " +

@@ -73,7 +73,8 @@ class PrecompBuilder {
     u32* stored = digits_.data() + node_ * t * n;
     for (int j = 0; j < t; ++j) {
       ring_.forward(digit_polys_.data() + j * n);
-      for (std::size_t i = 0; i < n; ++i) stored[j * n + i] = static_cast<u32>(digit_polys_[j * n + i]);
+      for (std::size_t i = 0; i < n; ++i)
+        stored[j * n + i] = static_cast<u32>(digit_polys_[j * n + i]);
     }
   }
 
@@ -106,7 +107,11 @@ class OnlinePacker {
  public:
   OnlinePacker(const HintlessRing& ring, const PackPrecomp& pre, std::span<const u64* const> leaf_b,
                std::span<const PackingKeyView> keys, int prime)
-      : ring_(ring), pre_(pre), leaf_b_(leaf_b), keys_(keys), p_(prime),
+      : ring_(ring),
+        pre_(pre),
+        leaf_b_(leaf_b),
+        keys_(keys),
+        p_(prime),
         off_(static_cast<std::size_t>(prime) * ring.d()) {
     const std::size_t d = ring.d(), k = leaf_b.size();
     even_.assign((ring.log_d() + 1) * k, std::vector<u64>(2 * d));  // a Poly2; half p_ used
@@ -155,8 +160,8 @@ class OnlinePacker {
 
   // One node for every query: the butterflies and permutations first, then the digit products
   // in chunks small enough that a chunk of digits stays in L1 across the queries.
-  void combine(int level, const u32* digits, std::span<u64* const> even,
-               std::span<u64* const> odd, std::span<u64* const> out) {
+  void combine(int level, const u32* digits, std::span<u64* const> even, std::span<u64* const> odd,
+               std::span<u64* const> out) {
     constexpr std::size_t kChunk = 256;
     const std::size_t d = ring_.d(), n = 2 * d, k = leaf_b_.size();
     const int t = ring_.params().gadget_digits;

@@ -29,10 +29,14 @@ constexpr std::array<HintlessParams, 2> kTable = {{
 // the largest log2 q for each ring degree.
 double he_standard_max_log_q(std::size_t d) {
   switch (d) {
-    case 1024: return 29;
-    case 2048: return 56;
-    case 4096: return 111;
-    default: return 0;
+    case 1024:
+      return 29;
+    case 2048:
+      return 56;
+    case 4096:
+      return 111;
+    default:
+      return 0;
   }
 }
 
@@ -71,10 +75,9 @@ Status check_hintless_params(const HintlessParams& p) {
     }
   }
   if (p.secure && (p.log2_q() > he_standard_max_log_q(p.d) || p.sigma < 3.19)) {
-    return invalid_argument_error("hintless `" + name + "`: log2 q = " +
-                                  std::to_string(p.log2_q()) +
-                                  " is outside the HE standard's 128-bit row for d = " +
-                                  std::to_string(p.d));
+    return invalid_argument_error(
+        "hintless `" + name + "`: log2 q = " + std::to_string(p.log2_q()) +
+        " is outside the HE standard's 128-bit row for d = " + std::to_string(p.d));
   }
   if (p.gadget_digits * p.gadget_log_base < 56 || p.gadget_log_base > 20) {
     return invalid_argument_error("hintless `" + name + "`: z^t does not cover q");
@@ -86,9 +89,8 @@ Status check_hintless_params(const HintlessParams& p) {
 }
 
 Result<HintlessParams> find_hintless_params(std::string_view name, bool allow_insecure) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(HintlessParams p,
-                              find_param_row(hintless_param_table(), name, allow_insecure,
-                                             "hintless PIR"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(HintlessParams p, find_param_row(hintless_param_table(), name,
+                                                               allow_insecure, "hintless PIR"));
   PRIVSEARCH_RETURN_IF_ERROR(check_hintless_params(p));
   return p;
 }

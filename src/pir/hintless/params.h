@@ -24,15 +24,15 @@ namespace privsearch::pir::hintless {
 
 struct HintlessParams {
   std::string_view name;
-  std::uint32_t id = 0;        // carried by every message; a mismatch is PIR_VERSION_MISMATCH
-  std::size_t d = 0;           // ring degree = LWE dimension of the first layer
-  std::uint64_t q_a = 0;       // the two NTT primes, q = q_a q_b; q_a is also the response's
-  std::uint64_t q_b = 0;       //   a-part modulus (q~_a)
-  double sigma = 6.4;          // standard deviation of errors and secret (rounded Gaussian)
-  int p_bits = 14;             // database entries are in [0, 2^p_bits)
-  int gadget_digits = 3;       // t: balanced digits of the key switch
-  int gadget_log_base = 19;    // z = 2^19
-  int response_b_bits = 20;    // q~_b = 2^20: the response's b-part modulus
+  std::uint32_t id = 0;      // carried by every message; a mismatch is PIR_VERSION_MISMATCH
+  std::size_t d = 0;         // ring degree = LWE dimension of the first layer
+  std::uint64_t q_a = 0;     // the two NTT primes, q = q_a q_b; q_a is also the response's
+  std::uint64_t q_b = 0;     //   a-part modulus (q~_a)
+  double sigma = 6.4;        // standard deviation of errors and secret (rounded Gaussian)
+  int p_bits = 14;           // database entries are in [0, 2^p_bits)
+  int gadget_digits = 3;     // t: balanced digits of the key switch
+  int gadget_log_base = 19;  // z = 2^19
+  int response_b_bits = 20;  // q~_b = 2^20: the response's b-part modulus
   bool secure = true;
   std::string_view provenance;
 

@@ -17,8 +17,7 @@ Result<HintlessRing> HintlessRing::create(const HintlessParams& params) {
   }
   r.q_ = params.q_a * params.q_b;
   for (int l = 1; l <= params.log_d(); ++l) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto perm,
-                                ring::GaloisPermutation::create((u64{1} << l) + 1, d));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto perm, ring::GaloisPermutation::create((u64{1} << l) + 1, d));
     r.level_perm_.push_back(std::move(perm));
     std::vector<u64> mono(2 * d, 0);
     for (int i = 0; i < 2; ++i) mono[i * d + (d >> l)] = 1;

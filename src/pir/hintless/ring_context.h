@@ -42,13 +42,15 @@ class HintlessRing {
   void inverse(u64* poly) const;
 
   // tau_{2^l + 1} for l in [1, log d], and X -> X^(2d - 1).
-  const ring::GaloisPermutation& level_automorphism(int level) const { return level_perm_[level - 1]; }
+  const ring::GaloisPermutation& level_automorphism(int level) const {
+    return level_perm_[level - 1];
+  }
   const ring::GaloisPermutation& conjugation() const { return conj_.front(); }
   // NTT(X^(d / 2^l)) as a Poly2, l in [1, log d].
   const u64* level_monomial(int level) const { return monomials_[level - 1].data(); }
 
   u64 d_inverse(int prime) const { return d_inv_[prime]; }
-  u64 delta(int prime) const { return delta_[prime]; }   // floor(q / p) mod q_i
+  u64 delta(int prime) const { return delta_[prime]; }  // floor(q / p) mod q_i
   u64 delta() const { return q_ / params_.p(); }
 
   // x in [0, q) from its residues (exact: q < 2^56).

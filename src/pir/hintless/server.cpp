@@ -13,9 +13,11 @@
 
 namespace privsearch::pir::hintless {
 
-Result<std::unique_ptr<HintlessServer>> HintlessServer::create(
-    const HintlessParams& params, const HintlessShape& shape, const RecordSource& records,
-    const HintlessServerOptions& options, OutputRange range) {
+Result<std::unique_ptr<HintlessServer>> HintlessServer::create(const HintlessParams& params,
+                                                               const HintlessShape& shape,
+                                                               const RecordSource& records,
+                                                               const HintlessServerOptions& options,
+                                                               OutputRange range) {
   PRIVSEARCH_ASSIGN_OR_RETURN(HintlessRing ring, HintlessRing::create(params));
   if (range.first >= shape.outputs || range.first + range.count > shape.outputs) {
     return invalid_argument_error("hintless PIR outputs [" + std::to_string(range.first) + ", +" +
@@ -46,14 +48,15 @@ Status HintlessServer::preprocess_all() {
   for (std::size_t o = 0; o < outputs; ++o) {
     // The leaf a-parts of one block: rows split over the threads.
     std::vector<u64> leaf_a(d * 2 * d);
-    PRIVSEARCH_RETURN_IF_ERROR(run_tasks(options_.threads, options_.threads, [&](std::size_t t, std::size_t) {
-      std::vector<u64> scratch(2 * d);
-      for (std::size_t i = t; i < d; i += options_.threads) {
-        hint.leaf_a_part(db_, db_.first_row() + o * d + i, leaf_a.data() + i * 2 * d,
-                         scratch.data());
-      }
-      return Status();
-    }));
+    PRIVSEARCH_RETURN_IF_ERROR(
+        run_tasks(options_.threads, options_.threads, [&](std::size_t t, std::size_t) {
+          std::vector<u64> scratch(2 * d);
+          for (std::size_t i = t; i < d; i += options_.threads) {
+            hint.leaf_a_part(db_, db_.first_row() + o * d + i, leaf_a.data() + i * 2 * d,
+                             scratch.data());
+          }
+          return Status();
+        }));
     precomp_[o] = PackPrecomp::build(ring_, leaf_a, key_a_);
     std::vector<u64> a = precomp_[o].output_a();
     ring_.inverse(a.data());
@@ -61,8 +64,7 @@ Status HintlessServer::preprocess_all() {
     switch_a_part(ring_, a.data(), output_a_[o].data());
     if (options_.progress) options_.progress(o + 1, outputs);
   }
-  preprocess_s_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  preprocess_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Status();
 }
 
@@ -83,7 +85,8 @@ std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery
   // The VNNI pass reads each query split into 10/10/8-bit chunks (kernels.h), made once here.
   std::vector<SplitQuery> split;
   if (matvec_split_available()) {
-    for (std::size_t q = 0; q < k; ++q) split.push_back(split_query(c1[2 * q], c1[2 * q + 1], db_.columns()));
+    for (std::size_t q = 0; q < k; ++q)
+      split.push_back(split_query(c1[2 * q], c1[2 * q + 1], db_.columns()));
   }
   // Blocks of kMatvecRows rows: each c1 load serves the whole block (kernels.h).
   const std::size_t blocks = (rows + kMatvecRows - 1) / kMatvecRows;
@@ -128,17 +131,18 @@ Result<std::vector<HintlessResponse>> HintlessServer::answer(
   std::vector<PackingKeyView> keys(k);
   for (std::size_t q = 0; q < k; ++q) keys[q].b = queries[q].key_b.data();
   std::vector<u64> packed(k * outputs * 2 * d);
-  PRIVSEARCH_RETURN_IF_ERROR(run_tasks(options_.threads, outputs * 2, [&](std::size_t t, std::size_t) {
-    const std::size_t o = t / 2;
-    std::vector<const u64*> leaf(k);
-    std::vector<u64*> out(k);
-    for (std::size_t q = 0; q < k; ++q) {
-      leaf[q] = ans.data() + (q * outputs + o) * 2 * d;
-      out[q] = packed.data() + (q * outputs + o) * 2 * d;
-    }
-    pack_online(ring_, precomp_[o], leaf, keys, out, static_cast<int>(t % 2));
-    return Status();
-  }));
+  PRIVSEARCH_RETURN_IF_ERROR(
+      run_tasks(options_.threads, outputs * 2, [&](std::size_t t, std::size_t) {
+        const std::size_t o = t / 2;
+        std::vector<const u64*> leaf(k);
+        std::vector<u64*> out(k);
+        for (std::size_t q = 0; q < k; ++q) {
+          leaf[q] = ans.data() + (q * outputs + o) * 2 * d;
+          out[q] = packed.data() + (q * outputs + o) * 2 * d;
+        }
+        pack_online(ring_, precomp_[o], leaf, keys, out, static_cast<int>(t % 2));
+        return Status();
+      }));
   std::vector<HintlessResponse> responses(k);
   for (std::size_t q = 0; q < k; ++q) {
     HintlessResponse& r = responses[q];

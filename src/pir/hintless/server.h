@@ -76,8 +76,8 @@ class HintlessServer {
   HintlessRing ring_;
   HintlessDatabase db_;
   HintlessServerOptions options_;
-  std::vector<u64> key_a_;  // CRS key a-rows
-  std::vector<PackPrecomp> precomp_;         // per held output (local index)
+  std::vector<u64> key_a_;                  // CRS key a-rows
+  std::vector<PackPrecomp> precomp_;        // per held output (local index)
   std::vector<std::vector<u32>> output_a_;  // switched a-part per held output
   double preprocess_s_ = 0;
 };

@@ -52,16 +52,14 @@ class HintlessClient {
   const HintlessShape& shape() const { return shape_; }
 
   // kOutOfRange for a record past the database.
-  Result<std::pair<HintlessQuery, HintlessSecret>> make_query(std::size_t record,
-                                                              Prng& prng) const;
+  Result<std::pair<HintlessQuery, HintlessSecret>> make_query(std::size_t record, Prng& prng) const;
   // The record's R bytes (zero-padded as stored). kDataLoss when the response is not the
   // database's shape.
   Result<std::vector<std::uint8_t>> decode(const HintlessSecret& secret,
                                            const HintlessResponse& response) const;
 
  private:
-  HintlessClient(HintlessRing ring, HintlessShape shape)
-      : ring_(std::move(ring)), shape_(shape) {}
+  HintlessClient(HintlessRing ring, HintlessShape shape) : ring_(std::move(ring)), shape_(shape) {}
   void encrypt_columns(std::span<const u64> s_ntt, std::size_t column, Prng& prng,
                        HintlessQuery& query) const;
   void make_packing_key(std::span<const u64> s_ntt, Prng& prng, HintlessQuery& query) const;
