@@ -17,9 +17,23 @@ Status PayloadFetcher::setup_hintless(const v1::PirInfo& info) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessPublicInfo pub,
                               decode_public_info(byte_view(info.info()), options_.allow_insecure));
   PRIVSEARCH_RETURN_IF_ERROR(check_shape(pub.shape.records, pub.shape.record_bytes));
+  // One query must fit one request: a provider advertising a shape whose queries exceed the
+  // budget (up to 2^22 columns would be ~29 MB) is refused before anything is sized from it.
+  // The request budget: this client's, within the provider's message cap (ServerInfo).
+  std::size_t budget = kMaxRequestBytes;
+  if (auto si = transport_.server_info();
+      si.ok() && si->limits().max_message_bytes() > (1u << 17)) {
+    budget = std::min<std::size_t>(budget, si->limits().max_message_bytes() - (1u << 16));
+  }
+  const std::size_t one = hintless_query_bytes(pub.params, pub.shape.columns);
+  if (one > budget) {
+    return failed_precondition_error(
+        "the provider's hintless PIR database needs " + std::to_string(one) +
+        "-byte queries, above the request budget of " + std::to_string(budget) +
+        " bytes (this client's, within the provider's message cap)");
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(HintlessClient c, HintlessClient::create(pub.params, pub.shape));
-  const std::size_t by_bytes = std::max<std::size_t>(
-      1, kMaxRequestBytes / hintless_query_bytes(pub.params, pub.shape.columns));
+  const std::size_t by_bytes = std::max<std::size_t>(1, budget / one);
   pir_->max_batch = std::max<std::size_t>(1, std::min<std::size_t>(info.max_batch(), by_bytes));
   pir_->hintless.emplace(std::move(c));
   pir_->client.reset();

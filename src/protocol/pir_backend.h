@@ -35,6 +35,12 @@ class PirBackend {
                                      const std::string& client_key) = 0;
   virtual v1::PirStatusResponse status(const v1::PirStatusRequest& request) = 0;
   virtual v1::PirQueryResponse query(const v1::PirQueryRequest& request) = 0;
+  // The transport's entry: `client_key` (Caller::rate_key) for a backend that meters queries
+  // per caller (hintless: every query of a batch is a database pass).
+  virtual v1::PirQueryResponse query_from(const v1::PirQueryRequest& request,
+                                          const std::string& /*client_key*/) {
+    return query(request);
+  }
   virtual const RateLimit& setup_rate() const = 0;
   // A database update under a new artifact version (SIGHUP): kFailedPrecondition where the
   // backend cannot (a coordinator: its shards rebuild themselves).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <set>
 
 #include "core/bytes.h"
 #include "pir/hintless/messages.h"
@@ -110,7 +111,8 @@ v1::PirStatusResponse HintlessPirService::status(const v1::PirStatusRequest&) {
   return out;
 }
 
-v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& request) {
+v1::PirQueryResponse HintlessPirService::query_from(const v1::PirQueryRequest& request,
+                                                    const std::string& client_key) {
   v1::PirQueryResponse out;
   auto refuse = [&out](v1::ErrorCode code, std::string message) {
     *out.mutable_error() = make_error(code, std::move(message));
@@ -131,6 +133,14 @@ v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& reques
     return refuse(v1::PIR_LIMIT, fmt::format("{} queries in one PirQuery, the limit is {}",
                                              request.queries_size(), config_.max_batch));
   }
+  // Metered per query, after the cheap refusals and before any decoding or database pass.
+  if (const double wait_s = query_limiter_.take(client_key, request.queries_size()); wait_s > 0) {
+    return refuse(v1::RATE_LIMITED,
+                  fmt::format("{} PIR queries refused: at most {:.0f} per minute (burst {:.0f}) "
+                              "per identity or address; retry in {:.1f} s",
+                              request.queries_size(), config_.queries.per_minute,
+                              config_.queries.burst, std::min(wait_s, 3600.0)));
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const auto& server = *db->server;
   std::vector<HintlessQuery> queries;
@@ -149,11 +159,39 @@ v1::PirQueryResponse HintlessPirService::query(const v1::PirQueryRequest& reques
     out.add_answers(to_byte_string(encode_response(server.params(), a)));
   }
   out.set_provider_ms(ms_since(t0));
+  out.set_shard_first_output(static_cast<std::uint32_t>(server.database().first_output()));
   return out;
 }
 
 Status HintlessPirService::rebuild(const PirRecords& records, std::string artifact_version,
                                    std::string* summary) {
+  const auto now = current();
+  const auto& old = *now->server;
+  if (records.records == old.shape().records && records.record_bytes == old.shape().record_bytes) {
+    // The same shape (an update that rewrote or zeroed records in place): a copy of the server,
+    // its hint updated over the changed columns only, swapped in once ready.
+    const auto t0 = std::chrono::steady_clock::now();
+    auto source = [&records](std::size_t i) {
+      return std::span<const std::uint8_t>(records.data + i * records.record_bytes,
+                                           records.record_bytes);
+    };
+    const auto changed = old.changed_columns(source);
+    auto server = old.copy();
+    PRIVSEARCH_RETURN_IF_ERROR(
+        server->update_columns(std::set<std::size_t>(changed.begin(), changed.end()), source));
+    auto db = std::make_shared<Database>();
+    db->public_info = now->public_info;
+    db->version = std::move(artifact_version);
+    db->build = fmt::format(
+        "hintless YPIR+SP: the same shape; hint updated over its {} changed columns of {} and the "
+        "packing precomputation redone in {:.1f} s",
+        changed.size(), old.shape().columns, ms_since(t0) / 1000);
+    db->server = std::move(server);
+    if (summary != nullptr) *summary = db->build;
+    std::lock_guard lock(mu_);
+    db_ = std::move(db);
+    return Status();
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto next, build(config_, records, std::move(artifact_version)));
   if (summary != nullptr) *summary = next->build;
   std::lock_guard lock(mu_);

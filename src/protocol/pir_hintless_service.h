@@ -30,6 +30,11 @@ struct HintlessPirConfig {
   bool allow_insecure = false;  // test-only parameter sets
   unsigned threads = 2;         // preprocessing and the parts of one answer
   std::size_t max_batch = 32;   // queries one PirQuery may carry
+  // Queries (not requests: each query of a batch is a pass over the database) per identity, or
+  // per address when anonymous, per minute, and burst (0: unlimited). The default lets a user
+  // fetch the top documents and probed lists of a search every second or so, and stops one
+  // caller from holding the provider's cores with back-to-back maximal batches.
+  RateLimit queries{1200, 128};
   // This process answers output block range `shard` of `shards` (PirInfo.shard_*): outputs
   // [shard rho / shards, (shard + 1) rho / shards), only their rows of D held; a coordinator
   // (server/pir_coordinator.h) joins the parts. At most rho shards.
@@ -46,7 +51,11 @@ class HintlessPirService : public PirBackend {
   v1::PirSetupResponse setup(const v1::PirSetupRequest& request,
                              const std::string& client_key) override;
   v1::PirStatusResponse status(const v1::PirStatusRequest& request) override;
-  v1::PirQueryResponse query(const v1::PirQueryRequest& request) override;
+  v1::PirQueryResponse query(const v1::PirQueryRequest& request) override {
+    return query_from(request, "local");
+  }
+  v1::PirQueryResponse query_from(const v1::PirQueryRequest& request,
+                                  const std::string& client_key) override;
   const RateLimit& setup_rate() const override { return no_setups_; }
   // A new database under `artifact_version`, preprocessed before it replaces the old one.
   Status rebuild(const PirRecords& records, std::string artifact_version,
@@ -60,7 +69,8 @@ class HintlessPirService : public PirBackend {
     std::string public_info;
     std::string build;
   };
-  explicit HintlessPirService(HintlessPirConfig config) : config_(std::move(config)) {}
+  explicit HintlessPirService(HintlessPirConfig config)
+      : config_(std::move(config)), query_limiter_(config_.queries) {}
   static Result<std::shared_ptr<const Database>> build(const HintlessPirConfig& config,
                                                        const PirRecords& records,
                                                        std::string version);
@@ -68,6 +78,7 @@ class HintlessPirService : public PirBackend {
 
   HintlessPirConfig config_;
   RateLimit no_setups_{0, 0};
+  RateLimiter query_limiter_;
   mutable std::mutex mu_;
   std::shared_ptr<const Database> db_;
 };

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include <algorithm>
+#include <limits>
 
 namespace privsearch::protocol {
 
@@ -28,23 +29,24 @@ RateLimiter::RateLimiter(RateLimit limit, std::size_t max_clients)
     : limit_{limit.per_minute, std::max(1.0, limit.burst)},
       max_clients_(std::max<std::size_t>(1, max_clients)) {}
 
-double RateLimiter::take(const std::string& client) {
+double RateLimiter::take(const std::string& client, double tokens) {
   const double now = std::chrono::duration<double>(
                          std::chrono::steady_clock::now().time_since_epoch())
                          .count();
-  return take_at(client, now);
+  return take_at(client, now, tokens);
 }
 
-double RateLimiter::take_at(const std::string& client, double now_s) {
+double RateLimiter::take_at(const std::string& client, double now_s, double tokens) {
   if (limit_.per_minute <= 0) return 0;
+  if (tokens > limit_.burst) return std::numeric_limits<double>::infinity();
   const double rate = limit_.per_minute / 60.0;  // tokens per second
   std::lock_guard lock(mu_);
   auto [it, fresh] = buckets_.try_emplace(client, Bucket{limit_.burst, now_s});
   Bucket& b = it->second;
   b.tokens = std::min(limit_.burst, b.tokens + (now_s - b.updated_s) * rate);
   b.updated_s = now_s;
-  if (b.tokens < 1.0) return (1.0 - b.tokens) / rate;
-  b.tokens -= 1.0;
+  if (b.tokens < tokens) return (tokens - b.tokens) / rate;
+  b.tokens -= tokens;
   if (fresh && buckets_.size() > max_clients_) {
     // Drop the buckets that have refilled completely: they are indistinguishable from new ones.
     std::erase_if(buckets_, [&](const auto& kv) {

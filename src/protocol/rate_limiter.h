@@ -30,10 +30,11 @@ struct RateLimit {
 class RateLimiter {
  public:
   explicit RateLimiter(RateLimit limit, std::size_t max_clients = 65536);
-  // Takes one token for `client`. Returns 0 when allowed, else the seconds until a token is back.
-  double take(const std::string& client);
+  // Takes `tokens` (default one) for `client`, all or none. Returns 0 when allowed, else the
+  // seconds until that many are back (a request above the burst is never allowed: infinity).
+  double take(const std::string& client, double tokens = 1.0);
   // The same at an explicit time (seconds on any monotonic clock), for tests.
-  double take_at(const std::string& client, double now_s);
+  double take_at(const std::string& client, double now_s, double tokens = 1.0);
 
  private:
   struct Bucket {

@@ -123,6 +123,7 @@ v1::PirInfo PirCoordinator::info() const {
         return out;
       }
       next += r.shard_outputs();
+      out.set_max_batch(std::min(out.max_batch(), r.max_batch()));  // every shard must accept it
     }
     out.clear_shard_first_output();
     out.clear_shard_outputs();
@@ -230,11 +231,34 @@ v1::PirQueryResponse PirCoordinator::query(const v1::PirQueryRequest& request) {
   return out;
 }
 
+namespace {
+// The output count in a hintless answer's header (magic, params id, outputs); 0 when short.
+std::uint32_t part_outputs(const std::string& part) {
+  if (part.size() < 12) return 0;
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(part[8 + i])) << (8 * i);
+  return v;
+}
+}  // namespace
+
 template <typename Replies>
 v1::PirQueryResponse PirCoordinator::join_hintless(const std::string& public_info,
                                                    const Replies& replies, double provider_ms) {
   v1::PirQueryResponse out;
   const int queries = replies[0].response.answers_size();
+  // The parts are joined in address order; each shard says which block its answers hold, so a
+  // shard restarted with another --pir-shard (or two swapped) fails whole instead of joining
+  // into a wrong record.
+  std::uint32_t expected_first = 0;
+  for (const auto& r : replies) {
+    if (r.response.shard_first_output() != expected_first || r.response.answers_size() == 0) {
+      *out.mutable_error() = protocol::make_error(
+          v1::INTERNAL, "a PIR shard's answer holds another output block than its place in "
+                        "--pir-shards (shards restarted or reordered)");
+      return out;
+    }
+    expected_first += part_outputs(r.response.answers(0));
+  }
   for (const auto& r : replies) {
     if (r.response.answers_size() != queries) {
       *out.mutable_error() =

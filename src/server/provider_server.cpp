@@ -227,7 +227,7 @@ class Service final : public v1::Provider::Service {
       *out->mutable_error() = not_this_callers_client();
     } else {
       const Workers::Slot worker(workers_);
-      *out = pir->query(*request);
+      *out = pir->query_from(*request, caller.rate_key());
     }
     log("PirQuery", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
         request->ByteSizeLong(), out->ByteSizeLong(), t0);

@@ -448,13 +448,26 @@ TEST(HintlessRoundTripTest, UpdatedRecordsAreServed) {
   const HintlessClient client = *HintlessClient::create(p, shape);
   records[5] = std::vector<std::uint8_t>(100, 0xab);
   records[199] = std::vector<std::uint8_t>{1, 2, 3};
+  // What SIGHUP does: find the changed columns by comparison, update a copy.
+  const auto columns = server->changed_columns(source(records));
+  EXPECT_EQ(columns, (std::vector<std::size_t>{shape.column_of(5), shape.column_of(199)}));
+  auto copied = server->copy();
+  ASSERT_TRUE(copied->update_columns({columns.begin(), columns.end()}, source(records)).ok());
+  EXPECT_TRUE(copied->changed_columns(source(records)).empty());
   const std::vector<std::size_t> changed = {5, 199};
   ASSERT_TRUE(server->update(changed, source(records)).ok());
+  // The hint updated over the changed columns equals one built from the new records: the same
+  // query gets the same response bytes from both.
+  auto fresh = *HintlessServer::create(p, shape, source(records));
   Prng prng = Prng::create();
   for (std::size_t index : {std::size_t{5}, std::size_t{199}, std::size_t{6}}) {
     auto [query, secret] = *client.make_query(index, prng);
     auto resp = server->answer(std::span<const HintlessQuery>(&query, 1));
     ASSERT_TRUE(resp.ok());
+    const auto rebuilt = fresh->answer(std::span<const HintlessQuery>(&query, 1));
+    EXPECT_EQ(encode_response(p, (*resp)[0]), encode_response(p, (*rebuilt)[0])) << index;
+    const auto from_copy = copied->answer(std::span<const HintlessQuery>(&query, 1));
+    EXPECT_EQ(encode_response(p, (*from_copy)[0]), encode_response(p, (*rebuilt)[0])) << index;
     std::vector<std::uint8_t> want = records[index];
     want.resize(100, 0);
     EXPECT_EQ(*client.decode(secret, (*resp)[0]), want);

@@ -117,6 +117,17 @@ Status HintlessDatabase::rewrite_column(std::size_t column, const RecordSource& 
   return Status();
 }
 
+bool HintlessDatabase::column_differs(std::size_t column, const RecordSource& record) const {
+  std::vector<std::uint8_t> col;
+  if (!assemble_column(column, record, col).ok()) return true;
+  std::vector<std::uint16_t> e(shape_.rows(params_));
+  bytes_to_entries(col, params_.p_bits, e);
+  for (std::size_t r = 0; r < rows_; ++r) {
+    if (entries_[r * columns() + column] != e[first_row() + r]) return true;
+  }
+  return false;
+}
+
 std::vector<std::uint8_t> HintlessDatabase::column_bytes(std::size_t column) const {
   std::vector<std::uint16_t> e(rows_);
   for (std::size_t r = 0; r < rows_; ++r) e[r] = entries_[r * columns() + column];

@@ -94,6 +94,9 @@ class HintlessDatabase {
   Status fill(const RecordSource& record);
   // Column c again from its records (an update). kOutOfRange as fill, or for c past the shape.
   Status rewrite_column(std::size_t column, const RecordSource& record);
+  // Whether `record` gives column c other held entries than it holds now (kOutOfRange-sized
+  // records count as different: rewrite_column then reports them).
+  bool column_differs(std::size_t column, const RecordSource& record) const;
   // The held rows of column c as bytes (the whole column when every output is held).
   std::vector<std::uint8_t> column_bytes(std::size_t column) const;
 

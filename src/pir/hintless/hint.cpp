@@ -51,14 +51,26 @@ void HintBuilder::leaf_a_part(const HintlessDatabase& db, std::size_t row, u64* 
   }
 }
 
-std::vector<u64> HintBuilder::leaf_a_parts(const HintlessDatabase& db, std::size_t output) const {
+void HintBuilder::add_block_delta(std::size_t k, std::span<const std::int32_t> delta, u64* leaf,
+                                  u64* scratch) const {
   const std::size_t d = ring_->d();
-  std::vector<u64> out(d * 2 * d);
-  std::vector<u64> scratch(2 * d);
-  for (std::size_t i = 0; i < d; ++i) {
-    leaf_a_part(db, output * d + i, out.data() + i * 2 * d, scratch.data());
+  for (int p = 0; p < 2; ++p) {
+    for (std::size_t i = 0; i < d; ++i)
+      scratch[p * d + i] = ring_->modulus(p).from_signed(delta[i]);
   }
-  return out;
+  ring_->forward(scratch);
+  std::vector<u64> term(d);
+  for (int p = 0; p < 2; ++p) {
+    const ring::Modulus& m = ring_->modulus(p);
+    const u64 w = m.mul(ring_->d_inverse(p), 1), w_shoup = m.shoup(w);
+    for (std::size_t i = 0; i < d; ++i) {
+      const u64 prod = HintlessRing::reduce(conj_a_[k][p * d + i] * scratch[p * d + i], m.value(),
+                                            ring_->ratio(p));
+      scratch[p * d + i] = m.mul_shoup(prod, w, w_shoup);
+    }
+    ring_->conjugation().apply(scratch + p * d, term.data());
+    for (std::size_t i = 0; i < d; ++i) leaf[p * d + i] = m.add(leaf[p * d + i], term[i]);
+  }
 }
 
 }  // namespace privsearch::pir::hintless

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "pir/hintless/database.h"
@@ -30,8 +32,11 @@ class HintBuilder {
 
   // The leaf a-part of row `row` of `db` into `out` (a Poly2, NTT form); scratch: 2d words.
   void leaf_a_part(const HintlessDatabase& db, std::size_t row, u64* out, u64* scratch) const;
-  // Rows [output d, (output + 1) d): d Poly2s, row-major.
-  std::vector<u64> leaf_a_parts(const HintlessDatabase& db, std::size_t output) const;
+  // An update of one row's entries in column block k (delta[i] = new - old entry of column
+  // k d + i, zero where nothing changed): adds its contribution to the leaf (the hint is linear
+  // in D), one NTT instead of the row's ceil(d0 / d). `leaf` a Poly2 in NTT form.
+  void add_block_delta(std::size_t k, std::span<const std::int32_t> delta, u64* leaf,
+                       u64* scratch) const;
 
  private:
   const HintlessRing* ring_;

@@ -165,11 +165,12 @@ Result<std::vector<std::uint8_t>> join_response_parts(
     std::span<const std::span<const std::uint8_t>> parts) {
   HintlessResponse joined;
   joined.params_id = params.id;
+  std::size_t total = 0;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     ByteReader r(parts[i]);
     std::uint32_t magic = 0, id = 0, outputs = 0;
     if (!r.get_u32(magic).ok() || !r.get_u32(id).ok() || !r.get_u32(outputs).ok() || outputs == 0 ||
-        joined.outputs + outputs > shape.outputs) {
+        total + outputs > shape.outputs) {
       return data_loss_error("hintless PIR part " + std::to_string(i) +
                              " does not fit the database's " + std::to_string(shape.outputs) +
                              " outputs");
@@ -178,10 +179,11 @@ Result<std::vector<std::uint8_t>> join_response_parts(
                                 decode_response_part(params, outputs, parts[i]));
     joined.a.insert(joined.a.end(), part.a.begin(), part.a.end());
     joined.b.insert(joined.b.end(), part.b.begin(), part.b.end());
-    joined.outputs += outputs;
+    total += outputs;
   }
-  if (joined.outputs != shape.outputs) {
-    return data_loss_error("hintless PIR parts hold " + std::to_string(joined.outputs) + " of " +
+  joined.outputs = static_cast<std::uint32_t>(total);
+  if (total != shape.outputs) {
+    return data_loss_error("hintless PIR parts hold " + std::to_string(total) + " of " +
                            std::to_string(shape.outputs) + " outputs");
   }
   return encode_response(params, joined);

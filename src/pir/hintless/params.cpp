@@ -69,7 +69,9 @@ Status check_hintless_params(const HintlessParams& p) {
                                   " is not a power of two >= 8");
   }
   for (std::uint64_t q : {p.q_a, p.q_b}) {
-    if (!ring::is_prime(q) || q % (2 * p.d) != 1 || q >= (std::uint64_t{1} << 28)) {
+    // 2^27 < q < 2^28: the kernels' 58-bit reduction (ring_context.h) needs both bounds.
+    if (!ring::is_prime(q) || q % (2 * p.d) != 1 || q >= (std::uint64_t{1} << 28) ||
+        q <= (std::uint64_t{1} << 27)) {
       return invalid_argument_error("hintless `" + name + "`: modulus " + std::to_string(q) +
                                     " is not a 28-bit prime = 1 mod 2d");
     }
@@ -79,11 +81,14 @@ Status check_hintless_params(const HintlessParams& p) {
         "hintless `" + name + "`: log2 q = " + std::to_string(p.log2_q()) +
         " is outside the HE standard's 128-bit row for d = " + std::to_string(p.d));
   }
-  if (p.gadget_digits * p.gadget_log_base < 56 || p.gadget_log_base > 20) {
-    return invalid_argument_error("hintless `" + name + "`: z^t does not cover q");
+  // 3 <= t <= 4: the packing's digit products sum 4q + t q^2 below 2^58 (kernels.h).
+  if (p.gadget_digits * p.gadget_log_base < 56 || p.gadget_log_base > 20 || p.gadget_digits < 3 ||
+      p.gadget_digits > 4) {
+    return invalid_argument_error("hintless `" + name + "`: z^t does not cover q within t <= 4");
   }
-  if (p.response_b_bits <= p.p_bits || p.response_b_bits >= 28 || p.p_bits < 1 || p.p_bits > 16) {
-    return invalid_argument_error("hintless `" + name + "`: need p < q~b < q~a");
+  // 14-bit entries: the VNNI pass reads them as int16, kMaxColumns assumes 14 bits.
+  if (p.response_b_bits <= p.p_bits || p.response_b_bits >= 28 || p.p_bits != 14) {
+    return invalid_argument_error("hintless `" + name + "`: need p = 2^14 < q~b < q~a");
   }
   return Status();
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 
@@ -43,33 +44,41 @@ Status HintlessServer::preprocess_all() {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t d = ring_.d(), outputs = db_.outputs();
   const HintBuilder hint(ring_, db_.columns());
+  leaves_.assign(outputs, {});
   precomp_.resize(outputs);
   output_a_.resize(outputs);
   for (std::size_t o = 0; o < outputs; ++o) {
     // The leaf a-parts of one block: rows split over the threads.
-    std::vector<u64> leaf_a(d * 2 * d);
+    leaves_[o].resize(d * 2 * d);
     PRIVSEARCH_RETURN_IF_ERROR(
         run_tasks(options_.threads, options_.threads, [&](std::size_t t, std::size_t) {
-          std::vector<u64> scratch(2 * d);
+          std::vector<u64> leaf(2 * d), scratch(2 * d);
           for (std::size_t i = t; i < d; i += options_.threads) {
-            hint.leaf_a_part(db_, db_.first_row() + o * d + i, leaf_a.data() + i * 2 * d,
-                             scratch.data());
+            hint.leaf_a_part(db_, db_.first_row() + o * d + i, leaf.data(), scratch.data());
+            std::copy(leaf.begin(), leaf.end(), leaves_[o].begin() + i * 2 * d);
           }
           return Status();
         }));
-    precomp_[o] = PackPrecomp::build(ring_, leaf_a, key_a_);
-    std::vector<u64> a = precomp_[o].output_a();
-    ring_.inverse(a.data());
-    output_a_[o].resize(d);
-    switch_a_part(ring_, a.data(), output_a_[o].data());
+    build_output(o);
     if (options_.progress) options_.progress(o + 1, outputs);
   }
   preprocess_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Status();
 }
 
+void HintlessServer::build_output(std::size_t o) {
+  const std::size_t d = ring_.d();
+  const std::vector<u64> leaf_a(leaves_[o].begin(), leaves_[o].end());
+  precomp_[o] = PackPrecomp::build(ring_, leaf_a, key_a_);
+  std::vector<u64> a = precomp_[o].output_a();
+  ring_.inverse(a.data());
+  output_a_[o].resize(d);
+  switch_a_part(ring_, a.data(), output_a_[o].data());
+}
+
 std::size_t HintlessServer::memory_bytes() const {
   std::size_t bytes = db_.entries().size() * sizeof(std::uint16_t);
+  for (const auto& l : leaves_) bytes += l.size() * sizeof(u32);
   for (const auto& p : precomp_) bytes += p.memory_bytes();
   return bytes;
 }
@@ -170,8 +179,49 @@ Status HintlessServer::update(std::span<const std::size_t> changed, const Record
     }
     columns.insert(shape().column_of(i));
   }
-  for (std::size_t c : columns) PRIVSEARCH_RETURN_IF_ERROR(db_.rewrite_column(c, records));
-  return preprocess_all();
+  return update_columns(columns, records);
+}
+
+std::vector<std::size_t> HintlessServer::changed_columns(const RecordSource& records) const {
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < db_.columns(); ++c) {
+    if (db_.column_differs(c, records)) out.push_back(c);
+  }
+  return out;
+}
+
+Status HintlessServer::update_columns(const std::set<std::size_t>& columns,
+                                      const RecordSource& records) {
+  if (columns.empty()) return Status();
+  const auto start = std::chrono::steady_clock::now();
+  // delta[row][c - k d] per changed column block k: new minus old entries.
+  const std::size_t d = ring_.d(), rows = db_.rows();
+  std::map<std::size_t, std::vector<std::int32_t>> deltas;  // block -> rows x d
+  for (std::size_t c : columns) {
+    auto& delta = deltas[c / d];
+    if (delta.empty()) delta.assign(rows * d, 0);
+    for (std::size_t r = 0; r < rows; ++r) delta[r * d + c % d] -= db_.row(db_.first_row() + r)[c];
+    PRIVSEARCH_RETURN_IF_ERROR(db_.rewrite_column(c, records));
+    for (std::size_t r = 0; r < rows; ++r) delta[r * d + c % d] += db_.row(db_.first_row() + r)[c];
+  }
+  const HintBuilder hint(ring_, db_.columns());
+  PRIVSEARCH_RETURN_IF_ERROR(
+      run_tasks(options_.threads, options_.threads, [&](std::size_t t, std::size_t) {
+        std::vector<u64> leaf(2 * d), scratch(2 * d);
+        for (std::size_t r = t; r < rows; r += options_.threads) {
+          u32* kept = leaves_[r / d].data() + (r % d) * 2 * d;
+          std::copy(kept, kept + 2 * d, leaf.begin());
+          for (const auto& [k, delta] : deltas) {
+            hint.add_block_delta(k, std::span(delta).subspan(r * d, d), leaf.data(),
+                                 scratch.data());
+          }
+          for (std::size_t i = 0; i < 2 * d; ++i) kept[i] = static_cast<u32>(leaf[i]);
+        }
+        return Status();
+      }));
+  for (std::size_t o = 0; o < db_.outputs(); ++o) build_output(o);
+  update_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Status();
 }
 
 }  // namespace privsearch::pir::hintless

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -49,7 +50,8 @@ class HintlessServer {
   const HintlessShape& shape() const { return db_.shape(); }
   const HintlessDatabase& database() const { return db_; }
   double preprocess_seconds() const { return preprocess_s_; }
-  // The database matrix plus the packing precomputation.
+  double last_update_seconds() const { return update_s_; }
+  // The database matrix, the kept hint rows and the packing precomputation.
   std::size_t memory_bytes() const;
 
   // One response per query, in order, holding this server's outputs (all of them, or a shard's
@@ -61,25 +63,40 @@ class HintlessServer {
   std::vector<u64> first_layer(const HintlessQuery& query) const;
   const PackPrecomp& precomp(std::size_t output) const { return precomp_[output]; }
 
-  // Rewrites the columns of the changed records and redoes the preprocessing of the held
-  // outputs: every column reaches every row block, so the hint of every block changes (the
-  // packing precomputation depends on all of a block's rows). Not concurrent with answer().
+  // Rewrites the columns of the changed records, updates the kept hint rows over the changed
+  // columns only (one NTT per row and changed column block instead of ceil(d0 / d): the hint is
+  // linear in D), and redoes the packing precomputation of the held outputs (it depends on all
+  // of a block's rows, non-linearly through the gadget digits). Not concurrent with answer().
   Status update(std::span<const std::size_t> changed, const RecordSource& records);
+  // The same for whole columns (update_columns) after finding which columns `records` changes
+  // (changed_columns: each column assembled again and compared with the held rows).
+  std::vector<std::size_t> changed_columns(const RecordSource& records) const;
+  Status update_columns(const std::set<std::size_t>& columns, const RecordSource& records);
+  // A deep copy (a new version is updated on the copy while this one keeps answering).
+  std::unique_ptr<HintlessServer> copy() const {
+    return std::unique_ptr<HintlessServer>(new HintlessServer(*this));
+  }
 
  private:
   HintlessServer(HintlessRing ring, HintlessDatabase db, HintlessServerOptions options)
       : ring_(std::move(ring)), db_(std::move(db)), options_(std::move(options)) {}
+  HintlessServer(const HintlessServer&) = default;
   Status preprocess_all();
+  // The packing precomputation and switched a-part of held output o from its kept leaves.
+  void build_output(std::size_t o);
   // ans for K queries: K x held outputs Poly2-halves laid out [query][output][prime][d].
   std::vector<u64> first_layer_batch(std::span<const HintlessQuery> queries) const;
 
   HintlessRing ring_;
   HintlessDatabase db_;
   HintlessServerOptions options_;
-  std::vector<u64> key_a_;                  // CRS key a-rows
+  std::vector<u64> key_a_;  // CRS key a-rows
+  // The embedded hint rows (hint.h) per held output, d Poly2s in NTT form as u32 (32 MiB per
+  // output at d = 2048), kept so that an update recomputes only the changed columns' part.
+  std::vector<std::vector<u32>> leaves_;
   std::vector<PackPrecomp> precomp_;        // per held output (local index)
   std::vector<std::vector<u32>> output_a_;  // switched a-part per held output
-  double preprocess_s_ = 0;
+  double preprocess_s_ = 0, update_s_ = 0;
 };
 
 }  // namespace privsearch::pir::hintless

@@ -136,7 +136,8 @@ Result<std::vector<std::uint8_t>> HintlessClient::decode(const HintlessSecret& s
                            " outputs, the database " + std::to_string(outputs));
   }
   const ring::Modulus& m = ring_.modulus(0);
-  std::vector<std::uint16_t> entries(outputs * d);
+  // The decoded column holds the record and its neighbours: wiped buffers (SecureVector).
+  SecureVector<std::uint16_t> entries(outputs * d);
   SecureVector<u64> prod(d);
   for (std::size_t o = 0; o < outputs; ++o) {
     for (std::size_t i = 0; i < d; ++i) prod[i] = response.a[o * d + i];
@@ -147,10 +148,10 @@ Result<std::vector<std::uint8_t>> HintlessClient::decode(const HintlessSecret& s
       entries[o * d + i] = decode_entry(params(), response.b[o * d + i], prod[i]);
     }
   }
-  std::vector<std::uint8_t> column(shape_.column_bytes(params()));
-  entries_to_bytes(entries, params().p_bits, column);
+  SecureVector<std::uint8_t> column(shape_.column_bytes(params()));
+  entries_to_bytes(entries.span(), params().p_bits, column.span());
   const std::size_t at = shape_.offset_of(secret.record());
-  return std::vector<std::uint8_t>(column.begin() + at, column.begin() + at + shape_.record_bytes);
+  return std::vector<std::uint8_t>(column.data() + at, column.data() + at + shape_.record_bytes);
 }
 
 }  // namespace privsearch::pir::hintless

@@ -29,8 +29,15 @@ namespace privsearch::pir::hintless {
 
 class HintlessSecret {
  public:
-  HintlessSecret(HintlessSecret&&) noexcept = default;
-  HintlessSecret& operator=(HintlessSecret&&) noexcept = default;
+  // The record index is secret too: a moved-from or destroyed secret holds none.
+  HintlessSecret(HintlessSecret&& o) noexcept
+      : s_ntt_a_(std::move(o.s_ntt_a_)), record_(std::exchange(o.record_, 0)) {}
+  HintlessSecret& operator=(HintlessSecret&& o) noexcept {
+    s_ntt_a_ = std::move(o.s_ntt_a_);
+    record_ = std::exchange(o.record_, 0);
+    return *this;
+  }
+  ~HintlessSecret() { secure_zero(&record_, sizeof(record_)); }
   HintlessSecret(const HintlessSecret&) = delete;
   HintlessSecret& operator=(const HintlessSecret&) = delete;
   // s mod q_a in NTT form (all decoding needs), and the record the query asked for.
