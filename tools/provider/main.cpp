@@ -170,6 +170,15 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
                  "--pir-max-clients, --pir-setups-per-minute, --pir-idle-expiry-s and "
                  "--pir-shard(s) options are ZipPIR's")
       ->check(CLI::IsMember({"hintless", "zippir"}));
+  app.add_option("--pir-queries-per-minute", s.hintless.queries.per_minute,
+                 "Hintless: PIR queries (each a pass over the database; a batch counts each) per "
+                 "identity, or per address when anonymous, per minute (default 1200, burst 128; "
+                 "0: unlimited)")
+      ->check(CLI::Range(0.0, 1e7));
+  app.add_option("--pir-queries-burst", s.hintless.queries.burst,
+                 "Hintless: the most queries a caller may send at once (default 128; at least "
+                 "--pir-max-batch)")
+      ->check(CLI::Range(1.0, 1e6));
   app.add_option("--pir-max-batch", s.hintless.max_batch,
                  "Hintless: queries one PirQuery may carry (default 32: a search's top documents "
                  "or its probed lists in one database pass)")
