@@ -181,6 +181,12 @@ void add_options(CLI::App* cmd, Args& a) {
                   "e2e: also fetch this many payloads per round privately, as one search's top "
                   "documents (hintless: one batch; default 0)")
       ->check(CLI::Range(0, 64));
+  cmd->add_flag("--access-private", a.e2e.access_private,
+                "e2e: fully private rounds (access-private scoring, then --fetch documents by PIR) "
+                "on an index with the scoring database (built once into its own cache entry)");
+  cmd->add_option("--e2e-private-dim", a.e2e.private_dim,
+                  "e2e --access-private: coordinates of the scoring matrix (default 192)")
+      ->check(CLI::Range(16, 2048));
   cmd->add_option("--e2e-pir-backend", a.e2e.pir_backend,
                   "e2e: the provider's --pir-backend for --fetch (default: its default, hintless)")
       ->check(CLI::IsMember({"hintless", "zippir"}));
@@ -288,7 +294,7 @@ Command add_bench_command(CLI::App& parent) {
          "suite", a->suite,
          "Suite: ckks (CKKS core per preset), rerank (kernels), pq (index build and "
          "candidate scan), e2e (private search end to end, provider process over TLS on "
-         "loopback), pir (ZipPIR online/offline/client costs), compress (LWE compression "
+         "loopback), pir (the PIR backends side by side: hintless and ZipPIR online, offline, preprocessing, client costs, sizes), compress (LWE compression "
          "with Paillier), systems (closed-loop saturation, key epochs, vector-return "
          "baselines against a provider process), abuse (provider memory and legitimate "
          "latency under hostile clients), cluster (replicas behind HAProxy sharing state in Redis: "

@@ -147,6 +147,61 @@ class E2eBench {
     return f;
   }
 
+  // Fully private rounds: an access-private search (the provider sees neither candidates nor
+  // clusters), then its top `fetch` documents in one PIR batch. Per round: the time of both,
+  // the provider process's CPU, the bytes both ways, and whether the source document of the
+  // noisy query is in the top 10 (hit10).
+  Result<E2ePrivateFigures> fully_private() {
+    Progress("bench e2e: ")(fmt::format("{} fully private rounds (access-private + fetch {})",
+                                        o_.queries, o_.fetch));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir_, provider_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, false));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
+                                index::PayloadStore::open(index_dir_ / man.find("payloads")->file));
+    std::unique_ptr<client::PayloadFetcher> fetcher;
+    if (o_.fetch > 0) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(fetcher, client::PayloadFetcher::create(
+                                               sc->transport(), sc->artifact_version(), {}));
+    }
+    client::PrivateSearchOptions po;
+    po.candidates = o_.k;
+    E2ePrivateFigures f;
+    f.backend = fetcher ? (fetcher->hintless() ? "hintless" : "zippir") : "none";
+    double cpu0 = 0;
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < 3 + o_.queries; ++i) {
+      if (i == 3) cpu0 = process_cpu_seconds(provider_.pid());  // after 3 warm-up rounds
+      const std::uint64_t source = pick_.uniform_below(o_.docs);
+      const auto t0 = Clock::now();
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r,
+                                  sc->search_private_vector(gen_.vector(source, 0.6), po));
+      const double search_ms = ms_since(t0);
+      std::vector<std::uint64_t> docs;
+      for (std::size_t h = 0; h < std::min(o_.fetch, r.hits.size()); ++h) docs.push_back(r.hits[h].doc);
+      client::FetchTiming ft;
+      if (fetcher && !docs.empty()) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(const auto texts, fetcher->fetch_many(docs, &ft));
+        for (std::size_t h = 0; h < docs.size(); ++h) {
+          const auto want = payloads.text(docs[h]);
+          if (!want.ok() || *want != texts[h]) ++f.wrong_payloads;
+        }
+      }
+      if (i < 3) continue;
+      f.search_ms.push_back(search_ms);
+      f.fetch_ms.push_back(ms_since(t0) - search_ms);
+      f.online_ms.push_back(ms_since(t0));
+      bytes += r.timing.request_bytes + r.timing.response_bytes + ft.query_bytes + ft.response_bytes;
+      for (std::size_t h = 0; h < std::min<std::size_t>(10, r.hits.size()); ++h) {
+        if (r.hits[h].doc == source) ++f.hits10;
+      }
+      ++f.rounds;
+    }
+    f.provider_core_s_per_search =
+        (process_cpu_seconds(provider_.pid()) - cpu0) / static_cast<double>(std::max<std::size_t>(1, f.rounds));
+    f.client_bytes_per_search = bytes / std::max<std::size_t>(1, f.rounds);
+    return f;
+  }
+
  private:
   const E2eBenchOptions& o_;
   const Synthetic& gen_;
@@ -166,7 +221,8 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   const Synthetic gen(o.input_dim);
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto index_dir,
-      ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
+      ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen,
+                             o.access_private ? o.private_dim : 0));
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
   // The throughput clients share one address and upload their keys at once: no per-client
   // upload rate or concurrency limit here.
@@ -187,6 +243,10 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   E2eBenchResult out;
   out.machine = machine_description();
   out.options = o;
+  if (o.access_private) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.fully_private, bench.fully_private());
+    return out;
+  }
   PRIVSEARCH_RETURN_IF_ERROR(bench.latencies(out));
   for (const int clients : {1, 2, 4}) {
     PRIVSEARCH_ASSIGN_OR_RETURN(out.throughput[clients], bench.throughput(clients));
@@ -255,6 +315,21 @@ nlohmann::json E2eBenchResult::to_json() const {
     j["pir_db_bytes"] = f.pir_db_bytes;
     j["offline_s_per_query"] = {
         {"wall", f.offline_wall_s}, {"cpu_s", f.offline_cpu_s}, {"threads_per_hint", 1}};
+  }
+  if (fully_private) {
+    const auto& f = *fully_private;
+    j["mode"] = "fully private: access-private scoring, then the top documents by PIR";
+    j["private_dim"] = o.private_dim;
+    j["fetch"] = o.fetch;
+    j["fetch_backend"] = f.backend;
+    j["rounds"] = f.rounds;
+    j["online_ms"] = latency_summary(f.online_ms);
+    j["search_ms"] = latency_summary(f.search_ms);
+    j["fetch_ms"] = latency_summary(f.fetch_ms);
+    j["provider_core_s_per_search"] = f.provider_core_s_per_search;
+    j["client_bytes_per_search"] = f.client_bytes_per_search;
+    j["hit10"] = f.rounds == 0 ? 0.0 : static_cast<double>(f.hits10) / static_cast<double>(f.rounds);
+    j["fetch_wrong_payloads"] = f.wrong_payloads;
   }
   j["failures"] = failures;
   j["note"] =

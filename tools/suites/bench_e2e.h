@@ -28,6 +28,11 @@ struct E2eBenchOptions {
                             // (hintless: one batch; 0: none)
   std::size_t fetches = 5;  // timed fetch rounds
   std::string pir_backend;  // the provider's --pir-backend (empty: its default, hintless)
+  // Fully private rounds: access-private scoring (no candidate id leaves the client), then the
+  // top `fetch` documents by PIR, on an index built with the scoring database (private_dim
+  // coordinates; its own cache entry). Replaces the candidate-mode timings and throughput.
+  bool access_private = false;
+  std::uint32_t private_dim = 192;
 };
 
 // Where the time of a search goes, per timed single-client query (milliseconds).
@@ -51,6 +56,14 @@ struct E2eFetchFigures {
   double offline_wall_s = 0, offline_cpu_s = 0;
 };
 
+// Fully private rounds (E2eBenchOptions::access_private): search and fetch together.
+struct E2ePrivateFigures {
+  std::vector<double> online_ms, search_ms, fetch_ms;
+  double provider_core_s_per_search = 0;  // scoring and the fetch, the provider process's CPU
+  std::size_t client_bytes_per_search = 0, hits10 = 0, rounds = 0, wrong_payloads = 0;
+  std::string backend;
+};
+
 struct E2eBenchResult {
   nlohmann::json machine;
   E2eBenchOptions options;
@@ -60,6 +73,7 @@ struct E2eBenchResult {
   double first_result_ms = 0;
   std::map<int, E2eThroughput> throughput;  // clients -> figures
   std::optional<E2eFetchFigures> fetch;
+  std::optional<E2ePrivateFigures> fully_private;
   std::size_t failures = 0;
   nlohmann::json to_json() const;
 };
