@@ -184,6 +184,9 @@ void add_options(CLI::App* cmd, Args& a) {
   cmd->add_flag("--access-private", a.e2e.access_private,
                 "e2e: fully private rounds (access-private scoring, then --fetch documents by PIR) "
                 "on an index with the scoring database (built once into its own cache entry)");
+  cmd->add_flag("--private-lists", a.e2e.ivf_private_lists,
+                "e2e: cold searches on the IVF index (built once into its own cache entry) with the "
+                "probed lists fetched by PIR (provider --pir-lists), then --fetch documents");
   cmd->add_option("--e2e-private-dim", a.e2e.private_dim,
                   "e2e --access-private: coordinates of the scoring matrix (default 192)")
       ->check(CLI::Range(16, 2048));

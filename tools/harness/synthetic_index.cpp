@@ -14,14 +14,15 @@ Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path
                                                      std::size_t docs, std::size_t input_dim,
                                                      std::size_t dim, std::size_t pq_m,
                                                      const Synthetic& gen,
-                                                     std::uint32_t private_dim) {
+                                                     std::uint32_t private_dim, bool ivf) {
   struct {
     std::filesystem::path cache;
     std::size_t docs, input_dim, dim, pq_m;
   } o{cache, docs, input_dim, dim, pq_m};
   const auto dir =
       o.cache / (fmt::format("synthetic-{}-{}-{}-m{}", o.docs, o.input_dim, o.dim, o.pq_m) +
-                 (private_dim > 0 ? fmt::format("-private{}", private_dim) : std::string()));
+                 (private_dim > 0 ? fmt::format("-private{}", private_dim) : std::string()) +
+                 (ivf ? "-ivf" : ""));
   const auto index_dir = dir / "index";
   if (std::filesystem::exists(index_dir / "manifest.json")) return index_dir;
   std::filesystem::create_directories(dir);
@@ -50,6 +51,7 @@ Result<std::filesystem::path> ensure_synthetic_index(const std::filesystem::path
   b.dim = o.dim;
   b.pq_m = o.pq_m;
   b.record_bytes = 64;
+  b.ivf = ivf;
   if (private_dim > 0) {
     scoring::ScoringBuildOptions so;
     so.dim = private_dim;

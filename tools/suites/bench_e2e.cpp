@@ -154,7 +154,7 @@ class E2eBench {
   Result<E2ePrivateFigures> fully_private() {
     Progress("bench e2e: ")(fmt::format("{} fully private rounds (access-private + fetch {})",
                                         o_.queries, o_.fetch));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir_, provider_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, open_client());
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, false));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
                                 index::PayloadStore::open(index_dir_ / man.find("payloads")->file));
@@ -172,9 +172,11 @@ class E2eBench {
     for (std::size_t i = 0; i < 3 + o_.queries; ++i) {
       if (i == 3) cpu0 = process_cpu_seconds(provider_.pid());  // after 3 warm-up rounds
       const std::uint64_t source = pick_.uniform_below(o_.docs);
+      if (o_.ivf_private_lists) {  // cold: a new client, no list cached
+        PRIVSEARCH_ASSIGN_OR_RETURN(sc, open_client());
+      }
       const auto t0 = Clock::now();
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r,
-                                  sc->search_private_vector(gen_.vector(source, 0.6), po));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, search_once(*sc, gen_.vector(source, 0.6), po));
       const double search_ms = ms_since(t0);
       std::vector<std::uint64_t> docs;
       for (std::size_t h = 0; h < std::min(o_.fetch, r.hits.size()); ++h) docs.push_back(r.hits[h].doc);
@@ -190,7 +192,8 @@ class E2eBench {
       f.search_ms.push_back(search_ms);
       f.fetch_ms.push_back(ms_since(t0) - search_ms);
       f.online_ms.push_back(ms_since(t0));
-      bytes += r.timing.request_bytes + r.timing.response_bytes + ft.query_bytes + ft.response_bytes;
+      bytes += r.timing.request_bytes + r.timing.response_bytes + r.timing.list_pir_bytes +
+               ft.query_bytes + ft.response_bytes;
       for (std::size_t h = 0; h < std::min<std::size_t>(10, r.hits.size()); ++h) {
         if (r.hits[h].doc == source) ++f.hits10;
       }
@@ -203,6 +206,25 @@ class E2eBench {
   }
 
  private:
+  // A search client for the fully private rounds (IVF with private lists when asked).
+  Result<std::unique_ptr<client::SearchClient>> open_client() {
+    if (!o_.ivf_private_lists) return connect_search_client(index_dir_, provider_);
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto transport,
+                                client::ProviderClient::connect(provider_.connect_options()));
+    client::OpenOptions oo;
+    oo.candidates = client::CandidateIndex::kIvf;
+    oo.disk_cache = false;
+    oo.private_lists = true;
+    return client::SearchClient::open(index_dir_, std::move(transport), oo);
+  }
+  Result<client::SearchResult> search_once(client::SearchClient& sc, const std::vector<float>& q,
+                                           const client::PrivateSearchOptions& po) {
+    if (o_.access_private) return sc.search_private_vector(q, po);
+    client::SearchOptions so;
+    so.candidates = o_.k;
+    return sc.search_vector(q, so);
+  }
+
   const E2eBenchOptions& o_;
   const Synthetic& gen_;
   std::filesystem::path index_dir_;
@@ -222,13 +244,14 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto index_dir,
       ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen,
-                             o.access_private ? o.private_dim : 0));
+                             o.access_private ? o.private_dim : 0, o.ivf_private_lists));
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
   // The throughput clients share one address and upload their keys at once: no per-client
   // upload rate or concurrency limit here.
   std::vector<std::string> args = {"--max-candidates", maxk, "--key-uploads-per-minute", "0",
                                    "--max-concurrent-per-client", "0"};
-  if (o.fetch == 0) {
+  if (o.ivf_private_lists) args.push_back("--pir-lists");
+  if (o.fetch == 0 && !o.ivf_private_lists) {
     args.push_back("--no-pir");
   } else {
     for (const char* a : {"--pir-offline-threads", "2", "--pir-ready", "2"}) args.push_back(a);
@@ -243,7 +266,7 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   E2eBenchResult out;
   out.machine = machine_description();
   out.options = o;
-  if (o.access_private) {
+  if (o.access_private || o.ivf_private_lists) {
     PRIVSEARCH_ASSIGN_OR_RETURN(out.fully_private, bench.fully_private());
     return out;
   }
@@ -318,7 +341,10 @@ nlohmann::json E2eBenchResult::to_json() const {
   }
   if (fully_private) {
     const auto& f = *fully_private;
-    j["mode"] = "fully private: access-private scoring, then the top documents by PIR";
+    j["mode"] = o.access_private
+                    ? "fully private: access-private scoring, then the top documents by PIR"
+                    : "IVF lists by PIR (cold, a new client per search), candidate-mode rerank, "
+                      "then the top documents by PIR";
     j["private_dim"] = o.private_dim;
     j["fetch"] = o.fetch;
     j["fetch_backend"] = f.backend;

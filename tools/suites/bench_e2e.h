@@ -33,6 +33,10 @@ struct E2eBenchOptions {
   // coordinates; its own cache entry). Replaces the candidate-mode timings and throughput.
   bool access_private = false;
   std::uint32_t private_dim = 192;
+  // Cold searches on the IVF index with the probed lists fetched by PIR (`--candidate-index ivf
+  // --private-lists`, provider `--pir-lists`), then the top `fetch` documents: a new client per
+  // round, so no list is cached. Replaces the candidate-mode timings and throughput.
+  bool ivf_private_lists = false;
 };
 
 // Where the time of a search goes, per timed single-client query (milliseconds).
