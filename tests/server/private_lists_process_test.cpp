@@ -22,6 +22,7 @@
 #include "index/ivf.h"
 #include "index/manifest_signature.h"
 #include "testing/test_util.h"
+#include "server/process_test_util.h"
 #include "testing/tiny_collection.h"
 
 namespace privsearch {
@@ -29,37 +30,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::size_t count_in(const fs::path& file, const std::string& needle) {
-  const auto bytes = *index::read_file_bytes(file);
-  const std::string text(bytes.begin(), bytes.end());
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
+using testing::count_in;
+using testing::ivf_index;
 
 std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
                                               std::vector<std::string> args) {
-  tools::ProviderLaunch launch;
-  launch.binary = PRIVSEARCH_PROVIDER_BIN;
-  launch.index_dir = index;
-  launch.work_dir = c.dir;
-  launch.extra_args = {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"};
-  launch.extra_args.insert(launch.extra_args.end(), args.begin(), args.end());
-  launch.start_timeout = std::chrono::seconds(60);
-  launch.log_file = c.dir / "provider.log";
-  launch.quiet = false;  // the request log: which RPCs the provider saw
-  auto started = tools::SpawnedProvider::start(launch);
-  EXPECT_TRUE(started.ok()) << started.status().to_string();
-  return started.ok() ? std::move(started).value() : nullptr;
-}
-
-// The tiny collection's index with 8 IVF lists (and the flat artifact).
-index::BuildOptions ivf_index(const testing::Collection& c) {
-  auto o = testing::tiny_index_options(c, 128);
-  o.ivf = true;
-  o.ivf_lists = 8;
-  EXPECT_TRUE(index::build_index(o, nullptr).ok());
-  return o;
+  return testing::spawn_logged(c, index, {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"}, args);
 }
 
 TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {

@@ -40,6 +40,8 @@ TimingStats time_runs(std::size_t warmup, std::size_t runs, Fn&& fn) {
 std::uint64_t process_rss_bytes(int pid);
 // User + system CPU seconds a process has used (/proc/<pid>/stat); 0 when unreadable.
 double process_cpu_seconds(int pid);
+// The same for this process (getrusage, microsecond resolution).
+double own_cpu_seconds();
 
 // Adds `name` (median) and `name_p95` to a JSON object, in the unit the name ends with.
 void put_timing(nlohmann::json& out, const std::string& name, const TimingStats& s,

@@ -18,12 +18,6 @@ namespace privsearch::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
 const Progress progress("bench pir: ");
 
 Result<PirOnlineFigures> time_online(pir::ZipPirServer& server,
@@ -161,10 +155,10 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
 
   progress("offline hint for one query (all cores)");
   t0 = Clock::now();
-  const double cpu0 = cpu_seconds();
+  const double cpu0 = own_cpu_seconds();
   PRIVSEARCH_RETURN_IF_ERROR(server->precompute(id, 0, 1, threads));
   p.offline_wall = seconds_since(t0);
-  p.offline_cpu = cpu_seconds() - cpu0;
+  p.offline_cpu = own_cpu_seconds() - cpu0;
 
   progress("client offsets (n Paillier decryptions) and query");
   t0 = Clock::now();

@@ -17,13 +17,6 @@ namespace {
 using namespace privsearch::pir::hintless;
 using Clock = std::chrono::steady_clock;
 
-double process_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
 const Progress progress("bench pir (hintless): ");
 
 // Record i: record_bytes pseudorandom bytes of its own stream, so the check needs no copy.
@@ -57,7 +50,7 @@ Result<ServerTiming> time_answers(const HintlessServer& server,
                                   std::size_t runs) {
   ServerTiming t;
   Status failure;
-  const double cpu0 = process_cpu_seconds();
+  const double cpu0 = own_cpu_seconds();
   t.wall = time_runs(1, runs, [&] {
     std::vector<HintlessQuery> decoded;
     for (const auto& q : queries) {
@@ -76,7 +69,7 @@ Result<ServerTiming> time_answers(const HintlessServer& server,
     t.response = encode_response(server.params(), (*r)[0]);
   });
   PRIVSEARCH_RETURN_IF_ERROR(failure);
-  t.cpu_s_per_answer = (process_cpu_seconds() - cpu0) / static_cast<double>(runs + 1);
+  t.cpu_s_per_answer = (own_cpu_seconds() - cpu0) / static_cast<double>(runs + 1);
   return t;
 }
 
@@ -108,10 +101,10 @@ Result<nlohmann::json> run_hintless_pir_bench(const HintlessBenchOptions& o) {
   so.progress = [](std::size_t done, std::size_t all) {
     progress(fmt::format("preprocessed output {} of {}", done, all));
   };
-  const double cpu0 = process_cpu_seconds();
+  const double cpu0 = own_cpu_seconds();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto server,
                               HintlessServer::create(params, shape, std::ref(source), so));
-  const double preprocess_cpu = process_cpu_seconds() - cpu0;
+  const double preprocess_cpu = own_cpu_seconds() - cpu0;
 
   // A new client: from the public parameters to its record.
   const std::size_t probe = records / 3;
