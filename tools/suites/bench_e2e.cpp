@@ -152,16 +152,21 @@ class E2eBench {
   // the provider process's CPU, the bytes both ways, and whether the source document of the
   // noisy query is in the top 10 (hit10).
   Result<E2ePrivateFigures> fully_private() {
-    Progress("bench e2e: ")(fmt::format("{} fully private rounds (access-private + fetch {})",
-                                        o_.queries, o_.fetch));
+    Progress("bench e2e: ")(fmt::format("{} rounds ({} + fetch {})", o_.queries,
+                                        o_.access_private ? "access-private" : "lists by PIR, cold",
+                                        o_.fetch));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, open_client());
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, false));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
                                 index::PayloadStore::open(index_dir_ / man.find("payloads")->file));
+    // The fetcher's own connection: the search client is replaced every round in the cold IVF
+    // mode, and a PayloadFetcher holds its transport by reference.
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto fetch_transport,
+                                client::ProviderClient::connect(provider_.connect_options()));
     std::unique_ptr<client::PayloadFetcher> fetcher;
     if (o_.fetch > 0) {
       PRIVSEARCH_ASSIGN_OR_RETURN(fetcher, client::PayloadFetcher::create(
-                                               sc->transport(), sc->artifact_version(), {}));
+                                               *fetch_transport, sc->artifact_version(), {}));
     }
     client::PrivateSearchOptions po;
     po.candidates = o_.k;
