@@ -42,6 +42,47 @@ struct Args {
   std::string scale_store_dtype = "float16";
 };
 
+// The suites over synthetic or dataset indexes at scale: private, ivf, scale (their options
+// taken from the shared --docs, --candidates and --queries).
+Result<nlohmann::json> run_scale_suite(Args& a) {
+  if (a.suite == "private") {
+    a.private_search.docs = a.e2e.docs;
+    a.private_search.k = a.e2e.k;
+    if (a.queries) a.private_search.queries = *a.queries;
+    return run_private_bench(a.private_search);
+  }
+  if (a.suite == "ivf") {
+    a.ivf.docs = a.e2e.docs;
+    a.ivf.k = a.e2e.k;
+    a.ivf.dataset = a.private_search.dataset;
+    if (a.queries) a.ivf.queries = *a.queries;
+    return run_ivf_bench(a.ivf);
+  }
+  a.scale.docs = a.e2e.docs;  // scale
+  a.scale.k = a.e2e.k;
+  if (a.queries) a.scale.queries = *a.queries;
+  if (a.ivf.lists != 0) a.scale.lists = a.ivf.lists;
+  if (a.ivf.route_dim != 0) a.scale.route_dim = a.ivf.route_dim;
+  a.scale.spill = a.ivf.spill;
+  a.scale.warm_cache_mb = a.ivf.warm_cache_mb;
+  a.scale.store_dtype = a.scale_store_dtype == "float32" ? index::StoreDtype::kFloat32
+                                                         : index::StoreDtype::kFloat16;
+  return run_scale_bench(a.scale);
+}
+
+// bench pir: both backends side by side, or ZipPIR's own figures (--backend zippir, --shards,
+// --passes-only).
+Result<nlohmann::json> run_pir_suite(Args& a) {
+  if (a.runs != 0) a.pir.runs = a.runs;
+  const bool zippir_only = a.pir_backends == std::vector<std::string>{"zippir"};
+  if (zippir_only || !a.pir.shards.empty() || a.pir.passes_only) {  // ZipPIR's own figures
+    a.pir.record_bytes = a.pir_record_bytes.front();
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
+    return r.to_json();
+  }
+  return run_pir_backends(a.pir, a.pir_backends, a.pir_record_bytes);
+}
+
 Result<nlohmann::json> run_suite(Args& a) {
   if (a.suite == "ckks") {
     if (a.runs != 0) {
@@ -84,41 +125,8 @@ Result<nlohmann::json> run_suite(Args& a) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto r, run_cluster_bench(a.cluster));
     return r;
   }
-  if (a.suite == "private") {
-    a.private_search.docs = a.e2e.docs;
-    a.private_search.k = a.e2e.k;
-    if (a.queries) a.private_search.queries = *a.queries;
-    return run_private_bench(a.private_search);
-  }
-  if (a.suite == "ivf") {
-    a.ivf.docs = a.e2e.docs;
-    a.ivf.k = a.e2e.k;
-    a.ivf.dataset = a.private_search.dataset;
-    if (a.queries) a.ivf.queries = *a.queries;
-    return run_ivf_bench(a.ivf);
-  }
-  if (a.suite == "scale") {
-    a.scale.docs = a.e2e.docs;
-    a.scale.k = a.e2e.k;
-    if (a.queries) a.scale.queries = *a.queries;
-    if (a.ivf.lists != 0) a.scale.lists = a.ivf.lists;
-    if (a.ivf.route_dim != 0) a.scale.route_dim = a.ivf.route_dim;
-    a.scale.spill = a.ivf.spill;
-    a.scale.warm_cache_mb = a.ivf.warm_cache_mb;
-    a.scale.store_dtype = a.scale_store_dtype == "float32" ? index::StoreDtype::kFloat32
-                                                           : index::StoreDtype::kFloat16;
-    return run_scale_bench(a.scale);
-  }
-  if (a.suite == "pir") {
-    if (a.runs != 0) a.pir.runs = a.runs;
-    const bool zippir_only = a.pir_backends == std::vector<std::string>{"zippir"};
-    if (zippir_only || !a.pir.shards.empty() || a.pir.passes_only) {  // ZipPIR's own figures
-      a.pir.record_bytes = a.pir_record_bytes.front();
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pir_bench(a.pir));
-      return r.to_json();
-    }
-    return run_pir_backends(a.pir, a.pir_backends, a.pir_record_bytes);
-  }
+  if (a.suite == "private" || a.suite == "ivf" || a.suite == "scale") return run_scale_suite(a);
+  if (a.suite == "pir") return run_pir_suite(a);
   if (a.queries) a.e2e.queries = *a.queries;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_e2e_bench(a.e2e));  // suite checked by the parser
   return r.to_json();

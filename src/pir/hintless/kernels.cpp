@@ -53,11 +53,12 @@ void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const s
   }
 }
 
-void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
-                     const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
-                     int t, ReduceConstants m, std::size_t count, std::uint64_t* out) {
+// out[i] = reduce(start(i) + sum_j digit_j key_j): the one loop of both accumulations.
+template <typename Start>
+void digit_products(const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
+                    int t, ReduceConstants m, std::size_t count, std::uint64_t* out, Start start) {
   for (std::size_t i = 0; i < count; ++i) {
-    std::uint64_t acc = plus[i] + minus_perm[i];
+    std::uint64_t acc = start(i);
     for (int j = 0; j < t; ++j) {
       acc += static_cast<std::uint64_t>(digits[j * stride + i]) * keys[j * stride + i];
     }
@@ -65,16 +66,17 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
   }
 }
 
+void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
+                     const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
+                     int t, ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  digit_products(digits, keys, stride, t, m, count, out,
+                 [&](std::size_t i) { return plus[i] + minus_perm[i]; });
+}
+
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
                            const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
                            std::size_t count, std::uint64_t* out) {
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint64_t acc = base;
-    for (int j = 0; j < t; ++j) {
-      acc += static_cast<std::uint64_t>(digits[j * stride + i]) * keys[j * stride + i];
-    }
-    out[i] = reduce58(acc, m);
-  }
+  digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t) { return base; });
 }
 
 }  // namespace reference_kernels

@@ -53,6 +53,27 @@ void matvec_block(const std::uint16_t* rows, std::size_t stride, std::size_t col
   }
 }
 
+// out = reduce(start(i) + sum_j digit_j . key_j), 8 lanes at a time: the one loop of both
+// accumulations (start: plus + minus', or a constant).
+template <typename Start>
+inline void digit_products(const std::uint32_t* digits, const std::uint32_t* keys,
+                           std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                           std::uint64_t* out, Start start) {
+  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
+  for (std::size_t i = 0; i < count; i += 8) {
+    __m512i acc = start(i);
+    for (int j = 0; j < t; ++j) {
+      const __m512i dj = _mm512_cvtepu32_epi64(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));
+      const __m512i kj = _mm512_cvtepu32_epi64(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j * stride + i)));
+      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(dj, kj));
+    }
+    _mm512_storeu_si512(out + i, reduce58(acc, q, ratio));
+  }
+}
+
 }  // namespace
 
 bool hintless_avx512_compiled() { return true; }
@@ -87,39 +108,16 @@ void pack_accumulate_avx512(const std::uint64_t* plus, const std::uint64_t* minu
                             const std::uint32_t* digits, const std::uint32_t* keys,
                             std::size_t stride, int t, ReduceConstants m, std::size_t count,
                             std::uint64_t* out) {
-  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
-  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
-  for (std::size_t i = 0; i < count; i += 8) {
-    __m512i acc =
-        _mm512_add_epi64(_mm512_loadu_si512(plus + i), _mm512_loadu_si512(minus_perm + i));
-    for (int j = 0; j < t; ++j) {
-      const __m512i dj = _mm512_cvtepu32_epi64(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));
-      const __m512i kj = _mm512_cvtepu32_epi64(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j * stride + i)));
-      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(dj, kj));
-    }
-    _mm512_storeu_si512(out + i, reduce58(acc, q, ratio));
-  }
+  digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t i) {
+    return _mm512_add_epi64(_mm512_loadu_si512(plus + i), _mm512_loadu_si512(minus_perm + i));
+  });
 }
 
 void pack_accumulate_const_avx512(std::uint64_t base, const std::uint32_t* digits,
                                   const std::uint32_t* keys, std::size_t stride, int t,
                                   ReduceConstants m, std::size_t count, std::uint64_t* out) {
-  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
-  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
   const __m512i b = _mm512_set1_epi64(static_cast<long long>(base));
-  for (std::size_t i = 0; i < count; i += 8) {
-    __m512i acc = b;
-    for (int j = 0; j < t; ++j) {
-      const __m512i dj = _mm512_cvtepu32_epi64(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));
-      const __m512i kj = _mm512_cvtepu32_epi64(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j * stride + i)));
-      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(dj, kj));
-    }
-    _mm512_storeu_si512(out + i, reduce58(acc, q, ratio));
-  }
+  digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t) { return b; });
 }
 
 }  // namespace privsearch::pir::hintless::detail
