@@ -108,6 +108,16 @@ std::size_t default_nprobe_of(const IvfBenchOptions& o) {
                                                                          : n.front();
 }
 
+// Median, largest and mean encoded list size.
+nlohmann::json list_bytes_summary(const index::IvfIndex& ivf) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& ref : ivf.directory) sizes.push_back(ref.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  return {{"median", sizes[sizes.size() / 2]},
+          {"max", sizes.back()},
+          {"mean", ivf.lists_file_bytes / ivf.lists}};
+}
+
 Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& progress) {
   const Synthetic gen(o.input_dim);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir,
@@ -149,11 +159,7 @@ Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& 
       file_bytes(index_dir / "manifest.json") + file_bytes(index_dir / "projection.bin");
   out["flat_client_bytes"] = shared_bytes + file_bytes(index_dir / "pq.bin");
   out["ivf_directory_bytes"] = file_bytes(ivf_dir / index::kIvfFile);
-  std::vector<std::uint64_t> sizes;
-  for (const auto& ref : l.ivf.directory) sizes.push_back(ref.bytes);
-  std::sort(sizes.begin(), sizes.end());
-  out["list_bytes"] = {{"median", sizes[sizes.size() / 2]}, {"max", sizes.back()},
-                       {"mean", l.ivf.lists_file_bytes / l.ivf.lists}};
+  out["list_bytes"] = list_bytes_summary(l.ivf);
   if (build_s > 0) out["ivf_build_s"] = build_s;
   const std::size_t default_nprobe = default_nprobe_of(o);
   for (const auto nprobe : o.nprobe) {

@@ -143,6 +143,20 @@ Result<IvfProbe> probe_lists(const index::IvfIndex& ivf, const index::IvfListSto
 }
 
 // Client bytes, scan times and Hit@10 of IVF (per nprobe) against flat candidates, offline.
+// The lists as PIR records (--pir-lists; index/ivf_list_record.h): one per list, padded to the
+// longest. Its cost per list fetched is `bench pir` at this shape (docs/SCALE.md).
+nlohmann::json private_lists_shape(const index::IvfIndex& ivf) {
+  const std::uint64_t record = index::list_record_bytes(ivf);
+  const double mean = static_cast<double>(ivf.lists_file_bytes) / static_cast<double>(ivf.lists);
+  return {
+      {"records", ivf.lists},
+      {"record_bytes", record},
+      {"table_bytes", record * ivf.lists},
+      {"padding_over_mean", static_cast<double>(record) / mean},
+      {"measure_with", fmt::format("privsearch bench pir --db-mb {} --record-bytes {}",
+                                   std::max<std::uint64_t>(1, (record * ivf.lists) >> 20), record)}};
+}
+
 Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& dir,
                                     const index::ExactStore& store, const SelfQueries& queries,
                                     const Progress& progress) {
@@ -163,19 +177,7 @@ Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& 
   out["warm_cache_mb"] = o.warm_cache_mb;
   out["flat_client_bytes"] = shared + file_bytes(dir / "pq.bin");
   out["ivf_directory_bytes"] = file_bytes(dir / index::kIvfFile);
-  {
-    // The lists as PIR records (--pir-lists; index/ivf_list_record.h): one per list, padded to
-    // the longest. Its cost per list fetched is `bench pir` at this shape (docs/SCALE.md).
-    const std::uint64_t record = index::list_record_bytes(ivf);
-    const double mean = static_cast<double>(ivf.lists_file_bytes) / static_cast<double>(ivf.lists);
-    out["private_lists"] = {
-        {"records", ivf.lists},
-        {"record_bytes", record},
-        {"table_bytes", record * ivf.lists},
-        {"padding_over_mean", static_cast<double>(record) / mean},
-        {"measure_with", fmt::format("privsearch bench pir --db-mb {} --record-bytes {}",
-                                     std::max<std::uint64_t>(1, (record * ivf.lists) >> 20), record)}};
-  }
+  out["private_lists"] = private_lists_shape(ivf);
   {
     progress("the flat scan over every PQ code (loading pq.bin)");
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(dir / "pq.bin"));
