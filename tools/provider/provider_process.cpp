@@ -13,10 +13,10 @@
 #include "core/bytes.h"
 #include "core/elapsed.h"
 #include "index/atomic_file.h"
-#include "index/tombstones.h"
 #include "index/exact_store.h"
 #include "index/ivf.h"
 #include "index/payload_store.h"
+#include "index/tombstones.h"
 #include "protocol/ivf_list_pir.h"
 #include "protocol/redis_connection.h"
 #include "protocol/shared_key_store.h"
@@ -101,6 +101,67 @@ Status ProviderProcess::open_state() {
   return Status();
 }
 
+// Access-private scoring: the matrix (private) and, to check it against, the layout; null when
+// the index has none.
+Result<std::shared_ptr<const scoring::ScoringMatrix>> ProviderProcess::load_scoring_matrix(
+    const index::Manifest& manifest) const {
+  const auto& s = settings_;
+  const auto* m = manifest.find(scoring::kMatrixArtifact);
+  if (m == nullptr) return std::shared_ptr<const scoring::ScoringMatrix>();
+  const auto* l = manifest.find(scoring::kLayoutArtifact);
+  if (l == nullptr)
+    return Status(StatusCode::kNotFound, "the manifest lists a scoring matrix but no layout");
+  log("loading the access-private scoring matrix");
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(s.index_dir / l->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(s.index_dir / m->file));
+  if (matrix.rows != layout.shape.cluster_rows || matrix.columns != layout.shape.columns() ||
+      layout.shape.documents != manifest.documents) {
+    return Status(StatusCode::kDataLoss, "the scoring matrix's shape differs from its layout");
+  }
+  return std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
+}
+
+// The IVF lists clients fetch (public), every generation's segments checked against the
+// directory; null when the index has none.
+Result<std::shared_ptr<const index::IvfListStore>> ProviderProcess::load_ivf_lists(
+    const index::Manifest& manifest) const {
+  const auto& s = settings_;
+  const auto* lists = manifest.find(index::kIvfListsArtifact);
+  if (lists == nullptr) return std::shared_ptr<const index::IvfListStore>();
+  // The IVF lists clients fetch (public); the directory says where each segment is.
+  const auto* directory = manifest.find(index::kIvfArtifact);
+  if (directory == nullptr) {
+    return Status(StatusCode::kNotFound, "the manifest lists IVF lists but no IVF directory");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(s.index_dir / directory->file));
+  const std::uint32_t generations = index::index_generations(manifest);
+  std::vector<std::filesystem::path> delta_lists;
+  for (std::uint32_t g = 1; g <= generations; ++g) {
+    const auto* d = manifest.find(index::generation_artifact(index::kIvfDeltaArtifact, g));
+    const auto* l = manifest.find(index::generation_artifact(index::kIvfListsArtifact, g));
+    if (d == nullptr || l == nullptr) {
+      return Status(StatusCode::kDataLoss, fmt::format("generation {} lists IVF additions "
+                                                       "without their directory or segments",
+                                                       g));
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(s.index_dir / d->file));
+    PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(ivf, bytes, s.index_dir / d->file));
+    delta_lists.push_back(s.index_dir / l->file);
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, manifest));
+  // Every segment is checked against the directory once here; on a reload, those of the
+  // version served that are unchanged keep their fingerprints (index/ivf.h).
+  const index::IvfListStore* served = core_ ? core_->config().ivf_lists.get() : nullptr;
+  const auto t_lists = std::chrono::steady_clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto list_store, index::IvfListStore::open(s.index_dir / lists->file,
+                                                                         std::move(ivf), served));
+  for (std::uint32_t g = 1; g <= delta_lists.size(); ++g) {
+    PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, delta_lists[g - 1], served));
+  }
+  log(fmt::format("IVF list segments checked in {:.1f} s", seconds_since(t_lists)));
+  return std::make_shared<const index::IvfListStore>(std::move(list_store));
+}
+
 Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   const auto& s = settings_;
   log("verifying the index manifest in " + s.index_dir.string());
@@ -113,8 +174,8 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   std::vector<std::string> verify;
   for (const auto& a : manifest.artifacts) {
     const bool reused = a.name.starts_with("exact_store") || a.name.starts_with("ivf_lists");
-    const bool unread = a.name.starts_with("pq") || a.name == "projection" ||
-                        a.name == "encoder" || a.name == scoring::kHintArtifact;
+    const bool unread = a.name.starts_with("pq") || a.name == "projection" || a.name == "encoder" ||
+                        a.name == scoring::kHintArtifact;
     const auto* served = core_ ? manifest_.find(a.name) : nullptr;
     if ((reused || unread) && served != nullptr && served->file == a.file &&
         served->sha256 == a.sha256 && served->bytes == a.bytes) {
@@ -122,11 +183,12 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
     }
     verify.push_back(a.name);
   }
-  if (!verify.empty()) PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(s.index_dir, manifest, verify));
+  if (!verify.empty())
+    PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(s.index_dir, manifest, verify));
   Loaded out;
   PRIVSEARCH_ASSIGN_OR_RETURN(out.deleted, index::load_tombstones(s.index_dir, manifest));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto rows,
-                              index::ExactRows::open(s.index_dir, manifest, out.deleted, rows_.get()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto rows, index::ExactRows::open(s.index_dir, manifest, out.deleted, rows_.get()));
   out.rows = std::make_shared<const index::ExactRows>(std::move(rows));
   if (out.rows->segments() > 1 || !out.deleted.empty()) {
     log(fmt::format("{} row segments ({} reused), {} documents deleted", out.rows->segments(),
@@ -135,56 +197,12 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   protocol::ProviderConfig config(*params_);
   config.params_name = s.preset;
   config.flood_security_bits = s.flood_bits;
-  config.kernel_threads =
-      std::clamp<std::size_t>(s.kernel_threads, 1, std::max(1u, std::thread::hardware_concurrency()));
+  config.kernel_threads = std::clamp<std::size_t>(
+      s.kernel_threads, 1, std::max(1u, std::thread::hardware_concurrency()));
   config.artifact_version = manifest.version_id;
   config.limits = s.limits;
-  if (const auto* m = manifest.find(scoring::kMatrixArtifact); m != nullptr) {
-    // Access-private scoring: the matrix (private) and, to check it against, the layout.
-    const auto* l = manifest.find(scoring::kLayoutArtifact);
-    if (l == nullptr) return Status(StatusCode::kNotFound, "the manifest lists a scoring matrix but no layout");
-    log("loading the access-private scoring matrix");
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(s.index_dir / l->file));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(s.index_dir / m->file));
-    if (matrix.rows != layout.shape.cluster_rows || matrix.columns != layout.shape.columns() ||
-        layout.shape.documents != manifest.documents) {
-      return Status(StatusCode::kDataLoss, "the scoring matrix's shape differs from its layout");
-    }
-    config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
-  }
-  if (const auto* lists = manifest.find(index::kIvfListsArtifact); lists != nullptr) {
-    // The IVF lists clients fetch (public); the directory says where each segment is.
-    const auto* directory = manifest.find(index::kIvfArtifact);
-    if (directory == nullptr) {
-      return Status(StatusCode::kNotFound, "the manifest lists IVF lists but no IVF directory");
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(s.index_dir / directory->file));
-    const std::uint32_t generations = index::index_generations(manifest);
-    std::vector<std::filesystem::path> delta_lists;
-    for (std::uint32_t g = 1; g <= generations; ++g) {
-      const auto* d = manifest.find(index::generation_artifact(index::kIvfDeltaArtifact, g));
-      const auto* l = manifest.find(index::generation_artifact(index::kIvfListsArtifact, g));
-      if (d == nullptr || l == nullptr) {
-        return Status(StatusCode::kDataLoss, fmt::format("generation {} lists IVF additions "
-                                                         "without their directory or segments", g));
-      }
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(s.index_dir / d->file));
-      PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(ivf, bytes, s.index_dir / d->file));
-      delta_lists.push_back(s.index_dir / l->file);
-    }
-    PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, manifest));
-    // Every segment is checked against the directory once here; on a reload, those of the
-    // version served that are unchanged keep their fingerprints (index/ivf.h).
-    const index::IvfListStore* served = core_ ? core_->config().ivf_lists.get() : nullptr;
-    const auto t_lists = std::chrono::steady_clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto list_store, index::IvfListStore::open(s.index_dir / lists->file, std::move(ivf), served));
-    for (std::uint32_t g = 1; g <= delta_lists.size(); ++g) {
-      PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, delta_lists[g - 1], served));
-    }
-    log(fmt::format("IVF list segments checked in {:.1f} s", seconds_since(t_lists)));
-    config.ivf_lists = std::make_shared<const index::IvfListStore>(std::move(list_store));
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(config.scoring_matrix, load_scoring_matrix(manifest));
+  PRIVSEARCH_ASSIGN_OR_RETURN(config.ivf_lists, load_ivf_lists(manifest));
   PRIVSEARCH_ASSIGN_OR_RETURN(out.core,
                               protocol::ProviderCore::create(std::move(config), out.rows, state_));
   out.manifest = std::move(manifest);
@@ -234,8 +252,9 @@ Status ProviderProcess::wire_pir() {
   config.matrix_salt = entry->sha256;  // shards' A: this index's own (PirConfig::matrix_salt)
   log(fmt::format("preparing private payload fetch ({}): {} records of {} bytes{}",
                   settings_.pir_backend, payloads.records(), payloads.record_bytes(),
-                  config.shards > 1 ? fmt::format(", row shard {} of {}", config.shard, config.shards)
-                                    : std::string()));
+                  config.shards > 1
+                      ? fmt::format(", row shard {} of {}", config.shard, config.shards)
+                      : std::string()));
   std::shared_ptr<protocol::PirSharedState> shared;
   if (!hintless() && protocol::is_redis_url(settings_.state)) {
     // ZipPIR registrations and hints shared with the other replicas, the client cap cluster-wide.
@@ -264,9 +283,8 @@ Result<std::unique_ptr<protocol::PirBackend>> ProviderProcess::make_pir(
     const protocol::PirRecords& records, protocol::PirConfig config,
     std::shared_ptr<protocol::PirSharedState> shared) const {
   if (hintless()) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto s, protocol::HintlessPirService::create(records, manifest_.version_id,
-                                                     hintless_config()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto s, protocol::HintlessPirService::create(
+                                            records, manifest_.version_id, hintless_config()));
     return std::unique_ptr<protocol::PirBackend>(std::move(s));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(
@@ -313,9 +331,10 @@ Status ProviderProcess::wire_pir_lists() {
   config.shards = 1;
   const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto table, protocol::ivf_list_pir_table(*lists));
-  log(fmt::format("preparing private IVF list fetch: {} lists as records of {} bytes (the "
-                  "longest list rounded up to 4 KiB; {} MiB in all)", table.records, table.record_bytes,
-                  table.bytes.size() >> 20));
+  log(
+      fmt::format("preparing private IVF list fetch: {} lists as records of {} bytes (the "
+                  "longest list rounded up to 4 KiB; {} MiB in all)",
+                  table.records, table.record_bytes, table.bytes.size() >> 20));
   PRIVSEARCH_ASSIGN_OR_RETURN(pir_lists_, make_pir(table.view(), config, nullptr));
   log(fmt::format("private IVF list fetch prepared in {:.1f} s ({})", ms_since(t0) / 1000,
                   pir_lists_->last_build()));
@@ -342,7 +361,7 @@ Status ProviderProcess::start() {
   so.insecure_loopback = s.insecure_loopback;
   so.threads = s.threads;
   so.pir = pir_coordinator_ ? static_cast<protocol::PirBackend*>(pir_coordinator_.get())
-                             : static_cast<protocol::PirBackend*>(pir_.get());
+                            : static_cast<protocol::PirBackend*>(pir_.get());
   so.pir_lists = pir_lists_.get();
   so.pir_shared = pir_shared_;
   so.tokens = tokens_ ? &*tokens_ : nullptr;
@@ -388,13 +407,15 @@ Status ProviderProcess::reload() {
   if (pir_) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(next.manifest, next.deleted));
     std::string how;
-    PRIVSEARCH_RETURN_IF_ERROR(pir_->rebuild(protocol::PirRecords::of(payloads), next.manifest.version_id, &how));
+    PRIVSEARCH_RETURN_IF_ERROR(
+        pir_->rebuild(protocol::PirRecords::of(payloads), next.manifest.version_id, &how));
     log("reload: PIR " + how);
   }
   if (pir_lists_) {
     if (next.core->config().ivf_lists == nullptr) {
-      return failed_precondition_error("reload: the new index has no IVF lists to serve by PIR "
-                                       "(--pir-lists); still serving the previous one");
+      return failed_precondition_error(
+          "reload: the new index has no IVF lists to serve by PIR "
+          "(--pir-lists); still serving the previous one");
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto table,
                                 protocol::ivf_list_pir_table(*next.core->config().ivf_lists));

@@ -94,6 +94,11 @@ class ProviderProcess {
   Result<index::PayloadStore> load_payloads(const index::Manifest& manifest,
                                             const std::vector<std::uint32_t>& deleted) const;
   Status open_state();
+  // The parts of load_core that are present only in some indexes.
+  Result<std::shared_ptr<const scoring::ScoringMatrix>> load_scoring_matrix(
+      const index::Manifest& manifest) const;
+  Result<std::shared_ptr<const index::IvfListStore>> load_ivf_lists(
+      const index::Manifest& manifest) const;
   Status wire_pir();
   Status wire_pir_lists();
   // The PIR parameters of the settings (--pir-test-params: the insecure test set).
