@@ -137,26 +137,23 @@ Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& 
   return w.take();
 }
 
-Result<ZipPirClient::RecordRows> ZipPirClient::decrypt_record_rows(
-    const ZipPirPendingQuery& pending, std::span<const std::uint8_t> response,
-    unsigned threads) const {
-  const DatabaseShape& shape = info_.shape;
-  const auto& pk = keys_->public_key;
-  const std::size_t slots = info_.params.slots_per_plaintext();
-  const std::size_t packed = info_.params.packed_rows(shape);
-  ByteReader r(response);
+namespace {
+
+// The response header, checked against the pending query's index and the database's packed
+// rows; `mode` is combined or T-only.
+Status read_response_header(ByteReader& r, std::uint64_t params_id, std::uint64_t query_index,
+                            std::size_t packed, std::uint8_t& mode) {
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kResponseMagic, "ZipPIR response"));
-  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info_.params_id(), "ZipPIR response"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, params_id, "ZipPIR response"));
   std::uint64_t index = 0;
-  std::uint8_t mode = 0;
   std::uint32_t count = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(index));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(mode));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
-  if (index != pending.query_index_) {
+  if (index != query_index) {
     return failed_precondition_error("ZipPIR response is for query index " +
                                      std::to_string(index) + ", expected " +
-                                     std::to_string(pending.query_index_));
+                                     std::to_string(query_index));
   }
   if (mode != kModeCombined && mode != kModeTOnly) {
     return data_loss_error("ZipPIR response: unknown `mode` " + std::to_string(mode));
@@ -165,6 +162,22 @@ Result<ZipPirClient::RecordRows> ZipPirClient::decrypt_record_rows(
     return data_loss_error("ZipPIR response: `count` = " + std::to_string(count) +
                            ", expected " + std::to_string(packed));
   }
+  return Status();
+}
+
+}  // namespace
+
+Result<ZipPirClient::RecordRows> ZipPirClient::decrypt_record_rows(
+    const ZipPirPendingQuery& pending, std::span<const std::uint8_t> response,
+    unsigned threads) const {
+  const DatabaseShape& shape = info_.shape;
+  const auto& pk = keys_->public_key;
+  const std::size_t slots = info_.params.slots_per_plaintext();
+  const std::size_t packed = info_.params.packed_rows(shape);
+  ByteReader r(response);
+  const std::uint64_t index = pending.query_index_;
+  std::uint8_t mode = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(read_response_header(r, info_.params_id(), index, packed, mode));
   const std::size_t item = mode == kModeCombined ? pk.ciphertext_bytes() : pk.n_bytes();
   if (r.remaining() != item * packed) {
     return data_loss_error("ZipPIR response: " + std::to_string(r.remaining()) +
