@@ -55,6 +55,64 @@ nlohmann::json PrivateAuditResult::to_json() const {
           {"provider_ms", {{"median", provider_ms.median}, {"p95", provider_ms.p95}}}};
 }
 
+// What links two requests of one query (sizes, timing, ciphertext similarity; candidate mode:
+// the halves' centroids), as ROC AUCs over true pairs against `shifts`-shifted ones.
+void score_linkability(const std::vector<View>& first, const std::vector<View>& second,
+                       const std::vector<eval::Vec>& half_a, const std::vector<eval::Vec>& half_b,
+                       const std::vector<std::size_t>& shifts, PrivateAuditResult& r) {
+  r.request_bytes = static_cast<std::uint64_t>(first[0].request_bytes);
+  r.response_bytes = static_cast<std::uint64_t>(first[0].response_bytes);
+  r.sizes_constant = true;
+  for (const auto* views : {&first, &second}) {
+    for (const auto& v : *views) {
+      r.sizes_constant = r.sizes_constant && v.request_bytes == first[0].request_bytes &&
+                         v.response_bytes == first[0].response_bytes;
+    }
+  }
+  r.link_auc_bytes = auc_of(first, second, shifts, [](const View& a, const View& b) {
+    return -std::fabs(a.request_bytes - b.request_bytes) -
+           std::fabs(a.response_bytes - b.response_bytes);
+  });
+  r.link_auc_timing = auc_of(first, second, shifts,
+                             [](const View& a, const View& b) { return -std::fabs(a.ms - b.ms); });
+  r.link_auc_ciphertext = auc_of(first, second, shifts, [](const View& a, const View& b) {
+    return eval::cosine(a.ciphertext, b.ciphertext);
+  });
+  r.link_auc = r.link_auc_bytes;
+  for (double auc : {r.link_auc_timing, r.link_auc_ciphertext}) {
+    if (std::fabs(auc - 0.5) > std::fabs(r.link_auc - 0.5)) r.link_auc = auc;
+  }
+  std::vector<double> pos, neg;
+  for (std::size_t i = 0; i < r.queries; ++i) pos.push_back(eval::cosine(half_a[i], half_b[i]));
+  for (std::size_t s : shifts) {
+    for (std::size_t i = 0; i < r.queries; ++i) {
+      neg.push_back(eval::cosine(half_a[i], half_b[(i + s) % r.queries]));
+    }
+  }
+  r.link_auc_candidate = eval::roc_auc(pos, neg);
+}
+
+// The provider's best fixed guess of the top-10 against candidate mode's centroid guess.
+void score_top10_overlap(const std::vector<std::vector<std::size_t>>& truth,
+                         const std::vector<std::vector<std::size_t>>& candidate_guess,
+                         const std::map<std::size_t, std::size_t>& popular,
+                         PrivateAuditResult& r) {
+  // The provider's best fixed guess: the ten documents most often in a true top-10.
+  std::vector<std::pair<std::size_t, std::size_t>> by_count;
+  for (const auto& [doc, count] : popular) by_count.emplace_back(count, doc);
+  std::sort(by_count.rbegin(), by_count.rend());
+  std::vector<std::size_t> prior;
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, by_count.size()); ++i) {
+    prior.push_back(by_count[i].second);
+  }
+  for (std::size_t i = 0; i < r.queries; ++i) {
+    r.top10_overlap_private += top10_overlap(truth[i], prior);
+    r.top10_overlap_candidate += top10_overlap(truth[i], candidate_guess[i]);
+  }
+  r.top10_overlap_private /= static_cast<double>(r.queries);
+  r.top10_overlap_candidate /= static_cast<double>(r.queries);
+}
+
 Result<PrivateAuditResult> run_private_audit(
     const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
     const PrivateAuditOptions& o, const std::function<void(const std::string&)>& progress) {
@@ -163,50 +221,8 @@ Result<PrivateAuditResult> run_private_audit(
   for (std::size_t s = 0; s < std::min<std::size_t>(10, r.queries - 1); ++s) {
     shifts.push_back(1 + shifts_prng.uniform_below(r.queries - 1));
   }
-  r.request_bytes = static_cast<std::uint64_t>(first[0].request_bytes);
-  r.response_bytes = static_cast<std::uint64_t>(first[0].response_bytes);
-  r.sizes_constant = true;
-  for (const auto* views : {&first, &second}) {
-    for (const auto& v : *views) {
-      r.sizes_constant = r.sizes_constant && v.request_bytes == first[0].request_bytes &&
-                         v.response_bytes == first[0].response_bytes;
-    }
-  }
-  r.link_auc_bytes = auc_of(first, second, shifts, [](const View& a, const View& b) {
-    return -std::fabs(a.request_bytes - b.request_bytes) -
-           std::fabs(a.response_bytes - b.response_bytes);
-  });
-  r.link_auc_timing = auc_of(first, second, shifts,
-                             [](const View& a, const View& b) { return -std::fabs(a.ms - b.ms); });
-  r.link_auc_ciphertext = auc_of(first, second, shifts, [](const View& a, const View& b) {
-    return eval::cosine(a.ciphertext, b.ciphertext);
-  });
-  r.link_auc = r.link_auc_bytes;
-  for (double auc : {r.link_auc_timing, r.link_auc_ciphertext}) {
-    if (std::fabs(auc - 0.5) > std::fabs(r.link_auc - 0.5)) r.link_auc = auc;
-  }
-  std::vector<double> pos, neg;
-  for (std::size_t i = 0; i < r.queries; ++i) pos.push_back(eval::cosine(half_a[i], half_b[i]));
-  for (std::size_t s : shifts) {
-    for (std::size_t i = 0; i < r.queries; ++i) {
-      neg.push_back(eval::cosine(half_a[i], half_b[(i + s) % r.queries]));
-    }
-  }
-  r.link_auc_candidate = eval::roc_auc(pos, neg);
-  // The provider's best fixed guess: the ten documents most often in a true top-10.
-  std::vector<std::pair<std::size_t, std::size_t>> by_count;
-  for (const auto& [doc, count] : popular) by_count.emplace_back(count, doc);
-  std::sort(by_count.rbegin(), by_count.rend());
-  std::vector<std::size_t> prior;
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, by_count.size()); ++i) {
-    prior.push_back(by_count[i].second);
-  }
-  for (std::size_t i = 0; i < r.queries; ++i) {
-    r.top10_overlap_private += top10_overlap(truth[i], prior);
-    r.top10_overlap_candidate += top10_overlap(truth[i], candidate_guess[i]);
-  }
-  r.top10_overlap_private /= static_cast<double>(r.queries);
-  r.top10_overlap_candidate /= static_cast<double>(r.queries);
+  score_linkability(first, second, half_a, half_b, shifts, r);
+  score_top10_overlap(truth, candidate_guess, popular, r);
   r.provider_ms = eval::describe(ms);
   if (!r.sizes_constant) {
     return internal_error("access-private request or response sizes varied with the query");
