@@ -6,19 +6,13 @@
 #include <set>
 
 #include "core/bytes.h"
+#include "core/elapsed.h"
 #include "pir/hintless/messages.h"
 #include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
-namespace {
 
 using namespace privsearch::pir::hintless;
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::build(
     const HintlessPirConfig& config, const PirRecords& records, std::string version) {

@@ -128,14 +128,6 @@ bool HintlessDatabase::column_differs(std::size_t column, const RecordSource& re
   return false;
 }
 
-std::vector<std::uint8_t> HintlessDatabase::column_bytes(std::size_t column) const {
-  std::vector<std::uint16_t> e(rows_);
-  for (std::size_t r = 0; r < rows_; ++r) e[r] = entries_[r * columns() + column];
-  std::vector<std::uint8_t> out(rows_ * static_cast<std::size_t>(params_.p_bits) / 8);
-  entries_to_bytes(e, params_.p_bits, out);
-  return out;
-}
-
 void HintlessDatabase::write_column(std::size_t column, std::span<const std::uint8_t> bytes) {
   // The whole column's entries, then the held rows' (a shard skips the others).
   std::vector<std::uint16_t> e(shape_.rows(params_));

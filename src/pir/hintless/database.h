@@ -97,8 +97,6 @@ class HintlessDatabase {
   // Whether `record` gives column c other held entries than it holds now (kOutOfRange-sized
   // records count as different: rewrite_column then reports them).
   bool column_differs(std::size_t column, const RecordSource& record) const;
-  // The held rows of column c as bytes (the whole column when every output is held).
-  std::vector<std::uint8_t> column_bytes(std::size_t column) const;
 
  private:
   Status assemble_column(std::size_t column, const RecordSource& record,

@@ -124,10 +124,6 @@ std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery
   return ans;
 }
 
-std::vector<u64> HintlessServer::first_layer(const HintlessQuery& query) const {
-  return first_layer_batch(std::span<const HintlessQuery>(&query, 1));
-}
-
 Result<std::vector<HintlessResponse>> HintlessServer::answer(
     std::span<const HintlessQuery> queries) const {
   const std::size_t d = ring_.d(), k = queries.size(), outputs = db_.outputs();

@@ -58,9 +58,7 @@ class HintlessServer {
   // part: join_response_parts assembles the parts). Queries must come from decode_query.
   Result<std::vector<HintlessResponse>> answer(std::span<const HintlessQuery> queries) const;
 
-  // For tests: the first-layer answers of a query ([output][prime][d]), scaled by d^-1, and a
-  // held output's packing precomputation (local index).
-  std::vector<u64> first_layer(const HintlessQuery& query) const;
+  // For tests: a held output's packing precomputation (local index).
   const PackPrecomp& precomp(std::size_t output) const { return precomp_[output]; }
 
   // Rewrites the columns of the changed records, updates the kept hint rows over the changed
