@@ -19,6 +19,7 @@
 #include "core/csprng.h"
 #include "protocol/pir_owners.h"
 #include "protocol/privsearch.grpc.pb.h"
+#include "server/http2_front.h"
 #include "server/typed_parse.h"
 
 namespace privsearch::server {
@@ -320,6 +321,11 @@ class Service final : public v1::Provider::Service {
   }
 
   // Registrations' owners also bound in the replicas' shared PIR state (ServeOptions).
+  // Behind the HTTP/2 front (ServeOptions::behind_front): the caller's address is the one the
+  // front sets in kFrontPeerHeader, believed only on the provider's unix socket (the front's
+  // connections; nothing else can reach it).
+  void trust_front_peer_header() { behind_front_ = true; }
+
   void share_pir_owners(std::shared_ptr<protocol::PirSharedState> shared) {
     owners_.share(std::move(shared));
   }
@@ -369,7 +375,7 @@ class Service final : public v1::Provider::Service {
 
   std::optional<v1::Error> authenticate(const grpc::ServerContext* context,
                                         protocol::Caller& caller) const {
-    caller.peer = protocol::address_group(peer_address(context->peer()));
+    caller.peer = protocol::address_group(caller_address(context));
     if (tokens_ == nullptr) return std::nullopt;
     const auto& md = context->client_metadata();
     const auto it = md.find("authorization");
@@ -388,6 +394,18 @@ class Service final : public v1::Provider::Service {
         v1::UNAUTHENTICATED,
         "this provider requires a bearer token (authorization: Bearer <token>; privsearch "
         "--token-file)");
+  }
+
+  // Without the front: the connection's peer. Behind it: the front's header on the unix
+  // socket; a request there without one (not from the front) shares the address "unix", so it
+  // can only ever be limited more, never less.
+  std::string caller_address(const grpc::ServerContext* context) const {
+    const std::string peer = context->peer();
+    if (!behind_front_ || peer.rfind("unix:", 0) != 0) return peer_address(peer);
+    const auto& md = context->client_metadata();
+    const auto it = md.find(kFrontPeerHeader);
+    if (it == md.end() || it->second.empty() || it->second.size() > 64) return "unix";
+    return std::string(it->second.data(), it->second.size());
   }
 
   struct InFlight {
@@ -489,6 +507,7 @@ class Service final : public v1::Provider::Service {
   const unsigned max_in_flight_;
   std::function<void(const std::string&)> log_;
   const protocol::TokenRegistry* tokens_;
+  bool behind_front_ = false;
   const TransportLimits transport_;
   const std::string instance_id_;
   std::atomic<unsigned> in_flight_{0};
@@ -524,8 +543,13 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
     std::shared_ptr<protocol::ProviderCore> core_ptr, const ServeOptions& options) {
   protocol::ProviderCore& core = *core_ptr;
   std::shared_ptr<grpc::ServerCredentials> credentials;
-  if (options.insecure_loopback) {
-    if (!is_loopback(options.listen)) {
+  const bool unix_socket = options.listen.rfind("unix:", 0) == 0;
+  if (options.behind_front && !unix_socket) {
+    return Status(StatusCode::kInvalidArgument,
+                  "behind the front the provider listens on a unix socket, not " + options.listen);
+  }
+  if (options.insecure_loopback || unix_socket) {
+    if (!unix_socket && !is_loopback(options.listen)) {
       return Status(StatusCode::kInvalidArgument,
                     "plaintext transport is only allowed on a loopback address, not " +
                         options.listen);
@@ -556,6 +580,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
       threads, options.keep_versions);
   // Without tokens every caller is anonymous and nothing is ever bound: no store lookups then.
   if (options.tokens != nullptr) impl->service->share_pir_owners(options.pir_shared);
+  if (options.behind_front) impl->service->trust_front_peer_header();
   // The standard gRPC health service (grpc.health.v1.Health), what load balancers and
   // orchestrators probe: SERVING while up, NOT_SERVING once shutdown() starts draining, so a
   // balancer stops routing here before the port closes. Unauthenticated on purpose (it says
@@ -592,7 +617,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                               static_cast<int>(threads));
   impl->server = builder.BuildAndStart();
-  if (!impl->server || impl->port == 0) {
+  if (!impl->server || (impl->port == 0 && !unix_socket)) {
     return Status(StatusCode::kUnavailable, "cannot listen on " + options.listen);
   }
   return std::unique_ptr<ProviderServer>(new ProviderServer(std::move(impl)));

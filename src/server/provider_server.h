@@ -43,6 +43,10 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:0";     // port 0: pick a free port (see port())
   const net::TlsIdentity* identity = nullptr;  // required unless insecure_loopback
   bool insecure_loopback = false;          // plaintext; only accepted for 127.0.0.1 / [::1]
+  // `listen` = "unix:PATH" is plaintext too (local only). behind_front: that socket is the
+  // HTTP/2 front's (server/http2_front.h) and the caller's address is the front's
+  // x-privsearch-peer header, so per-address limits hold for the real clients.
+  bool behind_front = false;
   unsigned threads = 0;                    // 0: hardware concurrency
   // Called once per request with one JSON object (rpc, outcome code, K, bytes in/out, provider
   // ms). It carries no key, query, candidate or score material. Empty: no request log.

@@ -1,6 +1,6 @@
 #include "harness/spawned_haproxy.h"
 
-#include "harness/child_process.h"
+#include "server/child_process.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -44,7 +44,7 @@ bool accepts_connections(std::uint16_t port) {
 
 // Runs `argv` to completion; its exit status.
 int run(const std::vector<std::string>& args) {
-  const pid_t pid = spawn_child(args);
+  const pid_t pid = server::spawn_child(args);
   int st = 0;
   if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return -1;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -157,15 +157,15 @@ Result<std::unique_ptr<SpawnedHaproxy>> SpawnedHaproxy::start(const std::filesys
   }
   std::unique_ptr<SpawnedHaproxy> h(new SpawnedHaproxy());
   h->port_ = spec.port;
-  h->pid_ = spawn_child({"haproxy", "-db", "-q", "-f", cfg_file.string()});
+  h->pid_ = server::spawn_child({"haproxy", "-db", "-q", "-f", cfg_file.string()});
   if (h->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed");
-  PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(
+  PRIVSEARCH_RETURN_IF_ERROR(server::wait_until_ready(
       h->pid_, [&] { return accepts_connections(h->port_); }, std::chrono::seconds(10), "haproxy"));
   return h;
 }
 
 SpawnedHaproxy::~SpawnedHaproxy() { stop(); }
 
-int SpawnedHaproxy::stop() { return stop_child(pid_); }
+int SpawnedHaproxy::stop() { return server::stop_child(pid_); }
 
 }  // namespace privsearch::tools

@@ -1,6 +1,6 @@
 #include "harness/spawned_provider.h"
 
-#include "harness/child_process.h"
+#include "server/child_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -84,10 +84,10 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   }
   args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
   std::unique_ptr<SpawnedProvider> p(new SpawnedProvider());
-  p->pid_ = spawn_child(args, launch.quiet, launch.log_file.string());
+  p->pid_ = server::spawn_child(args, launch.quiet, launch.log_file.string());
   if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");
   // The provider writes each file atomically once it listens.
-  PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(
+  PRIVSEARCH_RETURN_IF_ERROR(server::wait_until_ready(
       p->pid_,
       [&] { return std::filesystem::exists(port_file) && std::filesystem::exists(fp_file); },
       std::chrono::duration_cast<std::chrono::milliseconds>(launch.start_timeout),
@@ -113,7 +113,7 @@ client::ConnectOptions SpawnedProvider::connect_options() const {
 
 bool SpawnedProvider::signal(int sig) const { return pid_ > 0 && ::kill(pid_, sig) == 0; }
 
-int SpawnedProvider::stop() { return stop_child(pid_); }
+int SpawnedProvider::stop() { return server::stop_child(pid_); }
 
 Result<CollectionIndex> index_collection(const std::filesystem::path& dataset_dir,
                                          const std::filesystem::path& work_dir, std::size_t dim,

@@ -1,6 +1,6 @@
 #include "harness/spawned_redis.h"
 
-#include "harness/child_process.h"
+#include "server/child_process.h"
 
 #include <unistd.h>
 
@@ -56,11 +56,11 @@ Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem:
                                    "--loglevel", "warning",
                                    "--logfile", (dir / "redis.log").string()};
   args.insert(args.end(), extra.begin(), extra.end());
-  r->pid_ = spawn_child(args);
+  r->pid_ = server::spawn_child(args);
   if (r->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed");
   // Ready when it answers PING with PONG: the socket exists before the append-only file is
   // loaded, and until then Redis answers -LOADING.
-  PRIVSEARCH_RETURN_IF_ERROR(wait_until_ready(
+  PRIVSEARCH_RETURN_IF_ERROR(server::wait_until_ready(
       r->pid_, [&] { return answers_ping(r->socket_); }, std::chrono::seconds(10),
       "redis-server (installed? see " + (dir / "redis.log").string() + ")", std::chrono::milliseconds(10)));
   return r;
@@ -73,6 +73,6 @@ std::string SpawnedRedis::url() const {
                     : "unix://" + socket_.string();
 }
 
-int SpawnedRedis::stop(int sig) { return stop_child(pid_, sig); }
+int SpawnedRedis::stop(int sig) { return server::stop_child(pid_, sig); }
 
 }  // namespace privsearch::tools

@@ -160,6 +160,29 @@ void add_connection_options(CLI::App& app, ProviderSettings& s) {
       ->check(CLI::Range(1, 3600));
 }
 
+void add_front_options(CLI::App& app, ProviderSettings& s) {
+  auto& f = s.front_limits;
+  app.add_option("--front", s.front,
+                 "What faces the network: `haproxy` (default) terminates TLS and enforces header, "
+                 "connection, timeout and per-address limits in front of the provider, which "
+                 "then listens on a private unix socket only (docs/SECURITY.md \"Transport\"); "
+                 "`none` serves gRPC on --listen directly, without those protections")
+      ->check(CLI::IsMember({"haproxy", "none"}));
+  app.add_option("--front-max-connections", f.max_connections,
+                 "Open client connections in total (default 4096, at most what the fd limit "
+                 "allows)")
+      ->check(CLI::Range(16u, 1000000u));
+  app.add_option("--front-max-connections-per-address", f.max_connections_per_source,
+                 "Open connections of one client address (default 64)")
+      ->check(CLI::Range(1u, 100000u));
+  app.add_option("--front-client-timeout-s", f.client_timeout_s,
+                 "Drop a client that neither sends nor reads for this long (default 60)")
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--front-header-timeout-s", f.request_header_timeout_s,
+                 "A request's headers must arrive within this (default 10)")
+      ->check(CLI::Range(1, 600));
+}
+
 void add_pir_options(CLI::App& app, ProviderSettings& s) {
   app.add_flag("--no-pir", s.no_pir, "Do not serve private payload fetch");
   app.add_option("--pir-backend", s.pir_backend,
@@ -275,6 +298,7 @@ int main(int argc, char** argv) {
   add_transport_options(app, settings);
   add_limit_options(app, settings);
   add_connection_options(app, settings);
+  add_front_options(app, settings);
   add_pir_options(app, settings);
   CLI11_PARSE(app, argc, argv);
   if (settings.cert_file.empty() && !settings.self_signed && !settings.insecure_loopback) {
@@ -295,14 +319,21 @@ int main(int argc, char** argv) {
   if (!provider.ok()) return fail(provider.status());
   if (auto st = (*provider)->start(); !st.ok()) return fail(st);
   int sig = 0;
+  unsigned idle_seconds = 0;
   for (;;) {
     // The thresholds above keep freed buffers between requests; every 10 s without a signal
     // the free memory goes back to the kernel, so RSS returns after a burst or an attack
     // (issue: memory bounded and given back) at the cost of one page fault per page afterwards.
-    const timespec every{10, 0};
+    const timespec every{1, 0};
     sig = sigtimedwait(&signals, nullptr, &every);
     if (sig < 0) {
-      if (errno == EAGAIN) malloc_trim(0);
+      if (errno == EAGAIN && ++idle_seconds % 10 == 0) malloc_trim(0);
+      // Without its front the provider is unreachable: exit so a supervisor restarts both.
+      if (!(*provider)->front_alive()) {
+        privsearch::provider::log("the HTTP/2 front (haproxy) exited; stopping");
+        (*provider)->stop(0);
+        return 1;
+      }
       continue;
     }
     if (sig != SIGHUP) break;

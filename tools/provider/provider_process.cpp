@@ -34,7 +34,7 @@ Status write_text(const std::filesystem::path& file, const std::string& text) {
 void log(const std::string& message) { fmt::print(stderr, "privsearch-provider: {}\n", message); }
 
 ProviderProcess::ProviderProcess(ProviderSettings settings) : settings_(std::move(settings)) {}
-ProviderProcess::~ProviderProcess() = default;
+ProviderProcess::~ProviderProcess() { stop_front(); }
 
 Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings settings) {
   std::unique_ptr<ProviderProcess> p(new ProviderProcess(std::move(settings)));
@@ -371,8 +371,17 @@ Status ProviderProcess::start() {
   if (!s.quiet) {
     so.request_log = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   }
+  if (fronted()) PRIVSEARCH_RETURN_IF_ERROR(prepare_front(so));
   PRIVSEARCH_ASSIGN_OR_RETURN(server_, server::ProviderServer::start(core_, so));
-  const int port = server_->port();
+  int port = server_->port();
+  if (fronted()) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(port, start_front());
+  }
+  return announce(port);
+}
+
+Status ProviderProcess::announce(int port) const {
+  const auto& s = settings_;
   std::string fingerprint;
   if (identity_) {
     PRIVSEARCH_ASSIGN_OR_RETURN(fingerprint,
@@ -389,9 +398,10 @@ Status ProviderProcess::start() {
                   info.documents(), info.dim(), info.artifact_version().substr(0, 16), s.preset,
                   ::getpid(), pir_ ? ", private payload fetch on" : "",
                   pir_lists_ ? ", private IVF list fetch on" : ""));
-  fmt::print("listening on {} port {}{}\n", s.listen.substr(0, s.listen.rfind(':')), port,
+  fmt::print("listening on {} port {}{}{}\n", s.listen.substr(0, s.listen.rfind(':')), port,
              fingerprint.empty() ? " (plaintext, loopback only)"
-                                 : "; certificate SHA-256 fingerprint " + fingerprint);
+                                 : "; certificate SHA-256 fingerprint " + fingerprint,
+             front_ ? " (through the HTTP/2 front)" : "");
   std::fflush(stdout);
   return Status();
 }
@@ -433,10 +443,13 @@ Status ProviderProcess::reload() {
 }
 
 void ProviderProcess::stop(int grace_ms) {
-  if (!server_) return;
-  server_->shutdown(grace_ms);
-  server_->wait();
-  server_.reset();
+  if (front_) front_->drain();  // no new connections; open streams go on to finish
+  if (server_) {
+    server_->shutdown(grace_ms);
+    server_->wait();
+    server_.reset();
+  }
+  stop_front();
 }
 
 }  // namespace privsearch::provider

@@ -20,6 +20,7 @@
 #include "protocol/pir_hintless_service.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
+#include "server/http2_front.h"
 #include "server/pir_coordinator.h"
 #include "server/provider_server.h"
 
@@ -57,6 +58,12 @@ struct ProviderSettings {
   // (default_state_location()).
   std::string state;
   std::filesystem::path auth_tokens;  // empty: anonymous clients
+  // The HTTP/2 front (server/http2_front.h) on `listen`: "haproxy" (the default) terminates TLS
+  // and holds what gRPC 1.51 cannot, the provider listening on a private unix socket behind it;
+  // "none" serves gRPC on `listen` itself, without those protections. --insecure-loopback
+  // serves plaintext directly.
+  std::string front = "haproxy";
+  server::FrontLimits front_limits;
 };
 
 // file:$XDG_STATE_HOME/privsearch/provider-budgets.journal ($HOME/.local/state when unset).
@@ -75,8 +82,10 @@ class ProviderProcess {
   // the PIR database in place (registered clients' hints are recomputed without them). On any
   // failure the previous index keeps being served and the reason is returned.
   Status reload();
-  // Lets in-flight requests finish (up to `grace_ms`), then stops.
+  // Lets in-flight requests finish (up to `grace_ms`), then stops (the front first).
   void stop(int grace_ms);
+  // False once the front has died (the provider then exits: it is unreachable); true without one.
+  bool front_alive();
 
  private:
   // A verified index and the rerank core serving it.
@@ -110,6 +119,14 @@ class ProviderProcess {
       const protocol::PirRecords& records, protocol::PirConfig config,
       std::shared_ptr<protocol::PirSharedState> shared) const;
   Status make_identity();
+  // The front (provider_front.cpp): whether it is used; the private directory, the public socket
+  // and `so` pointed at the unix socket behind it; then haproxy started on that socket.
+  bool fronted() const;
+  Status prepare_front(server::ServeOptions& so);
+  Result<std::uint16_t> start_front();
+  // The port and fingerprint files and the "listening on" line, once clients can connect.
+  Status announce(int port) const;
+  void stop_front();
 
   ProviderSettings settings_;
   std::shared_ptr<protocol::ProviderState> state_;  // shared by every index version served
@@ -126,6 +143,9 @@ class ProviderProcess {
   std::shared_ptr<protocol::PirSharedState> pir_shared_;
   std::optional<net::TlsIdentity> identity_;
   std::unique_ptr<server::ProviderServer> server_;
+  std::filesystem::path front_dir_;  // private: the front's configuration and the unix socket
+  server::TcpListener listener_;     // the public socket, until haproxy holds it
+  std::unique_ptr<server::Http2Front> front_;
 };
 
 // One line on stderr, prefixed "privsearch-provider: " (never keys, queries or scores).

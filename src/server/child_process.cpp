@@ -1,4 +1,4 @@
-#include "harness/child_process.h"
+#include "server/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -8,10 +8,10 @@
 
 #include <thread>
 
-namespace privsearch::tools {
+namespace privsearch::server {
 
 pid_t spawn_child(const std::vector<std::string>& args, bool quiet,
-                  const std::string& stderr_file) {
+                  const std::string& stderr_file, int fd3) {
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());
@@ -30,6 +30,14 @@ pid_t spawn_child(const std::vector<std::string>& args, bool quiet,
     if (fd >= 0) {
       ::dup2(fd, STDERR_FILENO);
       if (!quiet) ::dup2(fd, STDOUT_FILENO);  // its log in one place
+    }
+  }
+  if (fd3 >= 0) {
+    // dup2 clears O_CLOEXEC on the copy; when fd3 already is 3, clear it by hand.
+    if (fd3 == 3) {
+      ::fcntl(3, F_SETFD, ::fcntl(3, F_GETFD) & ~FD_CLOEXEC);
+    } else if (::dup2(fd3, 3) != 3) {
+      ::_exit(126);
     }
   }
   ::execvp(argv[0], argv.data());
@@ -63,4 +71,4 @@ int stop_child(pid_t& pid, int sig) {
   return st;
 }
 
-}  // namespace privsearch::tools
+}  // namespace privsearch::server

@@ -1,0 +1,106 @@
+// The provider's hardened HTTP/2 front: HAProxy (Debian's 2.6) in HTTP mode terminates TLS on the
+// public address and forwards each gRPC stream over HTTP/2 on a unix socket to the provider,
+// which listens only there. What the front adds is what gRPC 1.51 in the provider cannot hold
+// (docs/SECURITY.md "Transport"; measured in tests/server/transport_attack_test.cpp):
+//
+//  - header blocks are assembled in one buffer of `header_buffer_bytes`; a HEADERS frame with
+//    endless CONTINUATION frames is refused there (CVE-2023-33953 never reaches gRPC);
+//  - connections are capped in total and per source address and an out-of-descriptors accept
+//    is retried, never fatal (CVE-2023-4785: gRPC's accept loop stops for good);
+//  - a response the client does not read waits in the front's buffers, not in a provider
+//    thread, and the stream dies after `client_timeout_s` without progress;
+//  - request headers must be complete within `request_header_timeout_s`;
+//  - every client connection gets its own provider connection (`http-reuse never`), so one
+//    client's stalled stream cannot block another's.
+//
+// The client's address reaches the provider as the header `x-privsearch-peer`, set (never
+// appended) by the front; the provider believes it only on its unix socket (ServeOptions::
+// behind_front). The listening socket is bound by the provider itself and inherited by haproxy
+// (`bind fd@3`), so port 0 works and no other process can take the port in between.
+// Thread safety: one owner.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "net/tls.h"
+
+namespace privsearch::server {
+
+// The header the front sets to the client's address (lower case: HTTP/2 field names are).
+inline constexpr const char* kFrontPeerHeader = "x-privsearch-peer";
+
+struct FrontLimits {
+  unsigned max_connections = 4096;           // in total (also bounded by the fd limit)
+  unsigned max_connections_per_source = 64;  // open connections of one client address
+  unsigned max_streams_per_connection = 32;  // concurrent HTTP/2 streams per connection
+  // One request's whole header block (HEADERS + CONTINUATION) must fit this buffer; gRPC's
+  // headers are ~300 B and a bearer token 64 B.
+  unsigned header_buffer_bytes = 16384;
+  int request_header_timeout_s = 10;  // a request's headers complete within this
+  int client_timeout_s = 60;          // a client that neither sends nor reads for this long
+  int server_timeout_s = 330;         // the provider's longest answer (a ZipPIR hint at 1 GiB)
+  int idle_timeout_s = 300;           // a connection without streams
+};
+
+struct FrontSpec {
+  int listen_fd = -1;                    // bound and listening, TCP; inherited by haproxy
+  std::filesystem::path backend_socket;  // the provider's unix socket
+  std::filesystem::path run_dir;         // private (0700): configuration and certificate
+  FrontLimits limits;
+};
+
+// The haproxy.cfg text for `spec` with the certificate + key PEM at `pem_file` (every limit
+// named in a comment).
+std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem_file);
+
+class Http2Front {
+ public:
+  // Writes run_dir/front.cfg and the identity (0600) to run_dir/front.pem, checks the
+  // configuration (haproxy -c), starts haproxy and waits until it completes a TLS handshake on
+  // probe_host:probe_port (the listening socket's address; at most 10 s), then deletes the key
+  // file (haproxy keeps it in memory). kUnavailable naming the cause when haproxy is missing or
+  // refuses the configuration.
+  static Result<std::unique_ptr<Http2Front>> start(const FrontSpec& spec,
+                                                   const net::TlsIdentity& identity,
+                                                   const std::string& probe_host,
+                                                   std::uint16_t probe_port);
+  ~Http2Front();  // stop()
+  Http2Front(const Http2Front&) = delete;
+  Http2Front& operator=(const Http2Front&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // True while haproxy runs (reaps it when it has exited).
+  bool alive();
+  // Stops accepting and lets open streams finish (haproxy's soft stop, SIGUSR1).
+  void drain();
+  // SIGTERM and reap; idempotent.
+  void stop();
+
+ private:
+  Http2Front() = default;
+  pid_t pid_ = -1;
+};
+
+// The haproxy binary found on PATH (or in /usr/sbin), or an empty path.
+std::filesystem::path find_haproxy();
+
+// A listening TCP socket (O_CLOEXEC, backlog 4096) on "HOST:PORT" / "[V6]:PORT"; port 0 picks a
+// free one. probe_host is where this machine reaches it (127.0.0.1 / ::1 for a wildcard).
+// kUnavailable when it cannot bind, kInvalidArgument for a malformed address.
+struct TcpListener {
+  int fd = -1;
+  std::uint16_t port = 0;
+  std::string probe_host;
+};
+Result<TcpListener> bind_tcp_listener(const std::string& host_port);
+
+// A fresh private directory (0700) for the front's files under $TMPDIR (or /tmp).
+Result<std::filesystem::path> make_private_run_dir();
+
+}  // namespace privsearch::server
