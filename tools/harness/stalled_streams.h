@@ -46,14 +46,19 @@ class StalledStreams {
   std::size_t connections() const { return threads_.size(); }
 
  private:
+  struct Connection;  // one connection's windows and unsent bodies
   StalledStreams() = default;
-  void run(int fd, void* ssl);  // one connection's loop
+  void run(std::size_t index);  // one connection's loop
+  // Sends what the windows allow; false when the provider closed the connection.
+  bool send_bodies(Connection& c);
+  // Answers SETTINGS and PING, applies WINDOW_UPDATE, counts RST_STREAM.
+  bool handle_frames(Connection& c);
 
   StalledStreamsSpec spec_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> sent_{0}, resets_{0}, closed_{0};
+  std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::thread> threads_;
-  std::vector<void*> ssl_;  // SSL*, freed by the destructor
   void* ctx_ = nullptr;     // SSL_CTX*
 };
 

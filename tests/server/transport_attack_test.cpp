@@ -1,0 +1,183 @@
+// The transport attacks of issue 32's table against a privsearch-provider process at its
+// defaults (which put it behind the HTTP/2 front, server/http2_front.h), over real TLS on
+// loopback: one hostile client per test, the legitimate client's failures asserted during the
+// attack, and the memory of the provider and of its front after it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "harness/h2_attacks.h"
+#include "harness/measure.h"
+#include "server/hostile_fixture.h"
+
+namespace privsearch {
+namespace {
+
+// The front is the provider's child: its pid from /proc (the first child; haproxy runs alone).
+int front_pid(int provider_pid) {
+  std::ifstream in("/proc/" + std::to_string(provider_pid) + "/task/" +
+                   std::to_string(provider_pid) + "/children");
+  int pid = -1;
+  in >> pid;
+  return pid;
+}
+
+// Legitimate searches for `length` (at most `max_searches`, at least 3) by one client that
+// connects and uploads its keys first: the failures, and each search's milliseconds.
+struct LegitRun {
+  int attempted = 0, failed = 0;
+  std::vector<double> ms;
+  std::string last_error;
+};
+
+class TransportAttackTest : public HostileClientTest {
+ protected:
+  LegitRun searches_during(const tools::SpawnedProvider& p, std::chrono::seconds length,
+                           int max_searches = 40) {
+    LegitRun run;
+    auto legit = legit_client(p);
+    if (!legit.ok()) {
+      run.attempted = run.failed = 1;
+      run.last_error = legit.status().to_string();
+      return run;
+    }
+    const auto until = std::chrono::steady_clock::now() + length;
+    while ((std::chrono::steady_clock::now() < until || run.attempted < 3) &&
+           run.attempted < max_searches) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const Status st = legit_rerank(*legit);
+      ++run.attempted;
+      if (!st.ok()) {
+        ++run.failed;
+        run.last_error = st.to_string();
+      }
+      run.ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return run;
+  }
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Row 1: connections with an initial window of 0 open 32 GetServerInfo streams each and never
+// read an answer, reconnecting when dropped. Straight at gRPC 1.51 every legitimate call failed
+// "Server Threadpool Exhausted" for ~355 s; behind the front the answers wait in the front's
+// buffers and the provider's threads are free.
+TEST_F(TransportAttackTest, UnreadAnswersDoNotStarveLegitimateClients) {
+  const auto provider = spawn({});
+  ASSERT_NE(provider, nullptr);
+  const LegitRun idle = searches_during(*provider, std::chrono::seconds(0), 5);
+  ASSERT_EQ(idle.failed, 0) << idle.last_error;
+  tools::UnreadResponsesSpec spec;
+  spec.port = provider->port();
+  spec.source = "127.0.0.2";
+  spec.connections = 4;  // 128 unread streams, 4x the provider's worker-thread quota
+  auto attack = tools::UnreadResponses::start(spec);
+  ASSERT_TRUE(attack.ok()) << attack.status().to_string();
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the streams are open and stuck
+  const LegitRun during = searches_during(*provider, std::chrono::seconds(6));
+  std::fprintf(stderr,
+               "unread answers: %llu streams opened, %llu connections dropped; legit %d/%d "
+               "failed, median %.1f ms (idle %.1f ms)\n",
+               static_cast<unsigned long long>((*attack)->streams_opened()),
+               static_cast<unsigned long long>((*attack)->connections_dropped()), during.failed,
+               during.attempted, median(during.ms), median(idle.ms));
+  EXPECT_GE((*attack)->streams_opened(), 128u);
+  EXPECT_EQ(during.failed, 0) << during.last_error;
+  attack->reset();
+  EXPECT_TRUE(legit_search(*provider).ok());
+}
+
+// Row 3: HEADERS without END_HEADERS, then CONTINUATION frames of ~15 KB with new 3 KB fields,
+// 256 MB in all. gRPC 1.51 kept every byte (RSS 48 MB -> 1.69 GB for 1.5 GB sent, never freed,
+// CVE-2023-33953); the front refuses a header block past its 16 KB buffer and closes the
+// connection, so the attacker has to reconnect again and again and nothing piles up anywhere.
+TEST_F(TransportAttackTest, ContinuationFloodEndsAtTheFront) {
+  const auto provider = spawn({});
+  ASSERT_NE(provider, nullptr);
+  ASSERT_TRUE(legit_search(*provider).ok());
+  const int front = front_pid(provider->pid());
+  ASSERT_GT(front, 0) << "no front process under the provider";
+  const std::uint64_t provider_base = tools::process_rss_bytes(provider->pid());
+  const std::uint64_t front_base = tools::process_rss_bytes(front);
+  tools::ContinuationFloodSpec spec;
+  spec.port = provider->port();
+  spec.source = "127.0.0.3";
+  auto flood = tools::ContinuationFlood::start(spec);
+  ASSERT_TRUE(flood.ok()) << flood.status().to_string();
+  std::uint64_t provider_peak = provider_base, front_peak = front_base;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until && (*flood)->bytes_sent() < spec.total_bytes) {
+    provider_peak = std::max(provider_peak, tools::process_rss_bytes(provider->pid()));
+    front_peak = std::max(front_peak, tools::process_rss_bytes(front));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  (*flood)->wait();
+  std::fprintf(stderr,
+               "continuation flood: %.0f MB sent over %llu connections (longest block %.1f MB); "
+               "provider rss %.0f -> %.0f MB, front %.0f -> %.0f MB\n",
+               static_cast<double>((*flood)->bytes_sent()) / 1e6,
+               static_cast<unsigned long long>((*flood)->connections_made()),
+               static_cast<double>((*flood)->longest_block()) / 1e6,
+               static_cast<double>(provider_base) / 1e6, static_cast<double>(provider_peak) / 1e6,
+               static_cast<double>(front_base) / 1e6, static_cast<double>(front_peak) / 1e6);
+  EXPECT_GE((*flood)->bytes_sent(), spec.total_bytes);
+  // Each connection was cut short: 256 MB took many of them (one would have taken it all).
+  EXPECT_GE((*flood)->connections_made(), 64u);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(provider_peak, provider_base + (std::uint64_t{64} << 20));
+    EXPECT_LT(front_peak, front_base + (std::uint64_t{64} << 20));
+  }
+  EXPECT_TRUE(legit_search(*provider).ok());
+}
+
+// Row 2: 1,100 idle TCP connections from 20 addresses plus 2,000 attempts from one more.
+// Straight at gRPC 1.51 a flood past the fd limit ("accept4: Too many open files") stopped the
+// accept loop for good (CVE-2023-4785). The front holds at most 64 per address, serves the
+// legitimate client during the flood, and accepts new connections at once after it.
+TEST_F(TransportAttackTest, ConnectionFloodLeavesTheAcceptLoopServing) {
+  const auto provider = spawn({});
+  ASSERT_NE(provider, nullptr);
+  ASSERT_TRUE(legit_search(*provider).ok());
+  tools::ConnectionFloodSpec spec;
+  spec.port = provider->port();
+  spec.attempts_from_one = 2000;
+  auto flood = tools::ConnectionFlood::start(spec);
+  ASSERT_TRUE(flood.ok()) << flood.status().to_string();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the front has judged them all
+  const std::size_t open = (*flood)->still_open();
+  const std::size_t connected = (*flood)->connected();
+  const LegitRun during = searches_during(*provider, std::chrono::seconds(2), 10);
+  (*flood)->release();
+  const auto t0 = std::chrono::steady_clock::now();
+  Status after = legit_search(*provider);
+  while (!after.ok() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    after = legit_search(*provider);
+  }
+  const double served_after_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr,
+               "connection flood: %zu connected, %zu still open after 0.5 s; legit %d/%d failed "
+               "during; first search after it in %.0f ms\n",
+               connected, open, during.failed, during.attempted, served_after_ms);
+  EXPECT_GE(connected, 1100u);
+  // 20 addresses x 55 are within the per-address cap; of the 2,000 from one address, 64.
+  EXPECT_LE(open, 20u * 55u + 64u);
+  EXPECT_EQ(during.failed, 0) << during.last_error;
+  EXPECT_TRUE(after.ok()) << after.to_string();
+  EXPECT_LT(served_after_ms, 5000);
+}
+
+}  // namespace
+}  // namespace privsearch
