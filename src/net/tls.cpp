@@ -10,6 +10,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -198,8 +200,39 @@ Result<std::string> certificate_fingerprint(std::string_view certificate_pem) {
   return fingerprint_of(x.get());
 }
 
+namespace {
+
+// OpenSSL writes to the socket with write(2): a peer that closes first (a balancer with no
+// healthy replica yet, a front refusing the connection) raises SIGPIPE, whose default action
+// kills the caller (a CLI, a Python program). Blocked for the call in this thread; one that
+// became pending meanwhile is consumed, so it never reaches the process.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (sigismember(&old_, SIGPIPE) == 0) {
+      const timespec none{0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &none) == SIGPIPE) {
+      }
+      pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_{}, old_{};
+};
+
+}  // namespace
+
 Result<std::string> fetch_server_certificate(const std::string& host, std::uint16_t port,
                                              int timeout_ms, std::string* protocol) {
+  const ScopedSigpipeBlock no_sigpipe;
   CtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) return openssl_error("SSL_CTX_new");
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,6 +59,21 @@ unsigned connections_the_fd_limit_allows(unsigned wanted) {
   return static_cast<unsigned>(std::min<rlim_t>(wanted, usable));
 }
 
+bool accepts_unix_connections(const std::filesystem::path& socket_path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = socket_path.string();
+  if (fd < 0 || path.size() >= sizeof(addr.sun_path)) {
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
 Status write_private_file(const std::filesystem::path& file, std::string& text) {
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status(StatusCode::kUnavailable, "cannot write " + file.string());
@@ -71,6 +87,28 @@ Status write_private_file(const std::filesystem::path& file, std::string& text) 
   OPENSSL_cleanse(text.data(), text.size());
   if (done != text.size()) return Status(StatusCode::kUnavailable, "short write " + file.string());
   return Status();
+}
+
+// Connections counted per client address. A trusted balancer's connection carries the client's
+// address in a PROXY v2 header, read after the connection rules: it is counted at the session
+// rules instead (src is the client's there), and only a trusted source may send one.
+std::string per_source_rules(const FrontLimits& l) {
+  if (l.trusted_proxies.empty()) {
+    return fmt::format(
+        "  tcp-request connection track-sc0 src\n"
+        "  tcp-request connection reject if {{ sc0_conn_cur gt {0} }}\n",
+        l.max_connections_per_source);
+  }
+  std::string sources;
+  for (const auto& p : l.trusted_proxies) sources += " " + p;
+  return fmt::format(
+      "  acl from_balancer src{1}\n"
+      "  tcp-request connection expect-proxy layer4 if from_balancer\n"
+      "  tcp-request connection track-sc0 src if !from_balancer\n"
+      "  tcp-request connection reject if {{ sc0_conn_cur gt {0} }}\n"
+      "  tcp-request session track-sc0 src\n"
+      "  tcp-request session reject if {{ sc0_conn_cur gt {0} }}\n",
+      l.max_connections_per_source, sources);
 }
 
 }  // namespace
@@ -105,6 +143,8 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       "  tune.h2.max-concurrent-streams {streams}\n"
       "  tune.h2.header-table-size 4096     # the HPACK table a client may make us keep\n"
       "  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets\n"
+      "  # read-only runtime API (show info / show stat), owner only; also the readiness probe\n"
+      "  stats socket {admin} mode 600 level user\n"
       "\n"
       "defaults\n"
       "  mode http\n"
@@ -121,8 +161,7 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       "  maxconn {maxconn}\n"
       "  # open connections per client address (IPv4 stored as mapped IPv6)\n"
       "  stick-table type ipv6 size 100k expire 60s store conn_cur\n"
-      "  tcp-request connection track-sc0 src\n"
-      "  tcp-request connection reject if {{ sc0_conn_cur gt {per_source} }}\n"
+      "{source_rules}"
       "  # the client's address for the provider's per-address limits: set, never appended, so\n"
       "  # a client's own header of this name is replaced\n"
       "  http-request set-header {peer_header} %[src]\n"
@@ -137,13 +176,13 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       fmt::arg("server_s", l.server_timeout_s), fmt::arg("idle_s", l.idle_timeout_s),
       fmt::arg("pem", pem_file.string()), fmt::arg("per_source", l.max_connections_per_source),
       fmt::arg("peer_header", kFrontPeerHeader),
-      fmt::arg("socket", spec.backend_socket.string()));
+      fmt::arg("source_rules", per_source_rules(l)),
+      fmt::arg("socket", spec.backend_socket.string()),
+      fmt::arg("admin", (spec.run_dir / "front.admin").string()));
 }
 
 Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
-                                                      const net::TlsIdentity& identity,
-                                                      const std::string& probe_host,
-                                                      std::uint16_t probe_port) {
+                                                      const net::TlsIdentity& identity) {
   const auto haproxy = find_haproxy();
   if (haproxy.empty()) {
     return Status(StatusCode::kUnavailable,
@@ -168,11 +207,13 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
   front->pid_ = spawn_child({haproxy.string(), "-db", "-q", "-f", cfg.string()}, /*quiet=*/true,
                             log.string(), spec.listen_fd);
   if (front->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed for haproxy");
+  // haproxy enables its runtime socket together with its frontends, once the configuration and
+  // the certificate are loaded; a TLS probe of the public socket would not do (with a trusted
+  // balancer on loopback, a connection from there must start with PROXY v2).
+  const auto admin = spec.run_dir / "front.admin";
   const Status ready = wait_until_ready(
-      front->pid_,
-      [&] { return net::fetch_server_certificate(probe_host, probe_port, 1000).ok(); },
-      std::chrono::seconds(10), "haproxy (the provider's front)",
-      std::chrono::milliseconds(50));
+      front->pid_, [&] { return accepts_unix_connections(admin); }, std::chrono::seconds(10),
+      "haproxy (the provider's front)", std::chrono::milliseconds(20));
   std::filesystem::remove(pem);  // loaded by now, or never
   if (!ready.ok()) return Status(ready.code(), ready.message() + ": " + tail_of(log));
   return front;
@@ -235,8 +276,6 @@ Result<TcpListener> bind_tcp_listener(const std::string& host_port) {
   out.fd = fd;
   out.port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
                       : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-  const bool wildcard = host.empty() || host == "0.0.0.0" || host == "::";
-  out.probe_host = wildcard ? (v6 ? "::1" : "127.0.0.1") : (host == "localhost" ? "127.0.0.1" : host);
   return out;
 }
 

@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "net/tls.h"
@@ -46,6 +47,10 @@ struct FrontLimits {
   int client_timeout_s = 60;          // a client that neither sends nor reads for this long
   int server_timeout_s = 330;         // the provider's longest answer (a ZipPIR hint at 1 GiB)
   int idle_timeout_s = 300;           // a connection without streams
+  // Balancers in front of this replica (addresses or CIDRs): their connections must start with
+  // a PROXY protocol v2 header naming the real client, whose address then counts for the
+  // per-address limits here and in the provider; nobody else may send one. Empty: none.
+  std::vector<std::string> trusted_proxies;
 };
 
 struct FrontSpec {
@@ -62,14 +67,11 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
 class Http2Front {
  public:
   // Writes run_dir/front.cfg and the identity (0600) to run_dir/front.pem, checks the
-  // configuration (haproxy -c), starts haproxy and waits until it completes a TLS handshake on
-  // probe_host:probe_port (the listening socket's address; at most 10 s), then deletes the key
-  // file (haproxy keeps it in memory). kUnavailable naming the cause when haproxy is missing or
-  // refuses the configuration.
+  // configuration (haproxy -c), starts haproxy and waits until its runtime socket
+  // run_dir/front.admin answers (at most 10 s), then deletes the key file (haproxy keeps it in
+  // memory). kUnavailable naming the cause when haproxy is missing or refuses the configuration.
   static Result<std::unique_ptr<Http2Front>> start(const FrontSpec& spec,
-                                                   const net::TlsIdentity& identity,
-                                                   const std::string& probe_host,
-                                                   std::uint16_t probe_port);
+                                                   const net::TlsIdentity& identity);
   ~Http2Front();  // stop()
   Http2Front(const Http2Front&) = delete;
   Http2Front& operator=(const Http2Front&) = delete;
@@ -91,12 +93,10 @@ class Http2Front {
 std::filesystem::path find_haproxy();
 
 // A listening TCP socket (O_CLOEXEC, backlog 4096) on "HOST:PORT" / "[V6]:PORT"; port 0 picks a
-// free one. probe_host is where this machine reaches it (127.0.0.1 / ::1 for a wildcard).
-// kUnavailable when it cannot bind, kInvalidArgument for a malformed address.
+// free one. kUnavailable when it cannot bind, kInvalidArgument for a malformed address.
 struct TcpListener {
   int fd = -1;
   std::uint16_t port = 0;
-  std::string probe_host;
 };
 Result<TcpListener> bind_tcp_listener(const std::string& host_port);
 

@@ -16,6 +16,7 @@
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "client/rerank_session.h"
+#include "harness/h2_attacks.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_haproxy.h"
 #include "harness/spawned_provider.h"
@@ -39,14 +40,20 @@ class ClusterTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     redis = std::move(r).value();
   }
-  std::unique_ptr<tools::SpawnedProvider> spawn(int i, const std::string& listen) {
-    tools::ProviderLaunch launch(
-        o.out, c.dir / ("replica-" + std::to_string(i)),
-        {"--threads", "2", "--state", redis->url(), "--key-uploads-per-minute", "0",
-         "--pir-test-params", "--max-concurrent-per-client", "0"});
+  // A replica; `unlimited`: no per-client upload or concurrency limits (the burst test's 8
+  // clients all come from 127.0.0.1).
+  std::unique_ptr<tools::SpawnedProvider> spawn(int i, const std::string& listen,
+                                                bool unlimited = true) {
+    std::vector<std::string> args{"--threads", "2", "--state", redis->url(), "--pir-test-params"};
+    if (unlimited) {
+      args.insert(args.end(),
+                  {"--key-uploads-per-minute", "0", "--max-concurrent-per-client", "0"});
+    }
+    tools::ProviderLaunch launch(o.out, c.dir / ("replica-" + std::to_string(i)), args);
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
     certificate.apply(launch);
+    launch.trust_proxy_from = {"127.0.0.1"};  // the balancer (PROXY v2)
     launch.start_timeout = std::chrono::seconds(60);
     auto p = tools::SpawnedProvider::start(launch);
     EXPECT_TRUE(p.ok()) << p.status().to_string();
@@ -59,6 +66,55 @@ class ClusterTest : public ::testing::Test {
   tools::SharedCertificate certificate;
   std::unique_ptr<tools::SpawnedRedis> redis;
 };
+
+// Anonymous clients behind the balancer (issue 32, the table's last row). With TLS passed
+// through, every client reached the replicas from the balancer's address, so one client's 10 key
+// uploads made every other anonymous client fail RATE_LIMITED. The balancer now sends PROXY v2
+// and the replica's front, trusting it from the balancer's address only, names the real client
+// to the provider: two sources are limited apart, at the default limits (30 a minute, burst 10).
+TEST_F(ClusterTest, AnonymousSourcesBehindTheBalancerAreLimitedApart) {
+  auto replica = spawn(0, "127.0.0.1:0", /*unlimited=*/false);
+  ASSERT_TRUE(replica);
+  tools::BalancerSpec spec;
+  spec.replicas = {"127.0.0.1:" + std::to_string(replica->port())};
+  spec.check_interval_ms = 300;
+  auto balancer = tools::SpawnedHaproxy::start(c.dir / "haproxy-limits", spec);
+  ASSERT_TRUE(balancer.ok()) << balancer.status().to_string();
+  // The balancer's first health check has passed once a search gets through.
+  auto co = replica->connect_options();
+  co.port = (*balancer)->port();
+  auto rate_limited = [&](const std::string& source, std::size_t calls) {
+    const auto answers =
+        tools::raw_unary_calls(co.port, source, "/privsearch.v1.Provider/UploadKeys",
+                               v1::UploadKeysRequest().SerializeAsString(), calls);
+    EXPECT_TRUE(answers.ok()) << answers.status().to_string();
+    std::size_t limited = 0, answered = 0;
+    for (const auto& bytes : answers.ok() ? *answers : std::vector<std::string>{}) {
+      v1::UploadKeysResponse r;
+      if (!r.ParseFromString(bytes)) continue;
+      ++answered;
+      if (r.has_error() && r.error().code() == v1::RATE_LIMITED) ++limited;
+    }
+    EXPECT_EQ(answered, calls) << "from " << source;
+    return limited;
+  };
+  // Wait for the balancer to find the replica up (its checks every 300 ms).
+  for (int i = 0; i < 50 && !client::ProviderClient::connect(co).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // One source spends its burst and more: the uploads past the burst are refused ...
+  EXPECT_GE(rate_limited("127.0.0.7", 16), 5u);
+  // ... and another source, through the same balancer, is not limited by it,
+  EXPECT_EQ(rate_limited("127.0.0.8", 3), 0u);
+  // nor is a gRPC client on 127.0.0.1: its key upload is served.
+  auto cl = client::ProviderClient::connect(co);
+  ASSERT_TRUE(cl.ok()) << cl.status().to_string();
+  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  auto session = *client::RerankSession::create(params, 16, testing::test_prng(99));
+  const auto up = (*cl)->upload_keys(*session.make_key_upload(4, false));
+  ASSERT_TRUE(up.ok()) << up.status().to_string();
+  EXPECT_FALSE(up->has_error()) << up->error().message();
+}
 
 TEST_F(ClusterTest, NoSearchFailsWhenAReplicaIsKilledMidBurstAndRestarted) {
   std::vector<std::unique_ptr<tools::SpawnedProvider>> replicas;

@@ -75,7 +75,10 @@ Command add_cluster_command(CLI::App& parent) {
       "haproxy",
       "HAProxy 2.6 configuration: TLS passed through to the replicas (start them with the same "
       "--cert/--key; clients pin that certificate), connections capped in total and per source "
-      "address, health checks, least-connection balancing, redispatch when a replica is down");
+      "address, health checks, least-connection balancing, redispatch when a replica is down, "
+      "and each replica told the client's address by a PROXY protocol v2 header (start the "
+      "replicas with --front-trust-proxy-from <this balancer's address>, so their per-address "
+      "limits count clients, not the balancer)");
   auto a = std::make_shared<ClusterArgs>();
   haproxy->add_option("--replica", a->spec.replicas, "A provider replica, HOST:PORT (repeat)")
       ->required();
@@ -89,6 +92,9 @@ Command add_cluster_command(CLI::App& parent) {
   haproxy->add_option("--check-interval-ms", a->spec.check_interval_ms,
                       "Health-check interval (default 1000)")
       ->check(CLI::Range(100u, 60000u));
+  haproxy->add_flag("!--no-proxy-protocol", a->spec.send_proxy,
+                    "Do not send PROXY v2 to the replicas (replicas with --front none, or an "
+                    "older provider); every anonymous client then shares the balancer's address");
   haproxy->add_option("--out", a->out, "Write the configuration here (default: standard output)");
 
   auto* demo = cmd->add_subcommand(

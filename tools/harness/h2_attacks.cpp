@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <map>
 
 #include "harness/h2_wire.h"
 
@@ -149,6 +150,61 @@ void ContinuationFlood::run() {
     while (in_block > longest && !longest_.compare_exchange_weak(longest, in_block)) {
     }
   }
+}
+
+// ---- raw unary calls -------------------------------------------------------------------------
+
+Result<std::vector<std::string>> raw_unary_calls(std::uint16_t port, const std::string& source,
+                                                 const std::string& path,
+                                                 const std::string& request, std::size_t count,
+                                                 int timeout_ms) {
+  h2::ignore_sigpipe_in_this_thread();
+  SSL_CTX* ctx = h2::attacker_tls_context();
+  auto c = h2::TlsConnection::open(ctx, source, port);
+  if (!c.ok()) {
+    SSL_CTX_free(ctx);
+    return Status(StatusCode::kUnavailable, "no TLS connection from " + source);
+  }
+  std::string out = std::string(h2::kPreface) + h2::settings_frame({{0x4, 1u << 20}});
+  const std::string block = h2::grpc_request_headers(path);
+  std::string message(5, '\0');  // uncompressed, 4-byte big-endian length
+  for (int i = 0; i < 4; ++i) message[1 + i] = static_cast<char>(request.size() >> (24 - 8 * i));
+  message += request;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto id = static_cast<std::uint32_t>(2 * i + 1);
+    h2::put_frame_header(out, block.size(), h2::kHeaders, h2::kEndHeaders, id);
+    out += block;
+    h2::put_frame_header(out, message.size(), h2::kData, h2::kEndStream, id);
+    out += message;
+  }
+  std::map<std::uint32_t, std::string> bodies;
+  std::size_t ended = 0;
+  std::string pending;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  bool open = c.write_all(out);
+  while (open && ended < count && std::chrono::steady_clock::now() < until) {
+    if (c.read_some(pending) < 0) break;
+    h2::Frame f;
+    std::string reply;
+    while (h2::take_frame(pending, f)) {
+      if (f.type == h2::kData) bodies[f.stream] += f.payload;
+      if ((f.type == h2::kHeaders && (f.flags & h2::kEndStream) != 0) ||
+          f.type == h2::kRstStream) {
+        ++ended;
+      }
+      if (f.type == h2::kSettings && (f.flags & h2::kAck) == 0) {
+        h2::put_frame_header(reply, 0, h2::kSettings, h2::kAck, 0);
+      }
+    }
+    open = reply.empty() || c.write_all(reply);
+  }
+  c.close();
+  SSL_CTX_free(ctx);
+  std::vector<std::string> messages;
+  for (auto& [id, body] : bodies) {
+    if (body.size() >= 5) messages.push_back(body.substr(5));
+  }
+  return messages;
 }
 
 // ---- ConnectionFlood --------------------------------------------------------------------------

@@ -110,6 +110,15 @@ class ConnectionFlood {
   std::vector<int> fds_;
 };
 
+// `count` (<= 32) unary gRPC calls of `path` with the serialized protobuf `request`, on one TLS
+// connection from `source` (any 127/8 address: what a gRPC client cannot choose); the response
+// messages without their gRPC framing, one per call that returned one within `timeout`.
+// kUnavailable when no connection could be made.
+Result<std::vector<std::string>> raw_unary_calls(std::uint16_t port, const std::string& source,
+                                                 const std::string& path,
+                                                 const std::string& request, std::size_t count,
+                                                 int timeout_ms = 10000);
+
 // Raises this process's soft descriptor limit to its hard limit (the attackers need many).
 void raise_fd_limit();
 

@@ -130,16 +130,19 @@ std::string haproxy_config(const BalancerSpec& s) {
       "  # HealthCheckResponse{{status: SERVING}} (gRPC framing 00 00000002, protobuf 08 01).\n"
       "  # A draining replica answers NOT_SERVING and is taken out before its port closes.\n"
       "  option tcp-check\n"
-      "  tcp-check connect ssl alpn h2\n"
+      "  tcp-check connect ssl alpn h2{6}\n"
       "  tcp-check send-binary {5}\n"
       "  tcp-check expect binary 00000000020801\n",
       s.max_connections, s.message_deadline_s, s.port, s.max_connections_per_source, s.listen_host,
-      grpc_health_check_request_hex());
+      grpc_health_check_request_hex(),
+      // the check's own connection speaks PROXY too: the replica's front expects it from here
+      s.send_proxy ? " send-proxy" : "");
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
     // `verify none` is for the check's own TLS session only (client traffic passes through
     // untouched and is verified by the client's pinned certificate); the check learns up/down.
-    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none\n", i + 1,
-                       s.replicas[i], s.check_interval_ms);
+    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none{}\n",
+                       i + 1, s.replicas[i], s.check_interval_ms,
+                       s.send_proxy ? " send-proxy-v2" : "");
   }
   return cfg;
 }

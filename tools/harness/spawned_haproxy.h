@@ -1,8 +1,8 @@
 // HAProxy (Debian's 2.6) in front of provider replicas, for tests and the cluster tier: TLS
 // passes through (mode tcp), so clients pin the one certificate the replicas share, and the
-// balancer adds what gRPC 1.51 cannot: a cap on connections in total and per source address
-// (a stick table of each source's current connections), plus health checks and least-connection
-// balancing. The configuration is generated (haproxy_config) and the process started in the
+// balancer adds a cap on connections in total and per source address (a stick table of each
+// source's current connections), health checks and least-connection balancing, and tells each
+// replica's front who the client is (PROXY protocol v2). The configuration is generated (haproxy_config) and the process started in the
 // foreground and stopped by its pid.
 // Thread safety: one owner.
 #pragma once
@@ -27,6 +27,10 @@ struct BalancerSpec {
   unsigned max_connections_per_source = 64;
   unsigned check_interval_ms = 1000;
   unsigned message_deadline_s = 330;    // client/server inactivity timeouts
+  // Each replica connection (and health check) starts with a PROXY protocol v2 header naming
+  // the client, so a replica's front counts clients, not the balancer; the replicas run with
+  // --front-trust-proxy-from <this balancer> (ProviderLaunch::trust_proxy_from).
+  bool send_proxy = true;
 };
 
 // The haproxy.cfg text for `spec` (every limit named in a comment).

@@ -83,6 +83,9 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
     args.emplace_back("file:" + (launch.work_dir / "provider-budgets.journal").string());
   }
   args.insert(args.end(), launch.extra_args.begin(), launch.extra_args.end());
+  for (const auto& balancer : launch.trust_proxy_from) {
+    args.insert(args.end(), {"--front-trust-proxy-from", balancer});
+  }
   std::unique_ptr<SpawnedProvider> p(new SpawnedProvider());
   p->pid_ = server::spawn_child(args, launch.quiet, launch.log_file.string());
   if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");

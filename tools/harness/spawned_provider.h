@@ -39,6 +39,9 @@ struct ProviderLaunch {
   bool quiet = true;  // --quiet, and the child's stdout to /dev/null (keeps JSON output clean)
   std::filesystem::path log_file;  // the child's stderr (its log), appended; empty: inherited
   std::chrono::seconds start_timeout{300};
+  // Behind a balancer that sends PROXY v2 (BalancerSpec::send_proxy): its address(es), passed
+  // as --front-trust-proxy-from.
+  std::vector<std::string> trust_proxy_from;
 };
 
 // One throwaway self-signed certificate in `dir` (cert.pem, and key.pem readable by the owner

@@ -178,6 +178,11 @@ void add_front_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--front-client-timeout-s", f.client_timeout_s,
                  "Drop a client that neither sends nor reads for this long (default 60)")
       ->check(CLI::Range(1, 3600));
+  app.add_option("--front-trust-proxy-from", f.trusted_proxies,
+                 "A load balancer (address or CIDR; repeatable) whose connections start with a "
+                 "PROXY protocol v2 header naming the client (HAProxy `send-proxy-v2`, as "
+                 "`privsearch cluster haproxy` writes): per-address limits then count the real "
+                 "clients, not the balancer. Only these sources may send the header");
   app.add_option("--front-header-timeout-s", f.request_header_timeout_s,
                  "A request's headers must arrive within this (default 10)")
       ->check(CLI::Range(1, 600));

@@ -39,7 +39,7 @@ Result<std::uint16_t> ProviderProcess::start_front() {
   spec.run_dir = front_dir_;
   spec.limits = settings_.front_limits;
   spec.limits.max_streams_per_connection = settings_.transport.max_streams_per_connection;
-  auto front = server::Http2Front::start(spec, *identity_, listener_.probe_host, listener_.port);
+  auto front = server::Http2Front::start(spec, *identity_);
   // haproxy holds its own copy of the socket now; ours would only queue connections nobody
   // accepts once haproxy stops listening (drain).
   ::close(listener_.fd);

@@ -155,6 +155,7 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
     ProviderLaunch l(o.index, work / name, common);
     l.extra_args.insert(l.extra_args.end(), extra.begin(), extra.end());
     certificate.apply(l);
+    l.trust_proxy_from = {"127.0.0.1"};  // the balancer (PROXY v2)
     return SpawnedProvider::start(l);
   };
   nlohmann::json out;
