@@ -29,10 +29,14 @@ bool is_size_limit(const grpc::Status& s) {
 }
 
 // Worth another try after a pause: the provider was unreachable or out of resources, not the
-// request at fault.
+// request at fault. "Stream removed" (UNKNOWN) is gRPC's word for a stream the other side reset
+// without a status: the provider's front does that to a stream whose provider connection gRPC
+// dropped under memory pressure (measured in `bench abuse --class stalled_streams`).
 bool is_transient(const grpc::Status& s) {
   return s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && !is_size_limit(s));
+         (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && !is_size_limit(s)) ||
+         (s.error_code() == grpc::StatusCode::UNKNOWN &&
+          s.error_message().find("Stream removed") != std::string::npos);
 }
 
 Status from_grpc(const grpc::Status& s, const char* call) {

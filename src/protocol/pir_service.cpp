@@ -1,5 +1,7 @@
 #include "protocol/pir_service.h"
 
+#include <algorithm>
+
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -233,27 +235,40 @@ std::size_t PirService::db_bytes() const {
 }
 
 bool PirService::pick_work_locked(std::uint64_t& client, std::uint64_t& index) {
-  std::size_t best_ready = config_.ready_per_client;
+  // Fewest ready hints first; among those, the owner served longest ago; ties in round-robin
+  // order from the registration after the last one served.
   auto best = next_to_precompute_.end();
-  // Round robin: scan the clients after the last one served first, then from the start.
+  std::size_t best_ready = config_.ready_per_client;
+  std::uint64_t best_stamp = 0;
+  auto stamp_of = [this](std::uint64_t id) {
+    const auto owner = owner_of_.find(id);
+    if (owner == owner_of_.end()) return std::uint64_t{0};
+    const auto at = owner_served_at_.find(owner->second);
+    return at == owner_served_at_.end() ? std::uint64_t{0} : at->second;
+  };
   auto start = next_to_precompute_.upper_bound(last_served_);
   for (std::size_t pass = 0; pass < 2; ++pass) {
     auto from = pass == 0 ? start : next_to_precompute_.begin();
     auto to = pass == 0 ? next_to_precompute_.end() : start;
     for (auto it = from; it != to; ++it) {
       const std::size_t ready = server_->ready_indices(it->first).size();
-      if (ready < best_ready) {
-        best_ready = ready;
+      if (ready >= config_.ready_per_client) continue;
+      const std::uint64_t stamp = stamp_of(it->first);
+      if (best == next_to_precompute_.end() || ready < best_ready ||
+          (ready == best_ready && stamp < best_stamp)) {
         best = it;
-        if (ready == 0) break;  // none can come first
+        best_ready = ready;
+        best_stamp = stamp;
       }
     }
-    if (best != next_to_precompute_.end() && best_ready == 0) break;
   }
   if (best == next_to_precompute_.end()) return false;
   client = best->first;
   index = best->second++;
   last_served_ = client;
+  if (const auto owner = owner_of_.find(client); owner != owner_of_.end()) {
+    owner_served_at_[owner->second] = ++service_stamp_;
+  }
   return true;
 }
 
@@ -264,6 +279,13 @@ void PirService::forget_locked(std::uint64_t client) {
   next_to_precompute_.erase(client);
   setups_.erase(client);
   last_used_.erase(client);
+  if (const auto owner = owner_of_.find(client); owner != owner_of_.end()) {
+    const std::string who = owner->second;
+    owner_of_.erase(owner);
+    const bool more = std::any_of(owner_of_.begin(), owner_of_.end(),
+                                  [&](const auto& entry) { return entry.second == who; });
+    if (!more) owner_served_at_.erase(who);
+  }
   if (retired_.insert(client).second) {
     retired_order_.push_back(client);
     constexpr std::size_t kRetiredMemory = 1 << 16;
@@ -399,6 +421,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
   }
   if (!id.ok()) return refuse(pir_error_code(id.status()), id.status().message());
   next_to_precompute_.try_emplace(*id, 0);
+  owner_of_.try_emplace(*id, client_key);
   setups_.try_emplace(*id, request.setup().begin(), request.setup().end());
   touch_locked(*id);
   cv_.notify_all();

@@ -178,6 +178,13 @@ class PirService : public PirBackend {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::map<std::uint64_t, std::uint64_t> next_to_precompute_;  // client -> next index
+  // Fairness between owners (Caller::rate_key: identity, else address), not only between
+  // registrations: whose registration was served last, by a stamp that grows with every hint.
+  // An owner with many registrations (forged ones arriving at the setup rate) gets one hint's
+  // turn like any other, so a newcomer's first hint waits for at most the hint in progress.
+  std::map<std::uint64_t, std::string> owner_of_;
+  std::map<std::string, std::uint64_t> owner_served_at_;
+  std::uint64_t service_stamp_ = 0;
   bool stop_ = false;
   std::atomic<bool> cancel_{false};  // set when stopping: ends hint work in progress
   double last_offline_s_ = 0, last_offline_cpu_s_ = 0;

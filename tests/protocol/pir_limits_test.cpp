@@ -127,6 +127,40 @@ TEST_F(PirLimitsTest, ANewcomersFirstHintComesBeforeAnyoneElsesSecond) {
   for (auto id : earlier) EXPECT_EQ(ready(*service, id), 4u);
 }
 
+// Issue 32, forged setups: one owner registering many clients (moduli a cheap check cannot
+// tell from real ones, arriving at the setup rate) must not queue another owner's first hint
+// behind all of theirs. Scheduling is fair between owners: the newcomer's first hint waits for
+// at most the hint in progress (per registration it would have waited for ~8 of the 16 on
+// average).
+TEST_F(PirLimitsTest, AnotherOwnersFloodOfRegistrationsDoesNotQueueANewcomer) {
+  PirConfig pc;
+  pc.setups = {0, 1};
+  pc.ready_per_client = 2;
+  pc.offline_threads = 1;
+  auto service = make_service(pc);
+  std::vector<v1::PirSetupRequest> flood;
+  for (int i = 0; i < 16; ++i) flood.push_back(setup_request(*service));
+  const auto alice_setup = setup_request(*service);
+  std::vector<std::uint64_t> mallory;
+  for (const auto& req : flood) mallory.push_back(service->setup(req, "identity:mallory").client_id());
+  const auto alice = service->setup(alice_setup, "identity:alice").client_id();
+  auto mallory_ready = [&] {
+    std::size_t t = 0;
+    for (auto id : mallory) t += ready(*service, id);
+    return t;
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (ready(*service, alice) == 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_EQ(ready(*service, alice), 1u);
+  // The hint in progress when alice registered, one that finished while we looked, and the
+  // first one, which may have started between mallory's setups.
+  EXPECT_LE(mallory_ready(), 3u);
+  ASSERT_TRUE(service->wait_until_ready(120000));
+  for (auto id : mallory) EXPECT_EQ(ready(*service, id), 2u);  // everyone is served in the end
+}
+
 TEST_F(PirLimitsTest, IdleRegistrationsExpireAndAreNotRevived) {
   PirConfig pc;
   pc.setups = {0, 1};

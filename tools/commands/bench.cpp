@@ -7,6 +7,7 @@
 #include "commands/command.h"
 #include "rerank/layout.h"
 #include "suites/bench_abuse.h"
+#include "suites/bench_abuse_classes.h"
 #include "suites/bench_ckks.h"
 #include "suites/bench_cluster.h"
 #include "suites/bench_ivf.h"
@@ -152,8 +153,12 @@ void add_options(CLI::App* cmd, Args& a) {
                   "abuse: seconds of legitimate searches during each abuse class (default 8)")
       ->check(CLI::Range(1.0, 600.0));
   cmd->add_option("--class", a.abuse.classes,
-                  "abuse: class(es) stalled_streams, key_sets, pir_setups, overload (default all)")
-      ->check(CLI::IsMember({"stalled_streams", "key_sets", "pir_setups", "overload"}));
+                  "abuse: class(es) stalled_streams, key_sets, pir_setups, overload, "
+                  "unread_answers, continuation_flood, connection_flood (default all)")
+      ->check(CLI::IsMember(abuse::class_names()));
+  cmd->add_option("--front", a.abuse.front,
+                  "abuse: the provider's --front, haproxy (default) or none (to compare)")
+      ->check(CLI::IsMember({"haproxy", "none"}));
   cmd->add_option("--db-mb", a.pir.db_mb,
                   "pir: database size(s) in MiB (default 1024; memory ~1.7x the size)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
