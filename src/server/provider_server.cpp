@@ -539,10 +539,10 @@ void ProviderServer::replace_core(std::shared_ptr<protocol::ProviderCore> core) 
   impl_->service->replace_core(std::move(core));
 }
 
-Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
-    std::shared_ptr<protocol::ProviderCore> core_ptr, const ServeOptions& options) {
-  protocol::ProviderCore& core = *core_ptr;
-  std::shared_ptr<grpc::ServerCredentials> credentials;
+namespace {
+
+// TLS with the identity, or plaintext on a unix socket or (insecure_loopback) loopback only.
+Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const ServeOptions& options) {
   const bool unix_socket = options.listen.rfind("unix:", 0) == 0;
   if (options.behind_front && !unix_socket) {
     return Status(StatusCode::kInvalidArgument,
@@ -554,17 +554,25 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
                     "plaintext transport is only allowed on a loopback address, not " +
                         options.listen);
     }
-    credentials = grpc::InsecureServerCredentials();
-  } else {
-    if (options.identity == nullptr) {
-      return Status(StatusCode::kInvalidArgument,
-                    "the provider needs a TLS certificate and key (or --self-signed)");
-    }
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back(
-        {options.identity->private_key_pem(), options.identity->certificate_pem()});
-    credentials = grpc::SslServerCredentials(ssl);
+    return grpc::InsecureServerCredentials();
   }
+  if (options.identity == nullptr) {
+    return Status(StatusCode::kInvalidArgument,
+                  "the provider needs a TLS certificate and key (or --self-signed)");
+  }
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back(
+      {options.identity->private_key_pem(), options.identity->certificate_pem()});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
+    std::shared_ptr<protocol::ProviderCore> core_ptr, const ServeOptions& options) {
+  protocol::ProviderCore& core = *core_ptr;
+  const bool unix_socket = options.listen.rfind("unix:", 0) == 0;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto credentials, server_credentials(options));
   const unsigned threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   auto& limits = core.config().limits;

@@ -13,6 +13,7 @@
 
 #include "harness/h2_attacks.h"
 #include "harness/measure.h"
+#include "harness/stalled_streams.h"
 #include "server/hostile_fixture.h"
 
 namespace privsearch {
@@ -177,6 +178,53 @@ TEST_F(TransportAttackTest, ConnectionFloodLeavesTheAcceptLoopServing) {
   EXPECT_EQ(during.failed, 0) << during.last_error;
   EXPECT_TRUE(after.ok()) << after.to_string();
   EXPECT_LT(served_after_ms, 5000);
+}
+
+// Row 4: 50 connections x 32 streams announcing 8 MB messages, never finished, round after round.
+// Before, the memory was never returned: 7 rounds took RSS to 862 MB, after which searches
+// failed ("Handshake read failed"). Now every round's streams end (the provider retires its
+// connections at max-age + grace, the front resets the streams), the heap goes back within 30 s
+// (trimmed every 10 s), each round starts from the baseline again, and searches go on.
+TEST_F(TransportAttackTest, RepeatedStalledStreamRoundsDoNotRatchet) {
+  const auto provider = spawn({"--connection-max-age-s", "2", "--connection-grace-s", "2"});
+  ASSERT_NE(provider, nullptr);
+  ASSERT_TRUE(legit_search(*provider).ok());
+  const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
+  for (int round = 0; round < 3; ++round) {
+    tools::StalledStreamsSpec spec;
+    spec.port = provider->port();
+    spec.source = "127.0.0.4";
+    spec.connections = 50;
+    spec.streams_per_connection = 32;
+    auto attack = tools::StalledStreams::start(spec);
+    ASSERT_TRUE(attack.ok()) << attack.status().to_string();
+    const std::uint64_t streams = spec.streams_per_connection * (*attack)->connections();
+    std::uint64_t peak = baseline;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < until &&
+           (*attack)->streams_reset() +
+                   (*attack)->connections_closed() * spec.streams_per_connection <
+               streams) {
+      peak = std::max(peak, tools::process_rss_bytes(provider->pid()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    attack->reset();
+    std::uint64_t after = tools::process_rss_bytes(provider->pid());
+    const auto back_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < back_by &&
+           after > baseline + (std::uint64_t{64} << 20)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      after = tools::process_rss_bytes(provider->pid());
+    }
+    std::fprintf(stderr, "stalled round %d: rss %.0f MB -> peak %.0f MB -> %.0f MB\n", round,
+                 static_cast<double>(baseline) / 1e6, static_cast<double>(peak) / 1e6,
+                 static_cast<double>(after) / 1e6);
+    if (kRssIsMeaningful) {
+      EXPECT_LT(peak, baseline + (std::uint64_t{512} << 20)) << "round " << round;
+      EXPECT_LT(after, baseline + (std::uint64_t{64} << 20)) << "round " << round;
+    }
+    EXPECT_TRUE(legit_search(*provider).ok()) << "round " << round;
+  }
 }
 
 }  // namespace
