@@ -161,36 +161,59 @@ Status HintlessPirService::rebuild(const PirRecords& records, std::string artifa
                                    std::string* summary) {
   const auto now = current();
   const auto& old = *now->server;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto source = [&records](std::size_t i) {
+    return std::span<const std::uint8_t>(records.data + i * records.record_bytes,
+                                         records.record_bytes);
+  };
+  std::unique_ptr<HintlessServer> server;
+  std::string how;
   if (records.records == old.shape().records && records.record_bytes == old.shape().record_bytes) {
     // The same shape (an update that rewrote or zeroed records in place): a copy of the server,
     // its hint updated over the changed columns only, swapped in once ready.
-    const auto t0 = std::chrono::steady_clock::now();
-    auto source = [&records](std::size_t i) {
-      return std::span<const std::uint8_t>(records.data + i * records.record_bytes,
-                                           records.record_bytes);
-    };
     const auto changed = old.changed_columns(source);
-    auto server = old.copy();
+    server = old.copy();
     PRIVSEARCH_RETURN_IF_ERROR(
         server->update_columns(std::set<std::size_t>(changed.begin(), changed.end()), source));
-    auto db = std::make_shared<Database>();
-    db->public_info = now->public_info;
-    db->version = std::move(artifact_version);
-    db->build = fmt::format(
-        "hintless YPIR+SP: the same shape; hint updated over its {} changed columns of {} and the "
-        "packing precomputation redone in {:.1f} s",
-        changed.size(), old.shape().columns, ms_since(t0) / 1000);
-    db->server = std::move(server);
-    if (summary != nullptr) *summary = db->build;
+    how = fmt::format("the same shape; hint updated over its {} changed columns of {}",
+                      changed.size(), old.shape().columns);
+  } else if (auto grown = grow(old, records, source); grown.ok()) {
+    // Appended records that only add columns: the kept hint plus the new columns' part.
+    server = std::move(grown).value();
+    how = fmt::format("{} records appended in {} more columns ({} in all); hint updated over the "
+                      "changed and new columns only",
+                      records.records - old.shape().records,
+                      server->shape().columns - old.shape().columns, server->shape().columns);
+  }
+  if (!server) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto next, build(config_, records, std::move(artifact_version)));
+    if (summary != nullptr) *summary = next->build;
     std::lock_guard lock(mu_);
-    db_ = std::move(db);
+    db_ = std::move(next);
     return Status();
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto next, build(config_, records, std::move(artifact_version)));
-  if (summary != nullptr) *summary = next->build;
+  auto db = std::make_shared<Database>();
+  db->public_info = to_byte_string(encode_public_info(server->params(), server->shape()));
+  db->version = std::move(artifact_version);
+  db->build = fmt::format("hintless YPIR+SP: {}; packing precomputation redone in {:.1f} s", how,
+                          ms_since(t0) / 1000);
+  db->server = std::move(server);
+  if (summary != nullptr) *summary = db->build;
   std::lock_guard lock(mu_);
-  db_ = std::move(next);
+  db_ = std::move(db);
   return Status();
+}
+
+Result<std::unique_ptr<HintlessServer>> HintlessPirService::grow(
+    const HintlessServer& old, const PirRecords& records,
+    const HintlessServer::RecordSource& source) const {
+  if (records.records < old.shape().records || records.record_bytes != old.shape().record_bytes) {
+    return failed_precondition_error("not an append");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessShape shape,
+                              choose_hintless_shape(old.params(), records.records,
+                                                    records.record_bytes));
+  return old.grown(shape, source);
 }
 
 std::string HintlessPirService::last_build() const { return current()->build; }

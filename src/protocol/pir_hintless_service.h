@@ -75,6 +75,11 @@ class HintlessPirService : public PirBackend {
                                                        const PirRecords& records,
                                                        std::string version);
   std::shared_ptr<const Database> current() const;
+  // `records` as an append to `old` (more records of the same size whose shape only adds
+  // columns): the grown server; kFailedPrecondition otherwise (the caller rebuilds).
+  Result<std::unique_ptr<pir::hintless::HintlessServer>> grow(
+      const pir::hintless::HintlessServer& old, const PirRecords& records,
+      const pir::hintless::HintlessServer::RecordSource& source) const;
 
   HintlessPirConfig config_;
   RateLimit no_setups_{0, 0};

@@ -474,6 +474,54 @@ TEST(HintlessRoundTripTest, UpdatedRecordsAreServed) {
   }
 }
 
+// An append (SIGHUP after `privsearch update` added records): the grown server, its hint updated
+// over the changed and new columns only, answers byte for byte as a server built from all the
+// records, for old records, appended ones and the column the two share; a new shape that is not
+// a widening (more outputs) is refused so the service rebuilds.
+TEST(HintlessRoundTripTest, AppendedRecordsGrowTheServerByColumns) {
+  const HintlessParams p = test_params();
+  auto records = random_records(250, 100, 11);
+  const HintlessShape shape = *choose_hintless_shape(p, 250, 100);
+  auto server = *HintlessServer::create(p, shape, source(records));
+  for (std::size_t i = 0; i < 950; ++i) {
+    records.push_back(std::vector<std::uint8_t>(1 + i % 100, static_cast<std::uint8_t>(i)));
+  }
+  records[3] = std::vector<std::uint8_t>(100, 0x5a);  // and one old record rewritten
+  const HintlessShape wider = *choose_hintless_shape(p, records.size(), 100);
+  ASSERT_EQ(wider.outputs, shape.outputs);
+  ASSERT_GT(wider.columns, shape.columns);
+  ASSERT_GT(wider.columns / p.d, shape.columns / p.d) << "the test should add column blocks";
+  auto grown = server->grown(wider, source(records));
+  ASSERT_TRUE(grown.ok()) << grown.status().to_string();
+  EXPECT_TRUE((*grown)->changed_columns(source(records)).empty());
+  auto fresh = *HintlessServer::create(p, wider, source(records));
+  EXPECT_TRUE(std::equal((*grown)->database().entries().begin(),
+                         (*grown)->database().entries().end(),
+                         fresh->database().entries().begin()));
+  const HintlessClient client = *HintlessClient::create(p, wider);
+  Prng prng = Prng::create();
+  for (std::size_t index : {std::size_t{3}, std::size_t{249}, std::size_t{250}, std::size_t{1199},
+                            std::size_t{0}}) {
+    auto [query, secret] = *client.make_query(index, prng);
+    const auto got = (*grown)->answer(std::span<const HintlessQuery>(&query, 1));
+    const auto want = fresh->answer(std::span<const HintlessQuery>(&query, 1));
+    ASSERT_TRUE(got.ok() && want.ok());
+    EXPECT_EQ(encode_response(p, (*got)[0]), encode_response(p, (*want)[0])) << index;
+    std::vector<std::uint8_t> record = records[index];
+    record.resize(100, 0);
+    EXPECT_EQ(*client.decode(secret, (*got)[0]), record) << index;
+  }
+  // The old server keeps answering its own shape; a shape with more outputs is no widening.
+  HintlessShape taller = wider;
+  taller.outputs += 1;
+  EXPECT_EQ(server->grown(taller, source(records)).status().code(),
+            StatusCode::kFailedPrecondition);
+  HintlessShape cramped = wider;
+  cramped.columns = shape.columns;  // fewer columns than the records need
+  EXPECT_EQ(server->grown(cramped, source(records)).status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
 // Shards holding consecutive output blocks answer parts that join into the single server's
 // response byte for byte; parts out of order, missing or doubled are refused.
 TEST(HintlessShardTest, PartsJoinIntoTheSingleServersResponse) {

@@ -82,6 +82,17 @@ HintlessDatabase::HintlessDatabase(const HintlessParams& params, const HintlessS
       rows_(outputs_ * params.d),
       entries_(rows_ * shape.columns, 0) {}
 
+HintlessDatabase HintlessDatabase::widened(const HintlessDatabase& old,
+                                           const HintlessShape& shape) {
+  HintlessDatabase db(old.params_, shape, OutputRange{old.first_output_, old.outputs_});
+  for (std::size_t r = 0; r < old.rows_; ++r) {
+    std::copy(old.entries_.begin() + static_cast<std::ptrdiff_t>(r * old.columns()),
+              old.entries_.begin() + static_cast<std::ptrdiff_t>((r + 1) * old.columns()),
+              db.entries_.begin() + static_cast<std::ptrdiff_t>(r * db.columns()));
+  }
+  return db;
+}
+
 Status HintlessDatabase::assemble_column(std::size_t column, const RecordSource& record,
                                          std::vector<std::uint8_t>& bytes) const {
   const std::size_t k = shape_.records_per_column;

@@ -76,6 +76,10 @@ class HintlessDatabase {
   HintlessDatabase(const HintlessParams& params, const HintlessShape& shape,
                    OutputRange range = OutputRange::all());
 
+  // `old`'s held rows widened to `shape` (more columns, the same outputs and layout: an append);
+  // the new columns are zero until written. Precondition: HintlessServer::grown checks.
+  static HintlessDatabase widened(const HintlessDatabase& old, const HintlessShape& shape);
+
   const HintlessShape& shape() const { return shape_; }
   std::size_t first_output() const { return first_output_; }
   std::size_t outputs() const { return outputs_; }

@@ -220,4 +220,26 @@ Status HintlessServer::update_columns(const std::set<std::size_t>& columns,
   return Status();
 }
 
+Result<std::unique_ptr<HintlessServer>> HintlessServer::grown(const HintlessShape& shape,
+                                                              const RecordSource& records) const {
+  const HintlessShape& old = db_.shape();
+  if (shape.record_bytes != old.record_bytes || shape.outputs != old.outputs ||
+      shape.records_per_column != old.records_per_column || shape.columns < old.columns ||
+      shape.records < old.records || shape.columns > kMaxColumns ||
+      shape.columns * shape.records_per_column < shape.records) {
+    return failed_precondition_error(
+        "hintless PIR: the new shape is not a widening of the served one (a rebuild is needed)");
+  }
+  std::unique_ptr<HintlessServer> next(
+      new HintlessServer(ring_, HintlessDatabase::widened(db_, shape), options_));
+  next->key_a_ = key_a_;
+  next->leaves_ = leaves_;
+  next->precomp_ = precomp_;  // valid as they are when no column changed
+  next->output_a_ = output_a_;
+  const auto changed = next->changed_columns(records);
+  PRIVSEARCH_RETURN_IF_ERROR(
+      next->update_columns(std::set<std::size_t>(changed.begin(), changed.end()), records));
+  return next;
+}
+
 }  // namespace privsearch::pir::hintless

@@ -70,6 +70,13 @@ class HintlessServer {
   // (changed_columns: each column assembled again and compared with the held rows).
   std::vector<std::size_t> changed_columns(const RecordSource& records) const;
   Status update_columns(const std::set<std::size_t>& columns, const RecordSource& records);
+  // An append: a copy of this server over `shape` (more records, the same record size, outputs
+  // and records per column, so only columns are added), its hint updated over the changed and
+  // new columns only. The CRS a_k is one polynomial per column block k whatever the column count
+  // (crs.h), and H = D A is linear in D, so the kept hint rows plus the new columns' part are the
+  // hint of the grown D. kFailedPrecondition when `shape` is not such a widening.
+  Result<std::unique_ptr<HintlessServer>> grown(const HintlessShape& shape,
+                                                const RecordSource& records) const;
   // A deep copy (a new version is updated on the copy while this one keeps answering).
   std::unique_ptr<HintlessServer> copy() const {
     return std::unique_ptr<HintlessServer>(new HintlessServer(*this));
