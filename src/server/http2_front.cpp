@@ -279,11 +279,37 @@ Result<TcpListener> bind_tcp_listener(const std::string& host_port) {
   return out;
 }
 
+namespace {
+
+// Directories of fronts whose provider died without cleaning up (SIGKILL): named
+// privsearch-front-<pid>-*, ours, and that pid gone. A pid reused by an unrelated process keeps
+// its directory until that process is gone too: never a live provider's directory removed.
+void remove_stale_run_dirs(const std::filesystem::path& tmp) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+    const std::string name = entry.path().filename().string();
+    constexpr std::string_view kPrefix = "privsearch-front-";
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + kPrefix.size(), nullptr, 10);
+    struct stat st {};
+    if (pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 || st.st_uid != ::getuid() ||
+        !S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::filesystem::path> make_private_run_dir() {
   const char* tmp = std::getenv("TMPDIR");
+  const std::filesystem::path base(tmp != nullptr && *tmp != 0 ? tmp : "/tmp");
+  remove_stale_run_dirs(base);
   std::string pattern =
-      (std::filesystem::path(tmp != nullptr && *tmp != 0 ? tmp : "/tmp") / "privsearch-front-XXXXXX")
-          .string();
+      (base / ("privsearch-front-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     return Status(StatusCode::kUnavailable,
                   "cannot create a private directory " + pattern + ": " + std::strerror(errno));

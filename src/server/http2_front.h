@@ -100,7 +100,9 @@ struct TcpListener {
 };
 Result<TcpListener> bind_tcp_listener(const std::string& host_port);
 
-// A fresh private directory (0700) for the front's files under $TMPDIR (or /tmp).
+// A fresh private directory (0700) for the front's files under $TMPDIR (or /tmp), named
+// privsearch-front-<pid>-XXXXXX; those of providers that died without removing theirs (SIGKILL)
+// are removed first.
 Result<std::filesystem::path> make_private_run_dir();
 
 }  // namespace privsearch::server

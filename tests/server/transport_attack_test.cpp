@@ -180,6 +180,32 @@ TEST_F(TransportAttackTest, ConnectionFloodLeavesTheAcceptLoopServing) {
   EXPECT_LT(served_after_ms, 5000);
 }
 
+// The client's address reaches the provider from the front only: a client that sends its own
+// x-privsearch-peer naming someone else spends its own key-upload burst (10), not theirs.
+TEST_F(TransportAttackTest, ClientsCannotChooseTheAddressTheirLimitsCount) {
+  const auto provider = spawn({});
+  ASSERT_NE(provider, nullptr);
+  auto rate_limited = [&](const std::string& source, std::size_t calls,
+                          const std::vector<std::pair<std::string, std::string>>& headers) {
+    const auto answers =
+        tools::raw_unary_calls(provider->port(), source, "/privsearch.v1.Provider/UploadKeys",
+                               v1::UploadKeysRequest().SerializeAsString(), calls, 10000, headers);
+    EXPECT_TRUE(answers.ok()) << answers.status().to_string();
+    std::size_t limited = 0, answered = 0;
+    for (const auto& bytes : answers.ok() ? *answers : std::vector<std::string>{}) {
+      v1::UploadKeysResponse r;
+      if (!r.ParseFromString(bytes)) continue;
+      ++answered;
+      if (r.has_error() && r.error().code() == v1::RATE_LIMITED) ++limited;
+    }
+    EXPECT_EQ(answered, calls) << "from " << source;
+    return limited;
+  };
+  EXPECT_GE(rate_limited("127.0.0.5", 16, {{"x-privsearch-peer", "127.0.0.6"}}), 5u);
+  EXPECT_EQ(rate_limited("127.0.0.6", 3, {}), 0u);   // the victim's burst is untouched
+  EXPECT_GE(rate_limited("127.0.0.5", 2, {}), 2u);   // and the forger's own is spent
+}
+
 // Row 4: 50 connections x 32 streams announcing 8 MB messages, never finished, round after round.
 // Before, the memory was never returned: 7 rounds took RSS to 862 MB, after which searches
 // failed ("Handshake read failed"). Now every round's streams end (the provider retires its

@@ -154,10 +154,10 @@ void ContinuationFlood::run() {
 
 // ---- raw unary calls -------------------------------------------------------------------------
 
-Result<std::vector<std::string>> raw_unary_calls(std::uint16_t port, const std::string& source,
-                                                 const std::string& path,
-                                                 const std::string& request, std::size_t count,
-                                                 int timeout_ms) {
+Result<std::vector<std::string>> raw_unary_calls(
+    std::uint16_t port, const std::string& source, const std::string& path,
+    const std::string& request, std::size_t count, int timeout_ms,
+    const std::vector<std::pair<std::string, std::string>>& extra_headers) {
   h2::ignore_sigpipe_in_this_thread();
   SSL_CTX* ctx = h2::attacker_tls_context();
   auto c = h2::TlsConnection::open(ctx, source, port);
@@ -166,7 +166,8 @@ Result<std::vector<std::string>> raw_unary_calls(std::uint16_t port, const std::
     return Status(StatusCode::kUnavailable, "no TLS connection from " + source);
   }
   std::string out = std::string(h2::kPreface) + h2::settings_frame({{0x4, 1u << 20}});
-  const std::string block = h2::grpc_request_headers(path);
+  std::string block = h2::grpc_request_headers(path);
+  for (const auto& [name, value] : extra_headers) h2::put_literal(block, name, value);
   std::string message(5, '\0');  // uncompressed, 4-byte big-endian length
   for (int i = 0; i < 4; ++i) message[1 + i] = static_cast<char>(request.size() >> (24 - 8 * i));
   message += request;

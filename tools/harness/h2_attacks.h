@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -114,10 +115,11 @@ class ConnectionFlood {
 // connection from `source` (any 127/8 address: what a gRPC client cannot choose); the response
 // messages without their gRPC framing, one per call that returned one within `timeout`.
 // kUnavailable when no connection could be made.
-Result<std::vector<std::string>> raw_unary_calls(std::uint16_t port, const std::string& source,
-                                                 const std::string& path,
-                                                 const std::string& request, std::size_t count,
-                                                 int timeout_ms = 10000);
+// `extra_headers` are sent with every call (a forged x-privsearch-peer, say).
+Result<std::vector<std::string>> raw_unary_calls(
+    std::uint16_t port, const std::string& source, const std::string& path,
+    const std::string& request, std::size_t count, int timeout_ms = 10000,
+    const std::vector<std::pair<std::string, std::string>>& extra_headers = {});
 
 // Raises this process's soft descriptor limit to its hard limit (the attackers need many).
 void raise_fd_limit();

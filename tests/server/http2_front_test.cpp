@@ -1,0 +1,120 @@
+// The provider's HTTP/2 front on its own (server/http2_front.h): the generated configuration
+// holds every limit it promises, haproxy accepts it and starts on an inherited socket, refuses a
+// broken one with its own reason, stops by pid; the public listener and the private directory
+// (stale ones of dead providers removed, live ones kept).
+#include "server/http2_front.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "net/tls.h"
+
+namespace privsearch::server {
+namespace {
+
+bool contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+TEST(Http2FrontConfigTest, EveryLimitIsInTheConfiguration) {
+  FrontSpec spec;
+  spec.backend_socket = "/run/x/provider.sock";
+  spec.run_dir = "/run/x";
+  spec.limits.max_connections = 100;
+  spec.limits.max_connections_per_source = 7;
+  spec.limits.header_buffer_bytes = 12345;
+  spec.limits.client_timeout_s = 41;
+  spec.limits.request_header_timeout_s = 9;
+  const std::string cfg = front_config(spec, "/run/x/front.pem");
+  EXPECT_TRUE(contains(cfg, "maxconn 100"));
+  EXPECT_TRUE(contains(cfg, "tune.bufsize 12345"));
+  EXPECT_TRUE(contains(cfg, "tune.h2.max-concurrent-streams 32"));
+  EXPECT_TRUE(contains(cfg, "timeout client 41s"));
+  EXPECT_TRUE(contains(cfg, "timeout http-request 9s"));
+  EXPECT_TRUE(contains(cfg, "tcp-request connection reject if { sc0_conn_cur gt 7 }"));
+  EXPECT_TRUE(contains(cfg, "http-request set-header x-privsearch-peer %[src]"));
+  EXPECT_TRUE(contains(cfg, "http-reuse never"));
+  EXPECT_TRUE(contains(cfg, "bind fd@3 ssl crt /run/x/front.pem alpn h2"));
+  EXPECT_TRUE(contains(cfg, "server provider unix@/run/x/provider.sock proto h2"));
+  EXPECT_FALSE(contains(cfg, "expect-proxy"));  // nobody may send PROXY unless trusted
+  spec.limits.trusted_proxies = {"10.0.0.5", "10.0.1.0/24"};
+  const std::string behind = front_config(spec, "/run/x/front.pem");
+  EXPECT_TRUE(contains(behind, "acl from_balancer src 10.0.0.5 10.0.1.0/24"));
+  EXPECT_TRUE(contains(behind, "tcp-request connection expect-proxy layer4 if from_balancer"));
+  EXPECT_TRUE(contains(behind, "tcp-request session reject if { sc0_conn_cur gt 7 }"));
+}
+
+TEST(Http2FrontConfigTest, ListenerBindsAndRefusesBadAddresses) {
+  auto any = bind_tcp_listener("127.0.0.1:0");
+  ASSERT_TRUE(any.ok()) << any.status().to_string();
+  EXPECT_GT(any->port, 0);
+  EXPECT_EQ(bind_tcp_listener("127.0.0.1:" + std::to_string(any->port)).status().code(),
+            StatusCode::kUnavailable);  // taken
+  EXPECT_EQ(bind_tcp_listener("no-port").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bind_tcp_listener("127.0.0.1:").status().code(), StatusCode::kInvalidArgument);
+  ::close(any->fd);
+}
+
+TEST(Http2FrontConfigTest, StaleRunDirectoriesOfDeadProvidersAreRemoved) {
+  const auto base = std::filesystem::temp_directory_path() /
+                    ("http2-front-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(base);
+  ::setenv("TMPDIR", base.c_str(), 1);
+  const auto dead = base / "privsearch-front-999999999-abcdef";  // no such pid
+  const auto alive = base / ("privsearch-front-" + std::to_string(::getpid()) + "-old");
+  const auto other = base / "something-else";
+  for (const auto& d : {dead, alive, other}) std::filesystem::create_directories(d);
+  auto made = make_private_run_dir();
+  ::unsetenv("TMPDIR");
+  ASSERT_TRUE(made.ok()) << made.status().to_string();
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  struct stat st {};
+  ASSERT_EQ(::stat(made->c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  std::filesystem::remove_all(base);
+}
+
+TEST(Http2FrontProcessTest, StartsOnTheInheritedSocketAndStops) {
+  if (find_haproxy().empty()) GTEST_SKIP() << "haproxy is not installed (scripts/setup.sh)";
+  auto dir = make_private_run_dir();
+  ASSERT_TRUE(dir.ok());
+  auto listener = bind_tcp_listener("127.0.0.1:0");
+  ASSERT_TRUE(listener.ok());
+  const auto identity = *net::make_self_signed("localhost", 1);
+  FrontSpec spec;
+  spec.listen_fd = listener->fd;
+  spec.backend_socket = *dir / "provider.sock";
+  spec.run_dir = *dir;
+  auto front = Http2Front::start(spec, identity);
+  ASSERT_TRUE(front.ok()) << front.status().to_string();
+  EXPECT_TRUE((*front)->alive());
+  EXPECT_FALSE(std::filesystem::exists(*dir / "front.pem"));  // the key file is gone
+  // The front speaks TLS with the identity on the inherited socket.
+  const auto pem = net::fetch_server_certificate("127.0.0.1", listener->port, 5000);
+  ASSERT_TRUE(pem.ok()) << pem.status().to_string();
+  EXPECT_EQ(*net::certificate_fingerprint(*pem),
+            *net::certificate_fingerprint(identity.certificate_pem()));
+  const pid_t pid = (*front)->pid();
+  (*front)->stop();
+  EXPECT_FALSE((*front)->alive());
+  EXPECT_NE(::kill(pid, 0), 0);  // reaped
+  // A configuration haproxy refuses: its reason is in the error.
+  spec.limits.header_buffer_bytes = 10;  // below what haproxy accepts
+  auto refused = Http2Front::start(spec, identity);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(contains(refused.status().message(), "refused the front's configuration"))
+      << refused.status().message();
+  EXPECT_FALSE(std::filesystem::exists(*dir / "front.pem"));
+  ::close(listener->fd);
+  std::filesystem::remove_all(*dir);
+}
+
+}  // namespace
+}  // namespace privsearch::server
