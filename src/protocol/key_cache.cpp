@@ -18,13 +18,39 @@ void KeyCache::release(std::uint64_t bytes) {
   reserved_bytes_ -= bytes;
 }
 
+void KeyCache::erase_locked(std::map<KeyId, Entry>::iterator it) {
+  cached_bytes_ -= it->second.bytes;
+  lru_.erase(it->second.pos);
+  entries_.erase(it);
+}
+
 void KeyCache::evict_until_locked(std::uint64_t room) {
   while (!lru_.empty() && cached_bytes_ + reserved_bytes_ + room > max_bytes_) {
-    const auto it = entries_.find(lru_.back());
-    cached_bytes_ -= it->second.bytes;
-    entries_.erase(it);
-    lru_.pop_back();
+    erase_locked(entries_.find(lru_.back()));
   }
+}
+
+std::size_t KeyCache::evict_idle(std::chrono::steady_clock::duration unused_for,
+                                 std::chrono::steady_clock::duration idle_for,
+                                 std::uint64_t keep_bytes) {
+  std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::size_t evicted = 0;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const auto next = std::next(it);
+    if (!it->second.used && now - it->second.last_used >= unused_for) {
+      erase_locked(it);
+      ++evicted;
+    }
+    it = next;
+  }
+  while (!lru_.empty() && cached_bytes_ > keep_bytes) {
+    const auto it = entries_.find(lru_.back());
+    if (now - it->second.last_used < idle_for) break;  // the rest were used more recently
+    erase_locked(it);
+    ++evicted;
+  }
+  return evicted;
 }
 
 Result<KeyCache::Reservation> KeyCache::reserve(std::uint64_t bytes) {
@@ -59,18 +85,15 @@ void KeyCache::insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> key
     cached_bytes_ = cached_bytes_ - it->second.bytes + bytes;
     it->second.keys = std::move(keys);
     it->second.bytes = bytes;
+    it->second.last_used = std::chrono::steady_clock::now();
     return;
   }
   evict_until_locked(bytes);
   lru_.push_front(id);
-  entries_.emplace(id, Entry{std::move(keys), bytes, lru_.begin()});
+  entries_.emplace(id, Entry{std::move(keys), bytes, lru_.begin(),
+                             std::chrono::steady_clock::now(), false});
   cached_bytes_ += bytes;
-  while (entries_.size() > max_sets_) {
-    const auto it = entries_.find(lru_.back());
-    cached_bytes_ -= it->second.bytes;
-    entries_.erase(it);
-    lru_.pop_back();
-  }
+  while (entries_.size() > max_sets_) erase_locked(entries_.find(lru_.back()));
 }
 
 Result<std::shared_ptr<const EvaluationKeys>> KeyCache::find(const KeyId& id) {
@@ -80,6 +103,8 @@ Result<std::shared_ptr<const EvaluationKeys>> KeyCache::find(const KeyId& id) {
     return Status(StatusCode::kNotFound, "unknown key id: upload the key set again");
   }
   lru_.splice(lru_.begin(), lru_, it->second.pos);
+  it->second.last_used = std::chrono::steady_clock::now();
+  it->second.used = true;
   return it->second.keys;
 }
 

@@ -13,6 +13,7 @@
 // read-only through shared_ptr, so evaluation never holds the lock).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -65,6 +66,14 @@ class KeyCache {
   // The cached set; kNotFound when not (or no longer) cached.
   Result<std::shared_ptr<const EvaluationKeys>> find(const KeyId& id);
 
+  // Gives back what a churn of key sets left (docs/SECURITY.md, memory given back): sets that no
+  // request has used since their upload, `unused_for` after it, and, while the cache holds more
+  // than `keep_bytes`, sets no request used for `idle_for` (least recently used first). A
+  // legitimate client uses its set at once and keeps it; an attacker's uploads, never used, go
+  // soon after the churn stops. Returns the number of sets evicted.
+  std::size_t evict_idle(std::chrono::steady_clock::duration unused_for,
+                         std::chrono::steady_clock::duration idle_for, std::uint64_t keep_bytes);
+
   std::size_t size() const;
   std::uint64_t cached_bytes() const;
   std::uint64_t reserved_bytes() const;
@@ -81,7 +90,10 @@ class KeyCache {
     std::shared_ptr<const EvaluationKeys> keys;
     std::uint64_t bytes = 0;
     std::list<KeyId>::iterator pos;
+    std::chrono::steady_clock::time_point last_used;  // upload or request
+    bool used = false;                                // by a request since the upload
   };
+  void erase_locked(std::map<KeyId, Entry>::iterator it);
   std::map<KeyId, Entry> entries_;
   std::uint64_t cached_bytes_ = 0, reserved_bytes_ = 0;
 };

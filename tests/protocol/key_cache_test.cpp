@@ -50,6 +50,32 @@ TEST(KeyCacheTest, BytesBoundEvictsTheLeastRecentlyUsed) {
   EXPECT_TRUE(cache.find(id_of(1)).ok());
 }
 
+// Memory given back after a churn of key sets: uploads no request used go after `unused_for`;
+// used ones stay while the cache is within the working set, and idle ones go past it, least
+// recently used first. (Durations of 0 and of a day stand for "already" and "not yet".)
+TEST(KeyCacheTest, UnusedAndIdleSetsAreEvictedUsedOnesKept) {
+  using std::chrono::hours;
+  using std::chrono::seconds;
+  KeyCache cache(100, 1000);
+  put(cache, 1, 100);
+  put(cache, 2, 100);
+  put(cache, 3, 100);
+  ASSERT_TRUE(cache.find(id_of(2)).ok());  // used by a request
+  EXPECT_EQ(cache.evict_idle(hours(24), hours(24), 0), 0u);  // nothing old enough yet
+  EXPECT_EQ(cache.evict_idle(seconds(0), hours(24), 0), 2u);  // the unused 1 and 3
+  EXPECT_TRUE(cache.find(id_of(2)).ok());
+  EXPECT_EQ(cache.cached_bytes(), 100u);
+  put(cache, 4, 100);
+  ASSERT_TRUE(cache.find(id_of(4)).ok());
+  ASSERT_TRUE(cache.find(id_of(2)).ok());  // 2 is now the most recent, 4 the least
+  // Idle (0 s: all of them) but within the working set: kept.
+  EXPECT_EQ(cache.evict_idle(hours(24), seconds(0), 200), 0u);
+  // Past it: the least recently used goes until the cache is back within it.
+  EXPECT_EQ(cache.evict_idle(hours(24), seconds(0), 150), 1u);
+  EXPECT_EQ(cache.find(id_of(4)).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(cache.find(id_of(2)).ok());
+}
+
 TEST(KeyCacheTest, UploadsInProgressCountAndAreRefusedWhenTheyFillTheCache) {
   KeyCache cache(100, 100);
   put(cache, 1, 30);

@@ -117,6 +117,10 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
          "Memory for cached evaluation-key sets, uploads in progress included (default 512; "
          "a K = 100 set under rerank-n8192 takes ~23 MB)")
       ->check(CLI::Range(std::uint64_t{16}, std::uint64_t{1} << 20));
+  app.add_option("--key-unused-s", s.key_unused_s,
+                 "Evict an uploaded key set no request has used this long after its upload "
+                 "(default 30; 0: keep it until its TTL or LRU eviction): what a churn of unused "
+                 "key sets filled the cache with goes back");
   app.add_option("--key-set-ttl-s", l.key_set_ttl_s,
                  "Forget an uploaded key set this long after its upload, here and in a shared "
                  "--state store (default 86400); its client then uploads a new one")
@@ -332,7 +336,10 @@ int main(int argc, char** argv) {
     const timespec every{1, 0};
     sig = sigtimedwait(&signals, nullptr, &every);
     if (sig < 0) {
-      if (errno == EAGAIN && ++idle_seconds % 10 == 0) malloc_trim(0);
+      if (errno == EAGAIN && ++idle_seconds % 10 == 0) {
+        (*provider)->maintain();
+        malloc_trim(0);
+      }
       // Without its front the provider is unreachable: exit so a supervisor restarts both.
       if (!(*provider)->front_alive()) {
         privsearch::provider::log("the HTTP/2 front (haproxy) exited; stopping");

@@ -442,6 +442,17 @@ Status ProviderProcess::reload() {
   return Status();
 }
 
+void ProviderProcess::maintain() {
+  if (settings_.key_unused_s == 0 || !state_) return;
+  const std::size_t evicted = state_->keys.evict_idle(
+      std::chrono::seconds(settings_.key_unused_s), std::chrono::minutes(10),
+      kKeyCacheWorkingSetBytes);
+  if (evicted != 0) {
+    log(fmt::format("key cache: {} unused or idle key set(s) evicted, {} MB held", evicted,
+                    state_->keys.cached_bytes() >> 20));
+  }
+}
+
 void ProviderProcess::stop(int grace_ms) {
   if (front_) front_->drain();  // no new connections; open streams go on to finish
   if (server_) {

@@ -64,7 +64,13 @@ struct ProviderSettings {
   // serves plaintext directly.
   std::string front = "haproxy";
   server::FrontLimits front_limits;
+  // Key sets no request used since their upload are evicted this long after it (0: never); past
+  // kKeyCacheWorkingSetBytes, sets idle for 10 minutes too (KeyCache::evict_idle).
+  unsigned key_unused_s = 30;
 };
+
+// What the key cache keeps however idle: a few clients' sets (22.5 MB each at K = 100).
+inline constexpr std::uint64_t kKeyCacheWorkingSetBytes = std::uint64_t{64} << 20;
 
 // file:$XDG_STATE_HOME/privsearch/provider-budgets.journal ($HOME/.local/state when unset).
 Result<std::string> default_state_location();
@@ -84,6 +90,9 @@ class ProviderProcess {
   Status reload();
   // Lets in-flight requests finish (up to `grace_ms`), then stops (the front first).
   void stop(int grace_ms);
+  // Periodic upkeep (every 10 s from main): evicts unused and idle key sets, so that memory an
+  // attack filled the cache with can be given back by the malloc_trim that follows.
+  void maintain();
   // False once the front has died (the provider then exits: it is unreachable); true without one.
   bool front_alive();
 
