@@ -100,9 +100,13 @@ TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
 }
 
 // Row 2: many distinct valid key sets (each a new key epoch). Before, each cost ~23 MB of RSS
-// with only a count bound (64 sets: 1.5 GB). Now the cache is bounded in bytes.
+// with only a count bound (64 sets: 1.5 GB), and at the default 512 MB cache the process kept
+// +704 MB after the churn. Now the cache is bounded in bytes, and sets no request used are
+// evicted after --key-unused-s (2 s here, 30 by default; the provider looks every 10 s), so the
+// memory goes back while the legitimate client's set, in use, stays.
 TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
-  const auto provider = spawn({"--key-cache-mb", "64", "--key-uploads-per-minute", "0"});
+  const auto provider = spawn(
+      {"--key-cache-mb", "64", "--key-uploads-per-minute", "0", "--key-unused-s", "2"});
   ASSERT_NE(provider, nullptr);
   ASSERT_TRUE(legit_search(*provider).ok());
   const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
@@ -125,6 +129,27 @@ TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
     EXPECT_LT(peak, baseline + (std::uint64_t{160} << 20));
   }
   EXPECT_TRUE(legit_search(*provider).ok());
+  // A client whose set is in use keeps it; the churn's last set, never used, goes within 2 s +
+  // the 10 s upkeep period (the tiny index's sets are too small to see in the RSS).
+  auto legit = legit_client(*provider);
+  ASSERT_TRUE(legit.ok()) << legit.status().to_string();
+  ASSERT_TRUE(legit_rerank(*legit).ok());
+  auto unused = *client::RerankSession::create(params, 16, Prng::create());
+  const auto unused_up = *cl->upload_keys(*unused.make_key_upload(4, false));
+  ASSERT_FALSE(unused_up.has_error());
+  unused.set_key_id(4, unused_up.key_id());
+  const std::vector<std::uint64_t> ids{1, 2, 3, 4};
+  const auto pending = *unused.build_request({tools::random_unit_vector(16, prng), ids,
+                                              manifest.version_id});
+  // One probe only, once the upkeep has surely run (a probe would mark the set used).
+  for (int second = 0; second < 14; ++second) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ASSERT_TRUE(legit_rerank(*legit).ok());  // in use: kept
+  }
+  const auto probe = *cl->rerank(pending.request);
+  const v1::ErrorCode code = probe.has_error() ? probe.error().code() : v1::ERROR_CODE_UNSPECIFIED;
+  EXPECT_EQ(code, v1::UNKNOWN_KEY_ID) << "an unused key set outlived --key-unused-s";
+  EXPECT_TRUE(legit_rerank(*legit).ok());
 }
 
 // Row 3: a flood of PIR setups (each queues minutes of hint work under real parameters). Before,

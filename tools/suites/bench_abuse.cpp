@@ -97,13 +97,14 @@ class AbuseRun {
     return ms_since(t0);
   }
 
-  abuse::Target target() const {
+  abuse::Target target() {
     abuse::Target t;
     t.connect = [this](const std::string& token) { return connect(token); };
     t.mallory = mallory_;
     t.alice = alice_;
     t.port = provider_->port();
     t.version = manifest_.version_id;
+    t.legit_search = [this] { (void)legit_search(); };
     return t;
   }
 

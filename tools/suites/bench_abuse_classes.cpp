@@ -185,11 +185,29 @@ class PirSetupsClass : public AbuseClass {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto real, pir::ZipPirClient::create(pub, prng));
     c->template_ = to_byte_string(real.setup_message());
     c->modulus_bytes_ = static_cast<std::size_t>(pub.params.paillier_bits) / 8;
-    c->idle_report_ = c->first_fetch();  // the same fetch with no flood: the baseline
+    v1::ServerInfo info;
+    PRIVSEARCH_ASSIGN_OR_RETURN(info, c->mallory_->server_info());
+    c->setups_per_minute_ = info.limits().pir_setups_per_minute();
+    // The same fetch with no flood, under the legitimate searches that run during every attack
+    // (they share the cores with the hint work): the baseline.
+    std::atomic<bool> searching{true};
+    std::thread load([&] {
+      while (searching) t.legit_search();
+    });
+    c->idle_report_ = c->first_fetch();
+    searching = false;
+    load.join();
     return std::unique_ptr<AbuseClass>(std::move(c));
   }
+  // Forgeries at the rate the provider allows one identity (its burst of 5 at once, then
+  // pir_setups_per_minute), as the attacker: faster ones are refused RATE_LIMITED anyway
+  // and would only burn the shared cores.
   Status start() override {
-    loop_.start(1, [this] { return forged_setup(); });
+    started_ = Clock::now();
+    loop_.start(1, [this] {
+      pace();
+      return loop_.running && forged_setup();
+    });
     fetch_ = std::thread([this] { fetch_report_ = first_fetch(); });
     return Status();
   }
@@ -209,6 +227,17 @@ class PirSetupsClass : public AbuseClass {
 
  private:
   explicit PirSetupsClass(const Target& t) : t_(t) {}
+  void pace() {
+    constexpr std::uint64_t kBurst = 5;
+    const std::uint64_t sent = loop_.done + loop_.refused;
+    if (sent < kBurst || setups_per_minute_ <= 0) return;
+    const auto due = started_ + std::chrono::milliseconds(static_cast<long>(
+                                    static_cast<double>(sent - kBurst + 1) * 60000.0 /
+                                    setups_per_minute_));
+    while (loop_.running && Clock::now() < due) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   // A random odd modulus of the right size in place of the real one, drawn again until it passes
   // the provider's cheap checks (no prime factor below 4096, not a square: about 1 in 7.4 odd
   // numbers), so each forgery costs the provider a whole hint, as a real setup does.
@@ -257,6 +286,8 @@ class PirSetupsClass : public AbuseClass {
   std::unique_ptr<client::ProviderClient> mallory_;
   std::string template_;
   std::size_t modulus_bytes_ = 0;
+  double setups_per_minute_ = 0;
+  Clock::time_point started_;
   Prng prng_ = Prng::create();
   Loop loop_;
   std::thread fetch_;

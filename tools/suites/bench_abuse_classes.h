@@ -22,6 +22,9 @@ struct Target {
   std::string mallory, alice;  // the attacker's and the legitimate client's tokens
   std::uint16_t port = 0;      // on 127.0.0.1
   std::string version;         // the index's artifact version
+  // One search of the legitimate client (the load the bench keeps up during every attack), for
+  // a class that measures a baseline under the same load before its attack.
+  std::function<void()> legit_search;
 };
 
 class AbuseClass {
