@@ -55,6 +55,20 @@ Status from_grpc(const grpc::Status& s, const char* call) {
   }
 }
 
+// The provider's certificate, for pinning. A failed connect or handshake is retried after 50,
+// 100, 200, 400, 800 ms (~1.5 s in all, like the RPCs' transport retries): behind a balancer a
+// replica that just died is still routed to until its health checks fail, and its front may
+// accept a connection and close it while it goes down.
+Result<std::string> fetch_certificate_retrying(const ConnectOptions& options) {
+  Result<std::string> pem = net::fetch_server_certificate(options.host, options.port);
+  for (int attempt = 0; attempt < 5 && !pem.ok() && pem.status().code() == StatusCode::kUnavailable;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 << attempt));
+    pem = net::fetch_server_certificate(options.host, options.port);
+  }
+  return pem;
+}
+
 }  // namespace
 
 std::string normalize_fingerprint(const std::string& fingerprint) {
@@ -142,8 +156,7 @@ Result<std::unique_ptr<ProviderClient>> ProviderClient::connect(const ConnectOpt
         return Status(StatusCode::kInvalidArgument,
                       "verify the provider with a CA file or a pinned certificate fingerprint");
       }
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto pem,
-                                  net::fetch_server_certificate(options.host, options.port));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto pem, fetch_certificate_retrying(options));
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto fp, net::certificate_fingerprint(pem));
       if (normalize_fingerprint(fp) != normalize_fingerprint(options.pinned_fingerprint)) {
         return Status(StatusCode::kFailedPrecondition,

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <limits>
 
 #include "core/bytes.h"
 #include "index/artifacts.h"
@@ -54,24 +56,17 @@ std::uint64_t artifact_bytes(const Manifest& m, const std::string& name) {
   return a == nullptr ? 0 : a->bytes;
 }
 
-}  // namespace
+bool is_scoring(const ArtifactEntry& e) { return e.name.starts_with("scoring_"); }
 
-Result<AppendResult> append_to_index(const std::filesystem::path& dir, const AppendInput& input,
-                                     const Ed25519SigningKey* signing_key,
-                                     const Progress& progress) {
-  const auto say = [&](const std::string& step) {
-    if (progress) progress(step);
-  };
-  // One update of a directory at a time: a second would write the same generation's files.
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::try_acquire(dir / ".update"));
-  // Only what this update reads is re-hashed (the base store alone is gigabytes at scale).
-  PRIVSEARCH_ASSIGN_OR_RETURN(Manifest old, load_manifest(dir, /*verify=*/false));
+// The checks of an update against the served index, and the deleted ids sorted and unique.
+Result<std::vector<std::uint32_t>> checked_deletions(const std::filesystem::path& dir,
+                                                     const Manifest& old,
+                                                     const AppendInput& input) {
   if (old.find("exact_store") == nullptr || old.find("projection") == nullptr) {
     return failed_precondition_error(fmt::format(
         "`{}` lists no exact store or projection: update the index directory the provider "
         "serves (a client's copy is refreshed with client-files afterwards)", dir.string()));
   }
-  const auto is_scoring = [](const ArtifactEntry& e) { return e.name.starts_with("scoring_"); };
   if (std::any_of(old.artifacts.begin(), old.artifacts.end(), is_scoring) &&
       !input.drop_access_private) {
     return failed_precondition_error(
@@ -88,8 +83,7 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
                                               "input dimension is {}", input.vectors.cols,
                                               old.input_dim));
   }
-  const bool has_payloads = old.find("payloads") != nullptr;
-  if (has_payloads && input.documents.size() != a) {
+  if (old.find("payloads") != nullptr && input.documents.size() != a) {
     return invalid_argument_error(fmt::format("{} new vectors but {} new documents", a,
                                               input.documents.size()));
   }
@@ -106,99 +100,141 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
   }
   std::sort(deleted.begin(), deleted.end());
   deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
+  return deleted;
+}
 
+// Re-hashes what the update reads: the projection, the candidate indexes and earlier IVF deltas.
+Status verify_what_the_update_reads(const std::filesystem::path& dir, const Manifest& old,
+                                    std::uint32_t g) {
   std::vector<std::string> read_names{"projection"};
-  for (const char* n : {"pq", kIvfArtifact}) {
-    if (old.find(n) != nullptr) read_names.emplace_back(n);
-  }
-  const std::uint32_t g = index_generations(old) + 1;
+  for (const char* n : {"pq", kIvfArtifact}) read_names.emplace_back(n);
   for (std::uint32_t h = 1; h < g; ++h) {
     read_names.push_back(generation_artifact(kIvfDeltaArtifact, h));
   }
   std::erase_if(read_names, [&](const std::string& n) { return old.find(n) == nullptr; });
-  PRIVSEARCH_RETURN_IF_ERROR(verify_artifacts(dir, old, read_names));
+  return verify_artifacts(dir, old, read_names);
+}
 
-  Manifest next = old;
-  std::erase_if(next.artifacts, is_scoring);
-  std::vector<ArtifactEntry> added;
-  const auto file_of = [&](const char* name) { return fmt::format("{}.{}.bin", name, g); };
-  Matrix x{0, old.dim, {}};  // the new rows, projected
-  if (a > 0) {
-    say(fmt::format("projecting {} new documents", a));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, load_projection(dir / old.find("projection")->file));
-    x = proj.project_documents(input.vectors);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto dtype,
-                                base_store_dtype(dir / old.find("exact_store")->file));
-    PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(dir / file_of("exact_store"), x, dtype));
-    added.push_back({generation_artifact("exact_store", g), file_of("exact_store"), 0, ""});
-    if (has_payloads) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto record_bytes,
-                                  base_record_bytes(dir / old.find("payloads")->file));
-      PRIVSEARCH_RETURN_IF_ERROR(
-          PayloadStore::write(dir / file_of("payloads"), input.documents, record_bytes));
-      added.push_back({generation_artifact("payloads", g), file_of("payloads"), 0, ""});
-    }
-    if (const auto* pq = old.find("pq"); pq != nullptr) {
-      say("encoding the flat PQ codes");
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, load_pq(dir / pq->file));
-      PqArtifact delta;
-      delta.codebook = base.codebook;
-      delta.count = a;
-      PRIVSEARCH_ASSIGN_OR_RETURN(delta.codes, pq_encode(base.codebook, x));
-      PRIVSEARCH_RETURN_IF_ERROR(save_pq(dir / file_of("pq"), delta));
-      added.push_back({generation_artifact("pq", g), file_of("pq"), 0, ""});
-    }
-  }
-  if (const auto* ivf_entry = old.find(kIvfArtifact); ivf_entry != nullptr) {
-    // Every generation of an IVF index has its list additions (none for deletions only), so
-    // that generation g's delta is always the index's g-th.
-    say("assigning the new documents to IVF lists");
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, load_ivf(dir / ivf_entry->file));
-    for (std::uint32_t h = 1; h < g; ++h) {
-      const auto* d = old.find(generation_artifact(kIvfDeltaArtifact, h));
-      if (d == nullptr) {
-        return data_loss_error(fmt::format("the manifest lists no IVF delta of generation {}", h));
-      }
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(dir / d->file));
-      PRIVSEARCH_RETURN_IF_ERROR(add_ivf_delta(ivf, bytes, dir / d->file));
-    }
-    PRIVSEARCH_RETURN_IF_ERROR(check_ivf_matches(ivf, old));
-    std::vector<std::uint32_t> assignment;
-    PqArtifact codes;
-    codes.codebook = ivf.codebook;
-    codes.count = a;
-    if (a > 0) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(assignment,
-                                  assign_to_lists(ivf.centroids, ivf.route_dim, ivf.spill, x));
-      PRIVSEARCH_ASSIGN_OR_RETURN(codes.codes, pq_encode(ivf.codebook, x));
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto entries, write_ivf_delta(ivf, g, assignment, codes, dir));
-    added.insert(added.end(), entries.begin(), entries.end());
-  }
-  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / file_of(kTombstonesArtifact),
-                                                    encode_tombstones(g, deleted)));
-  added.push_back({generation_artifact(kTombstonesArtifact, g), file_of(kTombstonesArtifact), 0, ""});
+std::string generation_file(const char* name, std::uint32_t g) {
+  return fmt::format("{}.{}.bin", name, g);
+}
 
-  next.documents = n_old + a;
-  next.artifacts.insert(next.artifacts.end(), added.begin(), added.end());
+// Generation g's rows: the new documents projected (returned), their exact store, payloads and
+// flat PQ codes written, their entries appended to `added`.
+Result<Matrix> write_row_additions(const std::filesystem::path& dir, const Manifest& old,
+                                   const AppendInput& input, std::uint32_t g,
+                                   const std::function<void(const std::string&)>& say,
+                                   std::vector<ArtifactEntry>& added) {
+  const std::size_t a = input.vectors.rows;
+  if (a == 0) return Matrix{0, old.dim, {}};
+  say(fmt::format("projecting {} new documents", a));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, load_projection(dir / old.find("projection")->file));
+  Matrix x = proj.project_documents(input.vectors);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto dtype,
+                              base_store_dtype(dir / old.find("exact_store")->file));
+  PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(dir / generation_file("exact_store", g), x, dtype));
+  added.push_back({generation_artifact("exact_store", g), generation_file("exact_store", g), 0, ""});
+  if (const auto* payloads = old.find("payloads"); payloads != nullptr) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto record_bytes, base_record_bytes(dir / payloads->file));
+    PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(dir / generation_file("payloads", g),
+                                                   input.documents, record_bytes));
+    added.push_back({generation_artifact("payloads", g), generation_file("payloads", g), 0, ""});
+  }
+  if (const auto* pq = old.find("pq"); pq != nullptr) {
+    say("encoding the flat PQ codes");
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, load_pq(dir / pq->file));
+    PqArtifact delta;
+    delta.codebook = base.codebook;
+    delta.count = a;
+    PRIVSEARCH_ASSIGN_OR_RETURN(delta.codes, pq_encode(base.codebook, x));
+    PRIVSEARCH_RETURN_IF_ERROR(save_pq(dir / generation_file("pq", g), delta));
+    added.push_back({generation_artifact("pq", g), generation_file("pq", g), 0, ""});
+  }
+  return x;
+}
+
+// Generation g's IVF delta (every generation of an IVF index has one, none for deletions only,
+// so that generation g's delta is always the index's g-th): the lists as of generation g - 1,
+// checked, and the new rows `x` assigned to them.
+Status write_ivf_addition(const std::filesystem::path& dir, const Manifest& old,
+                          std::uint32_t g, const Matrix& x, std::vector<ArtifactEntry>& added) {
+  const auto* ivf_entry = old.find(kIvfArtifact);
+  if (ivf_entry == nullptr) return Status();
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, load_ivf(dir / ivf_entry->file));
+  for (std::uint32_t h = 1; h < g; ++h) {
+    const auto* d = old.find(generation_artifact(kIvfDeltaArtifact, h));
+    if (d == nullptr) {
+      return data_loss_error(fmt::format("the manifest lists no IVF delta of generation {}", h));
+    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(dir / d->file));
+    PRIVSEARCH_RETURN_IF_ERROR(add_ivf_delta(ivf, bytes, dir / d->file));
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(check_ivf_matches(ivf, old));
+  std::vector<std::uint32_t> assignment;
+  PqArtifact codes;
+  codes.codebook = ivf.codebook;
+  codes.count = x.rows;
+  if (x.rows > 0) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(assignment,
+                                assign_to_lists(ivf.centroids, ivf.route_dim, ivf.spill, x));
+    PRIVSEARCH_ASSIGN_OR_RETURN(codes.codes, pq_encode(ivf.codebook, x));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto entries, write_ivf_delta(ivf, g, assignment, codes, dir));
+  added.insert(added.end(), entries.begin(), entries.end());
+  return Status();
+}
+
+// The manifest of the new version written (signed when a key is given; an old signature would
+// name the old version, so it is removed otherwise).
+Status publish(const std::filesystem::path& dir, const Manifest& old, Manifest& next,
+               const Ed25519SigningKey* signing_key) {
   next.sequence = 0;
   next.parent_version.clear();
   if (signing_key != nullptr) {
     next.sequence = old.sequence + 1;
     next.parent_version = old.version_id;
   }
-  say("writing the manifest");
   PRIVSEARCH_RETURN_IF_ERROR(write_manifest(dir, next, /*keep_known_hashes=*/true));
-  if (signing_key != nullptr) {
-    PRIVSEARCH_RETURN_IF_ERROR(write_manifest_signature(dir, next, *signing_key));
-  } else {
-    std::error_code ec;  // an old signature would name the old version: stale, remove it
-    std::filesystem::remove(dir / kManifestSignatureFile, ec);
-  }
+  if (signing_key != nullptr) return write_manifest_signature(dir, next, *signing_key);
+  std::error_code ec;
+  std::filesystem::remove(dir / kManifestSignatureFile, ec);
+  return Status();
+}
+
+}  // namespace
+
+Result<AppendResult> append_to_index(const std::filesystem::path& dir, const AppendInput& input,
+                                     const Ed25519SigningKey* signing_key,
+                                     const Progress& progress) {
+  const auto say = [&](const std::string& step) {
+    if (progress) progress(step);
+  };
+  // One update of a directory at a time: a second would write the same generation's files.
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::try_acquire(dir / ".update"));
+  // Only what this update reads is re-hashed (the base store alone is gigabytes at scale).
+  PRIVSEARCH_ASSIGN_OR_RETURN(Manifest old, load_manifest(dir, /*verify=*/false));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto deleted, checked_deletions(dir, old, input));
+  const std::uint32_t g = index_generations(old) + 1;
+  PRIVSEARCH_RETURN_IF_ERROR(verify_what_the_update_reads(dir, old, g));
+
+  Manifest next = old;
+  std::erase_if(next.artifacts, is_scoring);
+  std::vector<ArtifactEntry> added;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const Matrix x, write_row_additions(dir, old, input, g, say, added));
+  if (old.find(kIvfArtifact) != nullptr) say("assigning the new documents to IVF lists");
+  PRIVSEARCH_RETURN_IF_ERROR(write_ivf_addition(dir, old, g, x, added));
+  const std::string tombstones = generation_file(kTombstonesArtifact, g);
+  PRIVSEARCH_RETURN_IF_ERROR(
+      write_bytes_atomically(dir / tombstones, encode_tombstones(g, deleted)));
+  added.push_back({generation_artifact(kTombstonesArtifact, g), tombstones, 0, ""});
+  next.documents = old.documents + input.vectors.rows;
+  next.artifacts.insert(next.artifacts.end(), added.begin(), added.end());
+  say("writing the manifest");
+  PRIVSEARCH_RETURN_IF_ERROR(publish(dir, old, next, signing_key));
 
   AppendResult out;
   out.generation = g;
-  out.appended = a;
+  out.appended = input.vectors.rows;
   out.deleted = deleted.size();
   std::uint64_t common = std::filesystem::file_size(dir / "manifest.json") +
                          artifact_bytes(next, generation_artifact(kTombstonesArtifact, g));

@@ -2,23 +2,23 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -175,8 +175,7 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       fmt::arg("header_s", l.request_header_timeout_s), fmt::arg("client_s", l.client_timeout_s),
       fmt::arg("server_s", l.server_timeout_s), fmt::arg("idle_s", l.idle_timeout_s),
       fmt::arg("pem", pem_file.string()), fmt::arg("per_source", l.max_connections_per_source),
-      fmt::arg("peer_header", kFrontPeerHeader),
-      fmt::arg("source_rules", per_source_rules(l)),
+      fmt::arg("peer_header", kFrontPeerHeader), fmt::arg("source_rules", per_source_rules(l)),
       fmt::arg("socket", spec.backend_socket.string()),
       fmt::arg("admin", (spec.run_dir / "front.admin").string()));
 }
@@ -199,9 +198,8 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
   // The check needs the socket too: haproxy -c verifies that `fd@3` is one.
   if (run_to_completion({haproxy.string(), "-c", "-f", cfg.string()}, log, spec.listen_fd) != 0) {
     std::filesystem::remove(pem);
-    return Status(StatusCode::kUnavailable,
-                  "haproxy refused the front's configuration " + cfg.string() + ": " +
-                      tail_of(log));
+    return Status(StatusCode::kUnavailable, "haproxy refused the front's configuration " +
+                                                cfg.string() + ": " + tail_of(log));
   }
   std::unique_ptr<Http2Front> front(new Http2Front());
   front->pid_ = spawn_child({haproxy.string(), "-db", "-q", "-f", cfg.string()}, /*quiet=*/true,
@@ -240,8 +238,8 @@ void Http2Front::stop() { stop_child(pid_, SIGTERM); }
 Result<TcpListener> bind_tcp_listener(const std::string& host_port) {
   const auto colon = host_port.rfind(':');
   if (colon == std::string::npos || colon + 1 == host_port.size()) {
-    return Status(StatusCode::kInvalidArgument, "listen address must be HOST:PORT, not '" +
-                                                    host_port + "'");
+    return Status(StatusCode::kInvalidArgument,
+                  "listen address must be HOST:PORT, not '" + host_port + "'");
   }
   std::string host = host_port.substr(0, colon);
   const std::string port = host_port.substr(colon + 1);
@@ -261,8 +259,8 @@ Result<TcpListener> bind_tcp_listener(const std::string& host_port) {
   const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, 0);
   const int one = 1;
   if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  const bool bound = fd >= 0 && ::bind(fd, found->ai_addr, found->ai_addrlen) == 0 &&
-                     ::listen(fd, 4096) == 0;
+  const bool bound =
+      fd >= 0 && ::bind(fd, found->ai_addr, found->ai_addrlen) == 0 && ::listen(fd, 4096) == 0;
   const bool v6 = found->ai_family == AF_INET6;
   ::freeaddrinfo(found);
   if (!bound) {

@@ -60,8 +60,8 @@ TEST(Http2FrontConfigTest, ListenerBindsAndRefusesBadAddresses) {
 }
 
 TEST(Http2FrontConfigTest, StaleRunDirectoriesOfDeadProvidersAreRemoved) {
-  const auto base = std::filesystem::temp_directory_path() /
-                    ("http2-front-test-" + std::to_string(::getpid()));
+  const auto base =
+      std::filesystem::temp_directory_path() / ("http2-front-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(base);
   ::setenv("TMPDIR", base.c_str(), 1);
   const auto dead = base / "privsearch-front-999999999-abcdef";  // no such pid

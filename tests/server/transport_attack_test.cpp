@@ -180,6 +180,20 @@ TEST_F(TransportAttackTest, ConnectionFloodLeavesTheAcceptLoopServing) {
   EXPECT_LT(served_after_ms, 5000);
 }
 
+// The provider retires its connections at max-age (+ grace), here every 1 + 1 s: behind the
+// front that retires the front's provider connection under a client that stays connected to
+// the front. Its searches go on without a failure (the front opens a new provider connection;
+// a stream caught by the GOAWAY is retried by the client).
+TEST_F(TransportAttackTest, RetiredProviderConnectionsAreInvisibleToClients) {
+  const auto provider = spawn({"--connection-max-age-s", "1", "--connection-grace-s", "1"});
+  ASSERT_NE(provider, nullptr);
+  const LegitRun run = searches_during(*provider, std::chrono::seconds(6), 200);
+  std::fprintf(stderr, "retired connections: %d/%d searches failed, median %.1f ms\n", run.failed,
+               run.attempted, median(run.ms));
+  EXPECT_EQ(run.failed, 0) << run.last_error;
+  EXPECT_GE(run.attempted, 10);
+}
+
 // The client's address reaches the provider from the front only: a client that sends its own
 // x-privsearch-peer naming someone else spends its own key-upload burst (10), not theirs.
 TEST_F(TransportAttackTest, ClientsCannotChooseTheAddressTheirLimitsCount) {
@@ -202,8 +216,8 @@ TEST_F(TransportAttackTest, ClientsCannotChooseTheAddressTheirLimitsCount) {
     return limited;
   };
   EXPECT_GE(rate_limited("127.0.0.5", 16, {{"x-privsearch-peer", "127.0.0.6"}}), 5u);
-  EXPECT_EQ(rate_limited("127.0.0.6", 3, {}), 0u);   // the victim's burst is untouched
-  EXPECT_GE(rate_limited("127.0.0.5", 2, {}), 2u);   // and the forger's own is spent
+  EXPECT_EQ(rate_limited("127.0.0.6", 3, {}), 0u);  // the victim's burst is untouched
+  EXPECT_GE(rate_limited("127.0.0.5", 2, {}), 2u);  // and the forger's own is spent
 }
 
 // Row 4: 50 connections x 32 streams announcing 8 MB messages, never finished, round after round.

@@ -51,9 +51,8 @@ Result<std::unique_ptr<UnreadResponses>> UnreadResponses::start(const UnreadResp
   std::unique_ptr<UnreadResponses> u(new UnreadResponses());
   u->spec_ = spec;
   if (new_context(u->ctx_) == nullptr) return Status(StatusCode::kInternal, "SSL_CTX_new failed");
-  for (std::size_t i = 0; i < spec.connections; ++i) u->threads_.emplace_back([p = u.get()] {
-    p->run();
-  });
+  for (std::size_t i = 0; i < spec.connections; ++i)
+    u->threads_.emplace_back([p = u.get()] { p->run(); });
   return u;
 }
 
@@ -100,9 +99,8 @@ Result<std::unique_ptr<ContinuationFlood>> ContinuationFlood::start(
   std::unique_ptr<ContinuationFlood> f(new ContinuationFlood());
   f->spec_ = spec;
   if (new_context(f->ctx_) == nullptr) return Status(StatusCode::kInternal, "SSL_CTX_new failed");
-  for (std::size_t i = 0; i < spec.connections; ++i) f->threads_.emplace_back([p = f.get()] {
-    p->run();
-  });
+  for (std::size_t i = 0; i < spec.connections; ++i)
+    f->threads_.emplace_back([p = f.get()] { p->run(); });
   return f;
 }
 
@@ -141,7 +139,8 @@ void ContinuationFlood::run() {
       in_block += out.size();
       // The next CONTINUATION: five new 3 KB fields (~15 KB, under the 16 KB max frame size).
       std::string fields;
-      for (int k = 0; k < 5; ++k) h2::put_literal(fields, "x-flood-" + std::to_string(field++), value);
+      for (int k = 0; k < 5; ++k)
+        h2::put_literal(fields, "x-flood-" + std::to_string(field++), value);
       out.clear();
       h2::put_frame_header(out, fields.size(), h2::kContinuation, 0, 1);
       out += fields;
@@ -189,8 +188,7 @@ Result<std::vector<std::string>> raw_unary_calls(
     std::string reply;
     while (h2::take_frame(pending, f)) {
       if (f.type == h2::kData) bodies[f.stream] += f.payload;
-      if ((f.type == h2::kHeaders && (f.flags & h2::kEndStream) != 0) ||
-          f.type == h2::kRstStream) {
+      if ((f.type == h2::kHeaders && (f.flags & h2::kEndStream) != 0) || f.type == h2::kRstStream) {
         ++ended;
       }
       if (f.type == h2::kSettings && (f.flags & h2::kAck) == 0) {

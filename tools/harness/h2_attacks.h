@@ -58,7 +58,7 @@ class UnreadResponses {
 struct ContinuationFloodSpec {
   std::uint16_t port = 0;
   std::string source = "127.0.0.1";
-  std::size_t connections = 2;        // in parallel
+  std::size_t connections = 2;             // in parallel
   std::uint64_t total_bytes = 256u << 20;  // over all connections, reconnecting
 };
 
@@ -88,9 +88,9 @@ class ContinuationFlood {
 
 struct ConnectionFloodSpec {
   std::uint16_t port = 0;
-  std::size_t sources = 20;               // 127.0.0.10, 127.0.0.11, ...
+  std::size_t sources = 20;  // 127.0.0.10, 127.0.0.11, ...
   std::size_t connections_per_source = 55;
-  std::size_t attempts_from_one = 0;      // then this many more attempts from 127.0.0.9
+  std::size_t attempts_from_one = 0;  // then this many more attempts from 127.0.0.9
 };
 
 class ConnectionFlood {

@@ -85,8 +85,7 @@ bool StalledStreams::handle_frames(Connection& c) {
       // SETTINGS_INITIAL_WINDOW_SIZE (0x4) changes every stream's window by the difference.
       for (std::size_t i = 0; i + 6 <= len; i += 6) {
         const unsigned id = (unsigned{p[i]} << 8) | p[i + 1];
-        const std::int64_t value = (std::int64_t{p[i + 2]} << 24) |
-                                   (std::int64_t{p[i + 3]} << 16) |
+        const std::int64_t value = (std::int64_t{p[i + 2]} << 24) | (std::int64_t{p[i + 3]} << 16) |
                                    (std::int64_t{p[i + 4]} << 8) | p[i + 5];
         if (id == 0x4) {
           for (auto& [sid, w] : c.stream_window) w += value - h2::kDefaultWindow;
@@ -97,8 +96,8 @@ bool StalledStreams::handle_frames(Connection& c) {
       h2::put_frame_header(reply, 8, h2::kPing, h2::kAck, 0);
       reply += f.payload;
     } else if (f.type == h2::kWindowUpdate && len == 4) {
-      const std::int64_t inc = ((std::int64_t{p[0]} & 0x7f) << 24) |
-                               (std::int64_t{p[1]} << 16) | (std::int64_t{p[2]} << 8) | p[3];
+      const std::int64_t inc = ((std::int64_t{p[0]} & 0x7f) << 24) | (std::int64_t{p[1]} << 16) |
+                               (std::int64_t{p[2]} << 8) | p[3];
       if (f.stream == 0) {
         c.connection_window += inc;
       } else if (c.stream_window.count(f.stream) != 0) {

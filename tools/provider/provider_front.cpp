@@ -16,8 +16,9 @@ bool ProviderProcess::fronted() const {
 
 Status ProviderProcess::prepare_front(server::ServeOptions& so) {
   if (!identity_) {
-    return Status(StatusCode::kInvalidArgument, "the front needs a TLS identity (--cert/--key or "
-                                                "--self-signed)");
+    return Status(StatusCode::kInvalidArgument,
+                  "the front needs a TLS identity (--cert/--key or "
+                  "--self-signed)");
   }
   if (server::find_haproxy().empty()) {
     return Status(StatusCode::kUnavailable,
@@ -46,7 +47,8 @@ Result<std::uint16_t> ProviderProcess::start_front() {
   listener_.fd = -1;
   if (!front.ok()) return front.status();
   front_ = std::move(*front);
-  log(fmt::format("HTTP/2 front: haproxy pid {} terminates TLS, at most {} connections ({} per "
+  log(
+      fmt::format("HTTP/2 front: haproxy pid {} terminates TLS, at most {} connections ({} per "
                   "address), headers within {} s and {} B, idle clients dropped after {} s",
                   front_->pid(), spec.limits.max_connections,
                   spec.limits.max_connections_per_source, spec.limits.request_header_timeout_s,

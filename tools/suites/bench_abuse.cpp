@@ -74,7 +74,8 @@ class AbuseRun {
     PRIVSEARCH_ASSIGN_OR_RETURN(r->provider_, SpawnedProvider::start({o.index, work, args}));
     PRIVSEARCH_ASSIGN_OR_RETURN(r->manifest_, index::load_manifest(o.index, false));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, r->connect(r->alice_));
-    PRIVSEARCH_ASSIGN_OR_RETURN(r->search_, client::SearchClient::open(o.index, std::move(transport)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(r->search_,
+                                client::SearchClient::open(o.index, std::move(transport)));
     return r;
   }
 
@@ -220,9 +221,8 @@ nlohmann::json AbuseBenchResult::to_json() const {
                             {"after_60s", r.rss_after_60s_mb},
                             {"seconds_to_return", r.seconds_to_return}};
     if (r.front_rss_mb[0] > 0) {
-      c["front_rss_mb"] = {{"before", r.front_rss_mb[0]},
-                           {"peak", r.front_rss_mb[1]},
-                           {"after", r.front_rss_mb[2]}};
+      c["front_rss_mb"] = {
+          {"before", r.front_rss_mb[0]}, {"peak", r.front_rss_mb[1]}, {"after", r.front_rss_mb[2]}};
     }
     c["legit_search_ms"] = {{"median", during.median}, {"p95", during.p95}};
     c["legit_idle_search_ms"] = {{"median", idle.median}, {"p95", idle.p95}};

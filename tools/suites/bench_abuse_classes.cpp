@@ -85,8 +85,8 @@ class KeySetsClass : public AbuseClass {
     v1::ServerInfo info;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, served_params(*c->mallory_, &info));
     for (int i = 0; i < 24; ++i) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto s,
-                                  client::RerankSession::create(params, info.dim(), Prng::create()));
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto s, client::RerankSession::create(params, info.dim(), Prng::create()));
       PRIVSEARCH_ASSIGN_OR_RETURN(auto up, s.make_key_upload(100, false));
       c->key_sets_.push_back(std::move(up));
     }
@@ -231,9 +231,9 @@ class PirSetupsClass : public AbuseClass {
     constexpr std::uint64_t kBurst = 5;
     const std::uint64_t sent = loop_.done + loop_.refused;
     if (sent < kBurst || setups_per_minute_ <= 0) return;
-    const auto due = started_ + std::chrono::milliseconds(static_cast<long>(
-                                    static_cast<double>(sent - kBurst + 1) * 60000.0 /
-                                    setups_per_minute_));
+    const auto due =
+        started_ + std::chrono::milliseconds(static_cast<long>(
+                       static_cast<double>(sent - kBurst + 1) * 60000.0 / setups_per_minute_));
     while (loop_.running && Clock::now() < due) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -273,11 +273,10 @@ class PirSetupsClass : public AbuseClass {
     client::FetchTiming ft;
     auto text = fetcher.ok() ? (*fetcher)->fetch(1, &ft) : Result<std::string>(fetcher.status());
     const auto info = (*transport)->pir_info();
-    nlohmann::json report = {
-        {"ok", text.ok()},
-        {"first_fetch_ms", ms_since(t0)},
-        {"hint_wait_ms", ft.wait_ms},
-        {"offline_s_per_hint", info.ok() ? info->offline_s_per_query() : 0.0}};
+    nlohmann::json report = {{"ok", text.ok()},
+                             {"first_fetch_ms", ms_since(t0)},
+                             {"hint_wait_ms", ft.wait_ms},
+                             {"offline_s_per_hint", info.ok() ? info->offline_s_per_query() : 0.0}};
     if (!text.ok()) report["error"] = text.status().to_string();
     return report;
   }
@@ -381,8 +380,8 @@ class ConnectionFloodClass : public AbuseClass {
 
 const std::vector<std::string>& class_names() {
   static const std::vector<std::string> names = {
-      "stalled_streams", "key_sets", "pir_setups", "overload",
-      "unread_answers", "continuation_flood", "connection_flood"};
+      "stalled_streams", "key_sets",           "pir_setups",      "overload",
+      "unread_answers",  "continuation_flood", "connection_flood"};
   return names;
 }
 
