@@ -95,12 +95,12 @@ struct ProviderClient::Impl {
   //  - the provider's OVERLOADED refusal, up to kOverloadRetries times (~2.5 s in all, several
   //    requests' time ahead in its queue); it is given before any work, so every RPC may retry;
   //  - when `retry`, transient transport failures (unreachable, out of resources), up to
-  //    kTransportRetries times (~2.5 s: long enough for a balancer to take a killed replica out
-  //    and reconnect elsewhere, short enough that a wrong address fails soon); calls that must
-  //    not run twice pass retry = false.
+  //    kTransportRetries times (~5 s: long enough for a balancer on a loaded machine to take a
+  //    killed replica and its dying front out and reconnect elsewhere, short enough that a wrong
+  //    address fails soon); calls that must not run twice pass retry = false.
   template <class Req, class Resp, class Call>
   Result<Resp> invoke(const Req& request, Call call, const char* name, bool retry = true) {
-    constexpr int kOverloadRetries = 8, kTransportRetries = 8;
+    constexpr int kOverloadRetries = 8, kTransportRetries = 9;
     const auto until = std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms);
     thread_local Prng jitter = Prng::create();  // the pauses only (a ProviderClient is shared)
     int overloads = 0, failures = 0;

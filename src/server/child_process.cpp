@@ -16,11 +16,13 @@ pid_t spawn_child(const std::vector<std::string>& args, bool quiet,
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
-  // The child: die with the parent (and do not start if it already died).
+  // The child: die with the parent (and do not start if it already died: then the parent is
+  // init or a subreaper, not the process that forked).
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() == 1) ::_exit(126);
+  if (::getppid() != parent) ::_exit(126);
   if (quiet) {
     const int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);

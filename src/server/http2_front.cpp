@@ -49,13 +49,16 @@ std::string tail_of(const std::filesystem::path& file) {
   return text.empty() ? "no output" : text;
 }
 
-// haproxy needs two descriptors per proxied connection (client side, provider side) plus a
-// few of its own; a total cap above what the fd limit allows would make it refuse to start.
+// Every front connection can hold one provider connection (http-reuse never), so the front's
+// cap must stay below the provider's own descriptor limit, or a flood of one-request
+// connections would run the provider out of descriptors (gRPC 1.51 then stops accepting for
+// good, CVE-2023-4785); haproxy, which inherits the limit, needs two per connection. The
+// provider raises its soft limit to the hard one at start (tools/provider/main.cpp).
 unsigned connections_the_fd_limit_allows(unsigned wanted) {
   rlimit nofile{};
   if (::getrlimit(RLIMIT_NOFILE, &nofile) != 0) return wanted;
-  const rlim_t hard = nofile.rlim_max == RLIM_INFINITY ? rlim_t{1} << 20 : nofile.rlim_max;
-  const rlim_t usable = hard > 200 ? (hard - 100) / 2 : 50;
+  const rlim_t soft = nofile.rlim_cur == RLIM_INFINITY ? rlim_t{1} << 20 : nofile.rlim_cur;
+  const rlim_t usable = soft > 400 ? (soft - 256) / 2 : 64;
   return static_cast<unsigned>(std::min<rlim_t>(wanted, usable));
 }
 
@@ -95,20 +98,22 @@ Status write_private_file(const std::filesystem::path& file, std::string& text) 
 std::string per_source_rules(const FrontLimits& l) {
   if (l.trusted_proxies.empty()) {
     return fmt::format(
-        "  tcp-request connection track-sc0 src\n"
-        "  tcp-request connection reject if {{ sc0_conn_cur gt {0} }}\n",
-        l.max_connections_per_source);
+        "  tcp-request connection track-sc0 src,ipmask(32,64)\n"
+        "  tcp-request connection reject if {{ sc0_conn_cur gt {0} }} || "
+        "{{ sc0_conn_rate gt {1} }}\n",
+        l.max_connections_per_source, l.max_connection_rate_per_source);
   }
   std::string sources;
   for (const auto& p : l.trusted_proxies) sources += " " + p;
   return fmt::format(
       "  acl from_balancer src{1}\n"
       "  tcp-request connection expect-proxy layer4 if from_balancer\n"
-      "  tcp-request connection track-sc0 src if !from_balancer\n"
-      "  tcp-request connection reject if {{ sc0_conn_cur gt {0} }}\n"
-      "  tcp-request session track-sc0 src\n"
-      "  tcp-request session reject if {{ sc0_conn_cur gt {0} }}\n",
-      l.max_connections_per_source, sources);
+      "  tcp-request connection track-sc0 src,ipmask(32,64) if !from_balancer\n"
+      "  tcp-request connection reject if {{ sc0_conn_cur gt {0} }} || "
+      "{{ sc0_conn_rate gt {2} }}\n"
+      "  tcp-request session track-sc0 src,ipmask(32,64)\n"
+      "  tcp-request session reject if {{ sc0_conn_cur gt {0} }} || {{ sc0_conn_rate gt {2} }}\n",
+      l.max_connections_per_source, sources, l.max_connection_rate_per_source);
 }
 
 }  // namespace
@@ -159,8 +164,9 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       "frontend privsearch\n"
       "  bind fd@3 ssl crt {pem} alpn h2\n"
       "  maxconn {maxconn}\n"
-      "  # open connections per client address (IPv4 stored as mapped IPv6)\n"
-      "  stick-table type ipv6 size 100k expire 60s store conn_cur\n"
+      "  # open connections and new ones per 10 s of each client address: IPv4 by address, IPv6\n"
+      "  # by /64 (what one host gets), stored as IPv6\n"
+      "  stick-table type ipv6 size 100k expire 60s store conn_cur,conn_rate(10s)\n"
       "{source_rules}"
       "  # the client's address for the provider's per-address limits: set, never appended, so\n"
       "  # a client's own header of this name is replaced\n"
@@ -194,7 +200,10 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
   std::string pem_text = identity.certificate_pem() + identity.private_key_pem();
   PRIVSEARCH_RETURN_IF_ERROR(write_private_file(pem, pem_text));
   std::string cfg_text = front_config(spec, pem);
-  PRIVSEARCH_RETURN_IF_ERROR(write_private_file(cfg, cfg_text));
+  if (Status written = write_private_file(cfg, cfg_text); !written.ok()) {
+    std::filesystem::remove(pem);
+    return written;
+  }
   // The check needs the socket too: haproxy -c verifies that `fd@3` is one.
   if (run_to_completion({haproxy.string(), "-c", "-f", cfg.string()}, log, spec.listen_fd) != 0) {
     std::filesystem::remove(pem);
@@ -202,7 +211,9 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
                                                 cfg.string() + ": " + tail_of(log));
   }
   std::unique_ptr<Http2Front> front(new Http2Front());
-  front->pid_ = spawn_child({haproxy.string(), "-db", "-q", "-f", cfg.string()}, /*quiet=*/true,
+  front->pid_ = spawn_child({haproxy.string(), "-db", "-q", "-m",
+                             std::to_string(spec.limits.memory_mb), "-f", cfg.string()},
+                            /*quiet=*/true,
                             log.string(), spec.listen_fd);
   if (front->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed for haproxy");
   // haproxy enables its runtime socket together with its frontends, once the configuration and

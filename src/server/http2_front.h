@@ -46,7 +46,14 @@ struct FrontLimits {
   int request_header_timeout_s = 10;  // a request's headers complete within this
   int client_timeout_s = 60;          // a client that neither sends nor reads for this long
   int server_timeout_s = 330;         // the provider's longest answer (a ZipPIR hint at 1 GiB)
-  int idle_timeout_s = 300;           // a connection without streams
+  // A connection without streams (also one that has carried some: HAProxy 2.6 idles an h2
+  // connection by http-keep-alive), so an attacker's idle connections free their slot soon.
+  int idle_timeout_s = 15;
+  // New connections per client address in 10 s: TLS handshakes cost the front CPU.
+  unsigned max_connection_rate_per_source = 300;
+  // The front's memory cap (haproxy -m): allocations past it fail and their connections close
+  // instead of the host running out.
+  unsigned memory_mb = 512;
   // Balancers in front of this replica (addresses or CIDRs): their connections must start with
   // a PROXY protocol v2 header naming the real client, whose address then counts for the
   // per-address limits here and in the provider; nobody else may send one. Empty: none.

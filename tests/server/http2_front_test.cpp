@@ -35,7 +35,9 @@ TEST(Http2FrontConfigTest, EveryLimitIsInTheConfiguration) {
   EXPECT_TRUE(contains(cfg, "tune.h2.max-concurrent-streams 32"));
   EXPECT_TRUE(contains(cfg, "timeout client 41s"));
   EXPECT_TRUE(contains(cfg, "timeout http-request 9s"));
-  EXPECT_TRUE(contains(cfg, "tcp-request connection reject if { sc0_conn_cur gt 7 }"));
+  EXPECT_TRUE(contains(cfg, "tcp-request connection track-sc0 src,ipmask(32,64)"));
+  EXPECT_TRUE(contains(cfg, "reject if { sc0_conn_cur gt 7 } || { sc0_conn_rate gt 300 }"));
+  EXPECT_TRUE(contains(cfg, "timeout http-keep-alive 15s"));
   EXPECT_TRUE(contains(cfg, "http-request set-header x-privsearch-peer %[src]"));
   EXPECT_TRUE(contains(cfg, "http-reuse never"));
   EXPECT_TRUE(contains(cfg, "bind fd@3 ssl crt /run/x/front.pem alpn h2"));
@@ -45,6 +47,7 @@ TEST(Http2FrontConfigTest, EveryLimitIsInTheConfiguration) {
   const std::string behind = front_config(spec, "/run/x/front.pem");
   EXPECT_TRUE(contains(behind, "acl from_balancer src 10.0.0.5 10.0.1.0/24"));
   EXPECT_TRUE(contains(behind, "tcp-request connection expect-proxy layer4 if from_balancer"));
+  EXPECT_TRUE(contains(behind, "tcp-request session track-sc0 src,ipmask(32,64)"));
   EXPECT_TRUE(contains(behind, "tcp-request session reject if { sc0_conn_cur gt 7 }"));
 }
 

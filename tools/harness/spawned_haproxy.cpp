@@ -140,7 +140,12 @@ std::string haproxy_config(const BalancerSpec& s) {
   for (std::size_t i = 0; i < s.replicas.size(); ++i) {
     // `verify none` is for the check's own TLS session only (client traffic passes through
     // untouched and is verified by the client's pinned certificate); the check learns up/down.
-    cfg += fmt::format("  server replica{} {} check inter {}ms fall 2 rise 1 verify none{}\n",
+    // A failed connection to a replica (just killed, its front still closing) makes its checks
+    // run every 100 ms until they settle, so a dead replica is out within ~200 ms rather than
+    // two intervals; errors alone never mark one down (an attacker's reset connections are
+    // errors too).
+    cfg += fmt::format("  server replica{} {} check inter {}ms fastinter 100ms fall 2 rise 1 "
+                       "observe layer4 error-limit 1 on-error fastinter verify none{}\n",
                        i + 1, s.replicas[i], s.check_interval_ms,
                        s.send_proxy ? " send-proxy-v2" : "");
   }

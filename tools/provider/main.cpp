@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -294,6 +295,12 @@ int main(int argc, char** argv) {
   // the environment (glibc's own knob) still wins, for operators and A/B runs.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
     mallopt(M_ARENA_MAX, static_cast<int>(std::max(2u, std::thread::hardware_concurrency())));
+  }
+  // Descriptors: the soft limit up to the hard one, so that every connection the front may hold
+  // (its cap is derived from this limit, server/http2_front.h) fits with room to spare.
+  if (rlimit nofile{}; ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &nofile);
   }
   CLI::App app{
       "privsearch-provider: serves encrypted reranking of a privsearch index over gRPC + TLS. "
