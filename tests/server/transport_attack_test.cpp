@@ -100,7 +100,7 @@ TEST_F(TransportAttackTest, UnreadAnswersDoNotStarveLegitimateClients) {
 }
 
 // Row 3: HEADERS without END_HEADERS, then CONTINUATION frames of ~15 KB with new 3 KB fields,
-// 256 MB in all. gRPC 1.51 kept every byte (RSS 48 MB -> 1.69 GB for 1.5 GB sent, never freed,
+// 128 MB in all. gRPC 1.51 kept every byte (RSS 48 MB -> 1.69 GB for 1.5 GB sent, never freed,
 // CVE-2023-33953); the front refuses a header block past its 16 KB buffer and closes the
 // connection, so the attacker has to reconnect again and again and nothing piles up anywhere.
 TEST_F(TransportAttackTest, ContinuationFloodEndsAtTheFront) {
@@ -114,6 +114,9 @@ TEST_F(TransportAttackTest, ContinuationFloodEndsAtTheFront) {
   tools::ContinuationFloodSpec spec;
   spec.port = provider->port();
   spec.source = "127.0.0.3";
+  // 128 MB: ~150 connections, within the front's 300 new connections per address per 10 s (a
+  // faster attacker is refused at accept, which the connection-flood test covers).
+  spec.total_bytes = std::uint64_t{128} << 20;
   auto flood = tools::ContinuationFlood::start(spec);
   ASSERT_TRUE(flood.ok()) << flood.status().to_string();
   std::uint64_t provider_peak = provider_base, front_peak = front_base;
@@ -133,8 +136,8 @@ TEST_F(TransportAttackTest, ContinuationFloodEndsAtTheFront) {
                static_cast<double>(provider_base) / 1e6, static_cast<double>(provider_peak) / 1e6,
                static_cast<double>(front_base) / 1e6, static_cast<double>(front_peak) / 1e6);
   EXPECT_GE((*flood)->bytes_sent(), spec.total_bytes);
-  // Each connection was cut short: 256 MB took many of them (one would have taken it all).
-  EXPECT_GE((*flood)->connections_made(), 64u);
+  // Each connection was cut short: 128 MB took many of them (one would have taken it all).
+  EXPECT_GE((*flood)->connections_made(), 32u);
   if (kRssIsMeaningful) {
     EXPECT_LT(provider_peak, provider_base + (std::uint64_t{64} << 20));
     EXPECT_LT(front_peak, front_base + (std::uint64_t{64} << 20));
