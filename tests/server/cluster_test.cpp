@@ -83,23 +83,10 @@ TEST_F(ClusterTest, AnonymousSourcesBehindTheBalancerAreLimitedApart) {
   // The balancer's first health check has passed once a search gets through.
   auto co = replica->connect_options();
   co.port = (*balancer)->port();
-  // One call at a time (concurrent ones would meet the per-client share of workers first and
-  // be refused OVERLOADED without spending a rate token): how many were RATE_LIMITED.
   auto rate_limited = [&](const std::string& source, std::size_t calls) {
-    std::size_t limited = 0;
-    for (std::size_t i = 0; i < calls; ++i) {
-      const auto answers =
-          tools::raw_unary_calls(co.port, source, "/privsearch.v1.Provider/UploadKeys",
-                                 v1::UploadKeysRequest().SerializeAsString(), 1);
-      EXPECT_TRUE(answers.ok()) << answers.status().to_string();
-      v1::UploadKeysResponse r;
-      if (!answers.ok() || answers->size() != 1 || !r.ParseFromString(answers->front())) {
-        ADD_FAILURE() << "no answer from " << source;
-        continue;
-      }
-      if (r.has_error() && r.error().code() == v1::RATE_LIMITED) ++limited;
-    }
-    return limited;
+    const auto limited = tools::rate_limited_uploads(co.port, source, calls);
+    EXPECT_TRUE(limited.ok()) << limited.status().to_string();
+    return limited.ok() ? *limited : 0;
   };
   // Wait for the balancer to find the replica up (its checks every 300 ms).
   for (int i = 0; i < 50 && !client::ProviderClient::connect(co).ok(); ++i) {

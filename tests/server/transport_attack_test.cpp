@@ -19,15 +19,6 @@
 namespace privsearch {
 namespace {
 
-// The front is the provider's child: its pid from /proc (the first child; haproxy runs alone).
-int front_pid(int provider_pid) {
-  std::ifstream in("/proc/" + std::to_string(provider_pid) + "/task/" +
-                   std::to_string(provider_pid) + "/children");
-  int pid = -1;
-  in >> pid;
-  return pid;
-}
-
 // Legitimate searches for `length` (at most `max_searches`, at least 3) by one client that
 // connects and uploads its keys first: the failures, and each search's milliseconds.
 struct LegitRun {
@@ -107,7 +98,7 @@ TEST_F(TransportAttackTest, ContinuationFloodEndsAtTheFront) {
   const auto provider = spawn({});
   ASSERT_NE(provider, nullptr);
   ASSERT_TRUE(legit_search(*provider).ok());
-  const int front = front_pid(provider->pid());
+  const int front = tools::first_child_pid(provider->pid());
   ASSERT_GT(front, 0) << "no front process under the provider";
   const std::uint64_t provider_base = tools::process_rss_bytes(provider->pid());
   const std::uint64_t front_base = tools::process_rss_bytes(front);
@@ -202,25 +193,11 @@ TEST_F(TransportAttackTest, RetiredProviderConnectionsAreInvisibleToClients) {
 TEST_F(TransportAttackTest, ClientsCannotChooseTheAddressTheirLimitsCount) {
   const auto provider = spawn({});
   ASSERT_NE(provider, nullptr);
-  // One call at a time (concurrent ones would meet the per-client share of workers first and
-  // be refused OVERLOADED without spending a rate token): how many were RATE_LIMITED.
   auto rate_limited = [&](const std::string& source, std::size_t calls,
                           const std::vector<std::pair<std::string, std::string>>& headers) {
-    std::size_t limited = 0;
-    for (std::size_t i = 0; i < calls; ++i) {
-      const auto answers = tools::raw_unary_calls(provider->port(), source,
-                                                  "/privsearch.v1.Provider/UploadKeys",
-                                                  v1::UploadKeysRequest().SerializeAsString(), 1,
-                                                  10000, headers);
-      EXPECT_TRUE(answers.ok()) << answers.status().to_string();
-      v1::UploadKeysResponse r;
-      if (!answers.ok() || answers->size() != 1 || !r.ParseFromString(answers->front())) {
-        ADD_FAILURE() << "no answer from " << source;
-        continue;
-      }
-      if (r.has_error() && r.error().code() == v1::RATE_LIMITED) ++limited;
-    }
-    return limited;
+    const auto limited = tools::rate_limited_uploads(provider->port(), source, calls, headers);
+    EXPECT_TRUE(limited.ok()) << limited.status().to_string();
+    return limited.ok() ? *limited : 0;
   };
   EXPECT_GE(rate_limited("127.0.0.5", 16, {{"x-privsearch-peer", "127.0.0.6"}}), 5u);
   EXPECT_EQ(rate_limited("127.0.0.6", 3, {}), 0u);  // the victim's burst is untouched

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "harness/h2_wire.h"
+#include "protocol/privsearch.pb.h"
 
 namespace privsearch::tools {
 namespace {
@@ -204,6 +205,24 @@ Result<std::vector<std::string>> raw_unary_calls(
     if (body.size() >= 5) messages.push_back(body.substr(5));
   }
   return messages;
+}
+
+Result<std::size_t> rate_limited_uploads(
+    std::uint16_t port, const std::string& source, std::size_t calls,
+    const std::vector<std::pair<std::string, std::string>>& extra_headers) {
+  std::size_t limited = 0;
+  for (std::size_t i = 0; i < calls; ++i) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto answers,
+        raw_unary_calls(port, source, "/privsearch.v1.Provider/UploadKeys",
+                        v1::UploadKeysRequest().SerializeAsString(), 1, 10000, extra_headers));
+    v1::UploadKeysResponse r;
+    if (answers.size() != 1 || !r.ParseFromString(answers.front())) {
+      return Status(StatusCode::kUnavailable, "no UploadKeys answer for " + source);
+    }
+    if (r.has_error() && r.error().code() == v1::RATE_LIMITED) ++limited;
+  }
+  return limited;
 }
 
 // ---- ConnectionFlood --------------------------------------------------------------------------

@@ -121,6 +121,13 @@ Result<std::vector<std::string>> raw_unary_calls(
     const std::string& request, std::size_t count, int timeout_ms = 10000,
     const std::vector<std::pair<std::string, std::string>>& extra_headers = {});
 
+// `calls` empty UploadKeys calls from `source`, one at a time (concurrent ones would meet the
+// per-client share of workers first and be refused OVERLOADED without spending a rate token):
+// how many the provider refused RATE_LIMITED. kUnavailable when one got no answer.
+Result<std::size_t> rate_limited_uploads(
+    std::uint16_t port, const std::string& source, std::size_t calls,
+    const std::vector<std::pair<std::string, std::string>>& extra_headers = {});
+
 // Raises this process's soft descriptor limit to its hard limit (the attackers need many).
 void raise_fd_limit();
 

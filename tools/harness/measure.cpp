@@ -50,6 +50,13 @@ nlohmann::json machine_description() {
   return m;
 }
 
+int first_child_pid(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  int child = -1;
+  in >> child;
+  return child;
+}
+
 std::uint64_t process_rss_bytes(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;

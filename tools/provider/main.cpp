@@ -12,12 +12,11 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
-
-#include <CLI/CLI.hpp>
 
 #include "provider/provider_process.h"
 #include "rerank/layout.h"
@@ -61,7 +60,8 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
       "unset), `redis://[[USER]:PASSWORD@]HOST:PORT[/DB]` or `unix:///PATH` (shared by "
       "replicas with uploaded key sets and PIR registrations and hints; run Redis with "
       "appendonly yes and maxmemory-policy noeviction; better than a password in the URL, which "
-                 "every local user can read: PRIVSEARCH_REDIS_USER/PRIVSEARCH_REDIS_PASSWORD), or `memory` (reset by every restart: "
+      "every local user can read: PRIVSEARCH_REDIS_USER/PRIVSEARCH_REDIS_PASSWORD), or `memory` "
+      "(reset by every restart: "
       "tests only). Budgets survive reloads, restarts and new key epochs; one provider "
       "per journal file (locked)");
   app.add_option("--auth-tokens", s.auth_tokens,
@@ -148,9 +148,7 @@ void add_connection_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--max-streams-per-connection", t.max_streams_per_connection,
                  "Concurrent HTTP/2 streams per connection (default 32)")
       ->check(CLI::Range(1u, 1000u));
-  auto seconds = [](int& ms) {
-    return [&ms](int secs) { ms = secs * 1000; };
-  };
+  auto seconds = [](int& ms) { return [&ms](int secs) { ms = secs * 1000; }; };
   app.add_option_function<int>("--connection-idle-s", seconds(t.max_connection_idle_ms),
                                "Close a connection without calls after this long (default 300)")
       ->check(CLI::Range(1, 86400));
@@ -231,27 +229,28 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--pir-idle-expiry-s", s.pir.idle_expiry_s,
                  "Forget a PIR registration unused this long, with its hints (default 3600)")
       ->check(CLI::Range(1, 1 << 30));
-  auto* shard = app.add_option_function<std::string>(
-         "--pir-shard",
-         [&s](const std::string& v) {
-           const auto slash = v.find('/');
-           s.pir.shard = std::stoul(v.substr(0, slash));
-           s.pir.shards = std::stoul(v.substr(slash + 1));
-         },
-         "Serve row shard I of S of the PIR database (I/S, e.g. 0/3) for a coordinator "
-         "(--pir-shards); its answers are parts, not records")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            const auto slash = v.find('/');
-            if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
-                v.find_first_not_of("0123456789/") != std::string::npos ||
-                v.find('/', slash + 1) != std::string::npos) {
-              return "expected I/S, e.g. 0/3";
-            }
-            const auto i = std::stoul(v.substr(0, slash)), n = std::stoul(v.substr(slash + 1));
-            return i < n && n <= 64 ? std::string() : "expected 0 <= I < S <= 64";
-          },
-          "I/S"));
+  auto* shard =
+      app.add_option_function<std::string>(
+             "--pir-shard",
+             [&s](const std::string& v) {
+               const auto slash = v.find('/');
+               s.pir.shard = std::stoul(v.substr(0, slash));
+               s.pir.shards = std::stoul(v.substr(slash + 1));
+             },
+             "Serve row shard I of S of the PIR database (I/S, e.g. 0/3) for a coordinator "
+             "(--pir-shards); its answers are parts, not records")
+          ->check(CLI::Validator(
+              [](std::string& v) -> std::string {
+                const auto slash = v.find('/');
+                if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
+                    v.find_first_not_of("0123456789/") != std::string::npos ||
+                    v.find('/', slash + 1) != std::string::npos) {
+                  return "expected I/S, e.g. 0/3";
+                }
+                const auto i = std::stoul(v.substr(0, slash)), n = std::stoul(v.substr(slash + 1));
+                return i < n && n <= 64 ? std::string() : "expected 0 <= I < S <= 64";
+              },
+              "I/S"));
   auto* shards = app.add_option("--pir-shards", s.pir_shards,
                                 "Answer PIR through these row shards (host:port,... in row order; "
                                 "each a provider with --pir-shard I/S) instead of a local database")
@@ -271,7 +270,8 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
                  "uses one per probed list not cached)")
       ->check(CLI::Range(1, 256));
   app.add_flag("--pir-test-params", s.pir_test_params,
-               "INSECURE small PIR parameters (hintless d = 256; ZipPIR LWE n = 64, 512-bit Paillier) for tests");
+               "INSECURE small PIR parameters (hintless d = 256; ZipPIR LWE n = 64, 512-bit "
+               "Paillier) for tests");
 }
 
 int fail(const privsearch::Status& s) {
@@ -279,9 +279,8 @@ int fail(const privsearch::Status& s) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Process-wide settings before any thread starts: malloc's trimming and arenas, the fd limit.
+void tune_process() {
   // Keep freed request buffers in the heap: returning them to the kernel after every request
   // costs page faults on the next one (measured in make demo, SciFact, K = 100: provider time
   // per request 15.4 ms -> 8.0 ms median).
@@ -298,10 +297,52 @@ int main(int argc, char** argv) {
   }
   // Descriptors: the soft limit up to the hard one, so that every connection the front may hold
   // (its cap is derived from this limit, server/http2_front.h) fits with room to spare.
-  if (rlimit nofile{}; ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+  if (rlimit nofile{};
+      ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
     nofile.rlim_cur = nofile.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &nofile);
   }
+}
+
+// Serves until SIGTERM/SIGINT (SIGHUP reloads), giving memory back every 10 s; the exit status.
+int serve_until_stopped(privsearch::provider::ProviderProcess& provider, const sigset_t& signals) {
+  int sig = 0;
+  unsigned idle_seconds = 0;
+  for (;;) {
+    // The thresholds above keep freed buffers between requests; every 10 s without a signal
+    // the free memory goes back to the kernel, so RSS returns after a burst or an attack
+    // (issue: memory bounded and given back) at the cost of one page fault per page afterwards.
+    const timespec every{1, 0};
+    sig = sigtimedwait(&signals, nullptr, &every);
+    if (sig < 0) {
+      if (errno == EAGAIN && ++idle_seconds % 10 == 0) {
+        provider.maintain();
+        malloc_trim(0);
+      }
+      // Without its front the provider is unreachable: exit so a supervisor restarts both.
+      if (!provider.front_alive()) {
+        privsearch::provider::log("the HTTP/2 front (haproxy) exited; stopping");
+        provider.stop(0);
+        return 1;
+      }
+      continue;
+    }
+    if (sig != SIGHUP) break;
+    if (auto st = provider.reload(); !st.ok()) {
+      privsearch::provider::log("reload failed, still serving the previous index: " +
+                                st.to_string());
+    }
+  }
+  privsearch::provider::log(fmt::format("received signal {}; finishing in-flight requests", sig));
+  provider.stop(5000);
+  privsearch::provider::log("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tune_process();
   CLI::App app{
       "privsearch-provider: serves encrypted reranking of a privsearch index over gRPC + TLS. "
       "It holds no secret key: clients upload evaluation keys and send encrypted queries; the "
@@ -334,35 +375,5 @@ int main(int argc, char** argv) {
   auto provider = privsearch::provider::ProviderProcess::load(std::move(settings));
   if (!provider.ok()) return fail(provider.status());
   if (auto st = (*provider)->start(); !st.ok()) return fail(st);
-  int sig = 0;
-  unsigned idle_seconds = 0;
-  for (;;) {
-    // The thresholds above keep freed buffers between requests; every 10 s without a signal
-    // the free memory goes back to the kernel, so RSS returns after a burst or an attack
-    // (issue: memory bounded and given back) at the cost of one page fault per page afterwards.
-    const timespec every{1, 0};
-    sig = sigtimedwait(&signals, nullptr, &every);
-    if (sig < 0) {
-      if (errno == EAGAIN && ++idle_seconds % 10 == 0) {
-        (*provider)->maintain();
-        malloc_trim(0);
-      }
-      // Without its front the provider is unreachable: exit so a supervisor restarts both.
-      if (!(*provider)->front_alive()) {
-        privsearch::provider::log("the HTTP/2 front (haproxy) exited; stopping");
-        (*provider)->stop(0);
-        return 1;
-      }
-      continue;
-    }
-    if (sig != SIGHUP) break;
-    if (auto st = (*provider)->reload(); !st.ok()) {
-      privsearch::provider::log("reload failed, still serving the previous index: " +
-                                st.to_string());
-    }
-  }
-  privsearch::provider::log(fmt::format("received signal {}; finishing in-flight requests", sig));
-  (*provider)->stop(5000);
-  privsearch::provider::log("stopped");
-  return 0;
+  return serve_until_stopped(**provider, signals);
 }

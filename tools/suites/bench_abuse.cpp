@@ -24,15 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 double mb(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-// The front is the provider's child (server/http2_front.h): its pid, or -1 without one.
-int front_pid(int provider_pid) {
-  std::ifstream in("/proc/" + std::to_string(provider_pid) + "/task/" +
-                   std::to_string(provider_pid) + "/children");
-  int pid = -1;
-  in >> pid;
-  return pid;
-}
-
 // RSS before, at the peak while sampling, and after, of one process (0 when pid < 0).
 struct RssTrack {
   int pid = -1;
@@ -118,7 +109,7 @@ class AbuseRun {
     }
     RssTrack provider, front;
     provider.begin(provider_->pid());
-    front.begin(front_pid(provider_->pid()));
+    front.begin(first_child_pid(provider_->pid()));
     std::atomic<bool> sampling{true};
     std::thread sampler([&] {
       while (sampling) {
