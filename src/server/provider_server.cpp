@@ -19,6 +19,7 @@
 #include "core/csprng.h"
 #include "protocol/pir_owners.h"
 #include "protocol/privsearch.grpc.pb.h"
+#include "server/call_holds.h"
 #include "server/http2_front.h"
 #include "server/typed_parse.h"
 
@@ -128,6 +129,16 @@ class Workers {
   unsigned free_;
 };
 
+// A call's place among the requests in flight: `count` includes it.
+struct InFlight {
+  explicit InFlight(std::atomic<unsigned>& c) : counter(c), count(++c) {}
+  ~InFlight() { --counter; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  std::atomic<unsigned>& counter;
+  unsigned count;
+};
+
 class Service final : public v1::Provider::Service {
  public:
   Service(std::shared_ptr<protocol::ProviderCore> core, protocol::PirBackend* pir,
@@ -160,79 +171,64 @@ class Service final : public v1::Provider::Service {
     if (served_.size() > kServedHistory) served_.erase(served_.begin());
   }
 
+  // Every Provider RPC but GetServerInfo goes through serve() (one admission path).
   grpc::Status GetPirInfo(grpc::ServerContext* context, const v1::PirInfoRequest* request,
                           v1::PirInfo* out) override {
-    protocol::Caller caller;
-    protocol::PirBackend* pir = backend(request->database());
-    if (auto e = authenticate(context, caller)) {
-      *out->mutable_error() = *e;
-    } else if (pir == nullptr) {
-      *out->mutable_error() = unavailable(request->database());
-    } else {
-      *out = pir->info();
-    }
-    return grpc::Status::OK;
+    return serve("GetPirInfo", Admission::kAuthenticated, context, *request, out, 0,
+                 [&](const protocol::Caller&) {
+                   protocol::PirBackend* pir = backend(request->database());
+                   return pir == nullptr ? refusal<v1::PirInfo>(unavailable(request->database()))
+                                         : pir->info();
+                 });
   }
 
+  // Not on the workers: its cost is the backend's own checks, under its setup rate limit.
   grpc::Status PirSetup(grpc::ServerContext* context, const v1::PirSetupRequest* request,
                         v1::PirSetupResponse* out) override {
-    const auto t0 = std::chrono::steady_clock::now();
-    protocol::Caller caller;
-    protocol::PirBackend* pir = backend(request->database());
-    if (auto e = authenticate(context, caller)) {
-      *out->mutable_error() = *e;
-    } else if (pir == nullptr) {
-      *out->mutable_error() = unavailable(request->database());
-    } else {
-      *out = pir->setup(*request, caller.rate_key());
-      if (!out->has_error()) owners_.bind(request->database(), out->client_id(), caller.identity);
-    }
-    log("PirSetup", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
-        request->ByteSizeLong(), out->ByteSizeLong(), t0);
-    return grpc::Status::OK;
+    return serve("PirSetup", Admission::kLogged, context, *request, out, 0,
+                 [&](const protocol::Caller& caller) {
+                   protocol::PirBackend* pir = backend(request->database());
+                   if (pir == nullptr) {
+                     return refusal<v1::PirSetupResponse>(unavailable(request->database()));
+                   }
+                   auto answer = pir->setup(*request, caller.rate_key());
+                   if (!answer.has_error()) {
+                     owners_.bind(request->database(), answer.client_id(), caller.identity);
+                   }
+                   return answer;
+                 });
   }
 
   grpc::Status PirStatus(grpc::ServerContext* context, const v1::PirStatusRequest* request,
                          v1::PirStatusResponse* out) override {
-    protocol::Caller caller;
-    protocol::PirBackend* pir = backend(request->database());
-    if (auto e = authenticate(context, caller)) {
-      *out->mutable_error() = *e;
-    } else if (pir == nullptr) {
-      *out->mutable_error() = unavailable(request->database());
-    } else if (!owners_.allowed(request->database(), request->client_id(), caller.identity)) {
-      *out->mutable_error() = not_this_callers_client();
-    } else {
-      *out = pir->status(*request);
-    }
-    return grpc::Status::OK;
+    return serve("PirStatus", Admission::kAuthenticated, context, *request, out, 0,
+                 [&](const protocol::Caller& caller) {
+                   protocol::PirBackend* pir = backend(request->database());
+                   if (pir == nullptr) {
+                     return refusal<v1::PirStatusResponse>(unavailable(request->database()));
+                   }
+                   if (!owners_.allowed(request->database(), request->client_id(),
+                                        caller.identity)) {
+                     return refusal<v1::PirStatusResponse>(not_this_callers_client());
+                   }
+                   return pir->status(*request);
+                 });
   }
 
   grpc::Status PirQuery(grpc::ServerContext* context, const v1::PirQueryRequest* request,
                         v1::PirQueryResponse* out) override {
-    InFlight guard(in_flight_);
-    if (guard.count > max_in_flight_) {
-      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
-      return grpc::Status::OK;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    protocol::Caller caller;
-    protocol::PirBackend* pir = backend(request->database());
-    std::optional<PerClientSlots::Slot> slot;
-    if (auto e = admit(context, caller, slot)) {
-      *out->mutable_error() = *e;
-    } else if (pir == nullptr) {
-      *out->mutable_error() = unavailable(request->database());
-    } else if (!owners_.allowed_query(request->database(), byte_view(request->query()),
-                                      caller.identity)) {
-      *out->mutable_error() = not_this_callers_client();
-    } else {
-      const Workers::Slot worker(workers_);
-      *out = pir->query_from(*request, caller.rate_key());
-    }
-    log("PirQuery", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
-        request->ByteSizeLong(), out->ByteSizeLong(), t0);
-    return grpc::Status::OK;
+    return serve("PirQuery", Admission::kWorker, context, *request, out, 0,
+                 [&](const protocol::Caller& caller) {
+                   protocol::PirBackend* pir = backend(request->database());
+                   if (pir == nullptr) {
+                     return refusal<v1::PirQueryResponse>(unavailable(request->database()));
+                   }
+                   if (!owners_.allowed_query(request->database(), byte_view(request->query()),
+                                              caller.identity)) {
+                     return refusal<v1::PirQueryResponse>(not_this_callers_client());
+                   }
+                   return pir->query_from(*request, caller.rate_key());
+                 });
   }
 
   grpc::Status GetServerInfo(grpc::ServerContext*, const v1::ServerInfoRequest*,
@@ -265,59 +261,45 @@ class Service final : public v1::Provider::Service {
 
   grpc::Status UploadKeys(grpc::ServerContext* context, const v1::UploadKeysRequest* request,
                           v1::UploadKeysResponse* out) override {
-    InFlight guard(in_flight_);
-    if (guard.count > max_in_flight_) {
-      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
-      return grpc::Status::OK;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    protocol::Caller caller;
-    std::optional<PerClientSlots::Slot> slot;
-    if (auto e = admit(context, caller, slot)) {
-      *out->mutable_error() = *e;
-    } else {
-      const Workers::Slot worker(workers_);
-      *out = core()->upload_keys(*request, caller);
-    }
-    log("UploadKeys", out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, 0,
-        request->ByteSizeLong(), out->ByteSizeLong(), t0);
-    return grpc::Status::OK;
+    return serve("UploadKeys", Admission::kWorker, context, *request, out, 0,
+                 [&](const protocol::Caller& caller) {
+                   return core()->upload_keys(*request, caller);
+                 });
   }
 
   grpc::Status Rerank(grpc::ServerContext* context, const v1::RerankRequest* request,
                       v1::RerankResponse* out) override {
-    return serve_scoring("Rerank", context, *request, out,
-                         static_cast<std::size_t>(request->candidate_ids_size()),
-                         [&](const protocol::Caller& caller) {
-                           return answer_for<v1::RerankResponse>(
-                               request->artifact_version(),
-                               [&](protocol::ProviderCore& c) { return c.rerank(*request, caller); });
-                         });
+    return serve("Rerank", Admission::kWorker, context, *request, out,
+                 static_cast<std::size_t>(request->candidate_ids_size()),
+                 [&](const protocol::Caller& caller) {
+                   return answer_for<v1::RerankResponse>(
+                       request->artifact_version(),
+                       [&](protocol::ProviderCore& c) { return c.rerank(*request, caller); });
+                 });
   }
 
   // The log holds what the provider sees anyway: m and the sizes (never a cluster).
   grpc::Status PrivateScore(grpc::ServerContext* context, const v1::PrivateScoreRequest* request,
                             v1::PrivateScoreResponse* out) override {
-    return serve_scoring("PrivateScore", context, *request, out, request->queries(),
-                         [&](const protocol::Caller& caller) {
-                           return answer_for<v1::PrivateScoreResponse>(
-                               request->artifact_version(), [&](protocol::ProviderCore& c) {
-                                 return c.private_score(*request, caller);
-                               });
-                         });
+    return serve("PrivateScore", Admission::kWorker, context, *request, out, request->queries(),
+                 [&](const protocol::Caller& caller) {
+                   return answer_for<v1::PrivateScoreResponse>(
+                       request->artifact_version(), [&](protocol::ProviderCore& c) {
+                         return c.private_score(*request, caller);
+                       });
+                 });
   }
 
   // Public list segments of the IVF index; the log holds the count and sizes (which lists a
   // client probed is not logged, though the provider could see it).
   grpc::Status FetchLists(grpc::ServerContext* context, const v1::FetchListsRequest* request,
                           v1::FetchListsResponse* out) override {
-    return serve_scoring("FetchLists", context, *request, out,
-                         static_cast<std::size_t>(request->lists_size()),
-                         [&](const protocol::Caller&) {
-                           return answer_for<v1::FetchListsResponse>(
-                               request->artifact_version(),
-                               [&](protocol::ProviderCore& c) { return c.fetch_lists(*request); });
-                         });
+    return serve("FetchLists", Admission::kWorker, context, *request, out,
+                 static_cast<std::size_t>(request->lists_size()), [&](const protocol::Caller&) {
+                   return answer_for<v1::FetchListsResponse>(
+                       request->artifact_version(),
+                       [&](protocol::ProviderCore& c) { return c.fetch_lists(*request); });
+                 });
   }
 
   // Registrations' owners also bound in the replicas' shared PIR state (ServeOptions).
@@ -330,49 +312,70 @@ class Service final : public v1::Provider::Service {
     owners_.share(std::move(shared));
   }
   unsigned in_flight() const { return in_flight_.load(); }
+  CallHolds& holds() { return holds_; }
 
  private:
-  // A scoring request (Rerank, PrivateScore, FetchLists): the in-flight cap, cancellation, admission (caller
-  // identity and its share), a worker slot, the core's answer, one log line with `count`.
+  // How much of the server a call may take before its answer is computed.
+  enum class Admission {
+    kAuthenticated,  // the caller's identity only (cheap reads: GetPirInfo, PirStatus)
+    kLogged,         // ... and one request-log line (PirSetup)
+    kWorker,         // the in-flight cap, the caller's share, a worker thread and a log line
+  };
+  // What an admitted call holds until gRPC has finished it (server/call_holds.h): released
+  // after its answer is written, not when the handler returns.
+  struct Admitted {
+    std::optional<InFlight> in_flight;
+    std::optional<PerClientSlots::Slot> share;
+  };
+
+  // The one admission path: authenticate, then for kWorker the in-flight cap (OVERLOADED),
+  // cancellation, the caller's share of the workers (OVERLOADED when it holds all of it) and a
+  // worker slot; the answer; one log line with `count`; typed refusals in the response, always
+  // grpc::Status::OK (typed_parse.h relies on that).
   template <typename Request, typename Response, typename Answer>
-  grpc::Status serve_scoring(const char* name, grpc::ServerContext* context,
-                             const Request& request, Response* out, std::size_t count,
-                             Answer&& answer) {
-    InFlight guard(in_flight_);
-    if (guard.count > max_in_flight_) {
-      *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
-      return grpc::Status::OK;
-    }
-    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+  grpc::Status serve(const char* name, Admission admission, grpc::ServerContext* context,
+                     const Request& request, Response* out, std::size_t count, Answer&& answer) {
     const auto t0 = std::chrono::steady_clock::now();
+    auto admitted = std::make_shared<Admitted>();
+    if (admission == Admission::kWorker) {
+      if (admitted->in_flight.emplace(in_flight_).count > max_in_flight_) {
+        *out->mutable_error() = protocol::make_error(v1::OVERLOADED, overloaded_message());
+        return grpc::Status::OK;
+      }
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    }
     protocol::Caller caller;
-    std::optional<PerClientSlots::Slot> slot;
-    if (auto e = admit(context, caller, slot)) {
+    if (auto e = authenticate(context, caller)) {
       *out->mutable_error() = *e;
-    } else {
+    } else if (admission == Admission::kWorker &&
+               !per_client_.take(caller.rate_key(), admitted->share)) {
+      *out->mutable_error() = protocol::make_error(
+          v1::OVERLOADED, "this client already has " + std::to_string(per_client_.limit()) +
+                              " requests in flight (the per-client share); retry later");
+    } else if (admission == Admission::kWorker) {
       const Workers::Slot worker(workers_);
       if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
       *out = answer(caller);
+    } else {
+      *out = answer(caller);
     }
-    log(name, out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, count,
-        request.ByteSizeLong(), out->ByteSizeLong(), t0);
+    if (admission != Admission::kAuthenticated) {
+      log(name, out->has_error() ? out->error().code() : v1::ERROR_CODE_UNSPECIFIED, count,
+          request.ByteSizeLong(), out->ByteSizeLong(), t0);
+    }
+    holds_.keep(context, std::move(admitted));
     return grpc::Status::OK;
+  }
+
+  template <typename Response>
+  static Response refusal(v1::Error error) {
+    Response out;
+    *out.mutable_error() = std::move(error);
+    return out;
   }
 
   // Who is calling; with tokens configured, an error when the bearer token is missing or
   // unknown. The token itself is never logged or kept.
-  // authenticate(), then a worker slot of the caller's own (OVERLOADED when it holds its share).
-  std::optional<v1::Error> admit(const grpc::ServerContext* context, protocol::Caller& caller,
-                                 std::optional<PerClientSlots::Slot>& slot) {
-    if (auto e = authenticate(context, caller)) return e;
-    if (!per_client_.take(caller.rate_key(), slot)) {
-      return protocol::make_error(
-          v1::OVERLOADED, "this client already has " + std::to_string(per_client_.limit()) +
-                              " requests in flight (the per-client share); retry later");
-    }
-    return std::nullopt;
-  }
-
   std::optional<v1::Error> authenticate(const grpc::ServerContext* context,
                                         protocol::Caller& caller) const {
     caller.peer = protocol::address_group(caller_address(context));
@@ -408,12 +411,6 @@ class Service final : public v1::Provider::Service {
     return std::string(it->second.data(), it->second.size());
   }
 
-  struct InFlight {
-    explicit InFlight(std::atomic<unsigned>& c) : counter(c), count(++c) {}
-    ~InFlight() { --counter; }
-    std::atomic<unsigned>& counter;
-    unsigned count;
-  };
   // One JSON line per request: sizes, counts, outcome and time only (no secret material, no
   // candidate IDs).
   void log(const char* rpc, v1::ErrorCode code, std::size_t k, std::size_t bytes_in,
@@ -511,6 +508,7 @@ class Service final : public v1::Provider::Service {
   const TransportLimits transport_;
   const std::string instance_id_;
   std::atomic<unsigned> in_flight_{0};
+  CallHolds holds_;  // last member: its holds refer to per_client_ and in_flight_
 };
 
 }  // namespace
@@ -610,6 +608,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
   builder.SetResourceQuota(quota);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(typed_parse_errors());
+  interceptors.push_back(impl->service->holds().interceptor());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              static_cast<int>(t.max_streams_per_connection));

@@ -90,6 +90,63 @@ TEST_F(TransportAttackTest, UnreadAnswersDoNotStarveLegitimateClients) {
   EXPECT_TRUE(legit_search(*provider).ok());
 }
 
+// The unread answers that outgrow the front: FetchLists of all 8 lists of a 20,000-document IVF
+// index, an answer several times the ~80 KB the front buffers per stream, on 4 connections x 32
+// streams with window 0. The provider thread writing such an answer waits until the stream
+// dies (the front's client timeout, 60 s). The caller's share of the workers is held until then
+// (server/call_holds.h), so the attacker holds that many threads and the rest of its streams are
+// refused OVERLOADED in answers the front does buffer. Released when the handler returned (the
+// code before), the 128 streams took the server's whole thread quota and every legitimate call
+// failed "Server Threadpool Exhausted".
+TEST_F(TransportAttackTest, UnreadAnswersPastTheFrontsBuffersHoldOnlyTheirClientsShare) {
+  testing::Collection big("hostile-big", 20000);
+  o = testing::tiny_index_options(big, 128);
+  o.ivf = true;
+  o.ivf_lists = 8;
+  manifest = *index::build_index(o, nullptr);
+  const auto provider = spawn({});
+  ASSERT_NE(provider, nullptr);
+  v1::FetchListsRequest lists;
+  lists.set_artifact_version(manifest.version_id);
+  for (std::uint32_t i = 0; i < 8; ++i) lists.add_lists(i);
+  const std::string path = "/privsearch.v1.Provider/FetchLists";
+  // The answer, read by a client that reads it.
+  auto reader = client::ProviderClient::connect(provider->connect_options());
+  ASSERT_TRUE(reader.ok()) << reader.status().to_string();
+  const auto answer = (*reader)->fetch_lists(lists);
+  ASSERT_TRUE(answer.ok()) << answer.status().to_string();
+  ASSERT_FALSE(answer->has_error()) << answer->error().message();
+  const std::size_t answer_bytes = answer->ByteSizeLong();
+  ASSERT_GT(answer_bytes, 2u * 80 * 1024) << "not past what the front buffers";
+  const LegitRun idle = searches_during(*provider, std::chrono::seconds(0), 5);
+  ASSERT_EQ(idle.failed, 0) << idle.last_error;
+  const std::size_t threads_before = tools::process_threads(provider->pid());
+
+  tools::UnreadResponsesSpec spec;
+  spec.port = provider->port();
+  spec.source = "127.0.0.2";
+  spec.connections = 4;
+  spec.rpc_path = path;
+  spec.request = lists.SerializeAsString();
+  auto attack = tools::UnreadResponses::start(spec);
+  ASSERT_TRUE(attack.ok()) << attack.status().to_string();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // every stream answered or stuck
+  const std::size_t threads_during = tools::process_threads(provider->pid());
+  const LegitRun during = searches_during(*provider, std::chrono::seconds(6));
+  std::fprintf(stderr,
+               "unread %zu-byte answers: %llu streams opened; provider threads %zu -> %zu; legit "
+               "%d/%d failed, median %.1f ms (idle %.1f ms)\n",
+               answer_bytes, static_cast<unsigned long long>((*attack)->streams_opened()),
+               threads_before, threads_during, during.failed, during.attempted,
+               median(during.ms), median(idle.ms));
+  EXPECT_GE((*attack)->streams_opened(), 128u);
+  EXPECT_EQ(during.failed, 0) << during.last_error;
+  // The attacker's share (1 worker at --threads 2) and gRPC's own pollers, not 128 writers.
+  EXPECT_LE(threads_during, threads_before + 4);
+  attack->reset();
+  EXPECT_TRUE(legit_search(*provider).ok());
+}
+
 // Row 3: HEADERS without END_HEADERS, then CONTINUATION frames of ~15 KB with new 3 KB fields,
 // 128 MB in all. gRPC 1.51 kept every byte (RSS 48 MB -> 1.69 GB for 1.5 GB sent, never freed,
 // CVE-2023-33953); the front refuses a header block past its 16 KB buffer and closes the

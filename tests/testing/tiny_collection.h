@@ -1,5 +1,5 @@
-// A tiny BEIR collection on disk (400 documents, 32-d vectors with low-rank structure) for
-// index-building and provider-process tests. Removed with the object.
+// A tiny BEIR collection on disk (400 documents unless told, 32-d vectors with low-rank
+// structure) for index-building and provider-process tests. Removed with the object.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,16 +17,16 @@
 namespace privsearch::testing {
 
 struct Collection {
-  explicit Collection(const std::string& tag = "build")
+  explicit Collection(const std::string& tag = "build", std::size_t rows = 400)
       : dir(std::filesystem::temp_directory_path() /
             ("privsearch-" + tag + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir / "qrels");
     std::ofstream corpus(dir / "corpus.jsonl");
     Prng p = test_prng(77);
-    vectors.rows = 400;
+    vectors.rows = rows;
     vectors.cols = 32;
-    for (std::size_t i = 0; i < 400; ++i) {
+    for (std::size_t i = 0; i < rows; ++i) {
       corpus << R"({"_id": "doc)" << i << R"(", "title": "Title )" << i << R"(", "text": "text of document )" << i << "\"}\n";
       for (std::size_t c = 0; c < 32; ++c) {
         // Low-rank structure plus noise so the projection has something to find.

@@ -74,13 +74,13 @@ void UnreadResponses::run() {
     // Window 0 for every stream: the server may send headers but not one byte of any answer.
     std::string out = std::string(h2::kPreface) + h2::settings_frame({{0x4, 0}});
     const std::string block = h2::grpc_request_headers(spec_.rpc_path);
-    const std::string empty_message(5, '\0');  // gRPC framing of an empty protobuf
+    const std::string message = h2::grpc_message(spec_.request);
     for (std::size_t i = 0; i < spec_.streams_per_connection; ++i) {
       const auto id = static_cast<std::uint32_t>(2 * i + 1);
       h2::put_frame_header(out, block.size(), h2::kHeaders, h2::kEndHeaders, id);
       out += block;
-      h2::put_frame_header(out, empty_message.size(), h2::kData, h2::kEndStream, id);
-      out += empty_message;
+      h2::put_frame_header(out, message.size(), h2::kData, h2::kEndStream, id);
+      out += message;
     }
     if (!c.write_all(out)) continue;
     opened_ += spec_.streams_per_connection;
@@ -168,9 +168,7 @@ Result<std::vector<std::string>> raw_unary_calls(
   std::string out = std::string(h2::kPreface) + h2::settings_frame({{0x4, 1u << 20}});
   std::string block = h2::grpc_request_headers(path);
   for (const auto& [name, value] : extra_headers) h2::put_literal(block, name, value);
-  std::string message(5, '\0');  // uncompressed, 4-byte big-endian length
-  for (int i = 0; i < 4; ++i) message[1 + i] = static_cast<char>(request.size() >> (24 - 8 * i));
-  message += request;
+  const std::string message = h2::grpc_message(request);
   for (std::size_t i = 0; i < count; ++i) {
     const auto id = static_cast<std::uint32_t>(2 * i + 1);
     h2::put_frame_header(out, block.size(), h2::kHeaders, h2::kEndHeaders, id);

@@ -33,6 +33,7 @@ struct UnreadResponsesSpec {
   std::size_t connections = 4;
   std::size_t streams_per_connection = 32;
   std::string rpc_path = "/privsearch.v1.Provider/GetServerInfo";
+  std::string request;  // the serialized protobuf every stream sends (at most 16 KB); empty: {}
 };
 
 class UnreadResponses {

@@ -50,6 +50,14 @@ void put_literal(std::string& out, const std::string& name, const std::string& v
   out += value;
 }
 
+std::string grpc_message(const std::string& serialized) {
+  std::string message(5, '\0');
+  for (int i = 0; i < 4; ++i) {
+    message[1 + i] = static_cast<char>(serialized.size() >> (24 - 8 * i));
+  }
+  return message + serialized;
+}
+
 std::string grpc_request_headers(const std::string& path) {
   std::string block;
   put_literal(block, ":method", "POST");

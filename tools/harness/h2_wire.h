@@ -35,6 +35,8 @@ void put_hpack_int(std::string& out, std::size_t value, int prefix_bits, std::ui
 void put_literal(std::string& out, const std::string& name, const std::string& value);
 // The header block of a gRPC POST to `path`.
 std::string grpc_request_headers(const std::string& path);
+// The gRPC framing of one serialized message: uncompressed, its 4-byte big-endian length, itself.
+std::string grpc_message(const std::string& serialized);
 // A SETTINGS frame with (id, value) pairs.
 std::string settings_frame(std::initializer_list<std::pair<std::uint16_t, std::uint32_t>> values);
 

@@ -68,6 +68,15 @@ std::uint64_t process_rss_bytes(int pid) {
   return 0;
 }
 
+std::size_t process_threads(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::strtoull(line.c_str() + 8, nullptr, 10);
+  }
+  return 0;
+}
+
 double process_cpu_seconds(int pid) {
   // /proc/<pid>/stat: fields 14 and 15 (utime, stime) in clock ticks, after the ")" of the name.
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");

@@ -38,6 +38,8 @@ TimingStats time_runs(std::size_t warmup, std::size_t runs, Fn&& fn) {
 
 // Resident memory of a process (VmRSS of /proc/<pid>/status) in bytes; 0 when unreadable.
 std::uint64_t process_rss_bytes(int pid);
+// The threads of process `pid` (0 when it is gone).
+std::size_t process_threads(int pid);
 // The first child of `pid` (/proc/PID/task/PID/children), -1 when none: the provider's HTTP/2
 // front (server/http2_front.h) is its only child.
 int first_child_pid(int pid);
