@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -75,6 +77,47 @@ bool accepts_unix_connections(const std::filesystem::path& socket_path) {
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   ::close(fd);
   return ok;
+}
+
+// One command on haproxy's runtime socket (non-interactive: one command, then haproxy closes):
+// its whole answer, read within 5 s.
+Result<std::string> runtime_command(const std::filesystem::path& socket_path,
+                                    const std::string& command) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = socket_path.string();
+  if (fd < 0 || path.size() >= sizeof(addr.sun_path)) {
+    if (fd >= 0) ::close(fd);
+    return Status(StatusCode::kUnavailable, "no runtime socket " + path);
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return Status(StatusCode::kUnavailable, "cannot reach haproxy's runtime socket " + path);
+  }
+  std::size_t sent = 0;
+  while (sent < command.size()) {
+    const ssize_t n = ::send(fd, command.data() + sent, command.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  ::shutdown(fd, SHUT_WR);
+  std::string answer;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  char buf[4096];
+  while (sent == command.size() && std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (sent != command.size()) {
+    return Status(StatusCode::kUnavailable, "haproxy's runtime socket closed mid-command");
+  }
+  return answer;
 }
 
 Status write_private_file(const std::filesystem::path& file, std::string& text) {
@@ -148,8 +191,9 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       "  tune.h2.max-concurrent-streams {streams}\n"
       "  tune.h2.header-table-size 4096     # the HPACK table a client may make us keep\n"
       "  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets\n"
-      "  # read-only runtime API (show info / show stat), owner only; also the readiness probe\n"
-      "  stats socket {admin} mode 600 level user\n"
+      "  # runtime API, owner only (0600 in a 0700 directory): the readiness probe, and how the\n"
+      "  # certificate and key arrive, in memory (set/commit ssl cert)\n"
+      "  stats socket {admin} mode 600 level admin\n"
       "\n"
       "defaults\n"
       "  mode http\n"
@@ -194,19 +238,24 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
                   "the provider's front needs haproxy (apt-get install haproxy), or run with "
                   "--front none to serve gRPC directly (without the front's protections)");
   }
+  // The identity's key never touches the disk: haproxy starts on a throwaway certificate (a
+  // fresh self-signed one whose key protects nothing) and receives the identity over its
+  // owner-only runtime socket, in memory, before the provider calls itself ready.
   const auto pem = spec.run_dir / "front.pem";
   const auto cfg = spec.run_dir / "front.cfg";
   const auto log = spec.run_dir / "front.log";
-  std::string pem_text = identity.certificate_pem() + identity.private_key_pem();
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto placeholder,
+                              net::make_self_signed("privsearch-front-starting", 1));
+  std::string pem_text = placeholder.certificate_pem() + placeholder.private_key_pem();
   PRIVSEARCH_RETURN_IF_ERROR(write_private_file(pem, pem_text));
+  struct RemovedOnReturn {
+    const std::filesystem::path& file;
+    ~RemovedOnReturn() { std::filesystem::remove(file); }
+  } placeholder_file{pem};  // loaded once haproxy runs, or never
   std::string cfg_text = front_config(spec, pem);
-  if (Status written = write_private_file(cfg, cfg_text); !written.ok()) {
-    std::filesystem::remove(pem);
-    return written;
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(write_private_file(cfg, cfg_text));
   // The check needs the socket too: haproxy -c verifies that `fd@3` is one.
   if (run_to_completion({haproxy.string(), "-c", "-f", cfg.string()}, log, spec.listen_fd) != 0) {
-    std::filesystem::remove(pem);
     return Status(StatusCode::kUnavailable, "haproxy refused the front's configuration " +
                                                 cfg.string() + ": " + tail_of(log));
   }
@@ -216,16 +265,44 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
                             /*quiet=*/true,
                             log.string(), spec.listen_fd);
   if (front->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed for haproxy");
+  front->admin_ = spec.run_dir / "front.admin";
+  front->certificate_name_ = pem;
   // haproxy enables its runtime socket together with its frontends, once the configuration and
   // the certificate are loaded; a TLS probe of the public socket would not do (with a trusted
   // balancer on loopback, a connection from there must start with PROXY v2).
-  const auto admin = spec.run_dir / "front.admin";
   const Status ready = wait_until_ready(
-      front->pid_, [&] { return accepts_unix_connections(admin); }, std::chrono::seconds(10),
-      "haproxy (the provider's front)", std::chrono::milliseconds(20));
-  std::filesystem::remove(pem);  // loaded by now, or never
+      front->pid_, [&] { return accepts_unix_connections(front->admin_); },
+      std::chrono::seconds(10), "haproxy (the provider's front)", std::chrono::milliseconds(20));
   if (!ready.ok()) return Status(ready.code(), ready.message() + ": " + tail_of(log));
+  PRIVSEARCH_RETURN_IF_ERROR(front->install_identity(identity));
   return front;
+}
+
+Status Http2Front::install_identity(const net::TlsIdentity& identity) {
+  // Built in one buffer (no temporaries holding the key) and wiped after sending; the payload
+  // ends at the first empty line, which PEM never has.
+  const std::string head = "set ssl cert " + certificate_name_.string() + " <<\n";
+  std::string command;
+  command.reserve(head.size() + identity.certificate_pem().size() +
+                  identity.private_key_pem().size() + 2);
+  command.append(head).append(identity.certificate_pem()).append(identity.private_key_pem());
+  command.append("\n");
+  auto staged = runtime_command(admin_, command);
+  OPENSSL_cleanse(command.data(), command.size());
+  if (!staged.ok()) return staged.status();
+  if (staged->find("Transaction") == std::string::npos) {
+    return Status(StatusCode::kInvalidArgument,
+                  "haproxy refused the provider's certificate: " + *staged);
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto committed,
+                              runtime_command(admin_, "commit ssl cert " +
+                                                          certificate_name_.string() + "\n"));
+  if (committed.find("Success!") == std::string::npos) {
+    (void)runtime_command(admin_, "abort ssl cert " + certificate_name_.string() + "\n");
+    return Status(StatusCode::kInvalidArgument,
+                  "haproxy could not use the provider's certificate: " + committed);
+  }
+  return Status();
 }
 
 Http2Front::~Http2Front() { stop(); }
@@ -290,9 +367,26 @@ Result<TcpListener> bind_tcp_listener(const std::string& host_port) {
 
 namespace {
 
+constexpr const char* kOwnerLock = "owner.lock";
+
+// Whether the run directory `dir` (privsearch-front-<pid>-*) outlived its provider. Exact when
+// the directory holds its owner's lock file: the provider holds flock() on it until it exits,
+// and the kernel releases it then, in whatever PID namespace the provider ran. Without one (a
+// provider killed between mkdtemp and the lock, or one of an older release) by the pid in the
+// name: gone means stale; a pid reused by another process keeps the directory until that
+// process is gone too, so never a live provider's directory is removed.
+bool outlived_its_provider(const std::filesystem::path& dir, long pid) {
+  const int fd = ::open((dir / kOwnerLock).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) {
+    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd);
+    return free;
+  }
+  return errno == ENOENT && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
 // Directories of fronts whose provider died without cleaning up (SIGKILL): named
-// privsearch-front-<pid>-*, ours, and that pid gone. A pid reused by an unrelated process keeps
-// its directory until that process is gone too: never a live provider's directory removed.
+// privsearch-front-<pid>-*, ours, and outlived their provider.
 void remove_stale_run_dirs(const std::filesystem::path& tmp) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
@@ -305,9 +399,7 @@ void remove_stale_run_dirs(const std::filesystem::path& tmp) {
         !S_ISDIR(st.st_mode)) {
       continue;
     }
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      std::filesystem::remove_all(entry.path(), ec);
-    }
+    if (outlived_its_provider(entry.path(), pid)) std::filesystem::remove_all(entry.path(), ec);
   }
 }
 
@@ -323,7 +415,20 @@ Result<std::filesystem::path> make_private_run_dir() {
     return Status(StatusCode::kUnavailable,
                   "cannot create a private directory " + pattern + ": " + std::strerror(errno));
   }
-  return std::filesystem::path(pattern);
+  const std::filesystem::path dir(pattern);
+  // The owner's lock, held until this process exits: the descriptor is left open on purpose
+  // (close-on-exec, so the front does not inherit it).
+  const int lock = ::open((dir / kOwnerLock).c_str(),
+                          O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    const std::string why = std::strerror(errno);
+    if (lock >= 0) ::close(lock);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return Status(StatusCode::kUnavailable, "cannot lock the private directory " + pattern +
+                                                ": " + why);
+  }
+  return dir;
 }
 
 }  // namespace privsearch::server

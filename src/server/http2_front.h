@@ -73,10 +73,12 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
 
 class Http2Front {
  public:
-  // Writes run_dir/front.cfg and the identity (0600) to run_dir/front.pem, checks the
-  // configuration (haproxy -c), starts haproxy and waits until its runtime socket
-  // run_dir/front.admin answers (at most 10 s), then deletes the key file (haproxy keeps it in
-  // memory). kUnavailable naming the cause when haproxy is missing or refuses the configuration.
+  // Writes run_dir/front.cfg and a throwaway self-signed certificate and key (0600) to
+  // run_dir/front.pem, checks the configuration (haproxy -c), starts haproxy, waits until its
+  // runtime socket run_dir/front.admin answers (at most 10 s), deletes the placeholder and
+  // installs `identity` through the runtime socket: its key is never written to a file.
+  // kUnavailable naming the cause when haproxy is missing or refuses the configuration,
+  // kInvalidArgument when it refuses the identity.
   static Result<std::unique_ptr<Http2Front>> start(const FrontSpec& spec,
                                                    const net::TlsIdentity& identity);
   ~Http2Front();  // stop()
@@ -90,10 +92,16 @@ class Http2Front {
   void drain();
   // SIGTERM and reap; idempotent.
   void stop();
+  // Replaces the certificate and key haproxy serves, in memory (set + commit ssl cert on the
+  // runtime socket); haproxy keeps the previous one when it refuses the new (kInvalidArgument
+  // with its reason). New connections get the new identity.
+  Status install_identity(const net::TlsIdentity& identity);
 
  private:
   Http2Front() = default;
   pid_t pid_ = -1;
+  std::filesystem::path admin_;             // the runtime socket
+  std::filesystem::path certificate_name_;  // the name haproxy's certificate store knows
 };
 
 // The haproxy binary found on PATH (or in /usr/sbin), or an empty path.
@@ -108,8 +116,10 @@ struct TcpListener {
 Result<TcpListener> bind_tcp_listener(const std::string& host_port);
 
 // A fresh private directory (0700) for the front's files under $TMPDIR (or /tmp), named
-// privsearch-front-<pid>-XXXXXX; those of providers that died without removing theirs (SIGKILL)
-// are removed first.
+// privsearch-front-<pid>-XXXXXX, holding owner.lock, which this process keeps flock()ed until
+// it exits. Directories of providers that died without removing theirs (SIGKILL) are removed
+// first: those whose lock nobody holds (exact across PID namespaces), and those without a lock
+// file whose pid is gone.
 Result<std::filesystem::path> make_private_run_dir();
 
 }  // namespace privsearch::server

@@ -5,6 +5,8 @@
 #include "server/http2_front.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,24 +64,43 @@ TEST(Http2FrontConfigTest, ListenerBindsAndRefusesBadAddresses) {
   ::close(any->fd);
 }
 
+// Judged by the owner's lock where there is one (a pid in the name may belong to another PID
+// namespace sharing TMPDIR), else by the pid.
 TEST(Http2FrontConfigTest, StaleRunDirectoriesOfDeadProvidersAreRemoved) {
   const auto base =
       std::filesystem::temp_directory_path() / ("http2-front-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(base);
   ::setenv("TMPDIR", base.c_str(), 1);
-  const auto dead = base / "privsearch-front-999999999-abcdef";  // no such pid
-  const auto alive = base / ("privsearch-front-" + std::to_string(::getpid()) + "-old");
+  const std::string own = "privsearch-front-" + std::to_string(::getpid());
+  const auto dead = base / "privsearch-front-999999999-abcdef";  // no such pid, no lock file
+  const auto alive = base / (own + "-old");                      // a live pid, no lock file
+  const auto unlocked = base / (own + "-unlocked");  // a live pid here, its lock free: stale
+  const auto locked = base / "privsearch-front-999999999-locked";  // a dead pid, lock held
   const auto other = base / "something-else";
-  for (const auto& d : {dead, alive, other}) std::filesystem::create_directories(d);
+  for (const auto& d : {dead, alive, unlocked, locked, other}) std::filesystem::create_directories(d);
+  std::ofstream(unlocked / "owner.lock").put('x');
+  const int held = ::open((locked / "owner.lock").c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
   auto made = make_private_run_dir();
-  ::unsetenv("TMPDIR");
   ASSERT_TRUE(made.ok()) << made.status().to_string();
   EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_FALSE(std::filesystem::exists(unlocked));
   EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(locked));
   EXPECT_TRUE(std::filesystem::exists(other));
   struct stat st {};
   ASSERT_EQ(::stat(made->c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // The new directory's own lock is held: the next provider's cleanup keeps it.
+  EXPECT_TRUE(std::filesystem::exists(*made / "owner.lock"));
+  auto next = make_private_run_dir();
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(std::filesystem::exists(*made));
+  ::close(held);  // its owner exits: the next cleanup removes it
+  ASSERT_TRUE(make_private_run_dir().ok());
+  EXPECT_FALSE(std::filesystem::exists(locked));
+  ::unsetenv("TMPDIR");
   std::filesystem::remove_all(base);
 }
 
@@ -97,12 +118,34 @@ TEST(Http2FrontProcessTest, StartsOnTheInheritedSocketAndStops) {
   auto front = Http2Front::start(spec, identity);
   ASSERT_TRUE(front.ok()) << front.status().to_string();
   EXPECT_TRUE((*front)->alive());
-  EXPECT_FALSE(std::filesystem::exists(*dir / "front.pem"));  // the key file is gone
+  // The placeholder is gone, and no file in the directory ever held the identity's key.
+  EXPECT_FALSE(std::filesystem::exists(*dir / "front.pem"));
+  for (const auto& entry : std::filesystem::directory_iterator(*dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_FALSE(contains(text, identity.private_key_pem())) << entry.path();
+  }
   // The front speaks TLS with the identity on the inherited socket.
   const auto pem = net::fetch_server_certificate("127.0.0.1", listener->port, 5000);
   ASSERT_TRUE(pem.ok()) << pem.status().to_string();
   EXPECT_EQ(*net::certificate_fingerprint(*pem),
             *net::certificate_fingerprint(identity.certificate_pem()));
+  // A new identity, installed in memory: new connections get it. One haproxy refuses (a key
+  // that is not the certificate's) leaves the one served.
+  const auto renewed = *net::make_self_signed("localhost", 2);
+  ASSERT_TRUE((*front)->install_identity(renewed).ok());
+  const auto renewed_pem = net::fetch_server_certificate("127.0.0.1", listener->port, 5000);
+  ASSERT_TRUE(renewed_pem.ok()) << renewed_pem.status().to_string();
+  EXPECT_EQ(*net::certificate_fingerprint(*renewed_pem),
+            *net::certificate_fingerprint(renewed.certificate_pem()));
+  const net::TlsIdentity mismatched(identity.certificate_pem(), renewed.private_key_pem());
+  const Status refused_identity = (*front)->install_identity(mismatched);
+  EXPECT_EQ(refused_identity.code(), StatusCode::kInvalidArgument) << refused_identity.to_string();
+  const auto kept_pem = net::fetch_server_certificate("127.0.0.1", listener->port, 5000);
+  ASSERT_TRUE(kept_pem.ok());
+  EXPECT_EQ(*net::certificate_fingerprint(*kept_pem),
+            *net::certificate_fingerprint(renewed.certificate_pem()));
   const pid_t pid = (*front)->pid();
   (*front)->stop();
   EXPECT_FALSE((*front)->alive());
