@@ -26,13 +26,15 @@ ALLOWED = {
                  "index", "core"},
     "net": {"net", "core"},
     "server": {"server", "protocol", "net", "core"},
-    "client": {"client", "protocol", "net", "index", "rerank", "rerank/client", "ckks",
+    "client": {"client", "protocol", "net", "index", "version", "rerank", "rerank/client", "ckks",
                "ckks/client", "pir/zippir", "pir/hintless", "pir/hintless/client", "pir/lwe",
                "scoring", "scoring/client", "core"},
     "eval": {"eval", "index", "core"},
     # Access-private scoring: the cluster-major LWE database and, in client/, the query side.
     "scoring": {"scoring", "pir/lwe", "index", "core"},
     "scoring/client": {"scoring/client", "scoring", "pir/lwe", "index", "core"},
+    # One index version opened once: manifest, trust, hashes, views merged over generations.
+    "version": {"version", "scoring", "index", "core"},
 }
 # Kernel-level headers of the CKKS library: only the library itself (and its client half) may
 # include them; every other module goes through the public ckks headers.

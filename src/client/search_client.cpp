@@ -16,6 +16,7 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "core/owner_lock.h"
+#include "index/artifact_names.h"
 #include "index/artifacts.h"
 #include "index/atomic_file.h"
 #include "index/ivf.h"
@@ -62,6 +63,7 @@ struct SearchClient::Impl {
   // public key with every rotation key set.
   bool provider_floods = false;
   std::uint32_t max_private_queries = 0;  // the provider's Limits (0: not reported)
+  v1::ServerInfo server_info;             // as the provider announced it at open
 
   // A result row, titled from the local payload store when there is one.
   SearchHit hit(std::uint64_t doc, double score) const {
@@ -188,157 +190,50 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
 
 namespace {
 
-// Whether the manifest lists `name` and `dir` holds its file (a client's copy may leave some out).
-bool holds_artifact(const std::filesystem::path& dir, const index::Manifest& man, const char* name) {
-  const auto* e = man.find(name);
-  std::error_code ec;
-  return e != nullptr && std::filesystem::exists(dir / e->file, ec);
-}
-
-// The candidate index a client directory supports (OpenOptions::candidates).
-Result<CandidateIndex> choose_candidate_index(const std::filesystem::path& dir,
-                                              const index::Manifest& man, CandidateIndex wanted) {
-  const bool flat = holds_artifact(dir, man, "pq"), ivf = holds_artifact(dir, man, index::kIvfArtifact);
-  if (wanted == CandidateIndex::kAuto) {
-    if (flat) return CandidateIndex::kFlat;
-    if (ivf) return CandidateIndex::kIvf;
-  }
-  if (wanted == CandidateIndex::kFlat && flat) return CandidateIndex::kFlat;
-  if (wanted == CandidateIndex::kIvf && ivf) return CandidateIndex::kIvf;
-  if (wanted == CandidateIndex::kIvf && man.find(index::kIvfArtifact) == nullptr) {
-    return Status(StatusCode::kNotFound,
-                  "this index has no IVF lists (build it with --ivf on) : use the flat artifact");
-  }
-  return Status(StatusCode::kNotFound,
-                fmt::format("`{}` holds {}: copy the index's client files (privsearch "
-                            "client-files --candidate-index ...) or point at the index directory",
-                            dir.string(),
-                            wanted == CandidateIndex::kIvf ? "no IVF directory file (ivf.bin)"
-                            : wanted == CandidateIndex::kFlat
-                                ? "no PQ artifact file (pq.bin)"
-                                : "neither the PQ artifact (pq.bin) nor the IVF directory (ivf.bin)"));
-}
-
-}  // namespace
-
-Result<std::unique_ptr<SearchClient>> SearchClient::open(
-    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
-    const OpenOptions& options) {
-  const IndexTrust& trust = options.trust;
-  auto impl = std::make_unique<Impl>();
-  impl->transport = std::move(transport);
-  // The client needs (and verifies) only the public artifacts; the exact store may be absent.
-  PRIVSEARCH_ASSIGN_OR_RETURN(impl->manifest, index::load_manifest(index_dir, /*verify=*/false));
-  const auto& man = impl->manifest;
-  PRIVSEARCH_RETURN_IF_ERROR(check_index_trust(index_dir, man, trust));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto mode,
-                              choose_candidate_index(index_dir, man, options.candidates));
-  const bool use_ivf = mode == CandidateIndex::kIvf;
-  std::vector<std::string> needed{"projection", use_ivf ? index::kIvfArtifact : "pq"};
-  // The optional artifacts this directory holds (a client's copy may leave out the payloads or
-  // the access-private hint); whatever is read is verified first.
-  const auto held = [&](const char* name) { return holds_artifact(index_dir, man, name); };
-  for (const char* optional :
-       {"encoder", "payloads", scoring::kLayoutArtifact, scoring::kHintArtifact}) {
-    if (held(optional)) needed.emplace_back(optional);
-  }
-  // Update generations (index/append.h): their tombstones, the additions to the candidate
-  // index this client scans, and payloads when the directory holds the base's.
-  const std::uint32_t generations = index::index_generations(man);
-  for (std::uint32_t g = 1; g <= generations; ++g) {
-    needed.push_back(index::generation_artifact(index::kTombstonesArtifact, g));
-    const auto addition =
-        index::generation_artifact(use_ivf ? index::kIvfDeltaArtifact : "pq", g);
-    if (man.find(addition) != nullptr) needed.push_back(addition);
-    const auto payloads = index::generation_artifact("payloads", g);
-    if (held("payloads") && man.find(payloads) != nullptr) needed.push_back(payloads);
-  }
-  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(index_dir, man, needed));
-  auto path_of = [&](const std::string& name) -> Result<std::filesystem::path> {
-    const auto* e = man.find(name);
-    if (e == nullptr) {
-      return Status(StatusCode::kNotFound, "the index has no `" + name + "` artifact");
-    }
-    return index_dir / e->file;
-  };
-  PRIVSEARCH_ASSIGN_OR_RETURN(impl->deleted, index::load_tombstones(index_dir, man));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj_file, path_of("projection"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(impl->projection, index::load_projection(proj_file));
-  if (use_ivf) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf_file, path_of(index::kIvfArtifact));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(ivf_file));
-    for (std::uint32_t g = 1; g <= generations; ++g) {
-      const auto name = index::generation_artifact(index::kIvfDeltaArtifact, g);
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(name));  // one per generation
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(file));
-      PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(ivf, bytes, file));
-    }
-    PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, man));
-    impl->ivf = std::make_unique<index::IvfIndex>(std::move(ivf));
+// The public artifacts of `version` loaded into `impl`: the projection, the candidate index
+// (flat codes in the scan's block layout, or the IVF directory), and the optional encoder,
+// payloads and access-private scorer the directory holds.
+Status load_artifacts(const version::IndexVersion& version, SearchClient::Impl& impl) {
+  impl.deleted = version.deleted();
+  PRIVSEARCH_ASSIGN_OR_RETURN(impl.projection, version.projection());
+  if (version.candidates() == CandidateIndex::kIvf) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, version.ivf());
+    impl.ivf = std::make_unique<index::IvfIndex>(std::move(ivf.ivf));
   } else {
-    std::uint64_t first = 0;
-    for (std::uint32_t g = 0; g <= generations; ++g) {
-      const auto name = index::generation_artifact("pq", g);
-      if (g > 0 && man.find(name) == nullptr) continue;  // deletions only
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, path_of(name));
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(pq_file));
-      if (g == 0) {
-        impl->flat_codebook = pq.codebook;
-      } else if (pq.codebook.m != impl->flat_codebook.m ||
-                 pq.codebook.centroids != impl->flat_codebook.centroids) {
-        return Status(StatusCode::kDataLoss, fmt::format("`{}`: update {} has another PQ codebook "
-                                                         "than the base", pq_file.string(), g));
-      }
-      impl->flat_blocked.push_back(index::block_codes(pq.codes.data(), pq.count, pq.codebook.m));
-      impl->flat_segments.push_back({impl->flat_blocked.back().data(), pq.count, nullptr,
-                                     static_cast<std::uint32_t>(first)});
-      first += pq.count;
-    }
-    if (first != man.documents) {
-      return Status(StatusCode::kDataLoss, fmt::format("the PQ artifacts hold {} documents; the "
-                                                       "manifest lists {}", first, man.documents));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto flat, version.flat_codes());
+    impl.flat_codebook = flat.codebook;
+    std::uint32_t first = 0;
+    for (const auto& pq : flat.generations) {
+      impl.flat_blocked.push_back(index::block_codes(pq.codes.data(), pq.count, pq.codebook.m));
+      impl.flat_segments.push_back({impl.flat_blocked.back().data(), pq.count, nullptr, first});
+      first += static_cast<std::uint32_t>(pq.count);
     }
   }
-  if (held("encoder")) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto enc_file, path_of("encoder"));
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        impl->encoder, index::load_text_encoder(enc_file, index::default_word_vectors_path()));
+  if (version.holds(index::kEncoderArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(impl.encoder, version.encoder());
   }
-  if (held("payloads")) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto pay_file, path_of("payloads"));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto p, index::PayloadStore::open(pay_file));
-    for (std::uint32_t g = 1; g <= generations; ++g) {
-      const auto name = index::generation_artifact("payloads", g);
-      if (man.find(name) == nullptr) continue;
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto more_file, path_of(name));
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, index::PayloadStore::open(more_file));
-      PRIVSEARCH_RETURN_IF_ERROR(p.append(more));
-    }
-    for (const auto id : impl->deleted) p.erase(id);
-    impl->payloads.emplace(std::move(p));
+  if (version.holds(index::kPayloadsArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version.payloads());
+    impl.payloads.emplace(std::move(payloads));
   }
+  if (version.holds(scoring::kLayoutArtifact) && version.holds(scoring::kHintArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto artifacts, version.private_scoring());
+    // Stable addresses: the scorer keeps pointers to both.
+    impl.scoring_layout = std::make_unique<scoring::ScoringLayout>(std::move(artifacts.layout));
+    impl.scoring_hint = std::make_unique<scoring::ScoringHint>(std::move(artifacts.hint));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(
+                                                 impl.scoring_layout.get(), impl.scoring_hint.get()));
+    impl.scorer.emplace(std::move(scorer));
+  }
+  return Status();
+}
 
-  if (held(scoring::kLayoutArtifact) && held(scoring::kHintArtifact)) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, path_of(scoring::kLayoutArtifact));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(layout_file));
-    // A's seed is a hash of the layout's salt (derived by parse_layout, never read from the
-    // file): a provider cannot have chosen A itself (a trapdoor).
-    if (layout.shape.documents != man.documents || layout.shape.dim > man.dim) {
-      return Status(StatusCode::kFailedPrecondition,
-                    "the scoring layout does not match the manifest's collection");
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint_file, path_of(scoring::kHintArtifact));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto hint, scoring::load_hint(hint_file));
-    impl->scoring_layout = std::make_unique<scoring::ScoringLayout>(std::move(layout));
-    impl->scoring_hint = std::make_unique<scoring::ScoringHint>(std::move(hint));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer,
-                                scoring::PrivateScorer::create(impl->scoring_layout.get(),
-                                                               impl->scoring_hint.get()));
-    impl->scorer.emplace(std::move(scorer));
-  }
-
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto info, impl->transport->server_info());
-  // The current version, or a previous one the provider still answers after a reload.
+// The provider's word on this index and its parameters: it serves this version (current, or
+// one retained after a reload) under the CKKS preset it names; the rerank session for it.
+Status agree_with_provider(SearchClient::Impl& impl) {
+  const auto& man = impl.manifest;
+  PRIVSEARCH_ASSIGN_OR_RETURN(impl.server_info, impl.transport->server_info());
+  const auto& info = impl.server_info;
   const auto& retained = info.retained_versions();
   if (info.artifact_version() != man.version_id &&
       std::find(retained.begin(), retained.end(), man.version_id) == retained.end()) {
@@ -353,48 +248,76 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
                   "the provider's CKKS parameters differ from preset " + info.params_name());
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto session,
-                              RerankSession::create(params, impl->projection.output_dim));
-  impl->session.emplace(std::move(session));
-  impl->provider_floods = info.flood_security_bits() > 0;
-  impl->max_private_queries = info.limits().max_private_queries();
-  if (use_ivf) {
-    std::optional<SegmentCache> disk;
-    if (options.disk_cache) {
-      const auto dir = options.list_cache.empty() ? index::default_cache_dir() / "lists"
-                                                  : options.list_cache;
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto cache, SegmentCache::open(dir, options.list_cache_bytes));
-      disk.emplace(std::move(cache));
-    }
-    ListSourceLimits limits;
-    limits.memory_bytes = options.list_memory_bytes;
-    if (info.limits().max_lists_per_fetch() != 0) {
-      limits.max_lists_per_fetch = info.limits().max_lists_per_fetch();
-    }
-    if (info.limits().max_message_bytes() != 0) {
-      limits.max_message_bytes = info.limits().max_message_bytes();
-    }
-    limits.mixed_generations = info.limits().fetch_mixed_generations();
-    impl->lists.emplace(impl->ivf.get(), man.version_id, impl->transport.get(), std::move(disk),
-                        limits);
-    if (options.private_lists) {
-      if (!info.limits().pir_ivf_lists()) {
-        return failed_precondition_error(
-            "private list fetch: this provider does not serve the IVF lists by PIR (start it "
-            "with --pir-lists)");
-      }
-      FetchOptions fo;
-      fo.database = v1::PIR_DATABASE_IVF_LISTS;
-      fo.allow_insecure = options.allow_insecure_pir;
-      PRIVSEARCH_ASSIGN_OR_RETURN(impl->list_fetcher,
-                                  PayloadFetcher::create(*impl->transport, man.version_id, fo));
-      PRIVSEARCH_RETURN_IF_ERROR(impl->lists->fetch_privately(impl->list_fetcher.get(),
-                                                              options.constant_list_fetches));
-      impl->list_fetcher->precompute_async();
-    }
-  } else if (options.private_lists) {
+                              RerankSession::create(params, impl.projection.output_dim));
+  impl.session.emplace(std::move(session));
+  impl.provider_floods = info.flood_security_bits() > 0;
+  impl.max_private_queries = info.limits().max_private_queries();
+  return Status();
+}
+
+// The IVF list source: cached segments (memory, and disk unless turned off), fetched by
+// FetchLists or, with private_lists, by PIR from the lists' database.
+Status open_list_source(const OpenOptions& options, SearchClient::Impl& impl) {
+  const auto& info = impl.server_info;
+  std::optional<SegmentCache> disk;
+  if (options.disk_cache) {
+    const auto dir = options.list_cache.empty() ? index::default_cache_dir() / "lists"
+                                                : options.list_cache;
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto cache, SegmentCache::open(dir, options.list_cache_bytes));
+    disk.emplace(std::move(cache));
+  }
+  ListSourceLimits limits;
+  limits.memory_bytes = options.list_memory_bytes;
+  if (info.limits().max_lists_per_fetch() != 0) {
+    limits.max_lists_per_fetch = info.limits().max_lists_per_fetch();
+  }
+  if (info.limits().max_message_bytes() != 0) {
+    limits.max_message_bytes = info.limits().max_message_bytes();
+  }
+  limits.mixed_generations = info.limits().fetch_mixed_generations();
+  impl.lists.emplace(impl.ivf.get(), impl.manifest.version_id, impl.transport.get(),
+                     std::move(disk), limits);
+  if (!options.private_lists) return Status();
+  if (!info.limits().pir_ivf_lists()) {
+    return failed_precondition_error(
+        "private list fetch: this provider does not serve the IVF lists by PIR (start it "
+        "with --pir-lists)");
+  }
+  FetchOptions fo;
+  fo.database = v1::PIR_DATABASE_IVF_LISTS;
+  fo.allow_insecure = options.allow_insecure_pir;
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      impl.list_fetcher, PayloadFetcher::create(*impl.transport, impl.manifest.version_id, fo));
+  PRIVSEARCH_RETURN_IF_ERROR(
+      impl.lists->fetch_privately(impl.list_fetcher.get(), options.constant_list_fetches));
+  impl.list_fetcher->precompute_async();
+  return Status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SearchClient>> SearchClient::open(
+    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
+    const OpenOptions& options) {
+  version::OpenSpec spec;
+  spec.role = version::Role::kClient;
+  spec.candidates = options.candidates;
+  spec.check_trust = [&](const std::filesystem::path& dir, const index::Manifest& man) {
+    return check_index_trust(dir, man, options.trust);
+  };
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto version, version::IndexVersion::open(index_dir, spec));
+  if (options.private_lists && version.candidates() != CandidateIndex::kIvf) {
     return failed_precondition_error(
         "private list fetch needs an IVF index: this client scans the flat PQ artifact (choose "
         "the IVF index with --candidate-index ivf, or use a client-files copy without pq.bin)");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->transport = std::move(transport);
+  impl->manifest = version.manifest();
+  PRIVSEARCH_RETURN_IF_ERROR(load_artifacts(version, *impl));
+  PRIVSEARCH_RETURN_IF_ERROR(agree_with_provider(*impl));
+  if (version.candidates() == CandidateIndex::kIvf) {
+    PRIVSEARCH_RETURN_IF_ERROR(open_list_source(options, *impl));
   }
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }

@@ -23,6 +23,7 @@
 #include "core/status.h"
 #include "index/payload_store.h"
 #include "scoring/layout.h"
+#include "version/index_version.h"
 
 namespace privsearch::client {
 
@@ -32,8 +33,8 @@ inline constexpr std::size_t kDefaultNprobe = 32;
 
 // Which candidate index the client scans: the flat PQ artifact (every code, part of the index
 // download) or the IVF index (index/ivf.h: the centroids kept, the probed lists fetched from the
-// provider and cached).
-enum class CandidateIndex { kAuto, kFlat, kIvf };
+// provider and cached). Resolved by version::IndexVersion::open.
+using CandidateIndex = version::CandidateIndex;
 
 struct OpenOptions {
   IndexTrust trust;

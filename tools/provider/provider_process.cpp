@@ -44,9 +44,9 @@ Result<std::unique_ptr<ProviderProcess>> ProviderProcess::load(ProviderSettings 
   PRIVSEARCH_RETURN_IF_ERROR(p->open_state());
   PRIVSEARCH_ASSIGN_OR_RETURN(auto loaded, p->load_core());
   p->core_ = std::move(loaded.core);
-  p->manifest_ = std::move(loaded.manifest);
+  p->version_ = std::move(loaded.version);
+  p->manifest_ = p->version_->manifest();
   p->rows_ = std::move(loaded.rows);
-  p->deleted_ = std::move(loaded.deleted);
   // The lists' database first: its refusals (no IVF index, shared state, a shard) come before
   // the payloads' preparation, which takes minutes at scale.
   PRIVSEARCH_RETURN_IF_ERROR(p->wire_pir_lists());
@@ -104,59 +104,31 @@ Status ProviderProcess::open_state() {
 // Access-private scoring: the matrix (private) and, to check it against, the layout; null when
 // the index has none.
 Result<std::shared_ptr<const scoring::ScoringMatrix>> ProviderProcess::load_scoring_matrix(
-    const index::Manifest& manifest) const {
-  const auto& s = settings_;
-  const auto* m = manifest.find(scoring::kMatrixArtifact);
-  if (m == nullptr) return std::shared_ptr<const scoring::ScoringMatrix>();
-  const auto* l = manifest.find(scoring::kLayoutArtifact);
-  if (l == nullptr)
-    return Status(StatusCode::kNotFound, "the manifest lists a scoring matrix but no layout");
-  log("loading the access-private scoring matrix");
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(s.index_dir / l->file));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(s.index_dir / m->file));
-  if (matrix.rows != layout.shape.cluster_rows || matrix.columns != layout.shape.columns() ||
-      layout.shape.documents != manifest.documents) {
-    return Status(StatusCode::kDataLoss, "the scoring matrix's shape differs from its layout");
+    const version::IndexVersion& version) const {
+  if (version.manifest().find(scoring::kMatrixArtifact) == nullptr) {
+    return std::shared_ptr<const scoring::ScoringMatrix>();
   }
+  log("loading the access-private scoring matrix");
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, version.scoring_matrix());
   return std::make_shared<const scoring::ScoringMatrix>(std::move(matrix));
 }
 
 // The IVF lists clients fetch (public), every generation's segments checked against the
 // directory; null when the index has none.
 Result<std::shared_ptr<const index::IvfListStore>> ProviderProcess::load_ivf_lists(
-    const index::Manifest& manifest) const {
-  const auto& s = settings_;
-  const auto* lists = manifest.find(index::kIvfListsArtifact);
-  if (lists == nullptr) return std::shared_ptr<const index::IvfListStore>();
-  // The IVF lists clients fetch (public); the directory says where each segment is.
-  const auto* directory = manifest.find(index::kIvfArtifact);
-  if (directory == nullptr) {
-    return Status(StatusCode::kNotFound, "the manifest lists IVF lists but no IVF directory");
+    const version::IndexVersion& version) const {
+  if (version.manifest().find(index::kIvfListsArtifact) == nullptr) {
+    return std::shared_ptr<const index::IvfListStore>();
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(s.index_dir / directory->file));
-  const std::uint32_t generations = index::index_generations(manifest);
-  std::vector<std::filesystem::path> delta_lists;
-  for (std::uint32_t g = 1; g <= generations; ++g) {
-    const auto* d = manifest.find(index::generation_artifact(index::kIvfDeltaArtifact, g));
-    const auto* l = manifest.find(index::generation_artifact(index::kIvfListsArtifact, g));
-    if (d == nullptr || l == nullptr) {
-      return Status(StatusCode::kDataLoss, fmt::format("generation {} lists IVF additions "
-                                                       "without their directory or segments",
-                                                       g));
-    }
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(s.index_dir / d->file));
-    PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(ivf, bytes, s.index_dir / d->file));
-    delta_lists.push_back(s.index_dir / l->file);
-  }
-  PRIVSEARCH_RETURN_IF_ERROR(index::check_ivf_matches(ivf, manifest));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, version.ivf());
   // Every segment is checked against the directory once here; on a reload, those of the
   // version served that are unchanged keep their fingerprints (index/ivf.h).
   const index::IvfListStore* served = core_ ? core_->config().ivf_lists.get() : nullptr;
   const auto t_lists = std::chrono::steady_clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto list_store, index::IvfListStore::open(s.index_dir / lists->file,
-                                                                         std::move(ivf), served));
-  for (std::uint32_t g = 1; g <= delta_lists.size(); ++g) {
-    PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, delta_lists[g - 1], served));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto list_store, index::IvfListStore::open(ivf.base_lists, std::move(ivf.ivf), served));
+  for (std::uint32_t g = 1; g <= ivf.delta_lists.size(); ++g) {
+    PRIVSEARCH_RETURN_IF_ERROR(list_store.open_generation(g, ivf.delta_lists[g - 1], served));
   }
   log(fmt::format("IVF list segments checked in {:.1f} s", seconds_since(t_lists)));
   return std::make_shared<const index::IvfListStore>(std::move(list_store));
@@ -165,34 +137,22 @@ Result<std::shared_ptr<const index::IvfListStore>> ProviderProcess::load_ivf_lis
 Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   const auto& s = settings_;
   log("verifying the index manifest in " + s.index_dir.string());
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto manifest, index::load_manifest(s.index_dir, /*verify=*/false));
-  // The first load re-hashes every artifact. A reload re-hashes what is new and what it reads
-  // again; the exact stores and list files of the version served are reused as they are when
-  // the new manifest names the same bytes (their rows and segments are checked against their
-  // hashes whenever they are served), and unchanged client artifacts (the flat PQ codes, the
-  // projection, the encoder) were verified at the first load and are not read here.
-  std::vector<std::string> verify;
-  for (const auto& a : manifest.artifacts) {
-    const bool reused = a.name.starts_with("exact_store") || a.name.starts_with("ivf_lists");
-    const bool unread = a.name.starts_with("pq") || a.name == "projection" || a.name == "encoder" ||
-                        a.name == scoring::kHintArtifact;
-    const auto* served = core_ ? manifest_.find(a.name) : nullptr;
-    if ((reused || unread) && served != nullptr && served->file == a.file &&
-        served->sha256 == a.sha256 && served->bytes == a.bytes) {
-      continue;
-    }
-    verify.push_back(a.name);
-  }
-  if (!verify.empty())
-    PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(s.index_dir, manifest, verify));
+  // The first load re-hashes every artifact; a reload what is new and what it reads again
+  // (version::OpenSpec::served).
+  version::OpenSpec spec;
+  spec.role = version::Role::kProvider;
+  spec.served = core_ ? &manifest_ : nullptr;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto opened, version::IndexVersion::open(s.index_dir, spec));
   Loaded out;
-  PRIVSEARCH_ASSIGN_OR_RETURN(out.deleted, index::load_tombstones(s.index_dir, manifest));
+  out.version = std::make_shared<const version::IndexVersion>(std::move(opened));
+  const auto& manifest = out.version->manifest();
+  const auto& deleted = out.version->deleted();
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto rows, index::ExactRows::open(s.index_dir, manifest, out.deleted, rows_.get()));
+      auto rows, index::ExactRows::open(s.index_dir, manifest, deleted, rows_.get()));
   out.rows = std::make_shared<const index::ExactRows>(std::move(rows));
-  if (out.rows->segments() > 1 || !out.deleted.empty()) {
+  if (out.rows->segments() > 1 || !deleted.empty()) {
     log(fmt::format("{} row segments ({} reused), {} documents deleted", out.rows->segments(),
-                    out.rows->reused_segments(), out.deleted.size()));
+                    out.rows->reused_segments(), deleted.size()));
   }
   protocol::ProviderConfig config(*params_);
   config.params_name = s.preset;
@@ -201,35 +161,11 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
       s.kernel_threads, 1, std::max(1u, std::thread::hardware_concurrency()));
   config.artifact_version = manifest.version_id;
   config.limits = s.limits;
-  PRIVSEARCH_ASSIGN_OR_RETURN(config.scoring_matrix, load_scoring_matrix(manifest));
-  PRIVSEARCH_ASSIGN_OR_RETURN(config.ivf_lists, load_ivf_lists(manifest));
+  PRIVSEARCH_ASSIGN_OR_RETURN(config.scoring_matrix, load_scoring_matrix(*out.version));
+  PRIVSEARCH_ASSIGN_OR_RETURN(config.ivf_lists, load_ivf_lists(*out.version));
   PRIVSEARCH_ASSIGN_OR_RETURN(out.core,
                               protocol::ProviderCore::create(std::move(config), out.rows, state_));
-  out.manifest = std::move(manifest);
   return out;
-}
-
-Result<index::PayloadStore> ProviderProcess::load_payloads(
-    const index::Manifest& m, const std::vector<std::uint32_t>& deleted) const {
-  const auto* base = m.find("payloads");
-  if (base == nullptr) return Status(StatusCode::kNotFound, "the index lists no payloads (PIR)");
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads,
-                              index::PayloadStore::open(settings_.index_dir / base->file));
-  const std::uint32_t generations = index::index_generations(m);
-  for (std::uint32_t g = 1; g <= generations; ++g) {
-    const auto* entry = m.find(index::generation_artifact("payloads", g));
-    if (entry == nullptr) continue;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto more,
-                                index::PayloadStore::open(settings_.index_dir / entry->file));
-    PRIVSEARCH_RETURN_IF_ERROR(payloads.append(more));
-  }
-  if (payloads.records() != m.documents) {
-    return Status(StatusCode::kDataLoss, fmt::format("the payload stores hold {} records; the "
-                                                     "manifest lists {} documents",
-                                                     payloads.records(), m.documents));
-  }
-  for (const auto id : deleted) payloads.erase(id);
-  return payloads;
 }
 
 Status ProviderProcess::wire_pir() {
@@ -247,7 +183,7 @@ Status ProviderProcess::wire_pir() {
                     settings_.pir_shards.size(), settings_.pir_shards.front()));
     return Status();
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(manifest_, deleted_));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version_->payloads());
   auto config = pir_config();
   config.matrix_salt = entry->sha256;  // shards' A: this index's own (PirConfig::matrix_salt)
   log(fmt::format("preparing private payload fetch ({}): {} records of {} bytes{}",
@@ -410,15 +346,15 @@ Status ProviderProcess::reload() {
   const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto next, load_core());
   log(fmt::format("reload: index verified and opened in {:.1f} s", ms_since(t0) / 1000));
-  if (next.manifest.version_id == manifest_.version_id) {
+  if (next.version->version_id() == manifest_.version_id) {
     log("reload: the index is unchanged");
     return Status();
   }
   if (pir_) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, load_payloads(next.manifest, next.deleted));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, next.version->payloads());
     std::string how;
     PRIVSEARCH_RETURN_IF_ERROR(
-        pir_->rebuild(protocol::PirRecords::of(payloads), next.manifest.version_id, &how));
+        pir_->rebuild(protocol::PirRecords::of(payloads), next.version->version_id(), &how));
     log("reload: PIR " + how);
   }
   if (pir_lists_) {
@@ -430,13 +366,13 @@ Status ProviderProcess::reload() {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto table,
                                 protocol::ivf_list_pir_table(*next.core->config().ivf_lists));
     std::string how;
-    PRIVSEARCH_RETURN_IF_ERROR(pir_lists_->rebuild(table.view(), next.manifest.version_id, &how));
+    PRIVSEARCH_RETURN_IF_ERROR(pir_lists_->rebuild(table.view(), next.version->version_id(), &how));
     log("reload: PIR of the IVF lists " + how);
   }
   core_ = std::move(next.core);
-  manifest_ = std::move(next.manifest);
+  version_ = std::move(next.version);
+  manifest_ = version_->manifest();
   rows_ = std::move(next.rows);
-  deleted_ = std::move(next.deleted);
   server_->replace_core(core_);
   log(fmt::format("reloaded: artifact {}", manifest_.version_id.substr(0, 16)));
   return Status();

@@ -23,6 +23,7 @@
 #include "server/http2_front.h"
 #include "server/pir_coordinator.h"
 #include "server/provider_server.h"
+#include "version/index_version.h"
 
 namespace privsearch::provider {
 
@@ -99,24 +100,20 @@ class ProviderProcess {
  private:
   // A verified index and the rerank core serving it.
   struct Loaded {
-    index::Manifest manifest;
+    std::shared_ptr<const version::IndexVersion> version;  // opened once (version/index_version.h)
     std::shared_ptr<protocol::ProviderCore> core;
     std::shared_ptr<const index::ExactRows> rows;
-    std::vector<std::uint32_t> deleted;  // every generation's tombstones, ascending
   };
   explicit ProviderProcess(ProviderSettings settings);
   // The index in the directory, verified; a reload re-verifies only what it reads again (the
   // exact stores and list files of the version served, unchanged, are reused: index/append.h).
   Result<Loaded> load_core() const;
-  // Every generation's payload records, the deleted ones zeroed (what PIR serves).
-  Result<index::PayloadStore> load_payloads(const index::Manifest& manifest,
-                                            const std::vector<std::uint32_t>& deleted) const;
   Status open_state();
   // The parts of load_core that are present only in some indexes.
   Result<std::shared_ptr<const scoring::ScoringMatrix>> load_scoring_matrix(
-      const index::Manifest& manifest) const;
+      const version::IndexVersion& version) const;
   Result<std::shared_ptr<const index::IvfListStore>> load_ivf_lists(
-      const index::Manifest& manifest) const;
+      const version::IndexVersion& version) const;
   Status wire_pir();
   Status wire_pir_lists();
   // The PIR parameters of the settings (--pir-test-params: the insecure test set).
@@ -141,10 +138,10 @@ class ProviderProcess {
   std::shared_ptr<protocol::ProviderState> state_;  // shared by every index version served
   std::optional<protocol::TokenRegistry> tokens_;
   std::optional<ckks::Params> params_;
-  index::Manifest manifest_;
+  std::shared_ptr<const version::IndexVersion> version_;  // the version served
+  index::Manifest manifest_;                               // its manifest
   std::shared_ptr<protocol::ProviderCore> core_;
   std::shared_ptr<const index::ExactRows> rows_;
-  std::vector<std::uint32_t> deleted_;
   std::unique_ptr<protocol::PirBackend> pir_;
   std::unique_ptr<server::PirCoordinator> pir_coordinator_;  // with ProviderSettings::pir_shards
   std::unique_ptr<protocol::PirBackend> pir_lists_;          // with ProviderSettings::pir_lists

@@ -1,0 +1,108 @@
+// One version of an index, opened once (issue 33). open() reads the manifest, runs the caller's
+// trust check on it before anything else is read (a client pins the operator's signing key,
+// client/trusted_index.h), verifies the hashes of exactly the artifacts its role reads, and
+// hands out typed views merged over the update generations (index/append.h) with their
+// tombstones applied. It is the one place that knows which artifacts make up a version and how
+// generations stack up; SearchClient, the provider, `update`, `client-files` and the benches go
+// through it instead of reading manifest entries themselves.
+//
+// Roles. kClient reads the public artifacts a client copy holds (the projection, one candidate
+// index, and when present the encoder, the payloads and the access-private layout + hint); a
+// client's copy may leave optional ones out (holds()). kProvider reads what the provider serves
+// (payloads, IVF lists, the scoring matrix); the exact rows are opened by index::ExactRows,
+// which checks each row segment against its hash as it serves it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "index/ivf.h"
+#include "index/manifest.h"
+#include "index/payload_store.h"
+#include "index/pq.h"
+#include "index/projection.h"
+#include "index/text_encoder.h"
+#include "scoring/layout.h"
+
+namespace privsearch::version {
+
+enum class Role { kClient, kProvider };
+// Which candidate index a client scans: the flat PQ artifact or the IVF lists; kAuto takes the
+// flat one when the directory holds it.
+enum class CandidateIndex { kAuto, kFlat, kIvf };
+
+struct OpenSpec {
+  Role role = Role::kClient;
+  CandidateIndex candidates = CandidateIndex::kAuto;  // kClient only
+  // Called with the manifest before any artifact is read or hashed; an error refuses the open.
+  std::function<Status(const std::filesystem::path& dir, const index::Manifest&)> check_trust;
+  // kProvider: the version served now, if any. Artifacts it already verified and that the new
+  // manifest names with the same file, hash and size are not hashed again (a reload).
+  const index::Manifest* served = nullptr;
+};
+
+// The flat PQ codes of the base and of every update generation, under one codebook.
+struct FlatCodes {
+  index::PqCodebook codebook;
+  std::vector<index::PqArtifact> generations;  // [0] the base; ids continue across them
+};
+
+// The IVF directory with every generation's additions, and the list files the provider serves.
+struct IvfWithLists {
+  index::IvfIndex ivf;
+  std::filesystem::path base_lists;                 // empty when the index has none
+  std::vector<std::filesystem::path> delta_lists;   // generation g at [g - 1]
+};
+
+// The access-private scoring artifacts a client reads (public): the layout and the hint.
+struct PrivateScoringArtifacts {
+  scoring::ScoringLayout layout;
+  scoring::ScoringHint hint;
+};
+
+class IndexVersion {
+ public:
+  static Result<IndexVersion> open(const std::filesystem::path& dir, const OpenSpec& spec);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const index::Manifest& manifest() const { return manifest_; }
+  const std::string& version_id() const { return manifest_.version_id; }
+  // kClient: the candidate index chosen (kFlat or kIvf); kProvider: kAuto.
+  CandidateIndex candidates() const { return candidates_; }
+  std::uint32_t generations() const { return generations_; }
+  // Every update's tombstones, ascending.
+  const std::vector<std::uint32_t>& deleted() const { return deleted_; }
+  // Listed in the manifest and present in the directory (a client's copy may leave some out).
+  bool holds(std::string_view name) const;
+  // The file of artifact `name`; kNotFound naming it when the manifest does not list it.
+  Result<std::filesystem::path> path_of(std::string_view name) const;
+
+  Result<index::Projection> projection() const;
+  Result<FlatCodes> flat_codes() const;  // checked: one codebook, documents as listed
+  Result<IvfWithLists> ivf() const;      // checked against the manifest (index/ivf.h)
+  Result<std::unique_ptr<index::TextEncoder>> encoder() const;  // kNotFound when not held
+  // Every generation's records, the tombstoned ones erased; kNotFound when not held.
+  Result<index::PayloadStore> payloads() const;
+  // kNotFound when the directory does not hold both; kFailedPrecondition when the layout does
+  // not describe this collection.
+  Result<PrivateScoringArtifacts> private_scoring() const;
+  // kProvider: the scoring matrix checked against its layout; kNotFound when not listed.
+  Result<scoring::ScoringMatrix> scoring_matrix() const;
+
+ private:
+  IndexVersion() = default;
+  Status verify_for(const OpenSpec& spec);
+  std::filesystem::path dir_;
+  index::Manifest manifest_;
+  CandidateIndex candidates_ = CandidateIndex::kAuto;
+  std::uint32_t generations_ = 0;
+  std::vector<std::uint32_t> deleted_;
+};
+
+}  // namespace privsearch::version
