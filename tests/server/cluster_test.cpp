@@ -48,12 +48,15 @@ class ClusterTest : public ::testing::Test {
     if (unlimited) {
       args.insert(args.end(),
                   {"--key-uploads-per-minute", "0", "--max-concurrent-per-client", "0"});
+    } else {
+      // The burst of 10 without a refill a loaded machine could see mid-test.
+      args.insert(args.end(), {"--key-uploads-per-minute", "1"});
     }
     tools::ProviderLaunch launch(o.out, c.dir / ("replica-" + std::to_string(i)), args);
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
     certificate.apply(launch);
-    launch.trust_proxy_from = {"127.0.0.1"};  // the balancer (PROXY v2)
+    launch.trust_proxy_from = {tools::kLoopbackBalancerSource};  // the balancer (PROXY v2)
     launch.start_timeout = std::chrono::seconds(60);
     auto p = tools::SpawnedProvider::start(launch);
     EXPECT_TRUE(p.ok()) << p.status().to_string();

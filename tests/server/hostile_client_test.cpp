@@ -294,7 +294,7 @@ TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadRe
     tools::ProviderLaunch launch(o.out, c.dir / work, {"--threads", "2", "--no-pir"});
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     certificate->apply(launch);
-    launch.trust_proxy_from = {"127.0.0.1"};  // the balancer (PROXY v2)
+    launch.trust_proxy_from = {tools::kLoopbackBalancerSource};  // the balancer (PROXY v2)
     auto p = tools::SpawnedProvider::start(launch);
     ASSERT_TRUE(p.ok()) << p.status().to_string();
     replicas.push_back(std::move(p).value());

@@ -391,6 +391,92 @@ int run(const Args& a) {
 
 }  // namespace
 
+namespace {
+
+// The index, the provider and how this client trusts both.
+void add_index_and_provider_options(CLI::App* c, Args& a) {
+  c->add_option("--index", a.index_dir, "Index directory (its public artifacts are used)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  c->add_option("--host", a.host, "Provider host (default 127.0.0.1)");
+  c->add_option("--port", a.port, "Provider port")->required();
+  auto* fp = c->add_option("--fingerprint", a.fingerprint,
+                           "Pinned SHA-256 fingerprint of the provider's certificate");
+  auto* ca = c->add_option("--ca", a.ca_file, "PEM CA (or self-signed certificate) to trust")
+                 ->check(CLI::ExistingFile);
+  auto* insecure = c->add_flag("--insecure-loopback", a.insecure_loopback,
+                               "Plaintext to a loopback provider (testing only)");
+  fp->excludes(ca)->excludes(insecure);
+  ca->excludes(insecure);
+  c->add_option("--trust-key", a.trust_key,
+                "The operator's public signing key (keygen-signing's .pub): the index must be "
+                "signed by it and not older than any version this client has seen")
+      ->check(CLI::ExistingFile);
+  c->add_option("--seen-versions", a.seen_versions,
+                "With --trust-key: the file remembering the newest signed version seen per key "
+                "(default $PRIVSEARCH_STATE_DIR/seen-manifests.json, else "
+                "~/.local/state/privsearch/seen-manifests.json)");
+  c->add_option("--token-file", a.token_file,
+                "File whose first line is this client's bearer token, for providers started "
+                "with --auth-tokens (default: $PRIVSEARCH_TOKEN when set)")
+      ->check(CLI::ExistingFile);
+}
+
+// How many candidates, from where, and what is printed.
+void add_candidate_options(CLI::App* c, Args& a) {
+  c->add_option("--candidates", a.candidates, "K: PQ candidates reranked (default 100)")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  c->add_option("--top", a.top, "Results printed per query (default 10)")
+      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
+  c->add_flag("--permute,!--no-permute", a.permute,
+              "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
+              "and reveals the PQ ranking to the provider)");
+  c->add_flag("--json", a.json, "One JSON object per query");
+  c->add_option("--candidate-index", a.candidate_index,
+                "Where candidates come from: flat (the PQ artifact, pq.bin), ivf (the IVF "
+                "directory, ivf.bin: probed lists fetched from the provider and cached), or auto "
+                "= flat when the index directory holds pq.bin (default auto)")
+      ->check(CLI::IsMember({"auto", "flat", "ivf"}));
+  c->add_option("--nprobe", a.nprobe,
+                fmt::format("IVF lists probed per query (default {}; more: better candidates, "
+                            "more list bytes)",
+                            client::kDefaultNprobe))
+      ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--list-cache", a.list_cache,
+                "Directory of cached IVF list segments (default $PRIVSEARCH_CACHE/lists or "
+                "~/.cache/privsearch/lists; at most 1 GiB, least recently used evicted)");
+  c->add_flag("--no-list-cache", a.no_list_cache, "Keep fetched IVF lists in memory only");
+  c->add_flag("--private-lists", a.private_lists,
+              "Fetch the IVF lists by ZipPIR (a provider started with --pir-lists): the provider "
+              "learns how many lists were not cached, not which. Each list fetched costs a PIR "
+              "query (one provider hint, seconds of client decryptions at real parameters)");
+  c->add_flag("--constant-list-fetches", a.constant_list_fetches,
+              "With --private-lists: fetch every probed list by PIR even when cached, so the "
+              "provider sees nprobe queries per search whatever the cache holds (costlier)")
+      ->needs(c->get_option("--private-lists"));
+}
+
+// Access-private scoring and the private fetch of documents.
+void add_private_mode_options(CLI::App* c, Args& a) {
+  c->add_flag("--access-private", a.access_private,
+              "Access-private mode: the provider scores whole clusters under LWE encryption and "
+              "learns neither the candidates, the clusters, the query nor the results (message "
+              "sizes are the same for every query); needs an index built with the scoring "
+              "database (the default)");
+  c->add_option("--clusters", a.clusters,
+                "Access-private: clusters scored per query (m, default 8; more is better recall "
+                "and a larger request)")
+      ->check(CLI::Range(1, 64));
+  c->add_option("--fetch", a.fetch,
+                "Fetch the top R documents privately by ZipPIR (the provider learns not which) "
+                "and print them; the first fetch waits for key setup and offline precomputation")
+      ->check(CLI::Range(0, 64));
+  c->add_flag("--pir-test-params", a.pir_test_params,
+              "Accept the provider's INSECURE test PIR parameters (tests only)");
+}
+
+}  // namespace
+
 Command add_search_command(CLI::App& parent) {
   auto* c = parent.add_subcommand(
       "search",
@@ -398,76 +484,9 @@ Command add_search_command(CLI::App& parent) {
       "scores decrypted and ranked here. The provider sees the candidate IDs (in random order) "
       "and nothing of the query, the scores or the ranking");
   auto a = std::make_shared<Args>();
-  c->add_option("--index", a->index_dir, "Index directory (its public artifacts are used)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  c->add_option("--host", a->host, "Provider host (default 127.0.0.1)");
-  c->add_option("--port", a->port, "Provider port")->required();
-  auto* fp = c->add_option("--fingerprint", a->fingerprint,
-                           "Pinned SHA-256 fingerprint of the provider's certificate");
-  auto* ca = c->add_option("--ca", a->ca_file, "PEM CA (or self-signed certificate) to trust")
-                 ->check(CLI::ExistingFile);
-  auto* insecure = c->add_flag("--insecure-loopback", a->insecure_loopback,
-                               "Plaintext to a loopback provider (testing only)");
-  fp->excludes(ca)->excludes(insecure);
-  ca->excludes(insecure);
-  c->add_option("--trust-key", a->trust_key,
-                "The operator's public signing key (keygen-signing's .pub): the index must be "
-                "signed by it and not older than any version this client has seen")
-      ->check(CLI::ExistingFile);
-  c->add_option("--seen-versions", a->seen_versions,
-                "With --trust-key: the file remembering the newest signed version seen per key "
-                "(default $PRIVSEARCH_STATE_DIR/seen-manifests.json, else "
-                "~/.local/state/privsearch/seen-manifests.json)");
-  c->add_option("--token-file", a->token_file,
-                "File whose first line is this client's bearer token, for providers started "
-                "with --auth-tokens (default: $PRIVSEARCH_TOKEN when set)")
-      ->check(CLI::ExistingFile);
-  c->add_option("--candidates", a->candidates, "K: PQ candidates reranked (default 100)")
-      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
-  c->add_option("--top", a->top, "Results printed per query (default 10)")
-      ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
-  c->add_flag("--permute,!--no-permute", a->permute,
-              "Send the candidate IDs in random order (the default; --no-permute sends PQ order "
-              "and reveals the PQ ranking to the provider)");
-  c->add_flag("--json", a->json, "One JSON object per query");
-  c->add_option("--candidate-index", a->candidate_index,
-                "Where candidates come from: flat (the PQ artifact, pq.bin), ivf (the IVF "
-                "directory, ivf.bin: probed lists fetched from the provider and cached), or auto "
-                "= flat when the index directory holds pq.bin (default auto)")
-      ->check(CLI::IsMember({"auto", "flat", "ivf"}));
-  c->add_option("--nprobe", a->nprobe,
-                fmt::format("IVF lists probed per query (default {}; more: better candidates, "
-                            "more list bytes)",
-                            client::kDefaultNprobe))
-      ->check(CLI::Range(1, 1 << 20));
-  c->add_option("--list-cache", a->list_cache,
-                "Directory of cached IVF list segments (default $PRIVSEARCH_CACHE/lists or "
-                "~/.cache/privsearch/lists; at most 1 GiB, least recently used evicted)");
-  c->add_flag("--no-list-cache", a->no_list_cache, "Keep fetched IVF lists in memory only");
-  c->add_flag("--private-lists", a->private_lists,
-              "Fetch the IVF lists by ZipPIR (a provider started with --pir-lists): the provider "
-              "learns how many lists were not cached, not which. Each list fetched costs a PIR "
-              "query (one provider hint, seconds of client decryptions at real parameters)");
-  c->add_flag("--constant-list-fetches", a->constant_list_fetches,
-              "With --private-lists: fetch every probed list by PIR even when cached, so the "
-              "provider sees nprobe queries per search whatever the cache holds (costlier)")
-      ->needs(c->get_option("--private-lists"));
-  c->add_flag("--access-private", a->access_private,
-              "Access-private mode: the provider scores whole clusters under LWE encryption and "
-              "learns neither the candidates, the clusters, the query nor the results (message "
-              "sizes are the same for every query); needs an index built with the scoring "
-              "database (the default)");
-  c->add_option("--clusters", a->clusters,
-                "Access-private: clusters scored per query (m, default 8; more is better recall "
-                "and a larger request)")
-      ->check(CLI::Range(1, 64));
-  c->add_option("--fetch", a->fetch,
-                "Fetch the top R documents privately by ZipPIR (the provider learns not which) "
-                "and print them; the first fetch waits for key setup and offline precomputation")
-      ->check(CLI::Range(0, 64));
-  c->add_flag("--pir-test-params", a->pir_test_params,
-              "Accept the provider's INSECURE test PIR parameters (tests only)");
+  add_index_and_provider_options(c, *a);
+  add_candidate_options(c, *a);
+  add_private_mode_options(c, *a);
   auto* queries = c->add_option("query", a->queries, "Query text(s)");
   auto* query_vectors =
       c->add_option("--query-vectors", a->query_vectors,

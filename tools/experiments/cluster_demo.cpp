@@ -195,7 +195,7 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
                      {"--state", url, "--threads", "1", "--max-concurrent-per-client", "0"});
     l.listen = listen;
     certificate.apply(l);
-    l.trust_proxy_from = {"127.0.0.1"};  // the balancer (PROXY v2)
+    l.trust_proxy_from = {tools::kLoopbackBalancerSource};  // the balancer (PROXY v2)
     l.quiet = false;  // one JSON line per request, in the replica's provider.log
     l.log_file = l.work_dir / "provider.log";
     return SpawnedProvider::start(l);

@@ -145,9 +145,10 @@ std::string haproxy_config(const BalancerSpec& s) {
     // two intervals; errors alone never mark one down (an attacker's reset connections are
     // errors too).
     cfg += fmt::format("  server replica{} {} check inter {}ms fastinter 100ms fall 2 rise 1 "
-                       "observe layer4 error-limit 1 on-error fastinter verify none{}\n",
+                       "observe layer4 error-limit 1 on-error fastinter verify none{}{}\n",
                        i + 1, s.replicas[i], s.check_interval_ms,
-                       s.send_proxy ? " send-proxy-v2" : "");
+                       s.send_proxy ? " send-proxy-v2" : "",
+                       s.source.empty() ? std::string() : " source " + s.source);
   }
   return cfg;
 }
@@ -157,6 +158,7 @@ Result<std::unique_ptr<SpawnedHaproxy>> SpawnedHaproxy::start(const std::filesys
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (spec.port == 0) spec.port = free_loopback_port();
+  if (spec.source.empty()) spec.source = kLoopbackBalancerSource;
   const auto cfg_file = dir / "haproxy.cfg";
   std::ofstream(cfg_file) << haproxy_config(spec);
   if (run({"haproxy", "-q", "-c", "-f", cfg_file.string()}) != 0) {

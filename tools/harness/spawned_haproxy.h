@@ -31,7 +31,15 @@ struct BalancerSpec {
   // the client, so a replica's front counts clients, not the balancer; the replicas run with
   // --front-trust-proxy-from <this balancer> (ProviderLaunch::trust_proxy_from).
   bool send_proxy = true;
+  // The address the balancer connects to the replicas from (haproxy `source`); empty: the
+  // system's choice. SpawnedHaproxy uses kLoopbackBalancerSource when empty.
+  std::string source;
 };
+
+// The loopback address the harness's balancers (tests, benches, the cluster demo) connect to
+// replicas from, and the one their replicas trust PROXY v2 headers from: a client connecting
+// straight to a replica from 127.0.0.1 is then an ordinary client, not an unproxied balancer.
+inline constexpr const char* kLoopbackBalancerSource = "127.0.0.254";
 
 // The haproxy.cfg text for `spec` (every limit named in a comment).
 std::string haproxy_config(const BalancerSpec& spec);
