@@ -113,53 +113,94 @@ void score_top10_overlap(const std::vector<std::vector<std::size_t>>& truth,
   r.top10_overlap_candidate /= static_cast<double>(r.queries);
 }
 
-Result<PrivateAuditResult> run_private_audit(
-    const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
-    const PrivateAuditOptions& o, const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& s) {
-    if (progress) progress(s);
-  };
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto ix, OfflineIndex::open(index_dir));
-  const auto& manifest = ix->manifest;
-  const auto& store = *ix->store;
-  if (manifest.find(scoring::kMatrixArtifact) == nullptr) {
-    return failed_precondition_error(index_dir.string() +
-                                     " has no access-private scoring database");
-  }
-  if (!ix->encoder) return failed_precondition_error("the index has no text encoder");
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto art, scoring::load_scoring(index_dir));
-  const auto& layout = art.layout;
-  const auto& hint = art.hint;
-  auto& matrix = art.matrix;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(&layout, &hint));
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto core, scoring_core(store, manifest.version_id,
-                              std::make_shared<const scoring::ScoringMatrix>(std::move(matrix)), o.m));
+namespace {
 
-  Seed seed{};
-  for (int i = 0; i < 8; ++i) seed[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(o.seed >> (8 * i));
-  Prng shifts_prng = Prng::from_seed(seed, 0x4c4b);  // "LK"
-  Prng prng = Prng::create();
-  PrivateAuditResult r;
-  r.m = o.m;
-  r.k = o.k;
-  std::vector<View> first, second;
-  std::vector<eval::Vec> half_a, half_b;
-  std::vector<std::vector<std::size_t>> truth, candidate_guess;
-  std::vector<double> ms;
-  std::map<std::size_t, std::size_t> popular;
-  struct Audited {
-    std::vector<float> z;
-    std::vector<std::uint32_t> clusters;
-  };
-  std::vector<Audited> audited;
+// One audit: the index and its access-private artifacts, the scorer and an in-process provider
+// core, and what the provider observed of each query's two requests (the second sent in a later
+// pass in shuffled order: adjacent requests share the machine's momentary speed, which would
+// link them by time whatever they carry). Not movable: the scorer points into `art_`.
+class PrivateAudit {
+ public:
+  static Result<std::unique_ptr<PrivateAudit>> open(const std::filesystem::path& index_dir,
+                                                    const PrivateAuditOptions& o) {
+    std::unique_ptr<PrivateAudit> a(new PrivateAudit(o));
+    PRIVSEARCH_ASSIGN_OR_RETURN(a->ix_, OfflineIndex::open(index_dir));
+    if (a->ix_->manifest.find(scoring::kMatrixArtifact) == nullptr) {
+      return failed_precondition_error(index_dir.string() +
+                                       " has no access-private scoring database");
+    }
+    if (!a->ix_->encoder) return failed_precondition_error("the index has no text encoder");
+    PRIVSEARCH_ASSIGN_OR_RETURN(a->art_, scoring::load_scoring(index_dir));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer,
+                                scoring::PrivateScorer::create(&a->art_.layout, &a->art_.hint));
+    a->scorer_.emplace(std::move(scorer));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        a->core_, scoring_core(*a->ix_->store, a->ix_->manifest.version_id,
+                               std::make_shared<const scoring::ScoringMatrix>(
+                                   std::move(a->art_.matrix)),
+                               o.m));
+    return a;
+  }
+
+  // The first request of query `text` (false when it encodes to nothing), and the candidate
+  // mode's view of the same query.
+  Result<bool> audit_query(const std::string& text) {
+    const auto z = ix_->projection.project_query(ix_->encoder->encode_query(text));
+    const eval::Vec zd(z.begin(), z.end());
+    if (eval::cosine(zd, zd) == 0) return false;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix_->scanner->search(z, o_.k));
+    const auto clusters = scorer_->choose_clusters(z, candidates, o_.m);
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto v, send(z, clusters));
+    first_.push_back(std::move(v));
+    audited_.push_back({std::vector<float>(z.begin(), z.end()), clusters});
+    record_candidate_mode(zd, candidates);
+    return true;
+  }
+
+  // Every query's second request, in an order drawn from the audit's seed; then the figures.
+  Result<PrivateAuditResult> finish() {
+    PrivateAuditResult r;
+    r.m = o_.m;
+    r.k = o_.k;
+    r.queries = first_.size();
+    if (r.queries < 2) return failed_precondition_error("the audit needs at least 2 judged queries");
+    std::vector<std::size_t> order(r.queries);
+    std::iota(order.begin(), order.end(), 0);
+    for (std::size_t i = order.size(); i > 1; --i) {
+      std::swap(order[i - 1], order[shifts_prng_.uniform_below(i)]);
+    }
+    std::vector<View> second(r.queries);
+    for (std::size_t i : order) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(second[i], send(audited_[i].z, audited_[i].clusters));
+    }
+    std::vector<std::size_t> shifts;
+    for (std::size_t s = 0; s < std::min<std::size_t>(10, r.queries - 1); ++s) {
+      shifts.push_back(1 + shifts_prng_.uniform_below(r.queries - 1));
+    }
+    score_linkability(first_, second, half_a_, half_b_, shifts, r);
+    score_top10_overlap(truth_, candidate_guess_, popular_, r);
+    r.provider_ms = eval::describe(ms_);
+    if (!r.sizes_constant) {
+      return internal_error("access-private request or response sizes varied with the query");
+    }
+    return r;
+  }
+
+ private:
+  explicit PrivateAudit(const PrivateAuditOptions& o)
+      : o_(o), shifts_prng_(Prng::from_seed(seed_of(o.seed), 0x4c4b)) {}  // "LK"
+  static Seed seed_of(std::uint64_t s) {
+    Seed seed{};
+    for (std::size_t i = 0; i < 8; ++i) seed[i] = static_cast<std::uint8_t>(s >> (8 * i));
+    return seed;
+  }
+
   // One request as the provider sees it.
-  auto send = [&](std::span<const float> z,
-                  const std::vector<std::uint32_t>& clusters) -> Result<View> {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-    const auto req = private_request(manifest.version_id, pending, layout.query_drop_bits);
-    const auto resp = core->private_score(req);
+  Result<View> send(std::span<const float> z, const std::vector<std::uint32_t>& clusters) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer_->encrypt(z, clusters, prng_));
+    const auto req =
+        private_request(ix_->manifest.version_id, pending, art_.layout.query_drop_bits);
+    const auto resp = core_->private_score(req);
     if (resp.has_error()) {
       return internal_error("the provider refused an audit request: " + resp.error().message());
     }
@@ -167,29 +208,18 @@ Result<PrivateAuditResult> run_private_audit(
     v.request_bytes = static_cast<double>(req.ByteSizeLong());
     v.response_bytes = static_cast<double>(resp.ByteSizeLong());
     v.ms = resp.provider_ms();
-    ms.push_back(v.ms);
+    ms_.push_back(v.ms);
     const std::size_t n = std::min<std::size_t>(4096, pending.queries.size());
     for (std::size_t i = 0; i < n; ++i) {
       v.ciphertext.push_back(static_cast<double>(pending.queries[i]) * 0x1p-64 - 0.5);
     }
     return v;
-  };
-  for (const auto& q : collection.queries) {
-    if (collection.qrels.find(q.id) == collection.qrels.end()) continue;
-    if (o.max_queries != 0 && r.queries == o.max_queries) break;
-    const auto z = ix->projection.project_query(ix->encoder->encode_query(q.text));
-    eval::Vec zd(z.begin(), z.end());
-    if (eval::cosine(zd, zd) == 0) continue;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto candidates, ix->scanner->search(z, o.k));
-    const auto clusters = scorer.choose_clusters(z, candidates, o.m);
-    // Access-private: the first request now, the second in a later pass in shuffled order
-    // (adjacent requests share the machine's momentary speed, which would link them by time
-    // whatever they carry).
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto v, send(z, clusters));
-    first.push_back(std::move(v));
-    audited.push_back({std::vector<float>(z.begin(), z.end()), clusters});
-    // Candidate mode: the two halves of the candidates (centroid of exact rows), and the
-    // neighbourhood the centroid of all of them recovers.
+  }
+
+  // Candidate mode: the two halves of the candidates (centroids of exact rows), the true top
+  // 10, and the neighbourhood the centroid of all of them recovers.
+  void record_candidate_mode(const eval::Vec& zd, const std::vector<std::uint32_t>& candidates) {
+    const auto& store = *ix_->store;
     auto centroid_of = [&](std::size_t start, std::size_t step) {
       std::vector<double> rows;
       std::size_t count = 0;
@@ -199,35 +229,51 @@ Result<PrivateAuditResult> run_private_audit(
       }
       return eval::centroid_estimate(rows, count, store.cols());
     };
-    half_a.push_back(centroid_of(0, 2));
-    half_b.push_back(centroid_of(1, 2));
-    truth.push_back(exact_top10(store, zd));
-    candidate_guess.push_back(exact_top10(store, centroid_of(0, 1)));
-    for (std::size_t d : truth.back()) ++popular[d];
-    ++r.queries;
-    if (r.queries % 50 == 0) say(fmt::format("audit --access-private: {} queries", r.queries));
+    half_a_.push_back(centroid_of(0, 2));
+    half_b_.push_back(centroid_of(1, 2));
+    truth_.push_back(exact_top10(store, zd));
+    candidate_guess_.push_back(exact_top10(store, centroid_of(0, 1)));
+    for (std::size_t d : truth_.back()) ++popular_[d];
   }
-  if (r.queries < 2) return failed_precondition_error("the audit needs at least 2 judged queries");
-  std::vector<std::size_t> order(r.queries);
-  std::iota(order.begin(), order.end(), 0);
-  for (std::size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[shifts_prng.uniform_below(i)]);
+
+  struct Audited {
+    std::vector<float> z;
+    std::vector<std::uint32_t> clusters;
+  };
+  const PrivateAuditOptions o_;
+  std::unique_ptr<OfflineIndex> ix_;
+  scoring::ScoringArtifacts art_;
+  std::optional<scoring::PrivateScorer> scorer_;
+  std::unique_ptr<protocol::ProviderCore> core_;
+  Prng shifts_prng_;
+  Prng prng_ = Prng::create();
+  std::vector<View> first_;
+  std::vector<Audited> audited_;
+  std::vector<eval::Vec> half_a_, half_b_;
+  std::vector<std::vector<std::size_t>> truth_, candidate_guess_;
+  std::map<std::size_t, std::size_t> popular_;
+  std::vector<double> ms_;
+};
+
+}  // namespace
+
+Result<PrivateAuditResult> run_private_audit(
+    const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
+    const PrivateAuditOptions& o, const std::function<void(const std::string&)>& progress) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto audit, PrivateAudit::open(index_dir, o));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
+  std::size_t queries = 0;
+  for (const auto& q : collection.queries) {
+    if (collection.qrels.find(q.id) == collection.qrels.end()) continue;
+    if (o.max_queries != 0 && queries == o.max_queries) break;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const bool audited, audit->audit_query(q.text));
+    if (!audited) continue;
+    ++queries;
+    if (queries % 50 == 0 && progress) {
+      progress(fmt::format("audit --access-private: {} queries", queries));
+    }
   }
-  second.resize(r.queries);
-  for (std::size_t i : order) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(second[i], send(audited[i].z, audited[i].clusters));
-  }
-  std::vector<std::size_t> shifts;
-  for (std::size_t s = 0; s < std::min<std::size_t>(10, r.queries - 1); ++s) {
-    shifts.push_back(1 + shifts_prng.uniform_below(r.queries - 1));
-  }
-  score_linkability(first, second, half_a, half_b, shifts, r);
-  score_top10_overlap(truth, candidate_guess, popular, r);
-  r.provider_ms = eval::describe(ms);
-  if (!r.sizes_constant) {
-    return internal_error("access-private request or response sizes varied with the query");
-  }
-  return r;
+  return audit->finish();
 }
 
 }  // namespace privsearch::tools
