@@ -191,6 +191,41 @@ void add_front_options(CLI::App& app, ProviderSettings& s) {
       ->check(CLI::Range(1, 600));
 }
 
+// ZipPIR's row shards: serve one shard, or answer through shards.
+void add_pir_shard_options(CLI::App& app, ProviderSettings& s) {
+  auto* shard =
+      app.add_option_function<std::string>(
+             "--pir-shard",
+             [&s](const std::string& v) {
+               const auto slash = v.find('/');
+               s.pir.shard = std::stoul(v.substr(0, slash));
+               s.pir.shards = std::stoul(v.substr(slash + 1));
+             },
+             "Serve row shard I of S of the PIR database (I/S, e.g. 0/3) for a coordinator "
+             "(--pir-shards); its answers are parts, not records")
+          ->check(CLI::Validator(
+              [](std::string& v) -> std::string {
+                const auto slash = v.find('/');
+                if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
+                    v.find_first_not_of("0123456789/") != std::string::npos ||
+                    v.find('/', slash + 1) != std::string::npos) {
+                  return "expected I/S, e.g. 0/3";
+                }
+                const auto i = std::stoul(v.substr(0, slash)), n = std::stoul(v.substr(slash + 1));
+                return i < n && n <= 64 ? std::string() : "expected 0 <= I < S <= 64";
+              },
+              "I/S"));
+  auto* shards = app.add_option("--pir-shards", s.pir_shards,
+                                "Answer PIR through these row shards (host:port,... in row order; "
+                                "each a provider with --pir-shard I/S) instead of a local database")
+                     ->delimiter(',');
+  auto* ca = app.add_option("--pir-shard-ca", s.pir_shard_ca,
+                            "The shards' certificate (or CA) in PEM, for --pir-shards")
+                 ->check(CLI::ExistingFile);
+  shards->excludes(shard);
+  shards->needs(ca);
+}
+
 void add_pir_options(CLI::App& app, ProviderSettings& s) {
   app.add_flag("--no-pir", s.no_pir, "Do not serve private payload fetch");
   app.add_option("--pir-backend", s.pir_backend,
@@ -229,37 +264,7 @@ void add_pir_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--pir-idle-expiry-s", s.pir.idle_expiry_s,
                  "Forget a PIR registration unused this long, with its hints (default 3600)")
       ->check(CLI::Range(1, 1 << 30));
-  auto* shard =
-      app.add_option_function<std::string>(
-             "--pir-shard",
-             [&s](const std::string& v) {
-               const auto slash = v.find('/');
-               s.pir.shard = std::stoul(v.substr(0, slash));
-               s.pir.shards = std::stoul(v.substr(slash + 1));
-             },
-             "Serve row shard I of S of the PIR database (I/S, e.g. 0/3) for a coordinator "
-             "(--pir-shards); its answers are parts, not records")
-          ->check(CLI::Validator(
-              [](std::string& v) -> std::string {
-                const auto slash = v.find('/');
-                if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
-                    v.find_first_not_of("0123456789/") != std::string::npos ||
-                    v.find('/', slash + 1) != std::string::npos) {
-                  return "expected I/S, e.g. 0/3";
-                }
-                const auto i = std::stoul(v.substr(0, slash)), n = std::stoul(v.substr(slash + 1));
-                return i < n && n <= 64 ? std::string() : "expected 0 <= I < S <= 64";
-              },
-              "I/S"));
-  auto* shards = app.add_option("--pir-shards", s.pir_shards,
-                                "Answer PIR through these row shards (host:port,... in row order; "
-                                "each a provider with --pir-shard I/S) instead of a local database")
-                     ->delimiter(',');
-  auto* ca = app.add_option("--pir-shard-ca", s.pir_shard_ca,
-                            "The shards' certificate (or CA) in PEM, for --pir-shards")
-                 ->check(CLI::ExistingFile);
-  shards->excludes(shard);
-  shards->needs(ca);
+  add_pir_shard_options(app, s);
   app.add_flag("--pir-lists", s.pir_lists,
                "Also serve the IVF posting lists by PIR (clients' --private-lists): the "
                "provider then no longer learns which lists a search probes. Costs a database of "

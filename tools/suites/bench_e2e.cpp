@@ -286,6 +286,58 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   return out;
 }
 
+namespace {
+
+// The --fetch figures: the private payload fetch after each search.
+void put_fetch(nlohmann::json& j, const E2eFetchFigures& f, const E2eBenchResult& r) {
+  const auto& l = r.latencies;
+  const auto provider_core_s_per_search = r.provider_core_s_per_search;
+  const auto request_bytes = r.request_bytes;
+  const auto response_bytes = r.response_bytes;
+  j["fetch"] = f.fetch;
+  j["fetch_backend"] = f.backend;
+  j["fetch_ms"] = latency_summary(f.fetch_ms);
+  j["fetch_provider_core_s_per_round"] = f.provider_core_s_per_round;
+  // One search and its top-`fetch` documents, everything the provider spends on them
+  // (ZipPIR's offline hints included: they run inside the provider process too).
+  j["provider_core_s_per_search_with_fetch"] =
+      provider_core_s_per_search + f.provider_core_s_per_round;
+  j["client_bytes_per_search_with_fetch"] =
+      request_bytes + response_bytes + f.query_bytes + f.response_bytes;
+  j["online_ms_with_fetch_median"] =
+      eval::describe(l.online).median + eval::describe(f.fetch_ms).median;
+  j["fetch_wait_for_hint_ms"] = latency_summary(f.wait_ms);
+  j["fetch_provider_ms"] = latency_summary(f.provider_ms);
+  j["fetch_query_bytes"] = f.query_bytes;
+  j["fetch_response_bytes"] = f.response_bytes;
+  j["fetch_setup_bytes"] = f.setup_bytes;
+  j["fetch_wrong_payloads"] = f.wrong_payloads;
+  j["pir_db_bytes"] = f.pir_db_bytes;
+  j["offline_s_per_query"] = {
+      {"wall", f.offline_wall_s}, {"cpu_s", f.offline_cpu_s}, {"threads_per_hint", 1}};
+}
+
+// The fully private rounds (--access-private or --private-lists).
+void put_fully_private(nlohmann::json& j, const E2ePrivateFigures& f, const E2eBenchOptions& o) {
+  j["mode"] = o.access_private
+                  ? "fully private: access-private scoring, then the top documents by PIR"
+                  : "IVF lists by PIR (cold, a new client per search), candidate-mode rerank, "
+                    "then the top documents by PIR";
+  j["private_dim"] = o.private_dim;
+  j["fetch"] = o.fetch;
+  j["fetch_backend"] = f.backend;
+  j["rounds"] = f.rounds;
+  j["online_ms"] = latency_summary(f.online_ms);
+  j["search_ms"] = latency_summary(f.search_ms);
+  j["fetch_ms"] = latency_summary(f.fetch_ms);
+  j["provider_core_s_per_search"] = f.provider_core_s_per_search;
+  j["client_bytes_per_search"] = f.client_bytes_per_search;
+  j["hit10"] = f.rounds == 0 ? 0.0 : static_cast<double>(f.hits10) / static_cast<double>(f.rounds);
+  j["fetch_wrong_payloads"] = f.wrong_payloads;
+}
+
+}  // namespace
+
 nlohmann::json E2eBenchResult::to_json() const {
   const auto& o = options;
   const auto& l = latencies;
@@ -320,48 +372,8 @@ nlohmann::json E2eBenchResult::to_json() const {
                                    {"failures", t.failures}};
   }
   j["throughput"] = tp;
-  if (fetch) {
-    const auto& f = *fetch;
-    j["fetch"] = f.fetch;
-    j["fetch_backend"] = f.backend;
-    j["fetch_ms"] = latency_summary(f.fetch_ms);
-    j["fetch_provider_core_s_per_round"] = f.provider_core_s_per_round;
-    // One search and its top-`fetch` documents, everything the provider spends on them
-    // (ZipPIR's offline hints included: they run inside the provider process too).
-    j["provider_core_s_per_search_with_fetch"] =
-        provider_core_s_per_search + f.provider_core_s_per_round;
-    j["client_bytes_per_search_with_fetch"] =
-        request_bytes + response_bytes + f.query_bytes + f.response_bytes;
-    j["online_ms_with_fetch_median"] =
-        eval::describe(l.online).median + eval::describe(f.fetch_ms).median;
-    j["fetch_wait_for_hint_ms"] = latency_summary(f.wait_ms);
-    j["fetch_provider_ms"] = latency_summary(f.provider_ms);
-    j["fetch_query_bytes"] = f.query_bytes;
-    j["fetch_response_bytes"] = f.response_bytes;
-    j["fetch_setup_bytes"] = f.setup_bytes;
-    j["fetch_wrong_payloads"] = f.wrong_payloads;
-    j["pir_db_bytes"] = f.pir_db_bytes;
-    j["offline_s_per_query"] = {
-        {"wall", f.offline_wall_s}, {"cpu_s", f.offline_cpu_s}, {"threads_per_hint", 1}};
-  }
-  if (fully_private) {
-    const auto& f = *fully_private;
-    j["mode"] = o.access_private
-                    ? "fully private: access-private scoring, then the top documents by PIR"
-                    : "IVF lists by PIR (cold, a new client per search), candidate-mode rerank, "
-                      "then the top documents by PIR";
-    j["private_dim"] = o.private_dim;
-    j["fetch"] = o.fetch;
-    j["fetch_backend"] = f.backend;
-    j["rounds"] = f.rounds;
-    j["online_ms"] = latency_summary(f.online_ms);
-    j["search_ms"] = latency_summary(f.search_ms);
-    j["fetch_ms"] = latency_summary(f.fetch_ms);
-    j["provider_core_s_per_search"] = f.provider_core_s_per_search;
-    j["client_bytes_per_search"] = f.client_bytes_per_search;
-    j["hit10"] = f.rounds == 0 ? 0.0 : static_cast<double>(f.hits10) / static_cast<double>(f.rounds);
-    j["fetch_wrong_payloads"] = f.wrong_payloads;
-  }
+  if (fetch) put_fetch(j, *fetch, *this);
+  if (fully_private) put_fully_private(j, *fully_private, options);
   j["failures"] = failures;
   j["note"] =
       "client and provider share this machine's cores; throughput counts whole searches "
