@@ -259,15 +259,13 @@ class Client {
     const FloatArray a = as_rows(queries, sc_->input_dim(), "query vector");
     const std::size_t rows = a.ndim() == 1 ? 1 : static_cast<std::size_t>(a.shape(0));
     const std::size_t cols = sc_->input_dim();
-    const client::SearchOptions so = options(k, top, nprobe);
+    const client::SearchOptions so = options(k, top, clusters, nprobe);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
       for (std::size_t r = 0; r < rows; ++r) {
         const std::span<const float> q(a.data() + r * cols, cols);
-        results.push_back(value_or_raise(
-            clusters == 0 ? sc_->search_vector(q, so)
-                          : sc_->search_private_vector(q, private_options(k, top, clusters, nprobe))));
+        results.push_back(value_or_raise(sc_->search(client::Query::vector(q), so)));
       }
     }
     return to_python(results);
@@ -276,13 +274,11 @@ class Client {
   std::pair<py::array, py::array> search_text(const std::string& text, std::size_t k,
                                               std::size_t top, std::size_t clusters,
                                               std::size_t nprobe) {
-    const client::SearchOptions so = options(k, top, nprobe);
+    const client::SearchOptions so = options(k, top, clusters, nprobe);
     std::vector<client::SearchResult> results;
     {
       py::gil_scoped_release nogil;
-      results.push_back(value_or_raise(
-          clusters == 0 ? sc_->search(text, so)
-                        : sc_->search_private(text, private_options(k, top, clusters, nprobe))));
+      results.push_back(value_or_raise(sc_->search(client::Query::text(text), so)));
     }
     return to_python(results).front();
   }
@@ -319,21 +315,15 @@ class Client {
   double last_search_ms() const { return last_total_ms_; }
 
  private:
-  static client::SearchOptions options(std::size_t k, std::size_t top, std::size_t nprobe) {
+  // clusters = 0: candidate mode (the CKKS rerank); m > 0: access-private over m clusters.
+  static client::SearchOptions options(std::size_t k, std::size_t top, std::size_t clusters,
+                                       std::size_t nprobe) {
     client::SearchOptions so;
+    if (clusters > 0) so = client::access_private_search(clusters);
     so.candidates = k;
     so.top = top;
     so.nprobe = nprobe;
     return so;
-  }
-  static client::PrivateSearchOptions private_options(std::size_t k, std::size_t top,
-                                                      std::size_t clusters, std::size_t nprobe) {
-    client::PrivateSearchOptions po;
-    po.candidates = k;
-    po.top = top;
-    po.clusters = clusters;
-    po.nprobe = nprobe;
-    return po;
   }
   std::vector<std::pair<py::array, py::array>> to_python(
       const std::vector<client::SearchResult>& results) {

@@ -57,24 +57,62 @@ struct OpenOptions {
   bool allow_insecure_pir = false;  // accept the provider's test-only PIR parameters (tests)
 };
 
-struct SearchOptions {
-  std::size_t candidates = 100;  // K
-  std::size_t nprobe = 0;        // IVF lists probed (0: kDefaultNprobe); ignored by a flat index
-  std::size_t top = 10;
-  bool permute = true;  // send the candidate IDs in random order (hides the PQ rank order)
-  // On BUDGET_EXHAUSTED (the provider's per-key-id score budget, a score-oracle guard), start
-  // a new key epoch (fresh Galois keys, one upload) and retry; false: report kResourceExhausted.
-  bool renew_key_epoch = true;
+// What a search looks for.
+class Query {
+ public:
+  // Text, made a vector by the index's encoder (kFailedPrecondition for an index built from
+  // external vectors).
+  static Query text(std::string_view text);
+  // A raw query embedding of the index's input dimension; the index's projection is applied.
+  static Query vector(std::span<const float> raw);
+  // A direction in the projected space (d' coordinates), normalized here: an audit's chosen
+  // query, scored against chosen candidates (SearchOptions::candidate_ids).
+  static Query projected(std::span<const double> z);
+
+  enum class Kind { kText, kVector, kProjected };
+  Kind kind() const { return kind_; }
+  const std::string& as_text() const { return text_; }
+  const std::vector<float>& as_vector() const { return raw_; }
+  const std::vector<double>& as_projected() const { return projected_; }
+
+ private:
+  Kind kind_ = Kind::kText;
+  std::string text_;
+  std::vector<float> raw_;
+  std::vector<double> projected_;
 };
 
-// Access-private search (scoring/layout.h): the provider scores m whole clusters under LWE and
-// learns nothing about the query, the clusters or the results beyond message sizes and timing.
-struct PrivateSearchOptions {
-  std::size_t clusters = scoring::kDefaultClusters;  // m, at most Limits.max_private_queries
-  std::size_t candidates = 100;  // local PQ candidates whose clusters are scored first
-  std::size_t top = 10;
-  std::size_t nprobe = 0;  // IVF lists probed for those candidates (0: kDefaultNprobe)
+// How the candidates are scored: the provider's part of a search.
+enum class Scoring {
+  kRerank,         // CKKS rerank of the K candidates' exact rows (the provider sees their IDs)
+  kAccessPrivate,  // LWE scoring of m whole clusters (the provider sees no candidate, no cluster)
 };
+
+struct SearchOptions {
+  Scoring scoring = Scoring::kRerank;
+  std::size_t candidates = 100;  // K (kAccessPrivate: local candidates whose clusters go first)
+  std::size_t nprobe = 0;        // IVF lists probed (0: kDefaultNprobe); ignored by a flat index
+  std::size_t top = 10;
+  // kRerank: send the candidate IDs in random order (hides the PQ rank order).
+  bool permute = true;
+  // kRerank: on BUDGET_EXHAUSTED (the provider's per-key-id score budget, a score-oracle
+  // guard), start a new key epoch (fresh Galois keys, one upload) and retry; false: report
+  // kResourceExhausted.
+  bool renew_key_epoch = true;
+  // kAccessPrivate: clusters scored per query (m, at most Limits.max_private_queries).
+  std::size_t clusters = scoring::kDefaultClusters;
+  // kRerank: score exactly these IDs (no candidate scan; the score-oracle audit's choice);
+  // SearchResult::candidate_scores is aligned with them. Empty: the candidate index's top K.
+  std::vector<std::uint32_t> candidate_ids;
+};
+
+// Options for an access-private search of m clusters, the others at their defaults.
+inline SearchOptions access_private_search(std::size_t clusters = scoring::kDefaultClusters) {
+  SearchOptions o;
+  o.scoring = Scoring::kAccessPrivate;
+  o.clusters = clusters;
+  return o;
+}
 
 struct SearchHit {
   std::uint64_t doc = 0;  // row in corpus order
@@ -125,7 +163,10 @@ class SearchClient {
   // Whether candidates come from the IVF index (else the flat PQ artifact).
   bool uses_ivf() const;
 
-  Result<SearchResult> search(std::string_view text, const SearchOptions& options);
+  // The one search entry: candidates from the index this client opened (the flat PQ scan, or
+  // IVF lists fetched or fetched by PIR, or options.candidate_ids), scored by the provider as
+  // options.scoring says, decrypted and ranked here.
+  Result<SearchResult> search(const Query& query, const SearchOptions& options);
   // The projected query of `text` (unnormalized), for evaluation against plaintext.
   std::vector<float> project_text(std::string_view text) const;
   // The projected query of a raw (input-dimension) vector (unnormalized); empty when its
@@ -134,25 +175,11 @@ class SearchClient {
   // The index's raw (input) and projected dimensions.
   std::size_t input_dim() const;
   std::size_t dim() const;
-  // For callers with their own encoder: a raw (input-dimension) query vector.
-  Result<SearchResult> search_vector(std::span<const float> raw_query,
-                                     const SearchOptions& options);
-
-  // The encrypted scores <unit(query), x_id> of chosen candidates (any client can send this;
-  // the score-oracle audit does): `query` in the projected space, IDs sent in the given order.
-  Result<std::vector<double>> score_candidates(std::span<const double> query,
-                                               std::span<const std::uint32_t> ids,
-                                               const SearchOptions& options,
-                                               SearchTiming* timing = nullptr);
 
   // Access-private search: whether the index has the scoring database; masks for `queries`
-  // future cluster queries made ahead of time (the query-independent part of encryption);
-  // the search itself.
+  // future cluster queries made ahead of time (the query-independent part of encryption).
   bool has_private_scoring() const;
   Status prepare_private(std::size_t queries);
-  Result<SearchResult> search_private(std::string_view text, const PrivateSearchOptions& options);
-  Result<SearchResult> search_private_vector(std::span<const float> raw_query,
-                                             const PrivateSearchOptions& options);
 
   // The provider connection and the index's artifact version (for the payload fetch).
   ProviderClient& transport();

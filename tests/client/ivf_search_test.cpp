@@ -95,8 +95,8 @@ TEST_F(IvfSearchTest, ProbingEveryListGivesTheFlatClientsResults) {
   so.candidates = 20;
   so.nprobe = kLists;
   for (const char* q : {"document 7", "text of document 123", "title 42"}) {
-    const auto a = *flat->search(q, so);
-    const auto b = *lists->search(q, so);
+    const auto a = *flat->search(client::Query::text(q), so);
+    const auto b = *lists->search(client::Query::text(q), so);
     EXPECT_EQ(a.candidates, b.candidates) << q;
     ASSERT_EQ(a.hits.size(), b.hits.size());
     for (std::size_t i = 0; i < a.hits.size(); ++i) EXPECT_EQ(a.hits[i].doc, b.hits[i].doc);
@@ -110,7 +110,7 @@ TEST_F(IvfSearchTest, FewListsRestrictTheCandidatesAndAreFetchedOnce) {
   SearchOptions so;
   so.candidates = 10;
   so.nprobe = 2;
-  const auto first = *sc->search("text of document 17", so);
+  const auto first = *sc->search(client::Query::text("text of document 17"), so);
   ASSERT_EQ(first.probed_lists.size(), 2u);
   std::set<std::uint32_t> in_probed;
   std::uint64_t bytes = 0;
@@ -125,7 +125,7 @@ TEST_F(IvfSearchTest, FewListsRestrictTheCandidatesAndAreFetchedOnce) {
   EXPECT_EQ(first.timing.lists_fetched, 2u);
   EXPECT_EQ(first.timing.list_bytes, bytes);
   // The same lists again: from memory, nothing fetched.
-  const auto again = *sc->search("text of document 17", so);
+  const auto again = *sc->search(client::Query::text("text of document 17"), so);
   EXPECT_EQ(again.timing.lists_fetched, 0u);
   EXPECT_EQ(again.candidates, first.candidates);
 }
@@ -136,12 +136,12 @@ TEST_F(IvfSearchTest, TheDiskCacheOutlivesTheClientAndHealsDamagedFiles) {
   std::vector<std::uint32_t> probed;
   {
     auto sc = open_client(CandidateIndex::kIvf);
-    const auto r = *sc->search("title 250", so);
+    const auto r = *sc->search(client::Query::text("title 250"), so);
     probed = r.probed_lists;
     EXPECT_EQ(r.timing.lists_fetched, 3u);
   }
   auto sc = open_client(CandidateIndex::kIvf);
-  EXPECT_EQ(sc->search("title 250", so)->timing.lists_fetched, 0u);
+  EXPECT_EQ(sc->search(client::Query::text("title 250"), so)->timing.lists_fetched, 0u);
   // A damaged cache file is a miss: fetched again and replaced.
   const auto file = c.dir / "cache" / (to_hex(ivf.directory[probed[0]].sha256) + ".seg");
   ASSERT_TRUE(fs::exists(file));
@@ -151,7 +151,7 @@ TEST_F(IvfSearchTest, TheDiskCacheOutlivesTheClientAndHealsDamagedFiles) {
     f.put('\x55');
   }
   auto fresh = open_client(CandidateIndex::kIvf);
-  const auto r = *fresh->search("title 250", so);
+  const auto r = *fresh->search(client::Query::text("title 250"), so);
   EXPECT_EQ(r.timing.lists_fetched, 1u);
   auto cache = *SegmentCache::open(c.dir / "cache", 1 << 30);
   EXPECT_TRUE(cache.get(ivf.directory[probed[0]].sha256).has_value());
@@ -167,7 +167,7 @@ TEST_F(IvfSearchTest, AThinClientDirectoryOpensOnTheIvfIndexOnly) {
   EXPECT_TRUE(sc->uses_ivf());
   SearchOptions so;
   so.nprobe = 2;
-  EXPECT_TRUE(sc->search("document 3", so).ok());
+  EXPECT_TRUE(sc->search(client::Query::text("document 3"), so).ok());
   OpenOptions oo;
   oo.candidates = CandidateIndex::kFlat;
   const auto flat = SearchClient::open(thin, tls.transport(), oo);
@@ -186,7 +186,7 @@ TEST_F(IvfSearchTest, AThinClientDirectoryOpensOnTheIvfIndexOnly) {
 TEST_F(IvfSearchTest, AProviderWithoutListsRefusesByName) {
   start({}, /*with_lists=*/false);
   auto sc = open_client(CandidateIndex::kIvf, false);
-  const auto r = sc->search("document 3", SearchOptions{});
+  const auto r = sc->search(client::Query::text("document 3"), SearchOptions{});
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("IVF"), std::string::npos) << r.status().message();
 }
@@ -200,7 +200,7 @@ TEST_F(IvfSearchTest, ListsChangedOnTheProvidersDiskAreNeverServed) {
       f.put('\x33');
     }
   }
-  const auto r = sc->search("document 3", SearchOptions{});
+  const auto r = sc->search(client::Query::text("document 3"), SearchOptions{});
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("DATA_LOSS"), std::string::npos) << r.status().message();
 }
@@ -288,10 +288,10 @@ TEST_F(IvfSearchTest, FetchListsRefusalsAreTyped) {
 TEST_F(IvfSearchTest, AccessPrivateSearchTakesItsCandidatesFromTheLists) {
   auto sc = open_client(CandidateIndex::kIvf, false);
   ASSERT_TRUE(sc->has_private_scoring());
-  PrivateSearchOptions po;
+  auto po = access_private_search();
   po.clusters = 2;
   po.nprobe = 2;
-  const auto r = sc->search_private("text of document 17", po);
+  const auto r = sc->search(Query::text("text of document 17"), po);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->probed_lists.size(), 2u);
   EXPECT_EQ(r->timing.lists_fetched, 2u);
@@ -339,7 +339,7 @@ TEST_F(IvfSearchTest, ADamagedPrivateListDoesNotStopTheBatch) {
   ASSERT_TRUE(sc.ok()) << sc.status().to_string();
   SearchOptions search;
   search.nprobe = kLists;  // every list: list 0 is among them, and is fetched first
-  const auto r = (*sc)->search("document 5", search);
+  const auto r = (*sc)->search(client::Query::text("document 5"), search);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().to_string();
   std::lock_guard lock(mu);

@@ -76,13 +76,13 @@ TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQu
   const auto layout = *scoring::load_layout(o.out / scoring::kLayoutFile);
   const auto matrix = *scoring::load_matrix(o.out / scoring::kMatrixFile);
   EXPECT_EQ(layout.shape.clusters, 7u);
-  PrivateSearchOptions po;
+  auto po = access_private_search();
   po.clusters = 3;
   po.top = 400;
   std::size_t request_bytes = 0, response_bytes = 0;
   for (const std::string q : {"Title 17 text of document 17", "document 250", "Title 3",
                               "text of document 399"}) {
-    const auto r = sc->search_private(q, po);
+    const auto r = sc->search(Query::text(q), po);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     ASSERT_EQ(r->private_clusters.size(), 3u);
     // Every document of the 3 clusters, with its exact integer score M u.
@@ -110,14 +110,14 @@ TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQu
   }
   // Masks prepared ahead of the query: the search makes none of its own.
   ASSERT_TRUE(sc->prepare_private(3).ok());
-  const auto prepared = sc->search_private("document 42", po);
+  const auto prepared = sc->search(Query::text("document 42"), po);
   ASSERT_TRUE(prepared.ok());
   EXPECT_EQ(prepared->timing.mask_ms, 0.0);
   // m = 1 and m = 7 (every cluster) work too.
   po.clusters = 1;
-  EXPECT_TRUE(sc->search_private("document 5", po).ok());
+  EXPECT_TRUE(sc->search(Query::text("document 5"), po).ok());
   po.clusters = 7;
-  const auto all = sc->search_private("document 5", po);
+  const auto all = sc->search(Query::text("document 5"), po);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->hits.size(), 400u);
 }
@@ -154,9 +154,9 @@ TEST_F(PrivateSearchTest, RefusalsAreTyped) {
   // Through the client: more clusters than the provider's published limit is refused before
   // anything is sent, naming the limit.
   auto sc = *SearchClient::open(o.out, transport());
-  PrivateSearchOptions po;
+  auto po = access_private_search();
   po.clusters = 5;
-  const auto r = sc->search_private("document 5", po);
+  const auto r = sc->search(Query::text("document 5"), po);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("at most 4"), std::string::npos) << r.status().to_string();
@@ -188,7 +188,7 @@ TEST_F(PrivateSearchTest, IdentityBudgetAndMessageSizeApply) {
 TEST_F(PrivateSearchTest, ProviderWithoutTheMatrixIsTypedAndIndexWithoutItIsRefusedLocally) {
   start(manifest.version_id, /*with_matrix=*/false);
   auto sc = *SearchClient::open(o.out, transport());
-  const auto r = sc->search_private("document 5", {});
+  const auto r = sc->search(Query::text("document 5"), access_private_search());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("PRIVATE_SCORING_UNAVAILABLE"), std::string::npos)
       << r.status().to_string();
@@ -201,7 +201,7 @@ TEST_F(PrivateSearchTest, ProviderWithoutTheMatrixIsTypedAndIndexWithoutItIsRefu
   start(plain_manifest.version_id, false);
   auto plain_client = *SearchClient::open(plain.out, transport());
   EXPECT_FALSE(plain_client->has_private_scoring());
-  EXPECT_EQ(plain_client->search_private("document 5", {}).status().code(),
+  EXPECT_EQ(plain_client->search(Query::text("document 5"), access_private_search()).status().code(),
             StatusCode::kFailedPrecondition);
 }
 
@@ -235,25 +235,25 @@ TEST_F(PrivateSearchTest, ReloadKeepsAnsweringThePreviousVersionThenSaysStale) {
   auto sc = *SearchClient::open(o.out, transport());
   SearchOptions opts;
   opts.candidates = 20;
-  ASSERT_TRUE(sc->search("document 5", opts).ok());
+  ASSERT_TRUE(sc->search(Query::text("document 5"), opts).ok());
   const std::string v2(64, 'b'), v3(64, 'c');
   srv->replace_core(make_core(v2));
   const auto info = *transport()->server_info();
   EXPECT_EQ(info.artifact_version(), v2);
   ASSERT_EQ(info.retained_versions_size(), 1);
   EXPECT_EQ(info.retained_versions(0), manifest.version_id);
-  EXPECT_TRUE(sc->search("document 5", opts).ok());
-  PrivateSearchOptions po;
+  EXPECT_TRUE(sc->search(Query::text("document 5"), opts).ok());
+  auto po = access_private_search();
   po.clusters = 2;
-  EXPECT_TRUE(sc->search_private("document 5", po).ok());
+  EXPECT_TRUE(sc->search(Query::text("document 5"), po).ok());
   EXPECT_TRUE(SearchClient::open(o.out, transport()).ok());  // a client arriving late
   srv->replace_core(make_core(v3));
-  const auto stale = sc->search("document 5", opts);
+  const auto stale = sc->search(Query::text("document 5"), opts);
   ASSERT_FALSE(stale.ok());
   EXPECT_NE(stale.status().message().find("ARTIFACT_STALE"), std::string::npos)
       << stale.status().to_string();
   EXPECT_NE(stale.status().message().find(v3), std::string::npos);  // names the newest
-  const auto stale_private = sc->search_private("document 5", po);
+  const auto stale_private = sc->search(Query::text("document 5"), po);
   ASSERT_FALSE(stale_private.ok());
   EXPECT_NE(stale_private.status().message().find("ARTIFACT_STALE"), std::string::npos);
   EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(), StatusCode::kFailedPrecondition);
@@ -280,9 +280,9 @@ TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {
   const IndexTrust trust{c.dir / "op.pub", c.dir / "seen.json"};
   auto sc = SearchClient::open(o.out, transport(), trust);
   ASSERT_TRUE(sc.ok()) << sc.status().to_string();
-  PrivateSearchOptions po;
+  auto po = access_private_search();
   po.clusters = 2;
-  EXPECT_TRUE((*sc)->search_private("document 5", po).ok());
+  EXPECT_TRUE((*sc)->search(Query::text("document 5"), po).ok());
   const auto rolled_back = SearchClient::open(old_dir, transport(), trust);
   EXPECT_EQ(rolled_back.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(rolled_back.status().message().find("rollback"), std::string::npos);

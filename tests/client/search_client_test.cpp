@@ -76,7 +76,7 @@ TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {
   so.candidates = 20;
   so.top = 5;
   const std::string q = "Title 17 text of document 17";
-  const auto r = *sc->search(q, so);
+  const auto r = *sc->search(Query::text(q), so);
   ASSERT_EQ(r.candidates.size(), 20u);
   ASSERT_EQ(r.hits.size(), 5u);
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
@@ -88,7 +88,7 @@ TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {
   EXPECT_GT(r.timing.key_upload_bytes, 0u);
   EXPECT_GT(r.timing.request_bytes, 0u);
   // The second query of the same key epoch and K uploads nothing.
-  EXPECT_EQ(sc->search("document 3", so)->timing.key_upload_bytes, 0u);
+  EXPECT_EQ(sc->search(Query::text("document 3"), so)->timing.key_upload_bytes, 0u);
 }
 
 // A float16 exact store (--store-dtype float16): the provider widens the rows it gathers, and the
@@ -106,7 +106,7 @@ TEST_F(SearchClientTest, Float16StoreScoresAreThoseOfItsRoundedRows) {
   SearchOptions so;
   so.candidates = 20;
   const std::string q = "Title 17 text of document 17";
-  const auto r = *sc->search(q, so);
+  const auto r = *sc->search(Query::text(q), so);
   ASSERT_EQ(r.candidates.size(), 20u);
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const double want = plain_score(q, r.candidates[i]);  // from the widened float16 rows
@@ -128,7 +128,7 @@ TEST_F(SearchClientTest, FloodingProviderGetsThePublicKeyAndScoresStillDecrypt) 
   so.candidates = 20;
   so.top = 5;
   const std::string q = "Title 17 text of document 17";
-  const auto r = sc->search(q, so);
+  const auto r = sc->search(Query::text(q), so);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   // The upload carries the ~200 KB public key on top of the rotation keys.
   EXPECT_GT(r->timing.key_upload_bytes, 200000u);
@@ -145,9 +145,9 @@ TEST_F(SearchClientTest, EvictedKeysAreUploadedAgain) {
   SearchOptions a, b;
   a.candidates = 10;
   b.candidates = 12;  // another layout, another key set: evicts the first
-  ASSERT_TRUE(sc->search("document 5", a).ok());
-  ASSERT_TRUE(sc->search("document 5", b).ok());
-  const auto again = sc->search("document 5", a);  // UNKNOWN_KEY_ID, re-upload, retry
+  ASSERT_TRUE(sc->search(Query::text("document 5"), a).ok());
+  ASSERT_TRUE(sc->search(Query::text("document 5"), b).ok());
+  const auto again = sc->search(Query::text("document 5"), a);  // UNKNOWN_KEY_ID, re-upload, retry
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   EXPECT_GT(again->timing.key_upload_bytes, 0u);
 }
@@ -169,7 +169,7 @@ TEST_F(SearchClientTest, OverloadedProviderIsRetriedNotFailed) {
       SearchOptions so;
       so.candidates = 20;
       for (int i = 0; i < kSearches; ++i) {
-        if (!clients[n]->search("document 5", so).ok()) ++failures;
+        if (!clients[n]->search(client::Query::text("document 5"), so).ok()) ++failures;
       }
     });
   }
@@ -190,7 +190,7 @@ TEST_F(SearchClientTest, ClientNeedsOnlyThePublicArtifacts) {
   std::filesystem::remove(client_dir / "exact.store");  // private: the client never has it
   auto sc = SearchClient::open(client_dir, transport());
   ASSERT_TRUE(sc.ok()) << sc.status().to_string();
-  EXPECT_TRUE(sc.value()->search("document 9", SearchOptions{}).ok());
+  EXPECT_TRUE(sc.value()->search(client::Query::text("document 9"), SearchOptions{}).ok());
   {
     std::fstream f(client_dir / "pq.bin", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(100);
@@ -202,7 +202,7 @@ TEST_F(SearchClientTest, ClientNeedsOnlyThePublicArtifacts) {
 TEST_F(SearchClientTest, QueryWithoutKnownTermsIsAnError) {
   start(manifest.version_id);
   auto sc = *SearchClient::open(o.out, transport());
-  EXPECT_EQ(sc->search("zzzz qqqq", SearchOptions{}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sc->search(Query::text("zzzz qqqq"), SearchOptions{}).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

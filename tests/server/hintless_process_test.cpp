@@ -129,8 +129,8 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   so.nprobe = 3;
   const auto fetch_lists_before = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
   for (const std::size_t row : {17u, 250u}) {
-    const auto want = plain->search_vector(std::span(c.vectors.row(row), c.vectors.cols), so);
-    const auto got = hidden->search_vector(std::span(c.vectors.row(row), c.vectors.cols), so);
+    const auto want = plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
+    const auto got = hidden->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
     ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, want->candidates) << row;
     EXPECT_EQ(got->probed_lists, want->probed_lists) << row;
@@ -169,7 +169,7 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   auto fresh = *client::SearchClient::open(thin, connect(), private_options);
   so.nprobe = 8;
   const std::uint64_t first_new = cl->server_info()->documents() - 20;
-  const auto r = fresh->search_vector(std::span(in.vectors.row(3), c.vectors.cols), so);
+  const auto r = fresh->search(client::Query::vector(std::span(in.vectors.row(3), c.vectors.cols)), so);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + 3),
             r->candidates.end());

@@ -67,7 +67,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   const std::vector<std::size_t> rows = {17, 250, 17};
   std::vector<client::SearchResult> wanted;
   for (const std::size_t row : rows) {
-    const auto want = plain->search_vector(std::span(c.vectors.row(row), c.vectors.cols), so);
+    const auto want = plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
     ASSERT_TRUE(want.ok()) << want.status().to_string();
     wanted.push_back(*want);
   }
@@ -75,7 +75,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   EXPECT_GT(fetches_seen, 0u);  // the plain client's fetches are in the request log
   std::size_t pir_fetches = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto got = hidden->search_vector(std::span(c.vectors.row(rows[i]), c.vectors.cols), so);
+    const auto got = hidden->search(client::Query::vector(std::span(c.vectors.row(rows[i]), c.vectors.cols)), so);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, wanted[i].candidates) << rows[i];
     EXPECT_EQ(got->probed_lists, wanted[i].probed_lists) << rows[i];
@@ -104,7 +104,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   constant_options.constant_list_fetches = true;
   auto constant = *client::SearchClient::open(thin, connect(), constant_options);
   for (int round = 0; round < 2; ++round) {
-    const auto got = constant->search_vector(std::span(c.vectors.row(17), c.vectors.cols), so);
+    const auto got = constant->search(client::Query::vector(std::span(c.vectors.row(17), c.vectors.cols)), so);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, wanted[0].candidates);
     EXPECT_EQ(got->timing.list_pir_fetches, so.nprobe) << round;
@@ -139,7 +139,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   so.nprobe = 8;
   const std::uint64_t first_new = cl->server_info()->documents() - 20;
   for (const std::size_t i : {3u, 11u}) {
-    const auto r = (*fresh)->search_vector(std::span(in.vectors.row(i), c.vectors.cols), so);
+    const auto r = (*fresh)->search(client::Query::vector(std::span(in.vectors.row(i), c.vectors.cols)), so);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + i), r->candidates.end())
         << i;

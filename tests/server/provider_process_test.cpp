@@ -177,9 +177,9 @@ TEST(ProviderProcess, ServesIvfListsToAThinClient) {
   so.nprobe = 8;
   for (const std::size_t row : {17u, 250u}) {
     const std::span<const float> q(c.vectors.row(row), c.vectors.cols);
-    const auto a = lists->search_vector(q, so);
+    const auto a = lists->search(client::Query::vector(q), so);
     ASSERT_TRUE(a.ok()) << a.status().to_string();
-    const auto b = *flat->search_vector(q, so);
+    const auto b = *flat->search(client::Query::vector(q), so);
     EXPECT_EQ(a->candidates, b.candidates);
     EXPECT_EQ(a->hits.front().doc, b.hits.front().doc);
     EXPECT_EQ(a->timing.lists_fetched, row == 17 ? 8u : 0u);  // the second from memory
@@ -204,12 +204,12 @@ TEST(ProviderProcess, ServesAccessPrivateScoring) {
   auto sc = *client::SearchClient::open(o.out,
                                         *client::ProviderClient::connect(provider->connect_options()));
   ASSERT_TRUE(sc->has_private_scoring());
-  client::PrivateSearchOptions po;
+  auto po = client::access_private_search();
   po.clusters = 2;
   const std::span<const float> q17(c.vectors.row(17), c.vectors.cols);
-  const auto a = sc->search_private_vector(q17, po);
+  const auto a = sc->search(client::Query::vector(q17), po);
   ASSERT_TRUE(a.ok()) << a.status().to_string();
-  const auto b = sc->search_private_vector(std::span(c.vectors.row(300), c.vectors.cols), po);
+  const auto b = sc->search(client::Query::vector(std::span(c.vectors.row(300), c.vectors.cols)), po);
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   EXPECT_EQ(a->timing.request_bytes, b->timing.request_bytes);
   EXPECT_EQ(a->timing.response_bytes, b->timing.response_bytes);

@@ -104,7 +104,7 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
 
   // The stale client keeps getting the old version's answers (document 17 included).
   const std::span<const float> q17(c.vectors.row(17), c.vectors.cols);
-  const auto old_answer = stale->search_vector(q17, so);
+  const auto old_answer = stale->search(client::Query::vector(q17), so);
   ASSERT_TRUE(old_answer.ok()) << old_answer.status().to_string();
   EXPECT_TRUE(has_doc(*old_answer, 17));
 
@@ -115,22 +115,24 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   EXPECT_FALSE(fs::exists(thin / "ivf_lists.1.bin"));
   auto fresh = *client::SearchClient::open(thin, connect(), oo);
   EXPECT_EQ(fresh->artifact_version(), v2.version_id);
-  const auto new_answer = fresh->search_vector(q17, so);
+  const auto new_answer = fresh->search(client::Query::vector(q17), so);
   ASSERT_TRUE(new_answer.ok()) << new_answer.status().to_string();
   EXPECT_FALSE(has_doc(*new_answer, 17));
   EXPECT_GT(new_answer->timing.list_segments, new_answer->timing.lists_probed);
   for (const std::size_t d : {403u, 415u}) {  // a new document is found by its own vector
-    const auto r = fresh->search_vector(std::span(in.vectors.row(d - 400), 32), so);
+    const auto r = fresh->search(client::Query::vector(std::span(in.vectors.row(d - 400), 32)), so);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_TRUE(has_doc(*r, d)) << d;
-    const auto r_old = stale->search_vector(std::span(in.vectors.row(d - 400), 32), so);
+    const auto r_old = stale->search(client::Query::vector(std::span(in.vectors.row(d - 400), 32)), so);
     ASSERT_TRUE(r_old.ok());
     for (const auto id : r_old->candidates) EXPECT_LT(id, 400u);  // the old version has none
   }
   // Scoring the deleted document under the new version is refused by name.
   const std::vector<double> z(16, 0.25);
   const std::vector<std::uint32_t> deleted_id{17};
-  const auto scored = fresh->score_candidates(z, deleted_id, so);
+  auto chosen = so;
+  chosen.candidate_ids = deleted_id;
+  const auto scored = fresh->search(client::Query::projected(z), chosen);
   EXPECT_FALSE(scored.ok());
   EXPECT_NE(scored.status().message().find("deleted"), std::string::npos) << scored.status().to_string();
 

@@ -365,19 +365,13 @@ int run(const Args& a) {
     vectors = std::move(loaded).value();
   }
   const std::size_t count = a.query_vectors.empty() ? a.queries.size() : vectors.rows;
-  client::PrivateSearchOptions po;
-  po.clusters = a.clusters;
-  po.candidates = a.candidates;
-  po.top = a.top;
-  po.nprobe = a.nprobe;
+  if (a.access_private) so.scoring = client::Scoring::kAccessPrivate;
+  so.clusters = a.clusters;
   for (std::size_t qi = 0; qi < count; ++qi) {
-    auto r = a.access_private
-                 ? (a.query_vectors.empty() ? (*sc)->search_private(a.queries[qi], po)
-                                            : (*sc)->search_private_vector(
-                                                  std::span(vectors.row(qi), vectors.cols), po))
-                 : (a.query_vectors.empty()
-                        ? (*sc)->search(a.queries[qi], so)
-                        : (*sc)->search_vector(std::span(vectors.row(qi), vectors.cols), so));
+    const auto query = a.query_vectors.empty()
+                           ? client::Query::text(a.queries[qi])
+                           : client::Query::vector(std::span(vectors.row(qi), vectors.cols));
+    auto r = (*sc)->search(query, so);
     if (!r.ok()) return failed(r.status());
     print_result(a, a.query_vectors.empty() ? nlohmann::json(a.queries[qi]) : nlohmann::json(qi),
                  *r);

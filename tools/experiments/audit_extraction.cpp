@@ -19,6 +19,19 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// The encrypted scores <unit(e), x_id> of chosen candidates, in their order, through the one
+// search entry (what any client can send; the attack this audit measures).
+Result<std::vector<double>> scores_of(client::SearchClient& sc, std::span<const double> e,
+                                      std::span<const std::uint32_t> ids,
+                                      client::SearchOptions so,
+                                      client::SearchTiming* timing = nullptr) {
+  so.candidate_ids.assign(ids.begin(), ids.end());
+  so.permute = false;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto r, sc.search(client::Query::projected(e), so));
+  if (timing != nullptr) *timing = r.timing;
+  return r.candidate_scores;
+}
+
 // The rows recovered by basis queries e_j against one candidate each (budget disabled).
 struct Recovery {
   std::vector<std::vector<double>> rows;
@@ -37,7 +50,7 @@ Result<Recovery> recover_rows(client::SearchClient& sc, const std::vector<std::u
       e[j] = 1.0;
       client::SearchTiming t;
       const std::uint32_t ids[1] = {target};
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto s, sc.score_candidates(e, ids, so, &t));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto s, scores_of(sc, e, ids, so, &t));
       row[j] = s[0];
       ++r.queries;
       r.bytes += t.request_bytes + t.response_bytes;
@@ -91,7 +104,7 @@ Status against_default_budget(client::SearchClient& sc, std::uint32_t target, st
   for (std::size_t j = 0; j < d; ++j) {
     std::vector<double> e(d, 0.0);
     e[j] = 1.0;
-    auto s = sc.score_candidates(e, ids, so);
+    auto s = scores_of(sc, e, ids, so);
     if (!s.ok()) {
       refused = s.status().code() == StatusCode::kResourceExhausted;
       refusal = s.status().to_string();
@@ -122,7 +135,7 @@ Result<RotationCost> row_with_key_rotation(client::SearchClient& sc, std::uint32
     e[j] = 1.0;
     const std::uint32_t ids[1] = {target};
     client::SearchTiming t;
-    auto s = sc.score_candidates(e, ids, so, &t);
+    auto s = scores_of(sc, e, ids, so, &t);
     c.key_upload_bytes += t.key_upload_bytes;
     c.key_epochs += t.key_upload_bytes > 0 ? 1 : 0;
     if (!s.ok()) {

@@ -128,7 +128,7 @@ Burst burst(const std::filesystem::path& index, const client::ConnectOptions& co
           note(sc.status());
         } else {
           const auto t = Clock::now();
-          const auto r = (*sc)->search(queries[(c * per_client + i) % queries.size()], {});
+          const auto r = (*sc)->search(client::Query::text(queries[(c * per_client + i) % queries.size()]), {});
           if (r.ok()) {
             std::lock_guard lock(mu);
             out.latency_ms.push_back(ms_since(t));
@@ -269,7 +269,7 @@ Result<nlohmann::json> private_fetch(const ClusterDemoOptions& o, const client::
       "and any replica answers it)\n");
   PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(o.index, std::move(transport)));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hits, sc->search(query, {}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hits, sc->search(client::Query::text(query), {}));
   if (hits.hits.empty()) return internal_error("cluster demo: no hit to fetch");
   client::FetchOptions fo;
   PRIVSEARCH_ASSIGN_OR_RETURN(

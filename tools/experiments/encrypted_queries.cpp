@@ -21,8 +21,8 @@ Result<EncryptedQueryOutcome> run_encrypted_query(client::SearchClient& client,
   so.candidates = k;
   so.top = k;  // every candidate's decrypted score, best first
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto res, raw_query.empty()
-                                                  ? client.search(query.text, so)
-                                                  : client.search_vector(raw_query, so));
+                                                  ? client.search(client::Query::text(query.text), so)
+                                                  : client.search(client::Query::vector(raw_query), so));
   EncryptedQueryOutcome out;
   out.timing = res.timing;
 

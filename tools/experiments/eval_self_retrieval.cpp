@@ -160,7 +160,7 @@ Status encrypted_stage(const SelfRetrievalOptions& o, const std::filesystem::pat
   so.candidates = o.k;
   so.top = 10;
   for (std::size_t qi = 0; qi < q.sources.size(); ++qi) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, sc->search_vector(q.raw[qi], so));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, sc->search(client::Query::vector(q.raw[qi]), so));
     std::vector<std::size_t> top;
     for (const auto& h : r.hits) top.push_back(h.doc);
     std::vector<std::size_t> cands(r.candidates.begin(), r.candidates.end());

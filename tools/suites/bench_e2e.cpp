@@ -47,7 +47,7 @@ class E2eBench {
   Status latencies(E2eBenchResult& out) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir_, provider_));
     auto t0 = Clock::now();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto first, sc->search_vector(query(), so_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto first, sc->search(client::Query::vector(query()), so_));
     out.first_result_ms = ms_since(t0);
     out.request_bytes = first.timing.request_bytes;
     out.response_bytes = first.timing.response_bytes;
@@ -56,7 +56,7 @@ class E2eBench {
     double cpu0 = 0;
     for (std::size_t i = 0; i < 5 + o_.queries; ++i) {
       if (i == 5) cpu0 = process_cpu_seconds(provider_.pid());
-      auto r = sc->search_vector(query(), so_);
+      auto r = sc->search(client::Query::vector(query()), so_);
       if (!r.ok()) {
         ++out.failures;
         continue;
@@ -82,7 +82,7 @@ class E2eBench {
     std::vector<std::unique_ptr<client::SearchClient>> cs;
     for (int c = 0; c < clients; ++c) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto s, connect_search_client(index_dir_, provider_));
-      PRIVSEARCH_RETURN_IF_ERROR(s->search_vector(query(), so_).status());  // keys uploaded
+      PRIVSEARCH_RETURN_IF_ERROR(s->search(client::Query::vector(query()), so_).status());  // keys uploaded
       cs.push_back(std::move(s));
     }
     const auto n = static_cast<std::size_t>(clients);
@@ -94,7 +94,7 @@ class E2eBench {
     for (std::size_t c = 0; c < n; ++c) {
       threads.emplace_back([&, c] {
         for (const auto& q : qs[c]) {
-          if (!cs[c]->search_vector(q, so_).ok()) ++fails;
+          if (!cs[c]->search(client::Query::vector(q), so_).ok()) ++fails;
         }
       });
     }
@@ -168,7 +168,7 @@ class E2eBench {
       PRIVSEARCH_ASSIGN_OR_RETURN(fetcher, client::PayloadFetcher::create(
                                                *fetch_transport, sc->artifact_version(), {}));
     }
-    client::PrivateSearchOptions po;
+    auto po = client::access_private_search();
     po.candidates = o_.k;
     E2ePrivateFigures f;
     f.backend = fetcher ? (fetcher->hintless() ? "hintless" : "zippir") : "none";
@@ -223,11 +223,11 @@ class E2eBench {
     return client::SearchClient::open(index_dir_, std::move(transport), oo);
   }
   Result<client::SearchResult> search_once(client::SearchClient& sc, const std::vector<float>& q,
-                                           const client::PrivateSearchOptions& po) {
-    if (o_.access_private) return sc.search_private_vector(q, po);
+                                           const client::SearchOptions& po) {
+    if (o_.access_private) return sc.search(client::Query::vector(q), po);
     client::SearchOptions so;
     so.candidates = o_.k;
-    return sc.search_vector(q, so);
+    return sc.search(client::Query::vector(q), so);
   }
 
   const E2eBenchOptions& o_;

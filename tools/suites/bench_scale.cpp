@@ -309,7 +309,7 @@ Result<nlohmann::json> update_part(const ScaleBenchOptions& o, const Synthetic& 
   for (std::size_t i = 0; i < probes; ++i) {
     const std::size_t row = i * appended / probes;
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto r, sc->search_vector(std::span(in.vectors.row(row), o.input_dim), so));
+        const auto r, sc->search(client::Query::vector(std::span(in.vectors.row(row), o.input_dim)), so));
     total.push_back(r.timing.total_ms);
     for (std::size_t h = 0; h < std::min<std::size_t>(10, r.hits.size()); ++h) {
       if (r.hits[h].doc == o.docs + row) ++found;
@@ -332,7 +332,7 @@ nlohmann::json timed_searches(client::SearchClient& sc, const SelfQueries& queri
   std::size_t failures = 0;
   const std::size_t warmup = 5;
   for (std::size_t i = 0; i < warmup + o.online_queries; ++i) {
-    auto r = sc.search_vector(queries.raw[i % queries.raw.size()], so);
+    auto r = sc.search(client::Query::vector(queries.raw[i % queries.raw.size()]), so);
     if (!r.ok()) {
       ++failures;
       progress("search failed: " + r.status().to_string());
