@@ -76,7 +76,7 @@ Status SearchClient::Impl::rerank(const ProjectedQuery& z, const SearchOptions& 
   const bool chosen = !options.candidate_ids.empty();
   const std::size_t k = chosen ? options.candidate_ids.size()
                                : std::min<std::size_t>(options.candidates, manifest.documents);
-  if (k == 0) return Status(StatusCode::kInvalidArgument, "--candidates must be at least 1");
+  if (k == 0) return Status(StatusCode::kInvalidArgument, "candidates (K) must be at least 1");
   // The query's ciphertext depends only on z and K: when K's keys are uploaded it is made on a
   // second thread while the candidates are fetched and scanned (the session is not used by this
   // thread meanwhile). Fewer candidates than K (a tiny collection) discard it.
@@ -136,11 +136,11 @@ Status check_private_options(const SearchOptions& options, std::uint32_t max_pri
                   "the rerank");
   }
   if (options.clusters == 0) {
-    return Status(StatusCode::kInvalidArgument, "--clusters must be at least 1");
+    return Status(StatusCode::kInvalidArgument, "clusters (m) must be at least 1");
   }
   if (max_private_queries != 0 && options.clusters > max_private_queries) {
     return Status(StatusCode::kInvalidArgument,
-                  fmt::format("--clusters {}: the provider scores at most {} clusters per request",
+                  fmt::format("clusters = {}: the provider scores at most {} clusters per request",
                               options.clusters, max_private_queries));
   }
   return Status();

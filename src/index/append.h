@@ -1,4 +1,4 @@
-// Updates without a rebuild (issue 17): new documents land in new segments of the index, deleted
+// Updates without a rebuild: new documents land in new segments of the index, deleted
 // ones become tombstones, and nothing already written changes.
 //
 // Generation g >= 1 of an index adds (names from generation_artifact(), index/manifest.h):

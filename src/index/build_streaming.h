@@ -1,4 +1,4 @@
-// An index build for collections too large to hold in memory (issue 17): 10M documents of 768
+// An index build for collections too large to hold in memory: 10M documents of 768
 // float32 values are 30 GB and their projected rows (d' = 672) 27 GB, on a 24 GiB machine. The
 // vectors and the documents come from callbacks a block of rows at a time; what stays in memory
 // is the training samples, the PQ codes (N x M bytes) and the list assignment (N x spill u32).

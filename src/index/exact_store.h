@@ -3,7 +3,7 @@
 //
 // Format: 64-byte header — magic "PSXS", u16 version 1, u16 0, u64 rows, u32 cols, u32 value
 // type (0 float32, 1 float16), 40 bytes zero — then rows * cols values, little-endian, layout
-// (rows, cols). float16 halves the provider's disk and page cache (issue 17; the rerank's
+// (rows, cols). float16 halves the provider's disk and page cache (the rerank's
 // precision loss is measured in docs/SCALE.md); gather() widens the rows it reads.
 // open() checks magic, version, shape against the file size (before mapping), refuses
 // non-finite values, and records a 64-bit hash of every row. gather() — what the provider serves

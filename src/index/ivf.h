@@ -1,4 +1,4 @@
-// The IVF-partitioned public index (issue 17; the search paper's "optional IVF variant"): the
+// The IVF-partitioned public index (the search paper's "optional IVF variant"): the
 // client keeps only the coarse centroids, the PQ codebook and a directory of the lists, and
 // fetches the posting lists it probes from the provider, instead of downloading and scanning all
 // N codes.

@@ -1,4 +1,4 @@
-// The IVF lists as PIR records (issue 17: "fetching lists through the existing ZipPIR path, lists
+// The IVF lists as PIR records ("fetching lists through the existing ZipPIR path, lists
 // as records"): record l is list l's segments of every generation concatenated in generation
 // order (its base segment, then its additions of each update that has one; index/ivf.h), and
 // zero bytes after them up to the longest list's total rounded up to 4 KiB. No framing: a client knows each

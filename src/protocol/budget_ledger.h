@@ -27,6 +27,9 @@
 
 namespace privsearch::protocol {
 
+// What an account meters, for the caller's typed refusal (never read from the name).
+enum class BudgetKind { kOther, kKeyId, kIdentity, kPrivateQueries };
+
 struct BudgetAccount {
   std::string name;           // no whitespace (checked)
   std::uint64_t limit = 0;    // units (scores, queries) the account may spend
@@ -35,6 +38,7 @@ struct BudgetAccount {
   // one node so one request's charge stays one atomic script (the group is the Redis hash tag).
   // The provider groups by the caller's identity, else by the key id. Empty: the name.
   std::string group = {};
+  BudgetKind kind = BudgetKind::kOther;  // local only: not stored by the ledger
 };
 
 // What a charge did: either every account was charged (`remaining` holds what each may still

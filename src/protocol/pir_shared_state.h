@@ -1,4 +1,4 @@
-// ZipPIR registrations and precomputed hints shared by every provider replica (issue 16's state
+// ZipPIR registrations and precomputed hints shared by every provider replica (the scale-out state
 // tier), so that a client registered through one replica can fetch through any other, each
 // query index is answered at most once cluster-wide, and the offline hint work is done once.
 //

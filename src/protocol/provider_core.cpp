@@ -161,7 +161,8 @@ std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id,
   const std::string group =
       caller.identity.empty() ? key_account : "identity:" + caller.identity;
   std::vector<BudgetAccount> accounts;
-  accounts.push_back({key_account, l.scores_per_key_id, now + l.key_budget_ttl_s, group});
+  accounts.push_back(
+      {key_account, l.scores_per_key_id, now + l.key_budget_ttl_s, group, BudgetKind::kKeyId});
   if (auto a = identity_account(caller, group)) accounts.push_back(std::move(*a));
   return accounts;
 }
@@ -174,10 +175,10 @@ std::optional<BudgetAccount> ProviderCore::identity_account(const Caller& caller
     const std::int64_t window = unix_now_s() / l.identity_budget_window_s;
     return BudgetAccount{"identity:" + caller.identity + ":" + std::to_string(window),
                          l.scores_per_identity, (window + 1) * l.identity_budget_window_s,
-                         group};
+                         group, BudgetKind::kIdentity};
   }
   return BudgetAccount{"identity:" + caller.identity, l.scores_per_identity,
-                       std::numeric_limits<std::int64_t>::max(), group};
+                       std::numeric_limits<std::int64_t>::max(), group, BudgetKind::kIdentity};
 }
 
 std::optional<BudgetAccount> ProviderCore::private_query_account(const Caller& caller) const {
@@ -192,7 +193,8 @@ std::optional<BudgetAccount> ProviderCore::private_query_account(const Caller& c
     name += ":" + std::to_string(window);
     expires = (window + 1) * l.private_query_window_s;
   }
-  return BudgetAccount{name, l.private_queries_per_window, expires, name};
+  return BudgetAccount{name, l.private_queries_per_window, expires, name,
+                       BudgetKind::kPrivateQueries};
 }
 
 std::optional<v1::Error> ProviderCore::charge_scores(const KeyId& id, const Caller& caller,
@@ -206,8 +208,7 @@ std::optional<v1::Error> ProviderCore::charge_scores(const KeyId& id, const Call
                       "request budgets unavailable: " + charged.status().message());
   }
   if (!charged->charged()) {
-    const auto& full = accounts[*charged->full];
-    if (full.name.rfind("identity:", 0) == 0) {
+    if (accounts[*charged->full].kind == BudgetKind::kIdentity) {
       return make_error(v1::QUOTA_EXHAUSTED,
                         "identity `" + caller.identity + "` has no room in its score budget for " +
                             std::to_string(scores) +

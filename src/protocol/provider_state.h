@@ -2,7 +2,7 @@
 // request budgets and per-client rate limits. A reload (new index) builds a new ProviderCore
 // around the same state, so keys stay cached and budgets stay spent; the budgets' ledger is
 // durable (a journal file by default), so a restart does not reset them either.
-// The scale-out tier (issue 16) puts the budgets and key sets in Redis, shared by replicas.
+// The scale-out tier puts the budgets and key sets in Redis, shared by replicas.
 // Thread safety: every member is safe to use concurrently.
 #pragma once
 

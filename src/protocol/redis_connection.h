@@ -1,5 +1,5 @@
 // One connection to Redis (hiredis from Debian) for the provider's shared state: the budget
-// ledger, the key-set store and the PIR registrations and hint queue (issue 16's state tier).
+// ledger, the key-set store and the PIR registrations and hint queue (the scale-out state tier).
 //
 // What every user of Redis here needs, once: URL parsing (redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or
 // unix:///PATH[?db=N]), AUTH and SELECT on every (re)connection, Lua scripts loaded by SHA-1 on

@@ -1,4 +1,4 @@
-// Request budgets in Redis: the ledger every provider replica shares (issue 16's state tier).
+// Request budgets in Redis: the ledger every provider replica shares (the scale-out state tier).
 //
 // One Lua script per request charges all its accounts atomically on the Redis server (EVAL:
 // Redis caches the compiled script by its SHA-1): it refuses when any account has reached its limit

@@ -1,4 +1,4 @@
-// Uploaded key sets shared by every provider replica (issue 16's state tier): a key set uploaded
+// Uploaded key sets shared by every provider replica (the scale-out state tier): a key set uploaded
 // through one replica is served by any other, which pulls it once and keeps it in its own
 // KeyCache (protocol/key_cache.h).
 //

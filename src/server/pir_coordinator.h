@@ -1,4 +1,4 @@
-// The PIR RPCs for a database split by rows across S shard processes (issue 17, deliverable 3):
+// The PIR RPCs for a database split by rows across S shard processes:
 // each shard is a provider started with `--pir-shard I/S` (protocol::PirConfig::shard), and the
 // provider that clients talk to forwards every PIR call to all shards over gRPC/TLS and joins
 // their answers (pir/zippir/zippir_shard.h), so a client sees one database and the same bytes a

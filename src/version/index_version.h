@@ -1,4 +1,4 @@
-// One version of an index, opened once (issue 33). open() reads the manifest, runs the caller's
+// One version of an index, opened once. open() reads the manifest, runs the caller's
 // trust check on it before anything else is read (a client pins the operator's signing key,
 // client/trusted_index.h), verifies the hashes of exactly the artifacts its role reads, and
 // hands out typed views merged over the update generations (index/append.h) with their

@@ -1,4 +1,4 @@
-// Hostile clients for the transport attacks of the abuse tests and `bench abuse` (issue 32's
+// Hostile clients for the transport attacks of the abuse tests and `bench abuse` (docs/SECURITY.md's
 // table), each speaking HTTP/2 by hand (harness/h2_wire.h) from loopback source addresses:
 //
 //  - UnreadResponses: connections that set SETTINGS_INITIAL_WINDOW_SIZE = 0 and open many

@@ -1,5 +1,5 @@
 // A hostile client for the abuse tests and `bench abuse`: HTTP/2 streams over TLS that announce
-// a large gRPC message and never finish it (the first row of issue 20's table).
+// a large gRPC message and never finish it (the first abuse class of docs/SECURITY.md).
 //
 // Each connection speaks just enough HTTP/2 (RFC 9113) by hand to do what no well-behaved gRPC
 // client can: the preface and SETTINGS, one HEADERS frame per stream (HPACK literals without

@@ -1,4 +1,4 @@
-// `privsearch bench cluster --json --replicas 1,2,3`: the provider tier (issue 16) on this
+// `privsearch bench cluster --json --replicas 1,2,3`: the provider tier on this
 // machine. Redis (unix socket), HAProxy and up to max(replicas) privsearch-provider processes on
 // loopback, all sharing budgets and key sets through Redis, each with one worker thread, all
 // started here and stopped by their pids. Reports:

@@ -1,5 +1,5 @@
 // `privsearch bench e2e --json`: the private search end to end on a synthetic index, with the
-// provider as a separate process over TLS on loopback (DESIGN.md section 9; issue 6 fields).
+// provider as a separate process over TLS on loopback (DESIGN.md section 9).
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// `privsearch bench ivf --json`: the IVF-partitioned public index (issue 17, deliverable 1).
+// `privsearch bench ivf --json`: the IVF-partitioned public index.
 //
 // Synthetic documents (the e2e suite's cached index, --docs): the IVF lists are built once from
 // its exact rows and PQ codes under build/bench-ivf/ (resumable: ivf.bin is written last), all

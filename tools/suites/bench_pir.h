@@ -77,7 +77,7 @@ struct PirBenchResult {
 
 Result<PirBenchResult> run_pir_bench(const PirBenchOptions& options);
 
-// The fields every PIR backend reports side by side (issue 34), from a ZipPIR size result:
+// The fields every PIR backend reports side by side, from a ZipPIR size result:
 // online_server_ms, offline_server_cpu_s_per_query, preprocess_s, query/response/key bytes,
 // client_ms and first_fetch_ms (key generation, setup, the offline hint, offsets, query, answer
 // and extraction of a new client, without the network).

@@ -1,4 +1,4 @@
-// `privsearch bench private --json`: access-private search at scale (issue 18's fields).
+// `privsearch bench private --json`: access-private search at scale (its fields in docs/SCALE.md).
 //
 // Synthetic documents (the e2e suite's cached index, --docs), the scoring database built once
 // under build/bench-private/<docs>-<dim>-<rows> and reused (resumable: each file is written

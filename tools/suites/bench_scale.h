@@ -1,5 +1,5 @@
-// `privsearch bench scale --json --docs N`: the index at 10M documents and beyond (issue 17,
-// deliverable 4), on synthetic documents (harness/synthetic_index.h) built once under
+// `privsearch bench scale --json --docs N`: the index at 10M documents and beyond,
+// on synthetic documents (harness/synthetic_index.h) built once under
 // build/bench-scale/ by the streaming build (index/build_streaming.h: resumable, progress on
 // stderr; a rerun after an interruption continues from the last durable block).
 //

@@ -1,4 +1,4 @@
-// ZipPIR over row shards (issue 17): the database D (d1 x d0) split by rows across S servers, and
+// ZipPIR over row shards: the database D (d1 x d0) split by rows across S servers, and
 // the pieces a coordinator needs to return the bytes one server would.
 //
 // Why rows, not columns: every part of the answer is row-local. Row i of the answer is
