@@ -176,8 +176,12 @@ Result<std::unique_ptr<ProviderClient>> ProviderClient::connect(const ConnectOpt
   // fails at once: two refused connects (a balancer that has not yet seen a replica die) would
   // outlast invoke()'s ~2.5 s of transport retries without one real attempt. Reconnects at
   // invoke()'s own cadence instead: 50 ms at first, never more than 1 s apart.
+  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS is not a backoff in gRPC 1.51: it is the least time one
+  // connection attempt (TCP, TLS, HTTP/2 settings) may take before it is abandoned ("tcp
+  // handshaker shutdown"), at least 100 ms. At 50 it was 100 ms, which a handshake through a
+  // balancer and a replica's front can exceed on a loaded machine, every attempt failing: 5 s.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   auto channel = grpc::CreateCustomChannel(target, credentials, args);
   auto impl = std::make_unique<Impl>();

@@ -301,7 +301,10 @@ TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadRe
   }
   tools::BalancerSpec spec;
   for (const auto& r : replicas) spec.replicas.push_back("127.0.0.1:" + std::to_string(r->port()));
-  spec.max_connections_per_source = 4;
+  // Each legitimate search opens up to two connections (the certificate fetch, the channel),
+  // and a closed one may still count for a moment on a loaded machine: 8, not fewer, so the
+  // legitimate client's own churn never meets the cap the attacker's 20 do.
+  spec.max_connections_per_source = 8;
   spec.check_interval_ms = 300;
   auto balancer = tools::SpawnedHaproxy::start(c.dir / "haproxy", spec);
   ASSERT_TRUE(balancer.ok()) << balancer.status().to_string();
@@ -316,9 +319,9 @@ TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadRe
   attack_spec.streams_per_connection = 2;
   auto attack = tools::StalledStreams::start(attack_spec);
   ASSERT_TRUE(attack.ok()) << attack.status().to_string();
-  // Its share got through (the attack is real), the other 16 were refused at the balancer.
+  // Its share got through (the attack is real), the other 12 were refused at the balancer.
   EXPECT_GE((*attack)->connections(), 1u);
-  EXPECT_LE((*attack)->connections(), 4u);
+  EXPECT_LE((*attack)->connections(), 8u);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(legit_search(co).ok());
 
   ASSERT_TRUE(replicas[0]->signal(SIGKILL));
