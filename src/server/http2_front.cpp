@@ -64,37 +64,38 @@ unsigned connections_the_fd_limit_allows(unsigned wanted) {
   return static_cast<unsigned>(std::min<rlim_t>(wanted, usable));
 }
 
-bool accepts_unix_connections(const std::filesystem::path& socket_path) {
+// A connected unix-socket descriptor to `socket_path`, or -1.
+int connect_unix(const std::filesystem::path& socket_path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   const std::string path = socket_path.string();
   if (fd < 0 || path.size() >= sizeof(addr.sun_path)) {
     if (fd >= 0) ::close(fd);
-    return false;
+    return -1;
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool accepts_unix_connections(const std::filesystem::path& socket_path) {
+  const int fd = connect_unix(socket_path);
+  if (fd >= 0) ::close(fd);
+  return fd >= 0;
 }
 
 // One command on haproxy's runtime socket (non-interactive: one command, then haproxy closes):
 // its whole answer, read within 5 s.
 Result<std::string> runtime_command(const std::filesystem::path& socket_path,
                                     const std::string& command) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string path = socket_path.string();
-  if (fd < 0 || path.size() >= sizeof(addr.sun_path)) {
-    if (fd >= 0) ::close(fd);
-    return Status(StatusCode::kUnavailable, "no runtime socket " + path);
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return Status(StatusCode::kUnavailable, "cannot reach haproxy's runtime socket " + path);
+  const int fd = connect_unix(socket_path);
+  if (fd < 0) {
+    return Status(StatusCode::kUnavailable,
+                  "cannot reach haproxy's runtime socket " + socket_path.string());
   }
   std::size_t sent = 0;
   while (sent < command.size()) {
