@@ -150,7 +150,8 @@ Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>
     records.emplace_back(entry.first, private_->fetch_record(entry.first, &t));
     stats.fetch_ms += ms_since(t0);
     ++stats.requests;
-    stats.pir_bytes += t.query_bytes + t.response_bytes;
+    stats.pir_query_bytes += t.query_bytes;
+    stats.pir_response_bytes += t.response_bytes;
     // A transport failure is the provider's own doing at a position it chose without knowing
     // the list: stopping there tells it nothing (and a dead provider is not waited on 32 times).
     if (records.back().second.status().code() == StatusCode::kUnavailable) {
@@ -176,7 +177,8 @@ Status IvfListSource::fetch_private_batch(
   auto records = private_->fetch_records(lists, &t);
   stats.fetch_ms += ms_since(t0);
   ++stats.requests;
-  stats.pir_bytes += t.query_bytes + t.response_bytes;
+  stats.pir_query_bytes += t.query_bytes;
+  stats.pir_response_bytes += t.response_bytes;
   PRIVSEARCH_RETURN_IF_ERROR(records.status());
   for (std::size_t i = 0; i < lists.size(); ++i) {
     const auto list = static_cast<std::uint32_t>(lists[i]);

@@ -40,7 +40,8 @@ struct ListFetchStats {
   std::uint64_t fetched_bytes = 0;  // segment bytes received
   std::size_t requests = 0;     // FetchLists calls, or PIR fetches in private mode
   double fetch_ms = 0;          // time in those calls
-  std::uint64_t pir_bytes = 0;  // private mode: PIR queries and answers sent and received
+  // Private mode: the PIR queries' bytes sent and their answers' received.
+  std::uint64_t pir_query_bytes = 0, pir_response_bytes = 0;
 };
 
 struct ListSourceLimits {

@@ -177,6 +177,13 @@ Result<std::unique_ptr<SearchClient>> SearchClient::open(
   return std::unique_ptr<SearchClient>(new SearchClient(std::move(impl)));
 }
 
+std::string_view stage_name(Stage stage) {
+  static constexpr std::array<std::string_view, kStageCount> kNames = {
+      "encode", "candidates", "list_fetch", "list_pir", "list_check",
+      "masks",  "key_upload", "encrypt",    "rpc",      "decrypt"};
+  return kNames[static_cast<std::size_t>(stage)];
+}
+
 Query Query::text(std::string_view text) {
   Query q;
   q.kind_ = Kind::kText;

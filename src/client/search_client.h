@@ -9,6 +9,7 @@
 // session, the LWE mask pool and the CSPRNG always have one user.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -120,21 +121,39 @@ struct SearchHit {
   std::string title;      // from the local payload store, when present
 };
 
+// The stages of a search, in the order they run; which ones run depends on the candidate
+// source and the scorer (SearchClient::search).
+enum class Stage : std::size_t {
+  kEncode,      // text -> vector (the index's encoder)
+  kCandidates,  // the candidate source: the flat PQ scan, or IVF routing and the scan of the
+                // probed lists' segments as they arrive (items: lists probed)
+  kListFetch,   // IVF: waiting for the probed lists not cached (items: segments fetched)
+  kListPir,     // IVF by PIR: the list fetches' PIR queries (items) and their bytes
+  kListCheck,   // IVF: checking (SHA-256) and decoding the lists, and the caches (items:
+                // the probed lists' segments, more than the lists after updates)
+  kMasks,       // access-private: masks made during this search (0 when prepared ahead)
+  kKeyUpload,   // a new key epoch's rotation keys (bytes sent)
+  kEncrypt,     // the query encrypted; with K's keys uploaded it runs on a second thread
+                // during kCandidates, off the critical path of total_ms
+  kRpc,         // the scorer's request and response
+  kDecrypt,     // the scores decrypted and ranked
+};
+inline constexpr std::size_t kStageCount = 10;
+std::string_view stage_name(Stage stage);
+
+struct StageTiming {
+  double ms = 0;
+  std::size_t bytes_sent = 0, bytes_received = 0;
+  std::size_t items = 0;  // what the stage handled (see Stage)
+  std::size_t bytes() const { return bytes_sent + bytes_received; }
+};
+
 struct SearchTiming {
-  double encode_ms = 0, pq_scan_ms = 0, encrypt_ms = 0, rpc_ms = 0, provider_ms = 0,
-         decrypt_ms = 0, total_ms = 0;
-  double mask_ms = 0;  // access-private: masks made during this search (0 when prepared)
-  // encrypt_ms runs on a second thread during the candidate search (route, list fetch, scan)
-  // once K's keys are uploaded; it is then off the critical path of total_ms.
-  std::size_t request_bytes = 0, response_bytes = 0, key_upload_bytes = 0;
-  // IVF: routing and the scan of every segment (as it arrives) are pq_scan_ms; waiting for the
-  // lists not cached is list_fetch_ms; checking (SHA-256) and decoding them list_check_ms.
-  // list_segments: the probed lists' segments (more than the lists after updates);
-  // lists_fetched counts the segments fetched.
-  double list_fetch_ms = 0, list_check_ms = 0;
-  std::size_t lists_probed = 0, list_segments = 0, lists_fetched = 0, list_bytes = 0;
-  // Private list fetch (OpenOptions::private_lists): PIR fetches and their bytes both ways.
-  std::size_t list_pir_fetches = 0, list_pir_bytes = 0;
+  std::array<StageTiming, kStageCount> stages{};
+  double total_ms = 0;     // the whole search, wall clock
+  double provider_ms = 0;  // the provider's own time inside kRpc (its word)
+  StageTiming& operator[](Stage s) { return stages[static_cast<std::size_t>(s)]; }
+  const StageTiming& operator[](Stage s) const { return stages[static_cast<std::size_t>(s)]; }
 };
 
 struct SearchResult {

@@ -98,7 +98,7 @@ struct SearchClient::Impl {
     auto t0 = Clock::now();
     if (!ivf) {
       auto found = index::scan_top_k(flat_codebook, flat_segments, z, k, 1, deleted);
-      t.pq_scan_ms = ms_since(t0);
+      t[Stage::kCandidates].ms = ms_since(t0);
       return found;
     }
     out.probed_lists = index::route_query(*ivf, z, nprobe != 0 ? nprobe : kDefaultNprobe);
@@ -118,26 +118,28 @@ struct SearchClient::Impl {
       return Status();
     }));
     const double lists_ms = ms_since(t_lists);
-    t.list_fetch_ms = stats.fetch_ms;
-    t.list_check_ms = std::max(0.0, lists_ms - stats.fetch_ms - scan_ms);  // and the cache's
-    t.lists_probed = stats.probed;
-    t.list_segments = stats.segments;
-    t.lists_fetched = stats.fetched;
-    t.list_bytes = stats.fetched_bytes;
+    t[Stage::kListFetch].ms = stats.fetch_ms;
+    t[Stage::kListCheck].ms =
+        std::max(0.0, lists_ms - stats.fetch_ms - scan_ms);  // and the cache's
+    t[Stage::kCandidates].items = stats.probed;
+    t[Stage::kListCheck].items = stats.segments;
+    t[Stage::kListFetch].items = stats.fetched;
+    t[Stage::kListFetch].bytes_received = stats.fetched_bytes;
     if (lists->private_fetch()) {
-      t.list_pir_fetches = stats.requests;
-      t.list_pir_bytes = stats.pir_bytes;
+      t[Stage::kListPir].items = stats.requests;
+      t[Stage::kListPir].bytes_sent = stats.pir_query_bytes;
+      t[Stage::kListPir].bytes_received = stats.pir_response_bytes;
     }
     t0 = Clock::now();
     auto found = scan.top_k(k, ivf->spill, deleted);
-    t.pq_scan_ms = route_ms + scan_ms + ms_since(t0);
+    t[Stage::kCandidates].ms = route_ms + scan_ms + ms_since(t0);
     return found;
   }
 
   // Starts a key epoch for K (fresh rotation keys, one upload) and records its key id.
   Status upload_keys(std::size_t k, SearchTiming& t) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto req, session->make_key_upload(k, provider_floods));
-    t.key_upload_bytes += req.ByteSizeLong();
+    t[Stage::kKeyUpload].bytes_sent += req.ByteSizeLong();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto resp, transport->upload_keys(req));
     if (resp.has_error()) return provider_refusal("the keys", resp.error());
     session->set_key_id(k, resp.key_id());
@@ -162,16 +164,16 @@ struct SearchClient::Impl {
           pending, session->complete_request(std::move(*encrypted), ids, manifest.version_id));
     } else {
       PRIVSEARCH_ASSIGN_OR_RETURN(pending, session->build_request({z, ids, manifest.version_id}));
-      t.encrypt_ms = ms_since(t0);
+      t[Stage::kEncrypt].ms = ms_since(t0);
     }
 
     v1::RerankResponse resp;
     int key_renewals = 0;
     for (;;) {
-      t.request_bytes = pending.request.ByteSizeLong();
+      t[Stage::kRpc].bytes_sent = pending.request.ByteSizeLong();
       t0 = Clock::now();
       PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->rerank(pending.request));
-      t.rpc_ms = ms_since(t0);
+      t[Stage::kRpc].ms = ms_since(t0);
       if (!resp.has_error()) break;
       const auto code = resp.error().code();
       // An evicted key set, or (when allowed) a used-up budget: a new key epoch, once.
@@ -182,10 +184,10 @@ struct SearchClient::Impl {
       pending.request.set_key_id(*session->key_id(ids.size()));
     }
     t.provider_ms = resp.provider_ms();
-    t.response_bytes = resp.ByteSizeLong();
+    t[Stage::kRpc].bytes_received = resp.ByteSizeLong();
     t0 = Clock::now();
     auto scores = session->decode_response(pending, resp);
-    t.decrypt_ms = ms_since(t0);
+    t[Stage::kDecrypt].ms = ms_since(t0);
     return scores;
   }
 };

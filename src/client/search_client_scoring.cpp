@@ -56,7 +56,7 @@ Result<ProjectedQuery> SearchClient::Impl::project(const Query& query, SearchTim
     }
     const auto t0 = Clock::now();
     raw = encoder->encode_query(query.as_text());
-    t.encode_ms = ms_since(t0);
+    t[Stage::kEncode].ms = ms_since(t0);
   }
   const auto& v = query.kind() == Query::Kind::kText ? raw : query.as_vector();
   if (v.size() != projection.input_dim) {
@@ -95,7 +95,7 @@ Status SearchClient::Impl::rerank(const ProjectedQuery& z, const SearchOptions& 
     auto [e, ms] = early.get();
     if (e.ok()) {
       encrypted = std::move(e).value();
-      t.encrypt_ms = ms;
+      t[Stage::kEncrypt].ms = ms;
     }
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, std::move(found));
@@ -165,7 +165,7 @@ Status SearchClient::Impl::private_score(const ProjectedQuery& z, const SearchOp
   if (scorer->prepared() < out.private_clusters.size()) {
     PRIVSEARCH_RETURN_IF_ERROR(
         scorer->prepare(out.private_clusters.size() - scorer->prepared(), prng));
-    t.mask_ms = ms_since(t0);
+    t[Stage::kMasks].ms = ms_since(t0);
   }
   t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer->encrypt(z.scan, out.private_clusters, prng));
@@ -173,13 +173,13 @@ Status SearchClient::Impl::private_score(const ProjectedQuery& z, const SearchOp
   request.set_artifact_version(manifest.version_id);
   request.set_queries(static_cast<std::uint32_t>(out.private_clusters.size()));
   request.set_ciphertexts(scoring::pack_queries(pending.queries, layout.query_drop_bits));
-  t.encrypt_ms = ms_since(t0);
-  t.request_bytes = request.ByteSizeLong();
+  t[Stage::kEncrypt].ms = ms_since(t0);
+  t[Stage::kRpc].bytes_sent = request.ByteSizeLong();
   t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto response, transport->private_score(request));
-  t.rpc_ms = ms_since(t0);
+  t[Stage::kRpc].ms = ms_since(t0);
   if (response.has_error()) return provider_refusal("the private scoring", response.error());
-  t.response_bytes = response.ByteSizeLong();
+  t[Stage::kRpc].bytes_received = response.ByteSizeLong();
   t.provider_ms = response.provider_ms();
   t0 = Clock::now();
   const std::size_t expected = scoring::packed_answer_bytes(
@@ -191,7 +191,7 @@ Status SearchClient::Impl::private_score(const ProjectedQuery& z, const SearchOp
   }
   auto scored = scorer->decode(std::move(pending), response.answers());
   if (!scored.ok()) return Status(StatusCode::kDataLoss, scored.status().message());
-  t.decrypt_ms = ms_since(t0);
+  t[Stage::kDecrypt].ms = ms_since(t0);
   for (std::size_t i = 0; i < std::min(options.top, scored->size()); ++i) {
     out.hits.push_back(hit((*scored)[i].doc, static_cast<double>((*scored)[i].score)));
   }

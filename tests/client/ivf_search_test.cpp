@@ -121,12 +121,12 @@ TEST_F(IvfSearchTest, FewListsRestrictTheCandidatesAndAreFetchedOnce) {
     in_probed.insert(list.ids.begin(), list.ids.end());
   }
   for (const auto d : first.candidates) EXPECT_EQ(in_probed.count(d), 1u) << d;
-  EXPECT_EQ(first.timing.lists_probed, 2u);
-  EXPECT_EQ(first.timing.lists_fetched, 2u);
-  EXPECT_EQ(first.timing.list_bytes, bytes);
+  EXPECT_EQ(first.timing[Stage::kCandidates].items, 2u);
+  EXPECT_EQ(first.timing[Stage::kListFetch].items, 2u);
+  EXPECT_EQ(first.timing[Stage::kListFetch].bytes_received, bytes);
   // The same lists again: from memory, nothing fetched.
   const auto again = *sc->search(client::Query::text("text of document 17"), so);
-  EXPECT_EQ(again.timing.lists_fetched, 0u);
+  EXPECT_EQ(again.timing[Stage::kListFetch].items, 0u);
   EXPECT_EQ(again.candidates, first.candidates);
 }
 
@@ -138,10 +138,10 @@ TEST_F(IvfSearchTest, TheDiskCacheOutlivesTheClientAndHealsDamagedFiles) {
     auto sc = open_client(CandidateIndex::kIvf);
     const auto r = *sc->search(client::Query::text("title 250"), so);
     probed = r.probed_lists;
-    EXPECT_EQ(r.timing.lists_fetched, 3u);
+    EXPECT_EQ(r.timing[Stage::kListFetch].items, 3u);
   }
   auto sc = open_client(CandidateIndex::kIvf);
-  EXPECT_EQ(sc->search(client::Query::text("title 250"), so)->timing.lists_fetched, 0u);
+  EXPECT_EQ(sc->search(client::Query::text("title 250"), so)->timing[Stage::kListFetch].items, 0u);
   // A damaged cache file is a miss: fetched again and replaced.
   const auto file = c.dir / "cache" / (to_hex(ivf.directory[probed[0]].sha256) + ".seg");
   ASSERT_TRUE(fs::exists(file));
@@ -152,7 +152,7 @@ TEST_F(IvfSearchTest, TheDiskCacheOutlivesTheClientAndHealsDamagedFiles) {
   }
   auto fresh = open_client(CandidateIndex::kIvf);
   const auto r = *fresh->search(client::Query::text("title 250"), so);
-  EXPECT_EQ(r.timing.lists_fetched, 1u);
+  EXPECT_EQ(r.timing[Stage::kListFetch].items, 1u);
   auto cache = *SegmentCache::open(c.dir / "cache", 1 << 30);
   EXPECT_TRUE(cache.get(ivf.directory[probed[0]].sha256).has_value());
 }
@@ -294,7 +294,7 @@ TEST_F(IvfSearchTest, AccessPrivateSearchTakesItsCandidatesFromTheLists) {
   const auto r = sc->search(Query::text("text of document 17"), po);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->probed_lists.size(), 2u);
-  EXPECT_EQ(r->timing.lists_fetched, 2u);
+  EXPECT_EQ(r->timing[Stage::kListFetch].items, 2u);
   EXPECT_EQ(r->private_clusters.size(), 2u);
   EXPECT_FALSE(r->hits.empty());
 }

@@ -102,17 +102,17 @@ TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQu
     }
     // What the provider sees: the same sizes for every query.
     if (request_bytes == 0) {
-      request_bytes = r->timing.request_bytes;
-      response_bytes = r->timing.response_bytes;
+      request_bytes = r->timing[Stage::kRpc].bytes_sent;
+      response_bytes = r->timing[Stage::kRpc].bytes_received;
     }
-    EXPECT_EQ(r->timing.request_bytes, request_bytes) << q;
-    EXPECT_EQ(r->timing.response_bytes, response_bytes) << q;
+    EXPECT_EQ(r->timing[Stage::kRpc].bytes_sent, request_bytes) << q;
+    EXPECT_EQ(r->timing[Stage::kRpc].bytes_received, response_bytes) << q;
   }
   // Masks prepared ahead of the query: the search makes none of its own.
   ASSERT_TRUE(sc->prepare_private(3).ok());
   const auto prepared = sc->search(Query::text("document 42"), po);
   ASSERT_TRUE(prepared.ok());
-  EXPECT_EQ(prepared->timing.mask_ms, 0.0);
+  EXPECT_EQ(prepared->timing[Stage::kMasks].ms, 0.0);
   // m = 1 and m = 7 (every cluster) work too.
   po.clusters = 1;
   EXPECT_TRUE(sc->search(Query::text("document 5"), po).ok());

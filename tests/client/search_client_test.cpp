@@ -85,10 +85,10 @@ TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {
   }
   for (std::size_t i = 1; i < r.hits.size(); ++i) EXPECT_GE(r.hits[i - 1].score, r.hits[i].score);
   EXPECT_EQ(r.hits[0].title.rfind("Title ", 0), 0u) << r.hits[0].title;
-  EXPECT_GT(r.timing.key_upload_bytes, 0u);
-  EXPECT_GT(r.timing.request_bytes, 0u);
+  EXPECT_GT(r.timing[Stage::kKeyUpload].bytes_sent, 0u);
+  EXPECT_GT(r.timing[Stage::kRpc].bytes_sent, 0u);
   // The second query of the same key epoch and K uploads nothing.
-  EXPECT_EQ(sc->search(Query::text("document 3"), so)->timing.key_upload_bytes, 0u);
+  EXPECT_EQ(sc->search(Query::text("document 3"), so)->timing[Stage::kKeyUpload].bytes_sent, 0u);
 }
 
 // A float16 exact store (--store-dtype float16): the provider widens the rows it gathers, and the
@@ -131,7 +131,7 @@ TEST_F(SearchClientTest, FloodingProviderGetsThePublicKeyAndScoresStillDecrypt) 
   const auto r = sc->search(Query::text(q), so);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   // The upload carries the ~200 KB public key on top of the rotation keys.
-  EXPECT_GT(r->timing.key_upload_bytes, 200000u);
+  EXPECT_GT(r->timing[Stage::kKeyUpload].bytes_sent, 200000u);
   for (std::size_t i = 0; i < r->candidates.size(); ++i) {
     EXPECT_NEAR(r->candidate_scores[i], plain_score(q, r->candidates[i]), 1e-2) << i;
   }
@@ -149,7 +149,7 @@ TEST_F(SearchClientTest, EvictedKeysAreUploadedAgain) {
   ASSERT_TRUE(sc->search(Query::text("document 5"), b).ok());
   const auto again = sc->search(Query::text("document 5"), a);  // UNKNOWN_KEY_ID, re-upload, retry
   ASSERT_TRUE(again.ok()) << again.status().to_string();
-  EXPECT_GT(again->timing.key_upload_bytes, 0u);
+  EXPECT_GT(again->timing[Stage::kKeyUpload].bytes_sent, 0u);
 }
 
 // One request in flight at a time at the provider: concurrent clients get OVERLOADED and ride it

@@ -26,6 +26,8 @@
 #include "testing/tiny_collection.h"
 
 namespace privsearch {
+
+using client::Stage;
 namespace {
 
 namespace fs = std::filesystem;
@@ -82,17 +84,17 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
     ASSERT_FALSE(got->hits.empty());
     EXPECT_EQ(got->hits.front().doc, wanted[i].hits.front().doc) << rows[i];
     // One PIR fetch per list not yet in memory (none for the repeated query).
-    EXPECT_EQ(got->timing.list_pir_fetches, got->timing.lists_fetched) << rows[i];
+    EXPECT_EQ(got->timing[Stage::kListPir].items, got->timing[Stage::kListFetch].items) << rows[i];
     if (i == 0) {
-      EXPECT_EQ(got->timing.list_pir_fetches, so.nprobe);
+      EXPECT_EQ(got->timing[Stage::kListPir].items, so.nprobe);
     }
     if (i == 2) {
-      EXPECT_EQ(got->timing.list_pir_fetches, 0u);
+      EXPECT_EQ(got->timing[Stage::kListPir].items, 0u);
     }
-    if (got->timing.lists_fetched > 0) {
-      EXPECT_GT(got->timing.list_pir_bytes, 0u);
+    if (got->timing[Stage::kListFetch].items > 0) {
+      EXPECT_GT(got->timing[Stage::kListPir].bytes(), 0u);
     }
-    pir_fetches += got->timing.list_pir_fetches;
+    pir_fetches += got->timing[Stage::kListPir].items;
   }
   // The private client's searches made no FetchLists call: the provider saw PIR queries only.
   const auto plain_fetches = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
@@ -107,8 +109,8 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
     const auto got = constant->search(client::Query::vector(std::span(c.vectors.row(17), c.vectors.cols)), so);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, wanted[0].candidates);
-    EXPECT_EQ(got->timing.list_pir_fetches, so.nprobe) << round;
-    EXPECT_EQ(got->timing.lists_fetched, round == 0 ? so.nprobe : 0u) << round;
+    EXPECT_EQ(got->timing[Stage::kListPir].items, so.nprobe) << round;
+    EXPECT_EQ(got->timing[Stage::kListFetch].items, round == 0 ? so.nprobe : 0u) << round;
   }
   EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), pir_fetches + 2 * so.nprobe);
 

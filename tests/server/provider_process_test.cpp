@@ -31,6 +31,8 @@
 #include "testing/tiny_collection.h"
 
 namespace privsearch {
+
+using client::Stage;
 namespace {
 
 using testing::tiny_index_options;
@@ -182,7 +184,7 @@ TEST(ProviderProcess, ServesIvfListsToAThinClient) {
     const auto b = *flat->search(client::Query::vector(q), so);
     EXPECT_EQ(a->candidates, b.candidates);
     EXPECT_EQ(a->hits.front().doc, b.hits.front().doc);
-    EXPECT_EQ(a->timing.lists_fetched, row == 17 ? 8u : 0u);  // the second from memory
+    EXPECT_EQ(a->timing[Stage::kListFetch].items, row == 17 ? 8u : 0u);  // the second from memory
   }
   const int status = provider->stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -211,8 +213,8 @@ TEST(ProviderProcess, ServesAccessPrivateScoring) {
   ASSERT_TRUE(a.ok()) << a.status().to_string();
   const auto b = sc->search(client::Query::vector(std::span(c.vectors.row(300), c.vectors.cols)), po);
   ASSERT_TRUE(b.ok()) << b.status().to_string();
-  EXPECT_EQ(a->timing.request_bytes, b->timing.request_bytes);
-  EXPECT_EQ(a->timing.response_bytes, b->timing.response_bytes);
+  EXPECT_EQ(a->timing[Stage::kRpc].bytes_sent, b->timing[Stage::kRpc].bytes_sent);
+  EXPECT_EQ(a->timing[Stage::kRpc].bytes_received, b->timing[Stage::kRpc].bytes_received);
   const auto layout = *scoring::load_layout(o.out / scoring::kLayoutFile);
   const auto matrix = *scoring::load_matrix(o.out / scoring::kMatrixFile);
   const auto cluster_of = scoring::cluster_of_documents(layout);

@@ -25,6 +25,8 @@
 #include "rerank/layout.h"
 
 namespace privsearch::tools {
+
+using client::Stage;
 namespace {
 
 struct Args {
@@ -214,28 +216,31 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     for (const auto& h : r.hits) {
       j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
     }
-    j["timing_ms"] = {{"encode", t.encode_ms},     {"pq_scan", t.pq_scan_ms},
-                      {"encrypt", t.encrypt_ms},   {"rpc", t.rpc_ms},
-                      {"provider", t.provider_ms}, {"decrypt", t.decrypt_ms},
+    j["timing_ms"] = {{"encode", t[Stage::kEncode].ms},
+                      {"pq_scan", t[Stage::kCandidates].ms},
+                      {"encrypt", t[Stage::kEncrypt].ms},
+                      {"rpc", t[Stage::kRpc].ms},
+                      {"provider", t.provider_ms},
+                      {"decrypt", t[Stage::kDecrypt].ms},
                       {"total", t.total_ms}};
-    j["request_bytes"] = t.request_bytes;
-    j["response_bytes"] = t.response_bytes;
-    j["key_upload_bytes"] = t.key_upload_bytes;
+    j["request_bytes"] = t[Stage::kRpc].bytes_sent;
+    j["response_bytes"] = t[Stage::kRpc].bytes_received;
+    j["key_upload_bytes"] = t[Stage::kKeyUpload].bytes_sent;
     if (!r.probed_lists.empty()) {
-      j["ivf"] = {{"lists_probed", t.lists_probed},
-                  {"list_segments", t.list_segments},
-                  {"lists_fetched", t.lists_fetched},
-                  {"list_bytes", t.list_bytes},
-                  {"list_fetch_ms", t.list_fetch_ms}};
+      j["ivf"] = {{"lists_probed", t[Stage::kCandidates].items},
+                  {"list_segments", t[Stage::kListCheck].items},
+                  {"lists_fetched", t[Stage::kListFetch].items},
+                  {"list_bytes", t[Stage::kListFetch].bytes_received},
+                  {"list_fetch_ms", t[Stage::kListFetch].ms}};
       if (a.private_lists) {
-        j["ivf"]["pir_fetches"] = t.list_pir_fetches;
-        j["ivf"]["pir_bytes"] = t.list_pir_bytes;
+        j["ivf"]["pir_fetches"] = t[Stage::kListPir].items;
+        j["ivf"]["pir_bytes"] = t[Stage::kListPir].bytes();
       }
     }
     if (a.access_private) {
       j["mode"] = "access-private";
       j["clusters"] = r.private_clusters.size();
-      j["timing_ms"]["masks"] = t.mask_ms;
+      j["timing_ms"]["masks"] = t[Stage::kMasks].ms;
     }
     fmt::print("{}\n", j.dump());
     return;
@@ -252,26 +257,28 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     fmt::print(
         "  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
         "provider ({} B, {:.1f} ms)\n",
-        t.lists_probed, t.list_segments, t.list_segments - t.lists_fetched, t.lists_fetched,
-        t.list_bytes, t.list_fetch_ms);
+        t[Stage::kCandidates].items, t[Stage::kListCheck].items,
+        t[Stage::kListCheck].items - t[Stage::kListFetch].items, t[Stage::kListFetch].items,
+        t[Stage::kListFetch].bytes_received, t[Stage::kListFetch].ms);
     if (a.private_lists) {
       fmt::print("  private list fetch: {} PIR fetches, {} B sent and received\n",
-                 t.list_pir_fetches, t.list_pir_bytes);
+                 t[Stage::kListPir].items, t[Stage::kListPir].bytes());
     }
   }
   if (a.access_private) {
     fmt::print(
         "  access-private: {} clusters scored; request {} B, response {} B (the same for every "
         "query); provider {:.1f} ms, end to end {:.1f} ms (masks {:.1f} ms)\n",
-        r.private_clusters.size(), t.request_bytes, t.response_bytes, t.provider_ms, t.total_ms,
-        t.mask_ms);
+        r.private_clusters.size(), t[Stage::kRpc].bytes_sent, t[Stage::kRpc].bytes_received,
+        t.provider_ms, t.total_ms, t[Stage::kMasks].ms);
     return;
   }
-  fmt::print(
-      "  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
-      r.candidates.size(), t.request_bytes, t.response_bytes,
-      t.key_upload_bytes ? fmt::format(", keys uploaded {} B", t.key_upload_bytes) : std::string(),
-      t.provider_ms, t.total_ms);
+  fmt::print("  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
+             r.candidates.size(), t[Stage::kRpc].bytes_sent, t[Stage::kRpc].bytes_received,
+             t[Stage::kKeyUpload].bytes_sent
+                 ? fmt::format(", keys uploaded {} B", t[Stage::kKeyUpload].bytes_sent)
+                 : std::string(),
+             t.provider_ms, t.total_ms);
 }
 
 // `batch`: how many documents shared the PirQuery whose timing `ft` is (hintless batches).

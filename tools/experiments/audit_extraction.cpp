@@ -15,6 +15,8 @@
 #include "protocol/identities.h"
 
 namespace privsearch::tools {
+
+using client::Stage;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -53,7 +55,7 @@ Result<Recovery> recover_rows(client::SearchClient& sc, const std::vector<std::u
       PRIVSEARCH_ASSIGN_OR_RETURN(auto s, scores_of(sc, e, ids, so, &t));
       row[j] = s[0];
       ++r.queries;
-      r.bytes += t.request_bytes + t.response_bytes;
+      r.bytes += t[Stage::kRpc].bytes_sent + t[Stage::kRpc].bytes_received;
     }
     r.seconds += seconds_since(t0);
     r.rows.push_back(std::move(row));
@@ -136,15 +138,15 @@ Result<RotationCost> row_with_key_rotation(client::SearchClient& sc, std::uint32
     const std::uint32_t ids[1] = {target};
     client::SearchTiming t;
     auto s = scores_of(sc, e, ids, so, &t);
-    c.key_upload_bytes += t.key_upload_bytes;
-    c.key_epochs += t.key_upload_bytes > 0 ? 1 : 0;
+    c.key_upload_bytes += t[Stage::kKeyUpload].bytes_sent;
+    c.key_epochs += t[Stage::kKeyUpload].bytes_sent > 0 ? 1 : 0;
     if (!s.ok()) {
       if (s.status().code() != StatusCode::kResourceExhausted) return s.status();
       c.refusal = s.status().to_string();
       break;
     }
     ++c.answered;
-    c.bytes += t.request_bytes + t.response_bytes;
+    c.bytes += t[Stage::kRpc].bytes_sent + t[Stage::kRpc].bytes_received;
   }
   c.seconds = seconds_since(t0);
   c.row_completed = c.answered == d;

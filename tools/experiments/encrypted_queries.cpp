@@ -8,6 +8,8 @@
 
 namespace privsearch::tools {
 
+using client::Stage;
+
 Result<EncryptedQueryOutcome> run_encrypted_query(client::SearchClient& client,
                                                   const index::ExactStore& store,
                                                   const index::Collection& c,
@@ -63,13 +65,13 @@ void EncryptedRunTotals::add(const EncryptedQueryOutcome& q) {
   ndcg_plaintext.push_back(q.ndcg10_plaintext);
   end_to_end_ms.push_back(q.timing.total_ms);
   provider_ms.push_back(q.timing.provider_ms);
-  rpc_ms.push_back(q.timing.rpc_ms);
+  rpc_ms.push_back(q.timing[Stage::kRpc].ms);
   abs_errors.insert(abs_errors.end(), q.abs_errors.begin(), q.abs_errors.end());
   max_abs_error = std::max(max_abs_error, q.max_abs_error);
   same_top10 += q.top10_match() ? 1 : 0;
-  request_bytes = q.timing.request_bytes;
-  response_bytes = q.timing.response_bytes;
-  key_upload_bytes += q.timing.key_upload_bytes;
+  request_bytes = q.timing[Stage::kRpc].bytes_sent;
+  response_bytes = q.timing[Stage::kRpc].bytes_received;
+  key_upload_bytes += q.timing[Stage::kKeyUpload].bytes_sent;
 }
 
 void EncryptedRunTotals::add_no_known_terms() {

@@ -23,6 +23,8 @@
 #include "index/payload_store.h"
 
 namespace privsearch::tools {
+
+using client::Stage;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -49,9 +51,9 @@ class E2eBench {
     auto t0 = Clock::now();
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto first, sc->search(client::Query::vector(query()), so_));
     out.first_result_ms = ms_since(t0);
-    out.request_bytes = first.timing.request_bytes;
-    out.response_bytes = first.timing.response_bytes;
-    out.key_upload_bytes = first.timing.key_upload_bytes;
+    out.request_bytes = first.timing[Stage::kRpc].bytes_sent;
+    out.response_bytes = first.timing[Stage::kRpc].bytes_received;
+    out.key_upload_bytes = first.timing[Stage::kKeyUpload].bytes_sent;
     auto& l = out.latencies;
     double cpu0 = 0;
     for (std::size_t i = 0; i < 5 + o_.queries; ++i) {
@@ -64,11 +66,11 @@ class E2eBench {
       if (i < 5) continue;
       const auto& t = r.value().timing;
       l.online.push_back(t.total_ms);
-      l.pq_scan.push_back(t.pq_scan_ms);
-      l.encrypt.push_back(t.encrypt_ms);
-      l.rpc.push_back(t.rpc_ms);
+      l.pq_scan.push_back(t[Stage::kCandidates].ms);
+      l.encrypt.push_back(t[Stage::kEncrypt].ms);
+      l.rpc.push_back(t[Stage::kRpc].ms);
       l.provider.push_back(t.provider_ms);
-      l.decrypt.push_back(t.decrypt_ms);
+      l.decrypt.push_back(t[Stage::kDecrypt].ms);
     }
     if (o_.queries > 0) {
       out.provider_core_s_per_search =
@@ -197,8 +199,8 @@ class E2eBench {
       f.search_ms.push_back(search_ms);
       f.fetch_ms.push_back(ms_since(t0) - search_ms);
       f.online_ms.push_back(ms_since(t0));
-      bytes += r.timing.request_bytes + r.timing.response_bytes + r.timing.list_pir_bytes +
-               ft.query_bytes + ft.response_bytes;
+      bytes += r.timing[Stage::kRpc].bytes_sent + r.timing[Stage::kRpc].bytes_received +
+               r.timing[Stage::kListPir].bytes() + ft.query_bytes + ft.response_bytes;
       for (std::size_t h = 0; h < std::min<std::size_t>(10, r.hits.size()); ++h) {
         if (r.hits[h].doc == source) ++f.hits10;
       }

@@ -30,6 +30,8 @@
 #include "suites/list_cache_model.h"
 
 namespace privsearch::tools {
+
+using client::Stage;
 namespace {
 
 namespace fs = std::filesystem;
@@ -341,13 +343,13 @@ nlohmann::json timed_searches(client::SearchClient& sc, const SelfQueries& queri
     if (i < warmup) continue;
     const auto& t = r->timing;
     total.push_back(t.total_ms);
-    scan.push_back(t.pq_scan_ms);
-    fetch.push_back(t.list_fetch_ms);
-    check.push_back(t.list_check_ms);
+    scan.push_back(t[Stage::kCandidates].ms);
+    fetch.push_back(t[Stage::kListFetch].ms);
+    check.push_back(t[Stage::kListCheck].ms);
     provider_ms.push_back(t.provider_ms);
-    rpc.push_back(t.rpc_ms);
-    encrypt.push_back(t.encrypt_ms);
-    list_bytes.push_back(static_cast<double>(t.list_bytes));
+    rpc.push_back(t[Stage::kRpc].ms);
+    encrypt.push_back(t[Stage::kEncrypt].ms);
+    list_bytes.push_back(static_cast<double>(t[Stage::kListFetch].bytes_received));
   }
   nlohmann::json out;
   out["nprobe"] = nprobe;
