@@ -24,8 +24,8 @@ int main() {
   //    checked against the 128-bit HE-standard table by create().
   const Params params = Params::create(paper_n8192_literal()).value();
   const Encoder encoder = Encoder::create(params).value();
-  std::printf("params %s: n = %zu, %zu slots, log2(QP) = %.1f\n", params.name().c_str(),
-              params.n(), params.slots(), params.log_qp());
+  std::printf("params %s: n = %zu, %zu slots, log2(QP) = %.1f\n", params.name().c_str(), params.n(),
+              params.slots(), params.log_qp());
 
   // 2. Client: keys from the OS-seeded CSPRNG.
   Prng prng = Prng::create();

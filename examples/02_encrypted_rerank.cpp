@@ -32,7 +32,8 @@ int main() {
   std::vector<double> z(dim);
   for (std::size_t j = 0; j < dim; ++j) z[j] = std::cos(0.1 * double(j)) / std::sqrt(dim / 2.0);
   const auto query = encrypt_query(layout, params, sk, z, prng).value();
-  const auto request = ckks::serialize_ciphertext(params, query, ckks::CiphertextForm::kSeeded).value();
+  const auto request =
+      ckks::serialize_ciphertext(params, query, ckks::CiphertextForm::kSeeded).value();
   std::printf("layout: period %zu, %zu classes x %zu windows, %zu rotation keys (%zu bytes)\n",
               layout.period(), layout.width(), layout.windows(), layout.rotation_steps().size(),
               ckks::serialize_galois_keys(params, keys).size());
@@ -49,9 +50,10 @@ int main() {
   const auto response =
       ckks::compact(params, result.outputs[0], ckks::CompactOptions{1.0, 18.0}).value();
   const auto wire = ckks::serialize_compact(response);
-  std::printf("provider: %zu rotations, %zu plaintext products; request %zu bytes, response %zu "
-              "bytes\n",
-              result.counts.rotations, result.counts.multiply_plain, request.size(), wire.size());
+  std::printf(
+      "provider: %zu rotations, %zu plaintext products; request %zu bytes, response %zu "
+      "bytes\n",
+      result.counts.rotations, result.counts.multiply_plain, request.size(), wire.size());
 
   // Client: decrypt, compare with the plaintext scores, rank.
   const auto back = ckks::deserialize_compact(params, wire).value();
@@ -65,7 +67,7 @@ int main() {
   std::vector<std::size_t> order(k);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return scores[a] > scores[b]; });
-  std::printf("client: top-3 candidates %zu, %zu, %zu; max score error %.3g\n", order[0],
-              order[1], order[2], max_err);
+  std::printf("client: top-3 candidates %zu, %zu, %zu; max score error %.3g\n", order[0], order[1],
+              order[2], max_err);
   return max_err < 5e-6 ? 0 : 1;
 }

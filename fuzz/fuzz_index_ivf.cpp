@@ -54,16 +54,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> body(data + 1, size - 1);
   if (data[0] % 5 == 4) {
     if (body.size() < 2) return 0;
-    const std::size_t named = std::min<std::size_t>(body[0] | (std::size_t{body[1]} << 8),
-                                                    body.size() - 2);
+    const std::size_t named =
+        std::min<std::size_t>(body[0] | (std::size_t{body[1]} << 8), body.size() - 2);
     const auto record = body.subspan(2);
     const auto ivf = forged_directory(record.first(named));
     const auto parts = index::split_list_record(ivf, 0, record);
     if (!parts.ok()) return 0;
-    PRIVSEARCH_CHECK(parts->size() == 1 && parts->front().bytes.size() == named &&
-                         std::equal(parts->front().bytes.begin(), parts->front().bytes.end(),
-                                    record.begin()),
-                     "accepted a record whose part is not the named segment");
+    PRIVSEARCH_CHECK(
+        parts->size() == 1 && parts->front().bytes.size() == named &&
+            std::equal(parts->front().bytes.begin(), parts->front().bytes.end(), record.begin()),
+        "accepted a record whose part is not the named segment");
     PRIVSEARCH_CHECK(std::all_of(record.begin() + static_cast<std::ptrdiff_t>(named), record.end(),
                                  [](std::uint8_t b) { return b == 0; }),
                      "accepted a record with non-zero padding");
@@ -114,16 +114,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     PRIVSEARCH_CHECK(docs == ivf->documents && next == ivf->lists_file_bytes,
                      "accepted directory whose lists do not add up");
     const std::vector<float> query(ivf->codebook.dim, 0.5f);
-    PRIVSEARCH_CHECK(index::route_query(*ivf, query, 3).size() == std::min<std::size_t>(3, ivf->lists),
-                     "routing returned the wrong number of lists");
+    PRIVSEARCH_CHECK(
+        index::route_query(*ivf, query, 3).size() == std::min<std::size_t>(3, ivf->lists),
+        "routing returned the wrong number of lists");
     return 0;
   }
   const auto ivf = forged_directory(body);
   const auto list = index::decode_list(ivf, 0, body);
   if (!list.ok()) return 0;
-  PRIVSEARCH_CHECK(list->ids.size() == list->count &&
-                       list->blocked.size() == ((list->count + 63) / 64) * 2 * 64,
-                   "accepted segment of the wrong size");
+  PRIVSEARCH_CHECK(
+      list->ids.size() == list->count && list->blocked.size() == ((list->count + 63) / 64) * 2 * 64,
+      "accepted segment of the wrong size");
   for (std::size_t i = 0; i < list->count; ++i) {
     PRIVSEARCH_CHECK(list->ids[i] < 1000 && (i == 0 || list->ids[i] > list->ids[i - 1]),
                      "accepted segment with ids out of order or range");

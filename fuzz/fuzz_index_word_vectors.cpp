@@ -21,8 +21,7 @@ fs::path scratch() {
   static const fs::path dir = [] {
     auto d = fs::temp_directory_path() / ("privsearch-fuzz-wv-" + std::to_string(::getpid()));
     fs::create_directories(d);
-    privsearch::index::WordVectors v(3, {"alpha", "beta", "gamma"},
-                                     {1, 0, 0, 0, 1, 0, 0, 0, 1});
+    privsearch::index::WordVectors v(3, {"alpha", "beta", "gamma"}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
     (void)v.save(d / "fixed.pswv");
     return d;
   }();
@@ -43,7 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::ofstream(input, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
   switch (data[0] % 3) {
-    case 0: (void)index::import_wink_json(input); break;
+    case 0:
+      (void)index::import_wink_json(input);
+      break;
     case 1: {
       const auto r = index::WordVectors::load(input);
       if (r.ok()) {
@@ -53,7 +54,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       break;
     }
-    default: (void)index::load_text_encoder(input, dir / "fixed.pswv"); break;
+    default:
+      (void)index::load_text_encoder(input, dir / "fixed.pswv");
+      break;
   }
   return 0;
 }

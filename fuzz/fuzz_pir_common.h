@@ -47,7 +47,8 @@ inline PirFixture& pir_fixture() {
     again.fill_pseudorandom(5);
     const auto plan = *pir::plan_row_shards(params, shape, 3);
     for (const auto& range : plan) {
-      fx->shards.push_back(std::move(*pir::ZipPirServer::create_shard(params, again, range, Seed{1}, 1, limits)));
+      fx->shards.push_back(
+          std::move(*pir::ZipPirServer::create_shard(params, again, range, Seed{1}, 1, limits)));
       PRIVSEARCH_CHECK(fx->shards.back()->register_client(fx->client->setup_message()).ok() &&
                            fx->shards.back()->precompute(id, 0, 1, 1).ok(),
                        "fixture shard");

@@ -13,9 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto pk = PaillierPublicKey::deserialize(body, true);
       if (pk.ok()) {
         const auto again = pk->serialize();
-        PRIVSEARCH_CHECK(again.size() == body.size() &&
-                             std::equal(again.begin(), again.end(), body.begin()),
-                         "Paillier public key decode/encode is not a bijection");
+        PRIVSEARCH_CHECK(
+            again.size() == body.size() && std::equal(again.begin(), again.end(), body.begin()),
+            "Paillier public key decode/encode is not a bijection");
       }
       break;
     }

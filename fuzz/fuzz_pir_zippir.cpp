@@ -1,6 +1,7 @@
 // Fuzz target: every ZipPIR message decoder (public info, setup, query, response, hint, and the
-// hint a replica takes from the shared store) against a live tiny deployment. Property: hostile bytes give an error, never a crash, and the genuine
-// query is still answered afterwards (the server keeps serving).
+// hint a replica takes from the shared store) against a live tiny deployment. Property: hostile
+// bytes give an error, never a crash, and the genuine query is still answered afterwards (the
+// server keeps serving).
 #include "fuzz_pir_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -14,9 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto info = ZipPirPublicInfo::deserialize(body, true);
       if (info.ok()) {
         const auto again = info->serialize();
-        PRIVSEARCH_CHECK(again.size() == body.size() &&
-                             std::equal(again.begin(), again.end(), body.begin()),
-                         "ZipPIR info decode/encode is not a bijection");
+        PRIVSEARCH_CHECK(
+            again.size() == body.size() && std::equal(again.begin(), again.end(), body.begin()),
+            "ZipPIR info decode/encode is not a bijection");
       }
       break;
     }

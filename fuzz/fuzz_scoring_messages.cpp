@@ -28,8 +28,8 @@ const scoring::ScoringArtifacts& artifacts() {
 }
 
 protocol::ProviderCore& core() {
-  static const std::unique_ptr<index::ExactStore> store =
-      fuzz::small_exact_store(4, 5, [](std::size_t) { return 0.25f; }, "scoring-store");
+  static const std::unique_ptr<index::ExactStore> store = fuzz::small_exact_store(
+      4, 5, [](std::size_t) { return 0.25f; }, "scoring-store");
   static const std::unique_ptr<protocol::ProviderCore> c = [] {
     protocol::ProviderConfig config(fuzz::fuzz_params());
     config.params_name = "insecure-test-64";
@@ -75,15 +75,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!req.ParseFromArray(body, static_cast<int>(n))) break;
       const auto r = core().private_score(req);
       if (r.has_error()) {
-        PRIVSEARCH_CHECK(r.error().code() != v1::ERROR_CODE_UNSPECIFIED &&
-                             !r.error().message().empty(),
-                         "a refusal without a named code and message");
+        PRIVSEARCH_CHECK(
+            r.error().code() != v1::ERROR_CODE_UNSPECIFIED && !r.error().message().empty(),
+            "a refusal without a named code and message");
       } else {
         const auto& matrix = artifacts().matrix;
-        PRIVSEARCH_CHECK(r.answers().size() ==
-                             scoring::packed_answer_bytes(std::size_t{req.queries()} * matrix.rows,
-                                                          matrix.answer_bits),
-                         "an answer of the wrong size");
+        PRIVSEARCH_CHECK(
+            r.answers().size() == scoring::packed_answer_bytes(
+                                      std::size_t{req.queries()} * matrix.rows, matrix.answer_bits),
+            "an answer of the wrong size");
       }
       break;
     }
@@ -97,7 +97,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::string_view answers(reinterpret_cast<const char*>(body), n);
       const auto r = scorer.decode(std::move(pending), answers);
       // The corpus layout packs 2 x R answers into whole bytes (no padding bits to check).
-      const std::size_t bits = std::size_t{2} * a.layout.shape.cluster_rows * a.layout.shape.answer_bits;
+      const std::size_t bits =
+          std::size_t{2} * a.layout.shape.cluster_rows * a.layout.shape.answer_bits;
       PRIVSEARCH_CHECK(bits % 8 == 0, "the fuzz layout's answers need padding");
       if (n == bits / 8) {
         PRIVSEARCH_CHECK(r.ok(), "a well-sized answer must decode");

@@ -7,30 +7,30 @@
 #include <vector>
 
 #include "ckks/client/encryptor.h"
-#include "ckks/compact.h"
-#include "ckks/galois_keys.h"
 #include "ckks/client/keygen.h"
+#include "ckks/compact.h"
 #include "ckks/encoder.h"
 #include "ckks/evaluator.h"
+#include "ckks/galois_keys.h"
 #include "ckks/serialization.h"
+#include "fuzz_common.h"
+#include "fuzz_pir_common.h"
+#include "fuzz_scoring_common.h"
 #include "index/atomic_file.h"
 #include "index/glove_encoder.h"
 #include "index/ivf.h"
-#include "index/tombstones.h"
-#include "index/pq.h"
 #include "index/manifest.h"
 #include "index/manifest_signature.h"
+#include "index/pq.h"
 #include "index/signing_key.h"
+#include "index/tombstones.h"
 #include "index/word_vectors.h"
-#include "fuzz_common.h"
-#include "fuzz_pir_common.h"
-#include "rerank/client/scores.h"
-#include "protocol/privsearch.pb.h"
-#include "rerank/messages.h"
-#include "fuzz_scoring_common.h"
 #include "pir/hintless/client/client.h"
 #include "pir/hintless/server.h"
 #include "pir/lwe/lwe64.h"
+#include "protocol/privsearch.pb.h"
+#include "rerank/client/scores.h"
+#include "rerank/messages.h"
 #include "scoring/layout.h"
 
 namespace {
@@ -38,7 +38,8 @@ void write(const std::filesystem::path& dir, const std::string& name,
            const std::vector<std::uint8_t>& bytes) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 // A selector byte (which decoder a multi-decoder target runs) followed by the file.
 std::vector<std::uint8_t> with(std::uint8_t selector, const std::vector<std::uint8_t>& body) {
@@ -105,8 +106,11 @@ int main(int argc, char** argv) {
     const auto req = request_for_layout(params, layout,
                                         *serialize_ciphertext(params, q, CiphertextForm::kSeeded));
     write(root / "rerank_messages", "request", serialize_request(req));
-    RerankResponse resp{params.id(), Kernel::kFast, 5, layout.period(), 3, layout.slot_map(), true,
-                        {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};
+    RerankResponse resp{
+        params.id(), Kernel::kFast,
+        5,           layout.period(),
+        3,           layout.slot_map(),
+        true,        {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};
     write(root / "rerank_messages", "response", serialize_response(resp));
 
     // protocol_messages: selector byte + protobuf request (see fuzz_protocol_messages.cpp).
@@ -209,7 +213,8 @@ int main(int argc, char** argv) {
         R"("be\"ta":[0,1,0,1,1]},"unkVector":[0,0,0,-1]})";
     const auto dir = root / "index_word_vectors";
     write(dir, "json", with(0, std::vector<std::uint8_t>(json.begin(), json.end())));
-    write(dir, "json_truncated", with(0, std::vector<std::uint8_t>(json.begin(), json.begin() + 60)));
+    write(dir, "json_truncated",
+          with(0, std::vector<std::uint8_t>(json.begin(), json.begin() + 60)));
     const auto tmp = std::filesystem::temp_directory_path() / "privsearch-make-corpus-wv";
     std::filesystem::create_directories(tmp);
     index::WordVectors fixed(3, {"alpha", "beta", "gamma"}, {1, 0, 0, 0, 1, 0, 0, 0, 1});
@@ -218,8 +223,8 @@ int main(int argc, char** argv) {
     write(dir, "vectors", with(1, vec));
     write(dir, "vectors_truncated", with(1, truncated(vec, 30)));
     const std::vector<index::Document> docs = {{"a", "alpha", "beta"}, {"b", "gamma", "alpha"}};
-    const auto fitted = *index::fit_and_encode_glove(docs, tmp / "fixed.pswv",
-                                                     index::GloveWeighting::kSif);
+    const auto fitted =
+        *index::fit_and_encode_glove(docs, tmp / "fixed.pswv", index::GloveWeighting::kSif);
     (void)fitted.encoder.save(tmp / "enc.bin");
     const auto art = file_bytes(tmp / "enc.bin");
     write(dir, "artifact", with(2, art));
@@ -251,7 +256,8 @@ int main(int argc, char** argv) {
     req.set_queries(3);
     wire = req.SerializeAsString();
     write(dir, "request_wrong_m", with(3, std::vector<std::uint8_t>(wire.begin(), wire.end())));
-    const std::size_t answer_bytes = scoring::packed_answer_bytes(2 * a.matrix.rows, a.matrix.answer_bits);
+    const std::size_t answer_bytes =
+        scoring::packed_answer_bytes(2 * a.matrix.rows, a.matrix.answer_bits);
     write(dir, "answer", with(4, std::vector<std::uint8_t>(answer_bytes, 0x5a)));
     write(dir, "answer_short", with(4, std::vector<std::uint8_t>(answer_bytes - 2, 0x5a)));
   }
@@ -276,9 +282,10 @@ int main(int argc, char** argv) {
     std::ifstream in(tmp / "manifest.json", std::ios::binary);
     const std::string manifest((std::istreambuf_iterator<char>(in)), {});
     std::filesystem::remove_all(tmp);
-    const std::vector<std::uint8_t> secret = {
-        0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
-        0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60};
+    const std::vector<std::uint8_t> secret = {0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60,
+                                              0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+                                              0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19,
+                                              0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60};
     const auto key = *index::Ed25519SigningKey::from_secret_for_tests(secret);
     const auto sig = index::serialize_manifest_signature(index::sign_manifest(m, key));
     const auto dir = root / "index_manifest";
@@ -311,8 +318,9 @@ int main(int argc, char** argv) {
     const auto ivf = *index::parse_ivf(directory, "corpus");
     std::filesystem::remove_all(tmp);
     const auto& ref = ivf.directory[0];
-    const std::vector<std::uint8_t> segment(lists.begin() + static_cast<std::ptrdiff_t>(ref.offset),
-                                            lists.begin() + static_cast<std::ptrdiff_t>(ref.offset + ref.bytes));
+    const std::vector<std::uint8_t> segment(
+        lists.begin() + static_cast<std::ptrdiff_t>(ref.offset),
+        lists.begin() + static_cast<std::ptrdiff_t>(ref.offset + ref.bytes));
     const auto dir = root / "index_ivf";
     write(dir, "directory", with(0, directory));
     write(dir, "directory_truncated", with(0, truncated(directory, directory.size() - 7)));

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build pkg-config g++ ccache clang libclang-rt-14-dev
+  cmake ninja-build pkg-config g++ ccache clang libclang-rt-14-dev clang-format-14 universal-ctags
   libgtest-dev libgmock-dev
   libssl-dev libgmp-dev libfaiss-dev liblapacke-dev libopenblas-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3 zlib1g-dev

@@ -19,13 +19,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   namespace tools = privsearch::tools;
   const tools::AddCommand registry[] = {
-      tools::add_params_command, tools::add_build_command,
+      tools::add_params_command,
+      tools::add_build_command,
       tools::add_update_command,
-      tools::add_eval_command,   tools::add_import_word_vectors_command,
-      tools::add_serve_command,  tools::add_search_command,
-      tools::add_audit_command,  tools::add_bench_command,
-      tools::add_token_command,  tools::add_cluster_command,
-      tools::add_keygen_signing_command, tools::add_sign_command,
+      tools::add_eval_command,
+      tools::add_import_word_vectors_command,
+      tools::add_serve_command,
+      tools::add_search_command,
+      tools::add_audit_command,
+      tools::add_bench_command,
+      tools::add_token_command,
+      tools::add_cluster_command,
+      tools::add_keygen_signing_command,
+      tools::add_sign_command,
       tools::add_client_files_command,
   };
   std::vector<tools::Command> commands;

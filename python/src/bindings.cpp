@@ -10,7 +10,6 @@
 //    so other Python threads run meanwhile;
 //  - a Status that is not ok becomes the matching privsearch.Error subclass (privsearch/errors.py)
 //    carrying the status code and, for a provider's refusal, its typed error code.
-#include <mutex>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -19,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,11 +26,11 @@
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "client/search_client.h"
-#include "scoring/build.h"
 #include "harness/spawned_provider.h"
 #include "index/build.h"
 #include "index/exact_store.h"
 #include "index/manifest.h"
+#include "scoring/build.h"
 
 namespace py = pybind11;
 
@@ -41,8 +41,8 @@ namespace {
 [[noreturn]] void raise(const Status& s) {
   py::gil_scoped_acquire gil;
   const py::object errors = py::module_::import("privsearch.errors");
-  const py::object error = errors.attr("from_status")(std::string(status_code_name(s.code())),
-                                                      s.message());
+  const py::object error =
+      errors.attr("from_status")(std::string(status_code_name(s.code())), s.message());
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
   throw py::error_already_set();
 }
@@ -60,8 +60,9 @@ FloatArray as_rows(const py::array& input, std::size_t dim, const char* what) {
   const char kind = input.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u') {
     raise(Status(StatusCode::kInvalidArgument,
-                 std::string(what) + ": expected a real-valued array (float32, float64 or "
-                                     "integers), got dtype " +
+                 std::string(what) +
+                     ": expected a real-valued array (float32, float64 or "
+                     "integers), got dtype " +
                      std::string(py::str(input.dtype()))));
   }
   if (input.ndim() != 1 && input.ndim() != 2) {
@@ -119,18 +120,18 @@ py::dict build_from_vectors(const std::filesystem::path& out, const py::array& v
                             bool access_private) {
   const FloatArray a = as_rows(vectors, 0, "doc_vectors");
   if (a.ndim() != 2 || a.shape(0) == 0) {
-    raise(Status(StatusCode::kInvalidArgument, "doc_vectors: expected a 2-D array, one row per "
-                                               "document"));
+    raise(Status(StatusCode::kInvalidArgument,
+                 "doc_vectors: expected a 2-D array, one row per "
+                 "document"));
   }
   const auto rows = static_cast<std::size_t>(a.shape(0));
   if (ids && ids->size() != rows) {
-    raise(Status(StatusCode::kInvalidArgument, std::to_string(ids->size()) + " ids for " +
-                                                   std::to_string(rows) + " vectors"));
+    raise(Status(StatusCode::kInvalidArgument,
+                 std::to_string(ids->size()) + " ids for " + std::to_string(rows) + " vectors"));
   }
   if (payloads && payloads->size() != rows) {
-    raise(Status(StatusCode::kInvalidArgument, std::to_string(payloads->size()) +
-                                                   " payloads for " + std::to_string(rows) +
-                                                   " vectors"));
+    raise(Status(StatusCode::kInvalidArgument, std::to_string(payloads->size()) + " payloads for " +
+                                                   std::to_string(rows) + " vectors"));
   }
   index::Matrix m;
   m.rows = rows;
@@ -218,8 +219,7 @@ class Client {
          const std::string& fingerprint, const std::string& ca_pem, const std::string& token,
          int deadline_ms, bool pir_test_params, const std::filesystem::path& trust_key,
          const std::filesystem::path& seen_versions, const std::string& candidate_index,
-         const std::filesystem::path& list_cache, bool private_lists,
-         bool constant_list_fetches)
+         const std::filesystem::path& list_cache, bool private_lists, bool constant_list_fetches)
       : pir_test_params_(pir_test_params) {
     client::OpenOptions oo;
     oo.trust = client::IndexTrust{trust_key, seen_versions};
@@ -358,8 +358,8 @@ py::array projected_documents(const std::filesystem::path& index_dir) {
   const auto* entry = man.find("exact_store");
   if (entry == nullptr) raise(Status(StatusCode::kNotFound, "the index has no exact store"));
   auto store = value_or_raise(index::ExactStore::open(index_dir / entry->file));
-  py::array_t<float> out({static_cast<py::ssize_t>(store.rows()),
-                          static_cast<py::ssize_t>(store.cols())});
+  py::array_t<float> out(
+      {static_cast<py::ssize_t>(store.rows()), static_cast<py::ssize_t>(store.cols())});
   float* p = out.mutable_data();
   for (std::size_t r = 0; r < store.rows(); ++r) {
     std::copy(store.row(r), store.row(r) + store.cols(), p + r * store.cols());
@@ -377,9 +377,8 @@ PYBIND11_MODULE(_privsearch, m) {
   m.def("build_from_vectors", &build_from_vectors, py::arg("out_dir"), py::arg("doc_vectors"),
         py::arg("ids"), py::arg("payloads"), py::arg("dim"), py::arg("pq_m"),
         py::arg("record_bytes"), py::arg("seed"), py::arg("access_private"));
-  m.def("build_from_collection", &build_from_collection, py::arg("out_dir"),
-        py::arg("collection"), py::arg("encoder"), py::arg("dim"), py::arg("seed"),
-        py::arg("access_private"));
+  m.def("build_from_collection", &build_from_collection, py::arg("out_dir"), py::arg("collection"),
+        py::arg("encoder"), py::arg("dim"), py::arg("seed"), py::arg("access_private"));
   m.def("projected_documents", &projected_documents, py::arg("index_dir"));
   py::class_<Provider>(m, "ProviderProcess")
       .def(py::init<const std::filesystem::path&, const std::filesystem::path&,
@@ -394,13 +393,12 @@ PYBIND11_MODULE(_privsearch, m) {
   py::class_<Client>(m, "SearchClient")
       .def(py::init<const std::filesystem::path&, const std::string&, std::uint16_t,
                     const std::string&, const std::string&, const std::string&, int, bool,
-                    const std::filesystem::path&, const std::filesystem::path&,
-                    const std::string&, const std::filesystem::path&, bool, bool>(),
+                    const std::filesystem::path&, const std::filesystem::path&, const std::string&,
+                    const std::filesystem::path&, bool, bool>(),
            py::arg("index_dir"), py::arg("host"), py::arg("port"), py::arg("fingerprint"),
-           py::arg("ca_pem"), py::arg("token"), py::arg("deadline_ms"),
-           py::arg("pir_test_params"), py::arg("trust_key"), py::arg("seen_versions"),
-           py::arg("candidate_index"), py::arg("list_cache"), py::arg("private_lists"),
-           py::arg("constant_list_fetches"))
+           py::arg("ca_pem"), py::arg("token"), py::arg("deadline_ms"), py::arg("pir_test_params"),
+           py::arg("trust_key"), py::arg("seen_versions"), py::arg("candidate_index"),
+           py::arg("list_cache"), py::arg("private_lists"), py::arg("constant_list_fetches"))
       .def_property_readonly("input_dim", &Client::input_dim)
       .def_property_readonly("dim", &Client::dim)
       .def_property_readonly("artifact_version", &Client::artifact_version)

@@ -4,9 +4,8 @@
 // ciphertext can be serialized in seeded form (c0 and the seed, about half the bytes). Any
 // operation that changes c1 returns a ciphertext without a seed.
 // Invariants: c0, c1 have level + 1 rows in NTT form (checked by the constructor and by
-// drop_to_level and finish_rescale, the only ways the level changes); the seed, if present, expands to c1 (any
-// mutable access to c1 drops it).
-// Thread safety: value type.
+// drop_to_level and finish_rescale, the only ways the level changes); the seed, if present, expands
+// to c1 (any mutable access to c1 drops it). Thread safety: value type.
 #pragma once
 
 #include <cstddef>
@@ -67,8 +66,8 @@ class Ciphertext {
   }
 
   bool operator==(const Ciphertext& o) const {
-    return params_id_ == o.params_id_ && level_ == o.level_ && scale_ == o.scale_ &&
-           c0_ == o.c0_ && c1_ == o.c1_;
+    return params_id_ == o.params_id_ && level_ == o.level_ && scale_ == o.scale_ && c0_ == o.c0_ &&
+           c1_ == o.c1_;
   }
 
  private:

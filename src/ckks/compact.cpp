@@ -1,9 +1,9 @@
 #include "ckks/compact.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "ckks/evaluator.h"
 #include "ckks/internal/poly_util.h"
@@ -17,9 +17,7 @@ constexpr int kMaxBits = 62;
 
 // Slot-error standard deviation (in units of the 2^k modulus) per unit rounding width.
 double c0_noise_factor(std::size_t n) { return std::sqrt(static_cast<double>(n) / 12.0); }
-double c1_noise_factor(std::size_t n) {
-  return static_cast<double>(n) * std::sqrt(2.0 / 36.0);
-}
+double c1_noise_factor(std::size_t n) { return static_cast<double>(n) * std::sqrt(2.0 / 36.0); }
 
 // Scale after compaction: scale * 2^t * 2^k / q_0.
 double compact_scale_for(const Params& params, double scale, const CompactLayout& l) {
@@ -42,18 +40,20 @@ Result<CompactLayout> choose_compact_layout(const Params& params, double scale,
                                             const CompactOptions& options) {
   if (!(options.value_bound > 0) || !std::isfinite(options.value_bound) ||
       !(options.precision_bits > 0) || options.precision_bits > 60) {
-    return invalid_argument_error(fmt::format(
-        "compact options out of range: `value_bound` = {}, `precision_bits` = {}",
-        options.value_bound, options.precision_bits));
+    return invalid_argument_error(
+        fmt::format("compact options out of range: `value_bound` = {}, `precision_bits` = {}",
+                    options.value_bound, options.precision_bits));
   }
   const double q0 = static_cast<double>(params.q_moduli()[0].value());
   CompactLayout l;
   // Largest t with scale * 2^t * bound <= q_0 / 4 (never negative: no scaling down).
-  l.scale_up_bits = std::max(0, static_cast<int>(std::floor(std::log2(q0 / (4.0 * scale * options.value_bound)))));
+  l.scale_up_bits = std::max(
+      0, static_cast<int>(std::floor(std::log2(q0 / (4.0 * scale * options.value_bound)))));
   // rho = compact scale / 2^k, independent of k.
   const double rho = scale * std::ldexp(1.0, l.scale_up_bits) / q0;
   // Split the error budget evenly: each term's sigma at most bound * 2^-p / (5 sqrt 2).
-  const double sigma = options.value_bound * std::exp2(-options.precision_bits) / (kSigmas * std::sqrt(2.0));
+  const double sigma =
+      options.value_bound * std::exp2(-options.precision_bits) / (kSigmas * std::sqrt(2.0));
   const std::size_t n = params.n();
   // 2^(k - b) * factor <= sigma * rho * 2^k  <=>  b >= log2(factor / (sigma * rho)).
   l.c0_bits = static_cast<int>(std::ceil(std::log2(c0_noise_factor(n) / (sigma * rho))));
@@ -62,9 +62,9 @@ Result<CompactLayout> choose_compact_layout(const Params& params, double scale,
   l.c1_bits = std::max(l.c1_bits, 1);
   l.log_modulus = std::max(l.c0_bits, l.c1_bits);
   if (l.log_modulus > kMaxBits) {
-    return out_of_range_error(fmt::format(
-        "{} bits of precision for values up to {} need a {}-bit modulus (max {})",
-        options.precision_bits, options.value_bound, l.log_modulus, kMaxBits));
+    return out_of_range_error(
+        fmt::format("{} bits of precision for values up to {} need a {}-bit modulus (max {})",
+                    options.precision_bits, options.value_bound, l.log_modulus, kMaxBits));
   }
   return l;
 }
@@ -73,7 +73,8 @@ Result<CompactCiphertext> compact(const Params& params, const Ciphertext& ct,
                                   const CompactOptions& options) {
   const Evaluator evaluator(params);
   PRIVSEARCH_RETURN_IF_ERROR(evaluator.check_ciphertext(ct, "ciphertext"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const CompactLayout l, choose_compact_layout(params, ct.scale(), options));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const CompactLayout l,
+                              choose_compact_layout(params, ct.scale(), options));
   PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext low, evaluator.mod_switch_to_level(ct, 0));
   const std::size_t n = params.n();
   const ring::Modulus& q0 = params.q_moduli()[0];
@@ -138,8 +139,8 @@ Result<CompactCiphertext> deserialize_compact(const Params& params,
   const std::size_t n = params.n();
   const std::size_t expected = packed_bytes(n, b0) + packed_bytes(n, b1);
   if (r.remaining() != expected) {
-    return data_loss_error(fmt::format("compact ciphertext body is {} bytes, expected {}",
-                                       r.remaining(), expected));
+    return data_loss_error(
+        fmt::format("compact ciphertext body is {} bytes, expected {}", r.remaining(), expected));
   }
   std::vector<std::uint64_t> c0(n), c1(n);
   const std::uint64_t bound0 = std::uint64_t{1} << b0, bound1 = std::uint64_t{1} << b1;

@@ -32,10 +32,10 @@ struct CompactOptions {
 };
 
 struct CompactLayout {
-  int log_modulus = 0;      // k
-  int c0_bits = 0;          // b_0
-  int c1_bits = 0;          // b_1
-  int scale_up_bits = 0;    // t
+  int log_modulus = 0;    // k
+  int c0_bits = 0;        // b_0
+  int c1_bits = 0;        // b_1
+  int scale_up_bits = 0;  // t
 };
 
 class CompactCiphertext {

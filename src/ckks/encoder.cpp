@@ -1,15 +1,15 @@
 #include "ckks/encoder.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
 #include <numbers>
 
-#include <fmt/format.h>
-
 #include "ckks/internal/poly_util.h"
 #include "core/secure_buffer.h"
-#include "ring/shoup_kernels.h"
 #include "ring/ntt.h"
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ckks {
 
@@ -22,7 +22,8 @@ Result<Encoder> Encoder::create(const Params& params) {
   t->twist_im.resize(s);
   for (std::size_t k = 0; k < s; ++k) {
     // zeta^k = exp(i pi k / n)
-    const double angle = std::numbers::pi * static_cast<double>(k) / static_cast<double>(params.n());
+    const double angle =
+        std::numbers::pi * static_cast<double>(k) / static_cast<double>(params.n());
     t->twist_re[k] = std::cos(angle);
     t->twist_im[k] = std::sin(angle);
   }
@@ -51,8 +52,7 @@ namespace {
 // The radix-2 passes, cloned for AVX-512 and AVX2 (chosen at load time by the dynamic linker
 // from CPUID); the inner loops are unit-stride over split real/imaginary arrays so they vectorize.
 // x86-64-v4 = AVX-512 F/CD/BW/DQ/VL (DQ converts between doubles and 64-bit integers).
-#define PRIVSEARCH_SIMD_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#define PRIVSEARCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 
 // Gentleman-Sande: X_t = sum_k x_k omega^(t k), output in bit-reversed order.
 PRIVSEARCH_SIMD_CLONES
@@ -173,8 +173,7 @@ Status Encoder::place_real(std::span<const double> values, std::size_t level, do
   PRIVSEARCH_RETURN_IF_ERROR(check_level_scale(params_, level, scale));
   const std::size_t s = slots();
   if (values.size() > s) {
-    return invalid_argument_error(
-        fmt::format("{} values do not fit {} slots", values.size(), s));
+    return invalid_argument_error(fmt::format("{} values do not fit {} slots", values.size(), s));
   }
   re.assign(s, 0.0);
   for (std::size_t j = 0; j < values.size(); ++j) {
@@ -209,8 +208,7 @@ Result<Plaintext> Encoder::encode(std::span<const std::complex<double>> values, 
   PRIVSEARCH_RETURN_IF_ERROR(check_level_scale(params_, level, scale));
   const std::size_t s = slots();
   if (values.size() > s) {
-    return invalid_argument_error(
-        fmt::format("{} values do not fit {} slots", values.size(), s));
+    return invalid_argument_error(fmt::format("{} values do not fit {} slots", values.size(), s));
   }
   std::vector<double> re(s, 0.0), im(s, 0.0);
   for (std::size_t j = 0; j < values.size(); ++j) {
@@ -271,8 +269,8 @@ Result<ring::RnsPoly> Encoder::round_to_rows(const double* re, const double* im,
   const double factor = scale / static_cast<double>(s);
   thread_local std::vector<double> rounded;
   rounded.resize(n);
-  const double max_abs = untwist_and_round(re, im, t_->twist_re.data(),
-                                           t_->twist_im.data(), factor, s, rounded.data());
+  const double max_abs = untwist_and_round(re, im, t_->twist_re.data(), t_->twist_im.data(), factor,
+                                           s, rounded.data());
   constexpr double kLimit = 4611686018427387904.0;  // 2^62
   if (!(max_abs < kLimit)) {
     return out_of_range_error(fmt::format(
@@ -324,8 +322,8 @@ Result<std::vector<std::complex<double>>> Encoder::decode_coefficients(
     std::span<const double> coeff, double scale) const {
   const std::size_t s = slots();
   if (coeff.size() != params_.n() || !(scale > 0) || !std::isfinite(scale)) {
-    return invalid_argument_error(fmt::format(
-        "decode_coefficients needs {} coefficients and a positive scale", params_.n()));
+    return invalid_argument_error(
+        fmt::format("decode_coefficients needs {} coefficients and a positive scale", params_.n()));
   }
   std::vector<double> re(s), im(s);
   const double inv_scale = 1.0 / scale;

@@ -51,8 +51,8 @@ class Encoder {
   // Hermitian, so W = IDFT(a + i b) splits as A[k] = (W[k] + conj W[-k]) / 2 and
   // B[k] = (W[k] - conj W[-k]) / 2i. Same results as two encode() calls, half the FFT work.
   Result<std::pair<Plaintext, Plaintext>> encode_pair(std::span<const double> a,
-                                                      std::span<const double> b,
-                                                      std::size_t level, double scale) const;
+                                                      std::span<const double> b, std::size_t level,
+                                                      double scale) const;
   // Every slot equal to `value`.
   Result<Plaintext> encode_constant(double value, std::size_t level, double scale) const;
 

@@ -1,8 +1,8 @@
 #include "ckks/evaluator.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ckks/internal/poly_util.h"
 #include "ring/shoup_kernels.h"
@@ -16,8 +16,8 @@ bool scales_match(double a, double b) {
 Status Evaluator::check_ciphertext(const Ciphertext& c, const char* what) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params_, c.params_id(), what));
   if (c.level() > params_.max_level()) {
-    return failed_precondition_error(fmt::format("{} level {} exceeds max level {}", what,
-                                                 c.level(), params_.max_level()));
+    return failed_precondition_error(
+        fmt::format("{} level {} exceeds max level {}", what, c.level(), params_.max_level()));
   }
   const std::size_t rows = c.level() + 1;
   if (c.c0().n() != params_.n() || c.c1().n() != params_.n() || c.c0().num_moduli() != rows ||
@@ -186,15 +186,14 @@ Status Evaluator::rescale_inplace(Ciphertext& a) const {
 Status Evaluator::mod_switch_to_level_inplace(Ciphertext& a, std::size_t level) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_ciphertext(a, "ciphertext"));
   if (level > a.level()) {
-    return failed_precondition_error(
-        fmt::format("mod_switch: target level {} is above the ciphertext's level {}", level,
-                    a.level()));
+    return failed_precondition_error(fmt::format(
+        "mod_switch: target level {} is above the ciphertext's level {}", level, a.level()));
   }
   a.drop_to_level(level);
   return Status();
 }
 
-#define PRIVSEARCH_BY_VALUE_(expr) \
+#define PRIVSEARCH_BY_VALUE_(expr)  \
   PRIVSEARCH_RETURN_IF_ERROR(expr); \
   return a
 
@@ -204,14 +203,18 @@ Result<Ciphertext> Evaluator::add(Ciphertext a, const Ciphertext& b) const {
 Result<Ciphertext> Evaluator::sub(Ciphertext a, const Ciphertext& b) const {
   PRIVSEARCH_BY_VALUE_(sub_inplace(a, b));
 }
-Result<Ciphertext> Evaluator::negate(Ciphertext a) const { PRIVSEARCH_BY_VALUE_(negate_inplace(a)); }
+Result<Ciphertext> Evaluator::negate(Ciphertext a) const {
+  PRIVSEARCH_BY_VALUE_(negate_inplace(a));
+}
 Result<Ciphertext> Evaluator::add_plain(Ciphertext a, const Plaintext& p) const {
   PRIVSEARCH_BY_VALUE_(add_plain_inplace(a, p));
 }
 Result<Ciphertext> Evaluator::multiply_plain(Ciphertext a, const Plaintext& p) const {
   PRIVSEARCH_BY_VALUE_(multiply_plain_inplace(a, p));
 }
-Result<Ciphertext> Evaluator::rescale(Ciphertext a) const { PRIVSEARCH_BY_VALUE_(rescale_inplace(a)); }
+Result<Ciphertext> Evaluator::rescale(Ciphertext a) const {
+  PRIVSEARCH_BY_VALUE_(rescale_inplace(a));
+}
 Result<Ciphertext> Evaluator::mod_switch_to_level(Ciphertext a, std::size_t level) const {
   PRIVSEARCH_BY_VALUE_(mod_switch_to_level_inplace(a, level));
 }

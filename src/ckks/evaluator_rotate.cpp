@@ -1,9 +1,9 @@
 // Rotation, conjugation and (double) hoisting: the key-switching half of the Evaluator.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "ckks/evaluator.h"
 #include "ckks/internal/key_switch.h"
@@ -99,8 +99,7 @@ Result<ExtendedCiphertext> Evaluator::rotate_hoisted_extended(const Hoisted& h, 
   for (std::size_t i = 0; i <= h.ct.level(); ++i) {
     perm.apply_add(h.ct.c0().row(i), u0.row(i), params_.key_moduli()[i]);
   }
-  return ExtendedCiphertext(params_.id(), h.ct.level(), h.ct.scale(), std::move(u0),
-                            std::move(u1));
+  return ExtendedCiphertext(params_.id(), h.ct.level(), h.ct.scale(), std::move(u0), std::move(u1));
 }
 
 Result<ExtendedCiphertext> Evaluator::to_extended(const Ciphertext& a) const {

@@ -1,9 +1,9 @@
 #include "ckks/galois_keys.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "ckks/internal/poly_util.h"
 #include "ckks/serialization.h"
@@ -184,20 +184,21 @@ Result<GaloisKeys> deserialize_galois_keys(const Params& params,
     } else {
       if (step < 1 || static_cast<std::size_t>(step) >= params.slots() ||
           ring::galois_elt_for_step(step, params.n()) != elt) {
-        return data_loss_error(fmt::format(
-            "key {}: Galois element {} does not match rotation step {}", k, elt, step));
+        return data_loss_error(
+            fmt::format("key {}: Galois element {} does not match rotation step {}", k, elt, step));
       }
       steps.push_back(step);
     }
-    if (keys.count(elt) != 0) return data_loss_error(fmt::format("duplicate Galois element {}", elt));
+    if (keys.count(elt) != 0)
+      return data_loss_error(fmt::format("duplicate Galois element {}", elt));
     std::vector<ring::RnsPoly> b;
     for (std::size_t j = 0; j < params.num_digits(); ++j) {
       ring::RnsPoly bj(params.n(), rows.size(), true);
       PRIVSEARCH_RETURN_IF_ERROR(read_rows(r, params, rows, bj, "Galois key"));
       b.push_back(std::move(bj));
     }
-    keys.emplace(elt, KeySwitchKey(params, std::move(b), expand_key_switch_uniform(params, seed),
-                                   seed));
+    keys.emplace(elt,
+                 KeySwitchKey(params, std::move(b), expand_key_switch_uniform(params, seed), seed));
   }
   if (saw_conjugate != (conjugate == 1)) {
     return data_loss_error("conjugation flag does not match the keys present");

@@ -46,7 +46,9 @@ class KeySwitchKey {
   const ring::RnsPoly& eval_a_shoup(std::size_t j) const { return a_shoup_[j]; }
   std::size_t digits() const { return b_.size(); }
   const Seed& seed() const { return seed_; }
-  bool operator==(const KeySwitchKey& o) const { return b_ == o.b_ && a_ == o.a_ && seed_ == o.seed_; }
+  bool operator==(const KeySwitchKey& o) const {
+    return b_ == o.b_ && a_ == o.a_ && seed_ == o.seed_;
+  }
 
  private:
   std::vector<ring::RnsPoly> b_, a_, b_shoup_, a_shoup_;  // evaluation form

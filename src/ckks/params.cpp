@@ -1,11 +1,11 @@
 #include "ckks/params.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "core/bytes.h"
 #include "core/sha256.h"
@@ -15,13 +15,20 @@ namespace privsearch::ckks {
 
 int he_standard_max_log_qp(std::size_t n) {
   switch (n) {
-    case 1024: return 27;
-    case 2048: return 54;
-    case 4096: return 109;
-    case 8192: return 218;
-    case 16384: return 438;
-    case 32768: return 881;
-    default: return 0;
+    case 1024:
+      return 27;
+    case 2048:
+      return 54;
+    case 4096:
+      return 109;
+    case 8192:
+      return 218;
+    case 16384:
+      return 438;
+    case 32768:
+      return 881;
+    default:
+      return 0;
   }
 }
 
@@ -91,7 +98,8 @@ Result<Chain> resolve_chain(const ParamsLiteral& lit, std::size_t n) {
     PRIVSEARCH_ASSIGN_OR_RETURN(c.p, resolve_primes(n, lit.p_bits, lit.p, "p"));
   }
   if (c.q.size() > 15) {
-    return invalid_argument_error(fmt::format("{} data primes; at most 15 are supported", c.q.size()));
+    return invalid_argument_error(
+        fmt::format("{} data primes; at most 15 are supported", c.q.size()));
   }
   if (c.p.size() > 4) {
     return invalid_argument_error(
@@ -107,7 +115,8 @@ Status check_moduli(std::size_t n, const std::vector<std::uint64_t>& all) {
     if (v >= (std::uint64_t{1} << 61)) {
       return invalid_argument_error(fmt::format("prime {} has more than 61 bits", v));
     }
-    if (!ring::is_prime(v)) return invalid_argument_error(fmt::format("modulus {} is not prime", v));
+    if (!ring::is_prime(v))
+      return invalid_argument_error(fmt::format("modulus {} is not prime", v));
     if ((v - 1) % (2 * n) != 0) {
       return invalid_argument_error(
           fmt::format("prime {} is not 1 mod 2n = {} (not NTT-friendly)", v, 2 * n));
@@ -123,9 +132,9 @@ Status check_moduli(std::size_t n, const std::vector<std::uint64_t>& all) {
 Status check_scale(const ParamsLiteral& lit, const std::vector<std::uint64_t>& q) {
   const int bits_q0 = static_cast<int>(std::bit_width(q[0]));
   if (lit.log_scale < 1 || lit.log_scale >= bits_q0) {
-    return invalid_argument_error(fmt::format(
-        "`log_scale` = {} must be in [1, {}) (below the bits of q_0 = {})", lit.log_scale,
-        bits_q0, q[0]));
+    return invalid_argument_error(
+        fmt::format("`log_scale` = {} must be in [1, {}) (below the bits of q_0 = {})",
+                    lit.log_scale, bits_q0, q[0]));
   }
   for (std::size_t i = 1; i < q.size(); ++i) {
     if (lit.log_scale > static_cast<int>(std::bit_width(q[i]))) {
@@ -180,8 +189,8 @@ Result<Params> Params::create(const ParamsLiteral& lit) {
   const std::size_t n = lit.n;
   const std::size_t min_n = lit.insecure_for_tests ? 16 : 1024;
   if (n < min_n || n > 32768 || !std::has_single_bit(n)) {
-    return invalid_argument_error(fmt::format(
-        "ring degree `n` = {} is not a power of two in [{}, 32768]", n, min_n));
+    return invalid_argument_error(
+        fmt::format("ring degree `n` = {} is not a power of two in [{}, 32768]", n, min_n));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const Chain chain, resolve_chain(lit, n));
   const auto& q = chain.q;
@@ -193,8 +202,8 @@ Result<Params> Params::create(const ParamsLiteral& lit) {
   for (auto v : all) log_qp += std::log2(static_cast<double>(v));
   if (!lit.insecure_for_tests && log_qp > he_standard_max_log_qp(n)) {
     return invalid_argument_error(
-        fmt::format("log2(QP) = {:.2f} exceeds the 128-bit HE-standard bound {} for n = {}",
-                    log_qp, he_standard_max_log_qp(n), n));
+        fmt::format("log2(QP) = {:.2f} exceeds the 128-bit HE-standard bound {} for n = {}", log_qp,
+                    he_standard_max_log_qp(n), n));
   }
   PRIVSEARCH_RETURN_IF_ERROR(check_scale(lit, q));
   PRIVSEARCH_ASSIGN_OR_RETURN(const Digits digits, plan_digits(lit, chain));
@@ -240,8 +249,8 @@ Status Params::build_tables(Data& d, const std::vector<std::uint64_t>& q,
   for (std::size_t j = 0; j < d.digit_first.size(); ++j) {
     std::vector<ring::BaseConverter> convs;
     for (std::size_t t = 1; t <= d.digit_size[j]; ++t) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(
-          auto from, ring::RnsBase::create(std::span(q).subspan(d.digit_first[j], t)));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto from,
+                                  ring::RnsBase::create(std::span(q).subspan(d.digit_first[j], t)));
       PRIVSEARCH_ASSIGN_OR_RETURN(auto conv, ring::BaseConverter::create(from, all_base));
       convs.push_back(std::move(conv));
       d.digit_of_prime[d.digit_first[j] + t - 1] = j;

@@ -40,13 +40,13 @@ enum class SecretDistribution : std::uint8_t { kTernary = 1 };
 enum class ErrorDistribution : std::uint8_t { kCbd21 = 1 };  // centred binomial, sigma 3.24
 
 struct ParamsLiteral {
-  std::string name;                  // informational; not part of the params id
-  std::size_t n = 0;                 // ring degree
-  std::vector<int> q_bits;           // data prime sizes, q_0 first (ignored if q is given)
-  std::vector<int> p_bits;           // special prime sizes (ignored if p is given)
-  std::vector<std::uint64_t> q;      // explicit data primes
-  std::vector<std::uint64_t> p;      // explicit special primes
-  int log_scale = 0;                 // default scale delta = 2^log_scale
+  std::string name;              // informational; not part of the params id
+  std::size_t n = 0;             // ring degree
+  std::vector<int> q_bits;       // data prime sizes, q_0 first (ignored if q is given)
+  std::vector<int> p_bits;       // special prime sizes (ignored if p is given)
+  std::vector<std::uint64_t> q;  // explicit data primes
+  std::vector<std::uint64_t> p;  // explicit special primes
+  int log_scale = 0;             // default scale delta = 2^log_scale
   // Key-switching digits: the data primes are split into `dnum` groups of consecutive primes
   // (sizes differ by at most one, larger groups first); 0 means one digit per data prime.
   // Fewer digits mean smaller, faster keys but need P at least as large as every group.

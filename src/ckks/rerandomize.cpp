@@ -1,9 +1,9 @@
 #include "ckks/rerandomize.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <numbers>
-
-#include <fmt/format.h>
 
 #include "ckks/internal/poly_util.h"
 #include "core/secure_buffer.h"
@@ -45,9 +45,10 @@ Result<FloodingPlan> plan_flooding(const Params& params, std::size_t level, doub
         fmt::format("flooding security {} bits outside [1, 128]", security_bits));
   }
   if (!std::isfinite(noise_l2_log2) || !(scale >= 1) || !(value_bound > 0) ||
-      !std::isfinite(value_bound) || level > params.max_level() ||
-      !(message_coeff_bound >= 0) || !std::isfinite(message_coeff_bound)) {
-    return invalid_argument_error("flooding plan: noise bound, scale, value bound or level out of range");
+      !std::isfinite(value_bound) || level > params.max_level() || !(message_coeff_bound >= 0) ||
+      !std::isfinite(message_coeff_bound)) {
+    return invalid_argument_error(
+        "flooding plan: noise bound, scale, value bound or level out of range");
   }
   const double n = static_cast<double>(params.n());
   FloodingPlan plan;
@@ -56,13 +57,12 @@ Result<FloodingPlan> plan_flooding(const Params& params, std::size_t level, doub
   plan.level = level;
   plan.sigma_log2 = noise_l2_log2 + security_bits - 0.5 * std::log2(2.0 * std::numbers::pi);
   const double slot_factor_log2 = std::log2(kSlotSigmas * std::sqrt(n / 2.0));
-  plan.precision_bits =
-      std::log2(value_bound * scale) - plan.sigma_log2 - slot_factor_log2;
+  plan.precision_bits = std::log2(value_bound * scale) - plan.sigma_log2 - slot_factor_log2;
   // Fit: message plus flood below Q_l / 4 in every coefficient: 8 sigma_f <= Q_l/4 - |m| scale.
   const double room = std::exp2(params.log_q_at_level(level) - 2.0) - message_coeff_bound * scale;
   const double max_sigma_log2 = room > 0 ? std::log2(room / kCoeffSigmas) : -1e9;
-  const double fit_slack = max_sigma_log2 - plan.sigma_log2;    // >= 0: fits
-  const double precision_slack = plan.precision_bits - 1.0;    // >= 0: one bit survives
+  const double fit_slack = max_sigma_log2 - plan.sigma_log2;  // >= 0: fits
+  const double precision_slack = plan.precision_bits - 1.0;   // >= 0: one bit survives
   if (fit_slack < 0 || precision_slack < 0) {
     const double max_lambda = std::floor(security_bits + std::min(fit_slack, precision_slack));
     return out_of_range_error(fmt::format(
@@ -70,15 +70,14 @@ Result<FloodingPlan> plan_flooding(const Params& params, std::size_t level, doub
         "(values up to {:.3g} at scale 2^{:.1f}, flood sigma 2^{:.1f}, predicted precision "
         "{:.1f} bits); at most {} bits fit",
         security_bits, params.name(), level, value_bound, std::log2(scale), plan.sigma_log2,
-        plan.precision_bits,
-        static_cast<int>(std::max(0.0, max_lambda))));
+        plan.precision_bits, static_cast<int>(std::max(0.0, max_lambda))));
   }
   return plan;
 }
 
 int max_flooding_security_bits(const Params& params, std::size_t level, double scale,
-                               double value_bound, double noise_l2_log2,
-                               double min_precision_bits, double message_coeff_bound) {
+                               double value_bound, double noise_l2_log2, double min_precision_bits,
+                               double message_coeff_bound) {
   for (int lambda = 128; lambda >= 1; --lambda) {
     const auto plan = plan_flooding(params, level, scale, value_bound, lambda, noise_l2_log2,
                                     message_coeff_bound);
@@ -90,7 +89,8 @@ int max_flooding_security_bits(const Params& params, std::size_t level, double s
 Result<Ciphertext> rerandomize(const Params& params, const Ciphertext& ct, const PublicKey& pk,
                                const FloodingPlan& plan, Prng& prng) {
   if (ct.params_id() != params.id() || pk.params_id() != params.id()) {
-    return failed_precondition_error("re-randomization: ciphertext or public key made for other params");
+    return failed_precondition_error(
+        "re-randomization: ciphertext or public key made for other params");
   }
   if (ct.level() != plan.level) {
     return failed_precondition_error(fmt::format(

@@ -33,11 +33,11 @@
 namespace privsearch::ckks {
 
 struct FloodingPlan {
-  int security_bits = 0;          // lambda: responses within statistical distance 2^-lambda
-  double noise_l2_log2 = 0;       // log2 B_2, the bound on ||e_eval||_2 the plan hides
-  double sigma_log2 = 0;          // log2 sigma_f (coefficients)
-  double precision_bits = 0;      // predicted log2(value_bound / worst slot error) after f
-  std::size_t level = 0;          // the ciphertext level the plan was made for
+  int security_bits = 0;      // lambda: responses within statistical distance 2^-lambda
+  double noise_l2_log2 = 0;   // log2 B_2, the bound on ||e_eval||_2 the plan hides
+  double sigma_log2 = 0;      // log2 sigma_f (coefficients)
+  double precision_bits = 0;  // predicted log2(value_bound / worst slot error) after f
+  std::size_t level = 0;      // the ciphertext level the plan was made for
 };
 
 // lambda in [1, 128]; noise_l2_log2 finite; value_bound bounds |slot value| (the precision is
@@ -52,8 +52,8 @@ Result<FloodingPlan> plan_flooding(const Params& params, std::size_t level, doub
 
 // The largest lambda whose plan fits and leaves at least min_precision_bits (0: none).
 int max_flooding_security_bits(const Params& params, std::size_t level, double scale,
-                               double value_bound, double noise_l2_log2,
-                               double min_precision_bits, double message_coeff_bound = 0);
+                               double value_bound, double noise_l2_log2, double min_precision_bits,
+                               double message_coeff_bound = 0);
 
 // ct + a fresh flooded encryption of zero under pk (see above). kFailedPrecondition when pk,
 // ct or the plan disagree (params id, level).

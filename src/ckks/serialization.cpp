@@ -1,9 +1,9 @@
 #include "ckks/serialization.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "ckks/internal/poly_util.h"
 
@@ -16,13 +16,20 @@ constexpr std::size_t kMaxPrimes = 19;
 
 std::string_view type_name(ObjectType t) {
   switch (t) {
-    case ObjectType::kParams: return "params";
-    case ObjectType::kPlaintext: return "plaintext";
-    case ObjectType::kCiphertext: return "ciphertext";
-    case ObjectType::kPublicKey: return "public key";
-    case ObjectType::kGaloisKeys: return "Galois key set";
-    case ObjectType::kSecretKey: return "secret key";
-    case ObjectType::kCompactCiphertext: return "compact ciphertext";
+    case ObjectType::kParams:
+      return "params";
+    case ObjectType::kPlaintext:
+      return "plaintext";
+    case ObjectType::kCiphertext:
+      return "ciphertext";
+    case ObjectType::kPublicKey:
+      return "public key";
+    case ObjectType::kGaloisKeys:
+      return "Galois key set";
+    case ObjectType::kSecretKey:
+      return "secret key";
+    case ObjectType::kCompactCiphertext:
+      return "compact ciphertext";
   }
   return "unknown";
 }
@@ -48,8 +55,8 @@ Status read_level(ByteReader& r, const Params& params, std::size_t& level) {
 
 Status expect_remaining(const ByteReader& r, std::size_t expected, std::string_view what) {
   if (r.remaining() != expected) {
-    return data_loss_error(fmt::format("{} body is {} bytes, expected {}", what, r.remaining(),
-                                       expected));
+    return data_loss_error(
+        fmt::format("{} body is {} bytes, expected {}", what, r.remaining(), expected));
   }
   return Status();
 }
@@ -71,8 +78,8 @@ Status read_header(ByteReader& r, ObjectType expected, ParamsId& id) {
   std::uint16_t version = 0, type = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
   if (version != kFormatVersion) {
-    return data_loss_error(
-        fmt::format("unsupported format version {} (this build reads {})", version, kFormatVersion));
+    return data_loss_error(fmt::format("unsupported format version {} (this build reads {})",
+                                       version, kFormatVersion));
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(type));
   if (type != static_cast<std::uint16_t>(expected)) {
@@ -101,9 +108,8 @@ Status read_rows(ByteReader& r, const Params& params, const std::vector<std::siz
                  ring::RnsPoly& poly, const char* what) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ring::Modulus& q = params.key_moduli()[rows[i]];
-    PRIVSEARCH_RETURN_IF_ERROR(
-        r.get_packed({poly.row(i), poly.n()}, q.bit_count(), q.value(),
-                     fmt::format("{} row {}", what, i)));
+    PRIVSEARCH_RETURN_IF_ERROR(r.get_packed({poly.row(i), poly.n()}, q.bit_count(), q.value(),
+                                            fmt::format("{} row {}", what, i)));
   }
   return Status();
 }
@@ -182,8 +188,7 @@ std::vector<std::uint8_t> serialize_plaintext(const Params& params, const Plaint
   return w.take();
 }
 
-Result<Plaintext> deserialize_plaintext(const Params& params,
-                                        std::span<const std::uint8_t> bytes) {
+Result<Plaintext> deserialize_plaintext(const Params& params, std::span<const std::uint8_t> bytes) {
   ByteReader r(bytes);
   ParamsId id{};
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, ObjectType::kPlaintext, id));

@@ -54,8 +54,7 @@ Result<Ciphertext> deserialize_ciphertext(const Params& params,
                                           std::span<const std::uint8_t> bytes);
 
 std::vector<std::uint8_t> serialize_public_key(const Params& params, const PublicKey& pk);
-Result<PublicKey> deserialize_public_key(const Params& params,
-                                         std::span<const std::uint8_t> bytes);
+Result<PublicKey> deserialize_public_key(const Params& params, std::span<const std::uint8_t> bytes);
 
 // Assigns `target` only if `decoded` holds a value; returns its status otherwise.
 template <typename T>

@@ -1,11 +1,11 @@
 #include "client/ivf_lists.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "client/rerank_session.h"
 #include "core/bytes.h"
@@ -55,8 +55,8 @@ Status IvfListSource::fetch(const std::vector<std::vector<std::uint32_t>>& missi
   // the message for the framing): one generation each unless the provider takes one per list.
   // (Several smaller requests in flight at once were measured no faster on loopback: the
   // transfer is CPU-bound there, and one request is one round trip on a real network.)
-  const std::uint64_t budget =
-      limits_.max_message_bytes > 2048 ? limits_.max_message_bytes - 1024 : limits_.max_message_bytes;
+  const std::uint64_t budget = limits_.max_message_bytes > 2048 ? limits_.max_message_bytes - 1024
+                                                                : limits_.max_message_bytes;
   std::size_t start = 0;
   while (start < wanted.size()) {
     std::size_t end = start;
@@ -118,8 +118,8 @@ Status IvfListSource::fetch_privately(PayloadFetcher* fetcher, bool constant_cou
   if (fetcher->records() != ivf_->lists || fetcher->record_bytes() != record_bytes) {
     return failed_precondition_error(fmt::format(
         "the provider's IVF list PIR database holds {} records of {} bytes; this index has {} "
-        "lists in records of {} bytes: refresh the local index", fetcher->records(),
-        fetcher->record_bytes(), ivf_->lists, record_bytes));
+        "lists in records of {} bytes: refresh the local index",
+        fetcher->records(), fetcher->record_bytes(), ivf_->lists, record_bytes));
   }
   private_ = fetcher;
   constant_count_ = constant_count;
@@ -189,8 +189,8 @@ Status IvfListSource::fetch_private_batch(
 
 Status IvfListSource::deliver_record(std::uint32_t list,
                                      const std::vector<std::uint32_t>& generations,
-                                     const std::vector<std::uint8_t>& record,
-                                     ListFetchStats& stats, const SegmentUse& use) {
+                                     const std::vector<std::uint8_t>& record, ListFetchStats& stats,
+                                     const SegmentUse& use) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto parts, index::split_list_record(*ivf_, list, record));
   for (auto& part : parts) {
     if (std::find(generations.begin(), generations.end(), part.list.generation) ==

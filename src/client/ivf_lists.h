@@ -32,14 +32,14 @@
 namespace privsearch::client {
 
 struct ListFetchStats {
-  std::size_t probed = 0;       // lists the search needed
-  std::size_t segments = 0;     // their segments (the base's and every update's additions)
-  std::size_t memory_hits = 0;  // segments already decoded in memory
-  std::size_t disk_hits = 0;    // segments read from the segment cache
-  std::size_t fetched = 0;      // segments fetched from the provider
+  std::size_t probed = 0;           // lists the search needed
+  std::size_t segments = 0;         // their segments (the base's and every update's additions)
+  std::size_t memory_hits = 0;      // segments already decoded in memory
+  std::size_t disk_hits = 0;        // segments read from the segment cache
+  std::size_t fetched = 0;          // segments fetched from the provider
   std::uint64_t fetched_bytes = 0;  // segment bytes received
-  std::size_t requests = 0;     // FetchLists calls, or PIR fetches in private mode
-  double fetch_ms = 0;          // time in those calls
+  std::size_t requests = 0;         // FetchLists calls, or PIR fetches in private mode
+  double fetch_ms = 0;              // time in those calls
   // Private mode: the PIR queries' bytes sent and their answers' received.
   std::uint64_t pir_query_bytes = 0, pir_response_bytes = 0;
 };
@@ -56,9 +56,8 @@ struct ListSourceLimits {
 class IvfListSource {
  public:
   // `ivf` and `transport` must outlive the source; `disk`: none keeps lists in memory only.
-  IvfListSource(const index::IvfIndex* ivf, std::string artifact_version,
-                ProviderClient* transport, std::optional<SegmentCache> disk,
-                ListSourceLimits limits);
+  IvfListSource(const index::IvfIndex* ivf, std::string artifact_version, ProviderClient* transport,
+                std::optional<SegmentCache> disk, ListSourceLimits limits);
 
   // Fetches missing lists by ZipPIR through `fetcher` (a fetcher of PIR_DATABASE_IVF_LISTS,
   // outliving the source) instead of FetchLists. kFailedPrecondition unless its records are
@@ -114,7 +113,8 @@ class IvfListSource {
   bool constant_count_ = false;
   // Memory LRU: most recent at the front.
   std::list<std::shared_ptr<const index::IvfList>> recent_;
-  std::unordered_map<std::uint64_t, std::list<std::shared_ptr<const index::IvfList>>::iterator> by_list_;
+  std::unordered_map<std::uint64_t, std::list<std::shared_ptr<const index::IvfList>>::iterator>
+      by_list_;
   std::uint64_t memory_bytes_ = 0;
 };
 

@@ -3,15 +3,17 @@
 #include <chrono>
 #include <thread>
 
+#include "client/payload_fetcher_state.h"
 #include "core/bytes.h"
 #include "core/elapsed.h"
 #include "index/payload_store.h"
-#include "client/payload_fetcher_state.h"
 
 namespace privsearch::client {
 
 PayloadFetcher::PayloadFetcher(ProviderClient& transport, std::string version, FetchOptions options)
-    : transport_(transport), version_(std::move(version)), options_(options),
+    : transport_(transport),
+      version_(std::move(version)),
+      options_(options),
       pir_(std::make_unique<Pir>()) {}
 namespace {
 
@@ -24,16 +26,21 @@ Status PayloadFetcher::from_error(const v1::Error& e) {
   const std::string msg = v1::ErrorCode_Name(e.code()) + ": " + e.message();
   switch (e.code()) {
     case v1::PIR_VERSION_MISMATCH:
-      return failed_precondition_error(msg + " (the provider's index was rebuilt: refresh the "
-                                             "local index)");
-    case v1::UNKNOWN_PIR_CLIENT: return not_found_error(msg);
-    case v1::NO_PRECOMPUTED_QUERY: return failed_precondition_error(msg);
+      return failed_precondition_error(msg +
+                                       " (the provider's index was rebuilt: refresh the "
+                                       "local index)");
+    case v1::UNKNOWN_PIR_CLIENT:
+      return not_found_error(msg);
+    case v1::NO_PRECOMPUTED_QUERY:
+      return failed_precondition_error(msg);
     case v1::PIR_UNAVAILABLE:
     case v1::STATE_UNAVAILABLE:
       return unavailable_error(msg);
     case v1::PIR_LIMIT:
-    case v1::OVERLOADED: return resource_exhausted_error(msg);
-    default: return invalid_argument_error(msg);
+    case v1::OVERLOADED:
+      return resource_exhausted_error(msg);
+    default:
+      return invalid_argument_error(msg);
   }
 }
 

@@ -22,13 +22,13 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "client/provider_client.h"
-#include "core/status.h"
 #include "core/csprng.h"
 #include "core/owner_lock.h"
+#include "core/status.h"
 #include "index/payload_store.h"
 
 namespace privsearch::pir {
@@ -38,9 +38,9 @@ struct DatabaseShape;
 namespace privsearch::client {
 
 struct FetchOptions {
-  unsigned threads = 2;          // client decryptions (offsets, extract)
-  int wait_ms = 300000;          // longest wait for the provider's offline hint
-  bool allow_insecure = false;   // accept test-only PIR parameters (tests)
+  unsigned threads = 2;         // client decryptions (offsets, extract)
+  int wait_ms = 300000;         // longest wait for the provider's offline hint
+  bool allow_insecure = false;  // accept test-only PIR parameters (tests)
   // The database fetched from: the payloads, or the IVF lists (client/ivf_lists.h's private
   // mode; fetch_record only).
   v1::PirDatabase database = v1::PIR_DATABASE_PAYLOADS;

@@ -24,8 +24,7 @@ bool is_loopback_host(const std::string& host) {
 bool is_size_limit(const grpc::Status& s) {
   const auto& m = s.error_message();
   return m.find("larger than max") != std::string::npos ||
-         m.find("message size") != std::string::npos ||
-         m.find("Message size") != std::string::npos;
+         m.find("message size") != std::string::npos || m.find("Message size") != std::string::npos;
 }
 
 // Worth another try after a pause: the provider was unreachable or out of resources, not the
@@ -159,9 +158,8 @@ Result<std::unique_ptr<ProviderClient>> ProviderClient::connect(const ConnectOpt
       PRIVSEARCH_ASSIGN_OR_RETURN(auto pem, fetch_certificate_retrying(options));
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto fp, net::certificate_fingerprint(pem));
       if (normalize_fingerprint(fp) != normalize_fingerprint(options.pinned_fingerprint)) {
-        return Status(StatusCode::kFailedPrecondition,
-                      "the provider's certificate fingerprint " + fp +
-                          " does not match the pinned one");
+        return Status(StatusCode::kFailedPrecondition, "the provider's certificate fingerprint " +
+                                                           fp + " does not match the pinned one");
       }
       roots = std::move(pem);  // the pinned self-signed certificate is its own root
     }
@@ -202,8 +200,8 @@ Result<v1::UploadKeysResponse> ProviderClient::upload_keys(const v1::UploadKeysR
 }
 
 Result<v1::RerankResponse> ProviderClient::rerank(const v1::RerankRequest& request) {
-  return impl_->invoke<v1::RerankRequest, v1::RerankResponse>(request,
-                                                              &v1::Provider::Stub::Rerank, "Rerank");
+  return impl_->invoke<v1::RerankRequest, v1::RerankResponse>(request, &v1::Provider::Stub::Rerank,
+                                                              "Rerank");
 }
 
 Result<v1::PrivateScoreResponse> ProviderClient::private_score(
@@ -222,8 +220,7 @@ Result<v1::FetchListsResponse> ProviderClient::fetch_lists(const v1::FetchListsR
 Result<v1::PirInfo> ProviderClient::pir_info(v1::PirDatabase database) {
   v1::PirInfoRequest request;
   request.set_database(database);
-  return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(request,
-                                                        &v1::Provider::Stub::GetPirInfo,
+  return impl_->invoke<v1::PirInfoRequest, v1::PirInfo>(request, &v1::Provider::Stub::GetPirInfo,
                                                         "GetPirInfo");
 }
 

@@ -113,8 +113,8 @@ Result<EncryptedQuery> RerankSession::encrypt_query(std::span<const double> unit
   auto& s = *state_;
   if (k == 0) return invalid_argument_error("no candidate IDs");
   if (unit_query.size() != s.dim) {
-    return invalid_argument_error(fmt::format("query of dimension {}; this session's d' is {}",
-                                              unit_query.size(), s.dim));
+    return invalid_argument_error(
+        fmt::format("query of dimension {}; this session's d' is {}", unit_query.size(), s.dim));
   }
   double norm2 = 0;
   for (const double v : unit_query) norm2 += v * v;
@@ -144,8 +144,9 @@ Result<PendingRerank> RerankSession::complete_request(EncryptedQuery encrypted,
   }
   const auto key = key_id(encrypted.k);
   if (!key) {
-    return Status(StatusCode::kFailedPrecondition,
-                  fmt::format("no key set uploaded for K = {}: make_key_upload first", encrypted.k));
+    return Status(
+        StatusCode::kFailedPrecondition,
+        fmt::format("no key set uploaded for K = {}: make_key_upload first", encrypted.k));
   }
   PendingRerank out;
   out.layout = std::move(encrypted.layout);
@@ -179,13 +180,22 @@ Status provider_refusal(std::string_view what, const v1::Error& error) {
     case v1::BUDGET_EXHAUSTED:
     case v1::QUOTA_EXHAUSTED:
     case v1::RATE_LIMITED:
-    case v1::OVERLOADED: code = StatusCode::kResourceExhausted; break;
+    case v1::OVERLOADED:
+      code = StatusCode::kResourceExhausted;
+      break;
     case v1::STATE_UNAVAILABLE:
-    case v1::PIR_SHARD_UNAVAILABLE: code = StatusCode::kUnavailable; break;
+    case v1::PIR_SHARD_UNAVAILABLE:
+      code = StatusCode::kUnavailable;
+      break;
     // The provider's files changed under it since it verified them: not the request's fault.
-    case v1::DATA_LOSS: code = StatusCode::kDataLoss; break;
-    case v1::UNAUTHENTICATED: code = StatusCode::kInvalidArgument; break;
-    default: break;
+    case v1::DATA_LOSS:
+      code = StatusCode::kDataLoss;
+      break;
+    case v1::UNAUTHENTICATED:
+      code = StatusCode::kInvalidArgument;
+      break;
+    default:
+      break;
   }
   return Status(code, fmt::format("provider refused {}: {}: {}", what,
                                   v1::ErrorCode_Name(error.code()), error.message()));

@@ -1,7 +1,5 @@
 #include "client/search_client.h"
 
-#include "client/search_client_impl.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 
 #include "ckks/param_sets.h"
 #include "client/rerank_session.h"
+#include "client/search_client_impl.h"
 #include "core/bytes.h"
 #include "core/csprng.h"
 #include "core/elapsed.h"
@@ -35,9 +34,9 @@ namespace privsearch::client {
 SearchClient::SearchClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SearchClient::~SearchClient() = default;
 
-Result<std::unique_ptr<SearchClient>> SearchClient::open(
-    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
-    const IndexTrust& trust) {
+Result<std::unique_ptr<SearchClient>> SearchClient::open(const std::filesystem::path& index_dir,
+                                                         std::unique_ptr<ProviderClient> transport,
+                                                         const IndexTrust& trust) {
   OpenOptions options;
   options.trust = trust;
   return open(index_dir, std::move(transport), options);
@@ -76,8 +75,9 @@ Status load_artifacts(const version::IndexVersion& version, SearchClient::Impl& 
     // Stable addresses: the scorer keeps pointers to both.
     impl.scoring_layout = std::make_unique<scoring::ScoringLayout>(std::move(artifacts.layout));
     impl.scoring_hint = std::make_unique<scoring::ScoringHint>(std::move(artifacts.hint));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(
-                                                 impl.scoring_layout.get(), impl.scoring_hint.get()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto scorer,
+        scoring::PrivateScorer::create(impl.scoring_layout.get(), impl.scoring_hint.get()));
     impl.scorer.emplace(std::move(scorer));
   }
   return Status();
@@ -94,7 +94,8 @@ Status agree_with_provider(SearchClient::Impl& impl) {
       std::find(retained.begin(), retained.end(), man.version_id) == retained.end()) {
     return Status(StatusCode::kFailedPrecondition,
                   "the provider serves artifact version " + info.artifact_version().substr(0, 16) +
-                      "; this index is " + man.version_id.substr(0, 16) + ": fetch the current index");
+                      "; this index is " + man.version_id.substr(0, 16) +
+                      ": fetch the current index");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(info.params_name()));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
@@ -116,8 +117,8 @@ Status open_list_source(const OpenOptions& options, SearchClient::Impl& impl) {
   const auto& info = impl.server_info;
   std::optional<SegmentCache> disk;
   if (options.disk_cache) {
-    const auto dir = options.list_cache.empty() ? index::default_cache_dir() / "lists"
-                                                : options.list_cache;
+    const auto dir =
+        options.list_cache.empty() ? index::default_cache_dir() / "lists" : options.list_cache;
     PRIVSEARCH_ASSIGN_OR_RETURN(auto cache, SegmentCache::open(dir, options.list_cache_bytes));
     disk.emplace(std::move(cache));
   }
@@ -151,9 +152,9 @@ Status open_list_source(const OpenOptions& options, SearchClient::Impl& impl) {
 
 }  // namespace
 
-Result<std::unique_ptr<SearchClient>> SearchClient::open(
-    const std::filesystem::path& index_dir, std::unique_ptr<ProviderClient> transport,
-    const OpenOptions& options) {
+Result<std::unique_ptr<SearchClient>> SearchClient::open(const std::filesystem::path& index_dir,
+                                                         std::unique_ptr<ProviderClient> transport,
+                                                         const OpenOptions& options) {
   version::OpenSpec spec;
   spec.role = version::Role::kClient;
   spec.candidates = options.candidates;

@@ -157,9 +157,9 @@ struct SearchTiming {
 };
 
 struct SearchResult {
-  std::vector<SearchHit> hits;               // best first
-  std::vector<std::uint32_t> candidates;     // PQ order
-  std::vector<double> candidate_scores;      // decrypted, aligned with `candidates`
+  std::vector<SearchHit> hits;                  // best first
+  std::vector<std::uint32_t> candidates;        // PQ order
+  std::vector<double> candidate_scores;         // decrypted, aligned with `candidates`
   std::vector<std::uint32_t> private_clusters;  // access-private: the clusters scored
   std::vector<std::uint32_t> probed_lists;      // IVF: the lists scanned, best first
   SearchTiming timing;

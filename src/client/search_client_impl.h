@@ -64,8 +64,8 @@ struct SearchClient::Impl {
   std::unique_ptr<scoring::ScoringLayout> scoring_layout;
   std::unique_ptr<scoring::ScoringHint> scoring_hint;
   std::optional<scoring::PrivateScorer> scorer;
-  Prng prng = Prng::create();           // the candidate permutation
-  OwnerLock owner;  // held by every search: one user of the session, masks and CSPRNG
+  Prng prng = Prng::create();  // the candidate permutation
+  OwnerLock owner;             // held by every search: one user of the session, masks and CSPRNG
   // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
   // public key with every rotation key set.
   bool provider_floods = false;
@@ -177,8 +177,8 @@ struct SearchClient::Impl {
       if (!resp.has_error()) break;
       const auto code = resp.error().code();
       // An evicted key set, or (when allowed) a used-up budget: a new key epoch, once.
-      const bool renew = code == v1::UNKNOWN_KEY_ID ||
-                         (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch);
+      const bool renew =
+          code == v1::UNKNOWN_KEY_ID || (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch);
       if (!renew || key_renewals++ > 0) break;
       PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
       pending.request.set_key_id(*session->key_id(ids.size()));
@@ -191,6 +191,5 @@ struct SearchClient::Impl {
     return scores;
   }
 };
-
 
 }  // namespace privsearch::client

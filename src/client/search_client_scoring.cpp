@@ -20,8 +20,8 @@ Status no_scoring_database() {
 namespace {
 
 Status wrong_dimension(const char* what, std::size_t got, std::size_t want) {
-  return Status(StatusCode::kInvalidArgument, fmt::format("{} of dimension {}; the index expects {}",
-                                                          what, got, want));
+  return Status(StatusCode::kInvalidArgument,
+                fmt::format("{} of dimension {}; the index expects {}", what, got, want));
 }
 
 // z / |z|; kInvalidArgument for the zero vector (a text without known terms).

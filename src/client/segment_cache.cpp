@@ -1,9 +1,9 @@
 #include "client/segment_cache.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
@@ -27,20 +27,27 @@ Result<SegmentCache> SegmentCache::open(const fs::path& dir, std::uint64_t max_b
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
-    if (ec) return unavailable_error(fmt::format("cannot create the list cache `{}`: {}", dir.string(), ec.message()));
+    if (ec)
+      return unavailable_error(
+          fmt::format("cannot create the list cache `{}`: {}", dir.string(), ec.message()));
     fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
   }
   if (!fs::is_directory(dir, ec)) {
-    return invalid_argument_error(fmt::format("the list cache `{}` is not a directory", dir.string()));
+    return invalid_argument_error(
+        fmt::format("the list cache `{}` is not a directory", dir.string()));
   }
   SegmentCache cache(dir, max_bytes);
   // Existing segments, oldest first, so their recency order is kept.
   std::vector<std::pair<fs::file_time_type, fs::directory_entry>> found;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file(ec) && is_segment_name(e.path())) found.emplace_back(e.last_write_time(ec), e);
+    if (e.is_regular_file(ec) && is_segment_name(e.path()))
+      found.emplace_back(e.last_write_time(ec), e);
   }
-  if (ec) return unavailable_error(fmt::format("cannot read the list cache `{}`: {}", dir.string(), ec.message()));
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (ec)
+    return unavailable_error(
+        fmt::format("cannot read the list cache `{}`: {}", dir.string(), ec.message()));
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [time, e] : found) {
     const auto size = e.file_size(ec);
     if (ec) continue;
@@ -95,7 +102,8 @@ void SegmentCache::evict_to(std::uint64_t limit, const std::string& keep) {
   while (bytes_ > limit) {
     auto victim = entries_.end();
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->first != keep && (victim == entries_.end() || it->second.used < victim->second.used)) {
+      if (it->first != keep &&
+          (victim == entries_.end() || it->second.used < victim->second.used)) {
         victim = it;
       }
     }

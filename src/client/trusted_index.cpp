@@ -1,15 +1,13 @@
 #include "client/trusted_index.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include "index/atomic_file.h"
@@ -67,7 +65,8 @@ Status check_index_trust(const std::filesystem::path& index_dir, const index::Ma
         "index `{}` is signed but has no version sequence; sign it with `privsearch sign`",
         index_dir.string()));
   }
-  const auto file = trust.seen_versions.empty() ? default_seen_versions_path() : trust.seen_versions;
+  const auto file =
+      trust.seen_versions.empty() ? default_seen_versions_path() : trust.seen_versions;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, index::FileLock::acquire(file));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto memory, read_memory(file));
   auto& keys = memory["keys"];

@@ -1,10 +1,10 @@
 #include "core/bytes.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace privsearch {
 
@@ -83,7 +83,8 @@ Status ByteReader::get_u16(std::uint16_t& out) {
 Status ByteReader::get_u32(std::uint32_t& out) {
   PRIVSEARCH_RETURN_IF_ERROR(need(4, "u32"));
   std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= std::uint32_t{data_[offset_ + static_cast<std::size_t>(i)]} << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= std::uint32_t{data_[offset_ + static_cast<std::size_t>(i)]} << (8 * i);
   offset_ += 4;
   out = v;
   return Status();
@@ -92,7 +93,8 @@ Status ByteReader::get_u32(std::uint32_t& out) {
 Status ByteReader::get_u64(std::uint64_t& out) {
   PRIVSEARCH_RETURN_IF_ERROR(need(8, "u64"));
   std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t{data_[offset_ + static_cast<std::size_t>(i)]} << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    v |= std::uint64_t{data_[offset_ + static_cast<std::size_t>(i)]} << (8 * i);
   offset_ += 8;
   out = v;
   return Status();
@@ -176,8 +178,8 @@ Status ByteReader::get_packed(std::span<std::uint64_t> out, int bits, std::uint6
   if (bad != 0) {
     for (std::size_t k = 0; k < out.size(); ++k) {
       if (out[k] >= bound) {
-        return data_loss_error(fmt::format("{}: element {} = {} is not below the modulus {}", what,
-                                           k, out[k], bound));
+        return data_loss_error(
+            fmt::format("{}: element {} = {} is not below the modulus {}", what, k, out[k], bound));
       }
     }
   }

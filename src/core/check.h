@@ -7,10 +7,10 @@ namespace privsearch::detail {
                                const char* message);
 }  // namespace privsearch::detail
 
-#define PRIVSEARCH_CHECK(cond, msg)                                            \
-  do {                                                                         \
-    if (!(cond)) [[unlikely]]                                                  \
-      ::privsearch::detail::check_failed(__FILE__, __LINE__, #cond, (msg));    \
+#define PRIVSEARCH_CHECK(cond, msg)                                         \
+  do {                                                                      \
+    if (!(cond)) [[unlikely]]                                               \
+      ::privsearch::detail::check_failed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)
 
 #ifdef NDEBUG

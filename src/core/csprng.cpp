@@ -71,10 +71,10 @@ Prng Prng::from_seed(const Seed& seed, std::uint64_t stream) {
   PRIVSEARCH_CHECK(ctx != nullptr, "EVP_CIPHER_CTX_new failed");
   // Initial counter block: stream number (big endian) || 64-bit block counter starting at 0.
   std::array<std::uint8_t, 16> iv{};
-  for (int i = 0; i < 8; ++i) iv[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(stream >> (56 - 8 * i));
-  PRIVSEARCH_CHECK(
-      EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), nullptr, seed.data(), iv.data()) == 1,
-      "EVP_EncryptInit_ex failed");
+  for (int i = 0; i < 8; ++i)
+    iv[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(stream >> (56 - 8 * i));
+  PRIVSEARCH_CHECK(EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), nullptr, seed.data(), iv.data()) == 1,
+                   "EVP_EncryptInit_ex failed");
   p.ctx_ = ctx;
   return p;
 }

@@ -15,9 +15,8 @@ Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
 Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 
 void Sha256::update(std::span<const std::uint8_t> data) {
-  PRIVSEARCH_CHECK(
-      EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size()) == 1,
-      "EVP_DigestUpdate failed");
+  PRIVSEARCH_CHECK(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size()) == 1,
+                   "EVP_DigestUpdate failed");
 }
 
 void Sha256::update(std::string_view text) {

@@ -77,7 +77,7 @@ inline Status unauthenticated_error(std::string m) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     PRIVSEARCH_CHECK(!std::get<Status>(v_).ok(), "Result constructed from an OK status");
   }
@@ -113,9 +113,9 @@ class [[nodiscard]] Result {
 #define PRIVSEARCH_CONCAT_(a, b) PRIVSEARCH_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define PRIVSEARCH_RETURN_IF_ERROR(expr)                 \
-  do {                                                   \
-    ::privsearch::Status privsearch_status_ = (expr);    \
+#define PRIVSEARCH_RETURN_IF_ERROR(expr)                     \
+  do {                                                       \
+    ::privsearch::Status privsearch_status_ = (expr);        \
     if (!privsearch_status_.ok()) return privsearch_status_; \
   } while (0)
 

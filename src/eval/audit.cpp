@@ -1,13 +1,13 @@
 #include "eval/audit.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "core/csprng.h"
 #include "eval/leakage.h"
@@ -24,15 +24,17 @@ using Progress = std::function<void(const std::string&)>;
 
 nlohmann::json dist_json(const Distribution& d) {
   auto r = [](double v) { return std::round(v * 1e6) / 1e6; };
-  return {{"mean", r(d.mean)}, {"std", r(d.std)},   {"p01", r(d.p01)},
+  return {{"mean", r(d.mean)}, {"std", r(d.std)},       {"p01", r(d.p01)},
           {"p05", r(d.p05)},   {"median", r(d.median)}, {"p95", r(d.p95)},
-          {"p99", r(d.p99)},   {"min", r(d.min)},   {"max", r(d.max)}};
+          {"p99", r(d.p99)},   {"min", r(d.min)},       {"max", r(d.max)}};
 }
 
 double overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b,
                std::size_t n) {
-  std::vector<std::size_t> x(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(std::min(n, a.size())));
-  std::vector<std::size_t> y(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(std::min(n, b.size())));
+  std::vector<std::size_t> x(a.begin(),
+                             a.begin() + static_cast<std::ptrdiff_t>(std::min(n, a.size())));
+  std::vector<std::size_t> y(b.begin(),
+                             b.begin() + static_cast<std::ptrdiff_t>(std::min(n, b.size())));
   std::sort(x.begin(), x.end());
   std::sort(y.begin(), y.end());
   std::vector<std::size_t> both;
@@ -45,7 +47,7 @@ struct AuditIndex {
   index::LexicalEncoder encoder;
   index::Matrix docs;  // encoder space
   index::Projection proj;
-  index::Matrix x;     // projected rows
+  index::Matrix x;  // projected rows
   std::size_t raw_dim = 0, dim = 0, m = 0;
   index::PqArtifact pq;
 };
@@ -161,9 +163,7 @@ class LeakageAudit {
   }
 
   // Hit@10 of the true projected queries' exhaustive rankings.
-  double true_query_hit10() const {
-    return true_hit10_ / static_cast<double>(q_.queries.size());
-  }
+  double true_query_hit10() const { return true_hit10_ / static_cast<double>(q_.queries.size()); }
 
   std::vector<double> exact_scores(const Vec& q) const {
     std::vector<double> s(c_.corpus.size());
@@ -229,9 +229,15 @@ Result<std::map<std::string, EstimatorLeakage>> LeakageAudit::for_k(std::size_t 
     for (std::size_t i = permuted.size(); i > 1; --i) {
       std::swap(permuted[i - 1], permuted[shuffle.uniform_below(i)]);
     }
-    struct Variant { const char* name; const std::vector<std::uint32_t>* ids; int estimator; };
-    const Variant variants[] = {{"centroid", &ordered, 0},     {"log_rank", &ordered, 1},
-                                {"ridge", &ordered, 2},        {"log_rank_permuted", &permuted, 1},
+    struct Variant {
+      const char* name;
+      const std::vector<std::uint32_t>* ids;
+      int estimator;
+    };
+    const Variant variants[] = {{"centroid", &ordered, 0},
+                                {"log_rank", &ordered, 1},
+                                {"ridge", &ordered, 2},
+                                {"log_rank_permuted", &permuted, 1},
                                 {"ridge_permuted", &permuted, 2}};
     for (const auto& v : variants) {
       const Vec est = estimate(v.estimator, rows_of(*v.ids), v.ids->size());
@@ -273,7 +279,8 @@ Result<double> LeakageAudit::permuted_set_link_auc(std::size_t k) const {
   for (std::size_t qi = 0; qi < q_.queries.size(); ++qi) {
     std::vector<float> zq(q_.z[qi].begin(), q_.z[qi].end());
     PRIVSEARCH_ASSIGN_OR_RETURN(auto cand, scanner_.search(zq, k));
-    for (std::size_t i = cand.size(); i > 1; --i) std::swap(cand[i - 1], cand[shuffle.uniform_below(i)]);
+    for (std::size_t i = cand.size(); i > 1; --i)
+      std::swap(cand[i - 1], cand[shuffle.uniform_below(i)]);
     std::vector<double> ra, rb;
     for (std::size_t r = 0; r < cand.size(); ++r) {
       auto& dst = r % 2 == 0 ? ra : rb;
@@ -324,7 +331,8 @@ Result<AuditResult> run_audit(const index::Collection& c, const AuditOptions& o,
     if (c.qrels.count(query.id) != 0) queries.push_back(&query);
   }
   if (o.max_queries != 0 && queries.size() > o.max_queries) queries.resize(o.max_queries);
-  if (queries.size() < 3) return invalid_argument_error("the audit needs at least 3 judged queries");
+  if (queries.size() < 3)
+    return invalid_argument_error("the audit needs at least 3 judged queries");
   out.queries = queries.size();
   say(fmt::format("candidate-ID leakage over {} queries, K in {}", queries.size(),
                   fmt::join(o.ks, ", ")));
@@ -359,13 +367,13 @@ nlohmann::json AuditResult::to_json() const {
   out["documents"] = documents;
   out["seed"] = seed;
   const auto& r = pq_reconstruction;
-  out["pq_reconstruction"] = {
-      {"sample", r.sample},
-      {"projected", fidelity(r.projected)},
-      {"lifted", fidelity(r.lifted)},
-      {"bytes_per_document", {{"raw_float32", r.raw_float32_bytes},
-                              {"projected_float32", r.projected_float32_bytes},
-                              {"pq_code", r.pq_code_bytes}}}};
+  out["pq_reconstruction"] = {{"sample", r.sample},
+                              {"projected", fidelity(r.projected)},
+                              {"lifted", fidelity(r.lifted)},
+                              {"bytes_per_document",
+                               {{"raw_float32", r.raw_float32_bytes},
+                                {"projected_float32", r.projected_float32_bytes},
+                                {"pq_code", r.pq_code_bytes}}}};
   out["pq_lifted_cosine_mean"] = r.lifted.cosine.mean;
   out["pq_projected_cosine_mean"] = r.projected.cosine.mean;
   out["queries"] = queries;

@@ -16,10 +16,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
 #include "eval/statistics.h"
@@ -50,7 +49,7 @@ struct PqReconstruction {
 
 // What one estimator recovers from the candidate IDs of one K, over all audited queries.
 struct EstimatorLeakage {
-  double cosine_mean = 0;      // to the true projected query
+  double cosine_mean = 0;  // to the true projected query
   double top10_overlap = 0, top100_overlap = 0, hit10 = 0;
   double link_auc = 0, link_tpr_at_1pct_fpr = 0;  // two halves of one candidate list
   Distribution link_positive_cosine, link_negative_cosine;

@@ -1,13 +1,13 @@
 #include "eval/ladder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
-#include <numeric>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "index/glove_encoder.h"
 #include "index/lexical_encoder.h"
@@ -26,7 +26,8 @@ double dot(const float* a, const float* b, std::size_t n) {
   return s;
 }
 
-MethodResult summarize(std::string name, std::vector<QueryMetrics> per_query, const LadderOptions& o) {
+MethodResult summarize(std::string name, std::vector<QueryMetrics> per_query,
+                       const LadderOptions& o) {
   MethodResult m;
   m.name = std::move(name);
   m.per_query = std::move(per_query);
@@ -92,11 +93,13 @@ Result<FittedEncoder> fit_encoder(const index::Collection& c, const LadderOption
     char* end = nullptr;
     const double w = std::strtod(o.encoder.c_str() + 18, &end);
     if (end == o.encoder.c_str() + 18 || *end != '\0' || !(w > 0) || !std::isfinite(w)) {
-      return invalid_argument_error("encoder `" + o.encoder + "`: the weight after ':' must be a positive number");
+      return invalid_argument_error("encoder `" + o.encoder +
+                                    "`: the weight after ':' must be a positive number");
     }
     auto lex = index::fit_and_encode(c.corpus);
     const auto path = o.word_vectors.empty() ? index::default_word_vectors_path() : o.word_vectors;
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto gl, index::fit_and_encode_glove(c.corpus, path, index::GloveWeighting::kSif));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        auto gl, index::fit_and_encode_glove(c.corpus, path, index::GloveWeighting::kSif));
     auto le = std::make_shared<index::LexicalEncoder>(std::move(lex.encoder));
     auto ge = std::make_shared<const index::GloveEncoder>(std::move(gl.encoder));
     const std::size_t a = lex.vectors.cols, b = gl.vectors.cols;
@@ -122,9 +125,10 @@ Result<FittedEncoder> fit_encoder(const index::Collection& c, const LadderOption
   const auto path = o.word_vectors.empty() ? index::default_word_vectors_path() : o.word_vectors;
   say("loading word vectors " + path.string());
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto fitted, index::fit_and_encode_glove(c.corpus, path,
-                                               o.encoder == "glove-idf" ? index::GloveWeighting::kIdf
-                                                                        : index::GloveWeighting::kSif));
+      auto fitted,
+      index::fit_and_encode_glove(
+          c.corpus, path,
+          o.encoder == "glove-idf" ? index::GloveWeighting::kIdf : index::GloveWeighting::kSif));
   auto encoder = std::make_shared<const index::GloveEncoder>(std::move(fitted.encoder));
   return FittedEncoder{encoder->id(), std::move(fitted.vectors),
                        [encoder](std::string_view q) { return encoder->encode(q); }};

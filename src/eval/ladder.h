@@ -13,10 +13,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
 #include "eval/metrics.h"
@@ -25,10 +24,10 @@
 namespace privsearch::eval {
 
 struct LadderOptions {
-  std::size_t dim = 672;           // d' (capped at the encoder's dimension)
-  std::size_t pq_m = 0;            // 0 = d'/8 rounded to a divisor
-  std::size_t k = 100;             // PQ candidates reranked
-  std::size_t resamples = 10000;   // bootstrap
+  std::size_t dim = 672;          // d' (capped at the encoder's dimension)
+  std::size_t pq_m = 0;           // 0 = d'/8 rounded to a divisor
+  std::size_t k = 100;            // PQ candidates reranked
+  std::size_t resamples = 10000;  // bootstrap
   std::uint64_t seed = 1;
   // "lexical" (the built-in default), "glove-idf" or "glove-sif" (word vectors from
   // `word_vectors`, default index::default_word_vectors_path()), or "lexical+glove-sif:W"

@@ -113,7 +113,7 @@ double inverse_normal_cdf(double p) {
                                  -1.328068155288572e+01};
   static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
                                  -2.400758277161838e+00, -2.549732539343734e+00,
-                                 4.374664141464968e+00, 2.938163982698783e+00};
+                                 4.374664141464968e+00,  2.938163982698783e+00};
   static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
                                  2.445134137142996e+00, 3.754408661907416e+00};
   p = std::clamp(p, 1e-300, 1.0 - 1e-16);
@@ -186,7 +186,8 @@ double tpr_at_fpr(std::span<const double> pos, std::span<const double> neg, doub
   std::vector<double> n(neg.begin(), neg.end());
   std::sort(n.begin(), n.end(), std::greater<>());
   // Threshold t: predict positive when score > t. FPR = #(neg > t) / |neg|.
-  const std::size_t allowed = static_cast<std::size_t>(std::floor(max_fpr * static_cast<double>(n.size())));
+  const std::size_t allowed =
+      static_cast<std::size_t>(std::floor(max_fpr * static_cast<double>(n.size())));
   const double threshold = allowed < n.size() ? n[allowed] : -INFINITY;
   std::size_t tp = 0;
   for (double v : pos) tp += v > threshold ? 1 : 0;

@@ -1,5 +1,6 @@
 // Leakage estimators of the search paper's audits (section 4.4; reference notes section 4.2) and
-// the statistics they report (eval/statistics.h). Pure functions on vectors, testable on constructed cases.
+// the statistics they report (eval/statistics.h). Pure functions on vectors, testable on
+// constructed cases.
 //
 // What the provider can do with only the candidate IDs and its own exact projected rows
 // (rows = unit(X[ids]) in the order it receives them, r = 1..K):

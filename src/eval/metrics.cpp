@@ -14,7 +14,8 @@ double ndcg_at(const std::vector<std::string>& ranking, const std::map<std::stri
   double dcg = 0;
   for (std::size_t i = 0; i < std::min(k, ranking.size()); ++i) {
     const auto it = judged.find(ranking[i]);
-    if (it != judged.end() && it->second > 0) dcg += it->second / std::log2(static_cast<double>(i) + 2);
+    if (it != judged.end() && it->second > 0)
+      dcg += it->second / std::log2(static_cast<double>(i) + 2);
   }
   std::vector<int> grades;
   for (const auto& [doc, g] : judged) {
@@ -71,7 +72,8 @@ Interval bootstrap(const std::vector<double>& v, std::size_t resamples, std::uin
   // Public randomness: the resampling indices of an evaluation, derived from a named seed so
   // that reported intervals are reproducible.
   Seed s{};
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
   Prng prng = Prng::from_seed(s, 0xB007);
   std::vector<double> means(resamples);
   for (auto& m : means) {
@@ -107,8 +109,9 @@ std::vector<std::size_t> top_indices(const std::vector<double>& s, std::size_t k
   std::vector<std::size_t> idx(s.size());
   std::iota(idx.begin(), idx.end(), 0);
   k = std::min(k, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
-                    [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
+  std::partial_sort(
+      idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(),
+      [&](std::size_t a, std::size_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
   idx.resize(k);
   return idx;
 }

@@ -1,14 +1,14 @@
 #include "eval/sweep.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/sha256.h"
 #include "eval/metrics.h"
@@ -25,7 +25,8 @@ struct Split {
   void add(bool val, double v) { (val ? validation : test).push_back(v); }
   SplitMean mean() const {
     auto m = [](const std::vector<double>& v) {
-      return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      return v.empty() ? 0.0
+                       : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
     };
     return {m(validation), m(test)};
   }
@@ -112,14 +113,16 @@ Result<SweepPoint> SweepEvaluator::evaluate(const index::Projection& proj, std::
     exact.add(q.val, ndcg_at(ids_of(top), judged, 10));
     if (!with_pq) continue;
     const std::size_t kmax = *std::max_element(ks.begin(), ks.end());
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto cand, scanner ? scanner->search(z, kmax)
-                                                         : index::pq_search(*pq, z, kmax));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto cand, scanner ? scanner->search(z, kmax) : index::pq_search(*pq, z, kmax));
     std::vector<std::size_t> order(cand.begin(), cand.end());
     pq_only.add(q.val, ndcg_at(ids_of(order), judged, 10));
     for (const std::size_t k : ks) {
-      std::vector<std::size_t> sub(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(k, order.size())));
+      std::vector<std::size_t> sub(
+          order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(k, order.size())));
       std::vector<std::size_t> re = sub;
-      std::stable_sort(re.begin(), re.end(), [&](std::size_t a, std::size_t b) { return s[a] > s[b]; });
+      std::stable_sort(re.begin(), re.end(),
+                       [&](std::size_t a, std::size_t b) { return s[a] > s[b]; });
       rerank[k].add(q.val, ndcg_at(ids_of(re), judged, 10));
       std::size_t hit = 0;
       for (std::size_t i = 0; i < std::min<std::size_t>(10, top.size()); ++i) {
@@ -188,7 +191,8 @@ Result<SweepResult> run_sweep(const index::Collection& c, const SweepOptions& o,
   double total = 0;
   for (const double v : svd.singular_values) total += v * v;
   for (const std::size_t d : dims) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto p, ev.evaluate(svd, d, index::default_pq_m(d, 8), {100}, true));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto p,
+                                ev.evaluate(svd, d, index::default_pq_m(d, 8), {100}, true));
     double kept = 0;
     for (std::size_t i = 0; i < std::min(d, svd.singular_values.size()); ++i) {
       kept += svd.singular_values[i] * svd.singular_values[i];
@@ -199,8 +203,8 @@ Result<SweepResult> run_sweep(const index::Collection& c, const SweepOptions& o,
   }
   out.svd_retained_variance_top_dim = svd.retained_variance;
   say(fmt::format("K sweep at d' = {}", top_dim));
-  PRIVSEARCH_ASSIGN_OR_RETURN(out.k_sweep,
-                              ev.evaluate(svd, top_dim, index::default_pq_m(top_dim, 8), o.ks, true));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      out.k_sweep, ev.evaluate(svd, top_dim, index::default_pq_m(top_dim, 8), o.ks, true));
   say("M sensitivity");
   for (const std::size_t div : {16u, 8u, 4u, 2u}) {
     PRIVSEARCH_ASSIGN_OR_RETURN(

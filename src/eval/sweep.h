@@ -14,11 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/status.h"
 #include "index/beir.h"
@@ -54,8 +53,8 @@ struct SweepResult {
   std::size_t validation_queries = 0, test_queries = 0;
   std::vector<SweepPoint> dimension_curve;  // nested SVD prefixes, M = d'/8, K = 100
   double svd_retained_variance_top_dim = 0;
-  SweepPoint k_sweep;                       // largest d', every K
-  std::vector<SweepPoint> m_sensitivity;    // largest d', M = d'/16, d'/8, d'/4, d'/2
+  SweepPoint k_sweep;                     // largest d', every K
+  std::vector<SweepPoint> m_sensitivity;  // largest d', M = d'/16, d'/8, d'/4, d'/2
   SweepPoint control_svd, control_first_coordinates, control_gaussian;
 
   // The JSON of `privsearch eval --sweep` (field names are an interface).

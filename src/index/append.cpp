@@ -37,7 +37,8 @@ Result<StoreDtype> base_store_dtype(const std::filesystem::path& file) {
     return data_loss_error(fmt::format("`{}` is not an exact store", file.string()));
   }
   const std::uint32_t type = h[20] | (h[21] << 8) | (h[22] << 16) | (std::uint32_t{h[23]} << 24);
-  if (type > 1) return data_loss_error(fmt::format("`{}`: value type {} unknown", file.string(), type));
+  if (type > 1)
+    return data_loss_error(fmt::format("`{}`: value type {} unknown", file.string(), type));
   return static_cast<StoreDtype>(type);
 }
 
@@ -65,7 +66,8 @@ Result<std::vector<std::uint32_t>> checked_deletions(const std::filesystem::path
   if (old.find("exact_store") == nullptr || old.find("projection") == nullptr) {
     return failed_precondition_error(fmt::format(
         "`{}` lists no exact store or projection: update the index directory the provider "
-        "serves (a client's copy is refreshed with client-files afterwards)", dir.string()));
+        "serves (a client's copy is refreshed with client-files afterwards)",
+        dir.string()));
   }
   if (std::any_of(old.artifacts.begin(), old.artifacts.end(), is_scoring) &&
       !input.drop_access_private) {
@@ -79,13 +81,14 @@ Result<std::vector<std::uint32_t>> checked_deletions(const std::filesystem::path
     return failed_precondition_error("nothing to update: no documents to add or delete");
   }
   if (a != 0 && input.vectors.cols != old.input_dim) {
-    return invalid_argument_error(fmt::format("the new vectors have dimension {}; the index's "
-                                              "input dimension is {}", input.vectors.cols,
-                                              old.input_dim));
+    return invalid_argument_error(
+        fmt::format("the new vectors have dimension {}; the index's "
+                    "input dimension is {}",
+                    input.vectors.cols, old.input_dim));
   }
   if (old.find("payloads") != nullptr && input.documents.size() != a) {
-    return invalid_argument_error(fmt::format("{} new vectors but {} new documents", a,
-                                              input.documents.size()));
+    return invalid_argument_error(
+        fmt::format("{} new vectors but {} new documents", a, input.documents.size()));
   }
   if (n_old + a > std::numeric_limits<std::uint32_t>::max()) {
     return invalid_argument_error("document ids would pass 2^32 - 1");
@@ -93,8 +96,8 @@ Result<std::vector<std::uint32_t>> checked_deletions(const std::filesystem::path
   std::vector<std::uint32_t> deleted;
   for (const auto id : input.deleted) {
     if (id >= n_old) {
-      return invalid_argument_error(fmt::format(
-          "cannot delete document {}: the index holds ids 0 .. {}", id, n_old - 1));
+      return invalid_argument_error(
+          fmt::format("cannot delete document {}: the index holds ids 0 .. {}", id, n_old - 1));
     }
     deleted.push_back(static_cast<std::uint32_t>(id));
   }
@@ -133,11 +136,12 @@ Result<Matrix> write_row_additions(const std::filesystem::path& dir, const Manif
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto dtype,
                               base_store_dtype(dir / old.find("exact_store")->file));
   PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(dir / generation_file("exact_store", g), x, dtype));
-  added.push_back({generation_artifact("exact_store", g), generation_file("exact_store", g), 0, ""});
+  added.push_back(
+      {generation_artifact("exact_store", g), generation_file("exact_store", g), 0, ""});
   if (const auto* payloads = old.find("payloads"); payloads != nullptr) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto record_bytes, base_record_bytes(dir / payloads->file));
-    PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(dir / generation_file("payloads", g),
-                                                   input.documents, record_bytes));
+    PRIVSEARCH_RETURN_IF_ERROR(
+        PayloadStore::write(dir / generation_file("payloads", g), input.documents, record_bytes));
     added.push_back({generation_artifact("payloads", g), generation_file("payloads", g), 0, ""});
   }
   if (const auto* pq = old.find("pq"); pq != nullptr) {
@@ -156,8 +160,8 @@ Result<Matrix> write_row_additions(const std::filesystem::path& dir, const Manif
 // Generation g's IVF delta (every generation of an IVF index has one, none for deletions only,
 // so that generation g's delta is always the index's g-th): the lists as of generation g - 1,
 // checked, and the new rows `x` assigned to them.
-Status write_ivf_addition(const std::filesystem::path& dir, const Manifest& old,
-                          std::uint32_t g, const Matrix& x, std::vector<ArtifactEntry>& added) {
+Status write_ivf_addition(const std::filesystem::path& dir, const Manifest& old, std::uint32_t g,
+                          const Matrix& x, std::vector<ArtifactEntry>& added) {
   const auto* ivf_entry = old.find(kIvfArtifact);
   if (ivf_entry == nullptr) return Status();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, load_ivf(dir / ivf_entry->file));

@@ -43,8 +43,8 @@
 namespace privsearch::index {
 
 struct AppendInput {
-  Matrix vectors;                  // raw embeddings (input dimension) of the new documents
-  std::vector<Document> documents;  // their payloads, in the same order (one per row)
+  Matrix vectors;                      // raw embeddings (input dimension) of the new documents
+  std::vector<Document> documents;     // their payloads, in the same order (one per row)
   std::vector<std::uint64_t> deleted;  // ids of existing documents to delete
   // Access-private scoring's cluster layout covers every document and cannot take an append:
   // without this an index that has it is refused; with it the new version leaves it out (its

@@ -7,10 +7,10 @@
 
 namespace privsearch::index {
 
-inline constexpr char kProjectionArtifact[] = "projection";  // mu and V (public)
-inline constexpr char kPqArtifact[] = "pq";                  // flat PQ codebook + codes (public)
-inline constexpr char kEncoderArtifact[] = "encoder";        // the text encoder (public)
-inline constexpr char kPayloadsArtifact[] = "payloads";      // document records (PIR database)
+inline constexpr char kProjectionArtifact[] = "projection";   // mu and V (public)
+inline constexpr char kPqArtifact[] = "pq";                   // flat PQ codebook + codes (public)
+inline constexpr char kEncoderArtifact[] = "encoder";         // the text encoder (public)
+inline constexpr char kPayloadsArtifact[] = "payloads";       // document records (PIR database)
 inline constexpr char kExactStoreArtifact[] = "exact_store";  // exact rows (provider only)
 
 }  // namespace privsearch::index

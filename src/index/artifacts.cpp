@@ -1,10 +1,10 @@
 #include "index/artifacts.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
@@ -26,7 +26,8 @@ Status get_floats(ByteReader& r, std::span<float> out, const char* what) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(tmp));
   std::memcpy(out.data(), tmp.data(), tmp.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (!std::isfinite(out[i])) return data_loss_error(fmt::format("{}: value {} is not finite", what, i));
+    if (!std::isfinite(out[i]))
+      return data_loss_error(fmt::format("{}: value {} is not finite", what, i));
   }
   return Status();
 }
@@ -36,11 +37,13 @@ Status read_header(ByteReader& r, const char magic[4], const std::filesystem::pa
   std::uint16_t version = 0, zero = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(m));
   if (std::memcmp(m, magic, 4) != 0) {
-    return data_loss_error(fmt::format("`{}` is not a {} file", file.string(), std::string(magic, 4)));
+    return data_loss_error(
+        fmt::format("`{}` is not a {} file", file.string(), std::string(magic, 4)));
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(zero));
-  if (version != 1) return data_loss_error(fmt::format("`{}`: version {} unsupported", file.string(), version));
+  if (version != 1)
+    return data_loss_error(fmt::format("`{}`: version {} unsupported", file.string(), version));
   return Status();
 }
 
@@ -53,7 +56,8 @@ Status save_projection(const std::filesystem::path& file, const Projection& p) {
   w.put_f64(p.retained_variance);
   put_floats(w, p.mean);
   put_floats(w, p.basis);
-  for (std::size_t j = 0; j < p.output_dim; ++j) w.put_f64(j < p.singular_values.size() ? p.singular_values[j] : 0.0);
+  for (std::size_t j = 0; j < p.output_dim; ++j)
+    w.put_f64(j < p.singular_values.size() ? p.singular_values[j] : 0.0);
   return write_bytes_atomically(file, w.bytes());
 }
 
@@ -69,11 +73,13 @@ Result<Projection> load_projection(const std::filesystem::path& file) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(out));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(p.retained_variance));
   if (kind < 1 || kind > 3 || in == 0 || out == 0 || out > in || in > (1u << 16)) {
-    return data_loss_error(fmt::format("`{}`: projection {} -> {} (kind {}) is invalid", file.string(), in, out, kind));
+    return data_loss_error(fmt::format("`{}`: projection {} -> {} (kind {}) is invalid",
+                                       file.string(), in, out, kind));
   }
   const std::size_t expected = (std::size_t{in} + std::size_t{in} * out) * 4 + std::size_t{out} * 8;
   if (r.remaining() != expected) {
-    return data_loss_error(fmt::format("`{}`: {} bytes of data, expected {}", file.string(), r.remaining(), expected));
+    return data_loss_error(
+        fmt::format("`{}`: {} bytes of data, expected {}", file.string(), r.remaining(), expected));
   }
   p.kind = static_cast<ProjectionKind>(kind);
   p.input_dim = in;
@@ -109,12 +115,14 @@ Result<PqArtifact> load_pq(const std::filesystem::path& file) {
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(count));
   if (dim == 0 || m == 0 || dim % m != 0 || dim > 4096 || count == 0) {
-    return data_loss_error(fmt::format("`{}`: PQ shape d' = {}, M = {}, n = {} is invalid", file.string(), dim, m, count));
+    return data_loss_error(fmt::format("`{}`: PQ shape d' = {}, M = {}, n = {} is invalid",
+                                       file.string(), dim, m, count));
   }
   std::size_t codes = 0;
   const std::size_t centroids = std::size_t{m} * 256 * (dim / m);
   if (!checked_mul(count, m, codes) || r.remaining() != centroids * 4 + codes) {
-    return data_loss_error(fmt::format("`{}`: {} bytes of data do not match the declared shape", file.string(), r.remaining()));
+    return data_loss_error(fmt::format("`{}`: {} bytes of data do not match the declared shape",
+                                       file.string(), r.remaining()));
   }
   PqArtifact a;
   a.codebook = shaped_codebook(dim, m);

@@ -1,9 +1,7 @@
 #include "index/atomic_file.h"
 
-#include <fstream>
-#include <iterator>
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,9 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "core/csprng.h"
 #include "core/sha256.h"
@@ -37,7 +35,8 @@ Status write_file_atomically(const std::filesystem::path& path,
   if (s.ok()) {
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
-    if (ec) s = unavailable_error(fmt::format("rename to `{}` failed: {}", path.string(), ec.message()));
+    if (ec)
+      s = unavailable_error(fmt::format("rename to `{}` failed: {}", path.string(), ec.message()));
   }
   if (!s.ok()) {
     std::error_code ignored;
@@ -64,7 +63,8 @@ Result<std::vector<std::uint8_t>> read_file_bytes(const std::filesystem::path& p
   std::ifstream in;
   if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
   if (!in.is_open()) {
-    return Status(StatusCode::kNotFound, "cannot open `" + path.string() + "` (not a readable file)");
+    return Status(StatusCode::kNotFound,
+                  "cannot open `" + path.string() + "` (not a readable file)");
   }
   return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
@@ -120,8 +120,8 @@ Status ResumableFile::append(std::span<const std::uint8_t> bytes) {
     const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return unavailable_error(fmt::format("writing `{}` failed: {}",
-                                           partial_path(path_).string(), std::strerror(errno)));
+      return unavailable_error(fmt::format("writing `{}` failed: {}", partial_path(path_).string(),
+                                           std::strerror(errno)));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -143,7 +143,8 @@ Status ResumableFile::finish() {
   std::error_code ec;
   std::filesystem::rename(partial_path(path_), path_, ec);
   if (ec) {
-    return unavailable_error(fmt::format("rename to `{}` failed: {}", path_.string(), ec.message()));
+    return unavailable_error(
+        fmt::format("rename to `{}` failed: {}", path_.string(), ec.message()));
   }
   return Status();
 }

@@ -1,10 +1,10 @@
 #include "index/beir.h"
 
-#include <fstream>
-#include <set>
-
 #include <fmt/format.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace privsearch::index {
 
@@ -63,20 +63,20 @@ Result<std::vector<Record>> load_jsonl(const std::filesystem::path& file, Fill f
 }  // namespace
 
 Result<std::vector<Document>> load_corpus(const std::filesystem::path& file) {
-  return load_jsonl<Document>(file, [&](const nlohmann::json& obj, std::size_t line,
-                                        Document& d) -> Status {
-    PRIVSEARCH_RETURN_IF_ERROR(string_field(obj, "_id", true, file, line, d.id));
-    PRIVSEARCH_RETURN_IF_ERROR(string_field(obj, "title", false, file, line, d.title));
-    return string_field(obj, "text", true, file, line, d.text);
-  });
+  return load_jsonl<Document>(
+      file, [&](const nlohmann::json& obj, std::size_t line, Document& d) -> Status {
+        PRIVSEARCH_RETURN_IF_ERROR(string_field(obj, "_id", true, file, line, d.id));
+        PRIVSEARCH_RETURN_IF_ERROR(string_field(obj, "title", false, file, line, d.title));
+        return string_field(obj, "text", true, file, line, d.text);
+      });
 }
 
 Result<std::vector<Query>> load_queries(const std::filesystem::path& file) {
-  return load_jsonl<Query>(file, [&](const nlohmann::json& obj, std::size_t line,
-                                     Query& q) -> Status {
-    PRIVSEARCH_RETURN_IF_ERROR(string_field(obj, "_id", true, file, line, q.id));
-    return string_field(obj, "text", true, file, line, q.text);
-  });
+  return load_jsonl<Query>(
+      file, [&](const nlohmann::json& obj, std::size_t line, Query& q) -> Status {
+        PRIVSEARCH_RETURN_IF_ERROR(string_field(obj, "_id", true, file, line, q.id));
+        return string_field(obj, "text", true, file, line, q.text);
+      });
 }
 
 Result<Qrels> load_qrels(const std::filesystem::path& file) {
@@ -93,7 +93,8 @@ Result<Qrels> load_qrels(const std::filesystem::path& file) {
     std::size_t start = 0;
     for (;;) {
       const std::size_t tab = text.find('\t', start);
-      fields.push_back(text.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+      fields.push_back(
+          text.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
       if (tab == std::string::npos) break;
       start = tab + 1;
     }

@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <set>
-#include <string_view>
-
 #include <functional>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "index/artifacts.h"
@@ -44,16 +43,17 @@ Result<DocumentVectors> document_vectors(const BuildOptions& o, const std::vecto
     say(fmt::format("fitting the {} encoder ({}) on {} documents", o.encoder, path.string(),
                     docs.size()));
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto encoded, fit_and_encode_glove(docs, path,
-                                           o.encoder == "glove-idf" ? GloveWeighting::kIdf
-                                                                    : GloveWeighting::kSif));
+        auto encoded,
+        fit_and_encode_glove(
+            docs, path, o.encoder == "glove-idf" ? GloveWeighting::kIdf : GloveWeighting::kSif));
     v.glove.emplace(std::move(encoded.encoder));
     v.vectors = std::move(encoded.vectors);
   } else if (o.doc_vectors.empty()) {
     if (o.encoder != "lexical") {
       return invalid_argument_error(fmt::format(
           "unknown built-in encoder `{}` (known: lexical, glove-idf, glove-sif); or give "
-          "document vectors", o.encoder));
+          "document vectors",
+          o.encoder));
     }
     say(fmt::format("fitting the built-in lexical encoder on {} documents", docs.size()));
     auto encoded = fit_and_encode(docs);
@@ -95,8 +95,10 @@ Result<Projection> fit_projection(const BuildOptions& o, const Matrix& vectors, 
       so.seed = o.seed;
       return fit_svd(vectors, dim, so);
     }
-    case ProjectionKind::kFirstCoordinates: return first_coordinates(vectors, dim);
-    case ProjectionKind::kGaussian: return gaussian_orthoprojector(vectors, dim, o.seed);
+    case ProjectionKind::kFirstCoordinates:
+      return first_coordinates(vectors, dim);
+    case ProjectionKind::kGaussian:
+      return gaussian_orthoprojector(vectors, dim, o.seed);
   }
   return invalid_argument_error("unknown projection kind");
 }
@@ -149,19 +151,21 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   }
   const Matrix& vectors = v.vectors;
   if (vectors.rows != docs.size()) {
-    return invalid_argument_error(fmt::format(
-        "{} vectors for {} documents (give --doc-ids to match rows to documents)", vectors.rows, docs.size()));
+    return invalid_argument_error(
+        fmt::format("{} vectors for {} documents (give --doc-ids to match rows to documents)",
+                    vectors.rows, docs.size()));
   }
   const std::size_t dim = std::min(o.dim, vectors.cols);
   const std::size_t m = o.pq_m != 0 ? o.pq_m : default_pq_m(dim);
-  say(fmt::format("fitting {} projection {} -> {} on up to {} documents", projection_kind_name(o.projection),
-                  vectors.cols, dim, o.sample));
+  say(fmt::format("fitting {} projection {} -> {} on up to {} documents",
+                  projection_kind_name(o.projection), vectors.cols, dim, o.sample));
   PRIVSEARCH_ASSIGN_OR_RETURN(const Projection proj, fit_projection(o, vectors, dim));
   say(fmt::format("projecting {} documents", vectors.rows));
   const Matrix projected = proj.project_documents(vectors);
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
-  if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", o.out.string(), ec.message()));
+  if (ec)
+    return unavailable_error(fmt::format("cannot create `{}`: {}", o.out.string(), ec.message()));
   PRIVSEARCH_RETURN_IF_ERROR(save_projection(o.out / "projection.bin", proj));
   PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(o.out / "exact.store", projected, o.store_dtype));
   say(fmt::format("training PQ (M = {}) on up to {} vectors", m, o.sample));

@@ -48,29 +48,28 @@ struct BuildOptions {
   // Or the documents themselves instead of `collection` (ids and payload text; the Python
   // package builds from arrays this way; not owned).
   const std::vector<Document>* documents = nullptr;
-  std::filesystem::path doc_ids;      // optional: one id per vector row
-  std::filesystem::path out;          // index directory (created)
+  std::filesystem::path doc_ids;  // optional: one id per vector row
+  std::filesystem::path out;      // index directory (created)
   std::string encoder_id = "external";
   ProjectionKind projection = ProjectionKind::kSvd;
-  std::size_t dim = 672;              // d' (capped at the embedding dimension)
-  std::size_t pq_m = 0;               // 0 = d'/8 rounded to a divisor of d'
+  std::size_t dim = 672;  // d' (capped at the embedding dimension)
+  std::size_t pq_m = 0;   // 0 = d'/8 rounded to a divisor of d'
   std::size_t sample = 200000;
-  std::size_t record_bytes = 2048;    // payload record size
+  std::size_t record_bytes = 2048;  // payload record size
   std::uint64_t seed = 1;
   // The IVF-partitioned public index (index/ivf.h) next to the flat PQ artifact: nlist lists
   // (0: default_ivf_lists(N) = N / 250), built when `ivf` is set; unset: built from
   // kIvfDefaultMinDocuments documents on (the flat download is small below).
   std::optional<bool> ivf;
   std::size_t ivf_lists = 0;
-  std::size_t ivf_route_dim = 0;  // 0: kIvfDefaultRouteDim, capped at d'
+  std::size_t ivf_route_dim = 0;             // 0: kIvfDefaultRouteDim, capped at d'
   std::size_t ivf_spill = kIvfDefaultSpill;  // lists per document (IvfOptions::spill)
-  std::size_t ivf_pq_m = 0;       // the lists' PQ subquantizers (0: the flat artifact's)
+  std::size_t ivf_pq_m = 0;                  // the lists' PQ subquantizers (0: the flat artifact's)
   // The exact store's value type: float16 halves the provider's store (docs/SCALE.md measures
   // the rerank's quality on it).
   StoreDtype store_dtype = StoreDtype::kFloat32;
   ExtraArtifacts extra_artifacts;  // empty: none
 };
-
 
 Result<Manifest> build_index(const BuildOptions& options, const Progress& progress);
 

@@ -1,11 +1,11 @@
 #include "index/build_streaming.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "core/bytes.h"
 #include "index/artifacts.h"
@@ -48,9 +48,9 @@ Result<Shape> shape_of(const StreamingBuildOptions& o) {
         fmt::format("`M` = {} subquantizers must divide the dimension d' = {}", sh.m, sh.dim));
   }
   if (std::min(o.sample, s.rows) < std::max<std::size_t>(256, sh.dim)) {
-    return invalid_argument_error(fmt::format(
-        "{} training rows; the projection and PQ need at least max(256, d' = {})",
-        std::min(o.sample, s.rows), sh.dim));
+    return invalid_argument_error(
+        fmt::format("{} training rows; the projection and PQ need at least max(256, d' = {})",
+                    std::min(o.sample, s.rows), sh.dim));
   }
   if (o.ivf) {
     sh.lists = o.ivf_lists != 0 ? o.ivf_lists : default_ivf_lists(s.rows);
@@ -61,11 +61,16 @@ Result<Shape> shape_of(const StreamingBuildOptions& o) {
           "{} IVF lists with each document in {} for {} documents", sh.lists, sh.spill, s.rows));
     }
   }
-  sh.settings = nlohmann::json{{"rows", s.rows},           {"cols", s.cols},
-                               {"dim", sh.dim},            {"m", sh.m},
-                               {"sample", o.sample},       {"seed", o.seed},
-                               {"lists", sh.lists},        {"route", sh.route},
-                               {"spill", sh.spill},        {"dtype", static_cast<int>(o.store_dtype)},
+  sh.settings = nlohmann::json{{"rows", s.rows},
+                               {"cols", s.cols},
+                               {"dim", sh.dim},
+                               {"m", sh.m},
+                               {"sample", o.sample},
+                               {"seed", o.seed},
+                               {"lists", sh.lists},
+                               {"route", sh.route},
+                               {"spill", sh.spill},
+                               {"dtype", static_cast<int>(o.store_dtype)},
                                {"record_bytes", o.record_bytes}}
                     .dump();
   return sh;
@@ -85,9 +90,11 @@ Matrix projected_rows(const StreamingSource& s, const Projection& proj,
   for (std::size_t b = 0; b < ids.size(); b += kBlock) {
     raw.rows = std::min(kBlock, ids.size() - b);
     raw.data.resize(raw.rows * s.cols);
-    for (std::size_t i = 0; i < raw.rows; ++i) s.vectors(ids[b + i], 1, raw.data.data() + i * s.cols);
+    for (std::size_t i = 0; i < raw.rows; ++i)
+      s.vectors(ids[b + i], 1, raw.data.data() + i * s.cols);
     const auto p = proj.project_documents(raw, dims);
-    std::copy(p.data.begin(), p.data.end(), out.data.begin() + static_cast<std::ptrdiff_t>(b * dims));
+    std::copy(p.data.begin(), p.data.end(),
+              out.data.begin() + static_cast<std::ptrdiff_t>(b * dims));
   }
   return out;
 }
@@ -116,8 +123,8 @@ Result<Trained> load_trained(const fs::path& dir, const Shape& sh) {
   ByteReader r(bytes);
   PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kTrainMagic, dir / kWorkDir / "train.bin"));
   std::uint64_t dim = 0, m = 0, centroid_values = 0;
-  if (!r.get_u64(dim).ok() || !r.get_u64(m).ok() || !r.get_u64(centroid_values).ok() || dim != sh.dim ||
-      m != sh.m || centroid_values != sh.lists * sh.route ||
+  if (!r.get_u64(dim).ok() || !r.get_u64(m).ok() || !r.get_u64(centroid_values).ok() ||
+      dim != sh.dim || m != sh.m || centroid_values != sh.lists * sh.route ||
       t.projection.output_dim != sh.dim) {
     return data_loss_error("the saved training state does not match the build's settings");
   }
@@ -155,8 +162,8 @@ Result<Trained> train(const StreamingBuildOptions& o, const Shape& sh, const Say
   if (o.ivf) {
     const auto ivf_ids =
         seeded_sample(s.rows, std::max(o.sample, kIvfTrainRowsPerList * sh.lists), o.seed, 5);
-    say(fmt::format("training {} IVF centroids on {} sampled rows (first {} coordinates)",
-                    sh.lists, ivf_ids.size(), sh.route));
+    say(fmt::format("training {} IVF centroids on {} sampled rows (first {} coordinates)", sh.lists,
+                    ivf_ids.size(), sh.route));
     const Matrix prefix = projected_rows(s, t.projection, ivf_ids, sh.route);
     IvfOptions io;
     io.seed = o.seed;
@@ -178,15 +185,16 @@ Result<std::uint64_t> rows_done(const fs::path& file, const Shape& sh) {
   if (j["settings"] != sh.settings) {
     return failed_precondition_error(fmt::format(
         "{} holds an unfinished build with other settings ({}); remove the directory or rerun "
-        "with those settings", file.parent_path().parent_path().string(),
-        j["settings"].dump()));
+        "with those settings",
+        file.parent_path().parent_path().string(), j["settings"].dump()));
   }
   return j["rows_done"].get<std::uint64_t>();
 }
 
 Status save_rows_done(const fs::path& file, const Shape& sh, std::uint64_t rows) {
   const auto text = nlohmann::json{{"settings", sh.settings}, {"rows_done", rows}}.dump();
-  return write_bytes_atomically(file, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+  return write_bytes_atomically(file,
+                                {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
 std::span<const std::uint8_t> as_bytes(const std::vector<std::uint32_t>& v) {
@@ -194,8 +202,8 @@ std::span<const std::uint8_t> as_bytes(const std::vector<std::uint32_t>& v) {
 }
 
 // Step 2: project, store, encode and assign every row, a block at a time, from the checkpoint on.
-Status stream(const StreamingBuildOptions& o, const Shape& sh, const Trained& t,
-              std::uint64_t done, const Say& say) {
+Status stream(const StreamingBuildOptions& o, const Shape& sh, const Trained& t, std::uint64_t done,
+              const Say& say) {
   const fs::path work = o.out / kWorkDir;
   const auto& s = o.source;
   const std::size_t value_bytes = o.store_dtype == StoreDtype::kFloat16 ? 2 : 4;
@@ -217,12 +225,14 @@ Status stream(const StreamingBuildOptions& o, const Shape& sh, const Trained& t,
     raw.data.resize(raw.rows * s.cols);
     s.vectors(done, raw.rows, raw.data.data());
     const Matrix p = t.projection.project_documents(raw);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto store_bytes, ExactStore::encode_rows(p, o.store_dtype, done));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto store_bytes,
+                                ExactStore::encode_rows(p, o.store_dtype, done));
     PRIVSEARCH_RETURN_IF_ERROR(store.append(store_bytes));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto block_codes, pq_encode(t.codebook, p));
     PRIVSEARCH_RETURN_IF_ERROR(codes.append(block_codes));
     if (o.ivf) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto lists, assign_to_lists(t.centroids, sh.route, sh.spill, p));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto lists,
+                                  assign_to_lists(t.centroids, sh.route, sh.spill, p));
       PRIVSEARCH_RETURN_IF_ERROR(assignment.append(as_bytes(lists)));
     }
     PRIVSEARCH_RETURN_IF_ERROR(store.sync());
@@ -269,7 +279,8 @@ Result<Manifest> build_index_streaming(const StreamingBuildOptions& o, const Pro
   const fs::path work = o.out / kWorkDir;
   std::error_code ec;
   fs::create_directories(work, ec);
-  if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", work.string(), ec.message()));
+  if (ec)
+    return unavailable_error(fmt::format("cannot create `{}`: {}", work.string(), ec.message()));
   // The checkpoint names the settings from the first step on: a rerun with others is refused
   // before anything is overwritten.
   PRIVSEARCH_ASSIGN_OR_RETURN(std::uint64_t done, rows_done(work / "progress.json", sh));
@@ -285,7 +296,8 @@ Result<Manifest> build_index_streaming(const StreamingBuildOptions& o, const Pro
   pq.codebook = t.codebook;
   pq.count = o.source.rows;
   PRIVSEARCH_ASSIGN_OR_RETURN(pq.codes, read_file_bytes(work / "codes.bin"));
-  if (pq.codes.size() != pq.count * sh.m) return data_loss_error("the streamed PQ codes are incomplete");
+  if (pq.codes.size() != pq.count * sh.m)
+    return data_loss_error("the streamed PQ codes are incomplete");
   PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
   Manifest man = make_manifest(o, sh);
   if (o.ivf) {
@@ -302,8 +314,8 @@ Result<Manifest> build_index_streaming(const StreamingBuildOptions& o, const Pro
   }
   pq = PqArtifact{};
   say("writing the payload store");
-  PRIVSEARCH_RETURN_IF_ERROR(
-      PayloadStore::write(o.out / "payloads.bin", o.source.rows, o.source.document, o.record_bytes));
+  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", o.source.rows,
+                                                 o.source.document, o.record_bytes));
   say("writing the manifest (hashing every artifact)");
   PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
   fs::remove_all(work, ec);

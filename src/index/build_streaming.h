@@ -51,8 +51,8 @@ struct StreamingBuildOptions {
   std::string collection = "streamed";
   std::string encoder_id = "external";
   std::size_t dim = 672;
-  std::size_t pq_m = 0;          // 0: default_pq_m(d')
-  std::size_t sample = 200000;   // projection and PQ training rows
+  std::size_t pq_m = 0;         // 0: default_pq_m(d')
+  std::size_t sample = 200000;  // projection and PQ training rows
   std::size_t record_bytes = 2048;
   std::uint64_t seed = 1;
   bool ivf = true;

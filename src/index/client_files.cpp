@@ -48,7 +48,8 @@ Result<std::uint64_t> copy_client_files(const std::filesystem::path& index_dir,
   if (!copied.empty()) PRIVSEARCH_RETURN_IF_ERROR(verify_artifacts(index_dir, manifest, copied));
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
-  if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", out.string(), ec.message()));
+  if (ec)
+    return unavailable_error(fmt::format("cannot create `{}`: {}", out.string(), ec.message()));
   std::uint64_t written = 0;
   auto copy = [&](const std::string& file) -> Status {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(index_dir / file));

@@ -41,8 +41,10 @@ Result<ExactRows> ExactRows::open(const std::filesystem::path& dir, const Manife
     out.stores_.push_back(std::move(seg));
   }
   if (out.rows_ != manifest.documents) {
-    return data_loss_error(fmt::format("the exact stores hold {} rows; the manifest lists {} "
-                                       "documents", out.rows_, manifest.documents));
+    return data_loss_error(
+        fmt::format("the exact stores hold {} rows; the manifest lists {} "
+                    "documents",
+                    out.rows_, manifest.documents));
   }
   out.deleted_ = deleted;
   return out;
@@ -67,12 +69,12 @@ bool ExactRows::read_only() const {
 Status ExactRows::gather(std::span<const std::uint64_t> ids, std::vector<float>& out) const {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] >= rows_) {
-      return out_of_range_error(fmt::format("candidate {} is row {}; the store has {} rows", i,
-                                            ids[i], rows_));
+      return out_of_range_error(
+          fmt::format("candidate {} is row {}; the store has {} rows", i, ids[i], rows_));
     }
     if (std::binary_search(deleted_.begin(), deleted_.end(), ids[i])) {
-      return not_found_error(fmt::format("candidate {} is document {}, deleted in this version", i,
-                                         ids[i]));
+      return not_found_error(
+          fmt::format("candidate {} is document {}, deleted in this version", i, ids[i]));
     }
   }
   if (stores_.size() == 1) return stores_[0].store->gather(ids, out);

@@ -1,6 +1,7 @@
 #include "index/exact_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <fstream>
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "core/fast_hash.h"
@@ -29,7 +28,6 @@ std::uint64_t row_hash(const void* row, std::size_t bytes, std::size_t cols) {
 }
 
 }  // namespace
-
 
 namespace {
 constexpr std::uint8_t kMagic[4] = {'P', 'S', 'X', 'S'};
@@ -97,7 +95,8 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   }
   const auto size = static_cast<std::size_t>(st.st_size);
   std::uint8_t header[kHeaderBytes];
-  if (size < kHeaderBytes || ::pread(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+  if (size < kHeaderBytes ||
+      ::pread(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
     ::close(fd);
     return data_loss_error(fmt::format("{}: truncated header", file.string()));
   }
@@ -118,12 +117,14 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   if (std::memcmp(magic, kMagic, 4) != 0) {
     bad = data_loss_error("not an exact store (bad magic)");
   } else if (version != kVersion) {
-    bad = data_loss_error(fmt::format("exact store version {} (this build reads {})", version, kVersion));
+    bad = data_loss_error(
+        fmt::format("exact store version {} (this build reads {})", version, kVersion));
   } else if (dtype > 1) {
     bad = data_loss_error(fmt::format("exact store value type {} (0 float32, 1 float16)", dtype));
   } else if (rows == 0 || cols == 0 || !checked_mul(rows, cols, count) ||
              !checked_mul(count, value_bytes, bytes) || kHeaderBytes + bytes != size) {
-    bad = data_loss_error(fmt::format("shape {} x {} does not match the file size {}", rows, cols, size));
+    bad = data_loss_error(
+        fmt::format("shape {} x {} does not match the file size {}", rows, cols, size));
   }
   if (!bad.ok()) {
     ::close(fd);
@@ -153,8 +154,8 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
     double norm = 0;
     for (std::size_t j = 0; j < cols; ++j) {
       if (!std::isfinite(row[j])) {
-        return data_loss_error(fmt::format("{}: non-finite value at row {}, column {}",
-                                           file.string(), i, j));
+        return data_loss_error(
+            fmt::format("{}: non-finite value at row {}, column {}", file.string(), i, j));
       }
       norm += static_cast<double>(row[j]) * row[j];
     }
@@ -240,8 +241,8 @@ bool ExactStore::read_only() const {
 Status ExactStore::gather(std::span<const std::uint64_t> ids, std::vector<float>& out) const {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] >= rows_) {
-      return out_of_range_error(fmt::format("candidate {} is row {}; the store has {} rows", i,
-                                            ids[i], rows_));
+      return out_of_range_error(
+          fmt::format("candidate {} is row {}; the store has {} rows", i, ids[i], rows_));
     }
   }
   out.resize(ids.size() * cols_);
@@ -260,13 +261,14 @@ Status ExactStore::gather(std::span<const std::uint64_t> ids, std::vector<float>
     const auto offset = static_cast<off_t>(kHeaderBytes + ids[i] * row_bytes);
     std::size_t got = 0;
     while (got < row_bytes) {
-      const ssize_t n = ::pread(fd_, raw.data() + got, row_bytes - got,
-                                offset + static_cast<off_t>(got));
+      const ssize_t n =
+          ::pread(fd_, raw.data() + got, row_bytes - got, offset + static_cast<off_t>(got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         return data_loss_error(fmt::format(
             "row {} of the exact store cannot be read in full (the file was truncated after it "
-            "was loaded?)", ids[i]));
+            "was loaded?)",
+            ids[i]));
       }
       got += static_cast<std::size_t>(n);
     }

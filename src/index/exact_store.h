@@ -83,7 +83,7 @@ class ExactStore {
   StoreDtype dtype_ = StoreDtype::kFloat32;
   std::size_t rows_ = 0, cols_ = 0;
   double max_row_norm_ = 0;
-  int fd_ = -1;                       // kept open for gather()'s pread
+  int fd_ = -1;                          // kept open for gather()'s pread
   std::vector<std::uint64_t> row_hash_;  // per row, at open()
   std::unique_ptr<Widened> widened_ = std::make_unique<Widened>();
 };

@@ -1,10 +1,10 @@
 #include "index/glove_encoder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
@@ -130,8 +130,8 @@ std::vector<float> GloveEncoder::encode(std::string_view text) const {
 }
 
 std::string GloveEncoder::id() const {
-  return fmt::format("glove-{}-v1/{}/{}", weighting_ == GloveWeighting::kIdf ? "idf" : "sif",
-                     dim(), weights_.size());
+  return fmt::format("glove-{}-v1/{}/{}", weighting_ == GloveWeighting::kIdf ? "idf" : "sif", dim(),
+                     weights_.size());
 }
 
 Result<LoadedWordVectors> load_word_vectors(const std::filesystem::path& file) {

@@ -8,10 +8,11 @@
 // principal directions), so a prefix routes nearly as well as the whole vector at a fraction of
 // the centroid bytes. Centroids are stored as binary16 (the client's download; their rounding is
 // what both sides route and assign with). Each document is in the `spill` lists l maximizing
-// <x[:r], c_l> (1 by default); a query probes the `nprobe` lists with the largest <q[:r], c_l> (ties: smaller l).
-// Lists hold the document ids and, by default, the codes of the flat artifact's PQ codebook, so an
-// IVF search that probes every list returns exactly the flat scan's top K; a coarser PQ of their
-// own (IvfOptions::pq_m) trades candidate precision for bytes per fetched document.
+// <x[:r], c_l> (1 by default); a query probes the `nprobe` lists with the largest <q[:r], c_l>
+// (ties: smaller l). Lists hold the document ids and, by default, the codes of the flat artifact's
+// PQ codebook, so an IVF search that probes every list returns exactly the flat scan's top K; a
+// coarser PQ of their own (IvfOptions::pq_m) trades candidate precision for bytes per fetched
+// document.
 //
 // Files (artifacts in the manifest):
 //   ivf.bin ("PSIV", public, what a client downloads): documents, lists, d', r, M, spill, the PQ
@@ -79,22 +80,22 @@ struct IvfListRef {
 // A list probed by a search is its base segment plus its delta segment of every generation.
 struct IvfDelta {
   std::uint64_t first_document = 0;
-  std::uint64_t documents = 0;        // the collection's size after this generation
+  std::uint64_t documents = 0;  // the collection's size after this generation
   std::uint64_t lists_file_bytes = 0;
   std::vector<IvfListRef> directory;  // one per list; bytes 0: the list gained nothing
 };
 
 struct IvfIndex {
-  std::uint64_t documents = 0;      // in the base lists (ids 0 .. documents - 1)
-  std::size_t spill = 1;            // lists each document is in
+  std::uint64_t documents = 0;  // in the base lists (ids 0 .. documents - 1)
+  std::size_t spill = 1;        // lists each document is in
   std::size_t lists = 0;
-  std::size_t route_dim = 0;        // r <= d'
-  PqCodebook codebook;              // d' = codebook.dim
-  std::vector<float> centroids;     // lists x r (binary16 values widened)
+  std::size_t route_dim = 0;                   // r <= d'
+  PqCodebook codebook;                         // d' = codebook.dim
+  std::vector<float> centroids;                // lists x r (binary16 values widened)
   std::vector<std::uint16_t> centroid_halves;  // the same as stored: what route_query reads
-  std::vector<IvfListRef> directory;  // one per list
+  std::vector<IvfListRef> directory;           // one per list
   std::uint64_t lists_file_bytes = 0;
-  std::vector<IvfDelta> deltas;       // generation g at g - 1
+  std::vector<IvfDelta> deltas;  // generation g at g - 1
 
   // The collection's size with every generation applied.
   std::uint64_t total_documents() const {
@@ -245,7 +246,7 @@ class IvfListStore {
   Result<std::string> read_segment(std::uint32_t list, std::uint32_t generation) const;
 
   IvfIndex index_;
-  std::vector<int> fds_;  // per generation, the base first
+  std::vector<int> fds_;                                  // per generation, the base first
   std::vector<std::vector<std::uint64_t>> fingerprints_;  // per generation, per list
 };
 

@@ -1,8 +1,8 @@
 #include "index/ivf_list_record.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace privsearch::index {
 
@@ -27,8 +27,8 @@ Result<std::vector<ListRecordPart>> split_list_record(const IvfIndex& index, std
   }
   const std::uint64_t used = list_record_used_bytes(index, list);
   if (record.size() < used) {
-    return data_loss_error(fmt::format("list {}'s record has {} bytes, its segments {}", list,
-                                       record.size(), used));
+    return data_loss_error(
+        fmt::format("list {}'s record has {} bytes, its segments {}", list, record.size(), used));
   }
   if (!std::all_of(record.begin() + static_cast<std::ptrdiff_t>(used), record.end(),
                    [](std::uint8_t b) { return b == 0; })) {

@@ -1,9 +1,9 @@
 // The IVF lists as PIR records ("fetching lists through the existing ZipPIR path, lists
 // as records"): record l is list l's segments of every generation concatenated in generation
 // order (its base segment, then its additions of each update that has one; index/ivf.h), and
-// zero bytes after them up to the longest list's total rounded up to 4 KiB. No framing: a client knows each
-// segment's size and SHA-256 from its signed directories, so it cuts the record itself and
-// checks every part (decode_list). All records have one size, so the record a client fetches
+// zero bytes after them up to the longest list's total rounded up to 4 KiB. No framing: a client
+// knows each segment's size and SHA-256 from its signed directories, so it cuts the record itself
+// and checks every part (decode_list). All records have one size, so the record a client fetches
 // says nothing about which list it is; the padding is the price (at 1M documents the longest of
 // 4,000 lists is ~3x the mean).
 // Thread safety: pure functions.

@@ -2,14 +2,13 @@
 // each segment checked against its directory hash at open and against the fingerprint recorded
 // then whenever it is served.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "core/fast_hash.h"
@@ -22,7 +21,8 @@ namespace {
 
 // Whether two descriptors name one file (the same device and inode).
 bool same_file(int a, int b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
@@ -32,7 +32,9 @@ bool same_file(int a, int b) {
 Result<IvfListStore> IvfListStore::open(const std::filesystem::path& file, IvfIndex index,
                                         const IvfListStore* previous) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
+  if (fd < 0)
+    return unavailable_error(
+        fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
   IvfListStore s;
   s.fds_.push_back(fd);
   const off_t size = ::lseek(fd, 0, SEEK_END);
@@ -54,7 +56,9 @@ Status IvfListStore::open_generation(std::uint32_t generation, const std::filesy
         generation, fds_.size(), index_.deltas.size()));
   }
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unavailable_error(fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
+  if (fd < 0)
+    return unavailable_error(
+        fmt::format("cannot open `{}`: {}", file.string(), std::strerror(errno)));
   const off_t size = ::lseek(fd, 0, SEEK_END);
   const std::uint64_t expected = index_.deltas[generation - 1].lists_file_bytes;
   if (size < 0 || static_cast<std::uint64_t>(size) != expected) {
@@ -88,9 +92,9 @@ Status IvfListStore::fingerprint(std::uint32_t generation, const IvfListStore* p
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_segment(list, generation));
     if (sha256(byte_view(bytes)) != ref.sha256) {
-      return data_loss_error(fmt::format(
-          "list {}'s segment (generation {}) is not the one the IVF directory names", list,
-          generation));
+      return data_loss_error(
+          fmt::format("list {}'s segment (generation {}) is not the one the IVF directory names",
+                      list, generation));
     }
     prints[list] = fast_hash(bytes.data(), bytes.size(), list);
   }
@@ -139,17 +143,20 @@ Result<std::string> IvfListStore::segment(std::uint32_t list, std::uint32_t gene
     return out_of_range_error(fmt::format("list {} outside the index's {}", list, index_.lists));
   }
   if (generation >= fds_.size()) {
-    return not_found_error(fmt::format("generation {} is not served (the index has {})",
-                                       generation, fds_.size() - 1));
+    return not_found_error(
+        fmt::format("generation {} is not served (the index has {})", generation, fds_.size() - 1));
   }
   const auto& ref = index_.ref(list, generation);
   if (generation > 0 && ref.bytes == 0) {
-    return not_found_error(fmt::format("list {} gained nothing in generation {}", list, generation));
+    return not_found_error(
+        fmt::format("list {} gained nothing in generation {}", list, generation));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto bytes, read_segment(list, generation));
   if (fast_hash(bytes.data(), bytes.size(), list) != fingerprints_[generation][list]) {
-    return data_loss_error(fmt::format("list {}'s segment changed on disk since the index was "
-                                       "verified", list));
+    return data_loss_error(
+        fmt::format("list {}'s segment changed on disk since the index was "
+                    "verified",
+                    list));
   }
   return bytes;
 }

@@ -1,9 +1,9 @@
 #include "index/lexical_encoder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "core/csprng.h"
@@ -22,7 +22,8 @@ LexicalEncoder LexicalEncoder::fit(const std::vector<std::string>& documents,
 std::vector<float> LexicalEncoder::project(const SparseVector& v) const {
   std::vector<float> out(config_.dim, 0.0f);
   Seed seed{};
-  for (int i = 0; i < 8; ++i) seed[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(config_.seed >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    seed[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(config_.seed >> (8 * i));
   const float scale = 1.0f / std::sqrt(static_cast<float>(config_.dim));
   std::vector<std::uint8_t> bits((config_.dim + 7) / 8);
   for (const auto& [term, w] : v) {

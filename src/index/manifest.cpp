@@ -1,10 +1,9 @@
 #include "index/manifest.h"
 
-#include <algorithm>
-
-#include <fstream>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/sha256.h"
@@ -46,14 +45,16 @@ nlohmann::json body(const Manifest& m) {
   if (!m.parent_version.empty()) j["parent_version"] = m.parent_version;
   j["artifacts"] = nlohmann::json::array();
   for (const auto& a : m.artifacts) {
-    j["artifacts"].push_back({{"name", a.name}, {"file", a.file}, {"bytes", a.bytes}, {"sha256", a.sha256}});
+    j["artifacts"].push_back(
+        {{"name", a.name}, {"file", a.file}, {"bytes", a.bytes}, {"sha256", a.sha256}});
   }
   return j;
 }
 
 std::string version_of(const Manifest& m) {
   const std::string canonical = body(m).dump();  // nlohmann sorts object keys
-  return to_hex(sha256({reinterpret_cast<const std::uint8_t*>(canonical.data()), canonical.size()}));
+  return to_hex(
+      sha256({reinterpret_cast<const std::uint8_t*>(canonical.data()), canonical.size()}));
 }
 
 }  // namespace
@@ -68,7 +69,8 @@ const ArtifactEntry* Manifest::find(const std::string& name) const {
 Status write_manifest(const std::filesystem::path& dir, Manifest& m, bool keep_known_hashes) {
   for (auto& a : m.artifacts) {
     if (a.file.empty() || a.file.find("..") != std::string::npos || a.file.front() == '/') {
-      return invalid_argument_error(fmt::format("artifact file `{}` must be a plain relative name", a.file));
+      return invalid_argument_error(
+          fmt::format("artifact file `{}` must be a plain relative name", a.file));
     }
     if (keep_known_hashes && !a.sha256.empty()) continue;
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto hb, hash_file(dir / a.file));
@@ -95,9 +97,9 @@ Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify) {
   try {
     m.format_version = j.at("format_version").get<int>();
     if (m.format_version != Manifest::kFormatVersion) {
-      return failed_precondition_error(fmt::format(
-          "index format version {} (this build reads {}); rebuild the index", m.format_version,
-          Manifest::kFormatVersion));
+      return failed_precondition_error(
+          fmt::format("index format version {} (this build reads {}); rebuild the index",
+                      m.format_version, Manifest::kFormatVersion));
     }
     m.collection = j.at("collection").get<std::string>();
     m.encoder_id = j.at("encoder_id").get<std::string>();
@@ -116,19 +118,22 @@ Result<Manifest> load_manifest(const std::filesystem::path& dir, bool verify) {
       m.parent_version = j.at("parent_version").get<std::string>();
       if (m.parent_version.size() != 64 ||
           m.parent_version.find_first_not_of("0123456789abcdef") != std::string::npos) {
-        return data_loss_error(fmt::format("`{}`: parent version is not a version id", file.string()));
+        return data_loss_error(
+            fmt::format("`{}`: parent version is not a version id", file.string()));
       }
     }
     for (const auto& a : j.at("artifacts")) {
       m.artifacts.push_back({a.at("name").get<std::string>(), a.at("file").get<std::string>(),
-                             a.at("bytes").get<std::uint64_t>(), a.at("sha256").get<std::string>()});
+                             a.at("bytes").get<std::uint64_t>(),
+                             a.at("sha256").get<std::string>()});
     }
     m.version_id = j.at("version_id").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     return data_loss_error(fmt::format("`{}`: {}", file.string(), e.what()));
   }
   if (version_of(m) != m.version_id) {
-    return data_loss_error(fmt::format("`{}`: version id does not match its contents", file.string()));
+    return data_loss_error(
+        fmt::format("`{}`: version id does not match its contents", file.string()));
   }
   if (verify) PRIVSEARCH_RETURN_IF_ERROR(verify_artifacts(dir, m, {}));
   return m;

@@ -23,8 +23,8 @@
 namespace privsearch::index {
 
 struct ArtifactEntry {
-  std::string name;    // e.g. "exact_store", "pq", "projection", "payloads"
-  std::string file;    // relative to the index directory
+  std::string name;  // e.g. "exact_store", "pq", "projection", "payloads"
+  std::string file;  // relative to the index directory
   std::uint64_t bytes = 0;
   std::string sha256;  // hex
 };
@@ -42,9 +42,9 @@ struct Manifest {
   std::uint64_t pq_m = 0;
   std::uint64_t seed = 0;
   std::vector<ArtifactEntry> artifacts;
-  std::uint64_t sequence = 0;   // 0: not in a signed chain
-  std::string parent_version;   // empty: none
-  std::string version_id;  // hex SHA-256 of everything above (set by write/load)
+  std::uint64_t sequence = 0;  // 0: not in a signed chain
+  std::string parent_version;  // empty: none
+  std::string version_id;      // hex SHA-256 of everything above (set by write/load)
 
   const ArtifactEntry* find(const std::string& name) const;
 };

@@ -45,8 +45,8 @@ Result<ManifestSignature> parse_manifest_signature(std::string_view text) {
   static constexpr const char* kFields[] = {"format",     "algorithm", "key_id",
                                             "version_id", "sequence",  "signature"};
   if (j.size() != std::size(kFields)) {
-    return data_loss_error(fmt::format("manifest signature: {} fields, expected {}", j.size(),
-                                       std::size(kFields)));
+    return data_loss_error(
+        fmt::format("manifest signature: {} fields, expected {}", j.size(), std::size(kFields)));
   }
   for (const char* f : kFields) {
     if (!j.contains(f)) return data_loss_error(fmt::format("manifest signature: no `{}`", f));
@@ -61,7 +61,8 @@ Result<ManifestSignature> parse_manifest_signature(std::string_view text) {
     return data_loss_error("manifest signature: sequence is not an unsigned integer");
   }
   for (const char* f : {"key_id", "version_id", "signature"}) {
-    if (!j[f].is_string()) return data_loss_error(fmt::format("manifest signature: `{}` is not text", f));
+    if (!j[f].is_string())
+      return data_loss_error(fmt::format("manifest signature: `{}` is not text", f));
   }
   ManifestSignature s;
   s.key_id = j["key_id"].get<std::string>();
@@ -74,7 +75,8 @@ Result<ManifestSignature> parse_manifest_signature(std::string_view text) {
         "manifest signature: key id, version id or signature of the wrong length or not hex");
   }
   for (std::size_t i = 0; i < kEd25519SignatureBytes; ++i) {
-    s.signature[i] = static_cast<std::uint8_t>(hex_value(sig[2 * i]) * 16 + hex_value(sig[2 * i + 1]));
+    s.signature[i] =
+        static_cast<std::uint8_t>(hex_value(sig[2 * i]) * 16 + hex_value(sig[2 * i + 1]));
   }
   return s;
 }
@@ -90,7 +92,8 @@ ManifestSignature sign_manifest(const Manifest& manifest, const Ed25519SigningKe
 
 Status write_manifest_signature(const std::filesystem::path& dir, const Manifest& manifest,
                                 const Ed25519SigningKey& key) {
-  if (manifest.version_id.empty()) return invalid_argument_error("sign: manifest without a version id");
+  if (manifest.version_id.empty())
+    return invalid_argument_error("sign: manifest without a version id");
   const auto text = serialize_manifest_signature(sign_manifest(manifest, key));
   return write_bytes_atomically(dir / kManifestSignatureFile,
                                 {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
@@ -106,8 +109,8 @@ Result<Manifest> sign_index(const std::filesystem::path& dir, const Ed25519Signi
   if (!parent_dir.empty()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto parent, load_manifest(parent_dir, /*verify=*/false));
     if (sequence && *sequence <= parent.sequence) {
-      return invalid_argument_error(fmt::format("sequence {} is not after the parent's {}",
-                                                *sequence, parent.sequence));
+      return invalid_argument_error(
+          fmt::format("sequence {} is not after the parent's {}", *sequence, parent.sequence));
     }
     next = parent.sequence + 1;
     parent_version = parent.version_id;
@@ -128,9 +131,9 @@ Status verify_manifest_signature(const std::filesystem::path& dir, const Manifes
                                  const Ed25519PublicKey& trusted) {
   const auto file = dir / kManifestSignatureFile;
   if (!std::filesystem::exists(file)) {
-    return not_found_error(fmt::format(
-        "index `{}` is unsigned (no {}) but a signing key is pinned: refusing it", dir.string(),
-        kManifestSignatureFile));
+    return not_found_error(
+        fmt::format("index `{}` is unsigned (no {}) but a signing key is pinned: refusing it",
+                    dir.string(), kManifestSignatureFile));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
   auto parsed = parse_manifest_signature(
@@ -138,9 +141,9 @@ Status verify_manifest_signature(const std::filesystem::path& dir, const Manifes
   if (!parsed.ok()) return parsed.status().with_context(file.string());
   const auto& s = *parsed;
   if (s.key_id != trusted.key_id()) {
-    return unauthenticated_error(fmt::format(
-        "index `{}` is signed by key {}, not by the pinned key {}", dir.string(), s.key_id,
-        trusted.key_id()));
+    return unauthenticated_error(
+        fmt::format("index `{}` is signed by key {}, not by the pinned key {}", dir.string(),
+                    s.key_id, trusted.key_id()));
   }
   if (s.version_id != manifest.version_id || s.sequence != manifest.sequence) {
     return unauthenticated_error(fmt::format(
@@ -150,9 +153,9 @@ Status verify_manifest_signature(const std::filesystem::path& dir, const Manifes
         manifest.sequence));
   }
   if (!trusted.verify(signed_message(manifest.version_id), s.signature)) {
-    return unauthenticated_error(fmt::format(
-        "index `{}`: the manifest signature does not verify under key {}", dir.string(),
-        trusted.key_id()));
+    return unauthenticated_error(
+        fmt::format("index `{}`: the manifest signature does not verify under key {}", dir.string(),
+                    trusted.key_id()));
   }
   return Status();
 }

@@ -9,10 +9,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
-
-#include <functional>
 
 #include "core/status.h"
 #include "index/beir.h"

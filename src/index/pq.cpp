@@ -2,11 +2,10 @@
 
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/ProductQuantizer.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "core/csprng.h"
 
@@ -18,7 +17,8 @@ std::vector<std::size_t> seeded_sample(std::size_t rows, std::size_t count, std:
   std::vector<std::size_t> order(rows);
   std::iota(order.begin(), order.end(), 0);
   Seed s{};
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
   Prng prng = Prng::from_seed(s, stream);
   for (std::size_t i = 0; i < count; ++i) {
     std::swap(order[i], order[i + prng.uniform_below(rows - i)]);
@@ -29,8 +29,8 @@ std::vector<std::size_t> seeded_sample(std::size_t rows, std::size_t count, std:
 
 Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::uint64_t seed) {
   if (sample.cols == 0 || m == 0 || sample.cols % m != 0) {
-    return invalid_argument_error(fmt::format(
-        "`M` = {} subquantizers must divide the dimension d' = {}", m, sample.cols));
+    return invalid_argument_error(
+        fmt::format("`M` = {} subquantizers must divide the dimension d' = {}", m, sample.cols));
   }
   if (sample.rows < 256) {
     return invalid_argument_error(
@@ -73,8 +73,8 @@ Result<std::vector<std::uint8_t>> pq_encode(const PqCodebook& cb, const Matrix& 
 Result<PqArtifact> build_pq(const Matrix& x, const PqOptions& o) {
   const std::size_t m = o.m == 0 ? std::max<std::size_t>(1, x.cols / 8) : o.m;
   if (x.rows == 0 || x.cols == 0 || x.cols % m != 0) {
-    return invalid_argument_error(fmt::format(
-        "`M` = {} subquantizers must divide the dimension d' = {}", m, x.cols));
+    return invalid_argument_error(
+        fmt::format("`M` = {} subquantizers must divide the dimension d' = {}", m, x.cols));
   }
   // Seeded training sample.
   const std::size_t n_train = std::min(o.train_size, x.rows);

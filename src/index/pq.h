@@ -20,10 +20,10 @@
 namespace privsearch::index {
 
 struct PqCodebook {
-  std::size_t dim = 0;   // d'
-  std::size_t m = 0;     // subquantizers
+  std::size_t dim = 0;  // d'
+  std::size_t m = 0;    // subquantizers
   std::size_t ksub = 256;
-  std::size_t dsub = 0;  // d' / m
+  std::size_t dsub = 0;          // d' / m
   std::vector<float> centroids;  // m * ksub * dsub, layout (m, ksub, dsub)
 };
 
@@ -34,8 +34,8 @@ struct PqArtifact {
 };
 
 struct PqOptions {
-  std::size_t m = 0;               // 0 = d' / 8 (the paper's joint curve M = d'/8)
-  std::size_t train_size = 200000; // seeded training sample
+  std::size_t m = 0;                // 0 = d' / 8 (the paper's joint curve M = d'/8)
+  std::size_t train_size = 200000;  // seeded training sample
   std::uint64_t seed = 1;
 };
 

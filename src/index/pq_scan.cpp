@@ -1,10 +1,10 @@
 #include "index/pq_scan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-
-#include <fmt/format.h>
 
 namespace privsearch::index {
 
@@ -44,8 +44,7 @@ QueryTables query_tables(const PqCodebook& cb, std::span<const float> q) {
 
 }  // namespace
 
-std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t count,
-                                      std::size_t m) {
+std::vector<std::uint8_t> block_codes(const std::uint8_t* codes, std::size_t count, std::size_t m) {
   std::vector<std::uint8_t> blocked(((count + 63) / 64) * m * 64, 0);
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint8_t* code = codes + i * m;
@@ -127,7 +126,8 @@ std::vector<std::uint32_t> SegmentScan::top_k(std::size_t k, std::size_t copies,
     }
   }
   const double kth = static_cast<double>(kth_value);
-  const double slack = static_cast<double>(m) + 2.0;  // m * delta (two half-errors) in units of delta
+  const double slack =
+      static_cast<double>(m) + 2.0;  // m * delta (two half-errors) in units of delta
   struct Scored {
     float score;
     std::uint32_t id;
@@ -153,7 +153,8 @@ std::vector<std::uint32_t> SegmentScan::top_k(std::size_t k, std::size_t copies,
   std::vector<std::uint32_t> out;
   if (copies <= 1) {
     const std::size_t kk = std::min(k, pool.size());
-    std::partial_sort(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(kk), pool.end(), better);
+    std::partial_sort(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(kk), pool.end(),
+                      better);
     for (std::size_t i = 0; i < kk; ++i) out.push_back(pool[i].id);
     return out;
   }

@@ -1,6 +1,7 @@
 #include "index/projection.h"
 
 #include <cblas.h>
+#include <fmt/format.h>
 #include <lapacke.h>
 
 #include <algorithm>
@@ -8,17 +9,18 @@
 #include <numbers>
 #include <numeric>
 
-#include <fmt/format.h>
-
 #include "core/csprng.h"
 
 namespace privsearch::index {
 
 std::string_view projection_kind_name(ProjectionKind kind) {
   switch (kind) {
-    case ProjectionKind::kSvd: return "svd";
-    case ProjectionKind::kFirstCoordinates: return "first-coordinates";
-    case ProjectionKind::kGaussian: return "gaussian";
+    case ProjectionKind::kSvd:
+      return "svd";
+    case ProjectionKind::kFirstCoordinates:
+      return "first-coordinates";
+    case ProjectionKind::kGaussian:
+      return "gaussian";
   }
   return "unknown";
 }
@@ -27,7 +29,8 @@ namespace {
 
 Prng seeded(std::uint64_t seed, std::uint64_t stream) {
   Seed s{};
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
   return Prng::from_seed(s, stream);
 }
 
@@ -54,16 +57,17 @@ std::vector<float> column_mean(const Matrix& docs) {
     for (std::size_t c = 0; c < docs.cols; ++c) mu[c] += docs.row(r)[c];
   }
   std::vector<float> out(docs.cols);
-  for (std::size_t c = 0; c < docs.cols; ++c) out[c] = static_cast<float>(mu[c] / static_cast<double>(docs.rows));
+  for (std::size_t c = 0; c < docs.cols; ++c)
+    out[c] = static_cast<float>(mu[c] / static_cast<double>(docs.rows));
   return out;
 }
 
 Status check_dims(const Matrix& docs, std::size_t output_dim) {
   if (docs.rows == 0 || docs.cols == 0) return invalid_argument_error("no documents to fit");
   if (output_dim < 1 || output_dim > docs.cols) {
-    return invalid_argument_error(fmt::format(
-        "projected dimension `d'` = {} outside [1, {}] (the embedding dimension)", output_dim,
-        docs.cols));
+    return invalid_argument_error(
+        fmt::format("projected dimension `d'` = {} outside [1, {}] (the embedding dimension)",
+                    output_dim, docs.cols));
   }
   return Status();
 }
@@ -100,10 +104,10 @@ Matrix Projection::project_documents(const Matrix& docs, std::size_t dims) const
       float* dst = centred.data() + r * docs.cols;
       for (std::size_t c = 0; c < docs.cols; ++c) dst[c] = src[c] - mean[c];
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
-                static_cast<int>(k), static_cast<int>(docs.cols), 1.0f, centred.data(),
-                static_cast<int>(docs.cols), basis.data(), static_cast<int>(output_dim), 0.0f,
-                out.data.data() + r0 * k, static_cast<int>(k));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(k),
+                static_cast<int>(docs.cols), 1.0f, centred.data(), static_cast<int>(docs.cols),
+                basis.data(), static_cast<int>(output_dim), 0.0f, out.data.data() + r0 * k,
+                static_cast<int>(k));
   }
   return out;
 }
@@ -124,7 +128,8 @@ Result<Projection> fit_svd(const Matrix& docs, std::size_t output_dim, const Svd
   std::iota(order.begin(), order.end(), 0);
   const std::size_t n = std::min(o.sample_size, docs.rows);
   Prng prng = seeded(o.seed, 1);
-  for (std::size_t i = 0; i < n; ++i) std::swap(order[i], order[i + prng.uniform_below(docs.rows - i)]);
+  for (std::size_t i = 0; i < n; ++i)
+    std::swap(order[i], order[i + prng.uniform_below(docs.rows - i)]);
   order.resize(n);
   std::sort(order.begin(), order.end());
   if (output_dim > n) {
@@ -163,23 +168,24 @@ Result<Projection> fit_svd(const Matrix& docs, std::size_t output_dim, const Svd
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, di, li, ni, 1.0, a.data(), di, y.data(),
                 li, 0.0, z.data(), li);
     PRIVSEARCH_RETURN_IF_ERROR(orthonormalize(z, di, li));
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, li, di, 1.0, a.data(), di,
-                z.data(), li, 0.0, y.data(), li);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, li, di, 1.0, a.data(), di, z.data(),
+                li, 0.0, y.data(), li);
     PRIVSEARCH_RETURN_IF_ERROR(orthonormalize(y, ni, li));
   }
   // B = Q^T A (l x d); SVD B = U S Vt.
   std::vector<double> b(l * d);
-  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, li, di, ni, 1.0, y.data(), li, a.data(),
-              di, 0.0, b.data(), di);
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, li, di, ni, 1.0, y.data(), li, a.data(), di,
+              0.0, b.data(), di);
   std::vector<double> s(l), u(l * l), vt(l * d);
-  if (LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', li, di, b.data(), di, s.data(), u.data(), li,
-                     vt.data(), di) != 0) {
+  if (LAPACKE_dgesdd(LAPACK_ROW_MAJOR, 'S', li, di, b.data(), di, s.data(), u.data(), li, vt.data(),
+                     di) != 0) {
     return internal_error("LAPACK SVD (dgesdd) failed");
   }
   p.mean.assign(mu.begin(), mu.end());
   p.basis.resize(d * output_dim);
   for (std::size_t j = 0; j < output_dim; ++j) {
-    for (std::size_t c = 0; c < d; ++c) p.basis[c * output_dim + j] = static_cast<float>(vt[j * d + c]);
+    for (std::size_t c = 0; c < d; ++c)
+      p.basis[c * output_dim + j] = static_cast<float>(vt[j * d + c]);
   }
   fix_signs(p.basis, d, output_dim);
   double kept = 0;

@@ -15,14 +15,16 @@ void half_matvec_avx512(const std::uint16_t* table, std::size_t rows, std::size_
     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
     std::size_t j = 0;
     for (; j + 32 <= wide; j += 32) {
-      const __m512 c0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)));
+      const __m512 c0 =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)));
       const __m512 c1 =
           _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j + 16)));
       a0 = _mm512_fmadd_ps(c0, _mm512_loadu_ps(q + j), a0);
       a1 = _mm512_fmadd_ps(c1, _mm512_loadu_ps(q + j + 16), a1);
     }
     for (; j < wide; j += 16) {
-      const __m512 c0 = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)));
+      const __m512 c0 =
+          _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + j)));
       a0 = _mm512_fmadd_ps(c0, _mm512_loadu_ps(q + j), a0);
     }
     if (j < cols) {  // the last cols % 16, zero-padded
@@ -32,7 +34,8 @@ void half_matvec_avx512(const std::uint16_t* table, std::size_t rows, std::size_
         tail_c[t] = row[j + t];
         tail_q[t] = q[j + t];
       }
-      const __m512 c0 = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail_c)));
+      const __m512 c0 =
+          _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail_c)));
       a1 = _mm512_fmadd_ps(c0, _mm512_load_ps(tail_q), a1);
     }
     scores[l] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));

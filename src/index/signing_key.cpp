@@ -1,18 +1,16 @@
 #include "index/signing_key.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+#include <fmt/format.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "core/sha256.h"
 #include "index/atomic_file.h"
@@ -38,7 +36,8 @@ Result<std::vector<std::uint8_t>> read_key_file(const std::filesystem::path& fil
   auto bytes = read_file_bytes(file);
   if (bytes.ok() && bytes->size() > 64 * 1024) {
     OPENSSL_cleanse(bytes->data(), bytes->size());
-    return data_loss_error(fmt::format("`{}` is {} bytes: not a key", file.string(), bytes->size()));
+    return data_loss_error(
+        fmt::format("`{}` is {} bytes: not a key", file.string(), bytes->size()));
   }
   return bytes;
 }
@@ -88,8 +87,8 @@ Result<Ed25519PublicKey> Ed25519PublicKey::load(const std::filesystem::path& fil
     return data_loss_error(fmt::format("`{}` is not a PEM public key", file.string()));
   }
   if (EVP_PKEY_id(key.get()) != EVP_PKEY_ED25519) {
-    return invalid_argument_error(
-        fmt::format("`{}` holds a public key of another algorithm (Ed25519 needed)", file.string()));
+    return invalid_argument_error(fmt::format(
+        "`{}` holds a public key of another algorithm (Ed25519 needed)", file.string()));
   }
   Ed25519PublicKey k;
   PRIVSEARCH_ASSIGN_OR_RETURN(k.raw_, raw_public(key.get()));
@@ -136,7 +135,8 @@ Result<Ed25519SigningKey> Ed25519SigningKey::generate() {
 Result<Ed25519SigningKey> Ed25519SigningKey::from_secret_for_tests(
     std::span<const std::uint8_t> secret) {
   if (secret.size() != 32) return invalid_argument_error("an Ed25519 secret has 32 bytes");
-  PkeyPtr key(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, secret.data(), secret.size()));
+  PkeyPtr key(
+      EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, secret.data(), secret.size()));
   if (!key) return internal_error("OpenSSL refused the Ed25519 secret");
   Ed25519SigningKey k;
   PRIVSEARCH_ASSIGN_OR_RETURN(k.public_.raw_, raw_public(key.get()));
@@ -166,8 +166,8 @@ Status Ed25519SigningKey::save(const std::filesystem::path& file) const {
         fmt::format("`{}` exists; a signing key is never overwritten", file.string()));
   }
   BioPtr bio(BIO_new(BIO_s_secmem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), static_cast<EVP_PKEY*>(pkey_), nullptr,
-                                       nullptr, 0, nullptr, nullptr) != 1) {
+  if (!bio || PEM_write_bio_PrivateKey(bio.get(), static_cast<EVP_PKEY*>(pkey_), nullptr, nullptr,
+                                       0, nullptr, nullptr) != 1) {
     return internal_error("OpenSSL could not write the signing key");
   }
   char* data = nullptr;
@@ -193,13 +193,13 @@ Ed25519Signature Ed25519SigningKey::sign(std::span<const std::uint8_t> message) 
   Ed25519Signature sig{};
   std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
   std::size_t len = sig.size();
-  PRIVSEARCH_CHECK(ctx && pkey_ != nullptr &&
-                       EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr,
-                                          static_cast<EVP_PKEY*>(pkey_)) == 1 &&
-                       EVP_DigestSign(ctx.get(), sig.data(), &len, message.data(),
-                                      message.size()) == 1 &&
-                       len == sig.size(),
-                   "OpenSSL Ed25519 signing failed");
+  PRIVSEARCH_CHECK(
+      ctx && pkey_ != nullptr &&
+          EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, static_cast<EVP_PKEY*>(pkey_)) ==
+              1 &&
+          EVP_DigestSign(ctx.get(), sig.data(), &len, message.data(), message.size()) == 1 &&
+          len == sig.size(),
+      "OpenSSL Ed25519 signing failed");
   return sig;
 }
 

@@ -1,10 +1,9 @@
 // Ed25519 signatures (RFC 8032) through OpenSSL's EVP interface: the operator's key that signs
-// index manifests (index/manifest_signature.h), and its files. Keys are OpenSSL-generated (its CSPRNG, the
-// project's only one) and stored as PEM (PKCS#8 for the secret, SubjectPublicKeyInfo for the
-// public half), so `openssl pkey -in KEY -pubout` reads them too.
-// The secret key file is written with mode 0600 before any byte of it; the PEM text read back is
-// wiped after parsing; SigningKey is move-only and frees the key with OpenSSL (which cleanses
-// private key material).
+// index manifests (index/manifest_signature.h), and its files. Keys are OpenSSL-generated (its
+// CSPRNG, the project's only one) and stored as PEM (PKCS#8 for the secret, SubjectPublicKeyInfo
+// for the public half), so `openssl pkey -in KEY -pubout` reads them too. The secret key file is
+// written with mode 0600 before any byte of it; the PEM text read back is wiped after parsing;
+// SigningKey is move-only and frees the key with OpenSSL (which cleanses private key material).
 // Thread safety: const methods may be called concurrently (OpenSSL EVP keys are immutable once
 // created; each call uses its own context).
 #pragma once

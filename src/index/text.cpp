@@ -11,12 +11,13 @@ namespace {
 
 const std::unordered_set<std::string_view>& stopwords() {
   static const std::unordered_set<std::string_view> words = {
-      "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-      "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-      "these", "they", "this", "to", "was", "will", "with", "we", "were", "which", "from",
-      "has", "have", "had", "been", "can", "its", "than", "also", "our", "may", "between",
-      "both", "during", "after", "all", "any", "more", "most", "other", "some", "only", "over",
-      "under", "when", "where", "who", "whom", "why", "how", "what", "do", "does", "did"};
+      "a",     "an",    "and",  "are",   "as",   "at",    "be",    "but",     "by",   "for",
+      "if",    "in",    "into", "is",    "it",   "no",    "not",   "of",      "on",   "or",
+      "such",  "that",  "the",  "their", "then", "there", "these", "they",    "this", "to",
+      "was",   "will",  "with", "we",    "were", "which", "from",  "has",     "have", "had",
+      "been",  "can",   "its",  "than",  "also", "our",   "may",   "between", "both", "during",
+      "after", "all",   "any",  "more",  "most", "other", "some",  "only",    "over", "under",
+      "when",  "where", "who",  "whom",  "why",  "how",   "what",  "do",      "does", "did"};
   return words;
 }
 

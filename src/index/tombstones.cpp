@@ -34,15 +34,17 @@ Result<std::vector<std::uint32_t>> parse_tombstones(std::span<const std::uint8_t
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(zero));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(count));
   if (named != generation || zero != 0 || count > documents || r.remaining() != count * 4) {
-    return data_loss_error(fmt::format("`{}`: not the tombstones of generation {} ({} ids in {} "
-                                       "bytes)", file.string(), generation, count, r.remaining()));
+    return data_loss_error(
+        fmt::format("`{}`: not the tombstones of generation {} ({} ids in {} "
+                    "bytes)",
+                    file.string(), generation, count, r.remaining()));
   }
   std::vector<std::uint32_t> ids(count);
   for (std::size_t i = 0; i < count; ++i) {
     PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(ids[i]));
     if (ids[i] >= documents || (i > 0 && ids[i] <= ids[i - 1])) {
-      return data_loss_error(fmt::format("`{}`: deleted ids not ascending inside the collection",
-                                         file.string()));
+      return data_loss_error(
+          fmt::format("`{}`: deleted ids not ascending inside the collection", file.string()));
     }
   }
   return ids;
@@ -55,7 +57,8 @@ Result<std::vector<std::uint32_t>> load_tombstones(const std::filesystem::path& 
   for (std::uint32_t g = 1; g <= generations; ++g) {
     const auto* entry = manifest.find(generation_artifact(kTombstonesArtifact, g));
     if (entry == nullptr) {
-      return data_loss_error(fmt::format("the manifest lists generation {} but not its tombstones", g));
+      return data_loss_error(
+          fmt::format("the manifest lists generation {} but not its tombstones", g));
     }
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(dir / entry->file));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto ids,

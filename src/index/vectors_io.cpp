@@ -1,12 +1,12 @@
 #include "index/vectors_io.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "index/atomic_file.h"
@@ -28,8 +28,8 @@ Result<std::vector<char>> read_all(const std::filesystem::path& file) {
 Status check_finite(const std::filesystem::path& file, const Matrix& m) {
   for (std::size_t i = 0; i < m.data.size(); ++i) {
     if (!std::isfinite(m.data[i])) {
-      return file_error(file, fmt::format("non-finite value at row {}, column {}", i / m.cols,
-                                          i % m.cols));
+      return file_error(
+          file, fmt::format("non-finite value at row {}, column {}", i / m.cols, i % m.cols));
     }
   }
   return Status();
@@ -50,7 +50,8 @@ Result<Matrix> load_npy(const std::filesystem::path& file) {
     offset = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) return file_error(file, "truncated header");
-    for (int i = 0; i < 4; ++i) header_len |= std::size_t{static_cast<unsigned char>(bytes[8 + i])} << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      header_len |= std::size_t{static_cast<unsigned char>(bytes[8 + i])} << (8 * i);
     offset = 12;
   } else {
     return file_error(file, fmt::format("unsupported .npy version {}", major));
@@ -68,7 +69,8 @@ Result<Matrix> load_npy(const std::filesystem::path& file) {
   }
   if (!std::regex_search(header, m, order)) return file_error(file, "header lacks 'fortran_order'");
   if (m[1] == "True") return file_error(file, "Fortran order unsupported; save with C order");
-  if (!std::regex_search(header, m, shape)) return file_error(file, "shape is not 2-D (rows, cols)");
+  if (!std::regex_search(header, m, shape))
+    return file_error(file, "shape is not 2-D (rows, cols)");
   Matrix out;
   try {
     out.rows = std::stoull(m[1]);
@@ -80,8 +82,9 @@ Result<Matrix> load_npy(const std::filesystem::path& file) {
   std::size_t count = 0, need = 0;
   if (out.cols == 0 || !checked_mul(out.rows, out.cols, count) || !checked_mul(count, elem, need) ||
       offset + header_len + need != bytes.size()) {
-    return file_error(file, fmt::format("shape ({}, {}) of {} does not match the {} data bytes",
-                                        out.rows, out.cols, dtype, bytes.size() - offset - header_len));
+    return file_error(file,
+                      fmt::format("shape ({}, {}) of {} does not match the {} data bytes", out.rows,
+                                  out.cols, dtype, bytes.size() - offset - header_len));
   }
   out.data.resize(count);
   const char* data = bytes.data() + offset + header_len;
@@ -112,8 +115,8 @@ Result<Matrix> load_fvecs(const std::filesystem::path& file) {
     }
     if (out.rows == 0) out.cols = static_cast<std::size_t>(dim);
     if (static_cast<std::size_t>(dim) != out.cols) {
-      return file_error(file, fmt::format("row {} has dimension {}, row 0 has {}", out.rows, dim,
-                                          out.cols));
+      return file_error(
+          file, fmt::format("row {} has dimension {}, row 0 has {}", out.rows, dim, out.cols));
     }
     if (bytes.size() - pos < out.cols * 4) {
       return file_error(file, fmt::format("truncated row {}", out.rows));
@@ -149,7 +152,8 @@ Result<std::vector<std::string>> load_ids(const std::filesystem::path& file,
     ++n;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) return file_error(file, fmt::format("line {}: empty id", n));
-    if (!seen.insert(line).second) return file_error(file, fmt::format("line {}: duplicate id `{}`", n, line));
+    if (!seen.insert(line).second)
+      return file_error(file, fmt::format("line {}: duplicate id `{}`", n, line));
     ids.push_back(line);
   }
   if (ids.size() != expected_rows) {
@@ -159,14 +163,21 @@ Result<std::vector<std::string>> load_ids(const std::filesystem::path& file,
 }
 
 Status save_npy(const std::filesystem::path& file, const Matrix& m) {
-  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
-                                   m.rows, m.cols);
+  std::string header = fmt::format(
+      "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", m.rows, m.cols);
   // Pad so that the data starts at a multiple of 64 bytes, ending the header with '\n'.
   const std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
   return write_file_atomically(file, [&](std::FILE* f) {
-    const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+    const unsigned char pre[10] = {0x93,
+                                   'N',
+                                   'U',
+                                   'M',
+                                   'P',
+                                   'Y',
+                                   1,
+                                   0,
                                    static_cast<unsigned char>(header.size() & 0xff),
                                    static_cast<unsigned char>(header.size() >> 8)};
     if (std::fwrite(pre, 1, 10, f) != 10 ||

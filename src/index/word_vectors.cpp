@@ -1,13 +1,13 @@
 #include "index/word_vectors.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <fstream>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/bytes.h"
@@ -92,7 +92,9 @@ class WinkHandler : public nlohmann::json_sax<nlohmann::json> {
     --depth_;
     return true;
   }
-  bool scalar() { return !in_vector_list() || depth_ != 3 || fail("a vector value is not a number"); }
+  bool scalar() {
+    return !in_vector_list() || depth_ != 3 || fail("a vector value is not a number");
+  }
   bool number(double v) {
     if (!std::isfinite(v)) return fail("non-finite number");
     if (depth_ == 1 && top_key_ == "dimensions") {
@@ -126,7 +128,8 @@ class WinkHandler : public nlohmann::json_sax<nlohmann::json> {
 WordVectors::WordVectors(std::size_t dim, std::vector<std::string> words, std::vector<float> values)
     : dim_(dim), words_(std::move(words)), values_(std::move(values)) {
   index_.reserve(words_.size());
-  for (std::size_t i = 0; i < words_.size(); ++i) index_.emplace(words_[i], static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < words_.size(); ++i)
+    index_.emplace(words_[i], static_cast<std::uint32_t>(i));
 }
 
 const float* WordVectors::find(std::string_view word) const {
@@ -141,8 +144,8 @@ Result<WordVectors> import_wink_json(const std::filesystem::path& file,
   WinkHandler handler(progress);
   const bool ok = nlohmann::json::sax_parse(in, &handler);
   if (!ok || !handler.error().empty()) {
-    return data_loss_error(fmt::format("{}: {}", file.string(),
-                                       handler.error().empty() ? "malformed JSON" : handler.error()));
+    return data_loss_error(fmt::format(
+        "{}: {}", file.string(), handler.error().empty() ? "malformed JSON" : handler.error()));
   }
   if (!handler.have_vectors() || handler.dim() == 0) {
     return data_loss_error(fmt::format("{}: no word vectors", file.string()));
@@ -186,9 +189,11 @@ Result<WordVectors> WordVectors::parse(std::span<const std::uint8_t> bytes,
   std::uint8_t magic[4];
   std::uint16_t version = 0, reserved = 0;
   std::uint32_t dim = 0, count = 0;
-  if (!r.get_bytes(magic).ok() || std::memcmp(magic, "PSWV", 4) != 0) return fail("not a word-vector file (magic)");
+  if (!r.get_bytes(magic).ok() || std::memcmp(magic, "PSWV", 4) != 0)
+    return fail("not a word-vector file (magic)");
   if (!r.get_u16(version).ok() || version != kVersion) return fail("unsupported version");
-  if (!r.get_u16(reserved).ok() || !r.get_u32(dim).ok() || !r.get_u32(count).ok()) return fail("truncated header");
+  if (!r.get_u16(reserved).ok() || !r.get_u32(dim).ok() || !r.get_u32(count).ok())
+    return fail("truncated header");
   if (reserved != 0) return fail("reserved header field is not zero");
   if (dim == 0 || dim > kMaxDim || count == 0) return fail("bad dimension or count");
   // Each word needs at least 3 bytes of name and 4 * dim of vector: refuse a count the file
@@ -201,9 +206,11 @@ Result<WordVectors> WordVectors::parse(std::span<const std::uint8_t> bytes,
   std::unordered_map<std::string_view, bool> seen;
   for (std::uint32_t i = 0; i < count; ++i) {
     std::uint16_t len = 0;
-    if (!r.get_u16(len).ok() || len == 0 || len > kMaxWord) return fail(fmt::format("word {}: bad length", i));
+    if (!r.get_u16(len).ok() || len == 0 || len > kMaxWord)
+      return fail(fmt::format("word {}: bad length", i));
     std::string word(len, '\0');
-    if (!r.get_bytes({reinterpret_cast<std::uint8_t*>(word.data()), len}).ok()) return fail("truncated words");
+    if (!r.get_bytes({reinterpret_cast<std::uint8_t*>(word.data()), len}).ok())
+      return fail("truncated words");
     words.push_back(std::move(word));
   }
   for (const auto& word : words) {
@@ -230,6 +237,8 @@ std::filesystem::path default_cache_dir() {
   return "/tmp/privsearch-cache";
 }
 
-std::filesystem::path default_word_vectors_path() { return default_cache_dir() / "glove-6b-100d.pswv"; }
+std::filesystem::path default_word_vectors_path() {
+  return default_cache_dir() / "glove-6b-100d.pswv";
+}
 
 }  // namespace privsearch::index

@@ -26,7 +26,9 @@ namespace {
 template <auto Free>
 struct Deleter {
   template <class T>
-  void operator()(T* p) const { Free(p); }
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
 using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
@@ -146,7 +148,8 @@ Result<TlsIdentity> make_self_signed(std::string_view host, int days) {
   const std::string cn(host);
   X509_NAME* name = X509_get_subject_name(x.get());
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("privsearch provider"), -1, -1, 0);
+                             reinterpret_cast<const unsigned char*>("privsearch provider"), -1, -1,
+                             0);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
                              reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
   X509_set_issuer_name(x.get(), name);
@@ -162,8 +165,8 @@ Result<TlsIdentity> make_self_signed(std::string_view host, int days) {
   BioPtr key_bio(BIO_new(BIO_s_secmem()));
   if (!cert_bio || !key_bio) return openssl_error("BIO_new");
   if (PEM_write_bio_X509(cert_bio.get(), x.get()) != 1 ||
-      PEM_write_bio_PrivateKey(key_bio.get(), key.get(), nullptr, nullptr, 0, nullptr,
-                               nullptr) != 1) {
+      PEM_write_bio_PrivateKey(key_bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) !=
+          1) {
     return openssl_error("PEM write");
   }
   return TlsIdentity(bio_text(cert_bio.get()), bio_text(key_bio.get()));
@@ -177,7 +180,8 @@ Result<TlsIdentity> load_identity(const std::filesystem::path& certificate_file,
   TlsIdentity identity(std::move(cert_pem), std::move(key_pem));
   auto cert = read_certificate(identity.certificate_pem());
   if (!cert.ok()) {
-    return Status(StatusCode::kDataLoss, "`" + certificate_file.string() + "`: not a PEM certificate");
+    return Status(StatusCode::kDataLoss,
+                  "`" + certificate_file.string() + "`: not a PEM certificate");
   }
   const auto& kp = identity.private_key_pem();
   BioPtr bio(BIO_new_mem_buf(kp.data(), static_cast<int>(kp.size())));
@@ -238,8 +242,8 @@ Result<std::string> fetch_server_certificate(const std::string& host, std::uint1
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
   static const unsigned char kAlpn[] = {2, 'h', '2'};
   SSL_CTX_set_alpn_protos(ctx.get(), kAlpn, sizeof kAlpn);
-  const std::string target = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
-                             ":" + std::to_string(port);
+  const std::string target =
+      (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   BioPtr conn(BIO_new_connect(target.c_str()));
   if (!conn) return openssl_error("BIO_new_connect");
   if (BIO_do_connect(conn.get()) <= 0) {

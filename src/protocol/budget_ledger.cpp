@@ -315,10 +315,11 @@ Result<std::unique_ptr<BudgetLedger>> open_ledger(const std::string& where) {
   if (is_redis_url(where)) {
     return open_redis_ledger(where);
   }
-  return Status(StatusCode::kInvalidArgument,
-                "`" + where +
-                    "`: expected `memory`, `file:PATH`, `redis://[[USER]:PASSWORD@]HOST:PORT[/DB]` or "
-                    "`unix:///PATH[?db=N]`");
+  return Status(
+      StatusCode::kInvalidArgument,
+      "`" + where +
+          "`: expected `memory`, `file:PATH`, `redis://[[USER]:PASSWORD@]HOST:PORT[/DB]` or "
+          "`unix:///PATH[?db=N]`");
 }
 
 Result<std::unique_ptr<BudgetLedger>> open_file_ledger(const std::filesystem::path& journal,

@@ -31,8 +31,8 @@ namespace privsearch::protocol {
 enum class BudgetKind { kOther, kKeyId, kIdentity, kPrivateQueries };
 
 struct BudgetAccount {
-  std::string name;           // no whitespace (checked)
-  std::uint64_t limit = 0;    // units (scores, queries) the account may spend
+  std::string name;            // no whitespace (checked)
+  std::uint64_t limit = 0;     // units (scores, queries) the account may spend
   std::int64_t expires_s = 0;  // Unix time after which the account is forgotten
   // Accounts charged together share a group: a sharded store (Redis Cluster) keeps a group on
   // one node so one request's charge stays one atomic script (the group is the Redis hash tag).

@@ -1,8 +1,8 @@
 #include "protocol/ivf_list_pir.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "index/ivf_list_record.h"
 #include "pir/lwe/database.h"
@@ -18,8 +18,8 @@ Result<IvfListPirTable> ivf_list_pir_table(const index::IvfListStore& store) {
       t.records * t.record_bytes > pir::kMaxDatabaseBytes) {
     return resource_exhausted_error(fmt::format(
         "the IVF lists as PIR records: {} lists x {} bytes (the longest list) exceed the PIR "
-        "database limits ({} MiB records, {} GiB in all)", t.records, t.record_bytes,
-        pir::kMaxRecordBytes >> 20, pir::kMaxDatabaseBytes >> 30));
+        "database limits ({} MiB records, {} GiB in all)",
+        t.records, t.record_bytes, pir::kMaxRecordBytes >> 20, pir::kMaxDatabaseBytes >> 30));
   }
   t.bytes.assign(t.records * t.record_bytes, 0);
   for (std::uint32_t l = 0; l < ivf.lists; ++l) {

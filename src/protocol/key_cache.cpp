@@ -90,8 +90,8 @@ void KeyCache::insert(const KeyId& id, std::shared_ptr<const EvaluationKeys> key
   }
   evict_until_locked(bytes);
   lru_.push_front(id);
-  entries_.emplace(id, Entry{std::move(keys), bytes, lru_.begin(),
-                             std::chrono::steady_clock::now(), false});
+  entries_.emplace(
+      id, Entry{std::move(keys), bytes, lru_.begin(), std::chrono::steady_clock::now(), false});
   cached_bytes_ += bytes;
   while (entries_.size() > max_sets_) erase_locked(entries_.find(lru_.back()));
 }

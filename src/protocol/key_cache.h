@@ -45,7 +45,9 @@ class KeyCache {
   // Memory held for one upload while it is decoded; returned to the cache when destroyed.
   class Reservation {
    public:
-    Reservation(Reservation&& o) noexcept : cache_(o.cache_), bytes_(o.bytes_) { o.cache_ = nullptr; }
+    Reservation(Reservation&& o) noexcept : cache_(o.cache_), bytes_(o.bytes_) {
+      o.cache_ = nullptr;
+    }
     Reservation& operator=(Reservation&&) = delete;
     Reservation(const Reservation&) = delete;
     ~Reservation();

@@ -180,10 +180,11 @@ Status HintlessPirService::rebuild(const PirRecords& records, std::string artifa
   } else if (auto grown = grow(old, records, source); grown.ok()) {
     // Appended records that only add columns: the kept hint plus the new columns' part.
     server = std::move(grown).value();
-    how = fmt::format("{} records appended in {} more columns ({} in all); hint updated over the "
-                      "changed and new columns only",
-                      records.records - old.shape().records,
-                      server->shape().columns - old.shape().columns, server->shape().columns);
+    how = fmt::format(
+        "{} records appended in {} more columns ({} in all); hint updated over the "
+        "changed and new columns only",
+        records.records - old.shape().records, server->shape().columns - old.shape().columns,
+        server->shape().columns);
   }
   if (!server) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto next, build(config_, records, std::move(artifact_version)));
@@ -210,9 +211,9 @@ Result<std::unique_ptr<HintlessServer>> HintlessPirService::grow(
   if (records.records < old.shape().records || records.record_bytes != old.shape().record_bytes) {
     return failed_precondition_error("not an append");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessShape shape,
-                              choose_hintless_shape(old.params(), records.records,
-                                                    records.record_bytes));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const HintlessShape shape,
+      choose_hintless_shape(old.params(), records.records, records.record_bytes));
   return old.grown(shape, source);
 }
 

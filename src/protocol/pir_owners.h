@@ -53,7 +53,7 @@ class PirOwners {
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::map<Key, std::string> owner_;
-  std::deque<Key> order_;  // bind order, for the bound
+  std::deque<Key> order_;                   // bind order, for the bound
   std::shared_ptr<PirSharedState> shared_;  // payloads database only (the lists are not shared)
 };
 

@@ -1,17 +1,14 @@
 #include "protocol/pir_service.h"
 
-#include <algorithm>
-
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <time.h>
-
+#include <algorithm>
 #include <chrono>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "core/bytes.h"
 #include "core/elapsed.h"
@@ -23,13 +20,18 @@ namespace privsearch::protocol {
 
 v1::ErrorCode pir_error_code(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kNotFound: return v1::UNKNOWN_PIR_CLIENT;
-    case StatusCode::kResourceExhausted: return v1::PIR_LIMIT;
-    case StatusCode::kFailedPrecondition: return v1::NO_PRECOMPUTED_QUERY;
+    case StatusCode::kNotFound:
+      return v1::UNKNOWN_PIR_CLIENT;
+    case StatusCode::kResourceExhausted:
+      return v1::PIR_LIMIT;
+    case StatusCode::kFailedPrecondition:
+      return v1::NO_PRECOMPUTED_QUERY;
     case StatusCode::kUnavailable:
       return v1::STATE_UNAVAILABLE;
-    case StatusCode::kInternal: return v1::INTERNAL;
-    default: return v1::MALFORMED_REQUEST;
+    case StatusCode::kInternal:
+      return v1::INTERNAL;
+    default:
+      return v1::MALFORMED_REQUEST;
   }
 }
 
@@ -42,15 +44,16 @@ std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
   const Status s = pir::check_message_framing(message, kind, params_id);
   if (s.ok()) return std::nullopt;
   return make_error(s.code() == StatusCode::kFailedPrecondition ? v1::PIR_VERSION_MISMATCH
-                                                                 : v1::MALFORMED_REQUEST,
+                                                                : v1::MALFORMED_REQUEST,
                     s.message());
 }
 
 }  // namespace
 
-Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
-    const PirRecords& payloads, const PirConfig& config, const Seed& a_seed,
-    std::string* timing) {
+Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(const PirRecords& payloads,
+                                                                    const PirConfig& config,
+                                                                    const Seed& a_seed,
+                                                                    std::string* timing) {
   pir::ZipPirParams params;
   PRIVSEARCH_ASSIGN_OR_RETURN(params.lwe,
                               pir::find_lwe_params(config.lwe_params, config.allow_insecure));
@@ -59,9 +62,8 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
   params.allow_insecure = config.allow_insecure;
   PRIVSEARCH_RETURN_IF_ERROR(params.validate());
   if (payloads.records == 0) return invalid_argument_error("PIR: the database has no records");
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      pir::DatabaseShape shape,
-      pir::choose_database_shape(payloads.records, payloads.record_bytes));
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir::DatabaseShape shape,
+                              pir::choose_database_shape(payloads.records, payloads.record_bytes));
   auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::LweDatabase db, fill_database(payloads, shape));
   const double fill_s = ms_since(t0) / 1000;
@@ -72,16 +74,20 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(
   const unsigned threads = std::max(1u, config.preprocess_threads);
   std::unique_ptr<pir::ZipPirServer> server;
   if (config.shards > 1) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, pir::plan_row_shards(params, shape, config.shards));
-    PRIVSEARCH_ASSIGN_OR_RETURN(server, pir::ZipPirServer::create_shard(
-                                            params, db, plan[config.shard], a_seed, threads, limits));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan,
+                                pir::plan_row_shards(params, shape, config.shards));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        server,
+        pir::ZipPirServer::create_shard(params, db, plan[config.shard], a_seed, threads, limits));
   } else {
     PRIVSEARCH_ASSIGN_OR_RETURN(
         server, pir::ZipPirServer::create(params, std::move(db), a_seed, threads, limits));
   }
   if (timing != nullptr) {
-    *timing = fmt::format("database of {} columns filled in {:.1f} s, hint H = D A and server "
-                          "made in {:.1f} s", shape.columns, fill_s, ms_since(t0) / 1000);
+    *timing = fmt::format(
+        "database of {} columns filled in {:.1f} s, hint H = D A and server "
+        "made in {:.1f} s",
+        shape.columns, fill_s, ms_since(t0) / 1000);
   }
   return server;
 }
@@ -129,9 +135,8 @@ Result<std::unique_ptr<PirService>> PirService::create(const PirRecords& payload
     std::copy(seed.begin(), seed.end(), service->a_seed_.begin());
     service->shared_ = std::move(shared);
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(service->server_,
-                              build_server(payloads, config, service->a_seed_,
-                                           &service->last_build_));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      service->server_, build_server(payloads, config, service->a_seed_, &service->last_build_));
   for (unsigned t = 0; t < std::max(1u, config.offline_threads); ++t) {
     service->workers_.emplace_back([s = service.get()] {
       if (s->shared_) {
@@ -175,16 +180,16 @@ Status PirService::rebuild(const PirRecords& payloads, std::string artifact_vers
       pir::ZipPirServerLimits limits;
       limits.max_clients = config_.max_clients;
       limits.max_queued_queries = std::max<std::size_t>(config_.ready_per_client, 1);
-      auto updated = pir::ZipPirServer::update(*previous, std::move(db),
-                                               std::max(1u, config_.preprocess_threads), limits,
-                                               &changed);
+      auto updated = pir::ZipPirServer::update(
+          *previous, std::move(db), std::max(1u, config_.preprocess_threads), limits, &changed);
       if (updated.ok()) {
         fresh = std::move(updated).value();
         if (summary != nullptr) {
-          *summary = fmt::format("database of {} columns filled in {:.1f} s, hint H = D A "
-                                 "updated over its {} changed columns and server made in "
-                                 "{:.1f} s", shape->columns, fill_s, changed,
-                                 ms_since(t0) / 1000 - fill_s);
+          *summary = fmt::format(
+              "database of {} columns filled in {:.1f} s, hint H = D A "
+              "updated over its {} changed columns and server made in "
+              "{:.1f} s",
+              shape->columns, fill_s, changed, ms_since(t0) / 1000 - fill_s);
         }
       }
     }
@@ -234,128 +239,9 @@ std::size_t PirService::db_bytes() const {
   return server_->db_bytes();
 }
 
-bool PirService::pick_work_locked(std::uint64_t& client, std::uint64_t& index) {
-  // Fewest ready hints first; among those, the owner served longest ago; ties in round-robin
-  // order from the registration after the last one served.
-  auto best = next_to_precompute_.end();
-  std::size_t best_ready = config_.ready_per_client;
-  std::uint64_t best_stamp = 0;
-  auto stamp_of = [this](std::uint64_t id) {
-    const auto owner = owner_of_.find(id);
-    if (owner == owner_of_.end()) return std::uint64_t{0};
-    const auto at = owner_served_at_.find(owner->second);
-    return at == owner_served_at_.end() ? std::uint64_t{0} : at->second;
-  };
-  auto start = next_to_precompute_.upper_bound(last_served_);
-  for (std::size_t pass = 0; pass < 2; ++pass) {
-    auto from = pass == 0 ? start : next_to_precompute_.begin();
-    auto to = pass == 0 ? next_to_precompute_.end() : start;
-    for (auto it = from; it != to; ++it) {
-      const std::size_t ready = server_->ready_indices(it->first).size();
-      if (ready >= config_.ready_per_client) continue;
-      const std::uint64_t stamp = stamp_of(it->first);
-      if (best == next_to_precompute_.end() || ready < best_ready ||
-          (ready == best_ready && stamp < best_stamp)) {
-        best = it;
-        best_ready = ready;
-        best_stamp = stamp;
-      }
-    }
-  }
-  if (best == next_to_precompute_.end()) return false;
-  client = best->first;
-  index = best->second++;
-  last_served_ = client;
-  if (const auto owner = owner_of_.find(client); owner != owner_of_.end()) {
-    owner_served_at_[owner->second] = ++service_stamp_;
-  }
-  return true;
-}
-
-void PirService::touch_locked(std::uint64_t client) { last_used_[client] = Clock::now(); }
-
-void PirService::forget_locked(std::uint64_t client) {
-  server_->unregister_client(client);
-  next_to_precompute_.erase(client);
-  setups_.erase(client);
-  last_used_.erase(client);
-  if (const auto owner = owner_of_.find(client); owner != owner_of_.end()) {
-    const std::string who = owner->second;
-    owner_of_.erase(owner);
-    const bool more = std::any_of(owner_of_.begin(), owner_of_.end(),
-                                  [&](const auto& entry) { return entry.second == who; });
-    if (!more) owner_served_at_.erase(who);
-  }
-  if (retired_.insert(client).second) {
-    retired_order_.push_back(client);
-    constexpr std::size_t kRetiredMemory = 1 << 16;
-    while (retired_order_.size() > kRetiredMemory) {
-      retired_.erase(retired_order_.front());
-      retired_order_.pop_front();
-    }
-  }
-}
-
-void PirService::expire_idle_locked() {
-  const auto cutoff = Clock::now() - std::chrono::seconds(config_.idle_expiry_s);
-  std::vector<std::uint64_t> idle;
-  for (const auto& [id, t] : last_used_) {
-    if (t < cutoff) idle.push_back(id);
-  }
-  for (const auto id : idle) forget_locked(id);
-}
-
-bool PirService::evict_one_idle_locked() {
-  const auto cutoff = Clock::now() - std::chrono::seconds(config_.evict_idle_after_s);
-  auto oldest = last_used_.end();
-  for (auto it = last_used_.begin(); it != last_used_.end(); ++it) {
-    if (it->second <= cutoff && (oldest == last_used_.end() || it->second < oldest->second)) {
-      oldest = it;
-    }
-  }
-  if (oldest == last_used_.end()) return false;
-  forget_locked(oldest->first);
-  return true;
-}
-
 std::size_t PirService::registered_clients() const {
   std::lock_guard lock(mu_);
   return setups_.size();
-}
-
-void PirService::worker_loop() {
-  // Lowest priority for this thread only (Linux applies setpriority to a thread id).
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
-  for (;;) {
-    std::uint64_t client = 0, index = 0;
-    std::shared_ptr<pir::ZipPirServer> server;
-    {
-      std::unique_lock lock(mu_);
-      bool found = false;
-      cv_.wait(lock, [&] {
-        if (stop_) return true;
-        found = pick_work_locked(client, index);
-        return found;
-      });
-      if (stop_) return;
-      if (!found) continue;
-      server = server_;
-    }
-    // One query's hint; failures (a client that left) are not fatal to the worker.
-    const auto t0 = std::chrono::steady_clock::now();
-    timespec c0{}, c1{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-    const Status s = server->precompute(client, index, 1, 1, &cancel_);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-    if (s.ok()) {
-      std::lock_guard lock(mu_);
-      last_offline_s_ =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      last_offline_cpu_s_ = static_cast<double>(c1.tv_sec - c0.tv_sec) +
-                            1e-9 * static_cast<double>(c1.tv_nsec - c0.tv_nsec);
-    }
-    cv_.notify_all();
-  }
 }
 
 std::shared_ptr<pir::ZipPirServer> PirService::server_for(const std::string& version,
@@ -383,7 +269,7 @@ v1::PirInfo PirService::info() const {
 }
 
 v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
-                                      const std::string& client_key) {
+                                       const std::string& client_key) {
   v1::PirSetupResponse out;
   auto refuse = [&out](v1::ErrorCode code, std::string message) {
     *out.mutable_error() = make_error(code, std::move(message));  // only on refusal
@@ -415,8 +301,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
                   "this PIR registration expired; set up again with a new key");
   }
   auto id = server->register_client(byte_view(request.setup()));
-  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted &&
-      evict_one_idle_locked()) {
+  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted && evict_one_idle_locked()) {
     id = server->register_client(byte_view(request.setup()));
   }
   if (!id.ok()) return refuse(pir_error_code(id.status()), id.status().message());

@@ -4,18 +4,18 @@
 // The PIR database is the index's payload store (fixed-size records, one per document, built with
 // the index and versioned by its artifact version), or, for a second service, the IVF lists
 // (protocol/ivf_list_pir.h: one record per list; `--pir-lists`): any PirRecords. On start the
-// service computes the global hint H = D A; a background worker keeps `ready_per_client` per-client compressed hints precomputed
-// (the paper's silent offline phase: it needs only the client's N and seed). The worker runs on
-// `offline_threads` threads at the lowest scheduling priority (nice 19) so reranking is never
-// starved. A rebuilt index is a new service with a new artifact version: every old client gets
-// PIR_VERSION_MISMATCH / UNKNOWN_PIR_CLIENT and sets up again; its hints are recomputed from the
-// new database without any client involvement.
-// Shared mode (`--state redis://...`, protocol/pir_shared_state.h): registrations, hints and the
-// hint work queue live in Redis, so a client registered through one replica fetches through any
-// other, every query index is answered at most once cluster-wide and every hint is computed by
-// one replica's worker; this service then keeps only a cache of registrations (re-made from the
-// store on demand) and the database. All replicas use the matrix seed stored first.
-// Thread safety: all methods may run concurrently.
+// service computes the global hint H = D A; a background worker keeps `ready_per_client` per-client
+// compressed hints precomputed (the paper's silent offline phase: it needs only the client's N and
+// seed). The worker runs on `offline_threads` threads at the lowest scheduling priority (nice 19)
+// so reranking is never starved. A rebuilt index is a new service with a new artifact version:
+// every old client gets PIR_VERSION_MISMATCH / UNKNOWN_PIR_CLIENT and sets up again; its hints are
+// recomputed from the new database without any client involvement. Shared mode (`--state
+// redis://...`, protocol/pir_shared_state.h): registrations, hints and the hint work queue live in
+// Redis, so a client registered through one replica fetches through any other, every query index is
+// answered at most once cluster-wide and every hint is computed by one replica's worker; this
+// service then keeps only a cache of registrations (re-made from the store on demand) and the
+// database. All replicas use the matrix seed stored first. Thread safety: all methods may run
+// concurrently.
 #pragma once
 
 #include <atomic>
@@ -44,7 +44,7 @@ namespace privsearch::protocol {
 struct PirConfig {
   std::string lwe_params = "zippir-n1400-binary";
   int paillier_bits = 3072;
-  int hint_bits = 0;                 // 0: default
+  int hint_bits = 0;  // 0: default
   std::size_t max_clients = 256;
   std::size_t ready_per_client = 2;  // precomputed hints kept per client
   unsigned offline_threads = 1;      // background hint workers (lowest priority)
@@ -154,9 +154,10 @@ class PirService : public PirBackend {
   // when the database has been rebuilt since.
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
   // `timing`, when given: how long filling the database and preparing the server took.
-  static Result<std::unique_ptr<pir::ZipPirServer>> build_server(
-      const PirRecords& payloads, const PirConfig& config, const Seed& a_seed,
-      std::string* timing = nullptr);
+  static Result<std::unique_ptr<pir::ZipPirServer>> build_server(const PirRecords& payloads,
+                                                                 const PirConfig& config,
+                                                                 const Seed& a_seed,
+                                                                 std::string* timing = nullptr);
   // The database of `payloads` in `shape`.
   static Result<pir::LweDatabase> fill_database(const PirRecords& payloads,
                                                 const pir::DatabaseShape& shape);

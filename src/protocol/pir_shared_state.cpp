@@ -150,15 +150,17 @@ class RedisPirState final : public PirSharedState {
   Status bind_owner(std::uint64_t client, const std::string& identity) override {
     // SET NX: the first identity keeps it. The TTL outlives any registration the store keeps
     // (an idle one expires after idle_expiry_s; every use refreshes it).
-    auto r = redis_.command({"SET", client_key(client, "owner"), identity, "NX", "EX",
-                             std::to_string(std::max<std::int64_t>(limits_.idle_expiry_s, 60) * 2)});
+    auto r =
+        redis_.command({"SET", client_key(client, "owner"), identity, "NX", "EX",
+                        std::to_string(std::max<std::int64_t>(limits_.idle_expiry_s, 60) * 2)});
     return redis_.check(r, "SET owner");
   }
 
   Result<std::optional<std::string>> owner_of(std::uint64_t client) override {
     // Refreshed by every check, like the registration by every use.
-    auto r = redis_.command({"GETEX", client_key(client, "owner"), "EX",
-                             std::to_string(std::max<std::int64_t>(limits_.idle_expiry_s, 60) * 2)});
+    auto r =
+        redis_.command({"GETEX", client_key(client, "owner"), "EX",
+                        std::to_string(std::max<std::int64_t>(limits_.idle_expiry_s, 60) * 2)});
     PRIVSEARCH_RETURN_IF_ERROR(redis_.check(r, "GETEX owner"));
     return reply_string(r->get());
   }

@@ -86,7 +86,7 @@ struct ProviderConfig {
   std::string artifact_version;
   std::vector<rerank::Kernel> kernels{rerank::Kernel::kFast};
   ProviderLimits limits;
-  double score_bound = 0;              // 0: largest row norm of the store
+  double score_bound = 0;               // 0: largest row norm of the store
   double response_precision_bits = 18;  // compact-response precision
   // Threads one rerank's fast kernel spreads its independent steps over (rerank/kernels.h):
   // 2 takes ~40% off an idle provider's latency; under full load the work is the same.

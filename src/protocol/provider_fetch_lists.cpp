@@ -24,8 +24,7 @@ v1::FetchListsResponse lists_error(v1::Error error) {
 // Every (list, generation) the request names: in range, named once, not an empty addition;
 // `bytes` receives what their segments take.
 std::optional<v1::Error> check_lists(const v1::FetchListsRequest& request,
-                                     const index::IvfIndex& ivf, bool mixed,
-                                     std::uint64_t& bytes) {
+                                     const index::IvfIndex& ivf, bool mixed, std::uint64_t& bytes) {
   std::set<std::pair<std::uint32_t, std::uint32_t>> seen;  // (generation, list)
   for (int i = 0; i < request.lists_size(); ++i) {
     const std::uint32_t list = request.lists(i);
@@ -36,9 +35,9 @@ std::optional<v1::Error> check_lists(const v1::FetchListsRequest& request,
                             std::to_string(ivf.deltas.size()) + " update generations");
     }
     if (list >= ivf.lists) {
-      return make_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
-                                                   " outside the index's " +
-                                                   std::to_string(ivf.lists));
+      return make_error(
+          v1::MALFORMED_REQUEST,
+          "list " + std::to_string(list) + " outside the index's " + std::to_string(ivf.lists));
     }
     if (!seen.insert({generation, list}).second) {
       return make_error(v1::MALFORMED_REQUEST, "list " + std::to_string(list) +
@@ -83,9 +82,9 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
   }
   const bool mixed = request.generations_size() != 0;
   if (mixed && static_cast<std::size_t>(request.generations_size()) != count) {
-    return lists_error(v1::MALFORMED_REQUEST,
-                       std::to_string(request.generations_size()) + " generations for " +
-                           std::to_string(count) + " lists (one per list, or none)");
+    return lists_error(v1::MALFORMED_REQUEST, std::to_string(request.generations_size()) +
+                                                  " generations for " + std::to_string(count) +
+                                                  " lists (one per list, or none)");
   }
   // Each list's generation: its own when given, else the request's.
   const auto generation_of = [&](int i) {
@@ -96,18 +95,18 @@ v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& re
   // The response must fit the message limit a client also enforces; a client splits its
   // probe by the sizes in its directory.
   if (bytes + 16 * count > limits.max_message_bytes) {
-    return lists_error(v1::MESSAGE_TOO_LARGE,
-                       "the requested lists take " + std::to_string(bytes) +
-                           " bytes; the message limit is " + std::to_string(limits.max_message_bytes) +
-                           ": request fewer per call");
+    return lists_error(v1::MESSAGE_TOO_LARGE, "the requested lists take " + std::to_string(bytes) +
+                                                  " bytes; the message limit is " +
+                                                  std::to_string(limits.max_message_bytes) +
+                                                  ": request fewer per call");
   }
   v1::FetchListsResponse response;
   for (int i = 0; i < request.lists_size(); ++i) {
     auto segment = store->segment(request.lists(i), generation_of(i));
     if (!segment.ok()) {
       // Changed or cut off on disk since the load: no bytes rather than wrong ones.
-      return lists_error(v1::DATA_LOSS, segment.status().message() +
-                                            " (the operator must reload the index)");
+      return lists_error(v1::DATA_LOSS,
+                         segment.status().message() + " (the operator must reload the index)");
     }
     response.add_segments(std::move(segment).value());
   }

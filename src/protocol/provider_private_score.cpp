@@ -6,8 +6,8 @@
 
 #include "core/bytes.h"
 #include "pir/lwe/lwe64.h"
-#include "scoring/answer.h"
 #include "protocol/provider_core.h"
+#include "scoring/answer.h"
 
 namespace privsearch::protocol {
 namespace {

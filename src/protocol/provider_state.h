@@ -31,8 +31,7 @@ struct Caller {
 struct ProviderState {
   ProviderState(std::shared_ptr<BudgetLedger> ledger, std::size_t max_key_sets,
                 std::uint64_t key_cache_bytes, RateLimit upload_rate)
-      : budgets(std::move(ledger)), keys(max_key_sets, key_cache_bytes),
-        key_uploads(upload_rate) {}
+      : budgets(std::move(ledger)), keys(max_key_sets, key_cache_bytes), key_uploads(upload_rate) {}
   std::shared_ptr<BudgetLedger> budgets;
   KeyCache keys;
   RateLimiter key_uploads;

@@ -2,10 +2,9 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-
-#include <algorithm>
 #include <limits>
 
 namespace privsearch::protocol {
@@ -30,9 +29,8 @@ RateLimiter::RateLimiter(RateLimit limit, std::size_t max_clients)
       max_clients_(std::max<std::size_t>(1, max_clients)) {}
 
 double RateLimiter::take(const std::string& client, double tokens) {
-  const double now = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now().time_since_epoch())
-                         .count();
+  const double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   return take_at(client, now, tokens);
 }
 

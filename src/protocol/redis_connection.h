@@ -1,8 +1,8 @@
 // One connection to Redis (hiredis from Debian) for the provider's shared state: the budget
 // ledger, the key-set store and the PIR registrations and hint queue (the scale-out state tier).
 //
-// What every user of Redis here needs, once: URL parsing (redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or
-// unix:///PATH[?db=N]), AUTH and SELECT on every (re)connection, Lua scripts loaded by SHA-1 on
+// What every user of Redis here needs, once: URL parsing (redis://[[USER]:PASSWORD@]HOST:PORT[/DB]
+// or unix:///PATH[?db=N]), AUTH and SELECT on every (re)connection, Lua scripts loaded by SHA-1 on
 // every connection (scripts do not survive a Redis restart) and re-sent on NOSCRIPT, one
 // reconnect-and-retry on a broken connection, and SIGPIPE blocked while writing (a Redis that
 // went away must be an error, never a dead provider). Every failure is kUnavailable with the

@@ -12,7 +12,8 @@ Result<double> fast_kernel_noise_l2_log2(const KernelLayout& layout, const ckks:
   if (params.max_level() < 2) {
     return failed_precondition_error(
         "noise flooding needs params with at least three data primes (the fast kernel must "
-        "rescale its mask); " + params.name() + " has " + std::to_string(params.num_q()));
+        "rescale its mask); " +
+        params.name() + " has " + std::to_string(params.num_q()));
   }
   const double n = static_cast<double>(params.n());
   const double ones = static_cast<double>(std::min(layout.k(), layout.capacity()));

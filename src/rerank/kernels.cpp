@@ -1,9 +1,9 @@
 #include "rerank/kernels.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "core/elapsed.h"
 #include "core/parallel.h"
@@ -14,7 +14,6 @@ namespace {
 
 using ckks::Ciphertext;
 using ckks::Plaintext;
-
 
 // Thin wrapper that counts every homomorphic operation a kernel performs.
 class Counted {
@@ -31,8 +30,8 @@ class Counted {
     return r;
   }
   Result<std::pair<Plaintext, Plaintext>> encode_pair(std::span<const double> a,
-                                                      std::span<const double> b,
-                                                      std::size_t level, double scale) {
+                                                      std::span<const double> b, std::size_t level,
+                                                      double scale) {
     const auto t0 = std::chrono::steady_clock::now();
     auto r = enc_.encode_pair(a, b, level, scale);
     out_.encode_ms += ms_since(t0);
@@ -123,7 +122,8 @@ Status sum_of_rotations(Counted& op, Ciphertext& ct, std::size_t stride, std::si
     // ~0.05 ms: less than starting a thread to share them, so they stay on this one.)
     ckks::ExtendedCiphertext sum;
     for (std::size_t k = 1; k < count; ++k) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto r, op.rotate_hoisted_extended(h, static_cast<int>(k * step)));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto r,
+                                  op.rotate_hoisted_extended(h, static_cast<int>(k * step)));
       if (k == 1) {
         sum = std::move(r);
       } else {
@@ -203,8 +203,14 @@ class FastKernel {
  public:
   FastKernel(const KernelLayout& l, const ckks::Params& params, Counted& op,
              std::span<const float> rows, std::size_t threads)
-      : l_(l), params_(params), op_(op), rows_(rows), threads_(std::max<std::size_t>(1, threads)),
-        used_(l.blocks() * l.period()), slot_class_(used_), slot_pos_(used_) {
+      : l_(l),
+        params_(params),
+        op_(op),
+        rows_(rows),
+        threads_(std::max<std::size_t>(1, threads)),
+        used_(l.blocks() * l.period()),
+        slot_class_(used_),
+        slot_pos_(used_) {
     // Per slot s' of the used range: its candidate class and its position in the block.
     for (std::size_t sp = 0; sp < used_; ++sp) {
       const std::size_t pos = sp % l.period();
@@ -316,7 +322,8 @@ class FastKernel {
     Ciphertext acc = std::move(unrotated);
     if (groups > 1) {
       ckks::ExtendedCiphertext giant_sum = std::move(rotated[1]);
-      for (std::size_t g = 2; g < groups; ++g) PRIVSEARCH_RETURN_IF_ERROR(op_.add(giant_sum, rotated[g]));
+      for (std::size_t g = 2; g < groups; ++g)
+        PRIVSEARCH_RETURN_IF_ERROR(op_.add(giant_sum, rotated[g]));
       PRIVSEARCH_ASSIGN_OR_RETURN(Ciphertext rotated_sum,
                                   op_.evaluator().mod_down(std::move(giant_sum)));
       PRIVSEARCH_RETURN_IF_ERROR(op_.add(acc, rotated_sum));
@@ -373,23 +380,22 @@ Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
   }
   PRIVSEARCH_RETURN_IF_ERROR(ckks::Evaluator(params).check_ciphertext(query, "query"));
   if (query.level() != params.max_level()) {
-    return failed_precondition_error(fmt::format(
-        "query is at level {}; the kernels need the top level {}", query.level(),
-        params.max_level()));
+    return failed_precondition_error(
+        fmt::format("query is at level {}; the kernels need the top level {}", query.level(),
+                    params.max_level()));
   }
   if (l.kernel() == Kernel::kFast && params.max_level() < 1) {
     return failed_precondition_error("the fast kernel needs at least two data primes");
   }
   if (rows.size() != l.k() * l.dim()) {
-    return invalid_argument_error(fmt::format(
-        "rows hold {} values; K x d' = {} x {} = {} expected", rows.size(), l.k(), l.dim(),
-        l.k() * l.dim()));
+    return invalid_argument_error(fmt::format("rows hold {} values; K x d' = {} x {} = {} expected",
+                                              rows.size(), l.k(), l.dim(), l.k() * l.dim()));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!std::isfinite(rows[i])) {
-      return invalid_argument_error(fmt::format(
-          "row {} (candidate {}) has a non-finite value at dimension {}", i / l.dim(), i / l.dim(),
-          i % l.dim()));
+      return invalid_argument_error(
+          fmt::format("row {} (candidate {}) has a non-finite value at dimension {}", i / l.dim(),
+                      i / l.dim(), i % l.dim()));
     }
   }
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params, keys.params_id(), "Galois key set"));
@@ -400,9 +406,9 @@ Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
 }
 
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
-                                     const ckks::Evaluator& evaluator,
-                                     const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
-                                     std::span<const float> rows, std::size_t threads) {
+                                     const ckks::Evaluator& evaluator, const ckks::GaloisKeys& keys,
+                                     const ckks::Ciphertext& query, std::span<const float> rows,
+                                     std::size_t threads) {
   const ckks::Params& params = evaluator.params();
   PRIVSEARCH_RETURN_IF_ERROR(validate_kernel_inputs(layout, params, keys, query, rows));
   KernelResult out;

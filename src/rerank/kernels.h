@@ -58,8 +58,8 @@ Status validate_kernel_inputs(const KernelLayout& layout, const ckks::Params& pa
 
 // rows: K x d' row-major (candidate c's exact vector at rows[c * d' .. c * d' + d')).
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
-                                     const ckks::Evaluator& evaluator,
-                                     const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
-                                     std::span<const float> rows, std::size_t threads = 1);
+                                     const ckks::Evaluator& evaluator, const ckks::GaloisKeys& keys,
+                                     const ckks::Ciphertext& query, std::span<const float> rows,
+                                     std::size_t threads = 1);
 
 }  // namespace privsearch::rerank

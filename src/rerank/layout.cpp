@@ -1,20 +1,24 @@
 #include "rerank/layout.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <set>
 
-#include <fmt/format.h>
-
 namespace privsearch::rerank {
 
 std::string_view kernel_name(Kernel kernel) {
   switch (kernel) {
-    case Kernel::kNaive: return "naive";
-    case Kernel::kGrouped: return "grouped";
-    case Kernel::kOneResponse: return "one_response";
-    case Kernel::kFast: return "fast";
+    case Kernel::kNaive:
+      return "naive";
+    case Kernel::kGrouped:
+      return "grouped";
+    case Kernel::kOneResponse:
+      return "one_response";
+    case Kernel::kFast:
+      return "fast";
   }
   return "unknown";
 }
@@ -23,8 +27,8 @@ Result<Kernel> kernel_from_name(std::string_view name) {
   for (Kernel k : {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast}) {
     if (kernel_name(k) == name) return k;
   }
-  return invalid_argument_error(fmt::format(
-      "unknown kernel `{}`; known kernels: naive, grouped, one_response, fast", name));
+  return invalid_argument_error(
+      fmt::format("unknown kernel `{}`; known kernels: naive, grouped, one_response, fast", name));
 }
 
 std::vector<double> KernelLayout::replicate_query(std::span<const double> z) const {
@@ -53,13 +57,13 @@ Result<LayoutFields> paper_layout(std::size_t slots, Kernel kernel, std::size_t 
   const std::size_t groups = (k + per_ct - 1) / per_ct;
   if (kernel == Kernel::kOneResponse) {
     if (k > slots) {
-      return invalid_argument_error(fmt::format(
-          "one packed response cannot contain more than {} scores (K = {})", slots, k));
+      return invalid_argument_error(
+          fmt::format("one packed response cannot contain more than {} scores (K = {})", slots, k));
     }
     if (groups > l.period) {
       return invalid_argument_error(fmt::format(
-          "K = {} at d' = {} creates {} groups, more than the {} distinct score-pack offsets",
-          k, dim, groups, l.period));
+          "K = {} at d' = {} creates {} groups, more than the {} distinct score-pack offsets", k,
+          dim, groups, l.period));
     }
   }
   l.capacity = kernel == Kernel::kOneResponse ? k : per_ct;
@@ -69,9 +73,15 @@ Result<LayoutFields> paper_layout(std::size_t slots, Kernel kernel, std::size_t 
   for (std::size_t c = 0; c < k; ++c) {
     const std::size_t g = c / per_ct, b = c % per_ct;
     switch (kernel) {
-      case Kernel::kNaive: l.slot_map.push_back({c, 0}); break;
-      case Kernel::kGrouped: l.slot_map.push_back({g, b * l.period}); break;
-      default: l.slot_map.push_back({0, (b * l.period + slots - g) % slots}); break;
+      case Kernel::kNaive:
+        l.slot_map.push_back({c, 0});
+        break;
+      case Kernel::kGrouped:
+        l.slot_map.push_back({g, b * l.period});
+        break;
+      default:
+        l.slot_map.push_back({0, (b * l.period + slots - g) % slots});
+        break;
     }
   }
   return l;
@@ -110,9 +120,8 @@ Result<LayoutFields> fast_layout(std::size_t slots, std::size_t dim, std::size_t
     const std::size_t w1 = std::size_t{1} << ((std::countr_zero(w) + 1) / 2);
     const std::size_t w2 = w / w1;
     // Hoisted/extended rotations cost about half a full one.
-    const double rotations =
-        0.5 * static_cast<double>((b1 - 1) + (b2 - 1) + (w1 - 1) + (w2 - 1)) +
-        (w > 1 ? 1.0 : 0.0) + (w2 > 1 ? 1.0 : 0.0);
+    const double rotations = 0.5 * static_cast<double>((b1 - 1) + (b2 - 1) + (w1 - 1) + (w2 - 1)) +
+                             (w > 1 ? 1.0 : 0.0) + (w2 > 1 ? 1.0 : 0.0);
     const double cost = static_cast<double>(outputs) *
                         (kPlaintextCost * static_cast<double>(b) + kRotationCost * rotations);
     (void)per_ct;
@@ -170,8 +179,8 @@ Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std:
         fmt::format("candidate count `K` = {} outside [1, {}]", k, kMaxCandidates));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto fields, kernel == Kernel::kFast
-                                                ? fast_layout(slots, dim, k)
-                                                : paper_layout(slots, kernel, dim, k));
+                                               ? fast_layout(slots, dim, k)
+                                               : paper_layout(slots, kernel, dim, k));
   return KernelLayout(std::move(fields));
 }
 

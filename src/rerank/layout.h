@@ -18,14 +18,13 @@
 // so sum_j P_j * rot(z, j) gives at each slot the window sum of b consecutive coordinates, and
 // the sum over k < w of rot(W, k*b) leaves the full score <z, x_c> at slot beta*L' + r. That sum
 // of rotations of one ciphertext is itself split baby-step/giant-step, w = w1 * w2, with
-// double-hoisted rotations (two ModDowns in all). The b baby products are split baby-step/giant-step as b = b1 * b2. Since
-// rotations act on all S slots, slots up to B*L' + b - 2 must still carry the replicated query:
-// B = floor((S - b + 1) / L'). A mask keeps only the K score slots. One ciphertext holds up to
-// B * b candidates; larger K uses more ciphertexts with the same layout.
-// make_layout picks (w, b) minimizing a cost model of plaintext products and rotations among the
-// layouts whose single ciphertext holds all K candidates (several ciphertexts only when none
-// can, roughly K > S - d').
-// Thread safety: value types and pure functions.
+// double-hoisted rotations (two ModDowns in all). The b baby products are split
+// baby-step/giant-step as b = b1 * b2. Since rotations act on all S slots, slots up to B*L' + b - 2
+// must still carry the replicated query: B = floor((S - b + 1) / L'). A mask keeps only the K score
+// slots. One ciphertext holds up to B * b candidates; larger K uses more ciphertexts with the same
+// layout. make_layout picks (w, b) minimizing a cost model of plaintext products and rotations
+// among the layouts whose single ciphertext holds all K candidates (several ciphertexts only when
+// none can, roughly K > S - d'). Thread safety: value types and pure functions.
 #pragma once
 
 #include <cstddef>
@@ -53,20 +52,20 @@ struct SlotRef {
 // What make_layout decides for one (kernel, d', K): the slot layout's shape.
 struct LayoutFields {
   Kernel kernel = Kernel::kFast;
-  std::size_t dim = 0;         // d'
-  std::size_t k = 0;           // candidates
-  std::size_t slots = 0;       // S
-  std::size_t period = 0;      // replication period of the query (L or L')
-  std::size_t blocks = 0;      // B: blocks per ciphertext
+  std::size_t dim = 0;     // d'
+  std::size_t k = 0;       // candidates
+  std::size_t slots = 0;   // S
+  std::size_t period = 0;  // replication period of the query (L or L')
+  std::size_t blocks = 0;  // B: blocks per ciphertext
   // Fast kernel only:
-  std::size_t width = 0;       // b: classes per block (baby products)
-  std::size_t windows = 0;     // w: windows per class (rotate-and-sum factor)
-  std::size_t baby = 0;        // b1
-  std::size_t giant = 0;       // b2
-  std::size_t sum_baby = 0;    // w1: the window sum over k < w = w1 * w2 is done as
-  std::size_t sum_giant = 0;   // w2:   sum_k2 rot( sum_k1 rot(W, k1*b), k2*w1*b )
-  std::size_t capacity = 0;    // candidates per output ciphertext
-  std::size_t outputs = 0;     // output ciphertexts
+  std::size_t width = 0;            // b: classes per block (baby products)
+  std::size_t windows = 0;          // w: windows per class (rotate-and-sum factor)
+  std::size_t baby = 0;             // b1
+  std::size_t giant = 0;            // b2
+  std::size_t sum_baby = 0;         // w1: the window sum over k < w = w1 * w2 is done as
+  std::size_t sum_giant = 0;        // w2:   sum_k2 rot( sum_k1 rot(W, k1*b), k2*w1*b )
+  std::size_t capacity = 0;         // candidates per output ciphertext
+  std::size_t outputs = 0;          // output ciphertexts
   std::vector<int> rotation_steps;  // exactly the Galois keys the kernel uses, sorted
   std::vector<SlotRef> slot_map;    // candidate c -> score position
 };

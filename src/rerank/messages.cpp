@@ -1,8 +1,8 @@
 #include "rerank/messages.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ckks/serialization.h"
 #include "core/bytes.h"
@@ -70,9 +70,9 @@ Status read_blob(ByteReader& r, const MessageLimits& limits, std::vector<std::ui
   std::uint32_t len = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(len));
   if (len > limits.max_ciphertext_bytes) {
-    return resource_exhausted_error(fmt::format(
-        "ciphertext of {} bytes exceeds `max_ciphertext_bytes` = {}", len,
-        limits.max_ciphertext_bytes));
+    return resource_exhausted_error(
+        fmt::format("ciphertext of {} bytes exceeds `max_ciphertext_bytes` = {}", len,
+                    limits.max_ciphertext_bytes));
   }
   if (len > r.remaining()) return data_loss_error("truncated ciphertext");
   out.resize(len);
@@ -153,8 +153,8 @@ Result<RerankResponse> deserialize_response(std::span<const std::uint8_t> bytes,
   p.compact = compact == 1;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
   if (count == 0 || count > limits.max_outputs) {
-    return resource_exhausted_error(fmt::format("{} response ciphertexts outside [1, {}]", count,
-                                                limits.max_outputs));
+    return resource_exhausted_error(
+        fmt::format("{} response ciphertexts outside [1, {}]", count, limits.max_outputs));
   }
   p.outputs.resize(count);
   for (auto& o : p.outputs) PRIVSEARCH_RETURN_IF_ERROR(read_blob(r, limits, o));
@@ -166,32 +166,32 @@ Result<AcceptedRequest> accept_request(const ckks::Params& params, const RerankR
                                        const MessageLimits& limits) {
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params, q.params_id, "rerank request"));
   if (q.k > limits.max_candidates) {
-    return resource_exhausted_error(fmt::format("K = {} exceeds `max_candidates` = {}", q.k,
-                                                limits.max_candidates));
+    return resource_exhausted_error(
+        fmt::format("K = {} exceeds `max_candidates` = {}", q.k, limits.max_candidates));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, make_layout(params, q.kernel, q.dim, q.k));
   if (layout.period() != q.period) {
     return invalid_argument_error(fmt::format(
-        "padded length {} does not match the {} kernel's layout for d' = {}, K = {} ({})",
-        q.period, kernel_name(q.kernel), q.dim, q.k, layout.period()));
+        "padded length {} does not match the {} kernel's layout for d' = {}, K = {} ({})", q.period,
+        kernel_name(q.kernel), q.dim, q.k, layout.period()));
   }
   if (layout.outputs() > limits.max_outputs) {
-    return resource_exhausted_error(fmt::format(
-        "the request needs {} response ciphertexts; the limit is {}", layout.outputs(),
-        limits.max_outputs));
+    return resource_exhausted_error(
+        fmt::format("the request needs {} response ciphertexts; the limit is {}", layout.outputs(),
+                    limits.max_outputs));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto query, ckks::deserialize_ciphertext(params, q.query));
   if (query.level() != params.max_level()) {
-    return failed_precondition_error(fmt::format(
-        "query ciphertext at level {}; the kernels need the top level {}", query.level(),
-        params.max_level()));
+    return failed_precondition_error(
+        fmt::format("query ciphertext at level {}; the kernels need the top level {}",
+                    query.level(), params.max_level()));
   }
   // The kernels' rescales and masks are planned for a query at the preset's scale; any other
   // scale would fail inside the evaluation (or give scores off by the ratio).
   if (query.scale() != params.default_scale()) {
-    return invalid_argument_error(fmt::format(
-        "query ciphertext at scale 2^{:.2f}; the kernels need the preset's 2^{}",
-        std::log2(query.scale()), params.log_scale()));
+    return invalid_argument_error(
+        fmt::format("query ciphertext at scale 2^{:.2f}; the kernels need the preset's 2^{}",
+                    std::log2(query.scale()), params.log_scale()));
   }
   return AcceptedRequest{std::move(layout), std::move(query)};
 }
@@ -214,8 +214,7 @@ Status check_response(const ckks::Params& params, const KernelLayout& layout,
   for (std::size_t c = 0; c < layout.k(); ++c) {
     if (p.slot_map[c].ciphertext != layout.slot_map()[c].ciphertext ||
         p.slot_map[c].slot != layout.slot_map()[c].slot) {
-      return failed_precondition_error(
-          fmt::format("slot map differs at candidate {}", c));
+      return failed_precondition_error(fmt::format("slot map differs at candidate {}", c));
     }
   }
   return Status();

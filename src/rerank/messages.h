@@ -28,7 +28,7 @@ namespace privsearch::rerank {
 
 struct MessageLimits {
   std::size_t max_candidates = kMaxCandidates;  // K (a provider passes its smaller limit)
-  std::size_t max_outputs = 64;             // response ciphertexts
+  std::size_t max_outputs = 64;                 // response ciphertexts
   std::size_t max_ciphertext_bytes = 1 << 20;
 };
 

@@ -1,8 +1,8 @@
 #include "ring/automorphism.h"
 
-#include <bit>
-
 #include <fmt/format.h>
+
+#include <bit>
 
 #include "core/check.h"
 #include "ring/ntt.h"
@@ -27,8 +27,8 @@ Result<int> step_for_galois_elt(std::uint64_t galois_elt, std::size_t n) {
     if (g == galois_elt) return static_cast<int>(k);
     g = (g * 5) % two_n;
   }
-  return not_found_error(fmt::format("Galois element {} is not a power of 5 mod {}", galois_elt,
-                                     two_n));
+  return not_found_error(
+      fmt::format("Galois element {} is not a power of 5 mod {}", galois_elt, two_n));
 }
 
 void apply_galois_coeff(const std::uint64_t* in, std::uint64_t galois_elt, const Modulus& q,

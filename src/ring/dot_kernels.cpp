@@ -9,8 +9,7 @@ bool dot_uses_ifma(const Modulus& m) {
   return m.value() < (u64{1} << 50) && cpu_has_ifma() && detail::dot_ifma_compiled();
 }
 
-void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
-                      std::uint64_t* out) {
+void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m, std::uint64_t* out) {
   if (dot_uses_ifma(m)) {
     // Montgomery form w * 2^52 mod m.
     const u64 r = m.reduce_u128(static_cast<u128>(1) << 52);

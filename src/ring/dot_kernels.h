@@ -22,9 +22,9 @@
 namespace privsearch::ring {
 
 struct ShoupDotOperands {
-  std::size_t terms = 0;                       // number of j
-  const std::uint64_t* const* x = nullptr;     // x[j]: n values (read through perm)
-  const std::uint64_t* const* b = nullptr;     // b[j], b_shoup[j], a[j], a_shoup[j]: n values
+  std::size_t terms = 0;                    // number of j
+  const std::uint64_t* const* x = nullptr;  // x[j]: n values (read through perm)
+  const std::uint64_t* const* b = nullptr;  // b[j], b_shoup[j], a[j], a_shoup[j]: n values
   const std::uint64_t* const* b_shoup = nullptr;
   const std::uint64_t* const* a = nullptr;
   const std::uint64_t* const* a_shoup = nullptr;
@@ -42,8 +42,7 @@ void shoup_dot2_scalar(const ShoupDotOperands& ops, const GaloisPermutation* per
                        const Modulus& m, std::uint64_t* out0, std::uint64_t* out1);
 
 // Shoup companions of a row in the form shoup_dot2 expects for m.
-void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m,
-                      std::uint64_t* out);
+void shoup_companions(const std::uint64_t* w, std::size_t n, const Modulus& m, std::uint64_t* out);
 
 namespace detail {
 bool dot_avx512_compiled();

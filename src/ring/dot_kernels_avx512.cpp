@@ -8,7 +8,6 @@
 #include <immintrin.h>
 
 #include "ring/avx512_blocks.h"
-
 #include "ring/avx512dq_shoup.h"
 
 namespace privsearch::ring::detail {
@@ -36,14 +35,14 @@ void shoup_dot2_avx512(const ShoupDotOperands& ops, const GaloisPermutation* per
     for (std::size_t j = 0; j < ops.terms; ++j) {
       V x = _mm512_loadu_si512(ops.x[j] + from);
       if (perm != nullptr) x = _mm512_permutexvar_epi64(lanes, x);
-      acc0 = sub_if_ge(_mm512_add_epi64(acc0, lazy_shoup_dq(x, _mm512_loadu_si512(ops.b[j] + t),
-                                                         _mm512_loadu_si512(ops.b_shoup[j] + t),
-                                                         q, two_q)),
-                       two_q);
-      acc1 = sub_if_ge(_mm512_add_epi64(acc1, lazy_shoup_dq(x, _mm512_loadu_si512(ops.a[j] + t),
-                                                         _mm512_loadu_si512(ops.a_shoup[j] + t),
-                                                         q, two_q)),
-                       two_q);
+      acc0 = sub_if_ge(
+          _mm512_add_epi64(acc0, lazy_shoup_dq(x, _mm512_loadu_si512(ops.b[j] + t),
+                                               _mm512_loadu_si512(ops.b_shoup[j] + t), q, two_q)),
+          two_q);
+      acc1 = sub_if_ge(
+          _mm512_add_epi64(acc1, lazy_shoup_dq(x, _mm512_loadu_si512(ops.a[j] + t),
+                                               _mm512_loadu_si512(ops.a_shoup[j] + t), q, two_q)),
+          two_q);
     }
     _mm512_storeu_si512(out0 + t, sub_if_ge(acc0, q));
     _mm512_storeu_si512(out1 + t, sub_if_ge(acc1, q));

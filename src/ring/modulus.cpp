@@ -1,8 +1,8 @@
 #include "ring/modulus.h"
 
-#include <bit>
-
 #include <fmt/format.h>
+
+#include <bit>
 
 namespace privsearch::ring {
 

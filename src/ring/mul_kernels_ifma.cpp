@@ -40,8 +40,8 @@ Consts consts(std::uint64_t q) {
 
 bool mul_ifma_compiled() { return true; }
 
-void mul_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
-                  std::size_t n, std::uint64_t q) {
+void mul_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
+                  std::uint64_t q) {
   const Consts c = consts(q);
   for (std::size_t t = 0; t < n; t += 8) {
     _mm512_storeu_si512(out + t, mulmod(_mm512_loadu_si512(a + t), _mm512_loadu_si512(b + t), c));

@@ -1,8 +1,8 @@
 #include "ring/ntt.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ring/primes.h"
 #include "ring/shoup_kernels.h"
@@ -11,9 +11,12 @@ namespace privsearch::ring {
 
 std::string_view ntt_path_name(NttPath path) {
   switch (path) {
-    case NttPath::kScalar: return "scalar";
-    case NttPath::kAvx512: return "avx512dq";
-    case NttPath::kIfma: return "avx512ifma";
+    case NttPath::kScalar:
+      return "scalar";
+    case NttPath::kAvx512:
+      return "avx512dq";
+    case NttPath::kIfma:
+      return "avx512ifma";
   }
   return "unknown";
 }
@@ -42,9 +45,7 @@ Result<NttTables> NttTables::create(std::size_t n, const Modulus& q) {
   t.psi_ = psi;
   const u64 psi_inv = q.inv(psi);
   const bool small = q.value() < (u64{1} << 50);
-  auto shoup52 = [&](u64 w) {
-    return static_cast<u64>((static_cast<u128>(w) << 52) / q.value());
-  };
+  auto shoup52 = [&](u64 w) { return static_cast<u64>((static_cast<u128>(w) << 52) / q.value()); };
   Twiddles& tw = t.tw_;
   tw.root.resize(n);
   tw.inv_root.resize(n);
@@ -90,9 +91,12 @@ Result<NttTables> NttTables::create(std::size_t n, const Modulus& q) {
 
 bool NttTables::supports(NttPath path) const {
   switch (path) {
-    case NttPath::kScalar: return true;
-    case NttPath::kAvx512: return n_ >= 16 && cpu_has_avx512dq();
-    case NttPath::kIfma: return q_.value() < (u64{1} << 50) && n_ >= 16 && cpu_has_ifma();
+    case NttPath::kScalar:
+      return true;
+    case NttPath::kAvx512:
+      return n_ >= 16 && cpu_has_avx512dq();
+    case NttPath::kIfma:
+      return q_.value() < (u64{1} << 50) && n_ >= 16 && cpu_has_ifma();
   }
   return false;
 }
@@ -131,11 +135,11 @@ void NttTables::forward_mod_down(const ModDownRow& row, std::uint64_t* scratch,
   PRIVSEARCH_CHECK(row.addend_perm() == nullptr || row.addend_perm()->n() == n_,
                    "forward_mod_down: permutation size mismatch");
   const auto& conv = row.conv();
-  PRIVSEARCH_CHECK(row.mode() != Mode::kConversion ||
-                       (conv.t != nullptr && conv.sources >= 1 &&
-                        conv.sources <= ModDownRow::kMaxConvSources && conv.u != nullptr &&
-                        conv.c != nullptr && conv.max_source < (u64{1} << 62)),
-                   "forward_mod_down: bad conversion operands");
+  PRIVSEARCH_CHECK(
+      row.mode() != Mode::kConversion ||
+          (conv.t != nullptr && conv.sources >= 1 && conv.sources <= ModDownRow::kMaxConvSources &&
+           conv.u != nullptr && conv.c != nullptr && conv.max_source < (u64{1} << 62)),
+      "forward_mod_down: bad conversion operands");
   if (row.mode() == Mode::kConversion) {
     // IFMA takes the t_i when the special primes fit its lanes.
     if (path == NttPath::kIfma && conv.max_source < (u64{1} << 52)) {
@@ -180,8 +184,12 @@ void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row, u64*
       }
       break;
     }
-    case ModDownRow::Mode::kLift: lift_centered_row(row.y(), row.p(), scratch, n, q); break;
-    case ModDownRow::Mode::kDirect: std::copy_n(row.y(), n, scratch); break;
+    case ModDownRow::Mode::kLift:
+      lift_centered_row(row.y(), row.p(), scratch, n, q);
+      break;
+    case ModDownRow::Mode::kDirect:
+      std::copy_n(row.y(), n, scratch);
+      break;
   }
   t.forward(scratch, NttPath::kScalar);
   const u64 w = row.w(), ws = q.shoup(w);

@@ -201,8 +201,7 @@ bool ifma_compiled();
 void ntt_forward_avx512(const NttTables& t, std::uint64_t* a);
 void ntt_inverse_avx512(const NttTables& t, std::uint64_t* a);
 bool avx512_compiled();
-void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row,
-                                 std::uint64_t* scratch);
+void ntt_forward_mod_down_scalar(const NttTables& t, const ModDownRow& row, std::uint64_t* scratch);
 // The first-stage constants of forward_mod_down in one word size (shoup: w -> companion):
 // index kf of cx/cy is the -m term of the conversion.
 struct ModDownConstants {
@@ -233,8 +232,7 @@ ModDownConstants mod_down_constants(const NttTables& t, const ModDownRow& row, S
   return k;
 }
 void ntt_forward_mod_down_ifma(const NttTables& t, const ModDownRow& row, std::uint64_t* scratch);
-void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row,
-                                 std::uint64_t* scratch);
+void ntt_forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, std::uint64_t* scratch);
 }  // namespace detail
 
 }  // namespace privsearch::ring

@@ -234,8 +234,7 @@ void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* 
       x = sub_if_ge(_mm512_add_epi64(x, mul.lazy(_mm512_loadu_si512(src + j), cx[i], cxs[i])),
                     two_q);
       v = sub_if_ge(
-          _mm512_add_epi64(v, mul.lazy(_mm512_loadu_si512(src + j + half), cy[i], cys[i])),
-          two_q);
+          _mm512_add_epi64(v, mul.lazy(_mm512_loadu_si512(src + j + half), cy[i], cys[i])), two_q);
     }
     store_first_butterfly(scratch, j, half, x, v, two_q);
   }
@@ -245,7 +244,8 @@ void forward_mod_down_converted(const NttTables& t, const ModDownRow& row, u64* 
 template <typename Mul>
 void forward_mod_down_avx512(const NttTables& t, const ModDownRow& row, u64* scratch,
                              const Mul& mul, const u64* ws, const ModDownConstants& k) {
-  if (row.mode() == ModDownRow::Mode::kConversion) return forward_mod_down_converted(t, row, scratch, mul, ws, k);
+  if (row.mode() == ModDownRow::Mode::kConversion)
+    return forward_mod_down_converted(t, row, scratch, mul, ws, k);
   const std::size_t n = t.n(), half = n >> 1;
   const u64 qv = t.modulus().value();
   const V two_q = bcast(2 * qv);
@@ -280,7 +280,8 @@ void forward_mod_down_epilogue(const NttTables& t, const ModDownRow& row, u64* s
   const V wv = bcast(k.w), wsv = bcast(k.w_s);
   const bool scaled = row.x_prescaled();
   const bool add = row.addend() != nullptr;
-  const std::uint32_t* src = add && row.addend_perm() != nullptr ? row.addend_perm()->block_source().data() : nullptr;
+  const std::uint32_t* src =
+      add && row.addend_perm() != nullptr ? row.addend_perm()->block_source().data() : nullptr;
   const u64* lanes = src != nullptr ? row.addend_perm()->block_lanes().data() : nullptr;
   auto finish = [&](u64* /*a*/, std::size_t i, V v) {
     const V d = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(row.x() + i), q), v);
@@ -332,8 +333,8 @@ void inverse_avx512(const NttTables& t, u64* a, const Mul& mul, const u64* ws, u
   for (std::size_t j = 0; j < gap; j += 8) {
     const V u = _mm512_loadu_si512(x + j);
     const V v = _mm512_loadu_si512(y + j);
-    const V sum = _mm512_add_epi64(u, v);                              // [0, 4q)
-    const V d = _mm512_add_epi64(_mm512_sub_epi64(u, v), bf.two_q);    // (0, 4q)
+    const V sum = _mm512_add_epi64(u, v);                            // [0, 4q)
+    const V d = _mm512_add_epi64(_mm512_sub_epi64(u, v), bf.two_q);  // (0, 4q)
     _mm512_storeu_si512(x + j, sub_if_ge(mul.lazy(sum, ni, nis), q));
     _mm512_storeu_si512(y + j, sub_if_ge(mul.lazy(d, wl, wls), q));
   }

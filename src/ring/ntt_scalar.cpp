@@ -25,10 +25,10 @@ void ntt_forward_scalar(const NttTables& t, u64* a) {
       u64* x = a + 2 * i * gap;
       u64* y = x + gap;
       for (std::size_t j = 0; j < gap; ++j) {
-        const u64 u = sub_if_ge(x[j], two_q);                // [0, 2q)
-        const u64 v = y[j] * wi - mul_hi(y[j], wsi) * q;     // [0, 2q)
-        x[j] = u + v;                                        // [0, 4q)
-        y[j] = u - v + two_q;                                // (0, 4q)
+        const u64 u = sub_if_ge(x[j], two_q);             // [0, 2q)
+        const u64 v = y[j] * wi - mul_hi(y[j], wsi) * q;  // [0, 2q)
+        x[j] = u + v;                                     // [0, 4q)
+        y[j] = u - v + two_q;                             // (0, 4q)
       }
     }
   }
@@ -54,9 +54,9 @@ void ntt_inverse_scalar(const NttTables& t, u64* a) {
       for (std::size_t j = 0; j < gap; ++j) {
         const u64 u = x[j];
         const u64 v = y[j];
-        x[j] = sub_if_ge(u + v, two_q);                        // [0, 2q)
-        const u64 d = u - v + two_q;                           // (0, 4q)
-        y[j] = d * wi - mul_hi(d, wsi) * q;                    // [0, 2q)
+        x[j] = sub_if_ge(u + v, two_q);      // [0, 2q)
+        const u64 d = u - v + two_q;         // (0, 4q)
+        y[j] = d * wi - mul_hi(d, wsi) * q;  // [0, 2q)
       }
     }
   }
@@ -67,8 +67,8 @@ void ntt_inverse_scalar(const NttTables& t, u64* a) {
   for (std::size_t j = 0; j < gap; ++j) {
     const u64 u = x[j];
     const u64 v = y[j];
-    const u64 s = u + v;                                        // [0, 4q)
-    const u64 d = u - v + two_q;                                // (0, 4q)
+    const u64 s = u + v;          // [0, 4q)
+    const u64 d = u - v + two_q;  // (0, 4q)
     x[j] = sub_if_ge(s * ni - mul_hi(s, nis) * q, q);
     y[j] = sub_if_ge(d * wl - mul_hi(d, wls) * q, q);
   }

@@ -1,9 +1,9 @@
 #include "ring/primes.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "ring/modulus.h"
 
@@ -62,8 +62,7 @@ Result<std::vector<std::uint64_t>> largest_ntt_primes(int bits, std::size_t n, s
   const u64 lower = u64{1} << (bits - 1);
   std::vector<std::uint64_t> primes;
   if (upper <= two_n) {
-    return invalid_argument_error(
-        fmt::format("no {}-bit primes are 1 mod 2n for n = {}", bits, n));
+    return invalid_argument_error(fmt::format("no {}-bit primes are 1 mod 2n for n = {}", bits, n));
   }
   for (u64 candidate = upper - two_n + 1; candidate > lower && primes.size() < count;
        candidate -= two_n) {
@@ -71,9 +70,9 @@ Result<std::vector<std::uint64_t>> largest_ntt_primes(int bits, std::size_t n, s
     if (candidate <= two_n) break;
   }
   if (primes.size() < count) {
-    return invalid_argument_error(fmt::format(
-        "only {} primes of {} bits are 1 mod 2n for n = {}; {} requested", primes.size(), bits,
-        n, count));
+    return invalid_argument_error(
+        fmt::format("only {} primes of {} bits are 1 mod 2n for n = {}; {} requested",
+                    primes.size(), bits, n, count));
   }
   return primes;
 }
@@ -97,8 +96,7 @@ Result<std::vector<std::uint64_t>> ntt_primes_for_bit_sizes(std::size_t n,
 
 Result<std::uint64_t> minimal_primitive_root(std::uint64_t q, std::size_t two_n) {
   if (two_n < 2 || (two_n & (two_n - 1)) != 0 || (q - 1) % two_n != 0 || !is_prime(q)) {
-    return invalid_argument_error(
-        fmt::format("{} is not a prime that is 1 mod {}", q, two_n));
+    return invalid_argument_error(fmt::format("{} is not a prime that is 1 mod {}", q, two_n));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const Modulus mod, Modulus::create(q));
   const u64 cofactor = (q - 1) / two_n;

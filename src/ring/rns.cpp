@@ -1,13 +1,12 @@
 #include "ring/rns.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-
-#include "ring/shoup_kernels.h"
-
 #include <cmath>
 #include <span>
 
-#include <fmt/format.h>
+#include "ring/shoup_kernels.h"
 
 namespace privsearch::ring {
 
@@ -118,7 +117,8 @@ double RnsBase::compose_centered(const std::uint64_t* residues, std::size_t stri
   // acc < k * M; subtract M (widened to k + 1 limbs) until below.
   std::vector<u64> m_wide = product_;
   m_wide.push_back(0);
-  while (limbs_cmp(acc.data(), m_wide.data(), k + 1) >= 0) limbs_sub(acc.data(), m_wide.data(), k + 1);
+  while (limbs_cmp(acc.data(), m_wide.data(), k + 1) >= 0)
+    limbs_sub(acc.data(), m_wide.data(), k + 1);
   if (limbs_cmp(acc.data(), half_product_.data(), k) > 0) {
     std::vector<u64> neg = product_;
     limbs_sub(neg.data(), acc.data(), k);
@@ -157,7 +157,8 @@ Result<BaseConverter> BaseConverter::create(const RnsBase& from, const RnsBase& 
     for (std::size_t i = 0; i < kf; ++i) m = to[j].mul(m, to[j].reduce(from[i].value()));
     c.m_mod_to_.push_back(m);
   }
-  for (std::size_t i = 0; i < kf; ++i) c.inv_from_.push_back(1.0 / static_cast<double>(from[i].value()));
+  for (std::size_t i = 0; i < kf; ++i)
+    c.inv_from_.push_back(1.0 / static_cast<double>(from[i].value()));
   return c;
 }
 

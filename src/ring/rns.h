@@ -42,9 +42,9 @@ class RnsBase {
   RnsBase() = default;
   std::vector<Modulus> moduli_;
   std::vector<std::uint64_t> punct_inv_, punct_inv_shoup_;
-  std::vector<std::uint64_t> product_;            // M
-  std::vector<std::uint64_t> half_product_;       // floor(M/2)
-  std::vector<std::vector<std::uint64_t>> punct_; // M/m_i as limbs (size() limbs each)
+  std::vector<std::uint64_t> product_;             // M
+  std::vector<std::uint64_t> half_product_;        // floor(M/2)
+  std::vector<std::vector<std::uint64_t>> punct_;  // M/m_i as limbs (size() limbs each)
 };
 
 // Base conversion from base `from` to base `to` (see header), for n coefficients.
@@ -88,9 +88,9 @@ class BaseConverter {
   RnsBase from_, to_;
   std::vector<std::uint64_t> punct_mod_to_;  // (M/m_i) mod b_j at [j * from.size() + i]
   std::vector<std::uint64_t> punct_mod_to_shoup_;
-  bool identity_scaling_ = false;  // one source modulus: (M/m_0)^-1 = 1, t_0 = x_0
-  std::vector<std::uint64_t> m_mod_to_;       // [M]_{b_j}
-  std::vector<double> inv_from_;              // 1 / m_i
+  bool identity_scaling_ = false;        // one source modulus: (M/m_0)^-1 = 1, t_0 = x_0
+  std::vector<std::uint64_t> m_mod_to_;  // [M]_{b_j}
+  std::vector<double> inv_from_;         // 1 / m_i
 };
 
 }  // namespace privsearch::ring

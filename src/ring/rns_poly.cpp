@@ -54,12 +54,14 @@ void check_shapes(const RnsPoly& a, const RnsPoly& b, std::span<const Modulus> m
 
 void add_inplace(RnsPoly& a, const RnsPoly& b, std::span<const Modulus> moduli) {
   check_shapes(a, b, moduli);
-  for (std::size_t i = 0; i < moduli.size(); ++i) add_row(a.row(i), b.row(i), a.row(i), a.n(), moduli[i]);
+  for (std::size_t i = 0; i < moduli.size(); ++i)
+    add_row(a.row(i), b.row(i), a.row(i), a.n(), moduli[i]);
 }
 
 void sub_inplace(RnsPoly& a, const RnsPoly& b, std::span<const Modulus> moduli) {
   check_shapes(a, b, moduli);
-  for (std::size_t i = 0; i < moduli.size(); ++i) sub_row(a.row(i), b.row(i), a.row(i), a.n(), moduli[i]);
+  for (std::size_t i = 0; i < moduli.size(); ++i)
+    sub_row(a.row(i), b.row(i), a.row(i), a.n(), moduli[i]);
 }
 
 void negate_inplace(RnsPoly& a, std::span<const Modulus> moduli) {
@@ -70,7 +72,8 @@ void negate_inplace(RnsPoly& a, std::span<const Modulus> moduli) {
 void multiply_inplace(RnsPoly& a, const RnsPoly& b, std::span<const Modulus> moduli) {
   check_shapes(a, b, moduli);
   PRIVSEARCH_CHECK(a.is_ntt(), "pointwise product needs NTT form");
-  for (std::size_t i = 0; i < moduli.size(); ++i) mul_row(a.row(i), b.row(i), a.row(i), a.n(), moduli[i]);
+  for (std::size_t i = 0; i < moduli.size(); ++i)
+    mul_row(a.row(i), b.row(i), a.row(i), a.n(), moduli[i]);
 }
 
 void multiply_add(const RnsPoly& a, const RnsPoly& b, RnsPoly& acc,

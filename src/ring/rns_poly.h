@@ -105,16 +105,16 @@ void mul_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
 void mul_row_scalar(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
                     std::size_t n, const Modulus& q);
 // out += a * b.
-void mul_add_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
-                 std::size_t n, const Modulus& q);
+void mul_add_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
+                 const Modulus& q);
 // out = a * s for a scalar s < q (Shoup).
 void mul_scalar_row(const std::uint64_t* a, std::uint64_t s, std::uint64_t* out, std::size_t n,
                     const Modulus& q);
 
 namespace detail {
 bool mul_ifma_compiled();
-void mul_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
-                  std::size_t n, std::uint64_t q);
+void mul_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
+                  std::uint64_t q);
 void mul_add_row_ifma(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* acc,
                       std::size_t n, std::uint64_t q);
 }  // namespace detail

@@ -21,11 +21,12 @@ void mul_scalar_shoup_acc_lazy_row(const u64* in, u64 w, u64* acc, std::size_t n
     return detail::mul_scalar_shoup_acc_lazy_row_avx512(in, w, ws, acc, n, q.value());
   }
   const u64 two_q = 2 * q.value();
-  for (std::size_t t = 0; t < n; ++t) acc[t] = reduce_once(acc[t] + q.mul_shoup_lazy(in[t], w, ws), two_q);
+  for (std::size_t t = 0; t < n; ++t)
+    acc[t] = reduce_once(acc[t] + q.mul_shoup_lazy(in[t], w, ws), two_q);
 }
 
-void sub_add_mul_scalar_row(const u64* x, const u64* y, u64 c_add, u64 w, u64* out,
-                            std::size_t n, const Modulus& q) {
+void sub_add_mul_scalar_row(const u64* x, const u64* y, u64 c_add, u64 w, u64* out, std::size_t n,
+                            const Modulus& q) {
   const u64 ws = q.shoup(w);
   if (use_avx512(n)) {
     return detail::sub_add_mul_scalar_row_avx512(x, y, c_add, w, ws, out, n, q.value());
@@ -47,7 +48,6 @@ void sub_mod_row(const u64* a, const u64* b, u64* out, std::size_t n, const Modu
   if (use_avx512(n)) return detail::sub_mod_row_avx512(a, b, out, n, q.value());
   for (std::size_t t = 0; t < n; ++t) out[t] = reduce_once(a[t] + q.value() - b[t], q.value());
 }
-
 
 void lift_centered_row(const u64* x, u64 p, u64* out, std::size_t n, const Modulus& q) {
   const u64 pq = q.reduce(p);

@@ -24,14 +24,14 @@ void sub_add_mul_scalar_row(const std::uint64_t* x, const std::uint64_t* y, std:
 // a = a + c mod q for a constant c < q (in place).
 void add_constant_row(std::uint64_t* a, std::uint64_t c, std::size_t n, const Modulus& q);
 // out = a + b mod q and out = a - b mod q for a, b < q (out may alias a or b).
-void add_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
-                 std::size_t n, const Modulus& q);
-void sub_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out,
-                 std::size_t n, const Modulus& q);
+void add_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
+                 const Modulus& q);
+void sub_mod_row(const std::uint64_t* a, const std::uint64_t* b, std::uint64_t* out, std::size_t n,
+                 const Modulus& q);
 // The centred lift of x in [0, p) (x > p/2 stands for x - p) reduced modulo q:
 // out = (x mod q) - (x > p/2 ? p mod q : 0) mod q. in != out not required.
-void lift_centered_row(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,
-                       std::size_t n, const Modulus& q);
+void lift_centered_row(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out, std::size_t n,
+                       const Modulus& q);
 // out[k] = c[k] mod q for doubles c[k] that are integers with |c[k]| < q.
 void signed_doubles_to_residues(const double* c, std::size_t n, std::uint64_t q,
                                 std::uint64_t* out);
@@ -57,8 +57,8 @@ bool blocks_use_avx512();
 void permute_blocks_avx512(const std::uint64_t* in, const std::uint32_t* src,
                            const std::uint64_t* lanes, std::uint64_t* out, std::size_t blocks);
 void add_permuted_blocks_avx512(const std::uint64_t* in, const std::uint32_t* src,
-                                const std::uint64_t* lanes, std::uint64_t* out,
-                                std::size_t blocks, std::uint64_t q);
+                                const std::uint64_t* lanes, std::uint64_t* out, std::size_t blocks,
+                                std::uint64_t q);
 void signed_doubles_to_residues_avx512(const double* c, std::size_t n, std::uint64_t q,
                                        std::uint64_t* out);
 void lift_centered_row_avx512(const std::uint64_t* x, std::uint64_t p, std::uint64_t* out,

@@ -38,8 +38,8 @@ void mul_scalar_shoup_acc_lazy_row_avx512(const u64* in, u64 w, u64 ws, u64* acc
   }
 }
 
-void sub_add_mul_scalar_row_avx512(const u64* x, const u64* y, u64 c_add, u64 w, u64 ws,
-                                   u64* out, std::size_t n, u64 q) {
+void sub_add_mul_scalar_row_avx512(const u64* x, const u64* y, u64 c_add, u64 w, u64 ws, u64* out,
+                                   std::size_t n, u64 q) {
   const V vq = bcast(q), v2q = bcast(2 * q), vw = bcast(w), vws = bcast(ws), vc = bcast(c_add);
   for (std::size_t t = 0; t < n; t += 8) {
     const V a = _mm512_sub_epi64(_mm512_add_epi64(_mm512_loadu_si512(x + t), vc),
@@ -99,17 +99,18 @@ void permute_blocks_avx512(const u64* in, const std::uint32_t* src, const u64* l
   }
 }
 
-void add_permuted_blocks_avx512(const u64* in, const std::uint32_t* src, const u64* lanes,
-                                u64* out, std::size_t blocks, u64 q) {
+void add_permuted_blocks_avx512(const u64* in, const std::uint32_t* src, const u64* lanes, u64* out,
+                                std::size_t blocks, u64 q) {
   const V vq = bcast(q);
   for (std::size_t h = 0; h < blocks; ++h) {
-    const V sum = _mm512_add_epi64(_mm512_loadu_si512(out + 8 * h), permuted_block(in, src, lanes, h));
+    const V sum =
+        _mm512_add_epi64(_mm512_loadu_si512(out + 8 * h), permuted_block(in, src, lanes, h));
     _mm512_storeu_si512(out + 8 * h, sub_if_ge(sum, vq));
   }
 }
 
-void lift_centered_row_avx512(const u64* x, u64 p, u64* out, std::size_t n, u64 q,
-                              u64 q_shoup_one, u64 p_mod_q) {
+void lift_centered_row_avx512(const u64* x, u64 p, u64* out, std::size_t n, u64 q, u64 q_shoup_one,
+                              u64 p_mod_q) {
   const V vq = bcast(q), v2q = bcast(2 * q), one = bcast(1), ones = bcast(q_shoup_one);
   const V half = bcast(p >> 1), pq = bcast(p_mod_q);
   for (std::size_t t = 0; t < n; t += 8) {
@@ -145,8 +146,7 @@ void mul_scalar_shoup_row_avx512(const u64*, u64, u64, u64*, std::size_t, u64) {
 void mul_scalar_shoup_acc_lazy_row_avx512(const u64*, u64, u64, u64*, std::size_t, u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
-void sub_add_mul_scalar_row_avx512(const u64*, const u64*, u64, u64, u64, u64*, std::size_t,
-                                   u64) {
+void sub_add_mul_scalar_row_avx512(const u64*, const u64*, u64, u64, u64, u64*, std::size_t, u64) {
   PRIVSEARCH_CHECK(false, "AVX-512 kernel not compiled");
 }
 void add_constant_row_avx512(u64*, u64, std::size_t, u64) {

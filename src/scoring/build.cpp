@@ -63,8 +63,8 @@ std::int64_t nearest_with_room(const float* point, std::size_t dim,
 std::vector<std::uint32_t> boundary_copies(const std::vector<float>& dist,
                                            const std::vector<idx_t>& label, std::size_t t,
                                            const std::vector<std::uint32_t>& cluster_of,
-                                           std::size_t clusters, std::size_t rows,
-                                           double overlap, std::vector<std::uint32_t>& fill) {
+                                           std::size_t clusters, std::size_t rows, double overlap,
+                                           std::vector<std::uint32_t>& fill) {
   const std::size_t n = cluster_of.size();
   std::vector<std::uint32_t> wanted(n, kEmptySlot);
   const auto budget = static_cast<std::size_t>(overlap * static_cast<double>(n));
@@ -105,8 +105,7 @@ Result<std::vector<std::uint32_t>> assign_balanced(const std::vector<float>& x, 
   try {
     faiss::IndexFlatL2 index(static_cast<idx_t>(dim));
     index.add(static_cast<idx_t>(clusters), centroids.data());
-    index.search(static_cast<idx_t>(n), x.data(), static_cast<idx_t>(t),
-                 dist.data(), label.data());
+    index.search(static_cast<idx_t>(n), x.data(), static_cast<idx_t>(t), dist.data(), label.data());
   } catch (const faiss::FaissException& e) {
     return internal_error(fmt::format("Faiss search failed: {}", e.what()));
   }
@@ -146,12 +145,14 @@ double percentile_abs(const std::vector<float>& x, double q, std::uint64_t seed)
     std::transform(x.begin(), x.end(), a.begin(), [](float v) { return std::fabs(v); });
   } else {
     Seed s{};
-    for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+    for (int i = 0; i < 8; ++i)
+      s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
     Prng prng = Prng::from_seed(s, 0x5343);  // "SC"
     a.resize(kSample);
     for (auto& v : a) v = std::fabs(x[prng.uniform_below(x.size())]);
   }
-  const auto k = std::min(a.size() - 1, static_cast<std::size_t>(q * static_cast<double>(a.size())));
+  const auto k =
+      std::min(a.size() - 1, static_cast<std::size_t>(q * static_cast<double>(a.size())));
   std::nth_element(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(k), a.end());
   return a[k];
 }
@@ -226,8 +227,7 @@ void fill_padding(ScoringMatrix& m, const ScoringShape& s, Prng& rng) {
 }
 }  // namespace
 
-Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
-                                       const ScoringBuildOptions& o,
+Result<ScoringArtifacts> build_scoring(const index::Matrix& projected, const ScoringBuildOptions& o,
                                        const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
@@ -240,7 +240,8 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
   if (!(o.overlap >= 0.0 && o.overlap <= 1.0)) {
     return invalid_argument_error(fmt::format("scoring overlap {} outside [0, 1]", o.overlap));
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lwe, pir::find_lwe64_params(o.lwe_params, o.allow_insecure));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lwe,
+                              pir::find_lwe64_params(o.lwe_params, o.allow_insecure));
   ScoringArtifacts out;
   ScoringLayout& l = out.layout;
   ScoringShape& s = l.shape;
@@ -251,10 +252,11 @@ Result<ScoringArtifacts> build_scoring(const index::Matrix& projected,
   s.cluster_rows = o.cluster_rows != 0 ? o.cluster_rows : default_cluster_rows(n);
   s.clusters = static_cast<std::uint32_t>(
       std::ceil(static_cast<double>(n) / (o.fill * static_cast<double>(s.cluster_rows))));
-  s.clusters = std::max<std::uint32_t>(s.clusters, static_cast<std::uint32_t>(
-                                                       (n + s.cluster_rows - 1) / s.cluster_rows));
+  s.clusters = std::max<std::uint32_t>(
+      s.clusters, static_cast<std::uint32_t>((n + s.cluster_rows - 1) / s.cluster_rows));
   s.pad_columns = pad_columns_for(s.block_columns());  // kMinSecretColumns (layout.h)
-  const bool bits_ok = o.doc_bits >= 2 && o.doc_bits <= 8 && o.query_bits >= 2 && o.query_bits <= 16;
+  const bool bits_ok =
+      o.doc_bits >= 2 && o.doc_bits <= 8 && o.query_bits >= 2 && o.query_bits <= 16;
   const std::uint32_t worst = bits_ok ? plaintext_bits_for(s.dim, s.doc_bits, s.query_bits) : 0;
   s.log_p = o.score_bits != 0 ? o.score_bits : std::min(worst, kDefaultScoreBits);
   s.answer_bits = s.log_p + 1;

@@ -34,10 +34,10 @@ struct ScoringBuildOptions {
   // Measured on SciFact (lexical encoder, d' = 672, m = 4 of 18 clusters): nDCG@10 0.39 / 0.48
   // / 0.51 / 0.55 / 0.576 at dim 128 / 192 / 256 / 384 / 672 against 0.5925 for candidate mode;
   // 3, 4 or 5 document bits within 0.004 of each other. Scale runs pick a lower dim.
-  std::uint32_t dim = 672;         // capped at d'
+  std::uint32_t dim = 672;          // capped at d'
   std::uint32_t cluster_dim = 192;  // k-means and centroid routing on this prefix (capped at dim)
   std::uint32_t doc_bits = 4;
-  std::uint32_t query_bits = 7;     // at most 63 per coordinate
+  std::uint32_t query_bits = 7;  // at most 63 per coordinate
   // log_p; 0: min(kDefaultScoreBits, the worst case plaintext_bits_for). The client scales its
   // query to the layout's norm bound (layout.h); answers take log_p + 1 bits.
   std::uint32_t score_bits = 0;
@@ -47,7 +47,7 @@ struct ScoringBuildOptions {
   // only: 1 - fill of them exist).
   double overlap = 0.0;
   std::string lwe_params = "scoring-n2048-ternary";
-  bool allow_insecure = false;     // tests: small LWE rows
+  bool allow_insecure = false;  // tests: small LWE rows
   std::uint64_t seed = 1;
   unsigned threads = 2;
 };

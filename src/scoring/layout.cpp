@@ -37,8 +37,8 @@ Status get_header(ByteReader& r, const char (&magic)[4], std::string_view what) 
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(zero));
   if (version != kVersion || zero != 0) {
-    return invalid_argument_error(fmt::format("{} file version {} (this build reads {})", what,
-                                              version, kVersion));
+    return invalid_argument_error(
+        fmt::format("{} file version {} (this build reads {})", what, version, kVersion));
   }
   return Status::ok_status();
 }
@@ -46,15 +46,16 @@ Status get_header(ByteReader& r, const char (&magic)[4], std::string_view what) 
 // Before allocating for `count` bytes of tables: the input must hold them.
 Status need(const ByteReader& r, std::size_t count, std::string_view what) {
   if (r.remaining() < count) {
-    return invalid_argument_error(fmt::format("truncated {}: {} bytes needed, {} left", what,
-                                              count, r.remaining()));
+    return invalid_argument_error(
+        fmt::format("truncated {}: {} bytes needed, {} left", what, count, r.remaining()));
   }
   return Status::ok_status();
 }
 
 Status check_drop_bits(std::uint32_t bits) {
   if (bits != 0 && bits != 8 && bits != 16) {
-    return invalid_argument_error(fmt::format("query modulus switch of {} bits (0, 8 or 16)", bits));
+    return invalid_argument_error(
+        fmt::format("query modulus switch of {} bits (0, 8 or 16)", bits));
   }
   return Status::ok_status();
 }
@@ -78,27 +79,27 @@ std::uint32_t plaintext_bits_for(std::uint32_t dim, std::uint32_t doc_bits,
 Status validate_shape(const ScoringShape& s) {
   if (s.documents == 0 || s.clusters == 0 || s.clusters > kMaxClusters || s.cluster_rows == 0 ||
       s.cluster_rows > kMaxClusterRows || s.dim == 0 || s.dim > kMaxDim) {
-    return invalid_argument_error(fmt::format(
-        "scoring shape out of range: {} documents, {} clusters of {} rows, dim {}", s.documents,
-        s.clusters, s.cluster_rows, s.dim));
+    return invalid_argument_error(
+        fmt::format("scoring shape out of range: {} documents, {} clusters of {} rows, dim {}",
+                    s.documents, s.clusters, s.cluster_rows, s.dim));
   }
   if (std::uint64_t{s.clusters} * s.cluster_rows < s.documents || s.columns() > kMaxColumns ||
       s.columns() < kMinSecretColumns || s.pad_columns != pad_columns_for(s.block_columns())) {
     return invalid_argument_error(fmt::format(
         "scoring shape: {} x {} slots for {} documents, {} columns ({} of padding; at least {} "
-        "columns, padded exactly to that)", s.clusters, s.cluster_rows, s.documents, s.columns(),
-        s.pad_columns, kMinSecretColumns));
+        "columns, padded exactly to that)",
+        s.clusters, s.cluster_rows, s.documents, s.columns(), s.pad_columns, kMinSecretColumns));
   }
   if (s.doc_bits < 2 || s.doc_bits > 8 || s.query_bits < 2 || s.query_bits > 16) {
-    return invalid_argument_error(fmt::format("scoring quantization {} / {} bits out of range",
-                                              s.doc_bits, s.query_bits));
+    return invalid_argument_error(
+        fmt::format("scoring quantization {} / {} bits out of range", s.doc_bits, s.query_bits));
   }
   const std::uint32_t worst = plaintext_bits_for(s.dim, s.doc_bits, s.query_bits);
   if (s.log_p < kMinLogP || s.log_p > std::min<std::uint32_t>(worst, pir::kLwe64MaxLogP)) {
-    return invalid_argument_error(fmt::format(
-        "scoring plaintext modulus 2^{} outside [2^{}, 2^{}] (dim {} at {} / {} bits)", s.log_p,
-        kMinLogP, std::min<std::uint32_t>(worst, pir::kLwe64MaxLogP), s.dim, s.doc_bits,
-        s.query_bits));
+    return invalid_argument_error(
+        fmt::format("scoring plaintext modulus 2^{} outside [2^{}, 2^{}] (dim {} at {} / {} bits)",
+                    s.log_p, kMinLogP, std::min<std::uint32_t>(worst, pir::kLwe64MaxLogP), s.dim,
+                    s.doc_bits, s.query_bits));
   }
   if (s.answer_bits <= s.log_p || s.answer_bits > 32) {
     return invalid_argument_error(fmt::format(
@@ -172,17 +173,17 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
   if (!(l.doc_scale > 0)) return invalid_argument_error("scoring layout: document scale <= 0");
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(l.centroid_dim));
   if (l.centroid_dim == 0 || l.centroid_dim > s.dim) {
-    return invalid_argument_error(fmt::format("scoring layout: centroid dimension {} for dim {}",
-                                              l.centroid_dim, s.dim));
+    return invalid_argument_error(
+        fmt::format("scoring layout: centroid dimension {} for dim {}", l.centroid_dim, s.dim));
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(l.query_drop_bits));
   PRIVSEARCH_RETURN_IF_ERROR(check_drop_bits(l.query_drop_bits));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(l.max_norm_sq));
   // ||M_d||^2 <= dim 2^(2 (bd - 1)): anything larger is not a quantized document.
   if (l.max_norm_sq > std::uint64_t{s.dim} << (2 * (s.doc_bits - 1))) {
-    return invalid_argument_error(fmt::format(
-        "scoring layout: document norm bound {} above dim {} at {} bits", l.max_norm_sq, s.dim,
-        s.doc_bits));
+    return invalid_argument_error(
+        fmt::format("scoring layout: document norm bound {} above dim {} at {} bits", l.max_norm_sq,
+                    s.dim, s.doc_bits));
   }
   const std::size_t n_centroids = std::size_t{s.clusters} * l.centroid_dim;
   const std::size_t n_slots = std::size_t{s.clusters} * s.cluster_rows;
@@ -203,9 +204,9 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
     if (d == kEmptySlot) continue;
     // At most kMaxCopies slots per document, never two in one cluster.
     if (d >= s.documents || seen[d] == kMaxCopies) {
-      return invalid_argument_error(fmt::format(
-          "scoring layout: slot names document {} (out of range or more than {} times)", d,
-          kMaxCopies));
+      return invalid_argument_error(
+          fmt::format("scoring layout: slot names document {} (out of range or more than {} times)",
+                      d, kMaxCopies));
     }
     if (seen[d] == 0) ++placed;
     ++seen[d];
@@ -223,8 +224,8 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
     }
   }
   if (placed != s.documents) {
-    return invalid_argument_error(fmt::format("scoring layout places {} of {} documents", placed,
-                                              s.documents));
+    return invalid_argument_error(
+        fmt::format("scoring layout places {} of {} documents", placed, s.documents));
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
   return l;
@@ -257,8 +258,8 @@ Result<ScoringMatrix> parse_matrix(std::span<const std::uint8_t> bytes) {
   }
   if (m.rows == 0 || m.rows > kMaxClusterRows || m.columns == 0 || m.columns > kMaxColumns ||
       m.stride != (m.columns + 63) / 64 * 64) {
-    return invalid_argument_error(fmt::format("scoring matrix shape {} x {} (stride {})", m.rows,
-                                              m.columns, m.stride));
+    return invalid_argument_error(
+        fmt::format("scoring matrix shape {} x {} (stride {})", m.rows, m.columns, m.stride));
   }
   const std::size_t n = std::size_t{m.rows} * m.stride;
   PRIVSEARCH_RETURN_IF_ERROR(need(r, n, "scoring matrix entries"));

@@ -53,9 +53,9 @@ inline constexpr const char* kHintArtifact = "scoring_hint";
 // them.
 inline constexpr std::uint16_t kScoringFormatVersion = 3;
 
-// Clusters per query (m) when the caller does not choose: the smallest m meeting the quality target on the 1M
-// self-retrieval track (Hit@10 0.85 at m = 8 against 0.86 for candidate mode; 0.70 at m = 4)
-// with a response of 60,493 bytes and one core for ~110 ms at the provider; SciFact nDCG@10
+// Clusters per query (m) when the caller does not choose: the smallest m meeting the quality target
+// on the 1M self-retrieval track (Hit@10 0.85 at m = 8 against 0.86 for candidate mode; 0.70 at m =
+// 4) with a response of 60,493 bytes and one core for ~110 ms at the provider; SciFact nDCG@10
 // 0.5890 (m = 4: 0.5857; candidate mode 0.5925). Equal to the provider's default
 // Limits.max_private_queries.
 inline constexpr std::size_t kDefaultClusters = 8;
@@ -104,14 +104,14 @@ Status validate_shape(const ScoringShape& shape);
 
 struct ScoringLayout {
   ScoringShape shape;
-  std::string lwe_params;   // pir::find_lwe64_params name
-  Seed matrix_salt{};       // random per index (the build's CSPRNG), in the signed layout
-  Seed matrix_seed{};       // seed of A = derive_matrix_seed(matrix_salt), never stored
-  double doc_scale = 0;     // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
-  std::uint32_t centroid_dim = 0;       // clusters are formed on this prefix (<= dim)
-  std::uint32_t query_drop_bits = 0;    // query entries sent as their high 64 - b bits (lwe64.h)
-  std::uint64_t max_norm_sq = 0;        // max over documents of ||M_d||^2 (the client's bound)
-  std::vector<float> centroids;         // clusters x centroid_dim
+  std::string lwe_params;             // pir::find_lwe64_params name
+  Seed matrix_salt{};                 // random per index (the build's CSPRNG), in the signed layout
+  Seed matrix_seed{};                 // seed of A = derive_matrix_seed(matrix_salt), never stored
+  double doc_scale = 0;               // M = clamp(round(x * doc_scale), -2^(b-1), 2^(b-1) - 1)
+  std::uint32_t centroid_dim = 0;     // clusters are formed on this prefix (<= dim)
+  std::uint32_t query_drop_bits = 0;  // query entries sent as their high 64 - b bits (lwe64.h)
+  std::uint64_t max_norm_sq = 0;      // max over documents of ||M_d||^2 (the client's bound)
+  std::vector<float> centroids;       // clusters x centroid_dim
   std::vector<std::uint32_t> slot_doc;  // clusters x cluster_rows, kEmptySlot when empty
 
   std::uint32_t doc_at(std::size_t cluster, std::size_t row) const {
@@ -137,7 +137,7 @@ struct ScoringMatrix {
   std::uint64_t columns = 0, stride = 0;
   std::uint32_t query_drop_bits = 0;  // as in the layout: how the provider reads query entries
   std::uint32_t answer_bits = 32;     // as in the layout: how the provider writes answers
-  std::vector<std::uint8_t> data;  // rows x stride
+  std::vector<std::uint8_t> data;     // rows x stride
 };
 std::vector<std::uint8_t> serialize_matrix(const ScoringMatrix& m);
 Result<ScoringMatrix> parse_matrix(std::span<const std::uint8_t> bytes);

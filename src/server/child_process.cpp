@@ -10,8 +10,8 @@
 
 namespace privsearch::server {
 
-pid_t spawn_child(const std::vector<std::string>& args, bool quiet,
-                  const std::string& stderr_file, int fd3) {
+pid_t spawn_child(const std::vector<std::string>& args, bool quiet, const std::string& stderr_file,
+                  int fd3) {
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());

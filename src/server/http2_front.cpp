@@ -6,8 +6,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
-#include <signal.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -263,8 +263,7 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
   std::unique_ptr<Http2Front> front(new Http2Front());
   front->pid_ = spawn_child({haproxy.string(), "-db", "-q", "-m",
                              std::to_string(spec.limits.memory_mb), "-f", cfg.string()},
-                            /*quiet=*/true,
-                            log.string(), spec.listen_fd);
+                            /*quiet=*/true, log.string(), spec.listen_fd);
   if (front->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed for haproxy");
   front->admin_ = spec.run_dir / "front.admin";
   front->certificate_name_ = pem;
@@ -295,9 +294,9 @@ Status Http2Front::install_identity(const net::TlsIdentity& identity) {
     return Status(StatusCode::kInvalidArgument,
                   "haproxy refused the provider's certificate: " + *staged);
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto committed,
-                              runtime_command(admin_, "commit ssl cert " +
-                                                          certificate_name_.string() + "\n"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto committed,
+      runtime_command(admin_, "commit ssl cert " + certificate_name_.string() + "\n"));
   if (committed.find("Success!") == std::string::npos) {
     (void)runtime_command(admin_, "abort ssl cert " + certificate_name_.string() + "\n");
     return Status(StatusCode::kInvalidArgument,
@@ -419,15 +418,15 @@ Result<std::filesystem::path> make_private_run_dir() {
   const std::filesystem::path dir(pattern);
   // The owner's lock, held until this process exits: the descriptor is left open on purpose
   // (close-on-exec, so the front does not inherit it).
-  const int lock = ::open((dir / kOwnerLock).c_str(),
-                          O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const int lock =
+      ::open((dir / kOwnerLock).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
     const std::string why = std::strerror(errno);
     if (lock >= 0) ::close(lock);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    return Status(StatusCode::kUnavailable, "cannot lock the private directory " + pattern +
-                                                ": " + why);
+    return Status(StatusCode::kUnavailable,
+                  "cannot lock the private directory " + pattern + ": " + why);
   }
   return dir;
 }

@@ -236,7 +236,8 @@ namespace {
 std::uint32_t part_outputs(const std::string& part) {
   if (part.size() < 12) return 0;
   std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(part[8 + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<std::uint32_t>(static_cast<std::uint8_t>(part[8 + i])) << (8 * i);
   return v;
 }
 }  // namespace
@@ -252,9 +253,10 @@ v1::PirQueryResponse PirCoordinator::join_hintless(const std::string& public_inf
   std::uint32_t expected_first = 0;
   for (const auto& r : replies) {
     if (r.response.shard_first_output() != expected_first || r.response.answers_size() == 0) {
-      *out.mutable_error() = protocol::make_error(
-          v1::INTERNAL, "a PIR shard's answer holds another output block than its place in "
-                        "--pir-shards (shards restarted or reordered)");
+      *out.mutable_error() =
+          protocol::make_error(v1::INTERNAL,
+                               "a PIR shard's answer holds another output block than its place in "
+                               "--pir-shards (shards restarted or reordered)");
       return out;
     }
     expected_first += part_outputs(r.response.answers(0));

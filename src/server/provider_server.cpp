@@ -57,9 +57,9 @@ Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const ServeO
   }
   if (options.insecure_loopback || unix_socket) {
     if (!unix_socket && !is_loopback(options.listen)) {
-      return Status(StatusCode::kInvalidArgument,
-                    "plaintext transport is only allowed on a loopback address, not " +
-                        options.listen);
+      return Status(
+          StatusCode::kInvalidArgument,
+          "plaintext transport is only allowed on a loopback address, not " + options.listen);
     }
     return grpc::InsecureServerCredentials();
   }
@@ -88,7 +88,8 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
 
   auto impl = std::make_unique<Impl>();
   impl->service = std::make_unique<detail::ProviderService>(
-      core_ptr, options.pir, options.pir_lists, max_in_flight, options.request_log, options.tokens, options.transport,
+      core_ptr, options.pir, options.pir_lists, max_in_flight, options.request_log, options.tokens,
+      options.transport,
       options.max_concurrent_per_client >= 0
           ? static_cast<unsigned>(options.max_concurrent_per_client)
           : std::max(1u, threads / 2),
@@ -105,8 +106,8 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
   builder.AddListeningPort(options.listen, credentials, &impl->port);
   builder.RegisterService(impl->service.get());
   // gRPC refuses bigger messages itself (RESOURCE_EXHAUSTED) before allocating for them.
-  const auto cap = static_cast<int>(std::min<std::uint64_t>(limits.max_message_bytes + 4096,
-                                                            std::uint64_t{1} << 30));
+  const auto cap = static_cast<int>(
+      std::min<std::uint64_t>(limits.max_message_bytes + 4096, std::uint64_t{1} << 30));
   builder.SetMaxReceiveMessageSize(cap);
   builder.SetMaxSendMessageSize(cap);
   const auto& t = options.transport;

@@ -1,10 +1,9 @@
 // The provider's gRPC service over TLS (DESIGN.md section 8): forwards GetServerInfo, UploadKeys
-// and Rerank to a ProviderCore and the PIR RPCs to a PirService, and adds what only the transport can do — the message-size cap
-// (gRPC refuses larger messages with RESOURCE_EXHAUSTED before parsing them), a bound on
-// concurrent requests (beyond it: Error OVERLOADED), a worker pool sized to the cores, and
-// graceful shutdown. gRPC types stay behind this header.
-// Thread safety: start/port/shutdown/wait from the owning thread; the service itself is
-// concurrent.
+// and Rerank to a ProviderCore and the PIR RPCs to a PirService, and adds what only the transport
+// can do — the message-size cap (gRPC refuses larger messages with RESOURCE_EXHAUSTED before
+// parsing them), a bound on concurrent requests (beyond it: Error OVERLOADED), a worker pool sized
+// to the cores, and graceful shutdown. gRPC types stay behind this header. Thread safety:
+// start/port/shutdown/wait from the owning thread; the service itself is concurrent.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +28,9 @@ struct TransportLimits {
   // shrinks flow-control windows, so unfinished messages cannot pile up past it.
   std::uint64_t memory_bytes = std::uint64_t{256} << 20;
   std::uint32_t max_streams_per_connection = 32;  // concurrent HTTP/2 streams
-  int keepalive_time_ms = 60000;     // ping an idle peer this often ...
-  int keepalive_timeout_ms = 20000;  // ... and drop it when the ping is not answered
-  int max_connection_idle_ms = 300000;  // close a connection without calls this long
+  int keepalive_time_ms = 60000;                  // ping an idle peer this often ...
+  int keepalive_timeout_ms = 20000;               // ... and drop it when the ping is not answered
+  int max_connection_idle_ms = 300000;            // close a connection without calls this long
   // A connection is retired (GOAWAY) at this age and closed `grace` later, whatever its streams
   // are doing: the longest a client can take to send a whole message is age + grace.
   int max_connection_age_ms = 300000;
@@ -40,14 +39,14 @@ struct TransportLimits {
 };
 
 struct ServeOptions {
-  std::string listen = "127.0.0.1:0";     // port 0: pick a free port (see port())
+  std::string listen = "127.0.0.1:0";          // port 0: pick a free port (see port())
   const net::TlsIdentity* identity = nullptr;  // required unless insecure_loopback
-  bool insecure_loopback = false;          // plaintext; only accepted for 127.0.0.1 / [::1]
+  bool insecure_loopback = false;              // plaintext; only accepted for 127.0.0.1 / [::1]
   // `listen` = "unix:PATH" is plaintext too (local only). behind_front: that socket is the
   // HTTP/2 front's (server/http2_front.h) and the caller's address is the front's
   // x-privsearch-peer header, so per-address limits hold for the real clients.
   bool behind_front = false;
-  unsigned threads = 0;                    // 0: hardware concurrency
+  unsigned threads = 0;  // 0: hardware concurrency
   // Called once per request with one JSON object (rpc, outcome code, K, bytes in/out, provider
   // ms). It carries no key, query, candidate or score material. Empty: no request log.
   std::function<void(const std::string&)> request_log;
@@ -81,8 +80,8 @@ class ProviderServer {
   static Result<std::unique_ptr<ProviderServer>> start(protocol::ProviderCore& core,
                                                        const ServeOptions& options);
   // Shared ownership, so replace_core() can retire a core once its last request finishes.
-  static Result<std::unique_ptr<ProviderServer>> start(
-      std::shared_ptr<protocol::ProviderCore> core, const ServeOptions& options);
+  static Result<std::unique_ptr<ProviderServer>> start(std::shared_ptr<protocol::ProviderCore> core,
+                                                       const ServeOptions& options);
   // A reloaded index (SIGHUP in privsearch-provider): new requests use `core`; requests naming
   // a retained previous version still go to its core (ServeOptions::keep_versions).
   void replace_core(std::shared_ptr<protocol::ProviderCore> core);

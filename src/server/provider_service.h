@@ -46,9 +46,10 @@ inline std::string peer_address(const std::string& peer) {
 class ProviderService final : public v1::Provider::Service {
  public:
   ProviderService(std::shared_ptr<protocol::ProviderCore> core, protocol::PirBackend* pir,
-          protocol::PirBackend* pir_lists, unsigned max_in_flight, std::function<void(const std::string&)> log,
-          const protocol::TokenRegistry* tokens, const TransportLimits& transport,
-          unsigned per_client, unsigned threads, unsigned keep_versions)
+                  protocol::PirBackend* pir_lists, unsigned max_in_flight,
+                  std::function<void(const std::string&)> log,
+                  const protocol::TokenRegistry* tokens, const TransportLimits& transport,
+                  unsigned per_client, unsigned threads, unsigned keep_versions)
       : per_client_(per_client),
         workers_(threads),
         keep_versions_(std::max(1u, keep_versions)),
@@ -105,18 +106,18 @@ class ProviderService final : public v1::Provider::Service {
 
   grpc::Status PirStatus(grpc::ServerContext* context, const v1::PirStatusRequest* request,
                          v1::PirStatusResponse* out) override {
-    return serve("PirStatus", Admission::kAuthenticated, context, *request, out, 0,
-                 [&](const protocol::Caller& caller) {
-                   protocol::PirBackend* pir = backend(request->database());
-                   if (pir == nullptr) {
-                     return refusal<v1::PirStatusResponse>(unavailable(request->database()));
-                   }
-                   if (!owners_.allowed(request->database(), request->client_id(),
-                                        caller.identity)) {
-                     return refusal<v1::PirStatusResponse>(not_this_callers_client());
-                   }
-                   return pir->status(*request);
-                 });
+    return serve(
+        "PirStatus", Admission::kAuthenticated, context, *request, out, 0,
+        [&](const protocol::Caller& caller) {
+          protocol::PirBackend* pir = backend(request->database());
+          if (pir == nullptr) {
+            return refusal<v1::PirStatusResponse>(unavailable(request->database()));
+          }
+          if (!owners_.allowed(request->database(), request->client_id(), caller.identity)) {
+            return refusal<v1::PirStatusResponse>(not_this_callers_client());
+          }
+          return pir->status(*request);
+        });
   }
 
   grpc::Status PirQuery(grpc::ServerContext* context, const v1::PirQueryRequest* request,
@@ -155,7 +156,8 @@ class ProviderService final : public v1::Provider::Service {
     l->set_transport_memory_bytes(transport_.memory_bytes);
     l->set_max_streams_per_connection(transport_.max_streams_per_connection);
     l->set_connection_idle_s(static_cast<std::uint32_t>(transport_.max_connection_idle_ms / 1000));
-    l->set_connection_max_age_s(static_cast<std::uint32_t>(transport_.max_connection_age_ms / 1000));
+    l->set_connection_max_age_s(
+        static_cast<std::uint32_t>(transport_.max_connection_age_ms / 1000));
     l->set_message_receive_deadline_s(static_cast<std::uint32_t>(
         (transport_.max_connection_age_ms + transport_.max_connection_age_grace_ms) / 1000));
     out->set_instance_id(instance_id_);
@@ -165,10 +167,9 @@ class ProviderService final : public v1::Provider::Service {
 
   grpc::Status UploadKeys(grpc::ServerContext* context, const v1::UploadKeysRequest* request,
                           v1::UploadKeysResponse* out) override {
-    return serve("UploadKeys", Admission::kWorker, context, *request, out, 0,
-                 [&](const protocol::Caller& caller) {
-                   return core()->upload_keys(*request, caller);
-                 });
+    return serve(
+        "UploadKeys", Admission::kWorker, context, *request, out, 0,
+        [&](const protocol::Caller& caller) { return core()->upload_keys(*request, caller); });
   }
 
   grpc::Status Rerank(grpc::ServerContext* context, const v1::RerankRequest* request,
@@ -333,9 +334,12 @@ class ProviderService final : public v1::Provider::Service {
   }
   protocol::PirBackend* backend(v1::PirDatabase database) const {
     switch (database) {
-      case v1::PIR_DATABASE_PAYLOADS: return pir_;
-      case v1::PIR_DATABASE_IVF_LISTS: return pir_lists_;
-      default: return nullptr;
+      case v1::PIR_DATABASE_PAYLOADS:
+        return pir_;
+      case v1::PIR_DATABASE_IVF_LISTS:
+        return pir_lists_;
+      default:
+        return nullptr;
     }
   }
   static v1::Error unavailable(v1::PirDatabase database) {
@@ -345,8 +349,8 @@ class ProviderService final : public v1::Provider::Service {
                                   "without IVF lists, or started without --pir-lists)");
     }
     if (database != v1::PIR_DATABASE_PAYLOADS) {
-      return protocol::make_error(v1::PIR_UNAVAILABLE, "unknown PIR database " +
-                                                           std::to_string(int{database}));
+      return protocol::make_error(v1::PIR_UNAVAILABLE,
+                                  "unknown PIR database " + std::to_string(int{database}));
     }
     return protocol::make_error(v1::PIR_UNAVAILABLE,
                                 "this provider serves no private payload fetch (no payload store "
@@ -380,16 +384,16 @@ class ProviderService final : public v1::Provider::Service {
       for (const auto& c : cores_) {
         if (c->config().artifact_version == version) chosen = c;
       }
-      retired = chosen == nullptr &&
-                std::find(served_.begin(), served_.end(), version) != served_.end();
+      retired =
+          chosen == nullptr && std::find(served_.begin(), served_.end(), version) != served_.end();
       if (chosen == nullptr) chosen = cores_.front();
     }
     if (retired) {
       Response out;
-      *out.mutable_error() = protocol::make_error(
-          v1::ARTIFACT_STALE, "artifact version " + version.substr(0, 16) +
-                                  " is no longer served here; the newest is " + newest +
-                                  ": fetch it");
+      *out.mutable_error() =
+          protocol::make_error(v1::ARTIFACT_STALE, "artifact version " + version.substr(0, 16) +
+                                                       " is no longer served here; the newest is " +
+                                                       newest + ": fetch it");
       return out;
     }
     return call(*chosen);

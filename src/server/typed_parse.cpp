@@ -18,10 +18,10 @@ class TypedParseInterceptor final : public grpc::experimental::Interceptor {
             grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status status = methods->GetSendStatus();
       if (status.error_code() == grpc::StatusCode::INTERNAL) {
-        methods->ModifySendStatus(grpc::Status(
-            grpc::StatusCode::INVALID_ARGUMENT,
-            "MALFORMED_REQUEST: the request to " + method_ +
-                " does not parse as its protobuf message (docs/PROTOCOL.md)"));
+        methods->ModifySendStatus(
+            grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         "MALFORMED_REQUEST: the request to " + method_ +
+                             " does not parse as its protobuf message (docs/PROTOCOL.md)"));
       }
     }
     methods->Proceed();

@@ -26,14 +26,15 @@ Result<CandidateIndex> choose_candidates(const IndexVersion& v, CandidateIndex w
     return Status(StatusCode::kNotFound,
                   "this index has no IVF lists (build it with --ivf on) : use the flat artifact");
   }
-  return Status(StatusCode::kNotFound,
-                fmt::format("`{}` holds {}: copy the index's client files (privsearch "
-                            "client-files --candidate-index ...) or point at the index directory",
-                            v.dir().string(),
-                            wanted == CandidateIndex::kIvf ? "no IVF directory file (ivf.bin)"
-                            : wanted == CandidateIndex::kFlat
-                                ? "no PQ artifact file (pq.bin)"
-                                : "neither the PQ artifact (pq.bin) nor the IVF directory (ivf.bin)"));
+  return Status(
+      StatusCode::kNotFound,
+      fmt::format("`{}` holds {}: copy the index's client files (privsearch "
+                  "client-files --candidate-index ...) or point at the index directory",
+                  v.dir().string(),
+                  wanted == CandidateIndex::kIvf ? "no IVF directory file (ivf.bin)"
+                  : wanted == CandidateIndex::kFlat
+                      ? "no PQ artifact file (pq.bin)"
+                      : "neither the PQ artifact (pq.bin) nor the IVF directory (ivf.bin)"));
 }
 
 // What a client reads: the projection, its candidate index with every generation's additions,
@@ -71,8 +72,8 @@ std::vector<std::string> provider_artifacts(const index::Manifest& man,
     const bool reused = a.name.starts_with(index::kExactStoreArtifact) ||
                         a.name.starts_with(index::kIvfListsArtifact);
     const bool unread = a.name.starts_with(index::kPqArtifact) ||
-                        a.name == index::kProjectionArtifact ||
-                        a.name == index::kEncoderArtifact || a.name == scoring::kHintArtifact;
+                        a.name == index::kProjectionArtifact || a.name == index::kEncoderArtifact ||
+                        a.name == scoring::kHintArtifact;
     const auto* before = served != nullptr ? served->find(a.name) : nullptr;
     if ((reused || unread) && before != nullptr && before->file == a.file &&
         before->sha256 == a.sha256 && before->bytes == a.bytes) {
@@ -137,11 +138,10 @@ Result<FlatCodes> IndexVersion::flat_codes() const {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(file));
     if (g == 0) {
       out.codebook = pq.codebook;
-    } else if (pq.codebook.m != out.codebook.m ||
-               pq.codebook.centroids != out.codebook.centroids) {
-      return Status(StatusCode::kDataLoss,
-                    fmt::format("`{}`: update {} has another PQ codebook than the base",
-                                file.string(), g));
+    } else if (pq.codebook.m != out.codebook.m || pq.codebook.centroids != out.codebook.centroids) {
+      return Status(
+          StatusCode::kDataLoss,
+          fmt::format("`{}`: update {} has another PQ codebook than the base", file.string(), g));
     }
     documents += pq.count;
     out.generations.push_back(std::move(pq));

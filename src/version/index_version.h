@@ -56,8 +56,8 @@ struct FlatCodes {
 // The IVF directory with every generation's additions, and the list files the provider serves.
 struct IvfWithLists {
   index::IvfIndex ivf;
-  std::filesystem::path base_lists;                 // empty when the index has none
-  std::vector<std::filesystem::path> delta_lists;   // generation g at [g - 1]
+  std::filesystem::path base_lists;                // empty when the index has none
+  std::vector<std::filesystem::path> delta_lists;  // generation g at [g - 1]
 };
 
 // The access-private scoring artifacts a client reads (public): the layout and the hint.

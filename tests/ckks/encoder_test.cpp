@@ -69,7 +69,8 @@ TEST(Encoder, PairEncodingMatchesTwoSingleEncodings) {
   // Coefficients agree with single encodings up to a rounding tie in rare positions.
   const auto sa = *enc.encode(a, 2, params.default_scale());
   std::size_t differ = 0;
-  for (std::size_t i = 0; i < pa.poly().data().size(); ++i) differ += pa.poly().data()[i] != sa.poly().data()[i];
+  for (std::size_t i = 0; i < pa.poly().data().size(); ++i)
+    differ += pa.poly().data()[i] != sa.poly().data()[i];
   EXPECT_LT(differ, pa.poly().data().size() / 100);
 }
 

@@ -105,8 +105,7 @@ TEST_P(EvaluatorTest, ModSwitchUpwardsIsRejected) {
             StatusCode::kFailedPrecondition);
 }
 
-INSTANTIATE_TEST_SUITE_P(Presets, EvaluatorTest,
-                         ::testing::Values("paper-n8192", "ifma-n8192"),
+INSTANTIATE_TEST_SUITE_P(Presets, EvaluatorTest, ::testing::Values("paper-n8192", "ifma-n8192"),
                          [](const auto& param_info) {
                            std::string s = param_info.param;
                            for (auto& ch : s) {

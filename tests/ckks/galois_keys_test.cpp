@@ -54,7 +54,8 @@ TEST_F(GaloisKeysTest, GoldenDigestOfSeededKeys) {
   CkksKit golden(testing::insecure_params(64), 4243);
   const std::vector<int> steps = {1, 2};
   const auto gk = *golden.keygen.create_galois_keys(golden.sk, steps, false, golden.prng);
-  EXPECT_EQ(to_hex(sha256(serialize_galois_keys(golden.params, gk))), "b023a89aa8f625ef4cc8a310a323614220f2672835157f2540dad3d9aff87262");
+  EXPECT_EQ(to_hex(sha256(serialize_galois_keys(golden.params, gk))),
+            "b023a89aa8f625ef4cc8a310a323614220f2672835157f2540dad3d9aff87262");
 }
 
 TEST_F(GaloisKeysTest, WrongParamsIdIsRejected) {
@@ -65,8 +66,8 @@ TEST_F(GaloisKeysTest, WrongParamsIdIsRejected) {
 }
 
 TEST_F(GaloisKeysTest, TruncatedKeySetIsRejected) {
-  for (std::size_t len : {std::size_t{0}, std::size_t{39}, std::size_t{45}, bytes.size() / 2,
-                          bytes.size() - 1}) {
+  for (std::size_t len :
+       {std::size_t{0}, std::size_t{39}, std::size_t{45}, bytes.size() / 2, bytes.size() - 1}) {
     const Bytes t(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len));
     EXPECT_EQ(deserialize_galois_keys(kit.params, t).status().code(), StatusCode::kDataLoss) << len;
   }
@@ -96,8 +97,7 @@ TEST_F(GaloisKeysTest, TooManyKeysIsResourceExhaustedBeforeAllocating) {
   b[40] = 0xff;
   b[41] = 0xff;
   b[42] = 0xff;
-  EXPECT_EQ(deserialize_galois_keys(kit.params, b).status().code(),
-            StatusCode::kResourceExhausted);
+  EXPECT_EQ(deserialize_galois_keys(kit.params, b).status().code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(deserialize_galois_keys(kit.params, bytes, 2).status().code(),
             StatusCode::kResourceExhausted);
 }

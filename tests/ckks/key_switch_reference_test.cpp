@@ -85,10 +85,9 @@ Ciphertext reference_rotation(const Params& params, const Ciphertext& ct, std::u
 }
 
 TEST(KeySwitchReference, RotationsMatchTheSlowReferenceBitForBit) {
-  const std::vector<Params> all = {testing::insecure_params(64),
-                                   *Params::create(paper_n8192_literal()),
-                                   *Params::create(ifma_n8192_literal()),
-                                   *Params::create(rerank_n8192_literal())};
+  const std::vector<Params> all = {
+      testing::insecure_params(64), *Params::create(paper_n8192_literal()),
+      *Params::create(ifma_n8192_literal()), *Params::create(rerank_n8192_literal())};
   for (const auto& params : all) {
     CkksKit kit(params, 330);
     const std::vector<int> steps = {1, 5, -3};
@@ -97,8 +96,8 @@ TEST(KeySwitchReference, RotationsMatchTheSlowReferenceBitForBit) {
       const auto ct = kit.encrypt(testing::random_values(kit.prng, params.slots()), level);
       const auto h = *kit.evaluator.hoist(ct);
       for (int step : steps) {
-        const std::uint64_t g = ring::galois_elt_for_step(normalize_step(step, params.slots()),
-                                                          params.n());
+        const std::uint64_t g =
+            ring::galois_elt_for_step(normalize_step(step, params.slots()), params.n());
         const auto expected = reference_rotation(params, ct, g, **gk.key_for_elt(g));
         EXPECT_EQ(*kit.evaluator.rotate_hoisted(h, step, gk), expected)
             << params.name() << " level " << level << " step " << step;

@@ -74,8 +74,10 @@ TEST_F(SerializationTest, GoldenDigestOfSeededOutput) {
   const auto bytes =
       *serialize_ciphertext(golden.params, golden.encrypt(v, 1), CiphertextForm::kSeeded);
   const auto pk_bytes = serialize_public_key(golden.params, golden.pk);
-  EXPECT_EQ(to_hex(sha256(bytes)), "d39a3702bf5af5a8b853c7b9a1ddbccb7821c3b75fad78f364bb00b6a05f4b0b");
-  EXPECT_EQ(to_hex(sha256(pk_bytes)), "b6ffc8b551bf976a4c4f12d7399ed8e98812b1b2f1167cdf3e1a1ddd544c393f");
+  EXPECT_EQ(to_hex(sha256(bytes)),
+            "d39a3702bf5af5a8b853c7b9a1ddbccb7821c3b75fad78f364bb00b6a05f4b0b");
+  EXPECT_EQ(to_hex(sha256(pk_bytes)),
+            "b6ffc8b551bf976a4c4f12d7399ed8e98812b1b2f1167cdf3e1a1ddd544c393f");
 }
 
 TEST_F(SerializationTest, BadMagicIsRejected) {
@@ -103,8 +105,7 @@ TEST_F(SerializationTest, WrongObjectTypeIsRejected) {
 TEST_F(SerializationTest, ForeignParamsIdIsRejected) {
   auto b = seeded_bytes(1);
   b[kIdOffset] ^= 1;
-  EXPECT_EQ(deserialize_ciphertext(kit.params, b).status().code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(deserialize_ciphertext(kit.params, b).status().code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_F(SerializationTest, LevelAboveMaxIsRejectedBeforeAllocating) {
@@ -132,8 +133,7 @@ TEST_F(SerializationTest, TruncatedCiphertextIsRejectedAtEveryLength) {
   const auto b = seeded_bytes(1);
   for (std::size_t len = 0; len < b.size(); len += 7) {
     const Bytes t(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(len));
-    EXPECT_EQ(deserialize_ciphertext(kit.params, t).status().code(), StatusCode::kDataLoss)
-        << len;
+    EXPECT_EQ(deserialize_ciphertext(kit.params, t).status().code(), StatusCode::kDataLoss) << len;
   }
 }
 

@@ -1,4 +1,4 @@
-// Searching through the IVF index (issue 17): an in-process provider over TLS serves the list
+// Searching through the IVF index (index/ivf.h): an in-process provider over TLS serves the list
 // segments (FetchLists), the client routes, fetches what it has not cached, and scans. Probing
 // every list gives the flat client's results; fewer lists give the flat scan restricted to their
 // documents; the memory and disk caches spare the provider repeated fetches; every refusal of
@@ -21,8 +21,8 @@
 #include "protocol/ivf_list_pir.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
-#include "server/provider_server.h"
 #include "scoring/build.h"
+#include "server/provider_server.h"
 #include "testing/tiny_collection.h"
 #include "testing/tls_test_server.h"
 
@@ -216,7 +216,8 @@ TEST_F(IvfSearchTest, RandomListRequestsGetSegmentsOrTypedRefusals) {
     r.set_artifact_version(p.uniform_below(20) == 0 ? "stale" : manifest.version_id);
     const std::size_t n = p.uniform_below(70);
     const bool mixed = p.uniform_below(2) == 0;
-    if (!mixed && p.uniform_below(8) == 0) r.set_generation(static_cast<std::uint32_t>(p.uniform_below(3)));
+    if (!mixed && p.uniform_below(8) == 0)
+      r.set_generation(static_cast<std::uint32_t>(p.uniform_below(3)));
     for (std::size_t j = 0; j < n; ++j) {
       r.add_lists(static_cast<std::uint32_t>(p.uniform_below(kLists + 2)));
       if (mixed && p.uniform_below(30) != 0) {

@@ -31,8 +31,8 @@ class PayloadFetchTest : public ::testing::Test {
     o.record_bytes = 128;
     manifest = *index::build_index(o, nullptr);
     store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
-    payloads = std::make_unique<index::PayloadStore>(
-        *index::PayloadStore::open(o.out / "payloads.bin"));
+    payloads =
+        std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
     identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   }
   void start(const std::string& version) {
@@ -202,9 +202,7 @@ TEST_F(PayloadFetchTest, ErrorPathsKeepTheProviderServing) {
   // Messages framed for another ZipPIR version or another database: a version mismatch (told
   // apart by the framing check, not by the server's message text), never "no precomputed
   // query"; a well-framed query from an unknown client stays UNKNOWN_PIR_CLIENT.
-  const auto info = *pir::ZipPirPublicInfo::deserialize(
-      byte_view(pir->info().info()),
-      true);
+  const auto info = *pir::ZipPirPublicInfo::deserialize(byte_view(pir->info().info()), true);
   auto framed = [](const char* magic, std::uint8_t version, std::uint64_t params_id) {
     std::string m(magic, 4);
     m.push_back(static_cast<char>(version));

@@ -80,8 +80,8 @@ TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQu
   po.clusters = 3;
   po.top = 400;
   std::size_t request_bytes = 0, response_bytes = 0;
-  for (const std::string q : {"Title 17 text of document 17", "document 250", "Title 3",
-                              "text of document 399"}) {
+  for (const std::string q :
+       {"Title 17 text of document 17", "document 250", "Title 3", "text of document 399"}) {
     const auto r = sc->search(Query::text(q), po);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     ASSERT_EQ(r->private_clusters.size(), 3u);
@@ -134,7 +134,8 @@ TEST_F(PrivateSearchTest, RefusalsAreTyped) {
     req.set_ciphertexts(std::string(bytes, '\0'));
     return core->private_score(req);
   };
-  const std::size_t one = matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits));
+  const std::size_t one =
+      matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits));
   EXPECT_FALSE(ask(2, 2 * one, manifest.version_id).has_error());
   EXPECT_EQ(ask(2, 2 * one, "other").error().code(), v1::WRONG_ARTIFACT_VERSION);
   EXPECT_EQ(ask(0, 0, manifest.version_id).error().code(), v1::MALFORMED_REQUEST);
@@ -167,7 +168,8 @@ TEST_F(PrivateSearchTest, IdentityBudgetAndMessageSizeApply) {
   limits.private_queries_per_window = 2;
   start(manifest.version_id, true, limits);
   const auto& matrix = *core->config().scoring_matrix;
-  const std::size_t one = matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits));
+  const std::size_t one =
+      matrix.stride * pir::lwe64_entry_bytes(static_cast<int>(matrix.query_drop_bits));
   v1::PrivateScoreRequest req;
   req.set_artifact_version(manifest.version_id);
   req.set_queries(1);
@@ -201,8 +203,9 @@ TEST_F(PrivateSearchTest, ProviderWithoutTheMatrixIsTypedAndIndexWithoutItIsRefu
   start(plain_manifest.version_id, false);
   auto plain_client = *SearchClient::open(plain.out, transport());
   EXPECT_FALSE(plain_client->has_private_scoring());
-  EXPECT_EQ(plain_client->search(Query::text("document 5"), access_private_search()).status().code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      plain_client->search(Query::text("document 5"), access_private_search()).status().code(),
+      StatusCode::kFailedPrecondition);
 }
 
 TEST_F(PrivateSearchTest, LayoutCannotCarryAMatrixSeedOfItsOwn) {
@@ -256,7 +259,8 @@ TEST_F(PrivateSearchTest, ReloadKeepsAnsweringThePreviousVersionThenSaysStale) {
   const auto stale_private = sc->search(Query::text("document 5"), po);
   ASSERT_FALSE(stale_private.ok());
   EXPECT_NE(stale_private.status().message().find("ARTIFACT_STALE"), std::string::npos);
-  EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(SearchClient::open(o.out, transport()).status().code(),
+            StatusCode::kFailedPrecondition);
 }
 
 TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {
@@ -289,10 +293,11 @@ TEST_F(PrivateSearchTest, SignedIndexOpensAndOlderOrForeignVersionsAreRefused) {
   // Signed by another key: refused even with a fresh memory.
   auto other = *index::Ed25519SigningKey::generate();
   ASSERT_TRUE(index::write_manifest_signature(o.out, v2, other).ok());
-  EXPECT_EQ(SearchClient::open(o.out, transport(), IndexTrust{c.dir / "op.pub", c.dir / "fresh.json"})
-                .status()
-                .code(),
-            StatusCode::kUnauthenticated);
+  EXPECT_EQ(
+      SearchClient::open(o.out, transport(), IndexTrust{c.dir / "op.pub", c.dir / "fresh.json"})
+          .status()
+          .code(),
+      StatusCode::kUnauthenticated);
   // Unsigned: refused when a key is pinned, accepted when none is.
   std::filesystem::remove(o.out / index::kManifestSignatureFile);
   EXPECT_EQ(SearchClient::open(o.out, transport(), trust).status().code(), StatusCode::kNotFound);

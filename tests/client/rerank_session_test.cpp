@@ -71,8 +71,7 @@ TEST_F(RerankSessionTest, EncryptingBeforeTheCandidatesGivesTheSameScores) {
 TEST_F(RerankSessionTest, BuildRequestRefusesWhatWouldGiveWrongScores) {
   const auto q = unit(kDim);
   // No key set uploaded for this K yet.
-  EXPECT_EQ(session.build_request({q, ids_, "v"}).status().code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(session.build_request({q, ids_, "v"}).status().code(), StatusCode::kFailedPrecondition);
   session.set_key_id(ids_.size(), std::string(32, 'k'));
   EXPECT_TRUE(session.build_request({q, ids_, "v"}).ok());
   // Not unit norm: the compact response bound assumes scores in [-1, 1].
@@ -82,14 +81,12 @@ TEST_F(RerankSessionTest, BuildRequestRefusesWhatWouldGiveWrongScores) {
             StatusCode::kInvalidArgument);
   auto nan = q;
   nan[1] = std::nan("");
-  EXPECT_EQ(session.build_request({nan, ids_, "v"}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(session.build_request({nan, ids_, "v"}).status().code(), StatusCode::kInvalidArgument);
   // Wrong dimension and no candidates.
   EXPECT_EQ(session.build_request({unit(kDim + 1), ids_, "v"}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(session.build_request({q, {}, "v"}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(client::RerankSession::create(params, 0).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(client::RerankSession::create(params, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(RerankSessionTest, DecodeResponseNamesRefusalsAndRejectsForeignAnswers) {

@@ -202,7 +202,8 @@ TEST_F(SearchClientTest, ClientNeedsOnlyThePublicArtifacts) {
 TEST_F(SearchClientTest, QueryWithoutKnownTermsIsAnError) {
   start(manifest.version_id);
   auto sc = *SearchClient::open(o.out, transport());
-  EXPECT_EQ(sc->search(Query::text("zzzz qqqq"), SearchOptions{}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sc->search(Query::text("zzzz qqqq"), SearchOptions{}).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

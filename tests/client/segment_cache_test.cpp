@@ -55,7 +55,7 @@ TEST_F(SegmentCacheTest, EvictsTheLeastRecentlyUsedAlsoAfterReopening) {
     auto cache = *SegmentCache::open(dir, 1000);
     ASSERT_TRUE(cache.put(a.sha, a.bytes).ok());
     ASSERT_TRUE(cache.put(b.sha, b.bytes).ok());
-    EXPECT_TRUE(cache.get(a.sha).has_value());  // a is now more recent than b
+    EXPECT_TRUE(cache.get(a.sha).has_value());    // a is now more recent than b
     ASSERT_TRUE(cache.put(c.sha, c.bytes).ok());  // 1200 > 1000: b goes
     EXPECT_FALSE(cache.get(b.sha).has_value());
     EXPECT_TRUE(cache.get(a.sha).has_value());

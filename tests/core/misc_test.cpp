@@ -10,8 +10,7 @@ namespace privsearch {
 namespace {
 
 TEST(Sha256, MatchesFips180Vectors) {
-  EXPECT_EQ(to_hex(sha256({})),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(to_hex(sha256({})), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   const std::string abc = "abc";
   EXPECT_EQ(to_hex(sha256({reinterpret_cast<const std::uint8_t*>(abc.data()), abc.size()})),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -21,8 +20,7 @@ TEST(Sha256, IncrementalEqualsOneShot) {
   Sha256 h;
   h.update("a");
   h.update("bc");
-  EXPECT_EQ(to_hex(h.finish()),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(to_hex(h.finish()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(ConstantTime, SelectAndCompare) {

@@ -4,11 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/csprng.h"
 #include "index/glove_encoder.h"
@@ -102,7 +101,8 @@ TEST(Ladder, EncoderChoicesAndTheirErrors) {
     for (const auto& w : index::tokenize_words(d.title + " " + d.text)) {
       if (std::find(words.begin(), words.end(), w) != words.end()) continue;
       words.push_back(w);
-      for (int j = 0; j < 16; ++j) values.push_back(static_cast<float>(std::sin(double(words.size() * 31 + j))));
+      for (int j = 0; j < 16; ++j)
+        values.push_back(static_cast<float>(std::sin(double(words.size() * 31 + j))));
     }
   }
   ASSERT_TRUE(index::WordVectors(16, words, values).save(vec).ok());

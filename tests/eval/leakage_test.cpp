@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <nlohmann/json.hpp>
 
 #include "core/csprng.h"
@@ -127,4 +126,3 @@ TEST(Audit, SmallCollectionEndToEnd) {
 
 }  // namespace
 }  // namespace privsearch::eval
-

@@ -31,7 +31,8 @@ TEST(Sweep, SmallCollectionEndToEnd) {
   index::Collection c = testing::topic_corpus(21);
   for (std::size_t qi = 0; qi < 20; ++qi) {
     const std::string id = "q" + std::to_string(qi);
-    c.queries.push_back({id, "t" + std::to_string(qi % 10) + "w1 t" + std::to_string(qi % 10) + "w2"});
+    c.queries.push_back(
+        {id, "t" + std::to_string(qi % 10) + "w1 t" + std::to_string(qi % 10) + "w2"});
     c.qrels[id]["d" + std::to_string(qi % 10)] = 1;
   }
   SweepOptions o;

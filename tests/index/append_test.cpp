@@ -2,6 +2,8 @@
 // the new rows projected, PQ-encoded and assigned exactly as a build would, leaves every old
 // file byte-identical, deletes by tombstone, and refuses what it cannot do by name. The scan's
 // tombstone filter equals the unfiltered scan with the deleted ids removed.
+#include "index/append.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 
 #include "core/bytes.h"
 #include "core/sha256.h"
-#include "index/append.h"
 #include "index/artifacts.h"
 #include "index/atomic_file.h"
 #include "index/exact_rows.h"
@@ -42,7 +43,8 @@ Matrix more_vectors(std::size_t first, std::size_t rows) {
 std::vector<Document> more_documents(std::size_t first, std::size_t rows) {
   std::vector<Document> d;
   for (std::size_t i = first; i < first + rows; ++i) {
-    d.push_back({"new" + std::to_string(i), "New " + std::to_string(i), "added text " + std::to_string(i)});
+    d.push_back(
+        {"new" + std::to_string(i), "New " + std::to_string(i), "added text " + std::to_string(i)});
   }
   return d;
 }
@@ -124,7 +126,9 @@ TEST_F(AppendTest, NewSegmentsHoldTheNewRowsAndOldFilesAreUntouched) {
   // IVF: each new document is in its `spill` best lists (brute force over the centroids), in the
   // delta segments of generation 1, and nowhere else.
   auto ivf = *load_ivf(o.out / kIvfFile);
-  ASSERT_TRUE(add_ivf_delta(ivf, *read_file_bytes(o.out / "ivf_delta.1.bin"), o.out / "ivf_delta.1.bin").ok());
+  ASSERT_TRUE(
+      add_ivf_delta(ivf, *read_file_bytes(o.out / "ivf_delta.1.bin"), o.out / "ivf_delta.1.bin")
+          .ok());
   ASSERT_TRUE(check_ivf_matches(ivf, *m).ok());
   const auto store = *IvfListStore::open(o.out / kIvfListsFile, ivf);
   auto serving = *IvfListStore::open(o.out / kIvfListsFile, ivf);
@@ -145,7 +149,8 @@ TEST_F(AppendTest, NewSegmentsHoldTheNewRowsAndOldFilesAreUntouched) {
     std::vector<std::pair<float, std::uint32_t>> scored;
     for (std::uint32_t l = 0; l < ivf.lists; ++l) {
       float s = 0;
-      for (std::size_t j = 0; j < ivf.route_dim; ++j) s += x.row(d)[j] * ivf.centroids[l * ivf.route_dim + j];
+      for (std::size_t j = 0; j < ivf.route_dim; ++j)
+        s += x.row(d)[j] * ivf.centroids[l * ivf.route_dim + j];
       scored.push_back({-s, l});
     }
     std::sort(scored.begin(), scored.end());
@@ -252,7 +257,8 @@ TEST_F(AppendTest, RefusalsAreTypedAndLeaveTheIndexAlone) {
     const auto held = FileLock::try_acquire(o.out / ".update");
     ASSERT_TRUE(held.ok());
     del.deleted = {5};
-    EXPECT_EQ(append_to_index(o.out, del, nullptr).status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(append_to_index(o.out, del, nullptr).status().code(),
+              StatusCode::kFailedPrecondition);
   }
   EXPECT_EQ(file_hashes(o.out), before);
 
@@ -261,7 +267,8 @@ TEST_F(AppendTest, RefusalsAreTypedAndLeaveTheIndexAlone) {
     auto bytes = *read_file_bytes(o.out / kIvfFile);
     bytes[bytes.size() / 2] ^= 1;
     std::ofstream(o.out / kIvfFile, std::ios::binary | std::ios::trunc)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
   }
   in.documents = more_documents(400, 2);
   EXPECT_EQ(append_to_index(o.out, in, nullptr).status().code(), StatusCode::kDataLoss);
@@ -303,18 +310,21 @@ TEST_F(AppendTest, TruncatedOrMissingSegmentsAndForeignDeltasAreDataLoss) {
   // Tombstones: damaged or of another generation.
   const auto t = *read_file_bytes(o.out / "tombstones.1.bin");
   EXPECT_TRUE(parse_tombstones(t, 1, r.manifest.documents, "t").ok());
-  EXPECT_EQ(parse_tombstones(t, 2, r.manifest.documents, "t").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(parse_tombstones(t, 2, r.manifest.documents, "t").status().code(),
+            StatusCode::kDataLoss);
   EXPECT_EQ(parse_tombstones(t, 1, 1, "t").status().code(), StatusCode::kDataLoss);
   auto t_cut = t;
   t_cut.pop_back();
-  EXPECT_EQ(parse_tombstones(t_cut, 1, r.manifest.documents, "t").status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(parse_tombstones(t_cut, 1, r.manifest.documents, "t").status().code(),
+            StatusCode::kDataLoss);
 }
 
 TEST(AppendScanTest, TheTombstoneFilterIsTheScanWithoutTheDeletedIds) {
   Prng p = testing::test_prng(5);
   const std::size_t n = 700, d = 16, m = 4;
   Matrix x{n, d, {}};
-  for (std::size_t i = 0; i < n * d; ++i) x.data.push_back(static_cast<float>(testing::uniform_pm1(p)));
+  for (std::size_t i = 0; i < n * d; ++i)
+    x.data.push_back(static_cast<float>(testing::uniform_pm1(p)));
   PqOptions po;
   po.m = m;
   const auto pq = *build_pq(x, po);
@@ -322,8 +332,9 @@ TEST(AppendScanTest, TheTombstoneFilterIsTheScanWithoutTheDeletedIds) {
   const std::size_t split = 450;
   const auto b0 = block_codes(pq.codes.data(), split, m);
   const auto b1 = block_codes(pq.codes.data() + split * m, n - split, m);
-  const std::vector<CodeSegment> segs{{b0.data(), split, nullptr, 0},
-                                      {b1.data(), n - split, nullptr, static_cast<std::uint32_t>(split)}};
+  const std::vector<CodeSegment> segs{
+      {b0.data(), split, nullptr, 0},
+      {b1.data(), n - split, nullptr, static_cast<std::uint32_t>(split)}};
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<float> q(d);
     for (auto& v : q) v = static_cast<float>(testing::uniform_pm1(p));
@@ -335,7 +346,8 @@ TEST(AppendScanTest, TheTombstoneFilterIsTheScanWithoutTheDeletedIds) {
     const auto all = *scan_top_k(pq.codebook, segs, q, n);
     std::vector<std::uint32_t> want;
     for (const auto id : all) {
-      if (!std::binary_search(deleted.begin(), deleted.end(), id) && want.size() < k) want.push_back(id);
+      if (!std::binary_search(deleted.begin(), deleted.end(), id) && want.size() < k)
+        want.push_back(id);
     }
     EXPECT_EQ(*scan_top_k(pq.codebook, segs, q, k, 1, deleted), want) << trial;
     // The same over segments that carry their ids.

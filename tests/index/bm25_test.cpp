@@ -20,11 +20,13 @@ TEST(Tokenizer, LowercasesSplitsStemsAndDropsStopwords) {
 }
 
 TEST(Bm25, RanksTheMatchingDocumentFirst) {
-  const std::vector<std::string> docs = {"cats chase mice", "dogs chase cats", "stock markets rise"};
+  const std::vector<std::string> docs = {"cats chase mice", "dogs chase cats",
+                                         "stock markets rise"};
   const auto m = Bm25Model::fit(docs);
   const auto q = m.query_vector("market rising");
   std::vector<double> s;
-  for (std::size_t i = 0; i < docs.size(); ++i) s.push_back(Bm25Model::dot(q, m.document_vector(i)));
+  for (std::size_t i = 0; i < docs.size(); ++i)
+    s.push_back(Bm25Model::dot(q, m.document_vector(i)));
   EXPECT_GT(s[2], s[0]);
   EXPECT_GT(s[2], s[1]);
   EXPECT_EQ(s[0], 0.0);
@@ -42,10 +44,12 @@ TEST(Bm25, SciFactMatchesThePublishedBaseline) {
   for (const auto& q : c.queries) {
     const auto qv = m.query_vector(q.text);
     std::vector<double> s(c.corpus.size());
-    for (std::size_t i = 0; i < c.corpus.size(); ++i) s[i] = Bm25Model::dot(qv, m.document_vector(i));
+    for (std::size_t i = 0; i < c.corpus.size(); ++i)
+      s[i] = Bm25Model::dot(qv, m.document_vector(i));
     std::vector<std::size_t> idx(s.size());
     std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(), [&](auto a, auto b) { return s[a] > s[b]; });
+    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(),
+                      [&](auto a, auto b) { return s[a] > s[b]; });
     std::vector<std::string> ranking;
     for (std::size_t i = 0; i < 10; ++i) ranking.push_back(c.corpus[idx[i]].id);
     total += eval::score_ranking(ranking, c.qrels.at(q.id)).ndcg_at_10;
@@ -79,7 +83,8 @@ double search_ndcg(const Collection& c, const LexicalEncoder& enc) {
     }
     std::vector<std::size_t> idx(s.size());
     std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(), [&](auto a, auto b) { return s[a] > s[b]; });
+    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(),
+                      [&](auto a, auto b) { return s[a] > s[b]; });
     std::vector<std::string> ranking;
     for (std::size_t i = 0; i < 10; ++i) ranking.push_back(c.corpus[idx[i]].id);
     total += eval::score_ranking(ranking, c.qrels.at(q.id)).ndcg_at_10;

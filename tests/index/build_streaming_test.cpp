@@ -1,6 +1,8 @@
 // The streaming index build (index/build_streaming.h): its artifacts against the rows it was fed
 // (projected, stored, encoded, assigned by brute force), resumption after an interruption, the
 // refusals, and the pieces it is made of (ResumableFile, two-level k-means).
+#include "index/build_streaming.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include "core/csprng.h"
 #include "index/artifacts.h"
 #include "index/atomic_file.h"
-#include "index/build_streaming.h"
 #include "index/exact_store.h"
 #include "index/ivf.h"
 #include "index/payload_store.h"
@@ -31,7 +32,8 @@ void source_row(std::size_t i, float* out) {
   Prng centres = testing::test_prng(900 + i % 12);
   Prng noise = testing::test_prng(100000 + i);
   for (std::size_t j = 0; j < kCols; ++j) {
-    out[j] = static_cast<float>(2 * testing::uniform_pm1(centres) + 0.4 * testing::uniform_pm1(noise));
+    out[j] =
+        static_cast<float>(2 * testing::uniform_pm1(centres) + 0.4 * testing::uniform_pm1(noise));
   }
 }
 
@@ -43,7 +45,8 @@ StreamingBuildOptions small_build(const fs::path& dir) {
     for (std::size_t i = 0; i < count; ++i) source_row(first + i, out + i * kCols);
   };
   o.source.document = [](std::size_t i) {
-    return Document{"doc" + std::to_string(i), "title " + std::to_string(i), "text of " + std::to_string(i)};
+    return Document{"doc" + std::to_string(i), "title " + std::to_string(i),
+                    "text of " + std::to_string(i)};
   };
   o.out = dir;
   o.dim = 16;
@@ -109,7 +112,8 @@ void expect_artifacts_of_the_source(const fs::path& dir, const StreamingBuildOpt
     for (std::size_t i = 0; i < list->count; ++i) {
       lists_of[list->ids[i]].insert(l);
       for (std::size_t j = 0; j < 4; ++j) {  // the flat artifact's codes, in block layout
-        ASSERT_EQ(list->blocked[(i / 64) * 4 * 64 + j * 64 + i % 64], pq.codes[list->ids[i] * 4 + j]);
+        ASSERT_EQ(list->blocked[(i / 64) * 4 * 64 + j * 64 + i % 64],
+                  pq.codes[list->ids[i] * 4 + j]);
       }
     }
   }
@@ -124,7 +128,8 @@ void expect_artifacts_of_the_source(const fs::path& dir, const StreamingBuildOpt
     std::sort(scores.begin(), scores.end(), [](auto a, auto b) { return a.first > b.first; });
     ASSERT_EQ(lists_of[d].size(), 2u) << "document " << d;
     for (const auto l : lists_of[d]) {
-      const auto it = std::find_if(scores.begin(), scores.end(), [&](auto s) { return s.second == l; });
+      const auto it =
+          std::find_if(scores.begin(), scores.end(), [&](auto s) { return s.second == l; });
       EXPECT_LE(scores[1].first - it->first, 1e-4f) << "document " << d << " in list " << l;
     }
   }
@@ -171,8 +176,9 @@ TEST(StreamingBuild, ResumesAfterAnInterruptionWithoutRedoingDurableRows) {
   const auto man = build_index_streaming(resumed, [&](const std::string& s) { said.push_back(s); });
   ASSERT_TRUE(man.ok()) << man.status().message();
   EXPECT_EQ(first_streamed, 1400u);
-  EXPECT_TRUE(std::any_of(said.begin(), said.end(),
-                          [](const auto& s) { return s.find("resuming after 1400") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(said.begin(), said.end(), [](const auto& s) {
+    return s.find("resuming after 1400") != std::string::npos;
+  }));
   expect_artifacts_of_the_source(dir, o);
   fs::remove_all(dir);
 }

@@ -9,8 +9,8 @@
 
 #include "index/artifacts.h"
 #include "index/client_files.h"
-#include "index/ivf.h"
 #include "index/exact_store.h"
+#include "index/ivf.h"
 #include "index/lexical_encoder.h"
 #include "index/payload_store.h"
 #include "index/pq_scan.h"
@@ -54,7 +54,8 @@ TEST(BuildIndex, BuildsVerifiableArtifactsThatSearch) {
     const std::vector<float> q(c.vectors.row(i), c.vectors.row(i) + 32);
     const auto z = proj.project_query(q);
     const auto cand = *scanner.search(z, 10);
-    found += std::find(cand.begin(), cand.end(), static_cast<std::uint32_t>(i)) != cand.end() ? 1 : 0;
+    found +=
+        std::find(cand.begin(), cand.end(), static_cast<std::uint32_t>(i)) != cand.end() ? 1 : 0;
   }
   EXPECT_GE(found, 10u);
 }
@@ -153,7 +154,8 @@ TEST(BuildIndex, IvfListsOnRequestAndClientFilesCopyOnlyPublicVerifiedArtifacts)
   }
   EXPECT_TRUE(load_manifest(out, /*verify=*/false).ok());
   EXPECT_TRUE(verify_artifacts(out, m, {"projection", kIvfArtifact}).ok());
-  EXPECT_EQ(copy_client_files(o.out, c.dir / "x", {"no_such"}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(copy_client_files(o.out, c.dir / "x", {"no_such"}).status().code(),
+            StatusCode::kNotFound);
   // A damaged artifact is not copied (and nothing is written).
   {
     std::fstream f(o.out / kIvfFile, std::ios::in | std::ios::out | std::ios::binary);

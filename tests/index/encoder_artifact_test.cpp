@@ -53,8 +53,8 @@ TEST_F(EncoderArtifactTest, ReloadedEncoderEncodesQueriesIdentically) {
 
 TEST_F(EncoderArtifactTest, DamagedFilesAreRefused) {
   const auto good = *read_file_bytes(file);
-  for (const std::size_t keep : {std::size_t{0}, std::size_t{3}, std::size_t{20},
-                                 good.size() / 2, good.size() - 1}) {
+  for (const std::size_t keep :
+       {std::size_t{0}, std::size_t{3}, std::size_t{20}, good.size() / 2, good.size() - 1}) {
     write({good.begin(), good.begin() + static_cast<long>(keep)});
     EXPECT_EQ(LexicalEncoder::load(file).status().code(), StatusCode::kDataLoss) << keep;
   }

@@ -7,8 +7,8 @@
 
 #include "index/beir.h"
 #include "index/exact_store.h"
-#include "testing/test_util.h"
 #include "index/vectors_io.h"
+#include "testing/test_util.h"
 
 namespace privsearch::index {
 namespace {
@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("privsearch-test-" + std::to_string(::getpid()) +
-                                                  "-" + std::to_string(counter_++))) {
+  TempDir()
+      : path_(fs::temp_directory_path() / ("privsearch-test-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(counter_++))) {
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -35,10 +36,14 @@ class TempDir {
 
 TEST(Beir, LoadsAWellFormedCollection) {
   TempDir d;
-  d.write("corpus.jsonl",
-          R"({"_id": "d1", "title": "T1", "text": "alpha"})" "\n"
-          R"({"_id": "d2", "text": "beta"})" "\n\n");
-  d.write("queries.jsonl", R"({"_id": "q1", "text": "a?"})" "\n" R"({"_id": "q2", "text": "b?"})" "\n");
+  d.write("corpus.jsonl", R"({"_id": "d1", "title": "T1", "text": "alpha"})"
+                          "\n"
+                          R"({"_id": "d2", "text": "beta"})"
+                          "\n\n");
+  d.write("queries.jsonl", R"({"_id": "q1", "text": "a?"})"
+                           "\n"
+                           R"({"_id": "q2", "text": "b?"})"
+                           "\n");
   fs::create_directories(d.path() / "qrels");
   d.write("qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t0\n");
   const auto c = *load_collection(d.path());
@@ -52,7 +57,8 @@ TEST(Beir, LoadsAWellFormedCollection) {
 
 TEST(Beir, MalformedJsonNamesFileAndLine) {
   TempDir d;
-  const auto f = d.write("corpus.jsonl", R"({"_id": "d1", "text": "x"})" "\n{oops\n");
+  const auto f = d.write("corpus.jsonl", R"({"_id": "d1", "text": "x"})"
+                                         "\n{oops\n");
   const auto r = load_corpus(f);
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("corpus.jsonl:2"), std::string::npos);
@@ -60,7 +66,10 @@ TEST(Beir, MalformedJsonNamesFileAndLine) {
 
 TEST(Beir, DuplicateIdIsRejected) {
   TempDir d;
-  const auto f = d.write("q.jsonl", R"({"_id": "q", "text": "x"})" "\n" R"({"_id": "q", "text": "y"})" "\n");
+  const auto f = d.write("q.jsonl", R"({"_id": "q", "text": "x"})"
+                                    "\n"
+                                    R"({"_id": "q", "text": "y"})"
+                                    "\n");
   const auto r = load_queries(f);
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("duplicate"), std::string::npos);
@@ -68,9 +77,15 @@ TEST(Beir, DuplicateIdIsRejected) {
 
 TEST(Beir, MissingOrWrongTypeFieldIsRejected) {
   TempDir d;
-  EXPECT_EQ(load_corpus(d.write("a.jsonl", R"({"_id": "d"})" "\n")).status().code(),
+  EXPECT_EQ(load_corpus(d.write("a.jsonl", R"({"_id": "d"})"
+                                           "\n"))
+                .status()
+                .code(),
             StatusCode::kDataLoss);
-  EXPECT_EQ(load_corpus(d.write("b.jsonl", R"({"_id": 5, "text": "x"})" "\n")).status().code(),
+  EXPECT_EQ(load_corpus(d.write("b.jsonl", R"({"_id": 5, "text": "x"})"
+                                           "\n"))
+                .status()
+                .code(),
             StatusCode::kDataLoss);
 }
 
@@ -84,8 +99,10 @@ TEST(Beir, BadQrelsLinesAreRejected) {
 
 TEST(Beir, QrelsNamingUnknownDocumentsAreRejected) {
   TempDir d;
-  d.write("corpus.jsonl", R"({"_id": "d1", "text": "alpha"})" "\n");
-  d.write("queries.jsonl", R"({"_id": "q1", "text": "a?"})" "\n");
+  d.write("corpus.jsonl", R"({"_id": "d1", "text": "alpha"})"
+                          "\n");
+  d.write("queries.jsonl", R"({"_id": "q1", "text": "a?"})"
+                           "\n");
   fs::create_directories(d.path() / "qrels");
   d.write("qrels/test.tsv", "q1\td9\t1\n");
   EXPECT_EQ(load_collection(d.path()).status().code(), StatusCode::kDataLoss);
@@ -142,8 +159,9 @@ std::string npy_bytes(const std::string& header, const std::string& data) {
 TEST(Npy, Float64IsConverted) {
   TempDir d;
   const double v[2] = {1.5, -2.25};
-  const auto f = d.write("x.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }",
-                                            std::string(reinterpret_cast<const char*>(v), 16)));
+  const auto f =
+      d.write("x.npy", npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }",
+                                 std::string(reinterpret_cast<const char*>(v), 16)));
   const auto m = *load_npy(f);
   EXPECT_EQ(m.data, (std::vector<float>{1.5f, -2.25f}));
 }
@@ -151,17 +169,36 @@ TEST(Npy, Float64IsConverted) {
 TEST(Npy, RejectsFortranOrderWrongDtypeShapeAndNaN) {
   TempDir d;
   const std::string data(8, '\0');
-  EXPECT_EQ(load_npy(d.write("a.npy", npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }", data)))
-                .status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(load_npy(d.write("b.npy", npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (1, 2), }", data)))
-                .status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(load_npy(d.write("c.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5, 2), }", data)))
-                .status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(load_npy(d.write("d.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", data)))
-                .status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(load_npy(d.write("a.npy",
+                             npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (1, 2), }",
+                                       data)))
+                .status()
+                .code(),
+            StatusCode::kDataLoss);
+  EXPECT_EQ(
+      load_npy(
+          d.write("b.npy",
+                  npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (1, 2), }", data)))
+          .status()
+          .code(),
+      StatusCode::kDataLoss);
+  EXPECT_EQ(
+      load_npy(
+          d.write("c.npy",
+                  npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (5, 2), }", data)))
+          .status()
+          .code(),
+      StatusCode::kDataLoss);
+  EXPECT_EQ(load_npy(d.write("d.npy",
+                             npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                                       data)))
+                .status()
+                .code(),
+            StatusCode::kDataLoss);
   const float nan_row[2] = {1.0f, std::nanf("")};
-  const auto r = load_npy(d.write("e.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }",
-                                                     std::string(reinterpret_cast<const char*>(nan_row), 8))));
+  const auto r = load_npy(
+      d.write("e.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }",
+                                 std::string(reinterpret_cast<const char*>(nan_row), 8))));
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("row 0, column 1"), std::string::npos);
   EXPECT_EQ(load_npy(d.write("f.npy", "not numpy")).status().code(), StatusCode::kDataLoss);
@@ -227,7 +264,8 @@ TEST(ExactStoreTest, Float16StoresKeepHalfTheBytesAndWidenTheRowsTheyServe) {
   m.rows = 5;
   m.cols = 6;  // 12-byte float16 rows: the hash's two-byte tail
   Prng p = testing::test_prng(71);
-  for (std::size_t i = 0; i < 30; ++i) m.data.push_back(static_cast<float>(3 * testing::uniform_pm1(p)));
+  for (std::size_t i = 0; i < 30; ++i)
+    m.data.push_back(static_cast<float>(3 * testing::uniform_pm1(p)));
   ASSERT_TRUE(ExactStore::write(d.path() / "h.store", m, StoreDtype::kFloat16).ok());
   EXPECT_EQ(fs::file_size(d.path() / "h.store"), 64u + 30 * 2);
   const auto s = *ExactStore::open(d.path() / "h.store");

@@ -12,8 +12,9 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Dir {
-  Dir() : path(fs::temp_directory_path() / ("privsearch-manifest-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter++))) {
+  Dir()
+      : path(fs::temp_directory_path() / ("privsearch-manifest-" + std::to_string(::getpid()) +
+                                          "-" + std::to_string(counter++))) {
     fs::create_directories(path);
   }
   ~Dir() { fs::remove_all(path); }

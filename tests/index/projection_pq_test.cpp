@@ -59,7 +59,8 @@ TEST(Svd, BasisIsOrthonormalAndCapturesLowRankData) {
   for (std::size_t i = 0; i < m.rows; ++i) {
     for (std::size_t c = 0; c < m.cols; ++c) {
       double r = p.mean[c];
-      for (std::size_t j = 0; j < p.output_dim; ++j) r += double(x.row(i)[j]) * p.basis[c * p.output_dim + j];
+      for (std::size_t j = 0; j < p.output_dim; ++j)
+        r += double(x.row(i)[j]) * p.basis[c * p.output_dim + j];
       worst = std::fmax(worst, std::fabs(r - m.row(i)[c]));
     }
   }
@@ -146,7 +147,9 @@ TEST(Pq, CodesDecodeNearTheVectorsAndSearchFindsTheBest) {
     for (std::size_t c = 0; c < m.cols; ++c) s += v[c] * q[c];
     all.push_back({s, i});
   }
-  std::sort(all.begin(), all.end(), [](auto x, auto y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+  std::sort(all.begin(), all.end(), [](auto x, auto y) {
+    return x.first > y.first || (x.first == y.first && x.second < y.second);
+  });
   // The returned ranking has exactly the brute-force scores, in order.
   for (std::size_t i = 0; i < 10; ++i) {
     const auto v = pq_decode(a.codebook, a.codes.data() + top[i] * 8);

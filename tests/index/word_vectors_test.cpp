@@ -164,7 +164,8 @@ TEST_F(WordVectorsTest, GloveArtifactRoundTripAndPinnedVectors) {
   // Truncated / trailing / bad magic artifacts.
   std::ifstream in(dir / "enc.bin", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_FALSE(load_text_encoder(write("t.bin", bytes.substr(0, bytes.size() - 3)), dir / "v.pswv").ok());
+  EXPECT_FALSE(
+      load_text_encoder(write("t.bin", bytes.substr(0, bytes.size() - 3)), dir / "v.pswv").ok());
   EXPECT_FALSE(load_text_encoder(write("x.bin", bytes + "x"), dir / "v.pswv").ok());
   EXPECT_FALSE(load_text_encoder(write("m.bin", "NOPE" + bytes.substr(4)), dir / "v.pswv").ok());
   EXPECT_EQ(fit_and_encode_glove(docs, dir / "absent.pswv", GloveWeighting::kIdf).status().code(),

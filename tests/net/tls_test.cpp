@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 class TlsFilesTest : public ::testing::Test {
  protected:
-  TlsFilesTest() : dir(fs::temp_directory_path() / ("privsearch-tls-" + std::to_string(::getpid()))) {
+  TlsFilesTest()
+      : dir(fs::temp_directory_path() / ("privsearch-tls-" + std::to_string(::getpid()))) {
     fs::create_directories(dir);
   }
   ~TlsFilesTest() override { fs::remove_all(dir); }

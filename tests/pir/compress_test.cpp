@@ -123,9 +123,9 @@ TEST(Compress, RescaledCiphertextsCompressWithShorterExponents) {
   }
   auto c = compress_batch(kp.public_key, ck, small, cts, CompressionScale::kOverlap);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(decrypt_compressed_batch(kp.private_key, *c, small, cts.size(),
-                                     CompressionScale::kOverlap),
-            mus);
+  EXPECT_EQ(
+      decrypt_compressed_batch(kp.private_key, *c, small, cts.size(), CompressionScale::kOverlap),
+      mus);
 }
 
 TEST(Compress, RlweCoefficientCompresses) {
@@ -142,8 +142,10 @@ TEST(Compress, RlweCoefficientCompresses) {
   for (std::size_t k = 0; k < n; ++k) {
     std::uint64_t prod = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      if (i <= k) prod += c1[k - i] * sk[i];
-      else prod -= c1[n + k - i] * sk[i];
+      if (i <= k)
+        prod += c1[k - i] * sk[i];
+      else
+        prod -= c1[n + k - i] * sk[i];
     }
     const std::uint64_t e = prng.next_u64() % 7;
     c0[k] = (std::uint64_t{0} - prod + e + (m[k] << 28)) & s.q_mask();

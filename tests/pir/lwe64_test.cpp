@@ -23,8 +23,8 @@ TEST(Lwe64Kernels, BatchMatvecEqualsScalarForEveryDigitPattern) {
         std::vector<std::uint8_t> d(rows * stride);
         prng.fill(d);
         auto v = random_u64(prng, m * stride);
-        v[0] = ~std::uint64_t{0};            // every digit -1 after balancing
-        v[1] = 0x8080808080808080ull;        // every digit at the -128 edge
+        v[0] = ~std::uint64_t{0};      // every digit -1 after balancing
+        v[1] = 0x8080808080808080ull;  // every digit at the -128 edge
         v[2] = 0x7f7f7f7f7f7f7f7full;
         std::vector<std::uint64_t> got(m * rows), want(m * rows);
         matvec_u8_u64_batch(d.data(), rows, stride, v.data(), m, got.data());
@@ -53,8 +53,7 @@ TEST(Lwe64Kernels, MatmulAccumulatesLikeScalar) {
   for (std::size_t rows : {1u, 4u, 9u}) {
     const std::size_t cols = 70, stride = 128, ld = 64;
     std::vector<std::uint8_t> d(rows * stride, 0);
-    for (std::size_t r = 0; r < rows; ++r)
-      prng.fill(std::span(d.data() + r * stride, cols));
+    for (std::size_t r = 0; r < rows; ++r) prng.fill(std::span(d.data() + r * stride, cols));
     const auto a = random_u64(prng, cols * ld);
     auto h0 = random_u64(prng, rows * ld);  // accumulation onto existing values
     auto h1 = h0;
@@ -183,9 +182,9 @@ TEST(Lwe64, RefusesBadArguments) {
   auto mask = Lwe64Mask::create(params, a_seed, 100, 128, prng);
   ASSERT_TRUE(mask.ok());
   std::vector<std::int32_t> u(20, 1);
-  EXPECT_FALSE(mask->encrypt_block(5, 5, u, 19).ok());   // no such block
-  EXPECT_FALSE(mask->encrypt_block(6, 0, u, 19).ok());   // 120 columns > 100
-  EXPECT_FALSE(mask->encrypt_block(5, 0, u, 21).ok());   // p beyond the decodable range
+  EXPECT_FALSE(mask->encrypt_block(5, 5, u, 19).ok());  // no such block
+  EXPECT_FALSE(mask->encrypt_block(6, 0, u, 19).ok());  // 120 columns > 100
+  EXPECT_FALSE(mask->encrypt_block(5, 0, u, 21).ok());  // p beyond the decodable range
   EXPECT_FALSE(mask->encrypt_block(5, 0, {}, 19).ok());
   std::vector<std::uint32_t> answers(3), hint(3 * 64);
   const Lwe64Secret* secrets[] = {&mask->secret()};

@@ -2,10 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <tuple>
-
-#include <cmath>
 
 #include "pir/lwe/kernels.h"
 
@@ -141,11 +140,15 @@ TEST(Database, RecordsRoundTripAndRejectBadInput) {
 TEST(Database, SetRecordsEqualsOneRecordAtATime) {
   for (const auto& [records, bytes, rows, given] :
        std::vector<std::tuple<std::size_t, std::size_t, std::size_t, std::size_t>>{
-           {37, 11, 30, 37}, {500, 64, 200, 500}, {1000, 40, 120, 977}, {130, 100, 100, 130},
+           {37, 11, 30, 37},
+           {500, 64, 200, 500},
+           {1000, 40, 120, 977},
+           {130, 100, 100, 130},
            {70, 33, 33, 1}}) {
     const auto shape = *choose_database_shape(records, bytes, rows);
     std::vector<std::uint8_t> data(given * bytes);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7 + i / 13);
+    for (std::size_t i = 0; i < data.size(); ++i)
+      data[i] = static_cast<std::uint8_t>(i * 7 + i / 13);
     auto one = *LweDatabase::create(shape);
     for (std::size_t i = 0; i < given; ++i) {
       ASSERT_TRUE(one.set_record(i, std::span(data).subspan(i * bytes, bytes)).ok());
@@ -163,7 +166,9 @@ TEST(Database, SetRecordsEqualsOneRecordAtATime) {
 TEST(SimplePir, RecoversEveryRecord) {
   const LweParams params = test_params();
   Prng prng = Prng::from_seed(Seed{4});
-  struct Case { std::size_t records, bytes, target; };
+  struct Case {
+    std::size_t records, bytes, target;
+  };
   for (const Case c : {Case{50, 8, 40}, Case{7, 33, 33}, Case{200, 3, 60}}) {
     auto shape = *choose_database_shape(c.records, c.bytes, c.target);
     auto db = *LweDatabase::create(shape);

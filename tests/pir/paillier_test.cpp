@@ -1,9 +1,8 @@
-#include "pir/paillier/paillier_private.h"
-
 #include <gtest/gtest.h>
 
 #include "pir/paillier/bigint.h"
 #include "pir/paillier/multiexp.h"
+#include "pir/paillier/paillier_private.h"
 
 namespace privsearch::pir {
 namespace {
@@ -154,8 +153,7 @@ TEST(Paillier, SerializationRoundTripsAndRejectsDamage) {
   EXPECT_EQ(PaillierPublicKey::deserialize(pub_bytes).status().code(),
             StatusCode::kInvalidArgument);
   for (std::size_t cut = 0; cut < pub_bytes.size(); cut += 7) {
-    EXPECT_FALSE(
-        PaillierPublicKey::deserialize(std::span(pub_bytes).first(cut), true).ok());
+    EXPECT_FALSE(PaillierPublicKey::deserialize(std::span(pub_bytes).first(cut), true).ok());
   }
   auto bad = pub_bytes;
   bad[4] = 9;  // version

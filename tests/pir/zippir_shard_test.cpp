@@ -5,9 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "testing/zippir_test_params.h"
-
 #include "pir/zippir/zippir.h"
+#include "testing/zippir_test_params.h"
 
 namespace privsearch::pir {
 namespace {
@@ -30,7 +29,8 @@ struct Sharded {
     const Seed a_seed = Prng::random_seed();
     // The single server over the same bytes.
     auto copy = *LweDatabase::create(shape);
-    for (std::size_t i = 0; i < shape.records; ++i) EXPECT_TRUE(copy.set_record(i, db->record(i)).ok());
+    for (std::size_t i = 0; i < shape.records; ++i)
+      EXPECT_TRUE(copy.set_record(i, db->record(i)).ok());
     single = *ZipPirServer::create(params, std::move(copy), a_seed, 2);
     const auto plan = plan_row_shards(params, shape, count);
     EXPECT_TRUE(plan.ok());
@@ -45,7 +45,8 @@ struct Sharded {
   }
   Status precompute(std::uint64_t first, std::size_t count) {
     PRIVSEARCH_RETURN_IF_ERROR(single->precompute(client->client_id(), first, count, 1));
-    for (auto& s : shards) PRIVSEARCH_RETURN_IF_ERROR(s->precompute(client->client_id(), first, count, 1));
+    for (auto& s : shards)
+      PRIVSEARCH_RETURN_IF_ERROR(s->precompute(client->client_id(), first, count, 1));
     return Status();
   }
   std::vector<std::vector<std::uint8_t>> parts(std::span<const std::uint8_t> query) {
@@ -166,9 +167,9 @@ TEST(ZipPirShards, PlansCoverThePackedRowsInOrder) {
   }
   EXPECT_EQ(plan_row_shards(params, shape, 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(plan_row_shards(params, shape, 14).status().code(), StatusCode::kInvalidArgument);
-  for (const ZipPirRowRange bad : {ZipPirRowRange{1, 31}, ZipPirRowRange{0, 30},
-                                   ZipPirRowRange{0, 0}, ZipPirRowRange{372, 29},
-                                   ZipPirRowRange{403, 31}}) {
+  for (const ZipPirRowRange bad :
+       {ZipPirRowRange{1, 31}, ZipPirRowRange{0, 30}, ZipPirRowRange{0, 0}, ZipPirRowRange{372, 29},
+        ZipPirRowRange{403, 31}}) {
     EXPECT_EQ(check_row_range(params, shape, bad).code(), StatusCode::kInvalidArgument)
         << bad.first_row << "+" << bad.rows;
   }

@@ -7,11 +7,10 @@
 #include <set>
 #include <thread>
 
-#include "testing/zippir_test_params.h"
-
 #include "pir/paillier/bigint.h"
 #include "pir/zippir/hint_engine.h"
 #include "pir/zippir/rns.h"
+#include "testing/zippir_test_params.h"
 
 namespace privsearch::pir {
 namespace {
@@ -104,8 +103,7 @@ TEST(HintEngine, FourRussiansEqualsMultiExponentiation) {
     HintEngineStats stats;
     const auto fast =
         compute_compressed_hint(kp.public_key, ck, e, rows, n, slots, bits, 2, &stats);
-    const auto ref =
-        compute_compressed_hint_reference(kp.public_key, ck, e, rows, n, slots, bits);
+    const auto ref = compute_compressed_hint_reference(kp.public_key, ck, e, rows, n, slots, bits);
     ASSERT_EQ(fast.size(), 6u);
     EXPECT_EQ(fast, ref);
     EXPECT_GT(stats.products, 0u);
@@ -157,9 +155,12 @@ Fixture make(std::size_t records, std::size_t bytes, std::size_t target_rows, Pr
 // PIR recovers every record of small random databases of several shapes and record sizes.
 TEST(ZipPir, RecoversEveryRecord) {
   Prng prng = Prng::from_seed(Seed{4});
-  struct Case { std::size_t records, bytes, target; int bits; };
-  for (const Case c : {Case{12, 40, 120, 16}, Case{30, 7, 21, 16}, Case{5, 300, 300, 14},
-                       Case{64, 1, 16, 16}}) {
+  struct Case {
+    std::size_t records, bytes, target;
+    int bits;
+  };
+  for (const Case c :
+       {Case{12, 40, 120, 16}, Case{30, 7, 21, 16}, Case{5, 300, 300, 14}, Case{64, 1, 16, 16}}) {
     std::vector<std::vector<std::uint8_t>> expected;
     Fixture f = make(c.records, c.bytes, c.target, prng, expected, c.bits);
     ASSERT_TRUE(f.server->precompute(f.id, 0, c.records, 2).ok());
@@ -293,7 +294,8 @@ TEST(ZipPir, CancelledHintWorkStoresNothing) {
   EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.to_string();
   EXPECT_EQ(f.server->client_state_bytes(f.id), 0u);
   EXPECT_TRUE(f.server->ready_indices(f.id).empty());
-  EXPECT_EQ(f.server->compute_hint(f.id, 0, 1, &cancelled).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(f.server->compute_hint(f.id, 0, 1, &cancelled).status().code(),
+            StatusCode::kUnavailable);
   ASSERT_TRUE(f.server->precompute(f.id, 0, 1, 2, &running).ok());
   std::optional<ZipPirPendingQuery> pending;
   auto q = f.client->query(7, prng, pending);

@@ -5,9 +5,8 @@
 // records; the changed columns are only the touched ones; shape changes and shards are refused.
 #include <gtest/gtest.h>
 
-#include "testing/zippir_test_params.h"
-
 #include "pir/zippir/zippir.h"
+#include "testing/zippir_test_params.h"
 
 namespace privsearch::pir {
 namespace {
@@ -16,7 +15,8 @@ using testing::zippir_test_params;
 
 std::vector<std::uint8_t> record_bytes(std::size_t i, std::size_t size) {
   std::vector<std::uint8_t> r(size);
-  for (std::size_t j = 0; j < size; ++j) r[j] = static_cast<std::uint8_t>((i * 131 + j * 7 + 3) & 0xff);
+  for (std::size_t j = 0; j < size; ++j)
+    r[j] = static_cast<std::uint8_t>((i * 131 + j * 7 + 3) & 0xff);
   return r;
 }
 
@@ -57,7 +57,8 @@ TEST(ZipPirUpdate, AnUpdatedServerIsByteIdenticalToAFreshOne) {
     ASSERT_TRUE(s->precompute(client.client_id(), 0, 4, 1).ok());
   }
   // The hints a client would hold, and the answers, are the same bytes.
-  EXPECT_EQ(*(*updated)->export_hint(client.client_id(), 3), *fresh->export_hint(client.client_id(), 3));
+  EXPECT_EQ(*(*updated)->export_hint(client.client_id(), 3),
+            *fresh->export_hint(client.client_id(), 3));
   for (const std::size_t record : {0u, 5u, 92u}) {
     std::optional<ZipPirPendingQuery> pending;
     const auto query = *client.query(record, prng, pending);
@@ -100,7 +101,8 @@ TEST(ZipPirUpdate, ChangedColumnsAcrossMatrixChunks) {
     ASSERT_TRUE(s->register_client(client.setup_message()).ok());
     ASSERT_TRUE(s->precompute(client.client_id(), 0, 1, 1).ok());
   }
-  EXPECT_EQ(*(*updated)->export_hint(client.client_id(), 0), *fresh->export_hint(client.client_id(), 0));
+  EXPECT_EQ(*(*updated)->export_hint(client.client_id(), 0),
+            *fresh->export_hint(client.client_id(), 0));
 }
 
 TEST(ZipPirUpdate, ShapeChangesAndShardsAreRefused) {

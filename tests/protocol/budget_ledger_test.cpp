@@ -112,8 +112,9 @@ TEST(BudgetLedgerTest, ChargesOfManyUnitsNeedRoomForAllOfThem) {
     // Near the top of the range nothing overflows.
     const auto huge = account("key:huge", std::numeric_limits<std::uint64_t>::max() - 1);
     EXPECT_TRUE(charged(ledger->charge(std::span(&huge, 1), 5)));
-    EXPECT_EQ(full_account(ledger->charge(std::span(&huge, 1),
-                                          std::numeric_limits<std::uint64_t>::max())), 0);
+    EXPECT_EQ(full_account(
+                  ledger->charge(std::span(&huge, 1), std::numeric_limits<std::uint64_t>::max())),
+              0);
   }
 }
 

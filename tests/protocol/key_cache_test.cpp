@@ -60,8 +60,8 @@ TEST(KeyCacheTest, UnusedAndIdleSetsAreEvictedUsedOnesKept) {
   put(cache, 1, 100);
   put(cache, 2, 100);
   put(cache, 3, 100);
-  ASSERT_TRUE(cache.find(id_of(2)).ok());  // used by a request
-  EXPECT_EQ(cache.evict_idle(hours(24), hours(24), 0), 0u);  // nothing old enough yet
+  ASSERT_TRUE(cache.find(id_of(2)).ok());                     // used by a request
+  EXPECT_EQ(cache.evict_idle(hours(24), hours(24), 0), 0u);   // nothing old enough yet
   EXPECT_EQ(cache.evict_idle(seconds(0), hours(24), 0), 2u);  // the unused 1 and 3
   EXPECT_TRUE(cache.find(id_of(2)).ok());
   EXPECT_EQ(cache.cached_bytes(), 100u);

@@ -1,4 +1,4 @@
-// Mutations of real requests against the provider core (issue 20, item 6): every field of a
+// Mutations of real requests against the provider core (protocol/provider_core.h): every field of a
 // captured UploadKeys and Rerank request, whole-message bit flips, truncations and splices of
 // the protobuf encoding, and random values in the numeric fields. Every answer must be a payload
 // or a typed refusal: never INTERNAL (a provider bug) and never an error without a code. The
@@ -35,8 +35,12 @@ class MutationTest : public ProviderCoreTest {
         }
         break;
       }
-      case 1: bytes.resize(prng.uniform_below(bytes.size())); break;
-      case 2: bytes.append(1 + prng.uniform_below(64), static_cast<char>(prng.next_u64())); break;
+      case 1:
+        bytes.resize(prng.uniform_below(bytes.size()));
+        break;
+      case 2:
+        bytes.append(1 + prng.uniform_below(64), static_cast<char>(prng.next_u64()));
+        break;
       case 3: {
         const auto at = prng.uniform_below(bytes.size());
         const auto len = std::min<std::uint64_t>(1 + prng.uniform_below(16), bytes.size() - at);
@@ -56,8 +60,8 @@ class MutationTest : public ProviderCoreTest {
   void expect_typed(const Response& r, const char* what, std::size_t i) {
     if (!r.has_error()) return;
     ++codes[r.error().code()];
-    EXPECT_NE(r.error().code(), v1::INTERNAL) << what << " mutation " << i << ": "
-                                              << r.error().message();
+    EXPECT_NE(r.error().code(), v1::INTERNAL)
+        << what << " mutation " << i << ": " << r.error().message();
     EXPECT_NE(r.error().code(), v1::ERROR_CODE_UNSPECIFIED) << what << " mutation " << i;
   }
 
@@ -79,9 +83,15 @@ TEST_F(MutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) {
   for (std::size_t i = 0; i < n; ++i) {
     v1::RerankRequest r = rerank;
     switch (prng.uniform_below(7)) {
-      case 0: r.set_query(mutate(r.query())); break;
-      case 1: r.set_key_id(mutate(r.key_id())); break;
-      case 2: r.set_artifact_version(mutate(r.artifact_version())); break;
+      case 0:
+        r.set_query(mutate(r.query()));
+        break;
+      case 1:
+        r.set_key_id(mutate(r.key_id()));
+        break;
+      case 2:
+        r.set_artifact_version(mutate(r.artifact_version()));
+        break;
       case 3: {  // a random candidate value, or one removed, or one added
         const auto which = prng.uniform_below(3);
         if (which == 0) {
@@ -100,8 +110,12 @@ TEST_F(MutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) {
         r = parsed;
         break;
       }
-      case 5: r.set_query(mutate(mutate(r.query()))); break;
-      default: r.set_query(r.query().substr(0, prng.uniform_below(r.query().size() + 1))); break;
+      case 5:
+        r.set_query(mutate(mutate(r.query())));
+        break;
+      default:
+        r.set_query(r.query().substr(0, prng.uniform_below(r.query().size() + 1)));
+        break;
     }
     const auto resp = core->rerank(r);
     served += resp.has_error() ? 0 : 1;
@@ -120,8 +134,8 @@ TEST_F(MutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) {
   }
   std::string summary;
   for (const auto& [code, count] : codes) {
-    summary += v1::ErrorCode_Name(static_cast<v1::ErrorCode>(code)) + "=" +
-               std::to_string(count) + " ";
+    summary +=
+        v1::ErrorCode_Name(static_cast<v1::ErrorCode>(code)) + "=" + std::to_string(count) + " ";
   }
   std::fprintf(stderr, "%zu rerank + %zu upload mutations: %zu served; %s\n", n, n / 10, served,
                summary.c_str());

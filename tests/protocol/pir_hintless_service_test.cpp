@@ -1,13 +1,14 @@
 // protocol::HintlessPirService (the default private fetch) without a transport: typed refusals,
 // per-query metering at its defaults, batches answered in order, and SIGHUP rebuilds (the same
 // shape updated over its changed columns only; another shape built anew).
+#include "protocol/pir_hintless_service.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 #include "core/bytes.h"
 #include "pir/hintless/client/client.h"
-#include "protocol/pir_hintless_service.h"
 
 namespace privsearch::protocol {
 namespace {
@@ -68,7 +69,8 @@ TEST(HintlessPirServiceTest, BatchesAreAnsweredInOrderAndRefusalsAreTyped) {
   ASSERT_FALSE(resp.has_error()) << resp.error().message();
   ASSERT_EQ(resp.answers_size(), 3);
   for (int k = 0; k < 3; ++k) {
-    const auto r = *decode_response(c.client.params(), c.client.shape(), byte_view(resp.answers(k)));
+    const auto r =
+        *decode_response(c.client.params(), c.client.shape(), byte_view(resp.answers(k)));
     const auto got = *c.client.decode(secrets[static_cast<std::size_t>(k)], r);
     const std::size_t i = indices[static_cast<std::size_t>(k)];
     EXPECT_EQ(got, std::vector<std::uint8_t>(db.bytes.begin() + i * 100,

@@ -1,7 +1,7 @@
-// The private-fetch service under many registrations (issue 20, item 4): setups are rate-limited
-// per client, hints are scheduled fewest-ready-first so a newcomer is not queued behind everyone's
-// second hint, idle registrations expire and are never revived, and a full service evicts an
-// idle registration instead of refusing everyone.
+// The private-fetch service under many registrations (protocol/pir_service.h): setups are
+// rate-limited per client, hints are scheduled fewest-ready-first so a newcomer is not queued
+// behind everyone's second hint, idle registrations expire and are never revived, and a full
+// service evicts an idle registration instead of refusing everyone.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -23,8 +23,8 @@ class PirLimitsTest : public ::testing::Test {
   void SetUp() override {
     const auto o = testing::tiny_index_options(c, 128);
     ASSERT_TRUE(index::build_index(o, nullptr).ok());
-    payloads = std::make_unique<index::PayloadStore>(
-        *index::PayloadStore::open(o.out / "payloads.bin"));
+    payloads =
+        std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
   }
   std::unique_ptr<PirService> make_service(PirConfig pc) {
     pc.lwe_params = "insecure-test-n64-binary";
@@ -70,7 +70,8 @@ TEST_F(PirLimitsTest, RowShardsDeriveTheirMatrixFromTheIndexSalt) {
     pc.matrix_salt = salt;
     auto service = PirService::create(*payloads, "v1", pc);
     EXPECT_TRUE(service.ok()) << service.status().to_string();
-    const auto info = *pir::ZipPirPublicInfo::deserialize(byte_view((*service)->info().info()), true);
+    const auto info =
+        *pir::ZipPirPublicInfo::deserialize(byte_view((*service)->info().info()), true);
     return std::vector<std::uint8_t>(info.a_seed.begin(), info.a_seed.end());
   };
   EXPECT_EQ(a_seed_of(0, "index-a"), a_seed_of(1, "index-a"));
@@ -103,7 +104,8 @@ TEST_F(PirLimitsTest, ANewcomersFirstHintComesBeforeAnyoneElsesSecond) {
   pc.offline_threads = 1;
   auto service = make_service(pc);
   std::vector<std::uint64_t> earlier;
-  for (int i = 0; i < 6; ++i) earlier.push_back(service->setup(setup_request(*service)).client_id());
+  for (int i = 0; i < 6; ++i)
+    earlier.push_back(service->setup(setup_request(*service)).client_id());
   // Wait until every earlier client has its first hint and some have more.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto total = [&] {
@@ -127,7 +129,7 @@ TEST_F(PirLimitsTest, ANewcomersFirstHintComesBeforeAnyoneElsesSecond) {
   for (auto id : earlier) EXPECT_EQ(ready(*service, id), 4u);
 }
 
-// Issue 32, forged setups: one owner registering many clients (moduli a cheap check cannot
+// Forged setups: one owner registering many clients (moduli a cheap check cannot
 // tell from real ones, arriving at the setup rate) must not queue another owner's first hint
 // behind all of theirs. Scheduling is fair between owners: the newcomer's first hint waits for
 // at most the hint in progress (per registration it would have waited for ~8 of the 16 on
@@ -142,7 +144,8 @@ TEST_F(PirLimitsTest, AnotherOwnersFloodOfRegistrationsDoesNotQueueANewcomer) {
   for (int i = 0; i < 16; ++i) flood.push_back(setup_request(*service));
   const auto alice_setup = setup_request(*service);
   std::vector<std::uint64_t> mallory;
-  for (const auto& req : flood) mallory.push_back(service->setup(req, "identity:mallory").client_id());
+  for (const auto& req : flood)
+    mallory.push_back(service->setup(req, "identity:mallory").client_id());
   const auto alice = service->setup(alice_setup, "identity:alice").client_id();
   auto mallory_ready = [&] {
     std::size_t t = 0;

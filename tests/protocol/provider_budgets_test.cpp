@@ -14,7 +14,7 @@ namespace {
 class ProviderBudgetsTest : public ProviderCoreTest {
  protected:
   // Counts the requests of `caller` served before the first refusal (kept in `refusal`),
-  // minting a new key epoch for every request (the attack of issue 20: a fresh key set is a
+  // minting a new key epoch for every request (the re-keying attack: a fresh key set is a
   // fresh key-id budget).
   int served_with_rekeying(ProviderCore& core, const Caller& caller, int attempts,
                            v1::ErrorCode& refusal) {
@@ -34,7 +34,7 @@ class ProviderBudgetsTest : public ProviderCoreTest {
 TEST_F(ProviderBudgetsTest, IdentityBudgetHoldsAcrossKeyEpochs) {
   ProviderLimits limits;
   limits.scores_per_identity = 5 * ids_.size();  // five requests of K = 6
-  limits.key_uploads = {0, 1};  // unlimited uploads: the budget alone must hold
+  limits.key_uploads = {0, 1};                   // unlimited uploads: the budget alone must hold
   const auto core = make_core(limits);
   v1::ErrorCode refusal{};
   // 12 attempts, each with a new key set: 5 served, then QUOTA_EXHAUSTED.

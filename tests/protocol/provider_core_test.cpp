@@ -19,8 +19,8 @@
 namespace privsearch::protocol {
 namespace {
 
-using testing_support::kDocs;
 using testing_support::kDim;
+using testing_support::kDocs;
 using testing_support::kK;
 using testing_support::ProviderCoreTest;
 
@@ -147,8 +147,7 @@ TEST_F(ProviderErrorTest, MissingRotationKey) {
       params, ckks::GaloisKeys(params.id(), {step}, false, {{elt, key}}))));
   const auto partial = core->upload_keys(req);
   ASSERT_EQ(partial.result_case(), v1::UploadKeysResponse::kKeyId) << partial.error().message();
-  EXPECT_EQ(core->rerank(request(partial.key_id(), ids_)).error().code(),
-            v1::MISSING_ROTATION_KEY);
+  EXPECT_EQ(core->rerank(request(partial.key_id(), ids_)).error().code(), v1::MISSING_ROTATION_KEY);
   expect_still_serving(*core, key_id);
 }
 

@@ -29,8 +29,8 @@ class ProviderCoreTest : public ::testing::Test {
   ProviderCoreTest()
       : params(*ckks::Params::create(ckks::insecure_test_literal(64))),
         prng(::privsearch::testing::test_prng(1701)),
-        session(*client::RerankSession::create(params, kDim,
-                                               ::privsearch::testing::test_prng(1702))),
+        session(
+            *client::RerankSession::create(params, kDim, ::privsearch::testing::test_prng(1702))),
         dir(fs::temp_directory_path() / ("privsearch-provider-" + std::to_string(::getpid()))) {
     fs::create_directories(dir);
     docs.rows = kDocs;

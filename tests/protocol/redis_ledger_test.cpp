@@ -62,7 +62,7 @@ TEST_F(RedisLedgerTest, ChargesCountDownAndAreAllOrNothing) {
   EXPECT_EQ(first->remaining, (std::vector<std::uint64_t>{9, 1}));
   EXPECT_EQ(l->charge(both, 1)->remaining, (std::vector<std::uint64_t>{8, 0}));
   const auto full = l->charge(both, 1);
-  EXPECT_EQ(full_account(full), 1);  // identity:alice:1
+  EXPECT_EQ(full_account(full), 1);              // identity:alice:1
   EXPECT_EQ(l->remaining(both[0]).value(), 8u);  // the refused request charged nothing
   // An account whose expiry has passed is gone: a fresh count.
   const BudgetAccount past{"key:old", 1, 1};
@@ -128,9 +128,9 @@ TEST(RedisAuthTest, PasswordsAndAclUsersAuthenticateAndNeverAppearInErrors) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("privsearch-redis-auth-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  auto redis = tools::SpawnedRedis::start(
-      dir, 0, {"--requirepass", "pw-default-7f3a", "--user", "alice", "on", ">pw-alice-91c2", "~*",
-               "+@all"});
+  auto redis = tools::SpawnedRedis::start(dir, 0,
+                                          {"--requirepass", "pw-default-7f3a", "--user", "alice",
+                                           "on", ">pw-alice-91c2", "~*", "+@all"});
   ASSERT_TRUE(redis.ok()) << redis.status().to_string();
   const std::string url = (*redis)->url();
   struct Case {
@@ -145,7 +145,8 @@ TEST(RedisAuthTest, PasswordsAndAclUsersAuthenticateAndNeverAppearInErrors) {
     if (c.user != nullptr) ::setenv("PRIVSEARCH_REDIS_USER", c.user, 1);
     if (c.password != nullptr) ::setenv("PRIVSEARCH_REDIS_PASSWORD", c.password, 1);
     const auto l = open_redis_ledger(url);
-    const std::string who = std::string(c.user ? c.user : "-") + "/" + (c.password ? c.password : "-");
+    const std::string who =
+        std::string(c.user ? c.user : "-") + "/" + (c.password ? c.password : "-");
     if (c.accepted) {
       ASSERT_TRUE(l.ok()) << who << ": " << l.status().to_string();
       const BudgetAccount a{"key:auth-" + who, 5, kFar};
@@ -181,9 +182,9 @@ TEST(RedisLedgerUrlTest, CredentialsInTheUrlAreParsedAndEmptyOnesRefused) {
 }
 
 TEST(RedisLedgerUrlTest, MalformedUrlsAreRefusedNamingTheForm) {
-  for (const char* url : {"redis://", "redis://host", "redis://host:0", "redis://host:99999",
-                          "redis://host:6379/x", "http://host:6379", "unix://relative/path",
-                          "unix:///tmp/s?db=x"}) {
+  for (const char* url :
+       {"redis://", "redis://host", "redis://host:0", "redis://host:99999", "redis://host:6379/x",
+        "http://host:6379", "unix://relative/path", "unix:///tmp/s?db=x"}) {
     const auto r = open_redis_ledger(url);
     ASSERT_EQ(r.status().code(), StatusCode::kInvalidArgument) << url;
     EXPECT_NE(r.status().message().find("redis://"), std::string::npos) << url;

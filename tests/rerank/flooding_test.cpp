@@ -2,21 +2,22 @@
 // measured output noise stays under the model bound the provider floods against, flooded
 // responses still decrypt to the scores within the predicted precision, and one request
 // evaluated twice no longer gives one response.
+#include "rerank/flooding.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <numbers>
 #include <span>
 
+#include "ckks/ckks_fixture.h"
 #include "ckks/client/decryptor.h"
 #include "ckks/client/keygen.h"
-#include "ckks/param_sets.h"
 #include "ckks/internal/poly_util.h"
+#include "ckks/param_sets.h"
 #include "ckks/rerandomize.h"
 #include "rerank/client/scores.h"
-#include "rerank/flooding.h"
 #include "rerank/kernels.h"
-#include "ckks/ckks_fixture.h"
 #include "testing/test_util.h"
 
 namespace privsearch::rerank {
@@ -66,7 +67,8 @@ double noise_l2_log2(FloodKit& s, const Output& o, std::size_t which) {
   const auto& ct = o.cts[which];
   std::vector<double> ideal(s.params.slots(), 0.0);
   for (std::size_t c = 0; c < o.layout.slot_map().size(); ++c) {
-    if (o.layout.slot_map()[c].ciphertext == which) ideal[o.layout.slot_map()[c].slot] = o.expected[c];
+    if (o.layout.slot_map()[c].ciphertext == which)
+      ideal[o.layout.slot_map()[c].slot] = o.expected[c];
   }
   auto pt = *ckks::Decryptor(s.params).decrypt(s.sk, ct);
   auto want = *s.encoder.encode(ideal, ct.level(), ct.scale());
@@ -92,8 +94,8 @@ TEST(Flooding, KernelNoiseStaysUnderTheModelBound) {
     const double bound = *fast_kernel_noise_l2_log2(o.layout, s.params);
     for (std::size_t w = 0; w < o.cts.size(); ++w) {
       const double measured = noise_l2_log2(s, o, w);
-      std::printf("d'=%zu K=%zu ct %zu: ||e||_2 = 2^%.2f, model bound 2^%.2f\n", d, k, w,
-                  measured, bound);
+      std::printf("d'=%zu K=%zu ct %zu: ||e||_2 = 2^%.2f, model bound 2^%.2f\n", d, k, w, measured,
+                  bound);
       EXPECT_LT(measured, bound) << "d' = " << d << " K = " << k;
       EXPECT_GT(measured, bound - 6) << "the model bound is too loose to be useful";
     }
@@ -103,7 +105,8 @@ TEST(Flooding, KernelNoiseStaysUnderTheModelBound) {
 double max_score_error(FloodKit& s, const Output& o, std::span<const ckks::Ciphertext> cts) {
   const auto scores = *decrypt_scores(o.layout, s.params, s.sk, {cts.begin(), cts.end()});
   double m = 0;
-  for (std::size_t c = 0; c < scores.size(); ++c) m = std::fmax(m, std::fabs(scores[c] - o.expected[c]));
+  for (std::size_t c = 0; c < scores.size(); ++c)
+    m = std::fmax(m, std::fabs(scores[c] - o.expected[c]));
   return m;
 }
 
@@ -117,8 +120,7 @@ TEST(Flooding, FloodedResponsesDecryptWithinThePredictedPrecision) {
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   EXPECT_NEAR(plan->sigma_log2, bound + lambda - 0.5 * std::log2(2 * std::numbers::pi), 1e-9);
   std::printf("lambda=%d: sigma_f = 2^%.2f, predicted precision %.2f bits (unflooded error %.3g)\n",
-              lambda, plan->sigma_log2, plan->precision_bits,
-              max_score_error(s, o, o.cts));
+              lambda, plan->sigma_log2, plan->precision_bits, max_score_error(s, o, o.cts));
   const auto a = *ckks::rerandomize(s.params, ct, s.pk, *plan, s.prng);
   const auto b = *ckks::rerandomize(s.params, ct, s.pk, *plan, s.prng);
   EXPECT_FALSE(a == b) << "two re-randomizations of one response must differ";
@@ -130,7 +132,8 @@ TEST(Flooding, FloodedResponsesDecryptWithinThePredictedPrecision) {
     Output flooded = o;
     flooded.cts = {*f};
     const double measured = noise_l2_log2(s, flooded, 0);
-    EXPECT_NEAR(measured, plan->sigma_log2 + 0.5 * std::log2(static_cast<double>(s.params.n())), 0.1);
+    EXPECT_NEAR(measured, plan->sigma_log2 + 0.5 * std::log2(static_cast<double>(s.params.n())),
+                0.1);
   }
 }
 
@@ -167,10 +170,9 @@ TEST(Flooding, RerandomizeChecksItsInputs) {
             StatusCode::kFailedPrecondition);
   // Only the fast kernel on params that rescale the mask has a noise model.
   const auto paper = *ckks::Params::create(ckks::paper_n8192_literal());
-  EXPECT_EQ(fast_kernel_noise_l2_log2(*make_layout(paper, Kernel::kFast, 64, 10), paper)
-                .status()
-                .code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      fast_kernel_noise_l2_log2(*make_layout(paper, Kernel::kFast, 64, 10), paper).status().code(),
+      StatusCode::kFailedPrecondition);
   EXPECT_EQ(fast_kernel_noise_l2_log2(*make_layout(s.params, Kernel::kNaive, 64, 10), s.params)
                 .status()
                 .code(),
@@ -179,4 +181,3 @@ TEST(Flooding, RerandomizeChecksItsInputs) {
 
 }  // namespace
 }  // namespace privsearch::rerank
-

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "ckks/client/decryptor.h"
-#include "ckks/param_sets.h"
 #include "ckks/compact.h"
+#include "ckks/param_sets.h"
 #include "ckks/serialization.h"
 #include "rerank/client/scores.h"
 #include "testing/test_util.h"
@@ -147,8 +147,7 @@ TEST(FastKernel, UsesFarFewerRotationsAtThePapersSize) {
   EXPECT_LE(ckks::serialize_galois_keys(kit.params, keys).size(), 4000000u);
 }
 
-class FastKernelGrid
-    : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
+class FastKernelGrid : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
 
 TEST_P(FastKernelGrid, MatchesPlaintextDotProducts) {
   static Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
@@ -190,10 +189,9 @@ TEST(KernelValidation, RejectsBadInputs) {
   const auto query = *encrypt_query(layout, kit.params, kit.sk, p.query, kit.prng);
   // Dimension mismatch: rows of the wrong size.
   std::vector<float> short_rows(p.rows.begin(), p.rows.end() - 1);
-  EXPECT_EQ(evaluate_kernel(layout, kit.encoder, kit.evaluator, keys, query, short_rows)
-                .status()
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      evaluate_kernel(layout, kit.encoder, kit.evaluator, keys, query, short_rows).status().code(),
+      StatusCode::kInvalidArgument);
   // Non-finite row value.
   auto bad = p.rows;
   bad[70] = std::nanf("");
@@ -205,10 +203,9 @@ TEST(KernelValidation, RejectsBadInputs) {
   const std::vector<int> one_step = {layout.rotation_steps().front()};
   const auto few = *kit.keygen.create_galois_keys(kit.sk, one_step, false, kit.prng);
   if (layout.rotation_steps().size() > 1) {
-    EXPECT_EQ(evaluate_kernel(layout, kit.encoder, kit.evaluator, few, query, p.rows)
-                  .status()
-                  .code(),
-              StatusCode::kNotFound);
+    EXPECT_EQ(
+        evaluate_kernel(layout, kit.encoder, kit.evaluator, few, query, p.rows).status().code(),
+        StatusCode::kNotFound);
   }
   // Query not at the top level.
   const auto low = *kit.evaluator.mod_switch_to_level(query, 1);
@@ -216,10 +213,9 @@ TEST(KernelValidation, RejectsBadInputs) {
             StatusCode::kFailedPrecondition);
   // Wrong params.
   Kit other(*ckks::Params::create(ckks::ifma_n8192_literal()));
-  EXPECT_EQ(evaluate_kernel(layout, other.encoder, other.evaluator, keys, query, p.rows)
-                .status()
-                .code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(
+      evaluate_kernel(layout, other.encoder, other.evaluator, keys, query, p.rows).status().code(),
+      StatusCode::kFailedPrecondition);
   // Layout limits.
   EXPECT_EQ(make_layout(kit.params, Kernel::kFast, 0, 10).status().code(),
             StatusCode::kInvalidArgument);
@@ -252,7 +248,8 @@ TEST(FastKernel, CompactResponseDecryptsToTheScores) {
   const auto back = *ckks::deserialize_compact(kit.params, bytes);
   const auto scores = *decrypt_compact_scores(layout, kit.params, kit.sk, std::span(&back, 1));
   double max_err = 0;
-  for (std::size_t c = 0; c < 100; ++c) max_err = std::fmax(max_err, std::fabs(scores[c] - p.expected[c]));
+  for (std::size_t c = 0; c < 100; ++c)
+    max_err = std::fmax(max_err, std::fabs(scores[c] - p.expected[c]));
   EXPECT_LT(max_err, 5e-6);
 }
 
@@ -262,7 +259,8 @@ TEST(FastKernel, CompactResponseDecryptsToTheScores) {
 // giant group).
 TEST(FastKernel, ThreadsGiveTheSameBytesAndCounts) {
   Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
-  for (const auto& [d, k] : {std::pair<std::size_t, std::size_t>{672, 100}, {100, 10}, {192, 700}}) {
+  for (const auto& [d, k] :
+       {std::pair<std::size_t, std::size_t>{672, 100}, {100, 10}, {192, 700}}) {
     const Problem p = make_problem(d, k, d + k);
     const auto layout = *make_layout(kit.params, Kernel::kFast, d, k);
     const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
@@ -276,10 +274,10 @@ TEST(FastKernel, ThreadsGiveTheSameBytesAndCounts) {
       ASSERT_TRUE(many.ok()) << many.status().to_string();
       ASSERT_EQ(many->outputs.size(), one->outputs.size());
       for (std::size_t o = 0; o < one->outputs.size(); ++o) {
-        const auto a = *ckks::serialize_ciphertext(kit.params, one->outputs[o],
-                                                   ckks::CiphertextForm::kFull);
-        const auto b = *ckks::serialize_ciphertext(kit.params, many->outputs[o],
-                                                   ckks::CiphertextForm::kFull);
+        const auto a =
+            *ckks::serialize_ciphertext(kit.params, one->outputs[o], ckks::CiphertextForm::kFull);
+        const auto b =
+            *ckks::serialize_ciphertext(kit.params, many->outputs[o], ckks::CiphertextForm::kFull);
         EXPECT_TRUE(a == b) << "output " << o << " differs";
       }
       EXPECT_EQ(many->counts.rotations, one->counts.rotations);

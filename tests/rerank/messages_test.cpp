@@ -22,8 +22,8 @@ class MessagesTest : public ::testing::Test {
         layout(*make_layout(params, Kernel::kFast, 5, 3)) {
     const std::vector<double> z = {0.1, 0.2, 0.3, 0.4, 0.5};
     const auto ct = *encrypt_query(layout, params, sk, z, prng);
-    request = request_for_layout(params, layout,
-                                 *ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded));
+    request = request_for_layout(
+        params, layout, *ckks::serialize_ciphertext(params, ct, ckks::CiphertextForm::kSeeded));
   }
   ckks::Params params;
   Prng prng;
@@ -97,8 +97,8 @@ TEST_F(MessagesTest, MalformedRequestsAreDataLoss) {
 }
 
 TEST_F(MessagesTest, ResponseRoundTripAndSlotMapCheck) {
-  RerankResponse p{params.id(), Kernel::kFast, 5, layout.period(), 3, layout.slot_map(), true,
-                   {{1, 2, 3}}};
+  RerankResponse p{params.id(), Kernel::kFast,     5,    layout.period(),
+                   3,           layout.slot_map(), true, {{1, 2, 3}}};
   const auto back = *deserialize_response(serialize_response(p));
   EXPECT_TRUE(check_response(params, layout, back).ok());
   auto moved = back;

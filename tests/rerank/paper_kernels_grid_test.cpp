@@ -54,18 +54,19 @@ TEST_P(PaperKernelGrid, MatchesPlaintextDotProducts) {
   ASSERT_TRUE(result.ok()) << result.status().to_string();
   const auto scores = *decrypt_scores(*layout, params, sk, result->outputs);
   double max_err = 0;
-  for (std::size_t c = 0; c < k; ++c) max_err = std::fmax(max_err, std::fabs(scores[c] - expected[c]));
+  for (std::size_t c = 0; c < k; ++c)
+    max_err = std::fmax(max_err, std::fabs(scores[c] - expected[c]));
   // The paper's tolerances: atol 1e-5 for naive/grouped; one_response masks at 2^19 (3e-5 in
   // the paper; its mask rounding scales with the other groups' garbage, so allow 2e-4).
   const double bound = kernel == Kernel::kOneResponse ? 2e-4 : 1e-5;
   EXPECT_LT(max_err, bound) << kernel_name(kernel) << " d' = " << d << " K = " << k;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Grid, PaperKernelGrid,
-    ::testing::Combine(::testing::Values(Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse),
-                       ::testing::Values(1, 7, 64, 100, 672, 768, 1024),
-                       ::testing::Values(1, 3, 4, 100, 128, 129)));
+INSTANTIATE_TEST_SUITE_P(Grid, PaperKernelGrid,
+                         ::testing::Combine(::testing::Values(Kernel::kNaive, Kernel::kGrouped,
+                                                              Kernel::kOneResponse),
+                                            ::testing::Values(1, 7, 64, 100, 672, 768, 1024),
+                                            ::testing::Values(1, 3, 4, 100, 128, 129)));
 
 }  // namespace
 }  // namespace privsearch::rerank

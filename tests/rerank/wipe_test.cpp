@@ -4,6 +4,7 @@
 // decoded slot vector or a decoding scratch buffer freed without wiping holds the scores' exact
 // bits; with the wiping, no freed block holds any of them. Its own binary: the replacement
 // operator delete is global.
+#include <gtest/gtest.h>
 #include <malloc.h>
 #include <sys/mman.h>
 
@@ -12,8 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-
-#include <gtest/gtest.h>
 
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"

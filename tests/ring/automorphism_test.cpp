@@ -40,8 +40,8 @@ TEST(Automorphism, NttPermutationCommutesWithTheTransform) {
   Prng prng = Prng::from_seed(Seed{}, 41);
   std::vector<std::uint64_t> a(n);
   for (auto& x : a) x = prng.uniform_below(q.value());
-  for (std::uint64_t g : {galois_elt_for_step(1, n), galois_elt_for_step(37, n),
-                          galois_elt_conjugate(n)}) {
+  for (std::uint64_t g :
+       {galois_elt_for_step(1, n), galois_elt_for_step(37, n), galois_elt_conjugate(n)}) {
     std::vector<std::uint64_t> coeff(n), via_coeff(n), via_ntt(n), fa = a;
     apply_galois_coeff(a.data(), g, q, coeff.data(), n);
     via_coeff = coeff;

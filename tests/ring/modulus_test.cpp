@@ -16,8 +16,8 @@ TEST(Modulus, RejectsOutOfRangeModuli) {
 
 TEST(Modulus, BarrettAndShoupMatchPlainArithmetic) {
   Prng prng = Prng::from_seed(Seed{}, 11);
-  for (std::uint64_t q : {3ULL, 97ULL, 1099511480321ULL, 1152921504606748673ULL,
-                          (1ULL << 61) - 1, 1ULL << 40}) {
+  for (std::uint64_t q :
+       {3ULL, 97ULL, 1099511480321ULL, 1152921504606748673ULL, (1ULL << 61) - 1, 1ULL << 40}) {
     const auto m = *Modulus::create(q);
     for (int i = 0; i < 2000; ++i) {
       const u64 a = prng.next_u64() % q, b = prng.next_u64() % q;

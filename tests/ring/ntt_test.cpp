@@ -24,7 +24,7 @@ NttTables tables_for(std::size_t n, int bits) {
 TEST(NttTables, RejectsBadDegreesAndModuli) {
   const auto q = *Modulus::create(97);
   EXPECT_FALSE(NttTables::create(6, q).ok());
-  EXPECT_FALSE(NttTables::create(64, q).ok());  // 97 != 1 mod 128
+  EXPECT_FALSE(NttTables::create(64, q).ok());                    // 97 != 1 mod 128
   EXPECT_FALSE(NttTables::create(8, *Modulus::create(99)).ok());  // not prime
 }
 
@@ -40,8 +40,7 @@ TEST(NttTables, ForwardMatchesDirectEvaluation) {
         if (!t.supports(path)) continue;
         auto b = a;
         t.forward(b.data(), path);
-        EXPECT_EQ(b, expected) << "n = " << n << " bits = " << bits << " "
-                               << ntt_path_name(path);
+        EXPECT_EQ(b, expected) << "n = " << n << " bits = " << bits << " " << ntt_path_name(path);
       }
     }
   }
@@ -90,8 +89,8 @@ TEST(NttTables, ForwardModDownMatchesTheDefinition) {
             row.with_addend(mode % 3 == 0 ? nullptr : addend.data(),
                             mode % 3 == 2 ? &perm : nullptr);
             t.forward_mod_down(row, scratch.data(), path);
-            EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
-                                     << p_bits << " mode " << mode << " " << ntt_path_name(path);
+            EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = " << p_bits
+                                     << " mode " << mode << " " << ntt_path_name(path);
           }
         }
       }
@@ -124,8 +123,8 @@ TEST(NttTables, ForwardModDownConvertsSeveralSpecialPrimes) {
           // Garner: X = y0 + p0 * ((y1 - y0) p0^-1 mod p1), then centred.
           const u64 inv = testing::ref_powmod(ps[0] % ps[1], ps[1] - 2, ps[1]);
           const u64 d = (y[n + i] + ps[1] - y[i] % ps[1]) % ps[1];
-          const unsigned __int128 x = y[i] + static_cast<unsigned __int128>(ps[0]) *
-                                                 testing::ref_mulmod(d, inv, ps[1]);
+          const unsigned __int128 x =
+              y[i] + static_cast<unsigned __int128>(ps[0]) * testing::ref_mulmod(d, inv, ps[1]);
           const __int128 c = x > big_p / 2 ? static_cast<__int128>(x) - static_cast<__int128>(big_p)
                                            : static_cast<__int128>(x);
           const __int128 r = c % static_cast<__int128>(q);
@@ -155,9 +154,8 @@ TEST(NttTables, ForwardModDownConvertsSeveralSpecialPrimes) {
             const auto row =
                 ModDownRow::conversion(cv, ModDownRow::Target{out.data(), w, out.data(), scaled});
             t.forward_mod_down(row, scratch.data(), path);
-            EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = "
-                                     << p_bits << (scaled ? " scaled " : " ")
-                                     << ntt_path_name(path);
+            EXPECT_EQ(out, expected) << "n = " << n << " bits = " << bits << " p bits = " << p_bits
+                                     << (scaled ? " scaled " : " ") << ntt_path_name(path);
           }
         }
       }

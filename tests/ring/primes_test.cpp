@@ -1,7 +1,8 @@
 #include "ring/primes.h"
-#include "ring/modulus.h"
 
 #include <gtest/gtest.h>
+
+#include "ring/modulus.h"
 
 namespace privsearch::ring {
 namespace {
@@ -15,8 +16,8 @@ TEST(Primes, MillerRabinAgreesWithTrialDivision) {
     return true;
   };
   for (std::uint64_t x = 0; x < 5000; ++x) EXPECT_EQ(is_prime(x), slow(x)) << x;
-  EXPECT_TRUE(is_prime(1152921504606846883ULL));   // 2^60 - 93
-  EXPECT_FALSE(is_prime(3215031751ULL));           // strong pseudoprime to bases 2, 3, 5, 7
+  EXPECT_TRUE(is_prime(1152921504606846883ULL));  // 2^60 - 93
+  EXPECT_FALSE(is_prime(3215031751ULL));          // strong pseudoprime to bases 2, 3, 5, 7
   EXPECT_FALSE(is_prime(1152921504606846883ULL * 1 + 2));
 }
 

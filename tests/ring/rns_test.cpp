@@ -108,7 +108,8 @@ namespace {
 TEST(BaseConverter, CenteredConversionIsExact) {
   const auto from_primes = *largest_ntt_primes(40, 64, 3);
   const auto to_primes = *largest_ntt_primes(50, 64, 2);
-  const auto conv = *BaseConverter::create(*RnsBase::create(from_primes), *RnsBase::create(to_primes));
+  const auto conv =
+      *BaseConverter::create(*RnsBase::create(from_primes), *RnsBase::create(to_primes));
   Prng prng = Prng::from_seed(Seed{}, 33);
   const std::size_t n = 64;
   std::vector<std::uint64_t> in(3 * n), out(2 * n);
@@ -117,8 +118,9 @@ TEST(BaseConverter, CenteredConversionIsExact) {
   for (auto p : from_primes) m *= p;
   for (std::size_t c = 0; c < n; ++c) {
     // Centred values in (-M/2, M/2], including the extremes.
-    __int128 v = static_cast<__int128>(((static_cast<unsigned __int128>(prng.next_u64()) << 64) |
-                                        prng.next_u64()) % static_cast<unsigned __int128>(m)) -
+    __int128 v = static_cast<__int128>(
+                     ((static_cast<unsigned __int128>(prng.next_u64()) << 64) | prng.next_u64()) %
+                     static_cast<unsigned __int128>(m)) -
                  m / 2;
     if (c == 0) v = m / 2;  // the tie: x or x - M are both acceptable (see rns.h)
     if (c == 1) v = -m / 2 + 1;

@@ -63,8 +63,14 @@ TEST(Sampler, SmallToRnsMapsNegativesToTheTopOfTheRange) {
 
 TEST(Sampler, SignedToRnsReducesValuesLargerThanTheModuli) {
   const std::vector<Modulus> moduli = {*Modulus::create(1099511627689ULL), *Modulus::create(65537)};
-  const std::vector<std::int64_t> v = {0, 1, -1, 65537, -65537, (std::int64_t{1} << 62) + 12345,
-                                       -(std::int64_t{1} << 62) - 999, 1099511627689LL * 3 + 7};
+  const std::vector<std::int64_t> v = {0,
+                                       1,
+                                       -1,
+                                       65537,
+                                       -65537,
+                                       (std::int64_t{1} << 62) + 12345,
+                                       -(std::int64_t{1} << 62) - 999,
+                                       1099511627689LL * 3 + 7};
   RnsPoly out(v.size(), moduli.size(), true);
   signed_to_rns(v, moduli, out);
   EXPECT_FALSE(out.is_ntt());

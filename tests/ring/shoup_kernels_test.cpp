@@ -1,9 +1,8 @@
 #include "ring/shoup_kernels.h"
 
-#include <optional>
-
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <vector>
 
 #include "core/csprng.h"
@@ -154,8 +153,7 @@ TEST_P(ShoupKernels, ElementwiseProductsMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Moduli, ShoupKernels,
                          ::testing::Values(u64{97}, u64{1099511480321ULL}, u64{17179672577ULL},
-                                           u64{1125899906826241ULL},
-                                           u64{1152921504606748673ULL},
+                                           u64{1125899906826241ULL}, u64{1152921504606748673ULL},
                                            (u64{1} << 61) - 1));
 
 }  // namespace

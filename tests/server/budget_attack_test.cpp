@@ -5,13 +5,13 @@
 //   racing on the last units;
 // - access-private queries are metered for anonymous callers too (per address and window), with
 //   three threads racing, where before an anonymous client was never refused.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ckks/param_sets.h"
 #include "client/provider_client.h"
@@ -125,7 +125,7 @@ TEST_F(BudgetAttackTest, LargeRequestsBuyNoMoreScoresThanSmallOnes) {
   const auto info = *cl->server_info();
   const std::uint64_t budget = info.limits().scores_per_key_id();
   const std::uint64_t k_max = info.limits().max_candidates();
-  ASSERT_EQ(k_max, 1024u);          // the default limits
+  ASSERT_EQ(k_max, 1024u);         // the default limits
   ASSERT_EQ(budget, 512u * 100u);  // 512 searches of K = 100
   const std::uint64_t big = drain_key_epoch(k_max, 4);
   std::fprintf(stderr, "one key epoch at K = %llu: %llu exact scores (budget %llu)\n",

@@ -1,7 +1,7 @@
-// The provider tier at the process level (issue 16): Redis, HAProxy and three privsearch-provider
-// replicas on loopback, all started here and stopped by their pids. Through the balancer 8
-// clients make 50 searches each while one replica is SIGKILLed mid-burst and restarted: none
-// fails (the balancer's health checks on the gRPC health service and redispatch, the client's
+// The provider tier at the process level (docs/DEPLOY.md): Redis, HAProxy and three
+// privsearch-provider replicas on loopback, all started here and stopped by their pids. Through the
+// balancer 8 clients make 50 searches each while one replica is SIGKILLed mid-burst and restarted:
+// none fails (the balancer's health checks on the gRPC health service and redispatch, the client's
 // retries, key sets pulled from Redis by the replica a client lands on next). A private fetch
 // registered before two replicas are killed goes on without registering again.
 #include <gtest/gtest.h>
@@ -70,7 +70,7 @@ class ClusterTest : public ::testing::Test {
   std::unique_ptr<tools::SpawnedRedis> redis;
 };
 
-// Anonymous clients behind the balancer (issue 32, the table's last row). With TLS passed
+// Anonymous clients behind the balancer (docs/SECURITY.md, "behind the balancer"). With TLS passed
 // through, every client reached the replicas from the balancer's address, so one client's 10 key
 // uploads made every other anonymous client fail RATE_LIMITED. The balancer now sends PROXY v2
 // and the replica's front, trusting it from the balancer's address only, names the real client

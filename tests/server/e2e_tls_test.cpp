@@ -75,9 +75,8 @@ TEST_F(E2eTlsTest, PinnedCertificateRerankMatchesPlaintext) {
 
 TEST_F(E2eTlsTest, ProviderNegotiatesTls13) {
   std::string protocol;
-  const auto pem = *net::fetch_server_certificate("127.0.0.1",
-                                                  static_cast<std::uint16_t>(server->port()), 5000,
-                                                  &protocol);
+  const auto pem = *net::fetch_server_certificate(
+      "127.0.0.1", static_cast<std::uint16_t>(server->port()), 5000, &protocol);
   EXPECT_EQ(pem, identity->certificate_pem());
   EXPECT_EQ(protocol, "TLSv1.3");
 }
@@ -115,8 +114,7 @@ TEST_F(E2eTlsTest, PlaintextClientCannotTalkToTlsProvider) {
 TEST_F(E2eTlsTest, TypedErrorsAndLimitsOverTheWire) {
   auto c = *client::ProviderClient::connect(pinned());
   const auto key_id = upload_over(*c);
-  EXPECT_EQ(c->rerank(request(std::string(32, '\x02'), ids_))->error().code(),
-            v1::UNKNOWN_KEY_ID);
+  EXPECT_EQ(c->rerank(request(std::string(32, '\x02'), ids_))->error().code(), v1::UNKNOWN_KEY_ID);
   auto wrong = request(key_id, ids_);
   wrong.set_artifact_version("old");
   EXPECT_EQ(c->rerank(wrong)->error().code(), v1::WRONG_ARTIFACT_VERSION);
@@ -175,12 +173,10 @@ TEST_F(E2eTlsTest, ConcurrentClientsWithoutFailures) {
 
 TEST_F(E2eTlsTest, ServerRefusesUnsafeConfigurations) {
   server::ServeOptions so;  // no identity
-  EXPECT_EQ(server::ProviderServer::start(*core, so).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(server::ProviderServer::start(*core, so).status().code(), StatusCode::kInvalidArgument);
   so.insecure_loopback = true;
   so.listen = "0.0.0.0:0";
-  EXPECT_EQ(server::ProviderServer::start(*core, so).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(server::ProviderServer::start(*core, so).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

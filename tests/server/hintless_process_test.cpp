@@ -1,4 +1,4 @@
-// The hintless PIR backend (issue 34) through the real provider process at its defaults: no
+// The hintless PIR backend (pir/hintless) through the real provider process at its defaults: no
 // setup, the top documents of one search and the probed IVF lists each in one PirQuery batch,
 // records equal to the stored ones, every malformed request a typed refusal, the database
 // rebuilt on SIGHUP.
@@ -19,8 +19,8 @@
 #include "index/client_files.h"
 #include "index/ivf.h"
 #include "index/manifest_signature.h"
-#include "testing/test_util.h"
 #include "server/process_test_util.h"
+#include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 
 namespace privsearch {
@@ -129,8 +129,10 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   so.nprobe = 3;
   const auto fetch_lists_before = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
   for (const std::size_t row : {17u, 250u}) {
-    const auto want = plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
-    const auto got = hidden->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
+    const auto want =
+        plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
+    const auto got =
+        hidden->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
     ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, want->candidates) << row;
     EXPECT_EQ(got->probed_lists, want->probed_lists) << row;
@@ -169,7 +171,8 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   auto fresh = *client::SearchClient::open(thin, connect(), private_options);
   so.nprobe = 8;
   const std::uint64_t first_new = cl->server_info()->documents() - 20;
-  const auto r = fresh->search(client::Query::vector(std::span(in.vectors.row(3), c.vectors.cols)), so);
+  const auto r =
+      fresh->search(client::Query::vector(std::span(in.vectors.row(3), c.vectors.cols)), so);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + 3),
             r->candidates.end());

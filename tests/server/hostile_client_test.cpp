@@ -1,5 +1,5 @@
-// The provider under a hostile client (issue 20, item 8), over real TLS on loopback: each test
-// reproduces one abuse of the issue's table against a privsearch-provider process and checks
+// The provider under a hostile client (docs/SECURITY.md, "abuse"), over real TLS on loopback: each
+// test reproduces one abuse class of SECURITY.md against a privsearch-provider process and checks
 // the provider's memory stays bounded and a legitimate client is still served.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -26,9 +26,9 @@
 #include "index/payload_store.h"
 #include "pir/zippir/zippir_client.h"
 #include "protocol/identities.h"
+#include "server/hostile_fixture.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
-#include "server/hostile_fixture.h"
 
 namespace privsearch {
 namespace {
@@ -105,8 +105,8 @@ TEST_F(HostileClientTest, StalledStreamsAreBoundedAndRetired) {
 // evicted after --key-unused-s (2 s here, 30 by default; the provider looks every 10 s), so the
 // memory goes back while the legitimate client's set, in use, stays.
 TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
-  const auto provider = spawn(
-      {"--key-cache-mb", "64", "--key-uploads-per-minute", "0", "--key-unused-s", "2"});
+  const auto provider =
+      spawn({"--key-cache-mb", "64", "--key-uploads-per-minute", "0", "--key-unused-s", "2"});
   ASSERT_NE(provider, nullptr);
   ASSERT_TRUE(legit_search(*provider).ok());
   const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
@@ -139,8 +139,8 @@ TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
   ASSERT_FALSE(unused_up.has_error());
   unused.set_key_id(4, unused_up.key_id());
   const std::vector<std::uint64_t> ids{1, 2, 3, 4};
-  const auto pending = *unused.build_request({tools::random_unit_vector(16, prng), ids,
-                                              manifest.version_id});
+  const auto pending =
+      *unused.build_request({tools::random_unit_vector(16, prng), ids, manifest.version_id});
   // One probe only, once the upkeep has surely run (a probe would mark the set used).
   for (int second = 0; second < 14; ++second) {
     std::this_thread::sleep_for(std::chrono::seconds(1));

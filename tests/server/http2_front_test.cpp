@@ -4,8 +4,8 @@
 // (stale ones of dead providers removed, live ones kept).
 #include "server/http2_front.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,7 +77,8 @@ TEST(Http2FrontConfigTest, StaleRunDirectoriesOfDeadProvidersAreRemoved) {
   const auto unlocked = base / (own + "-unlocked");  // a live pid here, its lock free: stale
   const auto locked = base / "privsearch-front-999999999-locked";  // a dead pid, lock held
   const auto other = base / "something-else";
-  for (const auto& d : {dead, alive, unlocked, locked, other}) std::filesystem::create_directories(d);
+  for (const auto& d : {dead, alive, unlocked, locked, other})
+    std::filesystem::create_directories(d);
   std::ofstream(unlocked / "owner.lock").put('x');
   const int held = ::open((locked / "owner.lock").c_str(), O_RDWR | O_CREAT, 0600);
   ASSERT_GE(held, 0);

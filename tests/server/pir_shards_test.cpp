@@ -1,6 +1,6 @@
 // The PIR database split by rows across three shard processes behind a coordinating provider
-// (issue 17, deliverable 3; server/pir_coordinator.h), all started here on loopback and stopped by
-// their pids: a client fetches through the coordinator exactly the records it fetches from one
+// (server/pir_coordinator.h, pir/zippir/zippir_shard.h), all started here on loopback and stopped
+// by their pids: a client fetches through the coordinator exactly the records it fetches from one
 // provider, and when a shard dies the fetch fails whole with PIR_SHARD_UNAVAILABLE naming it
 // while the coordinator keeps serving. (That S shards' parts assemble to the single server's
 // bytes is checked at the library level, tests/pir/zippir_shard_test.cpp.)

@@ -1,17 +1,17 @@
-// IVF lists fetched by ZipPIR through the real provider process (issue 17, the option named in
-// deliverable 1): with --pir-lists a client opened with private_lists gets the candidates a
-// plain client gets while the provider sees no FetchLists at all (only PIR calls, one query per
-// list not cached, or per probed list with constant_list_fetches); after an update and SIGHUP the lists' PIR database is rebuilt and a fresh
-// private client finds a new document through its list's added segment. A provider without
+// IVF lists fetched by ZipPIR through the real provider process (protocol/ivf_list_pir.h): with
+// --pir-lists a client opened with private_lists gets the candidates a plain client gets while the
+// provider sees no FetchLists at all (only PIR calls, one query per list not cached, or per probed
+// list with constant_list_fetches); after an update and SIGHUP the lists' PIR database is rebuilt
+// and a fresh private client finds a new document through its list's added segment. A provider
+// without
 // --pir-lists refuses the mode by name when the client opens.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "client/provider_client.h"
 #include "client/search_client.h"
@@ -21,8 +21,8 @@
 #include "index/client_files.h"
 #include "index/ivf.h"
 #include "index/manifest_signature.h"
-#include "testing/test_util.h"
 #include "server/process_test_util.h"
+#include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 
 namespace privsearch {
@@ -37,7 +37,8 @@ using testing::ivf_index;
 
 std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
                                               std::vector<std::string> args) {
-  return testing::spawn_logged(c, index, {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"}, args);
+  return testing::spawn_logged(
+      c, index, {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"}, args);
 }
 
 TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
@@ -50,7 +51,9 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
 
   const auto provider = spawn(c, o.out, {"--pir-lists", "--pir-lists-ready", "8"});
   ASSERT_NE(provider, nullptr);
-  const auto connect = [&] { return *client::ProviderClient::connect(provider->connect_options()); };
+  const auto connect = [&] {
+    return *client::ProviderClient::connect(provider->connect_options());
+  };
   EXPECT_TRUE(connect()->server_info()->limits().pir_ivf_lists());
   client::OpenOptions plain_options;
   plain_options.candidates = client::CandidateIndex::kIvf;
@@ -69,7 +72,8 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   const std::vector<std::size_t> rows = {17, 250, 17};
   std::vector<client::SearchResult> wanted;
   for (const std::size_t row : rows) {
-    const auto want = plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
+    const auto want =
+        plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
     ASSERT_TRUE(want.ok()) << want.status().to_string();
     wanted.push_back(*want);
   }
@@ -77,7 +81,8 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   EXPECT_GT(fetches_seen, 0u);  // the plain client's fetches are in the request log
   std::size_t pir_fetches = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto got = hidden->search(client::Query::vector(std::span(c.vectors.row(rows[i]), c.vectors.cols)), so);
+    const auto got = hidden->search(
+        client::Query::vector(std::span(c.vectors.row(rows[i]), c.vectors.cols)), so);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, wanted[i].candidates) << rows[i];
     EXPECT_EQ(got->probed_lists, wanted[i].probed_lists) << rows[i];
@@ -106,7 +111,8 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   constant_options.constant_list_fetches = true;
   auto constant = *client::SearchClient::open(thin, connect(), constant_options);
   for (int round = 0; round < 2; ++round) {
-    const auto got = constant->search(client::Query::vector(std::span(c.vectors.row(17), c.vectors.cols)), so);
+    const auto got =
+        constant->search(client::Query::vector(std::span(c.vectors.row(17), c.vectors.cols)), so);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     EXPECT_EQ(got->candidates, wanted[0].candidates);
     EXPECT_EQ(got->timing[Stage::kListPir].items, so.nprobe) << round;
@@ -120,9 +126,11 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   in.vectors = {20, c.vectors.cols, {}};
   Prng noise = testing::test_prng(99);
   for (std::size_t i = 0; i < 20; ++i) {
-    for (std::size_t j = 0; j < c.vectors.cols; ++j) {  // the collection's structure (tiny_collection.h)
-      in.vectors.data.push_back(static_cast<float>(
-          std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) + 0.05 * testing::uniform_pm1(noise)));
+    for (std::size_t j = 0; j < c.vectors.cols;
+         ++j) {  // the collection's structure (tiny_collection.h)
+      in.vectors.data.push_back(
+          static_cast<float>(std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) +
+                             0.05 * testing::uniform_pm1(noise)));
     }
     in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i), "added"});
   }
@@ -141,9 +149,11 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   so.nprobe = 8;
   const std::uint64_t first_new = cl->server_info()->documents() - 20;
   for (const std::size_t i : {3u, 11u}) {
-    const auto r = (*fresh)->search(client::Query::vector(std::span(in.vectors.row(i), c.vectors.cols)), so);
+    const auto r =
+        (*fresh)->search(client::Query::vector(std::span(in.vectors.row(i), c.vectors.cols)), so);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
-    EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + i), r->candidates.end())
+    EXPECT_NE(std::find(r->candidates.begin(), r->candidates.end(), first_new + i),
+              r->candidates.end())
         << i;
   }
   EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\""), plain_fetches);
@@ -169,8 +179,8 @@ TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
   oo.disk_cache = false;
   oo.private_lists = true;
   oo.allow_insecure_pir = true;
-  const auto refused =
-      client::SearchClient::open(o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
+  const auto refused = client::SearchClient::open(
+      o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find("--pir-lists"), std::string::npos)
@@ -182,11 +192,12 @@ TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
   EXPECT_NE(info.error().message().find("--pir-lists"), std::string::npos);
   // A flat client asking for private lists is refused too.
   oo.candidates = client::CandidateIndex::kFlat;
-  const auto flat =
-      client::SearchClient::open(o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
+  const auto flat = client::SearchClient::open(
+      o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
   ASSERT_FALSE(flat.ok());
   EXPECT_EQ(flat.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(flat.status().message().find("IVF index"), std::string::npos) << flat.status().to_string();
+  EXPECT_NE(flat.status().message().find("IVF index"), std::string::npos)
+      << flat.status().to_string();
   const int status = provider->stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

@@ -2,12 +2,12 @@
 // the tiny collection's IVF index, and a provider started on it with its request log kept.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "harness/spawned_provider.h"
 #include "index/atomic_file.h"

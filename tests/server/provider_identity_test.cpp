@@ -1,16 +1,15 @@
-// Identities and durable state at the process level (issue 20): a provider started with bearer
-// tokens refuses anonymous and unknown callers; an identity's budget holds across new key epochs
-// and across a SIGKILL and restart (the journal is written before a request is answered); the
-// restarted process has a new instance id, and a payload fetcher registered before the crash
-// registers again by itself.
+// Identities and durable state at the process level (docs/SECURITY.md, "identities"): a provider
+// started with bearer tokens refuses anonymous and unknown callers; an identity's budget holds
+// across new key epochs and across a SIGKILL and restart (the journal is written before a request
+// is answered); the restarted process has a new instance id, and a payload fetcher registered
+// before the crash registers again by itself.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <fstream>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ckks/param_sets.h"
 #include "client/payload_fetcher.h"
@@ -40,12 +39,12 @@ class ProviderIdentityTest : public ::testing::Test {
     std::ofstream(c.dir / "tokens") << "# test\n" << protocol::token_line("alice", token) << "\n";
   }
   std::unique_ptr<tools::SpawnedProvider> spawn(const std::string& listen,
-                                                 const std::string& work = "work",
-                                                 std::vector<std::string> extra = {}) {
-    tools::ProviderLaunch launch(o.out, c.dir / work,
-                                 {"--threads", "2", "--auth-tokens", (c.dir / "tokens").string(),
-                                  "--scores-per-identity", "12", "--key-uploads-per-minute",
-                                  "0", "--pir-test-params"});
+                                                const std::string& work = "work",
+                                                std::vector<std::string> extra = {}) {
+    tools::ProviderLaunch launch(
+        o.out, c.dir / work,
+        {"--threads", "2", "--auth-tokens", (c.dir / "tokens").string(), "--scores-per-identity",
+         "12", "--key-uploads-per-minute", "0", "--pir-test-params"});
     launch.extra_args.insert(launch.extra_args.end(), extra.begin(), extra.end());
     launch.binary = PRIVSEARCH_PROVIDER_BIN;
     launch.listen = listen;
@@ -149,7 +148,7 @@ TEST_F(ProviderIdentityTest, ASecondProviderOnTheSameJournalRefusesToStart) {
   EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
 }
 
-// Two replicas on one Redis (issue 16's shared state): alice's budget of 3 is one budget across
+// Two replicas on one Redis (protocol/redis_ledger.h): alice's budget of 3 is one budget across
 // both, survives a Redis restart, and a replica whose Redis is down refuses rather than serve
 // unmetered (STATE_UNAVAILABLE).
 TEST_F(ProviderIdentityTest, ReplicasShareOneBudgetInRedisAndFailClosedWithoutIt) {

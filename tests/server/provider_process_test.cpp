@@ -2,6 +2,7 @@
 // self-signed certificate on 127.0.0.1 (port 0), pin its fingerprint, upload keys, rerank under
 // the real rerank-n8192 parameters, compare with the plaintext scores of the exact store, then
 // stop it with SIGTERM and expect a clean exit.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -10,8 +11,6 @@
 #include <fstream>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ckks/param_sets.h"
 #include "client/payload_fetcher.h"
@@ -150,7 +149,6 @@ TEST(ProviderProcess, SighupReloadsARebuiltIndexAndRecomputesPirHints) {
 namespace privsearch {
 namespace {
 
-
 // The IVF lists through the provider process: a thin client directory (client-files: manifest,
 // projection, ivf.bin) routes, fetches the probed lists over TLS and, probing every list, finds the
 // flat client's candidates.
@@ -167,11 +165,17 @@ TEST(ProviderProcess, ServesIvfListsToAThinClient) {
   EXPECT_FALSE(std::filesystem::exists(thin / index::kIvfListsFile));
   const auto provider = spawn(o.out, c.dir, {"--no-pir"});
   ASSERT_NE(provider, nullptr);
-  EXPECT_EQ(client::ProviderClient::connect(provider->connect_options()).value()->server_info()->ivf_lists(), 8u);
+  EXPECT_EQ(client::ProviderClient::connect(provider->connect_options())
+                .value()
+                ->server_info()
+                ->ivf_lists(),
+            8u);
   client::OpenOptions oo;
   oo.list_cache = c.dir / "cache";
-  auto lists = *client::SearchClient::open(thin, *client::ProviderClient::connect(provider->connect_options()), oo);
-  auto flat = *client::SearchClient::open(o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
+  auto lists = *client::SearchClient::open(
+      thin, *client::ProviderClient::connect(provider->connect_options()), oo);
+  auto flat = *client::SearchClient::open(
+      o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
   ASSERT_TRUE(lists->uses_ivf());
   ASSERT_FALSE(flat->uses_ivf());
   client::SearchOptions so;
@@ -203,15 +207,16 @@ TEST(ProviderProcess, ServesAccessPrivateScoring) {
   const auto manifest = *index::build_index(o, nullptr);
   const auto provider = spawn(o.out, c.dir, {"--no-pir"});
   ASSERT_NE(provider, nullptr);
-  auto sc = *client::SearchClient::open(o.out,
-                                        *client::ProviderClient::connect(provider->connect_options()));
+  auto sc = *client::SearchClient::open(
+      o.out, *client::ProviderClient::connect(provider->connect_options()));
   ASSERT_TRUE(sc->has_private_scoring());
   auto po = client::access_private_search();
   po.clusters = 2;
   const std::span<const float> q17(c.vectors.row(17), c.vectors.cols);
   const auto a = sc->search(client::Query::vector(q17), po);
   ASSERT_TRUE(a.ok()) << a.status().to_string();
-  const auto b = sc->search(client::Query::vector(std::span(c.vectors.row(300), c.vectors.cols)), po);
+  const auto b =
+      sc->search(client::Query::vector(std::span(c.vectors.row(300), c.vectors.cols)), po);
   ASSERT_TRUE(b.ok()) << b.status().to_string();
   EXPECT_EQ(a->timing[Stage::kRpc].bytes_sent, b->timing[Stage::kRpc].bytes_sent);
   EXPECT_EQ(a->timing[Stage::kRpc].bytes_received, b->timing[Stage::kRpc].bytes_received);

@@ -1,5 +1,5 @@
-// The transport attacks of issue 32's table against a privsearch-provider process at its
-// defaults (which put it behind the HTTP/2 front, server/http2_front.h), over real TLS on
+// The transport attacks of docs/SECURITY.md ("the transport") against a privsearch-provider process
+// at its defaults (which put it behind the HTTP/2 front, server/http2_front.h), over real TLS on
 // loopback: one hostile client per test, the legitimate client's failures asserted during the
 // attack, and the memory of the provider and of its front after it.
 #include <gtest/gtest.h>
@@ -137,8 +137,8 @@ TEST_F(TransportAttackTest, UnreadAnswersPastTheFrontsBuffersHoldOnlyTheirClient
                "unread %zu-byte answers: %llu streams opened; provider threads %zu -> %zu; legit "
                "%d/%d failed, median %.1f ms (idle %.1f ms)\n",
                answer_bytes, static_cast<unsigned long long>((*attack)->streams_opened()),
-               threads_before, threads_during, during.failed, during.attempted,
-               median(during.ms), median(idle.ms));
+               threads_before, threads_during, during.failed, during.attempted, median(during.ms),
+               median(idle.ms));
   EXPECT_GE((*attack)->streams_opened(), 128u);
   EXPECT_EQ(during.failed, 0) << during.last_error;
   // The attacker's share (1 worker at --threads 2) and gRPC's own pollers, not 128 writers.

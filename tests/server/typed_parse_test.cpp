@@ -50,8 +50,8 @@ TEST(TypedParseTest, UnparsableRequestsAreInvalidArgumentNotInternal) {
     bool done = false;
     std::mutex mu;
     std::condition_variable cv;
-    stub.UnaryCall(&context, std::string("/privsearch.v1.Provider/") + method,
-                   grpc::StubOptions(), &request, &response, [&](grpc::Status s) {
+    stub.UnaryCall(&context, std::string("/privsearch.v1.Provider/") + method, grpc::StubOptions(),
+                   &request, &response, [&](grpc::Status s) {
                      std::lock_guard lock(mu);
                      status = std::move(s);
                      done = true;
@@ -60,9 +60,9 @@ TEST(TypedParseTest, UnparsableRequestsAreInvalidArgumentNotInternal) {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(15), [&] { return done; })) << method;
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
-    EXPECT_NE(status.error_message().find(std::string("MALFORMED_REQUEST: the request to ") +
-                                          method),
-              std::string::npos)
+    EXPECT_NE(
+        status.error_message().find(std::string("MALFORMED_REQUEST: the request to ") + method),
+        std::string::npos)
         << method << ": " << status.error_message();
   }
   // Still serving, and well-formed requests are answered.

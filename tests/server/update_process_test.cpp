@@ -1,18 +1,17 @@
-// An update through the real provider process (issue 17): `privsearch update`'s library call
+// An update through the real provider process (index/append.h): `privsearch update`'s library call
 // appends documents and deletes one in a signed next version; SIGHUP makes the provider serve it
 // (opening only the new segments) while a client still on the old version keeps its answers.
 // The client's directory is brought up to date by copying only the new files; its searches then
 // find the new documents through the new list segments, never the deleted one, which the provider
 // also refuses to score and whose PIR record is empty. FetchLists refusals for update
 // generations are typed.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <cmath>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
@@ -62,7 +61,8 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   const auto key = *index::Ed25519SigningKey::generate();
   const auto v1 = *index::sign_index(o.out, key);
   const auto thin = c.dir / "thin";
-  const auto first_copy = *index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
+  const auto first_copy =
+      *index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
 
   tools::ProviderLaunch launch;
   launch.binary = PRIVSEARCH_PROVIDER_BIN;
@@ -74,7 +74,9 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   auto started = tools::SpawnedProvider::start(launch);
   ASSERT_TRUE(started.ok()) << started.status().to_string();
   const auto provider = std::move(started).value();
-  const auto connect = [&] { return *client::ProviderClient::connect(provider->connect_options()); };
+  const auto connect = [&] {
+    return *client::ProviderClient::connect(provider->connect_options());
+  };
   client::OpenOptions oo;
   oo.candidates = client::CandidateIndex::kIvf;
   oo.disk_cache = false;
@@ -87,8 +89,8 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   index::AppendInput in;
   in.vectors = new_vectors(400, 20);
   for (std::size_t i = 400; i < 420; ++i) {
-    in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i),
-                            "added text " + std::to_string(i)});
+    in.documents.push_back(
+        {"n" + std::to_string(i), "New " + std::to_string(i), "added text " + std::to_string(i)});
   }
   in.deleted = {17};
   const auto update = index::append_to_index(o.out, in, &key);
@@ -111,7 +113,8 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   EXPECT_TRUE(has_doc(*old_answer, 17));
 
   // The client's update copies only the new files: far less than its first download.
-  const auto update_copy = *index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
+  const auto update_copy =
+      *index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact});
   EXPECT_LT(update_copy * 4, first_copy);
   EXPECT_TRUE(fs::exists(thin / "ivf_delta.1.bin"));
   EXPECT_FALSE(fs::exists(thin / "ivf_lists.1.bin"));
@@ -126,7 +129,8 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
     const auto r = fresh->search(client::Query::vector(std::span(in.vectors.row(d - 400), 32)), so);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     EXPECT_TRUE(has_doc(*r, d)) << d;
-    const auto r_old = stale->search(client::Query::vector(std::span(in.vectors.row(d - 400), 32)), so);
+    const auto r_old =
+        stale->search(client::Query::vector(std::span(in.vectors.row(d - 400), 32)), so);
     ASSERT_TRUE(r_old.ok());
     for (const auto id : r_old->candidates) EXPECT_LT(id, 400u);  // the old version has none
   }
@@ -137,7 +141,8 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   chosen.candidate_ids = deleted_id;
   const auto scored = fresh->search(client::Query::projected(z), chosen);
   EXPECT_FALSE(scored.ok());
-  EXPECT_NE(scored.status().message().find("deleted"), std::string::npos) << scored.status().to_string();
+  EXPECT_NE(scored.status().message().find("deleted"), std::string::npos)
+      << scored.status().to_string();
 
   // Update generations in FetchLists: one the index does not have, a list that gained nothing.
   v1::FetchListsRequest fl;
@@ -146,7 +151,8 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   fl.add_lists(0);
   EXPECT_EQ(cl->fetch_lists(fl)->error().code(), v1::MALFORMED_REQUEST);
   auto ivf = *index::load_ivf(o.out / index::kIvfFile);
-  ASSERT_TRUE(index::add_ivf_delta(ivf, *index::read_file_bytes(o.out / "ivf_delta.1.bin"), "d").ok());
+  ASSERT_TRUE(
+      index::add_ivf_delta(ivf, *index::read_file_bytes(o.out / "ivf_delta.1.bin"), "d").ok());
   for (std::uint32_t l = 0; l < ivf.lists; ++l) {
     fl.set_generation(1);
     fl.clear_lists();
@@ -188,13 +194,20 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
     change(bad);
     return cl->fetch_lists(bad)->error().code();
   };
-  EXPECT_EQ(refused([](auto& r) { r.add_lists(1); }), v1::MALFORMED_REQUEST);  // 4 lists, 3 generations
+  EXPECT_EQ(refused([](auto& r) { r.add_lists(1); }),
+            v1::MALFORMED_REQUEST);  // 4 lists, 3 generations
   EXPECT_EQ(refused([](auto& r) { r.set_generations(2, 2); }), v1::MALFORMED_REQUEST);  // unknown
-  EXPECT_EQ(refused([&](auto& r) { r.set_lists(1, grown); r.set_generations(1, 0); }),
+  EXPECT_EQ(refused([&](auto& r) {
+              r.set_lists(1, grown);
+              r.set_generations(1, 0);
+            }),
             v1::MALFORMED_REQUEST);  // (grown, 0) twice
   for (std::uint32_t l = 0; l < ivf.lists; ++l) {
     if (ivf.ref(l, 1).bytes != 0) continue;
-    EXPECT_EQ(refused([&](auto& r) { r.set_lists(2, l); r.set_generations(2, 1); }),
+    EXPECT_EQ(refused([&](auto& r) {
+                r.set_lists(2, l);
+                r.set_generations(2, 1);
+              }),
               v1::MALFORMED_REQUEST);  // list l gained nothing in generation 1
     break;
   }

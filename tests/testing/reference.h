@@ -72,8 +72,8 @@ inline std::vector<std::complex<double>> ref_embed(const std::vector<double>& m)
   for (std::size_t j = 0; j < n / 2; ++j) {
     std::complex<double> acc = 0;
     for (std::size_t k = 0; k < n; ++k) {
-      const double angle = std::numbers::pi * static_cast<double>((g * k) % (2 * n)) /
-                           static_cast<double>(n);
+      const double angle =
+          std::numbers::pi * static_cast<double>((g * k) % (2 * n)) / static_cast<double>(n);
       acc += m[k] * std::complex<double>(std::cos(angle), std::sin(angle));
     }
     out[j] = acc;

@@ -1,11 +1,11 @@
 // Shared test helpers: deterministic PRNG seeds, insecure params, precision in bits.
 #pragma once
 
-#include <cmath>
-#include <complex>
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -47,9 +47,9 @@ inline double precision_bits(std::span<const double> a, std::span<const double> 
 // and a counter (the caller removes it).
 inline std::filesystem::path temp_dir(const std::string& label) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() /
-             ("privsearch-" + label + "-" + std::to_string(::getpid()) + "-" +
-              std::to_string(counter++));
+  auto dir =
+      std::filesystem::temp_directory_path() /
+      ("privsearch-" + label + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

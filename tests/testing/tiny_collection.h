@@ -27,14 +27,16 @@ struct Collection {
     vectors.rows = rows;
     vectors.cols = 32;
     for (std::size_t i = 0; i < rows; ++i) {
-      corpus << R"({"_id": "doc)" << i << R"(", "title": "Title )" << i << R"(", "text": "text of document )" << i << "\"}\n";
+      corpus << R"({"_id": "doc)" << i << R"(", "title": "Title )" << i
+             << R"(", "text": "text of document )" << i << "\"}\n";
       for (std::size_t c = 0; c < 32; ++c) {
         // Low-rank structure plus noise so the projection has something to find.
         vectors.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
                                                   0.05 * uniform_pm1(p)));
       }
     }
-    std::ofstream(dir / "queries.jsonl") << R"({"_id": "q1", "text": "x"})" << "\n";
+    std::ofstream(dir / "queries.jsonl") << R"({"_id": "q1", "text": "x"})"
+                                         << "\n";
     std::ofstream(dir / "qrels" / "test.tsv") << "q1\tdoc1\t1\n";
     EXPECT_TRUE(index::save_npy(dir / "vectors.npy", vectors).ok());
   }

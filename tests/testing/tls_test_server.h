@@ -19,7 +19,9 @@ struct TlsTestServer {
       std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   std::unique_ptr<server::ProviderServer> server;
 
-  void start(protocol::ProviderCore& core) { server = *server::ProviderServer::start(core, options()); }
+  void start(protocol::ProviderCore& core) {
+    server = *server::ProviderServer::start(core, options());
+  }
   // A shared core (replaceable with server->replace_core), keeping `keep_versions` versions.
   void start(std::shared_ptr<protocol::ProviderCore> core, unsigned keep_versions) {
     auto so = options();

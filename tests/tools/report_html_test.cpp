@@ -1,12 +1,12 @@
 // The HTML report renders every section it is given, escapes text, and writes atomically.
 #include "experiments/report_html.h"
 
-#include "tools/report_fixture.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
+
+#include "tools/report_fixture.h"
 
 namespace privsearch::tools {
 namespace {

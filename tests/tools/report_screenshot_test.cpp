@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tools/report_fixture.h"
 #include "experiments/report_html.h"
+#include "tools/report_fixture.h"
 
 namespace privsearch::tools {
 namespace {
@@ -32,7 +32,8 @@ struct Image {
 };
 
 std::uint32_t be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         p[3];
 }
 
 int paeth(int a, int b, int c) {
@@ -80,12 +81,24 @@ Image decode_png(const std::vector<std::uint8_t>& file) {
       const int c = (up && i >= img.channels) ? up[i - img.channels] : 0;
       int pred = 0;
       switch (filter) {
-        case 0: pred = 0; break;
-        case 1: pred = a; break;
-        case 2: pred = b; break;
-        case 3: pred = (a + b) / 2; break;
-        case 4: pred = paeth(a, b, c); break;
-        default: ADD_FAILURE() << "PNG filter " << int{filter}; return img;
+        case 0:
+          pred = 0;
+          break;
+        case 1:
+          pred = a;
+          break;
+        case 2:
+          pred = b;
+          break;
+        case 3:
+          pred = (a + b) / 2;
+          break;
+        case 4:
+          pred = paeth(a, b, c);
+          break;
+        default:
+          ADD_FAILURE() << "PNG filter " << int{filter};
+          return img;
       }
       out[i] = static_cast<std::uint8_t>(in[i] + pred);
     }
@@ -103,17 +116,18 @@ std::string find_browser() {
 TEST(ReportScreenshot, AuditReportIsReadableInChromium) {
   const std::string browser = find_browser();
   ASSERT_FALSE(browser.empty()) << "chromium is not installed: run scripts/setup.sh";
-  const fs::path dir = fs::temp_directory_path() / ("privsearch-shot-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("privsearch-shot-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path html = dir / "audit.html", png = dir / "audit.png", log = dir / "chromium.log";
   ASSERT_TRUE(write_report_html(html, testing_support::audit_report()).ok());
   constexpr std::size_t kWidth = 1000, kHeight = 1400;
   const std::string cmd = "timeout 120 " + browser +
                           " --headless=new --no-sandbox --disable-gpu --hide-scrollbars"
-                          " --user-data-dir=" + (dir / "profile").string() +
-                          " --window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight) +
-                          " --screenshot=" + png.string() + " file://" + html.string() + " > " +
-                          log.string() + " 2>&1";
+                          " --user-data-dir=" +
+                          (dir / "profile").string() + " --window-size=" + std::to_string(kWidth) +
+                          "," + std::to_string(kHeight) + " --screenshot=" + png.string() +
+                          " file://" + html.string() + " > " + log.string() + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "chromium failed; see " << log;
   std::ifstream in(png, std::ios::binary);
   const std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)), {});

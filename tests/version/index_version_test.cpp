@@ -28,8 +28,8 @@ index::AppendInput more_documents() {
   in.vectors = index::Matrix{30, 32, {}};
   for (std::size_t i = 400; i < 430; ++i) {
     for (std::size_t c = 0; c < 32; ++c) {
-      in.vectors.data.push_back(static_cast<float>(
-          std::sin(0.1 * double(i) * double(c % 5 + 1)) + 0.05 * testing::uniform_pm1(p)));
+      in.vectors.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
+                                                   0.05 * testing::uniform_pm1(p)));
     }
     in.documents.push_back({"new" + std::to_string(i), "New " + std::to_string(i), "added"});
   }
@@ -76,7 +76,8 @@ TEST_F(IndexVersionTest, ViewsMergeEveryGenerationAsTheArtifactsSay) {
   ASSERT_TRUE(flat.ok()) << flat.status().to_string();
   ASSERT_EQ(flat->generations.size(), 2u);
   const auto base = *index::load_pq(*v->path_of(index::kPqArtifact));
-  const auto added = *index::load_pq(*v->path_of(index::generation_artifact(index::kPqArtifact, 1)));
+  const auto added =
+      *index::load_pq(*v->path_of(index::generation_artifact(index::kPqArtifact, 1)));
   EXPECT_EQ(flat->generations[0].codes, base.codes);
   EXPECT_EQ(flat->generations[1].codes, added.codes);
   EXPECT_EQ(flat->generations[1].count, 30u);

@@ -36,10 +36,9 @@ int run(const Args& a) {
     po.seed = a.audit.seed;
     auto r = run_private_audit(a.index_dir, a.dataset, po, progress.callback());
     if (!r.ok()) return fail(r.status(), "audit");
-    std::cout << nlohmann::json{{"dataset", a.dataset.string()},
-                                {"access_private", r->to_json()}}
-                     .dump(2)
-              << std::endl;
+    std::cout
+        << nlohmann::json{{"dataset", a.dataset.string()}, {"access_private", r->to_json()}}.dump(2)
+        << std::endl;
     return 0;
   }
   progress("loading " + a.dataset.string());

@@ -10,12 +10,12 @@
 #include "suites/bench_abuse_classes.h"
 #include "suites/bench_ckks.h"
 #include "suites/bench_cluster.h"
-#include "suites/bench_ivf.h"
-#include "suites/bench_private.h"
 #include "suites/bench_compress.h"
 #include "suites/bench_e2e.h"
+#include "suites/bench_ivf.h"
 #include "suites/bench_pir.h"
 #include "suites/bench_pq.h"
+#include "suites/bench_private.h"
 #include "suites/bench_rerank.h"
 #include "suites/bench_scale.h"
 #include "suites/bench_systems.h"
@@ -25,7 +25,7 @@ namespace {
 
 struct Args {
   std::string suite;
-  std::size_t runs = 0;  // 0: each suite's default
+  std::size_t runs = 0;                // 0: each suite's default
   std::optional<std::size_t> queries;  // --queries when given (suites differ in the default)
   CkksBenchOptions ckks;
   RerankBenchOptions rerank;
@@ -50,8 +50,7 @@ void add_runs(CLI::App* cmd, Args& a, const char* defaults) {
       ->check(CLI::Range(3, 100000));
 }
 void add_index(CLI::App* cmd, Args& a) {
-  cmd->add_option("--index", a.systems.index,
-                  "Index directory (default build/demo/index-scifact)");
+  cmd->add_option("--index", a.systems.index, "Index directory (default build/demo/index-scifact)");
 }
 void add_candidates(CLI::App* cmd, Args& a) {
   cmd->add_option("--candidates", a.e2e.k, "K, candidates reranked per search (default 100)")
@@ -358,8 +357,8 @@ Result<nlohmann::json> run_scale(Args& a) {
   if (a.ivf.route_dim != 0) a.scale.route_dim = a.ivf.route_dim;
   a.scale.spill = a.ivf.spill;
   a.scale.warm_cache_mb = a.ivf.warm_cache_mb;
-  a.scale.store_dtype = a.scale_store_dtype == "float32" ? index::StoreDtype::kFloat32
-                                                         : index::StoreDtype::kFloat16;
+  a.scale.store_dtype =
+      a.scale_store_dtype == "float32" ? index::StoreDtype::kFloat32 : index::StoreDtype::kFloat16;
   return run_scale_bench(a.scale);
 }
 

@@ -70,9 +70,8 @@ void add_ivf_options(CLI::App* cmd, index::BuildOptions& o, std::string& ivf) {
   cmd->add_option("--store-dtype", o.store_dtype,
                   "Value type of the provider's exact store: float32 (default) or float16 (half "
                   "the disk and page cache; rerank scores from rows rounded to 11 bits)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, index::StoreDtype>{{"float32", index::StoreDtype::kFloat32},
-                                                   {"float16", index::StoreDtype::kFloat16}}));
+      ->transform(CLI::CheckedTransformer(std::map<std::string, index::StoreDtype>{
+          {"float32", index::StoreDtype::kFloat32}, {"float16", index::StoreDtype::kFloat16}}));
 }
 
 // The access-private scoring database.
@@ -115,9 +114,8 @@ int run_build(index::BuildOptions& o, scoring::ScoringBuildOptions& scoring, boo
   }
   auto result = index::build_index(o, progress.callback());
   if (!result.ok()) return fail(result.status(), "build");
-  fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n",
-             o.out.string(), result->documents, result->dim, result->pq_m,
-             result->version_id.substr(0, 16));
+  fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n", o.out.string(),
+             result->documents, result->dim, result->pq_m, result->version_id.substr(0, 16));
   if (key) {
     auto signed_manifest = index::sign_index(o.out, *key, signing.parent);
     if (!signed_manifest.ok()) return fail(signed_manifest.status(), "build: signing");

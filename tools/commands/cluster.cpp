@@ -82,15 +82,19 @@ Command add_cluster_command(CLI::App& parent) {
   auto a = std::make_shared<ClusterArgs>();
   haproxy->add_option("--replica", a->spec.replicas, "A provider replica, HOST:PORT (repeat)")
       ->required();
-  haproxy->add_option("--listen", a->listen, "Address clients connect to (default 127.0.0.1:50051)");
-  haproxy->add_option("--max-connections", a->spec.max_connections,
-                      "Connections in total (default 4096)")
+  haproxy->add_option("--listen", a->listen,
+                      "Address clients connect to (default 127.0.0.1:50051)");
+  haproxy
+      ->add_option("--max-connections", a->spec.max_connections,
+                   "Connections in total (default 4096)")
       ->check(CLI::Range(1u, 1000000u));
-  haproxy->add_option("--max-connections-per-source", a->spec.max_connections_per_source,
-                      "Connections per client address (default 64)")
+  haproxy
+      ->add_option("--max-connections-per-source", a->spec.max_connections_per_source,
+                   "Connections per client address (default 64)")
       ->check(CLI::Range(1u, 1000000u));
-  haproxy->add_option("--check-interval-ms", a->spec.check_interval_ms,
-                      "Health-check interval (default 1000)")
+  haproxy
+      ->add_option("--check-interval-ms", a->spec.check_interval_ms,
+                   "Health-check interval (default 1000)")
       ->check(CLI::Range(100u, 60000u));
   haproxy->add_flag("!--no-proxy-protocol", a->spec.send_proxy,
                     "Do not send PROXY v2 to the replicas (replicas with --front none, or an "

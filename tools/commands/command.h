@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/manifest.h"
-#include "index/signing_key.h"
 #include "experiments/report_html.h"
 #include "harness/progress.h"
+#include "index/manifest.h"
+#include "index/signing_key.h"
 
 namespace privsearch::tools {
 

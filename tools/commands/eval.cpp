@@ -50,10 +50,9 @@ int run(Args& a) {
     a.private_options.k = a.ladder.k;
     auto r = run_private_eval(*dir, a.dataset, a.private_options, progress.callback());
     if (!r.ok()) return fail(r.status(), "eval");
-    std::cout << nlohmann::json{{"dataset", a.dataset.string()},
-                                {"access_private", r->to_json()}}
-                     .dump(2)
-              << std::endl;
+    std::cout
+        << nlohmann::json{{"dataset", a.dataset.string()}, {"access_private", r->to_json()}}.dump(2)
+        << std::endl;
     return r->encrypted_mismatches == 0 ? 0 : 1;
   }
   progress("loading " + a.dataset.string());

@@ -16,6 +16,7 @@
 #include "client/payload_fetcher.h"
 #include "client/search_client.h"
 #include "commands/command.h"
+#include "commands/search_args.h"
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
 #include "index/beir.h"
@@ -26,29 +27,9 @@
 
 namespace privsearch::tools {
 
-using client::Stage;
-namespace {
+namespace search_command {
 
-struct Args {
-  std::filesystem::path index_dir, ca_file, token_file, trust_key, seen_versions;
-  std::string host = "127.0.0.1", fingerprint;
-  std::uint16_t port = 0;
-  bool insecure_loopback = false, permute = true, json = false;
-  std::size_t candidates = 100, top = 10;
-  std::vector<std::string> queries;
-  std::filesystem::path query_vectors;  // .npy (or .fvecs): one query per row
-  std::filesystem::path evaluate;
-  std::size_t fetch = 0;
-  bool pir_test_params = false;
-  bool access_private = false;
-  std::size_t clusters = scoring::kDefaultClusters;
-  std::string candidate_index = "auto";
-  std::size_t nprobe = 0;
-  std::filesystem::path list_cache;
-  bool no_list_cache = false;
-  bool private_lists = false;
-  bool constant_list_fetches = false;
-};
+using client::Stage;
 
 int failed(const Status& s) { return fail(s, "search"); }
 
@@ -91,41 +72,6 @@ Result<std::unique_ptr<client::SearchClient>> open_client(const Args& a) {
   return client::SearchClient::open(a.index_dir, std::move(transport), oo);
 }
 
-nlohmann::json evaluation_json(const Args& a, std::size_t queries, const EncryptedRunTotals& t) {
-  const auto e2e = eval::describe(t.end_to_end_ms), provider = eval::describe(t.provider_ms),
-             rpc = eval::describe(t.rpc_ms);
-  nlohmann::json j;
-  j["collection"] = a.evaluate.filename().string();
-  j["queries"] = queries;
-  j["candidates"] = a.candidates;
-  j["ndcg@10_encrypted"] = eval::describe(t.ndcg_encrypted).mean;
-  j["ndcg@10_plaintext_rerank"] = eval::describe(t.ndcg_plaintext).mean;
-  j["identical_top10_fraction"] = t.top10_match_fraction();
-  j["end_to_end_ms"] = {{"median", e2e.median}, {"p95", e2e.p95}};
-  j["provider_ms"] = {{"median", provider.median}, {"p95", provider.p95}};
-  j["rpc_ms"] = {{"median", rpc.median}, {"p95", rpc.p95}};
-  j["request_bytes"] = t.request_bytes;
-  j["response_bytes"] = t.response_bytes;
-  j["key_upload_bytes"] = t.key_upload_bytes;
-  return j;
-}
-
-void print_evaluation(const nlohmann::json& j) {
-  fmt::print("{} queries of {}, K = {}:\n", j["queries"].get<std::size_t>(),
-             j["collection"].get<std::string>(), j["candidates"].get<std::size_t>());
-  fmt::print("  nDCG@10 encrypted path   {:.4f}\n", j["ndcg@10_encrypted"].get<double>());
-  fmt::print("  nDCG@10 plaintext rerank {:.4f}  (same candidates, exact scores)\n",
-             j["ndcg@10_plaintext_rerank"].get<double>());
-  fmt::print("  identical top-10 order   {:.1f}% of queries\n",
-             100 * j["identical_top10_fraction"].get<double>());
-  fmt::print(
-      "  per request: end to end {:.1f} ms median ({:.1f} p95), provider {:.1f} ms, "
-      "request {} B, response {} B; keys uploaded once: {} B\n",
-      j["end_to_end_ms"]["median"].get<double>(), j["end_to_end_ms"]["p95"].get<double>(),
-      j["provider_ms"]["median"].get<double>(), j["request_bytes"].get<std::size_t>(),
-      j["response_bytes"].get<std::size_t>(), j["key_upload_bytes"].get<std::size_t>());
-}
-
 // The user's own query vectors, checked against the index's raw dimension (the same
 // projection is then applied as to the documents).
 Result<index::Matrix> load_query_vectors(const Args& a, const client::SearchClient& sc) {
@@ -140,179 +86,6 @@ Result<index::Matrix> load_query_vectors(const Args& a, const client::SearchClie
                               a.query_vectors.string(), m.cols, sc.input_dim()));
   }
   return m;
-}
-
-// Every judged query through the encrypted path; nDCG@10 against the plaintext rerank of the
-// same K candidates (exact store of the index: evaluation only).
-int evaluate(const Args& a, client::SearchClient& sc) {
-  auto col = index::load_collection(a.evaluate);
-  if (!col.ok()) return failed(col.status());
-  const auto& c = col.value();
-  auto man = index::load_manifest(a.index_dir, /*verify=*/false);
-  if (!man.ok()) return failed(man.status());
-  if (man->documents != c.corpus.size()) {
-    return failed(Status(StatusCode::kFailedPrecondition,
-                         "the collection's corpus does not match the index's documents"));
-  }
-  const auto* exact = man->find("exact_store");
-  if (exact == nullptr) {
-    return failed(Status(StatusCode::kNotFound, "the index has no exact store to evaluate with"));
-  }
-  auto store = index::ExactStore::open(a.index_dir / exact->file);
-  if (!store.ok()) return failed(store.status());
-  // With --query-vectors: row i is the i-th query of queries.jsonl (all of them, in file order).
-  index::Matrix vectors;
-  std::map<std::string, std::size_t> row_of;
-  if (!a.query_vectors.empty()) {
-    auto all = index::load_queries(a.evaluate / "queries.jsonl");
-    if (!all.ok()) return failed(all.status());
-    auto loaded = load_query_vectors(a, sc);
-    if (!loaded.ok()) return failed(loaded.status());
-    vectors = std::move(loaded).value();
-    if (vectors.rows != all->size()) {
-      return failed(Status(StatusCode::kInvalidArgument,
-                           fmt::format("{} has {} rows; {} lists {} queries (one row per query, "
-                                       "in file order)",
-                                       a.query_vectors.string(), vectors.rows,
-                                       (a.evaluate / "queries.jsonl").string(), all->size())));
-    }
-    for (std::size_t i = 0; i < all->size(); ++i) row_of[(*all)[i].id] = i;
-  }
-  EncryptedRunTotals totals;
-  for (std::size_t qi = 0; qi < c.queries.size(); ++qi) {
-    std::span<const float> raw;
-    if (!row_of.empty()) raw = std::span(vectors.row(row_of.at(c.queries[qi].id)), vectors.cols);
-    auto r = run_encrypted_query(sc, *store, c, c.queries[qi], a.candidates, raw);
-    if (r.status().code() == StatusCode::kInvalidArgument) {  // no known terms
-      totals.add_no_known_terms();
-      continue;
-    }
-    if (!r.ok()) return failed(r.status());
-    totals.add(*r);
-    if (!a.json && (qi + 1) % 50 == 0) {
-      fmt::print(stderr, "  {} / {} queries\n", qi + 1, c.queries.size());
-    }
-  }
-  const auto j = evaluation_json(a, c.queries.size(), totals);
-  if (a.json) {
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    print_evaluation(j);
-  }
-  return 0;
-}
-
-void print_result(const Args& a, const nlohmann::json& query, const client::SearchResult& r) {
-  const auto& t = r.timing;
-  if (a.json) {
-    nlohmann::json j;
-    j["query"] = query;
-    j["ids"] = nlohmann::json::array();
-    j["scores"] = nlohmann::json::array();
-    for (const auto& h : r.hits) {
-      j["ids"].push_back(h.doc);
-      j["scores"].push_back(h.score);
-    }
-    for (const auto& h : r.hits) {
-      j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
-    }
-    j["timing_ms"] = {{"encode", t[Stage::kEncode].ms},
-                      {"pq_scan", t[Stage::kCandidates].ms},
-                      {"encrypt", t[Stage::kEncrypt].ms},
-                      {"rpc", t[Stage::kRpc].ms},
-                      {"provider", t.provider_ms},
-                      {"decrypt", t[Stage::kDecrypt].ms},
-                      {"total", t.total_ms}};
-    j["request_bytes"] = t[Stage::kRpc].bytes_sent;
-    j["response_bytes"] = t[Stage::kRpc].bytes_received;
-    j["key_upload_bytes"] = t[Stage::kKeyUpload].bytes_sent;
-    if (!r.probed_lists.empty()) {
-      j["ivf"] = {{"lists_probed", t[Stage::kCandidates].items},
-                  {"list_segments", t[Stage::kListCheck].items},
-                  {"lists_fetched", t[Stage::kListFetch].items},
-                  {"list_bytes", t[Stage::kListFetch].bytes_received},
-                  {"list_fetch_ms", t[Stage::kListFetch].ms}};
-      if (a.private_lists) {
-        j["ivf"]["pir_fetches"] = t[Stage::kListPir].items;
-        j["ivf"]["pir_bytes"] = t[Stage::kListPir].bytes();
-      }
-    }
-    if (a.access_private) {
-      j["mode"] = "access-private";
-      j["clusters"] = r.private_clusters.size();
-      j["timing_ms"]["masks"] = t[Stage::kMasks].ms;
-    }
-    fmt::print("{}\n", j.dump());
-    return;
-  }
-  fmt::print("query: {}\n", query.is_string()
-                                ? query.get<std::string>()
-                                : "row " + query.dump() + " of " + a.query_vectors.string());
-  for (std::size_t i = 0; i < r.hits.size(); ++i) {
-    const auto& h = r.hits[i];
-    fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
-               h.title.substr(0, 90));
-  }
-  if (!r.probed_lists.empty()) {
-    fmt::print(
-        "  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
-        "provider ({} B, {:.1f} ms)\n",
-        t[Stage::kCandidates].items, t[Stage::kListCheck].items,
-        t[Stage::kListCheck].items - t[Stage::kListFetch].items, t[Stage::kListFetch].items,
-        t[Stage::kListFetch].bytes_received, t[Stage::kListFetch].ms);
-    if (a.private_lists) {
-      fmt::print("  private list fetch: {} PIR fetches, {} B sent and received\n",
-                 t[Stage::kListPir].items, t[Stage::kListPir].bytes());
-    }
-  }
-  if (a.access_private) {
-    fmt::print(
-        "  access-private: {} clusters scored; request {} B, response {} B (the same for every "
-        "query); provider {:.1f} ms, end to end {:.1f} ms (masks {:.1f} ms)\n",
-        r.private_clusters.size(), t[Stage::kRpc].bytes_sent, t[Stage::kRpc].bytes_received,
-        t.provider_ms, t.total_ms, t[Stage::kMasks].ms);
-    return;
-  }
-  fmt::print("  K = {}: request {} B, response {} B{}; provider {:.1f} ms, end to end {:.1f} ms\n",
-             r.candidates.size(), t[Stage::kRpc].bytes_sent, t[Stage::kRpc].bytes_received,
-             t[Stage::kKeyUpload].bytes_sent
-                 ? fmt::format(", keys uploaded {} B", t[Stage::kKeyUpload].bytes_sent)
-                 : std::string(),
-             t.provider_ms, t.total_ms);
-}
-
-// `batch`: how many documents shared the PirQuery whose timing `ft` is (hintless batches).
-void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
-                   const client::FetchTiming& ft, bool hintless, std::size_t batch) {
-  if (a.json) {
-    nlohmann::json j;
-    j["fetched_doc"] = doc;
-    j["text"] = text;
-    j["fetch_ms"] = {{"wait", ft.wait_ms},       {"query", ft.query_ms},
-                     {"rpc", ft.rpc_ms},         {"provider", ft.provider_ms},
-                     {"extract", ft.extract_ms}, {"total", ft.total_ms}};
-    j["fetch_query_bytes"] = ft.query_bytes;
-    j["fetch_response_bytes"] = ft.response_bytes;
-    j["fetch_backend"] = hintless ? "hintless" : "zippir";
-    j["fetch_batch"] = batch;
-    fmt::print("{}\n", j.dump());
-    return;
-  }
-  if (hintless) {
-    fmt::print(
-        "  fetched privately (hintless PIR, {} documents in one query batch): doc {} — batch "
-        "query {} B, response {} B, provider {:.1f} ms, {:.1f} ms in all\n",
-        batch, doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms);
-  } else {
-    fmt::print(
-        "  fetched privately (ZipPIR): doc {} — query {} B, response {} B, provider "
-        "{:.1f} ms, {:.1f} ms after its hint was ready (waited {:.1f} ms)\n",
-        doc, ft.query_bytes, ft.response_bytes, ft.provider_ms, ft.total_ms - ft.wait_ms,
-        ft.wait_ms);
-  }
-  std::string shown = text.substr(0, 600);
-  if (text.size() > 600) shown += " ...";
-  fmt::print("    {}\n", shown);
 }
 
 // The top --fetch documents of one result by PIR: one batch (hintless) or one by one (ZipPIR).
@@ -390,7 +163,9 @@ int run(const Args& a) {
   return 0;
 }
 
-}  // namespace
+}  // namespace search_command
+
+using search_command::Args;
 
 namespace {
 

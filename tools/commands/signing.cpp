@@ -17,12 +17,11 @@ namespace privsearch::tools {
 
 std::string signed_summary(const std::filesystem::path& dir, const index::Manifest& manifest,
                            const index::Ed25519SigningKey& key) {
-  return fmt::format("signed {} as version {} (sequence {}{}) with key {}\n", dir.string(),
-                     manifest.version_id.substr(0, 16), manifest.sequence,
-                     manifest.parent_version.empty()
-                         ? ""
-                         : ", parent " + manifest.parent_version.substr(0, 16),
-                     key.public_key().key_id());
+  return fmt::format(
+      "signed {} as version {} (sequence {}{}) with key {}\n", dir.string(),
+      manifest.version_id.substr(0, 16), manifest.sequence,
+      manifest.parent_version.empty() ? "" : ", parent " + manifest.parent_version.substr(0, 16),
+      key.public_key().key_id());
 }
 
 namespace {
@@ -34,10 +33,10 @@ struct KeygenArgs {
 int run_keygen(const KeygenArgs& a) {
   const auto pub = std::filesystem::path(a.out.string() + ".pub");
   if (std::filesystem::exists(a.out) || std::filesystem::exists(pub)) {
-    return fail(failed_precondition_error(fmt::format(
-                    "{} or {} exists; a signing key is never overwritten", a.out.string(),
-                    pub.string())),
-                "keygen-signing");
+    return fail(
+        failed_precondition_error(fmt::format("{} or {} exists; a signing key is never overwritten",
+                                              a.out.string(), pub.string())),
+        "keygen-signing");
   }
   auto key = index::Ed25519SigningKey::generate();
   if (!key.ok()) return fail(key.status(), "keygen-signing");
@@ -45,8 +44,8 @@ int run_keygen(const KeygenArgs& a) {
   if (auto s = key->public_key().save(pub); !s.ok()) return fail(s, "keygen-signing");
   fmt::print("signing key {} written to {} (owner-only; keep it off the provider)\n",
              key->public_key().key_id(), a.out.string());
-  fmt::print("public key written to {} (give it to clients: search --trust-key {})\n",
-             pub.string(), pub.filename().string());
+  fmt::print("public key written to {} (give it to clients: search --trust-key {})\n", pub.string(),
+             pub.filename().string());
   return 0;
 }
 
@@ -81,10 +80,12 @@ Command add_sign_command(CLI::App& parent) {
       "parent) in manifest.json and writes manifest.sig. Sign before starting the provider "
       "(the chain is part of the version id)");
   auto a = std::make_shared<SignArgs>();
-  cmd->add_option("--index", a->index_dir, "Index directory")->required()->check(
-      CLI::ExistingDirectory);
-  cmd->add_option("--key", a->key_file, "Secret key from keygen-signing")->required()->check(
-      CLI::ExistingFile);
+  cmd->add_option("--index", a->index_dir, "Index directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--key", a->key_file, "Secret key from keygen-signing")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--parent", a->parent_dir,
                   "The index version this one replaces: sequence = the parent's + 1")
       ->check(CLI::ExistingDirectory);

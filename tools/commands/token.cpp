@@ -53,8 +53,7 @@ Command add_token_command(CLI::App& parent) {
       "new", "Mint a token: written owner-only to --out; prints the provider's tokens-file line");
   cmd->require_subcommand(1);
   auto a = std::make_shared<TokenArgs>();
-  mint->add_option("--identity", a->identity, "Identity name ([A-Za-z0-9._-], 1-64)")
-      ->required();
+  mint->add_option("--identity", a->identity, "Identity name ([A-Za-z0-9._-], 1-64)")->required();
   mint->add_option("--out", a->out, "Where the token goes (must not exist)")->required();
   return {cmd, [a] { return run_token(*a); }};
 }

@@ -1,13 +1,12 @@
 // `privsearch update`: add documents to an index and delete others without a rebuild
 // (index/append.h): new segments, tombstones, a new (signed) manifest.
-#include "index/append.h"
-
 #include <fmt/format.h>
 
 #include <fstream>
 #include <optional>
 
 #include "commands/command.h"
+#include "index/append.h"
 #include "index/beir.h"
 #include "index/lexical_encoder.h"
 #include "index/vectors_io.h"
@@ -31,7 +30,8 @@ Result<std::vector<std::uint64_t>> read_ids(const std::filesystem::path& file) {
       used = 0;
     }
     if (used == 0 || line.find_first_not_of(" \t\r", start + used) != std::string::npos) {
-      return invalid_argument_error(fmt::format("`{}` line {}: not a document row id", file.string(), n));
+      return invalid_argument_error(
+          fmt::format("`{}` line {}: not a document row id", file.string(), n));
     }
   }
   return ids;
@@ -114,15 +114,15 @@ int run_update(const UpdateOptions& o) {
     }
   }
   const Progress progress;
-  auto result = index::append_to_index(o.index, *input, key ? &*key : nullptr,
-                                       progress.callback());
+  auto result = index::append_to_index(o.index, *input, key ? &*key : nullptr, progress.callback());
   if (!result.ok()) return fail(result.status(), "update");
-  fmt::print("index {} updated to generation {}: {} documents added, {} deleted, {} in "
-             "all; version {}{}\n",
-             o.index.string(), result->generation, result->appended, result->deleted,
-             result->manifest.documents, result->manifest.version_id.substr(0, 16),
-             key ? fmt::format(" (signed, sequence {})", result->manifest.sequence)
-                 : std::string(" (unsigned)"));
+  fmt::print(
+      "index {} updated to generation {}: {} documents added, {} deleted, {} in "
+      "all; version {}{}\n",
+      o.index.string(), result->generation, result->appended, result->deleted,
+      result->manifest.documents, result->manifest.version_id.substr(0, 16),
+      key ? fmt::format(" (signed, sequence {})", result->manifest.sequence)
+          : std::string(" (unsigned)"));
   fmt::print("a client copies {} bytes (flat) or {} bytes (IVF) to update\n",
              result->flat_client_bytes, result->ivf_client_bytes);
   return 0;

@@ -24,8 +24,7 @@ namespace {
 // The encrypted scores <unit(e), x_id> of chosen candidates, in their order, through the one
 // search entry (what any client can send; the attack this audit measures).
 Result<std::vector<double>> scores_of(client::SearchClient& sc, std::span<const double> e,
-                                      std::span<const std::uint32_t> ids,
-                                      client::SearchOptions so,
+                                      std::span<const std::uint32_t> ids, client::SearchOptions so,
                                       client::SearchTiming* timing = nullptr) {
   so.candidate_ids.assign(ids.begin(), ids.end());
   so.permute = false;
@@ -211,24 +210,23 @@ Result<ExtractionResult> run_extraction_audit(
                                         static_cast<double>(info.limits().scores_per_key_id()) /
                                         static_cast<double>(d);
   say("extraction with key rotation, anonymous (default limits)");
-  PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_anonymous,
-                              row_with_key_rotation(*sc, targets[0], d));
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_anonymous, row_with_key_rotation(*sc, targets[0], d));
   say("extraction with key rotation under an identity budget of 512");
   {
     const std::string token = protocol::new_token();
     const auto tokens = o.work_dir / "extraction.tokens";
     std::ofstream(tokens) << protocol::token_line("extractor", token) << "\n";
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto guarded,
-        SpawnedProvider::start({index_dir, o.work_dir / "identity",
-                                {"--no-pir", "--auth-tokens", tokens.string(),
-                                 "--scores-per-identity", "512"}}));
+        const auto guarded, SpawnedProvider::start({index_dir,
+                                                    o.work_dir / "identity",
+                                                    {"--no-pir", "--auth-tokens", tokens.string(),
+                                                     "--scores-per-identity", "512"}}));
     auto co = guarded->connect_options();
     co.bearer_token = token;
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(co));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto isc, client::SearchClient::open(index_dir, std::move(transport)));
-    PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_identity,
-                                row_with_key_rotation(*isc, targets[0], d));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto isc,
+                                client::SearchClient::open(index_dir, std::move(transport)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(out.rotation_identity, row_with_key_rotation(*isc, targets[0], d));
   }
   return out;
 }
@@ -259,16 +257,18 @@ nlohmann::json ExtractionResult::to_json() const {
                            {"refusal", refusal}};
   out["extraction_refused"] = extraction_refused;
   auto rotation = [](const RotationCost& c) {
-    nlohmann::json j = {{"answered", c.answered},           {"row_completed", c.row_completed},
-                        {"key_epochs", c.key_epochs},       {"key_upload_bytes", c.key_upload_bytes},
-                        {"request_response_bytes", c.bytes}, {"seconds", c.seconds}};
+    nlohmann::json j = {{"answered", c.answered},
+                        {"row_completed", c.row_completed},
+                        {"key_epochs", c.key_epochs},
+                        {"key_upload_bytes", c.key_upload_bytes},
+                        {"request_response_bytes", c.bytes},
+                        {"seconds", c.seconds}};
     if (!c.refusal.empty()) j["refusal"] = c.refusal;
     return j;
   };
-  out["key_rotation"] = {
-      {"anonymous", rotation(rotation_anonymous)},
-      {"rows_per_minute_bound_anonymous", rows_per_minute_bound_anonymous},
-      {"identity_budget_512", rotation(rotation_identity)}};
+  out["key_rotation"] = {{"anonymous", rotation(rotation_anonymous)},
+                         {"rows_per_minute_bound_anonymous", rows_per_minute_bound_anonymous},
+                         {"identity_budget_512", rotation(rotation_identity)}};
   out["security_conclusion"] = {
       {"query_confidentiality_refuted", false},
       {"document_privacy_against_clients_provided", false},

@@ -53,7 +53,7 @@ struct ExtractionResult {
   double seconds = 0;
   double extraction_cosine = 0;  // mean over the targets
   // The default budget, one key epoch.
-  std::size_t k_max = 0;                  // candidates per request (the provider's maximum)
+  std::size_t k_max = 0;                    // candidates per request (the provider's maximum)
   std::size_t answered_before_refusal = 0;  // requests
   std::size_t scores_before_refusal = 0;    // requests x K: the key epoch's exact scores
   bool row_completed = false;

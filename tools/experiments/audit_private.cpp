@@ -35,7 +35,6 @@ double auc_of(const std::vector<View>& a, const std::vector<View>& b,
   return eval::roc_auc(pos, neg);
 }
 
-
 }  // namespace
 
 nlohmann::json PrivateAuditResult::to_json() const {
@@ -95,8 +94,7 @@ void score_linkability(const std::vector<View>& first, const std::vector<View>& 
 // The provider's best fixed guess of the top-10 against candidate mode's centroid guess.
 void score_top10_overlap(const std::vector<std::vector<std::size_t>>& truth,
                          const std::vector<std::vector<std::size_t>>& candidate_guess,
-                         const std::map<std::size_t, std::size_t>& popular,
-                         PrivateAuditResult& r) {
+                         const std::map<std::size_t, std::size_t>& popular, PrivateAuditResult& r) {
   // The provider's best fixed guess: the ten documents most often in a true top-10.
   std::vector<std::pair<std::size_t, std::size_t>> by_count;
   for (const auto& [doc, count] : popular) by_count.emplace_back(count, doc);
@@ -135,10 +133,10 @@ class PrivateAudit {
                                 scoring::PrivateScorer::create(&a->art_.layout, &a->art_.hint));
     a->scorer_.emplace(std::move(scorer));
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        a->core_, scoring_core(*a->ix_->store, a->ix_->manifest.version_id,
-                               std::make_shared<const scoring::ScoringMatrix>(
-                                   std::move(a->art_.matrix)),
-                               o.m));
+        a->core_,
+        scoring_core(*a->ix_->store, a->ix_->manifest.version_id,
+                     std::make_shared<const scoring::ScoringMatrix>(std::move(a->art_.matrix)),
+                     o.m));
     return a;
   }
 
@@ -163,7 +161,8 @@ class PrivateAudit {
     r.m = o_.m;
     r.k = o_.k;
     r.queries = first_.size();
-    if (r.queries < 2) return failed_precondition_error("the audit needs at least 2 judged queries");
+    if (r.queries < 2)
+      return failed_precondition_error("the audit needs at least 2 judged queries");
     std::vector<std::size_t> order(r.queries);
     std::iota(order.begin(), order.end(), 0);
     for (std::size_t i = order.size(); i > 1; --i) {

@@ -4,10 +4,10 @@
 // Every judged query is sent twice (two independent encryptions, as a user repeating a search)
 // to an in-process ProviderCore holding the scoring matrix: once in a first pass over the
 // queries, once in a second pass in shuffled order (back-to-back requests would share the
-// machine's momentary speed and be linked by time whatever they carry). The provider's view of a request is
-// its request and response bytes, its own processing time and the ciphertext bytes. Linkability
-// (eval/leakage.h's protocol): positives pair the two requests of one query, negatives pair
-// requests of different queries (ten seeded shifts); similarity from the bytes (-|size
+// machine's momentary speed and be linked by time whatever they carry). The provider's view of a
+// request is its request and response bytes, its own processing time and the ciphertext bytes.
+// Linkability (eval/leakage.h's protocol): positives pair the two requests of one query, negatives
+// pair requests of different queries (ten seeded shifts); similarity from the bytes (-|size
 // difference|), the time (-|time difference|) and the ciphertexts (cosine of their first 4,096
 // entries as uniform reals); ROC AUC of each. Sizes must be identical for every request (the
 // audit fails otherwise). Neighbourhood: the best the provider can do without a query-dependent
@@ -25,8 +25,8 @@
 #include <string>
 
 #include "core/status.h"
-#include "scoring/layout.h"
 #include "eval/statistics.h"
+#include "scoring/layout.h"
 
 namespace privsearch::tools {
 

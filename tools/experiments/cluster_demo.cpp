@@ -69,23 +69,22 @@ Result<nlohmann::json> state_bytes(const std::string& url) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto parsed, protocol::parse_redis_url(url));
   protocol::RedisConnection redis(parsed, 2000);
   std::map<std::string, std::pair<std::size_t, std::size_t>> kinds;  // kind -> (keys, bytes)
-  const Status scanned =
-      for_each_key(redis, "privsearch:*", [&](const std::string& key) -> Status {
-        // privsearch:keys:.., privsearch:budget:.., privsearch:pir:{c}:hints:v -> "pir hints"
-        std::string kind = key.substr(11, key.find(':', 11) - 11);
-        if (kind == "pir") {
-          const auto close = key.find("}:");
-          kind = close == std::string::npos
-                     ? "pir " + key.substr(15)
-                     : "pir " + key.substr(close + 2, key.find(':', close + 2) - close - 2);
-        }
-        auto u = redis.command({"MEMORY", "USAGE", key});
-        PRIVSEARCH_RETURN_IF_ERROR(redis.check(u, "MEMORY USAGE"));
-        auto& [count, bytes] = kinds[kind];
-        ++count;
-        if ((*u)->type == REDIS_REPLY_INTEGER) bytes += static_cast<std::size_t>((*u)->integer);
-        return Status();
-      });
+  const Status scanned = for_each_key(redis, "privsearch:*", [&](const std::string& key) -> Status {
+    // privsearch:keys:.., privsearch:budget:.., privsearch:pir:{c}:hints:v -> "pir hints"
+    std::string kind = key.substr(11, key.find(':', 11) - 11);
+    if (kind == "pir") {
+      const auto close = key.find("}:");
+      kind = close == std::string::npos
+                 ? "pir " + key.substr(15)
+                 : "pir " + key.substr(close + 2, key.find(':', close + 2) - close - 2);
+    }
+    auto u = redis.command({"MEMORY", "USAGE", key});
+    PRIVSEARCH_RETURN_IF_ERROR(redis.check(u, "MEMORY USAGE"));
+    auto& [count, bytes] = kinds[kind];
+    ++count;
+    if ((*u)->type == REDIS_REPLY_INTEGER) bytes += static_cast<std::size_t>((*u)->integer);
+    return Status();
+  });
   PRIVSEARCH_RETURN_IF_ERROR(scanned);
   nlohmann::json out;
   for (const auto& [kind, cb] : kinds) out[kind] = {{"keys", cb.first}, {"bytes", cb.second}};
@@ -128,7 +127,8 @@ Burst burst(const std::filesystem::path& index, const client::ConnectOptions& co
           note(sc.status());
         } else {
           const auto t = Clock::now();
-          const auto r = (*sc)->search(client::Query::text(queries[(c * per_client + i) % queries.size()]), {});
+          const auto r = (*sc)->search(
+              client::Query::text(queries[(c * per_client + i) % queries.size()]), {});
           if (r.ok()) {
             std::lock_guard lock(mu);
             out.latency_ms.push_back(ms_since(t));
@@ -190,9 +190,9 @@ struct Tier {
   std::unique_ptr<SpawnedHaproxy> balancer;
 
   Result<std::unique_ptr<SpawnedProvider>> launch(std::size_t i, const std::string& listen) const {
-    ProviderLaunch l(o.index, work / fmt::format("replica-{}", i + 1),
-                     {"--state", redis->url(), "--threads", "1", "--max-concurrent-per-client",
-                      "0"});
+    ProviderLaunch l(
+        o.index, work / fmt::format("replica-{}", i + 1),
+        {"--state", redis->url(), "--threads", "1", "--max-concurrent-per-client", "0"});
     l.listen = listen;
     certificate->apply(l);
     l.trust_proxy_from = {tools::kLoopbackBalancerSource};  // the balancer (PROXY v2)
@@ -304,15 +304,16 @@ Result<nlohmann::json> run_cluster_demo(const ClusterDemoOptions& o) {
   nlohmann::json out;
   out["machine"] = machine_description();
 
-  step(fmt::format(
-      "1. Redis, {} provider replicas and HAProxy on 127.0.0.1 (throwaway certificate)",
-      o.replicas));
+  step(
+      fmt::format("1. Redis, {} provider replicas and HAProxy on 127.0.0.1 (throwaway certificate)",
+                  o.replicas));
   PRIVSEARCH_RETURN_IF_ERROR(tier.start());
   const auto co = tier.connect_options();
 
-  step(fmt::format("2. {} clients x {} text searches through the balancer; replica 2 is "
-                   "SIGKILLed mid-burst and restarted",
-                   o.clients, o.searches_per_client));
+  step(
+      fmt::format("2. {} clients x {} text searches through the balancer; replica 2 is "
+                  "SIGKILLed mid-burst and restarted",
+                  o.clients, o.searches_per_client));
   const std::size_t victim = std::min<std::size_t>(1, o.replicas - 1);
   Status restart_status;
   const auto first = burst(o.index, co, queries, o.clients, o.searches_per_client,

@@ -22,9 +22,9 @@ Result<EncryptedQueryOutcome> run_encrypted_query(client::SearchClient& client,
   client::SearchOptions so;
   so.candidates = k;
   so.top = k;  // every candidate's decrypted score, best first
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto res, raw_query.empty()
-                                                  ? client.search(client::Query::text(query.text), so)
-                                                  : client.search(client::Query::vector(raw_query), so));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto res, raw_query.empty() ? client.search(client::Query::text(query.text), so)
+                                        : client.search(client::Query::vector(raw_query), so));
   EncryptedQueryOutcome out;
   out.timing = res.timing;
 

@@ -40,11 +40,11 @@ Result<std::filesystem::path> ensure_private_eval_index(
     scoring::ScoringBuildOptions scoring, const std::function<void(const std::string&)>& progress) {
   // One cache per collection, scoring options and file format (named by the bits the build will
   // use: the default may change between builds of this tool).
-  const auto dir = std::filesystem::path("build/eval-private") /
-                   fmt::format("{}-d{}-p{}-v{}", dataset_dir.filename().string(), scoring.dim,
-                               scoring.score_bits != 0 ? scoring.score_bits
-                                                       : scoring::kDefaultScoreBits,
-                               scoring::kScoringFormatVersion);
+  const auto dir =
+      std::filesystem::path("build/eval-private") /
+      fmt::format("{}-d{}-p{}-v{}", dataset_dir.filename().string(), scoring.dim,
+                  scoring.score_bits != 0 ? scoring.score_bits : scoring::kDefaultScoreBits,
+                  scoring::kScoringFormatVersion);
   if (std::filesystem::exists(dir / "manifest.json")) {
     if (progress) progress("reusing " + dir.string() + " (delete it to rebuild)");
     return dir;
@@ -95,7 +95,8 @@ Result<bool> encrypted_matches(scoring::PrivateScorer& scorer, const scoring::Sc
                                std::span<const float> z, std::span<const std::uint32_t> clusters,
                                const std::vector<scoring::ScoredDoc>& scored, Prng& prng) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer.encrypt(z, clusters, prng));
-  const auto answers = scoring::answer_private_queries(art.matrix, pending.queries, clusters.size());
+  const auto answers =
+      scoring::answer_private_queries(art.matrix, pending.queries, clusters.size());
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto decoded, scorer.decode(std::move(pending), answers));
   bool same = decoded.size() == scored.size();
   for (std::size_t i = 0; same && i < decoded.size(); ++i) {
@@ -118,14 +119,13 @@ Result<PrivateEvalResult> run_private_eval(
   if (!ix->encoder) return failed_precondition_error("the index has no text encoder");
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(dataset_dir));
   if (collection.corpus.size() != store.rows()) {
-    return failed_precondition_error(fmt::format(
-        "index has {} documents, collection {}", store.rows(), collection.corpus.size()));
+    return failed_precondition_error(fmt::format("index has {} documents, collection {}",
+                                                 store.rows(), collection.corpus.size()));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto art, scoring_of(index_dir, manifest, store, o, say));
   const auto& shape = art.layout.shape;
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer,
-                              scoring::PrivateScorer::create(&art.layout, &art.hint,
-                                                             o.scoring.allow_insecure));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto scorer, scoring::PrivateScorer::create(
+                                               &art.layout, &art.hint, o.scoring.allow_insecure));
   Prng prng = Prng::create();
   PrivateEvalResult r;
   r.m = o.m;

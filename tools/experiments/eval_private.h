@@ -10,8 +10,8 @@
 // Also: how often a judged relevant document lies in the chosen clusters (cluster recall).
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -23,10 +23,10 @@
 namespace privsearch::tools {
 
 struct PrivateEvalOptions {
-  std::size_t k = 100;       // PQ candidates (candidate mode; also the cluster choice)
+  std::size_t k = 100;  // PQ candidates (candidate mode; also the cluster choice)
   std::size_t m = scoring::kDefaultClusters;  // clusters scored per query
-  std::size_t encrypted_queries = SIZE_MAX;  // of them also through the real LWE path
-  scoring::ScoringBuildOptions scoring;  // used when the index has no scoring artifacts
+  std::size_t encrypted_queries = SIZE_MAX;   // of them also through the real LWE path
+  scoring::ScoringBuildOptions scoring;       // used when the index has no scoring artifacts
 };
 
 struct PrivateEvalResult {
@@ -41,14 +41,15 @@ struct PrivateEvalResult {
 };
 
 // The index `eval --access-private` (and `bench private`) read by default: built once under
-// build/eval-private/<collection>-d<dim>-p<score bits>-v<format> with the built-in `encoder` at d' = `dim` and the scoring
-// database, then reused.
+// build/eval-private/<collection>-d<dim>-p<score bits>-v<format> with the built-in `encoder` at d'
+// = `dim` and the scoring database, then reused.
 Result<std::filesystem::path> ensure_private_eval_index(
     const std::filesystem::path& dataset_dir, const std::string& encoder, std::size_t dim,
     scoring::ScoringBuildOptions scoring, const std::function<void(const std::string&)>& progress);
 
-Result<PrivateEvalResult> run_private_eval(
-    const std::filesystem::path& index_dir, const std::filesystem::path& dataset_dir,
-    const PrivateEvalOptions& options, const std::function<void(const std::string&)>& progress);
+Result<PrivateEvalResult> run_private_eval(const std::filesystem::path& index_dir,
+                                           const std::filesystem::path& dataset_dir,
+                                           const PrivateEvalOptions& options,
+                                           const std::function<void(const std::string&)>& progress);
 
 }  // namespace privsearch::tools

@@ -105,11 +105,11 @@ SelfQueries make_self_queries(const SelfRetrievalOptions& o, const Synthetic& ge
 
 namespace {
 
-
 // Stage name -> (validation, test) ranks of each query's source document.
 class SelfStages {
  public:
-  SelfStages(std::size_t validation, SelfRetrievalResult& out) : validation_(validation), out_(out) {}
+  SelfStages(std::size_t validation, SelfRetrievalResult& out)
+      : validation_(validation), out_(out) {}
   void add(const std::string& name, std::size_t qi, std::size_t rank, double recall = -1) {
     auto& s = qi < validation_ ? out_.stages[name].first : out_.stages[name].second;
     s.add(rank);
@@ -256,8 +256,9 @@ nlohmann::json SelfRetrievalResult::to_json() const {
   out["k"] = o.k;
   out["noise"] = o.noise;
   out["queries"] = {{"validation", o.validation}, {"test", o.test}};
-  out["limits"] = "retrieval of a perturbed copy of a synthetic vector (low-rank latent model + "
-                  "noise); one relevant document per query; not semantic relevance";
+  out["limits"] =
+      "retrieval of a perturbed copy of a synthetic vector (low-rank latent model + "
+      "noise); one relevant document per query; not semantic relevance";
   for (const auto& [name, s] : stages) {
     out["stages"][name] = {{"validation", s.first.to_json()}, {"test", s.second.to_json()}};
   }

@@ -18,9 +18,9 @@ Result<std::unique_ptr<OfflineIndex>> OfflineIndex::open(const std::filesystem::
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*x->pq));
   x->scanner.emplace(std::move(scanner));
   if (x->manifest.find("encoder") != nullptr) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(x->encoder,
-                                index::load_text_encoder(dir / "encoder.bin",
-                                                         index::default_word_vectors_path()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        x->encoder,
+        index::load_text_encoder(dir / "encoder.bin", index::default_word_vectors_path()));
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto store, index::ExactStore::open(dir / "exact.store"));
   x->store.emplace(std::move(store));
@@ -47,7 +47,8 @@ std::vector<std::uint32_t> exact_rerank(const index::ExactStore& store, std::spa
 }
 
 bool in_top10(const std::vector<std::uint32_t>& ranked, std::size_t source) {
-  const auto end = ranked.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, ranked.size()));
+  const auto end =
+      ranked.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(10, ranked.size()));
   return std::find(ranked.begin(), end, source) != end;
 }
 
@@ -58,7 +59,8 @@ Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(
   PRIVSEARCH_ASSIGN_OR_RETURN(auto params, ckks::Params::create(lit));
   protocol::ProviderConfig config(std::move(params));
   config.artifact_version = version;
-  config.limits.max_private_queries = static_cast<std::uint32_t>(std::max<std::size_t>(1, max_queries));
+  config.limits.max_private_queries =
+      static_cast<std::uint32_t>(std::max<std::size_t>(1, max_queries));
   config.limits.max_message_bytes = std::uint64_t{1} << 30;
   config.scoring_matrix = std::move(matrix);
   return protocol::ProviderCore::create(std::move(config), &store);

@@ -1,5 +1,6 @@
-// Hostile clients for the transport attacks of the abuse tests and `bench abuse` (docs/SECURITY.md's
-// table), each speaking HTTP/2 by hand (harness/h2_wire.h) from loopback source addresses:
+// Hostile clients for the transport attacks of the abuse tests and `bench abuse`
+// (docs/SECURITY.md's table), each speaking HTTP/2 by hand (harness/h2_wire.h) from loopback source
+// addresses:
 //
 //  - UnreadResponses: connections that set SETTINGS_INITIAL_WINDOW_SIZE = 0 and open many
 //    streams whose answers they never read (no WINDOW_UPDATE), reconnecting when dropped. Against

@@ -1,11 +1,11 @@
 #include "harness/measure.h"
 
-#include <cmath>
-#include <cstdlib>
-#include <ctime>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <sstream>

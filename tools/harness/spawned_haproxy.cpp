@@ -1,7 +1,5 @@
 #include "harness/spawned_haproxy.h"
 
-#include "server/child_process.h"
-
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -11,6 +9,8 @@
 
 #include <chrono>
 #include <fstream>
+
+#include "server/child_process.h"
 
 namespace privsearch::tools {
 namespace {
@@ -144,17 +144,17 @@ std::string haproxy_config(const BalancerSpec& s) {
     // run every 100 ms until they settle, so a dead replica is out within ~200 ms rather than
     // two intervals; errors alone never mark one down (an attacker's reset connections are
     // errors too).
-    cfg += fmt::format("  server replica{} {} check inter {}ms fastinter 100ms fall 2 rise 1 "
-                       "observe layer4 error-limit 1 on-error fastinter verify none{}{}\n",
-                       i + 1, s.replicas[i], s.check_interval_ms,
-                       s.send_proxy ? " send-proxy-v2" : "",
-                       s.source.empty() ? std::string() : " source " + s.source);
+    cfg += fmt::format(
+        "  server replica{} {} check inter {}ms fastinter 100ms fall 2 rise 1 "
+        "observe layer4 error-limit 1 on-error fastinter verify none{}{}\n",
+        i + 1, s.replicas[i], s.check_interval_ms, s.send_proxy ? " send-proxy-v2" : "",
+        s.source.empty() ? std::string() : " source " + s.source);
   }
   return cfg;
 }
 
 Result<std::unique_ptr<SpawnedHaproxy>> SpawnedHaproxy::start(const std::filesystem::path& dir,
-                                                             BalancerSpec spec) {
+                                                              BalancerSpec spec) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (spec.port == 0) spec.port = free_loopback_port();

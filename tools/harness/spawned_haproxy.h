@@ -2,9 +2,9 @@
 // passes through (mode tcp), so clients pin the one certificate the replicas share, and the
 // balancer adds a cap on connections in total and per source address (a stick table of each
 // source's current connections), health checks and least-connection balancing, and tells each
-// replica's front who the client is (PROXY protocol v2). The configuration is generated (haproxy_config) and the process started in the
-// foreground and stopped by its pid.
-// Thread safety: one owner.
+// replica's front who the client is (PROXY protocol v2). The configuration is generated
+// (haproxy_config) and the process started in the foreground and stopped by its pid. Thread safety:
+// one owner.
 #pragma once
 
 #include <sys/types.h>
@@ -21,12 +21,12 @@ namespace privsearch::tools {
 
 struct BalancerSpec {
   std::string listen_host = "127.0.0.1";
-  std::uint16_t port = 0;               // 0: a free loopback port is chosen (SpawnedHaproxy)
-  std::vector<std::string> replicas;    // provider addresses, HOST:PORT
-  unsigned max_connections = 4096;      // in total
+  std::uint16_t port = 0;             // 0: a free loopback port is chosen (SpawnedHaproxy)
+  std::vector<std::string> replicas;  // provider addresses, HOST:PORT
+  unsigned max_connections = 4096;    // in total
   unsigned max_connections_per_source = 64;
   unsigned check_interval_ms = 1000;
-  unsigned message_deadline_s = 330;    // client/server inactivity timeouts
+  unsigned message_deadline_s = 330;  // client/server inactivity timeouts
   // Each replica connection (and health check) starts with a PROXY protocol v2 header naming
   // the client, so a replica's front counts clients, not the balancer; the replicas run with
   // --front-trust-proxy-from <this balancer> (ProviderLaunch::trust_proxy_from).
@@ -49,7 +49,7 @@ class SpawnedHaproxy {
   // Writes dir/haproxy.cfg, checks it (haproxy -c) and starts haproxy; kUnavailable when
   // haproxy is missing, the configuration is refused, or it does not listen within 10 s.
   static Result<std::unique_ptr<SpawnedHaproxy>> start(const std::filesystem::path& dir,
-                                                      BalancerSpec spec);
+                                                       BalancerSpec spec);
   ~SpawnedHaproxy();
   SpawnedHaproxy(const SpawnedHaproxy&) = delete;
   SpawnedHaproxy& operator=(const SpawnedHaproxy&) = delete;

@@ -1,7 +1,5 @@
 #include "harness/spawned_provider.h"
 
-#include "server/child_process.h"
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +12,7 @@
 #include "index/atomic_file.h"
 #include "index/build.h"
 #include "net/tls.h"
+#include "server/child_process.h"
 
 namespace privsearch::tools {
 namespace {
@@ -49,10 +48,9 @@ Result<SharedCertificate> write_shared_certificate(const std::filesystem::path& 
       index::write_bytes_atomically(out.cert_file, byte_view(identity.certificate_pem())));
   PRIVSEARCH_RETURN_IF_ERROR(
       index::write_bytes_atomically(out.key_file, byte_view(identity.private_key_pem())));
-  std::filesystem::permissions(out.key_file,
-                               std::filesystem::perms::owner_read |
-                                   std::filesystem::perms::owner_write,
-                               std::filesystem::perm_options::replace, ec);
+  std::filesystem::permissions(
+      out.key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      std::filesystem::perm_options::replace, ec);
   if (ec) return Status(StatusCode::kUnavailable, "cannot restrict " + out.key_file.string());
   return out;
 }
@@ -66,13 +64,14 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   const auto fp_file = launch.work_dir / "provider.fingerprint";
   std::filesystem::remove(port_file, ec);
   std::filesystem::remove(fp_file, ec);
-  std::vector<std::string> args = {bin.string(),  "--index",     launch.index_dir.string(),
-                                   "--listen",    launch.listen, "--port-file",
-                                   port_file.string(), "--fingerprint-file", fp_file.string()};
+  std::vector<std::string> args = {
+      bin.string(),  "--index",          launch.index_dir.string(), "--listen",      launch.listen,
+      "--port-file", port_file.string(), "--fingerprint-file",      fp_file.string()};
   if (launch.cert_file.empty()) {
     args.emplace_back("--self-signed");
   } else {
-    args.insert(args.end(), {"--cert", launch.cert_file.string(), "--key", launch.key_file.string()});
+    args.insert(args.end(),
+                {"--cert", launch.cert_file.string(), "--key", launch.key_file.string()});
   }
   if (launch.quiet) args.emplace_back("--quiet");
   // Budgets in the work directory (one journal per provider: the default one is locked by the

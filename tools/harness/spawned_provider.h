@@ -28,7 +28,7 @@ struct ProviderLaunch {
       : index_dir(std::move(index)), work_dir(std::move(work)), extra_args(std::move(extra)) {}
 
   std::filesystem::path index_dir;
-  std::filesystem::path work_dir;  // receives provider.port and provider.fingerprint
+  std::filesystem::path work_dir;      // receives provider.port and provider.fingerprint
   std::string listen = "127.0.0.1:0";  // a fixed port lets a restarted provider keep clients
   // Empty: a throwaway self-signed certificate per start. A restarted provider that must keep
   // its pinned clients needs a certificate that outlives it.
@@ -54,8 +54,7 @@ struct SharedCertificate {
     launch.key_file = key_file;
   }
 };
-Result<SharedCertificate> write_shared_certificate(const std::filesystem::path& dir,
-                                                   int days = 1);
+Result<SharedCertificate> write_shared_certificate(const std::filesystem::path& dir, int days = 1);
 
 // privsearch-provider in the directory of the running executable (both are built into one
 // directory and installed together).

@@ -1,14 +1,13 @@
 #include "harness/spawned_redis.h"
 
-#include "server/child_process.h"
-
-#include <unistd.h>
-
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string_view>
 #include <vector>
+
+#include "server/child_process.h"
 
 namespace privsearch::tools {
 namespace {
@@ -20,11 +19,10 @@ bool answers_ping(const std::filesystem::path& socket) {
   if (c != nullptr && c->err == 0) {
     auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
     // Up: PONG, or NOAUTH from a Redis that requires a password (it is serving, not loading).
-    pong = reply != nullptr &&
-           ((reply->type == REDIS_REPLY_STATUS &&
-             std::string_view(reply->str, reply->len) == "PONG") ||
-            (reply->type == REDIS_REPLY_ERROR &&
-             std::string_view(reply->str, reply->len).rfind("NOAUTH", 0) == 0));
+    pong = reply != nullptr && ((reply->type == REDIS_REPLY_STATUS &&
+                                 std::string_view(reply->str, reply->len) == "PONG") ||
+                                (reply->type == REDIS_REPLY_ERROR &&
+                                 std::string_view(reply->str, reply->len).rfind("NOAUTH", 0) == 0));
     if (reply != nullptr) freeReplyObject(reply);
   }
   if (c != nullptr) redisFree(c);
@@ -34,8 +32,8 @@ bool answers_ping(const std::filesystem::path& socket) {
 }  // namespace
 
 Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem::path& dir,
-                                                         std::uint16_t port,
-                                                         std::vector<std::string> extra) {
+                                                          std::uint16_t port,
+                                                          std::vector<std::string> extra) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::unique_ptr<SpawnedRedis> r(new SpawnedRedis());
@@ -43,18 +41,30 @@ Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem:
   r->port_ = port;
   std::filesystem::remove(r->socket_, ec);
   std::vector<std::string> args = {"redis-server",
-                                   "--port", std::to_string(port),
-                                   "--bind", "127.0.0.1",
-                                   "--unixsocket", r->socket_.string(),
-                                   "--unixsocketperm", "700",
-                                   "--dir", dir.string(),
-                                   "--appendonly", "yes",
-                                   "--appendfsync", "everysec",
-                                   "--maxmemory-policy", "noeviction",
-                                   "--save", "",
-                                   "--daemonize", "no",
-                                   "--loglevel", "warning",
-                                   "--logfile", (dir / "redis.log").string()};
+                                   "--port",
+                                   std::to_string(port),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--unixsocket",
+                                   r->socket_.string(),
+                                   "--unixsocketperm",
+                                   "700",
+                                   "--dir",
+                                   dir.string(),
+                                   "--appendonly",
+                                   "yes",
+                                   "--appendfsync",
+                                   "everysec",
+                                   "--maxmemory-policy",
+                                   "noeviction",
+                                   "--save",
+                                   "",
+                                   "--daemonize",
+                                   "no",
+                                   "--loglevel",
+                                   "warning",
+                                   "--logfile",
+                                   (dir / "redis.log").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   r->pid_ = server::spawn_child(args);
   if (r->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed");
@@ -62,7 +72,8 @@ Result<std::unique_ptr<SpawnedRedis>> SpawnedRedis::start(const std::filesystem:
   // loaded, and until then Redis answers -LOADING.
   PRIVSEARCH_RETURN_IF_ERROR(server::wait_until_ready(
       r->pid_, [&] { return answers_ping(r->socket_); }, std::chrono::seconds(10),
-      "redis-server (installed? see " + (dir / "redis.log").string() + ")", std::chrono::milliseconds(10)));
+      "redis-server (installed? see " + (dir / "redis.log").string() + ")",
+      std::chrono::milliseconds(10)));
   return r;
 }
 

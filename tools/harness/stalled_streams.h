@@ -23,7 +23,7 @@
 namespace privsearch::tools {
 
 struct StalledStreamsSpec {
-  std::uint16_t port = 0;  // on 127.0.0.1
+  std::uint16_t port = 0;            // on 127.0.0.1
   std::string source = "127.0.0.1";  // the attacker's own loopback address (any of 127/8)
   std::size_t connections = 20;
   std::size_t streams_per_connection = 10;
@@ -59,7 +59,7 @@ class StalledStreams {
   std::atomic<std::uint64_t> sent_{0}, resets_{0}, closed_{0};
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::thread> threads_;
-  void* ctx_ = nullptr;     // SSL_CTX*
+  void* ctx_ = nullptr;  // SSL_CTX*
 };
 
 }  // namespace privsearch::tools

@@ -147,8 +147,8 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
   out.version = std::make_shared<const version::IndexVersion>(std::move(opened));
   const auto& manifest = out.version->manifest();
   const auto& deleted = out.version->deleted();
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto rows, index::ExactRows::open(s.index_dir, manifest, deleted, rows_.get()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto rows,
+                              index::ExactRows::open(s.index_dir, manifest, deleted, rows_.get()));
   out.rows = std::make_shared<const index::ExactRows>(std::move(rows));
   if (out.rows->segments() > 1 || !deleted.empty()) {
     log(fmt::format("{} row segments ({} reused), {} documents deleted", out.rows->segments(),
@@ -380,9 +380,9 @@ Status ProviderProcess::reload() {
 
 void ProviderProcess::maintain() {
   if (settings_.key_unused_s == 0 || !state_) return;
-  const std::size_t evicted = state_->keys.evict_idle(
-      std::chrono::seconds(settings_.key_unused_s), std::chrono::minutes(10),
-      kKeyCacheWorkingSetBytes);
+  const std::size_t evicted =
+      state_->keys.evict_idle(std::chrono::seconds(settings_.key_unused_s),
+                              std::chrono::minutes(10), kKeyCacheWorkingSetBytes);
   if (evicted != 0) {
     log(fmt::format("key cache: {} unused or idle key set(s) evicted, {} MB held", evicted,
                     state_->keys.cached_bytes() >> 20));

@@ -139,7 +139,7 @@ class ProviderProcess {
   std::optional<protocol::TokenRegistry> tokens_;
   std::optional<ckks::Params> params_;
   std::shared_ptr<const version::IndexVersion> version_;  // the version served
-  index::Manifest manifest_;                               // its manifest
+  index::Manifest manifest_;                              // its manifest
   std::shared_ptr<protocol::ProviderCore> core_;
   std::shared_ptr<const index::ExactRows> rows_;
   std::unique_ptr<protocol::PirBackend> pir_;

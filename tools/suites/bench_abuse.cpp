@@ -85,7 +85,8 @@ class AbuseRun {
     const auto q = random_unit_vector(manifest_.input_dim, prng_);
     const std::vector<float> raw(q.begin(), q.end());
     const auto t0 = Clock::now();
-    PRIVSEARCH_RETURN_IF_ERROR(search_->search(client::Query::vector(raw), client::SearchOptions{}).status());
+    PRIVSEARCH_RETURN_IF_ERROR(
+        search_->search(client::Query::vector(raw), client::SearchOptions{}).status());
     return ms_since(t0);
   }
 

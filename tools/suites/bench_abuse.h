@@ -32,10 +32,10 @@ namespace privsearch::tools {
 
 struct AbuseBenchOptions {
   std::filesystem::path index = "build/demo/index-scifact";
-  double abuse_s = 8;               // legitimate searches during each abuse
-  std::size_t idle_searches = 20;   // idle baseline per class
+  double abuse_s = 8;                // legitimate searches during each abuse
+  std::size_t idle_searches = 20;    // idle baseline per class
   std::vector<std::string> classes;  // empty: every class (suites/bench_abuse_classes.h)
-  std::string front = "haproxy";      // the provider's --front: haproxy, or none to compare
+  std::string front = "haproxy";     // the provider's --front: haproxy, or none to compare
 };
 
 struct AbuseClassResult {

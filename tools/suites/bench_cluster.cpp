@@ -218,8 +218,8 @@ Status interleaved_online(const ClusterBenchOptions& o, client::ProviderClient& 
 Result<std::vector<Level>> measure_levels(const Rig& rig, const index::Manifest& m,
                                           const std::vector<std::unique_ptr<SpawnedProvider>>& rs,
                                           const std::vector<std::string>& addresses,
-                                          client::ProviderClient& single,
-                                          const Epoch& single_epoch, OnlineLatencies& online) {
+                                          client::ProviderClient& single, const Epoch& single_epoch,
+                                          OnlineLatencies& online) {
   const auto& o = rig.o;
   const Progress progress("bench cluster: ");
   std::vector<Level> levels;
@@ -333,14 +333,18 @@ Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto charge, budget_charge_timing(url));
   const auto bytes = state_bytes(url, last_key_id);
   OnlineLatencies online;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto levels,
-                              measure_levels(rig, manifest, replicas, addresses, *single_client,
-                                             single_epoch, online));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto levels,
+      measure_levels(rig, manifest, replicas, addresses, *single_client, single_epoch, online));
 
-  nlohmann::json out{{"suite", "cluster"}, {"machine", machine_description()},
-                     {"index", o.index.string()}, {"docs", manifest.documents},
-                     {"dim", manifest.dim}, {"k", o.k},
-                     {"threads_per_replica", o.threads_per_replica}, {"clients", o.clients}};
+  nlohmann::json out{{"suite", "cluster"},
+                     {"machine", machine_description()},
+                     {"index", o.index.string()},
+                     {"docs", manifest.documents},
+                     {"dim", manifest.dim},
+                     {"k", o.k},
+                     {"threads_per_replica", o.threads_per_replica},
+                     {"clients", o.clients}};
   put_levels(out, levels);
   put_online(out, online);
   out["budget_check_ms"] = {{"median", charge.median_us / 1000},

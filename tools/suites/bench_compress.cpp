@@ -54,7 +54,7 @@ class CompressBench {
 
   // Single compression with the plain (unpacked) key.
   Result<SingleCompression> single(const LweScheme& s, const std::vector<std::uint64_t>& sk,
-                                const std::vector<mpz_class>& ck, double keygen_s) {
+                                   const std::vector<mpz_class>& ck, double keygen_s) {
     std::vector<double> comp_ms, dec_ms;
     bool ok = true;
     for (std::size_t r = 0; r < o_.runs; ++r) {
@@ -125,8 +125,12 @@ class CompressBench {
       const auto got = decrypt_compressed_batch(kp_.private_key, outs[k], s, len, scale);
       correct = correct && std::equal(got.begin(), got.end(), mus.begin() + j0);
     }
-    return BatchPoint{count, outs.size(), outs.size() * pk().ciphertext_bytes(),
-                      count * (s.n + 1) * static_cast<std::size_t>(s.log_q) / 8, secs, correct};
+    return BatchPoint{count,
+                      outs.size(),
+                      outs.size() * pk().ciphertext_bytes(),
+                      count * (s.n + 1) * static_cast<std::size_t>(s.log_q) / 8,
+                      secs,
+                      correct};
   }
 
   // Batched curves of one set (binary keys: exact and overlapping scales; uniform: exact).
@@ -202,18 +206,18 @@ nlohmann::json CompressBenchResult::to_json() const {
   out["paillier_ciphertext_bytes"] = paillier_ciphertext_bytes;
   nlohmann::json singles = nlohmann::json::array(), packed = nlohmann::json::array();
   for (const auto& r : single) {
-    singles.push_back({{"set", r.set},
-                       {"lwe_ciphertext_bytes", r.lwe_ciphertext_bytes},
-                       {"compressed_bytes", r.compressed_bytes},
-                       {"compression_percent",
-                        100.0 * (1.0 - static_cast<double>(r.compressed_bytes) /
-                                           static_cast<double>(r.lwe_ciphertext_bytes))},
-                       {"compress_ms", r.compress_ms},
-                       {"decrypt_ms", r.decrypt_ms},
-                       {"key_bytes", r.key_bytes},
-                       {"key_encrypt_s", r.key_encrypt_s},
-                       {"key_encrypt_threads", r.key_encrypt_threads},
-                       {"all_correct", r.all_correct}});
+    singles.push_back(
+        {{"set", r.set},
+         {"lwe_ciphertext_bytes", r.lwe_ciphertext_bytes},
+         {"compressed_bytes", r.compressed_bytes},
+         {"compression_percent", 100.0 * (1.0 - static_cast<double>(r.compressed_bytes) /
+                                                    static_cast<double>(r.lwe_ciphertext_bytes))},
+         {"compress_ms", r.compress_ms},
+         {"decrypt_ms", r.decrypt_ms},
+         {"key_bytes", r.key_bytes},
+         {"key_encrypt_s", r.key_encrypt_s},
+         {"key_encrypt_threads", r.key_encrypt_threads},
+         {"all_correct", r.all_correct}});
   }
   for (const auto& r : packed_key) {
     packed.push_back({{"set", r.set},

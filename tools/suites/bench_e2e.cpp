@@ -84,7 +84,8 @@ class E2eBench {
     std::vector<std::unique_ptr<client::SearchClient>> cs;
     for (int c = 0; c < clients; ++c) {
       PRIVSEARCH_ASSIGN_OR_RETURN(auto s, connect_search_client(index_dir_, provider_));
-      PRIVSEARCH_RETURN_IF_ERROR(s->search(client::Query::vector(query()), so_).status());  // keys uploaded
+      PRIVSEARCH_RETURN_IF_ERROR(
+          s->search(client::Query::vector(query()), so_).status());  // keys uploaded
       cs.push_back(std::move(s));
     }
     const auto n = static_cast<std::size_t>(clients);
@@ -167,8 +168,8 @@ class E2eBench {
                                 client::ProviderClient::connect(provider_.connect_options()));
     std::unique_ptr<client::PayloadFetcher> fetcher;
     if (o_.fetch > 0) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(fetcher, client::PayloadFetcher::create(
-                                               *fetch_transport, sc->artifact_version(), {}));
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          fetcher, client::PayloadFetcher::create(*fetch_transport, sc->artifact_version(), {}));
     }
     auto po = client::access_private_search();
     po.candidates = o_.k;
@@ -186,7 +187,8 @@ class E2eBench {
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, search_once(*sc, gen_.vector(source, 0.6), po));
       const double search_ms = ms_since(t0);
       std::vector<std::uint64_t> docs;
-      for (std::size_t h = 0; h < std::min(o_.fetch, r.hits.size()); ++h) docs.push_back(r.hits[h].doc);
+      for (std::size_t h = 0; h < std::min(o_.fetch, r.hits.size()); ++h)
+        docs.push_back(r.hits[h].doc);
       client::FetchTiming ft;
       if (fetcher && !docs.empty()) {
         PRIVSEARCH_ASSIGN_OR_RETURN(const auto texts, fetcher->fetch_many(docs, &ft));
@@ -206,8 +208,8 @@ class E2eBench {
       }
       ++f.rounds;
     }
-    f.provider_core_s_per_search =
-        (process_cpu_seconds(provider_.pid()) - cpu0) / static_cast<double>(std::max<std::size_t>(1, f.rounds));
+    f.provider_core_s_per_search = (process_cpu_seconds(provider_.pid()) - cpu0) /
+                                   static_cast<double>(std::max<std::size_t>(1, f.rounds));
     f.client_bytes_per_search = bytes / std::max<std::size_t>(1, f.rounds);
     return f;
   }
@@ -255,8 +257,12 @@ Result<E2eBenchResult> run_e2e_bench(const E2eBenchOptions& o) {
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
   // The throughput clients share one address and upload their keys at once: no per-client
   // upload rate or concurrency limit here.
-  std::vector<std::string> args = {"--max-candidates", maxk, "--key-uploads-per-minute", "0",
-                                   "--max-concurrent-per-client", "0"};
+  std::vector<std::string> args = {"--max-candidates",
+                                   maxk,
+                                   "--key-uploads-per-minute",
+                                   "0",
+                                   "--max-concurrent-per-client",
+                                   "0"};
   if (o.ivf_private_lists) args.push_back("--pir-lists");
   if (o.fetch == 0 && !o.ivf_private_lists) {
     args.push_back("--no-pir");

@@ -42,7 +42,8 @@ Result<LoadedIvf> load_all_lists(const fs::path& dir) {
   PRIVSEARCH_ASSIGN_OR_RETURN(l.ivf, index::load_ivf(dir / index::kIvfFile));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(dir / index::kIvfListsFile));
   if (bytes.size() != l.ivf.lists_file_bytes) {
-    return data_loss_error(fmt::format("{} does not match its directory", (dir / index::kIvfListsFile).string()));
+    return data_loss_error(
+        fmt::format("{} does not match its directory", (dir / index::kIvfListsFile).string()));
   }
   for (std::uint32_t i = 0; i < l.ivf.lists; ++i) {
     const auto& ref = l.ivf.directory[i];
@@ -77,7 +78,8 @@ Result<Probe> probe(const LoadedIvf& l, std::span<const float> z, std::size_t np
 Result<fs::path> ensure_synthetic_ivf(const IvfBenchOptions& o, const OfflineIndex& ix,
                                       const Progress& progress, double& build_s) {
   const std::size_t lists = o.lists != 0 ? o.lists : index::default_ivf_lists(o.docs);
-  const std::size_t route = std::min(o.route_dim != 0 ? o.route_dim : index::kIvfDefaultRouteDim, o.dim);
+  const std::size_t route =
+      std::min(o.route_dim != 0 ? o.route_dim : index::kIvfDefaultRouteDim, o.dim);
   const auto dir = o.ivf_cache / fmt::format("synthetic-{}-{}-l{}-r{}-s{}-m{}", o.docs, o.dim,
                                              lists, route, o.spill, o.list_pq_m);
   if (fs::exists(dir / index::kIvfFile)) {
@@ -95,7 +97,8 @@ Result<fs::path> ensure_synthetic_ivf(const IvfBenchOptions& o, const OfflineInd
   io.route_dim = route;
   io.spill = o.spill;
   io.pq_m = o.list_pq_m;
-  progress(fmt::format("building {} IVF lists over {} documents in {} (once)", lists, x.rows, dir.string()));
+  progress(fmt::format("building {} IVF lists over {} documents in {} (once)", lists, x.rows,
+                       dir.string()));
   const auto t0 = Clock::now();
   PRIVSEARCH_RETURN_IF_ERROR(index::build_ivf(x, *ix.pq, io, dir).status());
   build_s = ms_since(t0) / 1000;
@@ -105,7 +108,7 @@ Result<fs::path> ensure_synthetic_ivf(const IvfBenchOptions& o, const OfflineInd
 std::size_t default_nprobe_of(const IvfBenchOptions& o) {
   const auto& n = o.nprobe;
   return std::find(n.begin(), n.end(), client::kDefaultNprobe) != n.end() ? client::kDefaultNprobe
-                                                                         : n.front();
+                                                                          : n.front();
 }
 
 // Median, largest and mean encoded list size.
@@ -120,8 +123,9 @@ nlohmann::json list_bytes_summary(const index::IvfIndex& ivf) {
 
 Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& progress) {
   const Synthetic gen(o.input_dim);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir,
-                              ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto index_dir,
+      ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto ix, OfflineIndex::open(index_dir));
   double build_s = 0;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf_dir, ensure_synthetic_ivf(o, *ix, progress, build_s));
@@ -251,11 +255,31 @@ struct SetLeak {
     const std::size_t n = half_a.size();
     for (std::size_t i = 0; i < n; ++i) pos.push_back(eval::cosine(half_a[i], half_b[i]));
     for (const auto s : shifts) {
-      for (std::size_t i = 0; i < n; ++i) neg.push_back(eval::cosine(half_a[i], half_b[(i + s) % n]));
+      for (std::size_t i = 0; i < n; ++i)
+        neg.push_back(eval::cosine(half_a[i], half_b[(i + s) % n]));
     }
     return eval::roc_auc(pos, neg);
   }
 };
+
+// The collection's judged queries with a non-zero projected vector.
+struct JudgedQuery {
+  std::vector<float> z;
+  const std::map<std::string, int>* qrels;
+};
+
+template <typename Index>
+std::vector<JudgedQuery> judged_queries(const Index& ix, const index::Collection& collection) {
+  std::vector<JudgedQuery> queries;
+  for (const auto& q : collection.queries) {
+    const auto it = collection.qrels.find(q.id);
+    if (it == collection.qrels.end()) continue;
+    auto z = ix.projection.project_query(ix.encoder->encode_query(q.text));
+    if (std::all_of(z.begin(), z.end(), [](float v) { return v == 0.0f; })) continue;
+    queries.push_back({std::move(z), &it->second});
+  }
+  return queries;
+}
 
 Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& progress) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir, ensure_dataset_ivf_index(o, progress));
@@ -264,21 +288,11 @@ Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& pr
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto collection, index::load_collection(o.dataset));
   if (!ix->encoder) return failed_precondition_error("the dataset index has no text encoder");
   const auto& store = *ix->store;
-  struct Query {
-    std::vector<float> z;
-    const std::map<std::string, int>* qrels;
-  };
-  std::vector<Query> queries;
-  for (const auto& q : collection.queries) {
-    const auto it = collection.qrels.find(q.id);
-    if (it == collection.qrels.end()) continue;
-    auto z = ix->projection.project_query(ix->encoder->encode_query(q.text));
-    if (std::all_of(z.begin(), z.end(), [](float v) { return v == 0.0f; })) continue;
-    queries.push_back({std::move(z), &it->second});
-  }
-  auto ndcg = [&](const Query& q, const std::vector<std::uint32_t>& candidates) {
+  const std::vector<JudgedQuery> queries = judged_queries(*ix, collection);
+  auto ndcg = [&](const JudgedQuery& q, const std::vector<std::uint32_t>& candidates) {
     std::vector<std::string> ranking;
-    for (const auto d : exact_rerank(store, q.z, candidates)) ranking.push_back(collection.corpus[d].id);
+    for (const auto d : exact_rerank(store, q.z, candidates))
+      ranking.push_back(collection.corpus[d].id);
     return eval::score_ranking(ranking, *q.qrels).ndcg_at_10;
   };
   double flat = 0;
@@ -301,14 +315,16 @@ Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& pr
   Prng prng = Prng::from_seed(Seed{}, 0x4956);  // "IV": the halves' splits, reproducible
   std::vector<std::size_t> shifts;
   Prng shift_prng = Prng::from_seed(Seed{}, 0x4c4b);
-  for (std::size_t s = 0; s < 10; ++s) shifts.push_back(1 + shift_prng.uniform_below(queries.size() - 1));
+  for (std::size_t s = 0; s < 10; ++s)
+    shifts.push_back(1 + shift_prng.uniform_below(queries.size() - 1));
   std::vector<std::vector<std::size_t>> truth;
   SetLeak candidates_leak;
   for (std::size_t qi = 0; qi < queries.size(); ++qi) {
     truth.push_back(
         exact_top10(store, std::vector<double>(queries[qi].z.begin(), queries[qi].z.end())));
-    candidates_leak.add(flat_candidates[qi], store.cols(),
-                        [&](std::uint32_t d) { return store.row(d); }, prng, store, truth[qi]);
+    candidates_leak.add(
+        flat_candidates[qi], store.cols(), [&](std::uint32_t d) { return store.row(d); }, prng,
+        store, truth[qi]);
   }
   out["link_auc_candidates"] = candidates_leak.link_auc(shifts);
   out["top10_recovered_candidates"] = candidates_leak.recovered / nq;
@@ -319,9 +335,10 @@ Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& pr
       const auto& q = queries[qi];
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto p, probe(l, q.z, nprobe, o.k));
       sum += ndcg(q, p.candidates);
-      lists_leak.add(p.lists, l.ivf.route_dim,
-                     [&](std::uint32_t i) { return l.ivf.centroids.data() + i * l.ivf.route_dim; },
-                     prng, store, truth[qi]);
+      lists_leak.add(
+          p.lists, l.ivf.route_dim,
+          [&](std::uint32_t i) { return l.ivf.centroids.data() + i * l.ivf.route_dim; }, prng,
+          store, truth[qi]);
     }
     // The halves need two lists each side to mean anything.
     const bool halves = std::min(nprobe, l.ivf.lists) >= 4;
@@ -331,7 +348,8 @@ Result<nlohmann::json> dataset_part(const IvfBenchOptions& o, const Progress& pr
          {"ndcg10_vs_flat", (sum - flat) / nq},
          {"probed_fraction",
           static_cast<double>(std::min(nprobe, l.ivf.lists)) / static_cast<double>(l.ivf.lists)},
-         {"link_auc_lists", halves ? nlohmann::json(lists_leak.link_auc(shifts)) : nlohmann::json()},
+         {"link_auc_lists",
+          halves ? nlohmann::json(lists_leak.link_auc(shifts)) : nlohmann::json()},
          {"top10_recovered_lists", lists_leak.recovered / nq}});
   }
   return out;

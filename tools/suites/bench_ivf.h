@@ -39,7 +39,7 @@ struct IvfBenchOptions {
   std::filesystem::path cache = "build/bench-e2e";
   std::filesystem::path ivf_cache = "build/bench-ivf";
   std::filesystem::path dataset = "../shared/data/scifact";  // empty or absent: skipped
-  std::size_t dataset_lists = 0;  // 0: default_ivf_lists(N) of the collection
+  std::size_t dataset_lists = 0;                        // 0: default_ivf_lists(N) of the collection
   std::vector<std::size_t> dataset_nprobe{1, 2, 4, 8};  // of its (few) lists
 };
 

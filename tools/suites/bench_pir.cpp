@@ -44,8 +44,8 @@ Result<PirOnlineFigures> time_online(pir::ZipPirServer& server,
 
 // The database pass of each --shards count against the whole one, interleaved.
 Result<std::vector<PirPassComparison>> shard_passes(const pir::ZipPirParams& params,
-                                                      const pir::LweDatabase& db,
-                                                      const PirBenchOptions& o) {
+                                                    const pir::LweDatabase& db,
+                                                    const PirBenchOptions& o) {
   std::vector<PirPassComparison> out;
   for (const std::size_t count : o.shards) {
     progress(fmt::format("{} row shards: {} interleaved D.qu passes against the whole database",
@@ -70,7 +70,7 @@ struct ShardInputs {
   const pir::ZipPirPublicInfo& info;
   pir::ZipPirClient& client;
   const pir::ZipPirPendingQuery& pending;
-  const std::vector<std::uint8_t>& expected, &single_response;
+  const std::vector<std::uint8_t>&expected, &single_response;
   std::size_t runs;
 };
 
@@ -85,8 +85,8 @@ Result<PirShardFigures> measure_shards(const ShardInputs& in, std::size_t count)
   std::vector<std::vector<std::uint8_t>> parts;
   for (const auto& range : plan) {
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto shard, ZipPirServer::create_shard(in.params, in.db, range, in.a_seed, in.threads,
-                                               in.limits));
+        auto shard,
+        ZipPirServer::create_shard(in.params, in.db, range, in.a_seed, in.threads, in.limits));
     PRIVSEARCH_RETURN_IF_ERROR(shard->register_client(in.setup).status());
     auto t0 = Clock::now();
     PRIVSEARCH_RETURN_IF_ERROR(shard->precompute(in.client_id, 0, 1, in.threads));
@@ -138,8 +138,8 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   ZipPirServerLimits limits;
   limits.retain_hints_for_retries = true;  // time repeated answers of one query
   const Seed a_seed = Prng::random_seed();
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto server,
-                              ZipPirServer::create(p.params, std::move(db), a_seed, threads, limits));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto server, ZipPirServer::create(p.params, std::move(db), a_seed, threads, limits));
   const auto client_info_bytes = server->info().serialize();
   p.preprocess_s = seconds_since(t0);
   p.packed_rows = server->packed_rows();
@@ -180,8 +180,9 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   PRIVSEARCH_ASSIGN_OR_RETURN(LweDatabase again, LweDatabase::create(p.shape));
   again.fill_pseudorandom(db_mb);
   const auto public_info = *ZipPirPublicInfo::deserialize(client_info_bytes, false);
-  const ShardInputs in{p.params, p.shape, again, a_seed, threads, limits, setup, id, query,
-                       public_info, client, *pending, expected, p.online.response, o.runs};
+  const ShardInputs in{
+      p.params,    p.shape, again,    a_seed,   threads,           limits, setup, id, query,
+      public_info, client,  *pending, expected, p.online.response, o.runs};
   for (const std::size_t count : o.shards) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto f, measure_shards(in, count));
     p.sharded.push_back(std::move(f));
@@ -197,13 +198,14 @@ nlohmann::json PirShardFigures::to_json() const {
   double slowest = 0;
   for (std::size_t i = 0; i < shard_online_ms.size(); ++i) {
     slowest = std::max(slowest, shard_online_ms[i]);
-    j["per_shard"].push_back(
-        {{"db_bytes", shard_db_bytes[i]},
-         {"online_ms", shard_online_ms[i]},
-         {"db_pass_ms", shard_db_pass_ms[i]},
-         {"db_pass_gbps", static_cast<double>(shard_db_bytes[i]) / (shard_db_pass_ms[i] * 1e-3) / 1e9},
-         {"online_gbps", static_cast<double>(shard_db_bytes[i]) / (shard_online_ms[i] * 1e-3) / 1e9},
-         {"offline_s", shard_offline_s[i]}});
+    j["per_shard"].push_back({{"db_bytes", shard_db_bytes[i]},
+                              {"online_ms", shard_online_ms[i]},
+                              {"db_pass_ms", shard_db_pass_ms[i]},
+                              {"db_pass_gbps", static_cast<double>(shard_db_bytes[i]) /
+                                                   (shard_db_pass_ms[i] * 1e-3) / 1e9},
+                              {"online_gbps", static_cast<double>(shard_db_bytes[i]) /
+                                                  (shard_online_ms[i] * 1e-3) / 1e9},
+                              {"offline_s", shard_offline_s[i]}});
   }
   j["assemble_ms"] = assemble_ms;
   j["fetch_ms"] = slowest + assemble_ms;  // the slowest shard, then the coordinator's join
@@ -311,8 +313,10 @@ nlohmann::json zippir_backend_fields(const PirSizeResult& r) {
   j["query_bytes"] = r.query_bytes;
   j["response_bytes"] = r.online.response.size();
   j["key_bytes"] = r.setup_bytes;
-  j["client_ms"] = {{"keygen", r.keygen_s * 1000}, {"offsets", r.offsets_s * 1000},
-                    {"query", r.client_query_ms}, {"decode", r.extract_ms},
+  j["client_ms"] = {{"keygen", r.keygen_s * 1000},
+                    {"offsets", r.offsets_s * 1000},
+                    {"query", r.client_query_ms},
+                    {"decode", r.extract_ms},
                     {"total", client_ms}};
   j["first_fetch_ms"] = r.keygen_s * 1000 + r.offline_wall * 1000 + client_ms + online_ms;
   j["record_recovered"] = r.recovered;
@@ -353,9 +357,10 @@ Result<nlohmann::json> run_pir_backends(const PirBenchOptions& options,
         }
       }
       if (hintless_cpu > 0 && zippir_cpu > 0) {
-        out["ratios"].push_back({{"db_mb", mb},
-                                 {"record_bytes", bytes},
-                                 {"zippir_over_hintless_cpu_per_fetch", zippir_cpu / hintless_cpu}});
+        out["ratios"].push_back(
+            {{"db_mb", mb},
+             {"record_bytes", bytes},
+             {"zippir_over_hintless_cpu_per_fetch", zippir_cpu / hintless_cpu}});
       }
     }
   }

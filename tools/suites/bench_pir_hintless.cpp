@@ -78,8 +78,8 @@ Result<ServerTiming> time_batches(const HintlessServer& server, const HintlessCl
                                   std::size_t probe, const HintlessBenchOptions& o, Prng& prng) {
   std::vector<std::vector<std::uint8_t>> batch;
   for (std::size_t k = 0; k < o.batch; ++k) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto q, client.make_query((probe + 7 * k) % client.shape().records, prng));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto q,
+                                client.make_query((probe + 7 * k) % client.shape().records, prng));
     batch.push_back(encode_query(client.params(), q.first));
   }
   progress(fmt::format("batches of {} queries", o.batch));

@@ -46,7 +46,8 @@ Result<PirPassComparison> compare_shard_passes(const pir::ZipPirParams& params,
   // Any query vector reads the same bytes; its entries past the columns stay zero (kernels.h).
   std::vector<std::uint32_t> qu(shape.stride, 0);
   Prng prng = Prng::create();
-  for (std::size_t i = 0; i < shape.columns; ++i) qu[i] = static_cast<std::uint32_t>(prng.next_u64());
+  for (std::size_t i = 0; i < shape.columns; ++i)
+    qu[i] = static_cast<std::uint32_t>(prng.next_u64());
   std::vector<std::uint32_t> out(shape.rows);
   c.shard_ms.assign(plan.size(), {});
   for (std::size_t r = 0; r <= rounds; ++r) {
@@ -71,8 +72,8 @@ nlohmann::json PirPassComparison::to_json() const {
   j["rounds"] = rounds;
   std::vector<double> single_gbps;
   for (const double ms : single_ms) single_gbps.push_back(gbps(single_bytes, ms));
-  j["single"] = {{"db_bytes", single_bytes}, {"pass_ms", spread(single_ms)},
-                 {"gbps", spread(single_gbps)}};
+  j["single"] = {
+      {"db_bytes", single_bytes}, {"pass_ms", spread(single_ms)}, {"gbps", spread(single_gbps)}};
   for (std::size_t s = 0; s < shard_ms.size(); ++s) {
     std::vector<double> g;
     for (const double ms : shard_ms[s]) g.push_back(gbps(shard_bytes[s], ms));

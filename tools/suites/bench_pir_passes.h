@@ -20,9 +20,9 @@ struct PirPassComparison {
   std::size_t shards = 0, rounds = 0;
   std::size_t single_bytes = 0;
   std::vector<std::size_t> shard_bytes;
-  std::vector<double> single_ms;               // one per round
-  std::vector<std::vector<double>> shard_ms;   // [shard][round]
-  std::vector<double> ratio;                   // [round x shard]: shard GB/s / single GB/s
+  std::vector<double> single_ms;              // one per round
+  std::vector<std::vector<double>> shard_ms;  // [shard][round]
+  std::vector<double> ratio;                  // [round x shard]: shard GB/s / single GB/s
   nlohmann::json to_json() const;
 };
 

@@ -35,10 +35,11 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   so.score_bits = o.score_bits;
   // Named by the bits the build will use (the default may change between builds of this tool).
   const std::uint32_t bits = so.score_bits != 0 ? so.score_bits : scoring::kDefaultScoreBits;
-  const auto dir = o.private_cache / (fmt::format("{}-{}-{}-p{}-v{}", o.docs, so.dim, so.cluster_rows,
-                                                  bits, scoring::kScoringFormatVersion) +
-                                      (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : "") +
-                                      (o.fill != 0.9 ? fmt::format("-f{}", o.fill) : ""));
+  const auto dir =
+      o.private_cache / (fmt::format("{}-{}-{}-p{}-v{}", o.docs, so.dim, so.cluster_rows, bits,
+                                     scoring::kScoringFormatVersion) +
+                         (o.overlap > 0 ? fmt::format("-o{}", o.overlap) : "") +
+                         (o.fill != 0.9 ? fmt::format("-f{}", o.fill) : ""));
   if (std::filesystem::exists(dir / scoring::kHintFile)) {
     progress("reusing " + dir.string());
     return scoring::load_scoring(dir);
@@ -47,7 +48,8 @@ Result<scoring::ScoringArtifacts> ensure_scoring(const PrivateBenchOptions& o,
   x.rows = store.rows();
   x.cols = so.dim;
   x.data.resize(x.rows * x.cols);
-  for (std::size_t r = 0; r < x.rows; ++r) std::copy_n(store.row(r), x.cols, x.data.data() + r * x.cols);
+  for (std::size_t r = 0; r < x.rows; ++r)
+    std::copy_n(store.row(r), x.cols, x.data.data() + r * x.cols);
   const auto t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto a, scoring::build_scoring(x, so, progress.callback()));
   build_s = ms_since(t0) / 1000.0;
@@ -94,7 +96,8 @@ Status measure_query(const OfflineIndex& ix, const scoring::ScoringArtifacts& ar
   run.decode_ms.push_back(ms_since(t0));
   run.client_ms.push_back(run.encrypt_ms.back() + run.decode_ms.back());
   ranked.clear();
-  for (std::size_t i = 0; i < std::min<std::size_t>(10, scored.size()); ++i) ranked.push_back(scored[i].doc);
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, scored.size()); ++i)
+    ranked.push_back(scored[i].doc);
   run.hit_private += in_top10(ranked, source);
   if (first) {
     run.request_bytes = req.ByteSizeLong();
@@ -110,14 +113,15 @@ Status add_text_quality(const PrivateBenchOptions& o, const Progress& progress,
                         nlohmann::json& out) {
   scoring::ScoringBuildOptions text_scoring;  // the text default (dim 672), these bits
   text_scoring.score_bits = o.score_bits;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto dir,
-                              ensure_private_eval_index(o.dataset, "lexical", 672, text_scoring,
-                                                        progress.callback()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto dir,
+      ensure_private_eval_index(o.dataset, "lexical", 672, text_scoring, progress.callback()));
   PrivateEvalOptions eo;
   eo.m = o.m;
   eo.k = o.k;
   eo.encrypted_queries = 0;  // quality only: the exactness is eval's and the tests'
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto q, run_private_eval(dir, o.dataset, eo, progress.callback()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto q,
+                              run_private_eval(dir, o.dataset, eo, progress.callback()));
   out["ndcg10_private"] = q.ndcg10_private;
   out["ndcg10_candidate"] = q.ndcg10_candidate;
   out["ndcg10_vs_candidate"] = q.ndcg10_private - q.ndcg10_candidate;
@@ -125,7 +129,8 @@ Status add_text_quality(const PrivateBenchOptions& o, const Progress& progress,
   ao.m = o.m;
   ao.k = o.k;
   ao.max_queries = o.audit_queries;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto audit, run_private_audit(dir, o.dataset, ao, progress.callback()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto audit,
+                              run_private_audit(dir, o.dataset, ao, progress.callback()));
   out["link_auc"] = audit.link_auc;
   out["link_auc_candidate_mode"] = audit.link_auc_candidate;
   out["quality_dataset"] = o.dataset.string();
@@ -137,8 +142,9 @@ Status add_text_quality(const PrivateBenchOptions& o, const Progress& progress,
 Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   const Progress progress;
   const Synthetic gen(o.input_dim);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_dir,
-                              ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto index_dir,
+      ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto ix, OfflineIndex::open(index_dir));
   const auto& man = ix->manifest;
   const auto& store = *ix->store;
@@ -149,8 +155,9 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
 
   const std::uint64_t matrix_bytes = std::uint64_t{art.matrix.rows} * art.matrix.stride;
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto core, scoring_core(store, man.version_id,
-                              std::make_shared<const scoring::ScoringMatrix>(std::move(art.matrix)), o.m));
+      auto core,
+      scoring_core(store, man.version_id,
+                   std::make_shared<const scoring::ScoringMatrix>(std::move(art.matrix)), o.m));
 
   SelfRetrievalOptions so;
   so.docs = o.docs;
@@ -165,7 +172,8 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
     const std::span<const float> z(queries.projected_flat.data() + qi * store.cols(), store.cols());
     PRIVSEARCH_RETURN_IF_ERROR(measure_query(*ix, art, scorer, *core, clusters_of, o, z,
                                              queries.sources[qi], qi == 0, prng, run));
-    if ((qi + 1) % 20 == 0) progress(fmt::format("bench private: {} / {} queries", qi + 1, o.queries));
+    if ((qi + 1) % 20 == 0)
+      progress(fmt::format("bench private: {} / {} queries", qi + 1, o.queries));
   }
   const auto server = eval::describe(run.server_ms);
   nlohmann::json out;
@@ -195,8 +203,9 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
   out["queries"] = o.queries;
   out["hit10_private"] = static_cast<double>(run.hit_private) / static_cast<double>(o.queries);
   out["hit10_candidate"] = static_cast<double>(run.hit_candidate) / static_cast<double>(o.queries);
-  out["hit10_vs_candidate"] = (static_cast<double>(run.hit_private) - static_cast<double>(run.hit_candidate)) /
-                              static_cast<double>(o.queries);
+  out["hit10_vs_candidate"] =
+      (static_cast<double>(run.hit_private) - static_cast<double>(run.hit_candidate)) /
+      static_cast<double>(o.queries);
   // Where the private misses come from: the source's cluster not chosen, or its rank inside.
   out["source_in_clusters"] =
       static_cast<double>(run.source_in_clusters) / static_cast<double>(o.queries);

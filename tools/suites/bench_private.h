@@ -34,7 +34,7 @@ struct PrivateBenchOptions {
   std::filesystem::path cache = "build/bench-e2e";
   std::filesystem::path private_cache = "build/bench-private";
   std::filesystem::path dataset = "../shared/data/scifact";  // empty or absent: skipped
-  std::size_t audit_queries = 0;  // 0: every judged query
+  std::size_t audit_queries = 0;                             // 0: every judged query
 };
 
 Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& options);

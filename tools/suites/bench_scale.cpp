@@ -19,8 +19,8 @@
 #include "harness/progress.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
-#include "index/artifacts.h"
 #include "index/append.h"
+#include "index/artifacts.h"
 #include "index/atomic_file.h"
 #include "index/build_streaming.h"
 #include "index/client_files.h"
@@ -56,8 +56,8 @@ void synthetic_rows(const Synthetic& gen, std::size_t first, std::size_t count, 
 }
 
 fs::path scale_dir(const ScaleBenchOptions& o) {
-  const auto lists = o.lists != 0 ? std::to_string(o.lists)
-                                  : fmt::format("N{}", index::kIvfDocumentsPerList);
+  const auto lists =
+      o.lists != 0 ? std::to_string(o.lists) : fmt::format("N{}", index::kIvfDocumentsPerList);
   return o.cache / fmt::format("synthetic-{}-{}-{}-m{}-l{}-r{}-s{}-{}", o.docs, o.input_dim, o.dim,
                                o.pq_m, lists, o.route_dim, o.spill,
                                o.store_dtype == index::StoreDtype::kFloat16 ? "f16" : "f32");
@@ -129,8 +129,8 @@ Result<IvfProbe> probe_lists(const index::IvfIndex& ivf, const index::IvfListSto
   for (const auto l : p.lists) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto seg, store.segment(l));
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto list,
-        index::decode_list(ivf, l, {reinterpret_cast<const std::uint8_t*>(seg.data()), seg.size()}));
+        auto list, index::decode_list(
+                       ivf, l, {reinterpret_cast<const std::uint8_t*>(seg.data()), seg.size()}));
     decoded.push_back(std::move(list));
     p.bytes += ivf.directory[l].bytes;
   }
@@ -150,13 +150,13 @@ Result<IvfProbe> probe_lists(const index::IvfIndex& ivf, const index::IvfListSto
 nlohmann::json private_lists_shape(const index::IvfIndex& ivf) {
   const std::uint64_t record = index::list_record_bytes(ivf);
   const double mean = static_cast<double>(ivf.lists_file_bytes) / static_cast<double>(ivf.lists);
-  return {
-      {"records", ivf.lists},
-      {"record_bytes", record},
-      {"table_bytes", record * ivf.lists},
-      {"padding_over_mean", static_cast<double>(record) / mean},
-      {"measure_with", fmt::format("privsearch bench pir --db-mb {} --record-bytes {}",
-                                   std::max<std::uint64_t>(1, (record * ivf.lists) >> 20), record)}};
+  return {{"records", ivf.lists},
+          {"record_bytes", record},
+          {"table_bytes", record * ivf.lists},
+          {"padding_over_mean", static_cast<double>(record) / mean},
+          {"measure_with",
+           fmt::format("privsearch bench pir --db-mb {} --record-bytes {}",
+                       std::max<std::uint64_t>(1, (record * ivf.lists) >> 20), record)}};
 }
 
 Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& dir,
@@ -170,7 +170,8 @@ Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& 
   auto z_of = [&](std::size_t qi) {
     return std::span<const float>(queries.projected_flat.data() + qi * d, d);
   };
-  const std::uint64_t shared = file_bytes(dir / "manifest.json") + file_bytes(dir / "projection.bin");
+  const std::uint64_t shared =
+      file_bytes(dir / "manifest.json") + file_bytes(dir / "projection.bin");
   nlohmann::json out;
   out["lists"] = ivf.lists;
   out["route_dim"] = ivf.route_dim;
@@ -208,7 +209,8 @@ Result<nlohmann::json> offline_part(const ScaleBenchOptions& o, const fs::path& 
       const auto fetched = cache.fetch(ivf, p.lists);
       if (qi >= nq / 2) warm_bytes.push_back(static_cast<double>(fetched));
       if (qi == 0) {
-        row["client_bytes_first_search"] = shared + out["ivf_directory_bytes"].get<std::uint64_t>() + p.bytes;
+        row["client_bytes_first_search"] =
+            shared + out["ivf_directory_bytes"].get<std::uint64_t>() + p.bytes;
       }
     }
     row["nprobe"] = nprobe;
@@ -235,11 +237,14 @@ Status link_copy(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   fs::remove_all(to, ec);
   fs::create_directories(to, ec);
-  if (ec) return unavailable_error(fmt::format("cannot create `{}`: {}", to.string(), ec.message()));
+  if (ec)
+    return unavailable_error(fmt::format("cannot create `{}`: {}", to.string(), ec.message()));
   for (const auto& e : fs::directory_iterator(from)) {
     if (!e.is_regular_file()) continue;
     fs::create_hard_link(e.path(), to / e.path().filename(), ec);
-    if (ec) return unavailable_error(fmt::format("cannot link `{}`: {}", e.path().string(), ec.message()));
+    if (ec)
+      return unavailable_error(
+          fmt::format("cannot link `{}`: {}", e.path().string(), ec.message()));
   }
   return Status();
 }
@@ -253,13 +258,14 @@ Result<nlohmann::json> update_part(const ScaleBenchOptions& o, const Synthetic& 
                                    SpawnedProvider& provider, client::OpenOptions oo,
                                    const Progress& progress) {
   nlohmann::json out;
-  const auto appended = std::max<std::size_t>(1, static_cast<std::size_t>(
-                                                     static_cast<double>(o.docs) * o.update_fraction));
+  const auto appended = std::max<std::size_t>(
+      1, static_cast<std::size_t>(static_cast<double>(o.docs) * o.update_fraction));
   index::AppendInput in;
   in.vectors = index::Matrix{appended, o.input_dim, std::vector<float>(appended * o.input_dim)};
   synthetic_rows(gen, o.docs, appended, in.vectors.data.data(), o.input_dim);
   for (std::size_t i = 0; i < appended; ++i) {
-    in.documents.push_back({fmt::format("d{}", o.docs + i), fmt::format("document {}", o.docs + i), ""});
+    in.documents.push_back(
+        {fmt::format("d{}", o.docs + i), fmt::format("document {}", o.docs + i), ""});
   }
   Prng pick = Prng::from_seed(Seed{}, /*stream=*/0xde1e7e);  // the same deletions every run
   for (std::size_t i = 0; i < std::max<std::size_t>(1, appended / 10); ++i) {
@@ -273,30 +279,35 @@ Result<nlohmann::json> update_part(const ScaleBenchOptions& o, const Synthetic& 
   out["update_write_s"] = ms_since(t0) / 1000;
   const auto* flat = result.manifest.find("pq");
   const double flat_bytes = flat != nullptr ? static_cast<double>(flat->bytes) : 0.0;
-  out["update_bytes"] = {{"flat_client", result.flat_client_bytes},
-                         {"ivf_client", result.ivf_client_bytes},
-                         {"flat_artifact", flat_bytes},
-                         {"flat_client_fraction_of_flat", static_cast<double>(result.flat_client_bytes) / flat_bytes},
-                         {"ivf_client_fraction_of_flat", static_cast<double>(result.ivf_client_bytes) / flat_bytes}};
+  out["update_bytes"] = {
+      {"flat_client", result.flat_client_bytes},
+      {"ivf_client", result.ivf_client_bytes},
+      {"flat_artifact", flat_bytes},
+      {"flat_client_fraction_of_flat", static_cast<double>(result.flat_client_bytes) / flat_bytes},
+      {"ivf_client_fraction_of_flat", static_cast<double>(result.ivf_client_bytes) / flat_bytes}};
 
   progress("update: SIGHUP; waiting until the provider serves the new version");
   t0 = Clock::now();
   if (!provider.signal(SIGHUP)) return unavailable_error("cannot signal the provider");
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto watch, client::ProviderClient::connect(provider.connect_options()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto watch,
+                              client::ProviderClient::connect(provider.connect_options()));
   const auto until = Clock::now() + std::chrono::seconds(3600);
   for (;;) {
     auto info = watch->server_info();
     if (info.ok() && info->artifact_version() == result.manifest.version_id) break;
-    if (Clock::now() > until) return unavailable_error("the provider did not serve the update in an hour");
+    if (Clock::now() > until)
+      return unavailable_error("the provider did not serve the update in an hour");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const double provider_s = ms_since(t0) / 1000;
 
   progress("update: the client copies the new files and reopens");
   t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto copied,
-                              index::copy_client_files(served, thin, {"projection", index::kIvfArtifact}));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, client::ProviderClient::connect(provider.connect_options()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto copied,
+      index::copy_client_files(served, thin, {"projection", index::kIvfArtifact}));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto transport,
+                              client::ProviderClient::connect(provider.connect_options()));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(thin, std::move(transport), oo));
   out["update_apply_s"] = {{"provider", provider_s}, {"client", ms_since(t0) / 1000}};
   out["client_bytes_copied"] = copied;
@@ -311,7 +322,8 @@ Result<nlohmann::json> update_part(const ScaleBenchOptions& o, const Synthetic& 
   for (std::size_t i = 0; i < probes; ++i) {
     const std::size_t row = i * appended / probes;
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto r, sc->search(client::Query::vector(std::span(in.vectors.row(row), o.input_dim)), so));
+        const auto r,
+        sc->search(client::Query::vector(std::span(in.vectors.row(row), o.input_dim)), so));
     total.push_back(r.timing.total_ms);
     for (std::size_t h = 0; h < std::min<std::size_t>(10, r.hits.size()); ++h) {
       if (r.hits[h].doc == o.docs + row) ++found;
@@ -389,14 +401,16 @@ Result<nlohmann::json> online_part(const ScaleBenchOptions& o, const fs::path& b
   out["provider_start_s"] = ms_since(t0) / 1000;
   client::OpenOptions oo;
   oo.candidates = client::CandidateIndex::kIvf;
-  oo.disk_cache = false;  // a fresh client; its memory cache (--warm-cache-mb) warms over the searches
+  oo.disk_cache =
+      false;  // a fresh client; its memory cache (--warm-cache-mb) warms over the searches
   oo.list_memory_bytes = std::uint64_t{o.warm_cache_mb} << 20;
   // Every --scale-nprobe against the one provider, each with a fresh client; the first's
   // figures at the top level (and it is the one the update part uses).
   for (std::size_t i = 0; i < o.nprobe.size(); ++i) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport,
                                 client::ProviderClient::connect(provider->connect_options()));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, client::SearchClient::open(thin, std::move(transport), oo));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto sc,
+                                client::SearchClient::open(thin, std::move(transport), oo));
     progress(fmt::format("{} searches end to end at nprobe {}", o.online_queries, o.nprobe[i]));
     const auto searched = timed_searches(*sc, queries, o.nprobe[i], o, progress);
     out["by_nprobe"][std::to_string(o.nprobe[i])] = searched;
@@ -428,7 +442,8 @@ Result<nlohmann::json> run_scale_bench(const ScaleBenchOptions& o) {
   out["k"] = o.k;
   out["store_dtype"] = o.store_dtype == index::StoreDtype::kFloat16 ? "float16" : "float32";
   PRIVSEARCH_ASSIGN_OR_RETURN(out["build"], ensure_index(o, dir, gen, progress));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection, index::load_projection(dir / "projection.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection,
+                              index::load_projection(dir / "projection.bin"));
   SelfRetrievalOptions so;
   so.docs = o.docs;
   so.input_dim = o.input_dim;

@@ -35,8 +35,8 @@ struct ScaleBenchOptions {
   std::size_t route_dim = 0;  // 0: kIvfDefaultRouteDim
   std::size_t spill = 2;
   std::vector<std::size_t> nprobe{32};  // the first one also for the online part
-  std::size_t queries = 200;         // self-retrieval queries (scan, bytes, Hit@10)
-  std::size_t online_queries = 100;  // end-to-end searches through the provider (0: skipped)
+  std::size_t queries = 200;            // self-retrieval queries (scan, bytes, Hit@10)
+  std::size_t online_queries = 100;     // end-to-end searches through the provider (0: skipped)
   std::uint64_t warm_cache_mb = 64;
   // Documents appended to the served copy after the online searches, as a fraction of docs (a
   // tenth as many deleted); 0: no update figures. Needs online_queries > 0 (a provider).

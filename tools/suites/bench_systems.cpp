@@ -242,12 +242,12 @@ Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& o) {
   const Progress progress("bench systems: ");
   progress(fmt::format("provider on {} ({} docs, d' = {})", out.index, out.docs, out.dim));
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto provider, SpawnedProvider::start({o.index,
-                                                   o.index.parent_path() / "bench-systems",
-                                                   {"--no-pir", "--scores-per-key", "1000000000",
-                                                    "--max-concurrent", "256",
-                                                    "--key-uploads-per-minute", "0",
-                                                    "--max-concurrent-per-client", "0"}}));
+      const auto provider,
+      SpawnedProvider::start(
+          {o.index,
+           o.index.parent_path() / "bench-systems",
+           {"--no-pir", "--scores-per-key", "1000000000", "--max-concurrent", "256",
+            "--key-uploads-per-minute", "0", "--max-concurrent-per-client", "0"}}));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto pool, measure_epoch(o, manifest, *provider, out.epochs));
   for (const std::size_t clients : o.clients) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto level, saturate(o, *provider, pool.requests, clients));

@@ -50,8 +50,9 @@ Result<std::vector<double>> CompactDecryptor::decrypt_coefficients(
       const std::uint64_t prod = (centred << (k - l.c1_bits)) & mask_k;
       const std::uint64_t v = ((ct.c0()[t] << (k - l.c0_bits)) + prod) & mask_k;
       const std::uint64_t top = (v >> (k - 1)) & 1;
-      out[t] = static_cast<double>(static_cast<std::int64_t>(v) -
-                                   static_cast<std::int64_t>((std::uint64_t{1} << (k - 1)) * 2 * top));
+      out[t] =
+          static_cast<double>(static_cast<std::int64_t>(v) -
+                              static_cast<std::int64_t>((std::uint64_t{1} << (k - 1)) * 2 * top));
     }
     return out;
   }
@@ -65,7 +66,8 @@ Result<std::vector<double>> CompactDecryptor::decrypt_coefficients(
   for (std::size_t t = 0; t < n; ++t) {
     // Garner: x = r0 + m0 * ((r1 - r0) * m0^-1 mod m1), in [0, M).
     const std::uint64_t r0 = res[0][t], r1 = res[1][t];
-    const std::uint64_t d = m1.mul_shoup(r1 + m1.value() - m1.reduce(r0), m0_inv_mod_m1, m0_inv_shoup);
+    const std::uint64_t d =
+        m1.mul_shoup(r1 + m1.value() - m1.reduce(r0), m0_inv_mod_m1, m0_inv_shoup);
     const u128 x = static_cast<u128>(r0) + static_cast<u128>(m0.value()) * d;
     // Centre branch-free: x > M/2 stands for x - M; modulo 2^k that is x + (2^128 - M).
     const u128 negative = static_cast<u128>(0) - static_cast<u128>(x > half_m);
@@ -76,7 +78,8 @@ Result<std::vector<double>> CompactDecryptor::decrypt_coefficients(
     const std::uint64_t v = static_cast<std::uint64_t>(total);
     const std::uint64_t top = (v >> (k - 1)) & 1;
     const std::int64_t signed_v =
-        static_cast<std::int64_t>(v) - static_cast<std::int64_t>((std::uint64_t{1} << (k - 1)) * 2 * top);
+        static_cast<std::int64_t>(v) -
+        static_cast<std::int64_t>((std::uint64_t{1} << (k - 1)) * 2 * top);
     out[t] = static_cast<double>(signed_v);
   }
   return out;

@@ -1,13 +1,13 @@
 #include "ckks/client/keygen.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ckks/client/noise.h"
 #include "ckks/internal/poly_util.h"
-#include "ring/automorphism.h"
 #include "core/linkage.h"
+#include "ring/automorphism.h"
 
 namespace privsearch::ckks {
 
@@ -72,17 +72,16 @@ KeySwitchKey KeyGenerator::create_galois_key(const SecretKey& sk, std::uint64_t 
   return KeySwitchKey(params_, std::move(b), std::move(a), seed);
 }
 
-Result<GaloisKeys> KeyGenerator::create_galois_keys(const SecretKey& sk,
-                                                    std::span<const int> steps, bool conjugate,
-                                                    Prng& prng) const {
+Result<GaloisKeys> KeyGenerator::create_galois_keys(const SecretKey& sk, std::span<const int> steps,
+                                                    bool conjugate, Prng& prng) const {
   PRIVSEARCH_RETURN_IF_ERROR(check_params_id(params_, sk.params_id(), "secret key"));
   std::vector<int> normalized;
   for (int step : steps) {
     const int k = normalize_step(step, params_.slots());
     if (k == 0) {
-      return invalid_argument_error(fmt::format(
-          "rotation step {} is a multiple of the {} slots and needs no key", step,
-          params_.slots()));
+      return invalid_argument_error(
+          fmt::format("rotation step {} is a multiple of the {} slots and needs no key", step,
+                      params_.slots()));
     }
     normalized.push_back(k);
   }

@@ -53,8 +53,8 @@ namespace {
 // Row r (of rows q_0..q_l, P) of (u0, u1) = sum_j perm(D_j) * (b_j, a_j), q rows times P^-1
 // (the keys' evaluation form).
 void inner_product_row(const Params& params, const HoistedDigits& digits,
-                       const ring::GaloisPermutation* perm, const KeySwitchKey& key,
-                       std::size_t r, std::size_t key_row, std::uint64_t* u0, std::uint64_t* u1) {
+                       const ring::GaloisPermutation* perm, const KeySwitchKey& key, std::size_t r,
+                       std::size_t key_row, std::uint64_t* u0, std::uint64_t* u1) {
   const std::size_t nd = digits.digits.size();
   constexpr std::size_t kMaxDigits = 64;
   PRIVSEARCH_CHECK(nd <= kMaxDigits, "too many key-switching digits");

@@ -47,7 +47,6 @@ ring::RnsPoly expand_uniform(const Params& params, const std::vector<std::size_t
   return out;
 }
 
-
 void ModDownScratch::resize(const Params& params) {
   const std::size_t n = params.n();
   p_rows.resize(params.num_p() * n);
@@ -60,7 +59,8 @@ void mod_down_prepare(const Params& params, ModDownScratch& s) {
   const std::size_t np = params.num_p();
   PRIVSEARCH_CHECK(s.p_rows.size() == np * n && s.transform.size() == n,
                    "mod_down scratch not sized for these parameters");
-  for (std::size_t j = 0; j < np; ++j) params.ntt(params.num_q() + j).inverse(s.p_rows.data() + j * n);
+  for (std::size_t j = 0; j < np; ++j)
+    params.ntt(params.num_q() + j).inverse(s.p_rows.data() + j * n);
   if (np > 1) {
     // Several special primes: the rows every target of the exact centred conversion shares
     // (ring/rns.h); each target's sum is formed inside its transform (mod_down_row).

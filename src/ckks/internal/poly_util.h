@@ -45,10 +45,11 @@ void mod_down_inplace(const Params& params, std::size_t level, ring::RnsPoly& po
 // computes each row of its key inner product just before the row is consumed, while it is still
 // in L1/L2): write the P rows of x (NTT form) into scratch.p_rows, mod_down_prepare() turns
 // them into [x]_P (coefficient form; with several special primes also the rows every target of
-// the exact conversion shares, ring/rns.h prepare_centered), then mod_down_row(i) gives out = (x_i - Conv_{q_i}([x]_P)) * P^-1 [+ perm(addend)]
-// with the transform fused (ring::NttTables::forward_mod_down), or, when x_scaled (the q rows
-// already carry P^-1, as key-switching outputs do: galois_keys.h),
-// out = x_i - Conv_{q_i}([x]_P) * P^-1 [+ perm(addend)]. out may alias x.
+// the exact conversion shares, ring/rns.h prepare_centered), then mod_down_row(i) gives out = (x_i
+// - Conv_{q_i}([x]_P)) * P^-1 [+ perm(addend)] with the transform fused
+// (ring::NttTables::forward_mod_down), or, when x_scaled (the q rows already carry P^-1, as
+// key-switching outputs do: galois_keys.h), out = x_i - Conv_{q_i}([x]_P) * P^-1 [+ perm(addend)].
+// out may alias x.
 struct ModDownScratch {
   std::vector<std::uint64_t> p_rows, conv, transform;
   void resize(const Params& params);

@@ -29,8 +29,8 @@ Result<DatabaseShape> choose_database_shape(std::size_t records, std::size_t rec
   s.records = records;
   s.record_bytes = record_bytes;
   s.records_per_column = std::max<std::size_t>(
-      1, static_cast<std::size_t>(std::llround(static_cast<double>(target_rows) /
-                                                static_cast<double>(record_bytes))));
+      1, static_cast<std::size_t>(
+             std::llround(static_cast<double>(target_rows) / static_cast<double>(record_bytes))));
   s.records_per_column = std::min(s.records_per_column, records);
   s.rows = s.records_per_column * record_bytes;
   s.columns = (records + s.records_per_column - 1) / s.records_per_column;
@@ -71,7 +71,8 @@ Status validate_database_shape(const DatabaseShape& s) {
   if (s.stride != (s.columns + 63) / 64 * 64) {
     return invalid_argument_error("PIR shape: `stride` is not columns rounded up to 64");
   }
-  if (!checked_mul(s.rows, s.stride, cells) || cells > kMaxDatabaseBytes + (kMaxDatabaseBytes >> 2)) {
+  if (!checked_mul(s.rows, s.stride, cells) ||
+      cells > kMaxDatabaseBytes + (kMaxDatabaseBytes >> 2)) {
     return resource_exhausted_error("PIR shape exceeds the database size limit");
   }
   return Status();
@@ -87,13 +88,13 @@ Result<LweDatabase> LweDatabase::create(const DatabaseShape& shape) {
 
 Status LweDatabase::set_record(std::size_t index, std::span<const std::uint8_t> bytes) {
   if (index >= shape_.records) {
-    return out_of_range_error("PIR record `index` = " + std::to_string(index) + " >= " +
-                              std::to_string(shape_.records) + " records");
+    return out_of_range_error("PIR record `index` = " + std::to_string(index) +
+                              " >= " + std::to_string(shape_.records) + " records");
   }
   if (bytes.size() > shape_.record_bytes) {
-    return out_of_range_error("PIR record of " + std::to_string(bytes.size()) +
-                              " bytes exceeds `record_bytes` = " +
-                              std::to_string(shape_.record_bytes));
+    return out_of_range_error(
+        "PIR record of " + std::to_string(bytes.size()) +
+        " bytes exceeds `record_bytes` = " + std::to_string(shape_.record_bytes));
   }
   const std::size_t col = shape_.column_of(index);
   const std::size_t row0 = shape_.first_row_of(index);
@@ -145,19 +146,22 @@ Result<std::vector<std::uint8_t>> LweDatabase::copy_rows(std::size_t first_row,
                               std::to_string(shape_.rows) + " rows");
   }
   const auto begin = matrix_.begin() + static_cast<std::ptrdiff_t>(first_row * shape_.stride);
-  return std::vector<std::uint8_t>(begin, begin + static_cast<std::ptrdiff_t>(rows * shape_.stride));
+  return std::vector<std::uint8_t>(begin,
+                                   begin + static_cast<std::ptrdiff_t>(rows * shape_.stride));
 }
 
 void LweDatabase::fill_pseudorandom(std::uint64_t seed) {
   Seed s{};
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(seed >> (8 * i));
   Prng prng = Prng::from_seed(s, 0x5049520000000000ull);
   for (std::size_t r = 0; r < shape_.rows; ++r) {
     std::uint8_t* row = matrix_.data() + r * shape_.stride;
     prng.fill(std::span(row, shape_.columns));
   }
   // Cells past the last record of the last column stay zero, as set_record leaves them.
-  const std::size_t used_in_last = shape_.records - (shape_.columns - 1) * shape_.records_per_column;
+  const std::size_t used_in_last =
+      shape_.records - (shape_.columns - 1) * shape_.records_per_column;
   for (std::size_t r = used_in_last * shape_.record_bytes; r < shape_.rows; ++r) {
     matrix_[r * shape_.stride + shape_.columns - 1] = 0;
   }

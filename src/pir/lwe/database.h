@@ -21,7 +21,7 @@
 namespace privsearch::pir {
 
 inline constexpr std::size_t kMaxDatabaseBytes = std::size_t{64} << 30;  // 64 GiB
-inline constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 24;    // 16 MiB
+inline constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 24;     // 16 MiB
 
 struct DatabaseShape {
   std::size_t records = 0;

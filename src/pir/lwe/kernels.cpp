@@ -50,8 +50,8 @@ void matvec_u8_u32(const std::uint8_t* d, std::size_t rows, std::size_t stride,
 }
 
 void matmul_u8_u32_scalar(const std::uint8_t* d, std::size_t rows, std::size_t cols,
-                          std::size_t stride, const std::uint32_t* a, std::size_t n,
-                          std::size_t ld, std::uint32_t* h) {
+                          std::size_t stride, const std::uint32_t* a, std::size_t n, std::size_t ld,
+                          std::uint32_t* h) {
   for (std::size_t r = 0; r < rows; ++r) {
     std::uint32_t* hr = h + r * ld;
     std::fill(hr, hr + ld, 0u);

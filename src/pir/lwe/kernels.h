@@ -23,8 +23,8 @@ void matmul_u8_u32(const std::uint8_t* d, std::size_t rows, std::size_t cols, st
                    const std::uint32_t* a, std::size_t n, std::size_t ld, std::uint32_t* h,
                    unsigned threads);
 void matmul_u8_u32_scalar(const std::uint8_t* d, std::size_t rows, std::size_t cols,
-                          std::size_t stride, const std::uint32_t* a, std::size_t n,
-                          std::size_t ld, std::uint32_t* h);
+                          std::size_t stride, const std::uint32_t* a, std::size_t n, std::size_t ld,
+                          std::uint32_t* h);
 
 bool lwe_kernels_use_avx512();
 bool lwe_kernels_use_vnni();

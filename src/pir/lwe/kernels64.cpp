@@ -71,8 +71,7 @@ void matmul_u8_u64(const std::uint8_t* d, std::size_t rows, std::size_t cols, st
     const std::size_t begin = std::min(rows, t * per);
     const std::size_t end = t + 1 == threads ? rows : std::min(rows, begin + per);
     if (begin >= end) continue;
-    pool.emplace_back(
-        [=] { detail::matmul_u8_u64_avx512(d, begin, end, cols, stride, a, ld, h); });
+    pool.emplace_back([=] { detail::matmul_u8_u64_avx512(d, begin, end, cols, stride, a, ld, h); });
   }
   for (auto& th : pool) th.join();
 }
@@ -88,8 +87,8 @@ void dot_u32_batch_scalar(const std::uint32_t* h, std::size_t rows, std::size_t 
   }
 }
 
-void dot_u32_batch(const std::uint32_t* h, std::size_t rows, std::size_t n,
-                   const std::uint32_t* s, std::size_t m, std::uint32_t* out) {
+void dot_u32_batch(const std::uint32_t* h, std::size_t rows, std::size_t n, const std::uint32_t* s,
+                   std::size_t m, std::uint32_t* out) {
   if (lwe64_kernels_use_avx512()) {
     detail::dot_u32_batch_avx512(h, rows, n, s, m, out);
   } else {

@@ -30,8 +30,8 @@ void matmul_u8_u64_scalar(const std::uint8_t* d, std::size_t rows, std::size_t c
                           std::uint64_t* h);
 
 // out[i][r] = sum_j h[r][j] s_i[j] mod 2^32 for m vectors s_i of length n (the client's H s).
-void dot_u32_batch(const std::uint32_t* h, std::size_t rows, std::size_t n,
-                   const std::uint32_t* s, std::size_t m, std::uint32_t* out);
+void dot_u32_batch(const std::uint32_t* h, std::size_t rows, std::size_t n, const std::uint32_t* s,
+                   std::size_t m, std::uint32_t* out);
 void dot_u32_batch_scalar(const std::uint32_t* h, std::size_t rows, std::size_t n,
                           const std::uint32_t* s, std::size_t m, std::uint32_t* out);
 

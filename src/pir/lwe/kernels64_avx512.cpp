@@ -146,7 +146,8 @@ void matmul_u8_u64_avx512(const std::uint8_t* d, std::size_t row_begin, std::siz
           const __m512i x = _mm512_set1_epi64(d[r * stride + c]);
           const std::uint64_t* ac = a + c * ld + jb;
           for (std::size_t k = 0; k < 4; ++k) {
-            acc[k] = _mm512_add_epi64(acc[k], _mm512_mullo_epi64(x, _mm512_loadu_si512(ac + 8 * k)));
+            acc[k] =
+                _mm512_add_epi64(acc[k], _mm512_mullo_epi64(x, _mm512_loadu_si512(ac + 8 * k)));
           }
         }
         for (std::size_t k = 0; k < 4; ++k) _mm512_storeu_si512(h + r * ld + jb + 8 * k, acc[k]);

@@ -103,9 +103,9 @@ void matmul_u8_u32_avx512(const std::uint8_t* d, std::size_t row_begin, std::siz
         }
         for (int k = 0; k < 4; ++k) {
           for (int t = 0; t < vecs; ++t) {
-            _mm512_storeu_si512(h + (r + static_cast<std::size_t>(k)) * ld + j +
-                                    static_cast<std::size_t>(t) * 16,
-                                acc[k][t]);
+            _mm512_storeu_si512(
+                h + (r + static_cast<std::size_t>(k)) * ld + j + static_cast<std::size_t>(t) * 16,
+                acc[k][t]);
           }
         }
       }

@@ -136,10 +136,7 @@ void matvec_u8_u32_madd(const std::uint8_t* d, std::size_t rows, std::size_t str
       l3 = _mm512_add_epi32(l3, _mm512_madd_epi16(x3, kl));
       h3 = _mm512_add_epi32(h3, _mm512_madd_epi16(x3, kh));
     }
-    auto fold = [](__m512i l, __m512i h) {
-      return hsum_u32(l) +
-             (hsum_u32(h) << 16);
-    };
+    auto fold = [](__m512i l, __m512i h) { return hsum_u32(l) + (hsum_u32(h) << 16); };
     out[r] = fold(l0, h0);
     out[r + 1] = fold(l1, h1);
     out[r + 2] = fold(l2, h2);

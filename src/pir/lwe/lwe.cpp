@@ -28,8 +28,7 @@ std::vector<std::uint32_t> compute_lwe_hint_rows(const std::uint8_t* rows_data, 
   std::vector<std::uint32_t> a(shape.columns * ld, 0);
   expand_lwe_matrix(a_seed, 0, shape.columns, n, ld, a.data());
   std::vector<std::uint32_t> h(rows * ld, 0);
-  matmul_u8_u32(rows_data, rows, shape.columns, shape.stride, a.data(), n, ld, h.data(),
-                threads);
+  matmul_u8_u32(rows_data, rows, shape.columns, shape.stride, a.data(), n, ld, h.data(), threads);
   return h;
 }
 
@@ -38,8 +37,7 @@ Result<std::vector<std::uint32_t>> lwe_answer(const LweDatabase& db,
   const auto& shape = db.shape();
   if (query.size() != shape.stride) {
     return invalid_argument_error("PIR query has " + std::to_string(query.size()) +
-                                  " entries, the database expects " +
-                                  std::to_string(shape.stride));
+                                  " entries, the database expects " + std::to_string(shape.stride));
   }
   std::vector<std::uint32_t> ans(shape.rows);
   matvec_u8_u32(db.data(), shape.rows, shape.stride, query.data(), ans.data());

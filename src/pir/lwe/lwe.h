@@ -24,8 +24,8 @@
 
 namespace privsearch::pir {
 
-inline constexpr std::uint32_t kPlaintextModulus = 256;                // p = 2^8
-inline constexpr std::uint32_t kDelta = std::uint32_t{1} << 24;        // q / p
+inline constexpr std::uint32_t kPlaintextModulus = 256;          // p = 2^8
+inline constexpr std::uint32_t kDelta = std::uint32_t{1} << 24;  // q / p
 inline constexpr std::size_t kLweMatrixChunkRows = 4096;
 inline constexpr std::uint64_t kLweMatrixStream = 0x4c57454100000000ull;  // "LWEA"
 

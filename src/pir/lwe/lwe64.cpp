@@ -34,9 +34,9 @@ Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure
 double lwe64_decoding_failure_log2(const Lwe64Params& params, std::size_t cols,
                                    std::uint32_t max_entry, int log_p, int drop_bits,
                                    int answer_bits) {
-  const double rounding =
-      drop_bits > 0 ? max_entry * static_cast<double>(cols) * std::ldexp(1.0, drop_bits - 1) / 0x1p32
-                    : 0.0;
+  const double rounding = drop_bits > 0 ? max_entry * static_cast<double>(cols) *
+                                              std::ldexp(1.0, drop_bits - 1) / 0x1p32
+                                        : 0.0;
   const double answer_rounding = answer_bits < 32 ? std::ldexp(1.0, 31 - answer_bits) : 0.0;
   const double deterministic = params.n / 2.0 + 1.0 + rounding + answer_rounding;
   const double s = params.sigma * max_entry * std::sqrt(static_cast<double>(cols)) / 0x1p32;
@@ -54,8 +54,7 @@ void expand_lwe64_matrix(const Seed& seed, std::size_t first_row, std::size_t ro
 
 std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t rows,
                                               std::size_t cols, std::size_t stride,
-                                              const Seed& a_seed, std::size_t n,
-                                              unsigned threads) {
+                                              const Seed& a_seed, std::size_t n, unsigned threads) {
   const std::size_t ld = (n + 31) / 32 * 32;
   std::vector<std::uint64_t> h(rows * ld, 0);
   std::vector<std::uint64_t> a(std::min(cols, kHintRowsPerPass) * ld, 0);
@@ -71,9 +70,9 @@ std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t
   return hint;
 }
 
-std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows,
-                                        std::size_t stride, std::span<const std::uint64_t> queries,
-                                        std::size_t m, int drop_bits) {
+std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows, std::size_t stride,
+                                        std::span<const std::uint64_t> queries, std::size_t m,
+                                        int drop_bits) {
   std::vector<std::uint64_t> full(m * rows);
   // 48-bit entries need 6 digits; 56-bit ones 7, which the kernel rounds up to 8.
   const std::size_t digits = drop_bits == 16 ? 6 : 8;

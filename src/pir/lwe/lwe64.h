@@ -84,9 +84,9 @@ std::vector<std::uint32_t> compute_lwe64_hint(const std::uint8_t* d, std::size_t
 
 // The answers to m queries (each `stride` entries, switched by `drop_bits`): rounded high halves
 // of 2^drop_bits D v_i, m x rows.
-std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows,
-                                        std::size_t stride, std::span<const std::uint64_t> queries,
-                                        std::size_t m, int drop_bits = 0);
+std::vector<std::uint32_t> lwe64_answer(const std::uint8_t* d, std::size_t rows, std::size_t stride,
+                                        std::span<const std::uint64_t> queries, std::size_t m,
+                                        int drop_bits = 0);
 
 inline std::uint32_t round_high_half(std::uint64_t x) {
   return static_cast<std::uint32_t>((x + (std::uint64_t{1} << 31)) >> 32);
@@ -103,7 +103,7 @@ inline std::uint32_t lwe64_switch_answer(std::uint32_t a, int bits) {
 
 class Lwe64Secret {
  public:
-  static Lwe64Secret sample(const Lwe64Params& params, Prng& prng);  // uniform ternary
+  static Lwe64Secret sample(const Lwe64Params& params, Prng& prng);     // uniform ternary
   static Lwe64Secret from_values(std::span<const std::int8_t> values);  // tests
   Lwe64Secret(Lwe64Secret&&) noexcept = default;
   Lwe64Secret& operator=(Lwe64Secret&&) noexcept = default;

@@ -46,8 +46,8 @@ Lwe64Secret Lwe64Secret::from_values(std::span<const std::int8_t> values) {
   return s;
 }
 
-Result<Lwe64Mask> Lwe64Mask::create(const Lwe64Params& params, const Seed& a_seed,
-                                    std::size_t cols, std::size_t stride, Prng& prng) {
+Result<Lwe64Mask> Lwe64Mask::create(const Lwe64Params& params, const Seed& a_seed, std::size_t cols,
+                                    std::size_t stride, Prng& prng) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto masks, create_batch(params, a_seed, cols, stride, 1, prng));
   return std::move(masks.front());
 }
@@ -71,8 +71,8 @@ Result<std::vector<Lwe64Mask>> Lwe64Mask::create_batch(const Lwe64Params& params
     masks.back().mask_ = SecureVector<std::uint64_t>(stride);
     const auto s32 = masks.back().secret_.values_mod_2_32();
     for (std::size_t j = 0; j < n; ++j) {
-      s[i * n + j] = static_cast<std::uint64_t>(
-          static_cast<std::int64_t>(static_cast<std::int32_t>(s32[j])));
+      s[i * n + j] =
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(s32[j])));
     }
   }
   std::vector<std::uint64_t> row(n);
@@ -138,8 +138,8 @@ Result<std::vector<std::uint32_t>> lwe64_decode(std::span<const std::uint32_t> a
   for (std::size_t i = 0; i < m; ++i) {
     if (secrets[i]->dimension() != n) {
       return invalid_argument_error("LWE secret of dimension " +
-                                    std::to_string(secrets[i]->dimension()) + " for n = " +
-                                    std::to_string(n));
+                                    std::to_string(secrets[i]->dimension()) +
+                                    " for n = " + std::to_string(n));
     }
     const auto v = secrets[i]->values_mod_2_32();
     std::copy(v.begin(), v.end(), s.data() + i * n);

@@ -13,7 +13,8 @@ GaussianSampler::GaussianSampler(double sigma) {
   std::vector<double> w(129);
   double total = 0;
   for (int x = -64; x <= 64; ++x) {
-    w[static_cast<std::size_t>(x + 64)] = std::exp(-static_cast<double>(x * x) / (2 * sigma * sigma));
+    w[static_cast<std::size_t>(x + 64)] =
+        std::exp(-static_cast<double>(x * x) / (2 * sigma * sigma));
     total += w[static_cast<std::size_t>(x + 64)];
   }
   cdf_.resize(128);
@@ -43,9 +44,9 @@ LweSecret LweSecret::sample(const LweParams& params, Prng& prng) {
         break;
       case LweSecretKind::kTernary: {
         // Uniform in {-1, 0, 1} from 64 random bits: bias below 2^-62.
-        const std::uint64_t t = static_cast<std::uint64_t>(
-            (static_cast<unsigned __int128>(r) * 3) >> 64);  // 0, 1, 2
-        s.s_[i] = static_cast<std::uint32_t>(t) - 1u;          // 2^32-1, 0, 1
+        const std::uint64_t t =
+            static_cast<std::uint64_t>((static_cast<unsigned __int128>(r) * 3) >> 64);  // 0, 1, 2
+        s.s_[i] = static_cast<std::uint32_t>(t) - 1u;  // 2^32-1, 0, 1
         break;
       }
       case LweSecretKind::kUniform:
@@ -69,13 +70,12 @@ Result<std::vector<std::uint32_t>> make_lwe_query(const LweParams& params, const
                                                   const LweSecret& secret, std::size_t column,
                                                   Prng& prng) {
   if (secret.dimension() != params.n) {
-    return invalid_argument_error("LWE secret of dimension " +
-                                  std::to_string(secret.dimension()) + " for `n` = " +
-                                  std::to_string(params.n));
+    return invalid_argument_error("LWE secret of dimension " + std::to_string(secret.dimension()) +
+                                  " for `n` = " + std::to_string(params.n));
   }
   if (column >= shape.columns) {
-    return out_of_range_error("PIR `column` = " + std::to_string(column) + " >= " +
-                              std::to_string(shape.columns) + " columns");
+    return out_of_range_error("PIR `column` = " + std::to_string(column) +
+                              " >= " + std::to_string(shape.columns) + " columns");
   }
   const std::size_t n = params.n;
   std::vector<std::uint32_t> qu(shape.stride, 0);
@@ -92,8 +92,7 @@ Result<std::vector<std::uint32_t>> make_lwe_query(const LweParams& params, const
       const std::size_t c = r0 + r;
       const std::uint32_t e = static_cast<std::uint32_t>(gauss.sample(prng));
       // Delta on the selected column only, selected by mask.
-      const std::uint32_t sel =
-          static_cast<std::uint32_t>(ct::mask_from_bit(ct::equal(c, column)));
+      const std::uint32_t sel = static_cast<std::uint32_t>(ct::mask_from_bit(ct::equal(c, column)));
       qu[c] = acc + e + (kDelta & sel);
     }
   }

@@ -27,9 +27,12 @@ std::span<const LweParams> lwe_param_table() { return kTable; }
 
 std::string_view secret_kind_name(LweSecretKind kind) {
   switch (kind) {
-    case LweSecretKind::kBinary: return "binary";
-    case LweSecretKind::kTernary: return "ternary";
-    case LweSecretKind::kUniform: return "uniform";
+    case LweSecretKind::kBinary:
+      return "binary";
+    case LweSecretKind::kTernary:
+      return "ternary";
+    case LweSecretKind::kUniform:
+      return "uniform";
   }
   return "unknown";
 }
@@ -40,8 +43,8 @@ Result<LweParams> find_lwe_params(std::string_view name, bool allow_insecure) {
 
 double lwe_decoding_failure_log2(double sigma, std::uint32_t plaintext_modulus, std::size_t d0,
                                  double delta, double extra_error) {
-  const double s = sigma * static_cast<double>(plaintext_modulus - 1) *
-                   std::sqrt(static_cast<double>(d0));
+  const double s =
+      sigma * static_cast<double>(plaintext_modulus - 1) * std::sqrt(static_cast<double>(d0));
   const double t = delta / 2.0 - extra_error;
   if (t <= 0) return 0.0;
   return 1.0 - (t * t) / (2.0 * s * s) / std::log(2.0);

@@ -1,11 +1,11 @@
 // LWE parameter sets for the SimplePIR core and ZipPIR, from a vetted table with provenance.
 //
 // Every row has q = 2^32 (arithmetic mod 2^32 is free on 32-bit lanes) and a discrete Gaussian
-// error of standard deviation 6.4, as in SimplePIR (Henzinger et al. 2023, section 4.2), HintlessPIR
-// (Li et al. 2024, n = 1400, uniform ternary secret) and ZipPIR (section 5.3: (n, q) = (1400, 2^32),
-// sigma = 6.4, over 128-bit security by the lattice estimator; its theorem takes a binary secret).
-// Rows marked insecure exist for fast tests and are refused unless the caller opts in.
-// Thread safety: constant data.
+// error of standard deviation 6.4, as in SimplePIR (Henzinger et al. 2023, section 4.2),
+// HintlessPIR (Li et al. 2024, n = 1400, uniform ternary secret) and ZipPIR (section 5.3: (n, q) =
+// (1400, 2^32), sigma = 6.4, over 128-bit security by the lattice estimator; its theorem takes a
+// binary secret). Rows marked insecure exist for fast tests and are refused unless the caller opts
+// in. Thread safety: constant data.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +22,9 @@ enum class LweSecretKind : std::uint8_t { kBinary = 1, kTernary = 2, kUniform = 
 
 struct LweParams {
   std::string_view name;
-  std::uint32_t n = 0;           // secret dimension
-  int log_q = 32;                // q = 2^32
-  double sigma = 6.4;            // error standard deviation
+  std::uint32_t n = 0;  // secret dimension
+  int log_q = 32;       // q = 2^32
+  double sigma = 6.4;   // error standard deviation
   LweSecretKind secret = LweSecretKind::kBinary;
   bool secure = true;
   std::string_view provenance;

@@ -90,13 +90,13 @@ void MontgomeryBatch::mul_scalar(const std::uint64_t* a, const std::uint64_t* b,
     const std::uint64_t mi = (c0 * k0_) & kMask52;
     const unsigned __int128 q0 = static_cast<unsigned __int128>(mi) * m[0];
     c0 += static_cast<std::uint64_t>(q0 & kMask52);
-    std::uint64_t hprev = static_cast<std::uint64_t>(p0 >> 52) +
-                          static_cast<std::uint64_t>(q0 >> 52) + (c0 >> 52);
+    std::uint64_t hprev =
+        static_cast<std::uint64_t>(p0 >> 52) + static_cast<std::uint64_t>(q0 >> 52) + (c0 >> 52);
     for (std::size_t j = 1; j < L; ++j) {
       const unsigned __int128 p = ai * b[j];
       const unsigned __int128 q = static_cast<unsigned __int128>(mi) * m[j];
-      acc[i + j] += hprev + static_cast<std::uint64_t>(p & kMask52) +
-                    static_cast<std::uint64_t>(q & kMask52);
+      acc[i + j] +=
+          hprev + static_cast<std::uint64_t>(p & kMask52) + static_cast<std::uint64_t>(q & kMask52);
       hprev = static_cast<std::uint64_t>(p >> 52) + static_cast<std::uint64_t>(q >> 52);
     }
     acc[i + L] += hprev;

@@ -12,8 +12,8 @@ int pippenger_window(std::size_t n, std::size_t bits) {
   int best_c = 1;
   double best = 1e300;
   for (int c = 1; c <= 16; ++c) {
-    const double windows = static_cast<double>((bits + static_cast<std::size_t>(c) - 1) /
-                                               static_cast<std::size_t>(c));
+    const double windows =
+        static_cast<double>((bits + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c));
     const double cost = windows * (static_cast<double>(n) + 2.0 * std::ldexp(1.0, c));
     if (cost < best) {
       best = cost;
@@ -29,8 +29,7 @@ mpz_class multi_exp_naive(std::span<const mpz_class> bases, std::span<const mpz_
   mpz_class acc = 1;
   for (std::size_t i = 0; i < bases.size(); ++i) {
     mpz_class t;
-    mpz_powm(t.get_mpz_t(), bases[i].get_mpz_t(), exponents[i].get_mpz_t(),
-             modulus.get_mpz_t());
+    mpz_powm(t.get_mpz_t(), bases[i].get_mpz_t(), exponents[i].get_mpz_t(), modulus.get_mpz_t());
     acc = acc * t % modulus;
   }
   return acc % modulus;
@@ -46,7 +45,8 @@ mpz_class multi_exp(std::span<const mpz_class> bases, std::span<const mpz_class>
   }
   if (bits == 0 || bases.empty()) return mpz_class(1 % modulus);
   const int c = pippenger_window(bases.size(), bits);
-  const std::size_t windows = (bits + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c);
+  const std::size_t windows =
+      (bits + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c);
   const std::size_t buckets = (std::size_t{1} << c) - 1;  // digits 1 .. 2^c - 1
   std::vector<mpz_class> bucket(buckets);
   std::vector<bool> used(buckets);
@@ -57,10 +57,9 @@ mpz_class multi_exp(std::span<const mpz_class> bases, std::span<const mpz_class>
     for (std::size_t i = 0; i < bases.size(); ++i) {
       unsigned long digit = 0;
       for (int t = c - 1; t >= 0; --t) {
-        digit = (digit << 1) |
-                static_cast<unsigned long>(mpz_tstbit(exponents[i].get_mpz_t(),
-                                                      w * static_cast<std::size_t>(c) +
-                                                          static_cast<std::size_t>(t)));
+        digit = (digit << 1) | static_cast<unsigned long>(mpz_tstbit(
+                                   exponents[i].get_mpz_t(),
+                                   w * static_cast<std::size_t>(c) + static_cast<std::size_t>(t)));
       }
       if (digit == 0) continue;
       if (!used[digit - 1]) {
@@ -90,9 +89,9 @@ namespace {
 std::size_t window_digit(const mpz_class& e, std::size_t w, int c) {
   std::size_t d = 0;
   for (int t = c - 1; t >= 0; --t) {
-    d = (d << 1) | static_cast<std::size_t>(
-                       mpz_tstbit(e.get_mpz_t(), w * static_cast<std::size_t>(c) +
-                                                     static_cast<std::size_t>(t)));
+    d = (d << 1) |
+        static_cast<std::size_t>(mpz_tstbit(
+            e.get_mpz_t(), w * static_cast<std::size_t>(c) + static_cast<std::size_t>(t)));
   }
   return d;
 }
@@ -107,8 +106,15 @@ namespace {
 class BucketWindows {
  public:
   BucketWindows(const MontgomeryBatch& mb, std::size_t n, int c)
-      : mb_(mb), L_(mb.limbs()), n_(n), c_(c), nb_((std::size_t{1} << c) - 1),
-        bucket_(kLanes * nb_ * L_), used_(kLanes * nb_), running_(kLanes * L_), sum_(kLanes * L_),
+      : mb_(mb),
+        L_(mb.limbs()),
+        n_(n),
+        c_(c),
+        nb_((std::size_t{1} << c) - 1),
+        bucket_(kLanes * nb_ * L_),
+        used_(kLanes * nb_),
+        running_(kLanes * L_),
+        sum_(kLanes * L_),
         one_(L_) {
     mb.one(one_.data());
   }
@@ -198,7 +204,8 @@ mpz_class multi_exp_batched(const MontgomeryBatch& mb, std::span<const mpz_class
   const std::size_t L = mb.limbs();
   const std::size_t n = bases.size();
   const int c = pippenger_window(n, bits);
-  const std::size_t windows = (bits + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c);
+  const std::size_t windows =
+      (bits + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c);
   std::vector<std::uint64_t> base_m(n * L);
   for (std::size_t i = 0; i < n; ++i) mb.to_mont(bases[i], base_m.data() + i * L);
   std::vector<std::uint64_t> window_result(windows * L);

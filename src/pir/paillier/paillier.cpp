@@ -44,8 +44,8 @@ Status read_magic(ByteReader& r, const std::uint8_t (&magic)[4], const char* wha
   std::uint8_t version = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(version));
   if (version != kVersion) {
-    return failed_precondition_error(std::string(what) + ": `version` = " +
-                                     std::to_string(version) + ", this build reads 1");
+    return failed_precondition_error(
+        std::string(what) + ": `version` = " + std::to_string(version) + ", this build reads 1");
   }
   return Status();
 }
@@ -80,8 +80,8 @@ const mpz_class& small_prime_product() {
 Result<PaillierPublicKey> PaillierPublicKey::create(const mpz_class& n, int degree,
                                                     bool allow_insecure) {
   if (degree < 1 || degree > kPaillierMaxDegree) {
-    return out_of_range_error("Paillier `degree` = " + std::to_string(degree) +
-                              " is outside [1, " + std::to_string(kPaillierMaxDegree) + "]");
+    return out_of_range_error("Paillier `degree` = " + std::to_string(degree) + " is outside [1, " +
+                              std::to_string(kPaillierMaxDegree) + "]");
   }
   const std::size_t bits = bit_length(n);
   PRIVSEARCH_RETURN_IF_ERROR(detail::check_paillier_bits(bits, allow_insecure));
@@ -94,8 +94,10 @@ Result<PaillierPublicKey> PaillierPublicKey::create(const mpz_class& n, int degr
   mpz_class g;
   mpz_gcd(g.get_mpz_t(), n.get_mpz_t(), small_prime_product().get_mpz_t());
   if (g != 1) {
-    return invalid_argument_error("Paillier `N` has a small prime factor (gcd with the odd primes "
-                                  "below 4096: " + g.get_str() + ")");
+    return invalid_argument_error(
+        "Paillier `N` has a small prime factor (gcd with the odd primes "
+        "below 4096: " +
+        g.get_str() + ")");
   }
   PaillierPublicKey key;
   key.n_ = n;

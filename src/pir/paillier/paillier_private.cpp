@@ -4,9 +4,9 @@
 #include <string>
 
 #include "core/bytes.h"
+#include "core/linkage.h"
 #include "core/secure_buffer.h"
 #include "pir/paillier/bigint.h"
-#include "core/linkage.h"
 
 namespace privsearch::pir {
 namespace {
@@ -23,8 +23,8 @@ Status read_private_magic(ByteReader& r) {
   std::uint8_t version = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(version));
   if (version != kVersion) {
-    return failed_precondition_error("Paillier private key: `version` = " +
-                                     std::to_string(version) + ", this build reads 1");
+    return failed_precondition_error(
+        "Paillier private key: `version` = " + std::to_string(version) + ", this build reads 1");
   }
   return Status();
 }
@@ -60,8 +60,7 @@ void PaillierPrivateKey::wipe() {
 }
 
 Result<PaillierPrivateKey> PaillierPrivateKey::from_primes(const PaillierPublicKey& pub,
-                                                           const mpz_class& p,
-                                                           const mpz_class& q) {
+                                                           const mpz_class& p, const mpz_class& q) {
   install_wiping_gmp_allocator();
   if (p <= 2 || q <= 2 || p == q || p * q != pub.n()) {
     return invalid_argument_error("Paillier private key: p q != N");

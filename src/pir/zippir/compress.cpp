@@ -21,9 +21,9 @@ mpz_class q_of(const LweScheme& s) { return pow2(static_cast<std::size_t>(s.log_
 
 std::uint64_t round_to_plaintext(const LweScheme& s, std::uint64_t phase) {
   const int shift = s.log_q - s.log_p;
-  const unsigned __int128 rounded =
-      (static_cast<unsigned __int128>(phase) + (static_cast<unsigned __int128>(1) << (shift - 1))) >>
-      shift;
+  const unsigned __int128 rounded = (static_cast<unsigned __int128>(phase) +
+                                     (static_cast<unsigned __int128>(1) << (shift - 1))) >>
+                                    shift;
   return static_cast<std::uint64_t>(rounded) & ((std::uint64_t{1} << s.log_p) - 1);
 }
 
@@ -191,8 +191,8 @@ Result<mpz_class> compress_batch(const PaillierPublicKey& pk, std::span<const mp
                                  const LweScheme& s, std::span<const LweCiphertext> cts,
                                  CompressionScale scale, bool use_ifma) {
   PRIVSEARCH_RETURN_IF_ERROR(s.validate());
-  const std::size_t capacity =
-      ciphertexts_per_plaintext(s, scale, pk.modulus_bits() * static_cast<std::size_t>(pk.degree()));
+  const std::size_t capacity = ciphertexts_per_plaintext(
+      s, scale, pk.modulus_bits() * static_cast<std::size_t>(pk.degree()));
   if (cts.empty() || cts.size() > capacity) {
     return out_of_range_error("batched compression of " + std::to_string(cts.size()) +
                               " ciphertexts; one additive ciphertext holds 1 .. " +
@@ -237,9 +237,9 @@ LweCiphertext rescale_lwe(const LweScheme& s, const LweCiphertext& ct, int new_l
   const int shift = s.log_q - new_log_q;
   const std::uint64_t mask = (std::uint64_t{1} << new_log_q) - 1;
   auto sw = [&](std::uint64_t x) {
-    const unsigned __int128 v =
-        (static_cast<unsigned __int128>(x & s.q_mask()) + (static_cast<unsigned __int128>(1) << (shift - 1))) >>
-        shift;
+    const unsigned __int128 v = (static_cast<unsigned __int128>(x & s.q_mask()) +
+                                 (static_cast<unsigned __int128>(1) << (shift - 1))) >>
+                                shift;
     return static_cast<std::uint64_t>(v) & mask;
   };
   LweCiphertext out;

@@ -77,8 +77,7 @@ Seed hint_mask_seed(const Seed& a_seed) {
 
 std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::size_t rows,
                                                    std::size_t n, std::size_t ld, int hint_bits,
-                                                   const Seed& mask_seed,
-                                                   std::size_t first_row) {
+                                                   const Seed& mask_seed, std::size_t first_row) {
   const int shift = 32 - hint_bits;
   const std::uint64_t mask = (std::uint64_t{1} << hint_bits) - 1;
   const std::uint64_t half = shift == 0 ? 0 : std::uint64_t{1} << (shift - 1);
@@ -101,9 +100,9 @@ std::vector<std::uint32_t> rescaled_hint_exponents(const std::uint32_t* h, std::
 std::vector<mpz_class> expand_compression_randomness(const PaillierPublicKey& pk,
                                                      std::span<const std::uint8_t> client_seed,
                                                      std::uint64_t query_index, std::size_t n) {
-  Prng prng = Prng::from_seed(
-      labelled_seed("privsearch zippir compression randomness v1", client_seed),
-      kCkStream + query_index);
+  Prng prng =
+      Prng::from_seed(labelled_seed("privsearch zippir compression randomness v1", client_seed),
+                      kCkStream + query_index);
   std::vector<mpz_class> ck(n);
   for (auto& c : ck) {
     do {
@@ -191,9 +190,8 @@ std::vector<std::uint64_t> bit_bases(const HintShape& h, const MontgomeryBatch& 
 // threads; the threads' partial products are multiplied together at the end.
 std::vector<std::uint64_t> row_products(const HintShape& h, const MontgomeryBatch& mb,
                                         const std::vector<std::uint64_t>& beta,
-                                        const std::vector<std::uint64_t>& bitrows,
-                                        unsigned threads, std::size_t& products,
-                                        const std::atomic<bool>* cancel) {
+                                        const std::vector<std::uint64_t>& bitrows, unsigned threads,
+                                        std::size_t& products, const std::atomic<bool>* cancel) {
   const std::size_t L = h.L, rows = h.rows, bits_per_row = h.bits_per_row();
   const std::size_t wpr = h.words_per_row();
   const std::size_t group_bits = group_bits_for(bits_per_row, rows);
@@ -294,13 +292,10 @@ std::vector<mpz_class> pack_rows(const HintShape& h, const MontgomeryBatch& mb,
 
 }  // namespace
 
-std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
-                                               std::span<const mpz_class> ck_r,
-                                               std::span<const std::uint32_t> exponents,
-                                               std::size_t rows, std::size_t n,
-                                               std::size_t slots, int hint_bits, unsigned threads,
-                                               HintEngineStats* stats,
-                                               const std::atomic<bool>* cancel) {
+std::vector<mpz_class> compute_compressed_hint(
+    const PaillierPublicKey& pk, std::span<const mpz_class> ck_r,
+    std::span<const std::uint32_t> exponents, std::size_t rows, std::size_t n, std::size_t slots,
+    int hint_bits, unsigned threads, HintEngineStats* stats, const std::atomic<bool>* cancel) {
   auto mb_result = MontgomeryBatch::create(pk.ciphertext_modulus());
   PRIVSEARCH_CHECK(mb_result.ok(), "N^2 is odd");
   const MontgomeryBatch& mb = *mb_result;

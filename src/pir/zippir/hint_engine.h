@@ -34,7 +34,8 @@ namespace privsearch::pir {
 // H that is zero (a byte position that is 0 in every record, like the high bytes of a length
 // field) gives E = gamma - 1 throughout, whose slot carries |s| instead of the |s|/2 the client
 // assumes; with it every E row is uniform whatever the database holds. The client adds back
-// M_r . s for the rows it reads. Derived from A's seed (SHA-256 with a label), rows expanded like A.
+// M_r . s for the rows it reads. Derived from A's seed (SHA-256 with a label), rows expanded like
+// A.
 Seed hint_mask_seed(const Seed& a_seed);
 
 // E[r][j] = gamma - 1 - round((H[r][j] + M[r][j]) / 2^(32 - b)) mod gamma, rows x n (row-major),
@@ -61,8 +62,8 @@ struct HintEngineStats {
 std::vector<mpz_class> compute_compressed_hint(const PaillierPublicKey& pk,
                                                std::span<const mpz_class> ck_r,
                                                std::span<const std::uint32_t> exponents,
-                                               std::size_t rows, std::size_t n,
-                                               std::size_t slots, int hint_bits, unsigned threads,
+                                               std::size_t rows, std::size_t n, std::size_t slots,
+                                               int hint_bits, unsigned threads,
                                                HintEngineStats* stats = nullptr,
                                                const std::atomic<bool>* cancel = nullptr);
 

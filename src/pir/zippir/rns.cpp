@@ -116,8 +116,8 @@ Result<RnsBasis> RnsBasis::create(std::size_t product_bits, const mpz_class& n) 
 void RnsBasis::to_rns(std::span<const std::uint32_t> words, std::uint32_t* out) const {
   PRIVSEARCH_CHECK(words.size() <= input_words_, "to_rns input wider than the basis allows");
   std::vector<std::uint64_t> acc(primes_.size());
-  rns_words_body(words.data(), words.size(), pow_table_.data(), primes_.size(), primes_.data(),
-                 out, acc.data());
+  rns_words_body(words.data(), words.size(), pow_table_.data(), primes_.size(), primes_.data(), out,
+                 acc.data());
 }
 
 void RnsBasis::to_rns_many(std::span<const std::uint32_t> words, std::size_t count,
@@ -125,8 +125,8 @@ void RnsBasis::to_rns_many(std::span<const std::uint32_t> words, std::size_t cou
   PRIVSEARCH_CHECK(words.size() == count * input_words_, "to_rns_many: size mismatch");
   const std::size_t L = primes_.size();
   if (use_avx512()) {
-    detail::rns_words_avx512(words.data(), input_words_, count, pow16_.data(), prime_f_.data(),
-                             L, padded_, out);
+    detail::rns_words_avx512(words.data(), input_words_, count, pow16_.data(), prime_f_.data(), L,
+                             padded_, out);
     return;
   }
   std::vector<std::uint32_t> tmp(L);
@@ -141,8 +141,8 @@ mpz_class RnsBasis::crt_mod(const std::uint32_t* residues, std::size_t stride) c
   mpz_class s = 0;
   long double frac = 0;
   for (std::size_t l = 0; l < L; ++l) {
-    const std::uint64_t y = static_cast<std::uint64_t>(residues[l * stride]) * inv_hat_[l] %
-                            primes_[l];
+    const std::uint64_t y =
+        static_cast<std::uint64_t>(residues[l * stride]) * inv_hat_[l] % primes_[l];
     frac += static_cast<long double>(y) * inv_prime_[l];
     mpz_addmul_ui(s.get_mpz_t(), w_mod_n_[l].get_mpz_t(), static_cast<unsigned long>(y));
   }
@@ -155,8 +155,8 @@ mpz_class RnsBasis::crt_mod(const std::uint32_t* residues, std::size_t stride) c
 mpz_class RnsBasis::crt_exact(const std::uint32_t* residues, std::size_t stride) const {
   mpz_class s = 0;
   for (std::size_t l = 0; l < primes_.size(); ++l) {
-    const std::uint64_t y = static_cast<std::uint64_t>(residues[l * stride]) * inv_hat_[l] %
-                            primes_[l];
+    const std::uint64_t y =
+        static_cast<std::uint64_t>(residues[l * stride]) * inv_hat_[l] % primes_[l];
     s += hat_[l] * static_cast<unsigned long>(y);
   }
   return mpz_class(s % m_);

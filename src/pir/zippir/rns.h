@@ -55,10 +55,10 @@ class RnsBasis {
   std::vector<double> pow16_;             // [w16][l padded to 8] = 2^(16 w16) mod p_l
   std::vector<double> prime_f_;           // p_l, padded with 1
   std::size_t padded_ = 0;
-  std::vector<std::uint32_t> inv_hat_;    // (M/p_l)^{-1} mod p_l
+  std::vector<std::uint32_t> inv_hat_;  // (M/p_l)^{-1} mod p_l
   std::vector<double> inv_prime_;
-  std::vector<mpz_class> w_mod_n_;        // (M/p_l) mod N
-  std::vector<mpz_class> hat_;            // M/p_l (reference CRT)
+  std::vector<mpz_class> w_mod_n_;  // (M/p_l) mod N
+  std::vector<mpz_class> hat_;      // M/p_l (reference CRT)
   mpz_class m_, m_mod_n_, n_;
   std::size_t input_words_ = 0;
 };

@@ -24,7 +24,8 @@ void rns_matvec_avx512(std::span<const std::uint32_t> primes, const std::uint32_
     const std::uint64_t q = primes[l];
     std::size_t i = 0;
     auto dot_tail = [&](const std::uint32_t* row, std::uint64_t acc) {
-      for (std::size_t j = vec_cols; j < cols; ++j) acc += static_cast<std::uint64_t>(row[j]) * xl[j];
+      for (std::size_t j = vec_cols; j < cols; ++j)
+        acc += static_cast<std::uint64_t>(row[j]) * xl[j];
       return acc;
     };
     for (; i + 4 <= rows; i += 4) {

@@ -19,9 +19,8 @@ using namespace detail;
 
 Result<ZipPirClient> ZipPirClient::create(const ZipPirPublicInfo& info, Prng& prng) {
   PRIVSEARCH_RETURN_IF_ERROR(info.params.validate());
-  PRIVSEARCH_ASSIGN_OR_RETURN(PaillierKeyPair keys,
-                              paillier_keygen(info.params.paillier_bits, prng, 1,
-                                              info.params.allow_insecure));
+  PRIVSEARCH_ASSIGN_OR_RETURN(PaillierKeyPair keys, paillier_keygen(info.params.paillier_bits, prng,
+                                                                    1, info.params.allow_insecure));
   ZipPirClient client(info, std::move(keys));
   client.seed_.resize(kZipPirSeedBytes);
   prng.fill(client.seed_);
@@ -39,11 +38,11 @@ std::vector<std::uint8_t> ZipPirClient::setup_message() const {
   return w.take();
 }
 
-
 Status ZipPirClient::check_not_forked() const {
   if (fork_generation_ == Prng::current_fork_generation()) return Status();
-  return failed_precondition_error("ZipPIR: this client was made before fork(); its offsets are "
-                                   "shared with the parent process: create a new client");
+  return failed_precondition_error(
+      "ZipPIR: this client was made before fork(); its offsets are "
+      "shared with the parent process: create a new client");
 }
 
 Status ZipPirClient::precompute_query(std::uint64_t index, unsigned threads) {
@@ -73,8 +72,8 @@ Status ZipPirClient::skip_to_query_index(std::uint64_t index) {
   const auto owner = owner_.hold();
   if (index < next_index_) {
     return failed_precondition_error("ZipPIR: query index " + std::to_string(index) +
-                                     " was already used (next is " +
-                                     std::to_string(next_index_) + ")");
+                                     " was already used (next is " + std::to_string(next_index_) +
+                                     ")");
   }
   next_index_ = index;
   for (auto it = offsets_.begin(); it != offsets_.end();) {
@@ -85,9 +84,8 @@ Status ZipPirClient::skip_to_query_index(std::uint64_t index) {
 
 Status ZipPirClient::store_hint(std::span<const std::uint8_t> message) {
   const auto owner = owner_.hold();
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto hint,
-                              parse_hint(message, keys_->public_key, info_.params_id(),
-                                         info_.params.packed_rows(info_.shape)));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto hint, parse_hint(message, keys_->public_key, info_.params_id(),
+                                                    info_.params.packed_rows(info_.shape)));
   hints_.insert_or_assign(hint.index, std::move(hint.k));
   return Status();
 }
@@ -99,8 +97,8 @@ Result<std::vector<std::uint8_t>> ZipPirClient::query(std::size_t record, Prng& 
   PRIVSEARCH_RETURN_IF_ERROR(check_not_forked());
   const DatabaseShape& shape = info_.shape;
   if (record >= shape.records) {
-    return out_of_range_error("ZipPIR `record` = " + std::to_string(record) + " >= " +
-                              std::to_string(shape.records) + " records");
+    return out_of_range_error("ZipPIR `record` = " + std::to_string(record) +
+                              " >= " + std::to_string(shape.records) + " records");
   }
   const std::uint64_t index = next_index_;
   PRIVSEARCH_RETURN_IF_ERROR(precompute_query(index, threads));
@@ -151,16 +149,15 @@ Status read_response_header(ByteReader& r, std::uint64_t params_id, std::uint64_
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(mode));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
   if (index != query_index) {
-    return failed_precondition_error("ZipPIR response is for query index " +
-                                     std::to_string(index) + ", expected " +
-                                     std::to_string(query_index));
+    return failed_precondition_error("ZipPIR response is for query index " + std::to_string(index) +
+                                     ", expected " + std::to_string(query_index));
   }
   if (mode != kModeCombined && mode != kModeTOnly) {
     return data_loss_error("ZipPIR response: unknown `mode` " + std::to_string(mode));
   }
   if (count != packed) {
-    return data_loss_error("ZipPIR response: `count` = " + std::to_string(count) +
-                           ", expected " + std::to_string(packed));
+    return data_loss_error("ZipPIR response: `count` = " + std::to_string(count) + ", expected " +
+                           std::to_string(packed));
   }
   return Status();
 }
@@ -219,8 +216,9 @@ Result<ZipPirClient::RecordRows> ZipPirClient::decrypt_record_rows(
     if (i >= i0 && i <= i1) items[i - i0] = std::move(value);
   }
   if (!all_valid) {
-    return data_loss_error("ZipPIR response: a packed row is not a valid ciphertext for this "
-                           "client's key");
+    return data_loss_error(
+        "ZipPIR response: a packed row is not a valid ciphertext for this "
+        "client's key");
   }
   rows.plain.resize(items.size());
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(items.size())));
@@ -262,9 +260,9 @@ class ZipPirRecordDecoder {
         const std::size_t row = i * slots + l;
         if (row < first_row || row >= last_row) continue;
         const std::uint64_t x = slot_of(plain[k], l, b);
-        const std::uint64_t y = (x + pending_.weight_ - (l == 0 ? 0 : carry_estimate) +
-                                 mask_share[row - first_row]) &
-                                gamma_mask;
+        const std::uint64_t y =
+            (x + pending_.weight_ - (l == 0 ? 0 : carry_estimate) + mask_share[row - first_row]) &
+            gamma_mask;
         // round(y / Delta') mod p with Delta' = 2^(b - 8).
         out[row - first_row] =
             static_cast<std::uint8_t>((y + (std::uint64_t{1} << (b - 9))) >> (b - 8));

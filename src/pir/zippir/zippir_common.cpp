@@ -22,8 +22,8 @@ Status read_header(ByteReader& r, const std::uint8_t (&magic)[4], const char* wh
   std::uint8_t version = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(version));
   if (version != kZipPirVersion) {
-    return failed_precondition_error(std::string(what) + ": `version` = " +
-                                     std::to_string(version) + ", this build reads 1");
+    return failed_precondition_error(
+        std::string(what) + ": `version` = " + std::to_string(version) + ", this build reads 1");
   }
   return Status();
 }
@@ -55,8 +55,8 @@ std::uint64_t slot_of(const mpz_class& t, std::size_t l, int bits) {
   std::uint64_t v = 0;
   const std::size_t base = l * static_cast<std::size_t>(bits);
   for (int k = bits - 1; k >= 0; --k) {
-    v = (v << 1) | static_cast<std::uint64_t>(
-                       mpz_tstbit(t.get_mpz_t(), base + static_cast<std::size_t>(k)));
+    v = (v << 1) |
+        static_cast<std::uint64_t>(mpz_tstbit(t.get_mpz_t(), base + static_cast<std::size_t>(k)));
   }
   return v;
 }
@@ -155,9 +155,8 @@ Result<ZipPirPublicInfo> ZipPirPublicInfo::deserialize(std::span<const std::uint
       per_column > records || records > kMaxDatabaseBytes) {
     return data_loss_error("ZipPIR info: invalid database shape");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(info.shape,
-                              choose_database_shape(records, record_bytes,
-                                                    per_column * record_bytes));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      info.shape, choose_database_shape(records, record_bytes, per_column * record_bytes));
   if (info.shape.records_per_column != per_column) {
     return data_loss_error("ZipPIR info: `records_per_column` is not reproducible");
   }

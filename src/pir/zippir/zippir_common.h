@@ -21,14 +21,14 @@
 // a mutex; ZipPirClient is single-threaded.
 #pragma once
 
+#include <gmpxx.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <gmpxx.h>
 
 #include "core/bytes.h"
 #include "core/csprng.h"

@@ -37,8 +37,8 @@ Status ZipPirParams::validate() const {
 }
 
 std::size_t ZipPirParams::slots_per_plaintext() const {
-  const double usable = static_cast<double>(paillier_bits - 1) -
-                        std::log2(static_cast<double>(lwe.n) + 2.0);
+  const double usable =
+      static_cast<double>(paillier_bits - 1) - std::log2(static_cast<double>(lwe.n) + 2.0);
   if (usable <= 0) return 0;
   return static_cast<std::size_t>(std::floor(usable / hint_bits));
 }

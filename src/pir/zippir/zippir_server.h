@@ -43,9 +43,8 @@ class ZipPirServer {
  public:
   // Preprocesses the database: H = D A, the rescaled exponents, P in RNS. `threads` for the
   // offline work.
-  static Result<std::unique_ptr<ZipPirServer>> create(const ZipPirParams& params,
-                                                      LweDatabase db, const Seed& a_seed,
-                                                      unsigned threads,
+  static Result<std::unique_ptr<ZipPirServer>> create(const ZipPirParams& params, LweDatabase db,
+                                                      const Seed& a_seed, unsigned threads,
                                                       ZipPirServerLimits limits = {});
 
   // One row shard of the database (pir/zippir/zippir_shard.h): rows `range` of `db` only, with
@@ -66,8 +65,8 @@ class ZipPirServer {
   // derived from H' as create() derives it, so the result is the server create(params, db,
   // a_seed) makes, byte for byte. No registrations carry over. Not for shards.
   // `changed_columns`: |C|, when given.
-  static Result<std::unique_ptr<ZipPirServer>> update(const ZipPirServer& previous,
-                                                      LweDatabase db, unsigned threads,
+  static Result<std::unique_ptr<ZipPirServer>> update(const ZipPirServer& previous, LweDatabase db,
+                                                      unsigned threads,
                                                       ZipPirServerLimits limits = {},
                                                       std::size_t* changed_columns = nullptr);
 
@@ -90,8 +89,7 @@ class ZipPirServer {
   Status precompute(std::uint64_t client_id, std::uint64_t first_index, std::size_t count,
                     unsigned threads, const std::atomic<bool>* cancel = nullptr);
   // Client-storage variant: hands over (and forgets) the hint of one query index.
-  Result<std::vector<std::uint8_t>> export_hint(std::uint64_t client_id,
-                                                std::uint64_t query_index);
+  Result<std::vector<std::uint8_t>> export_hint(std::uint64_t client_id, std::uint64_t query_index);
   // Online: one query message in, one response message out.
   Result<std::vector<std::uint8_t>> answer(std::span<const std::uint8_t> query_message,
                                            ZipPirAnswerTimings* timings = nullptr);
@@ -154,20 +152,17 @@ class ZipPirServer {
                                                            const Seed& a_seed, unsigned threads,
                                                            ZipPirServerLimits limits);
   // create_rows() after H (range.rows x hint_ld(n)) is known.
-  static Result<std::unique_ptr<ZipPirServer>> from_hint(const ZipPirParams& params,
-                                                         const DatabaseShape& shape,
-                                                         ZipPirRowRange range,
-                                                         std::vector<std::uint8_t> rows,
-                                                         std::vector<std::uint32_t> hint,
-                                                         const Seed& a_seed, unsigned threads,
-                                                         ZipPirServerLimits limits);
+  static Result<std::unique_ptr<ZipPirServer>> from_hint(
+      const ZipPirParams& params, const DatabaseShape& shape, ZipPirRowRange range,
+      std::vector<std::uint8_t> rows, std::vector<std::uint32_t> hint, const Seed& a_seed,
+      unsigned threads, ZipPirServerLimits limits);
   Result<ParsedQuery> parse_query(std::span<const std::uint8_t> message) const;
   Result<TakenHint> take_hint(const ParsedQuery& q, std::span<const std::uint8_t> message);
   Result<std::vector<std::uint8_t>> answer_parsed(const ParsedQuery& q, const TakenHint& hint,
                                                   ZipPirAnswerTimings* timings) const;
 
   ZipPirPublicInfo info_;
-  std::vector<std::uint8_t> rows_;  // the database rows this server holds (local_rows_ x stride)
+  std::vector<std::uint8_t> rows_;   // the database rows this server holds (local_rows_ x stride)
   std::vector<std::uint32_t> hint_;  // H of those rows (local_rows_ x hint_ld(n)), for update()
   std::size_t local_rows_ = 0, first_packed_ = 0;
   ZipPirServerLimits limits_;

@@ -11,15 +11,15 @@ using namespace detail;
 Status check_row_range(const ZipPirParams& params, const DatabaseShape& shape,
                        ZipPirRowRange range) {
   const std::size_t slots = params.slots_per_plaintext();
-  const bool inside = range.rows > 0 && range.first_row < shape.rows &&
-                      range.rows <= shape.rows - range.first_row;
+  const bool inside =
+      range.rows > 0 && range.first_row < shape.rows && range.rows <= shape.rows - range.first_row;
   const std::size_t end = range.first_row + range.rows;
   if (!inside || slots == 0 || range.first_row % slots != 0 ||
       (end % slots != 0 && end != shape.rows)) {
-    return invalid_argument_error(
-        "ZipPIR shard rows [" + std::to_string(range.first_row) + ", " + std::to_string(end) +
-        ") are not whole packed rows of " + std::to_string(slots) + " inside the " +
-        std::to_string(shape.rows) + " rows");
+    return invalid_argument_error("ZipPIR shard rows [" + std::to_string(range.first_row) + ", " +
+                                  std::to_string(end) + ") are not whole packed rows of " +
+                                  std::to_string(slots) + " inside the " +
+                                  std::to_string(shape.rows) + " rows");
   }
   return Status();
 }
@@ -73,9 +73,9 @@ Result<std::vector<std::uint8_t>> assemble_zippir_response(
       return data_loss_error("ZipPIR response parts answer different queries");
     }
     if (count == 0 || first >= packed || count > packed - first) {
-      return data_loss_error("ZipPIR response part: packed rows [" + std::to_string(first) +
-                             ", " + std::to_string(std::uint64_t{first} + count) +
-                             ") outside the " + std::to_string(packed));
+      return data_loss_error("ZipPIR response part: packed rows [" + std::to_string(first) + ", " +
+                             std::to_string(std::uint64_t{first} + count) + ") outside the " +
+                             std::to_string(packed));
     }
     const std::size_t item = mode == kModeCombined ? 2 * n_bytes : n_bytes;
     if (r.remaining() != item * count) {
@@ -94,7 +94,8 @@ Result<std::vector<std::uint8_t>> assemble_zippir_response(
     covered += count;
   }
   if (covered != packed) {
-    const auto missing = std::find_if(items.begin(), items.end(), [](const auto& s) { return s.empty(); });
+    const auto missing =
+        std::find_if(items.begin(), items.end(), [](const auto& s) { return s.empty(); });
     return unavailable_error("ZipPIR: " + std::to_string(packed - covered) + " of " +
                              std::to_string(packed) + " packed rows missing from the shards' " +
                              "answers (first: " + std::to_string(missing - items.begin()) + ")");

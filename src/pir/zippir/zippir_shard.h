@@ -48,8 +48,7 @@ Status check_row_range(const ZipPirParams& params, const DatabaseShape& shape,
 // `shards` ranges of whole packed rows covering the database in order, their sizes differing by
 // at most one packed row. kInvalidArgument for 0 shards or more shards than packed rows.
 Result<std::vector<ZipPirRowRange>> plan_row_shards(const ZipPirParams& params,
-                                                    const DatabaseShape& shape,
-                                                    std::size_t shards);
+                                                    const DatabaseShape& shape, std::size_t shards);
 
 // The single server's response from every shard's part for one query. kDataLoss for a part that
 // is malformed, of another database (params id), query index or mode, or whose rows overlap

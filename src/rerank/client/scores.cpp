@@ -1,10 +1,10 @@
 #include "rerank/client/scores.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "ckks/client/compact_decryptor.h"
 #include "ckks/client/decryptor.h"
@@ -65,8 +65,8 @@ Result<std::vector<double>> gather(const KernelLayout& layout,
 }
 Status check_count(const KernelLayout& layout, std::size_t count) {
   if (count != layout.outputs()) {
-    return invalid_argument_error(fmt::format("{} response ciphertexts, the layout has {}", count,
-                                              layout.outputs()));
+    return invalid_argument_error(
+        fmt::format("{} response ciphertexts, the layout has {}", count, layout.outputs()));
   }
   return Status();
 }

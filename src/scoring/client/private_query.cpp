@@ -32,11 +32,9 @@ std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout) {
   return out;
 }
 
-std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
-                                           std::span<const std::array<std::uint32_t, 2>> clusters_of,
-                                           std::span<const float> query,
-                                           std::span<const std::uint32_t> candidates,
-                                           std::size_t m) {
+std::vector<std::uint32_t> choose_clusters(
+    const ScoringLayout& layout, std::span<const std::array<std::uint32_t, 2>> clusters_of,
+    std::span<const float> query, std::span<const std::uint32_t> candidates, std::size_t m) {
   const auto& s = layout.shape;
   m = std::min<std::size_t>(m, s.clusters);
   std::vector<std::uint32_t> chosen;
@@ -45,10 +43,9 @@ std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
     // The clusters of the two best candidates first, then the clusters with the most candidate
     // votes, each candidate weighing 1 / log2(rank + 2) (a DCG discount). Measured (plaintext
     // scores, which the encrypted path decodes exactly):
-    //   rule                          SciFact nDCG@10 (m = 4)  1M synthetic source chosen (m = 4 / 8)
-    //   candidates in rank order       0.5892                   0.625 / 0.795
-    //   DCG votes only                 0.5488                   0.675 / 0.850
-    //   best candidate, then votes     0.5677                   0.690 / 0.850
+    //   rule                          SciFact nDCG@10 (m = 4)  1M synthetic source chosen (m = 4 /
+    //   8) candidates in rank order       0.5892                   0.625 / 0.795 DCG votes only
+    //   0.5488                   0.675 / 0.850 best candidate, then votes     0.5677 0.690 / 0.850
     //   two best, then votes           0.5857                   0.685 / 0.850
     // (candidate mode: 0.5925; source among the 100 candidates 0.865).
     auto take = [&](std::uint32_t c) {
@@ -163,9 +160,9 @@ Result<PrivateScorer> PrivateScorer::create(const ScoringLayout* layout, const S
                               pir::find_lwe64_params(layout->lwe_params, allow_insecure));
   if (hint->n != params.n || hint->rows != layout->shape.cluster_rows ||
       hint->values.size() != std::size_t{hint->rows} * hint->n) {
-    return failed_precondition_error(fmt::format(
-        "scoring hint {} x {} does not match the layout ({} rows, LWE n = {})", hint->rows,
-        hint->n, layout->shape.cluster_rows, params.n));
+    return failed_precondition_error(
+        fmt::format("scoring hint {} x {} does not match the layout ({} rows, LWE n = {})",
+                    hint->rows, hint->n, layout->shape.cluster_rows, params.n));
   }
   PrivateScorer p;
   p.layout_ = layout;
@@ -186,9 +183,9 @@ Status PrivateScorer::prepare(std::size_t count, Prng& prng) {
   drop_pool_if_forked();
   if (count == 0) return Status::ok_status();
   const auto& s = layout_->shape;
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto masks, pir::Lwe64Mask::create_batch(
-                                              params_, layout_->matrix_seed, s.columns(),
-                                              s.stride(), count, prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto masks, pir::Lwe64Mask::create_batch(params_, layout_->matrix_seed, s.columns(),
+                                               s.stride(), count, prng));
   for (auto& m : masks) pool_.push_back(std::move(m));
   return Status::ok_status();
 }
@@ -219,8 +216,8 @@ Result<PendingScore> PrivateScorer::encrypt(std::span<const float> query,
   for (std::uint32_t c : clusters) {
     pir::Lwe64Mask mask = std::move(pool_.back());
     pool_.pop_back();
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto v, mask.encrypt_block(s.clusters, c, u,
-                                                           static_cast<int>(s.log_p)));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto v,
+                                mask.encrypt_block(s.clusters, c, u, static_cast<int>(s.log_p)));
     pir::lwe64_switch_query(v, static_cast<int>(layout_->query_drop_bits));
     pending.queries.insert(pending.queries.end(), v.begin(), v.end());
     pending.masks.push_back(std::move(mask));

@@ -41,11 +41,9 @@ struct ScoredDoc {
 
 // m distinct clusters for `candidates` (document rows, best first), by the rule above;
 // `clusters_of` is clusters_of_documents(layout), computed once (a pass over every slot).
-std::vector<std::uint32_t> choose_clusters(const ScoringLayout& layout,
-                                           std::span<const std::array<std::uint32_t, 2>> clusters_of,
-                                           std::span<const float> query,
-                                           std::span<const std::uint32_t> candidates,
-                                           std::size_t m);
+std::vector<std::uint32_t> choose_clusters(
+    const ScoringLayout& layout, std::span<const std::array<std::uint32_t, 2>> clusters_of,
+    std::span<const float> query, std::span<const std::uint32_t> candidates, std::size_t m);
 // The cluster of every document's first slot (from the slot map).
 std::vector<std::uint32_t> cluster_of_documents(const ScoringLayout& layout);
 // Every cluster holding each document: {first, second or kEmptySlot} (build overlap).
@@ -77,7 +75,7 @@ struct PendingScore {
   std::vector<std::uint32_t> clusters;
   std::vector<std::int64_t> offset_sums;  // 2^(bd-1) sum(u), per query
   std::vector<pir::Lwe64Mask> masks;
-  std::vector<std::uint64_t> queries;     // m x stride, switched (layout.query_drop_bits)
+  std::vector<std::uint64_t> queries;  // m x stride, switched (layout.query_drop_bits)
 };
 
 class PrivateScorer {
