@@ -14,6 +14,7 @@
 #include "core/elapsed.h"
 #include "core/sha256.h"
 #include "pir/zippir/zippir_shard.h"
+#include "protocol/pir_memory_state.h"
 #include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
@@ -34,21 +35,6 @@ v1::ErrorCode pir_error_code(const Status& s) {
       return v1::MALFORMED_REQUEST;
   }
 }
-
-namespace {
-
-// A message made for another ZipPIR version or database: PIR_VERSION_MISMATCH; bad framing:
-// MALFORMED_REQUEST. Null when the framing fits this server.
-std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
-                                       pir::ZipPirMessageKind kind, std::uint64_t params_id) {
-  const Status s = pir::check_message_framing(message, kind, params_id);
-  if (s.ok()) return std::nullopt;
-  return make_error(s.code() == StatusCode::kFailedPrecondition ? v1::PIR_VERSION_MISMATCH
-                                                                : v1::MALFORMED_REQUEST,
-                    s.message());
-}
-
-}  // namespace
 
 Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(const PirRecords& payloads,
                                                                     const PirConfig& config,
@@ -122,29 +108,30 @@ Result<std::unique_ptr<PirService>> PirService::create(const PirRecords& payload
         sha256(std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()));
     std::copy(digest.begin(), digest.end(), service->a_seed_.begin());
   }
-  if (shared) {
-    // Every replica must use one matrix A: a client's query is made against the public info of
-    // whichever replica answered PirInfo. The first replica's random seed wins (SET NX).
-    const std::string proposal(service->a_seed_.begin(), service->a_seed_.end());
-    PRIVSEARCH_ASSIGN_OR_RETURN(const std::string seed, shared->a_seed(proposal));
-    if (seed.size() != service->a_seed_.size()) {
-      return Status(StatusCode::kDataLoss, "PIR: the shared matrix seed in " + shared->where() +
-                                               " has " + std::to_string(seed.size()) +
-                                               " bytes, expected 32");
-    }
-    std::copy(seed.begin(), seed.end(), service->a_seed_.begin());
-    service->shared_ = std::move(shared);
+  if (!shared) {
+    PirSharedLimits limits;
+    limits.ready_per_client = config.ready_per_client;
+    limits.max_clients = config.max_clients;
+    limits.idle_expiry_s = config.idle_expiry_s;
+    limits.evict_idle_after_s = config.evict_idle_after_s;
+    shared = make_memory_pir_state(limits);
   }
+  // Every replica must use one matrix A: a client's query is made against the public info of
+  // whichever replica answered PirInfo. The first replica's random seed wins (SET NX; the
+  // memory store keeps its one proposal).
+  const std::string proposal(service->a_seed_.begin(), service->a_seed_.end());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const std::string seed, shared->a_seed(proposal));
+  if (seed.size() != service->a_seed_.size()) {
+    return Status(StatusCode::kDataLoss, "PIR: the shared matrix seed in " + shared->where() +
+                                             " has " + std::to_string(seed.size()) +
+                                             " bytes, expected 32");
+  }
+  std::copy(seed.begin(), seed.end(), service->a_seed_.begin());
+  service->store_ = std::move(shared);
   PRIVSEARCH_ASSIGN_OR_RETURN(
       service->server_, build_server(payloads, config, service->a_seed_, &service->last_build_));
   for (unsigned t = 0; t < std::max(1u, config.offline_threads); ++t) {
-    service->workers_.emplace_back([s = service.get()] {
-      if (s->shared_) {
-        s->shared_worker_loop();
-      } else {
-        s->worker_loop();
-      }
-    });
+    service->workers_.emplace_back([s = service.get()] { s->worker_loop(); });
   }
   return service;
 }
@@ -200,16 +187,10 @@ Status PirService::rebuild(const PirRecords& payloads, std::string artifact_vers
     if (summary != nullptr) *summary = "rebuilt: " + timing;
   }
   std::lock_guard lock(mu_);
-  // Shared mode keeps no setups here: clients re-register from the store on their next call
-  // and the new version's hints are queued when they ask for status.
-  for (auto it = setups_.begin(); it != setups_.end();) {
-    if (fresh->register_client(it->second).ok()) {
-      ++it;
-    } else {  // the shape changed: this client must set up again
-      next_to_precompute_.erase(it->first);
-      it = setups_.erase(it);
-    }
-  }
+  // No registration moves: the fresh server registers clients from the store when they are
+  // next used, and the workers, now asking for the new version's work, recompute every
+  // client's hints without any client message (a shape change makes that registration
+  // unusable: UNKNOWN_PIR_CLIENT, set up again).
   server_ = std::move(fresh);
   artifact_version_ = std::move(artifact_version);
   if (summary != nullptr) last_build_ = *summary;
@@ -224,6 +205,7 @@ PirService::~PirService() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (store_) store_->interrupt();  // null when create() refused the config
   for (auto& t : workers_) t.join();
 }
 
@@ -240,8 +222,8 @@ std::size_t PirService::db_bytes() const {
 }
 
 std::size_t PirService::registered_clients() const {
-  std::lock_guard lock(mu_);
-  return setups_.size();
+  const auto clients = store_->clients();
+  return clients.ok() ? clients->size() : 0;
 }
 
 std::shared_ptr<pir::ZipPirServer> PirService::server_for(const std::string& version,
@@ -268,124 +250,21 @@ v1::PirInfo PirService::info() const {
   return out;
 }
 
-v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
-                                       const std::string& client_key) {
-  v1::PirSetupResponse out;
-  auto refuse = [&out](v1::ErrorCode code, std::string message) {
-    *out.mutable_error() = make_error(code, std::move(message));  // only on refusal
-    return out;
-  };
-  // Cheap checks first: the rate, the version, the framing; the Paillier modulus (size, odd,
-  // no small factor) in register_client; hint work is queued only after all of them.
-  if (const double wait_s = setup_limiter_.take(client_key); wait_s > 0) {
-    *out.mutable_error() = setup_rate_refusal(config_.setups, wait_s);
-    return out;
-  }
-  v1::Error refused;
-  const auto server = server_for(request.artifact_version(), &refused);
-  if (!server) {
-    *out.mutable_error() = refused;
-    return out;
-  }
-  if (auto e = framing_error(byte_view(request.setup()), pir::ZipPirMessageKind::kSetup,
-                             server->info().params_id())) {
-    *out.mutable_error() = *e;
-    return out;
-  }
-  if (shared_) return setup_shared(request, server);
-  std::lock_guard lock(mu_);
-  expire_idle_locked();
-  const std::uint64_t candidate = pir::detail::id_of_setup(byte_view(request.setup()));
-  if (retired_.count(candidate) != 0) {
-    return refuse(v1::UNKNOWN_PIR_CLIENT,
-                  "this PIR registration expired; set up again with a new key");
-  }
-  auto id = server->register_client(byte_view(request.setup()));
-  if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted && evict_one_idle_locked()) {
-    id = server->register_client(byte_view(request.setup()));
-  }
-  if (!id.ok()) return refuse(pir_error_code(id.status()), id.status().message());
-  next_to_precompute_.try_emplace(*id, 0);
-  owner_of_.try_emplace(*id, client_key);
-  setups_.try_emplace(*id, request.setup().begin(), request.setup().end());
-  touch_locked(*id);
-  cv_.notify_all();
-  out.set_client_id(*id);
-  return out;
-}
-
-v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) {
-  if (shared_) return status_shared(request);
-  v1::PirStatusResponse out;
-  v1::Error refused;
-  const auto server = server_for(request.artifact_version(), &refused);
-  if (!server) {
-    *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
-    return out;
-  }
-  if (!server->has_client(request.client_id())) {
-    *out.mutable_error() = make_error(v1::UNKNOWN_PIR_CLIENT, "unknown PIR client");
-    return out;
-  }
-  {
-    std::lock_guard lock(mu_);
-    if (last_used_.count(request.client_id()) != 0) touch_locked(request.client_id());
-  }
-  for (std::uint64_t i : server->ready_indices(request.client_id())) {
-    out.add_ready_query_indices(i);
-  }
-  return out;
-}
-
-v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
-  v1::PirQueryResponse out;
-  v1::Error refused;
-  const auto server = server_for(request.artifact_version(), &refused);
-  if (!server) {
-    *out.mutable_error() = refused;  // only on refusal: mutable_error() would set the field
-    return out;
-  }
-  if (auto e = framing_error(byte_view(request.query()), pir::ZipPirMessageKind::kQuery,
-                             server->info().params_id())) {
-    *out.mutable_error() = *e;
-    return out;
-  }
-  if (shared_) return query_shared(request, server);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto answer = server->answer(byte_view(request.query()));
-  out.set_provider_ms(
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  if (!answer.ok()) {
-    *out.mutable_error() = make_error(pir_error_code(answer.status()), answer.status().message());
-    return out;
-  }
-  cv_.notify_all();  // a hint was consumed: the worker refills
-  out.set_answer(to_byte_string(*answer));
-  return out;
-}
-
 bool PirService::wait_until_ready(int timeout_ms) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    bool all = true;
-    if (shared_) {
-      std::string version;
-      std::vector<std::uint64_t> clients;
-      {
-        std::lock_guard lock(mu_);
-        version = artifact_version_;
-        clients = server_->client_ids();
-      }
-      for (const auto id : clients) {
-        const auto ready = shared_->ready(id, version);
-        if (ready.ok() && ready->has_value() && (*ready)->size() < config_.ready_per_client) {
-          all = false;
-        }
-      }
-    } else {
+    std::string version;
+    {
       std::lock_guard lock(mu_);
-      for (const auto& [id, next] : next_to_precompute_) {
-        if (server_->ready_indices(id).size() < config_.ready_per_client) all = false;
+      version = artifact_version_;
+    }
+    bool all = true;
+    const auto clients = store_->clients();
+    if (!clients.ok()) all = false;
+    for (const auto id : clients.ok() ? *clients : std::vector<std::uint64_t>{}) {
+      const auto ready = store_->ready(id, version);
+      if (!ready.ok() || (ready->has_value() && (*ready)->size() < config_.ready_per_client)) {
+        all = false;
       }
     }
     if (all) return true;

@@ -1,32 +1,33 @@
 // The provider's private payload fetch (ZipPIR, arXiv 2603.09190) behind the protobuf messages of
 // privsearch.proto: PirInfo, PirSetup, PirStatus, PirQuery. No sockets (layer L4).
 //
-// The PIR database is the index's payload store (fixed-size records, one per document, built with
-// the index and versioned by its artifact version), or, for a second service, the IVF lists
-// (protocol/ivf_list_pir.h: one record per list; `--pir-lists`): any PirRecords. On start the
-// service computes the global hint H = D A; a background worker keeps `ready_per_client` per-client
-// compressed hints precomputed (the paper's silent offline phase: it needs only the client's N and
-// seed). The worker runs on `offline_threads` threads at the lowest scheduling priority (nice 19)
-// so reranking is never starved. A rebuilt index is a new service with a new artifact version:
-// every old client gets PIR_VERSION_MISMATCH / UNKNOWN_PIR_CLIENT and sets up again; its hints are
-// recomputed from the new database without any client involvement. Shared mode (`--state
-// redis://...`, protocol/pir_shared_state.h): registrations, hints and the hint work queue live in
-// Redis, so a client registered through one replica fetches through any other, every query index is
-// answered at most once cluster-wide and every hint is computed by one replica's worker; this
-// service then keeps only a cache of registrations (re-made from the store on demand) and the
-// database. All replicas use the matrix seed stored first. Thread safety: all methods may run
-// concurrently.
+// The PIR database is the index's payload store (fixed-size records, one per document, built
+// with the index and versioned by its artifact version), or, for a second service, the IVF
+// lists (protocol/ivf_list_pir.h: one record per list; `--pir-lists`): any PirRecords. On start
+// the service computes the global hint H = D A; background workers keep `ready_per_client`
+// per-client compressed hints precomputed (the paper's silent offline phase: it needs only the
+// client's N and seed), on `offline_threads` threads at the lowest scheduling priority (nice 19)
+// so reranking is never starved. A rebuild (SIGHUP) keeps the clients' registrations and
+// recomputes their hints from the new database without any client involvement.
+//
+// Registrations, hints and the hint work queue live in one store behind PirSharedState: with
+// `--state redis://...` (protocol/pir_shared_state.h) the replicas share it, so a client
+// registered through one replica fetches through any other, every query index is answered at
+// most once cluster-wide and every hint is computed by one replica's worker; without, the store
+// is this process's (protocol/pir_memory_state.h: the same rules, plus retired setups and
+// scheduling fair between owners). The service keeps only a cache of registrations in its
+// ZipPirServer (re-made from the store on demand) and the database. All replicas use the matrix
+// seed stored first.
+//
+// Thread safety: all methods may run concurrently.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,38 +119,20 @@ class PirService : public PirBackend {
   // How the current database was made (filled, hint computed or updated, with times).
   std::string last_build() const override;
   const RateLimit& setup_rate() const override { return config_.setups; }
-  // Registrations held by this process (shared mode: none here; they live in the store).
+  // Registrations in the store (cluster-wide with Redis).
   std::size_t registered_clients() const;
   // Waits (for tests) until every registered client has its ready hints or `timeout_ms` passes.
   bool wait_until_ready(int timeout_ms) const;
 
  private:
   explicit PirService(const PirConfig& config) : config_(config), setup_limiter_(config.setups) {}
+  // Takes work from the store, computes its hint and delivers it, at the lowest priority.
   void worker_loop();
-  // Shared mode (pir_service_shared.cpp).
-  void shared_worker_loop();
-  v1::PirSetupResponse setup_shared(const v1::PirSetupRequest& request,
-                                    const std::shared_ptr<pir::ZipPirServer>& server);
-  v1::PirStatusResponse status_shared(const v1::PirStatusRequest& request);
-  v1::PirQueryResponse query_shared(const v1::PirQueryRequest& request,
-                                    const std::shared_ptr<pir::ZipPirServer>& server);
   // Registers `client` in `server` from the store's setup (checked to hash to `client`), making
   // room by forgetting another local registration (they are only a cache here). kNotFound when
   // the store has none.
   Status register_locally(pir::ZipPirServer& server, std::uint64_t client,
                           const std::string* known_setup = nullptr);
-  // The next (client, query index) to precompute: among clients below `ready_per_client`, the
-  // one with the fewest ready hints, ties in round-robin order after the last one served (a
-  // new client's first hint waits for at most one hint per other waiting client, never for
-  // their second ones). False when no client needs work.
-  bool pick_work_locked(std::uint64_t& client, std::uint64_t& index);
-  void touch_locked(std::uint64_t client);
-  void forget_locked(std::uint64_t client);
-  // Forgets registrations idle past idle_expiry_s.
-  void expire_idle_locked();
-  // Frees a slot for a new setup by evicting the least recently used registration idle at
-  // least evict_idle_after_s; false when none is.
-  bool evict_one_idle_locked();
   // The current server for a request of `version`; null with PIR_VERSION_MISMATCH in `error`
   // when the database has been rebuilt since.
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
@@ -162,35 +145,20 @@ class PirService : public PirBackend {
   static Result<pir::LweDatabase> fill_database(const PirRecords& payloads,
                                                 const pir::DatabaseShape& shape);
 
-  using Clock = std::chrono::steady_clock;
   std::string artifact_version_;
   std::string last_build_;
   PirConfig config_;
   RateLimiter setup_limiter_;
-  std::map<std::uint64_t, Clock::time_point> last_used_;  // client -> last setup/status/query
-  // Registrations forgotten (expired or evicted): their setup message is not accepted again, so
-  // no query index of theirs is ever answered twice. Bounded; oldest forgotten first.
-  std::set<std::uint64_t> retired_;
-  std::deque<std::uint64_t> retired_order_;
-  std::uint64_t last_served_ = 0;
   std::shared_ptr<pir::ZipPirServer> server_;
   Seed a_seed_{};
-  std::map<std::uint64_t, std::vector<std::uint8_t>> setups_;  // client -> setup message
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::map<std::uint64_t, std::uint64_t> next_to_precompute_;  // client -> next index
-  // Fairness between owners (Caller::rate_key: identity, else address), not only between
-  // registrations: whose registration was served last, by a stamp that grows with every hint.
-  // An owner with many registrations (forged ones arriving at the setup rate) gets one hint's
-  // turn like any other, so a newcomer's first hint waits for at most the hint in progress.
-  std::map<std::uint64_t, std::string> owner_of_;
-  std::map<std::string, std::uint64_t> owner_served_at_;
-  std::uint64_t service_stamp_ = 0;
+  std::condition_variable cv_;  // wakes a worker waiting out a store outage when stopping
   bool stop_ = false;
   std::atomic<bool> cancel_{false};  // set when stopping: ends hint work in progress
   double last_offline_s_ = 0, last_offline_cpu_s_ = 0;
   std::vector<std::thread> workers_;
-  std::shared_ptr<PirSharedState> shared_;
+  // Registrations, hints and the work queue: Redis (shared by replicas) or this process's.
+  std::shared_ptr<PirSharedState> store_;
 };
 
 }  // namespace privsearch::protocol

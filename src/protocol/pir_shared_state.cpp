@@ -129,8 +129,8 @@ class RedisPirState final : public PirSharedState {
     return *v;
   }
 
-  Status register_client(std::uint64_t client, const std::string& setup,
-                         const std::string& version) override {
+  Status register_client(std::uint64_t client, const std::string& setup, const std::string& version,
+                         const std::string& /*owner*/) override {
     PRIVSEARCH_ASSIGN_OR_RETURN(
         RedisReply r,
         redis_.eval(kRegister, {client_key(client, "setup"), std::string(kClients)},
@@ -145,6 +145,21 @@ class RedisPirState final : public PirSharedState {
                                 limits_.max_clients, limits_.evict_idle_after_s));
     }
     return ready(client, version).status();
+  }
+
+  Result<std::vector<std::uint64_t>> clients() override {
+    auto r = redis_.command({"ZRANGEBYSCORE", std::string(kClients),
+                             std::to_string(unix_now_s() - limits_.idle_expiry_s), "+inf"});
+    PRIVSEARCH_RETURN_IF_ERROR(redis_.check(r, "ZRANGEBYSCORE clients"));
+    if (r->get()->type != REDIS_REPLY_ARRAY) return redis_.unavailable("clients: unexpected reply");
+    std::vector<std::uint64_t> out;
+    for (std::size_t i = 0; i < r->get()->elements; ++i) {
+      std::uint64_t id = 0;
+      const auto s = reply_string(r->get()->element[i]);
+      if (!s || !parse_u64(*s, id)) return redis_.unavailable("clients: a malformed client id");
+      out.push_back(id);
+    }
+    return out;
   }
 
   Status bind_owner(std::uint64_t client, const std::string& identity) override {

@@ -59,9 +59,13 @@ class PirSharedState {
   // The LWE matrix seed of the cluster: `proposal` when none is stored yet, else the stored one.
   virtual Result<std::string> a_seed(const std::string& proposal) = 0;
   // Registers (or refreshes) a client and tops up its hints. kResourceExhausted when
-  // `max_clients` are registered and none has been idle for `evict_idle_after_s`.
+  // `max_clients` are registered and none has been idle for `evict_idle_after_s`. `owner`
+  // (Caller::rate_key) is whom the hint work is scheduled fairly between (the memory store;
+  // Redis schedules first hints first, pir_shared_state.cpp).
   virtual Status register_client(std::uint64_t client, const std::string& setup,
-                                 const std::string& version) = 0;
+                                 const std::string& version, const std::string& owner) = 0;
+  // The registered clients (for waits and counts; not on any request's path).
+  virtual Result<std::vector<std::uint64_t>> clients() = 0;
   // The client's setup message (refreshing its registration); nullopt when not registered.
   virtual Result<std::optional<std::string>> setup_of(std::uint64_t client) = 0;
   // Query indices with a hint ready for `version`, after topping the client up; nullopt when
@@ -83,6 +87,8 @@ class PirSharedState {
   virtual Status deliver(const Work& work, const std::string& version, const std::string& hint) = 0;
   // The claimed work could not be done (the hint failed): it no longer counts as pending.
   virtual Status abandon(const Work& work, const std::string& version) = 0;
+  // Wakes every next_work waiting now and makes later ones return at once (the service stops).
+  virtual void interrupt() {}
 
   // The identity a registration belongs to, cluster-wide (protocol/pir_owners.h): bind sets it
   // once (a later bind by another identity does not move it) and keeps it as long as the

@@ -195,7 +195,7 @@ TEST_F(PirSharedTest, TheStoreHandsOutIndicesOnceAndHintsOnce) {
   PirSharedLimits limits;
   limits.ready_per_client = 2;
   auto state = std::move(open_redis_pir_state(redis->url(), limits)).value();
-  ASSERT_TRUE(state->register_client(42, "setup-42", "v1").ok());
+  ASSERT_TRUE(state->register_client(42, "setup-42", "v1", "peer:test").ok());
   const auto w0 = *state->next_work("v1", 1);
   const auto w1 = *state->next_work("v1", 1);
   ASSERT_TRUE(w0 && w1);

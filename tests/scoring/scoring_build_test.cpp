@@ -1,4 +1,4 @@
-// Tests of the scoring build and its file formats: balanced clusters, padding, overlap, refused
+// Tests of the scoring build and its file formats: balanced clusters, padding, refused
 // parameters and damaged files (scoring/).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -139,43 +139,6 @@ TEST(ScoringFormats, AnswersPackAndUnpackAtEveryWidth) {
   EXPECT_EQ(pir::lwe64_switch_answer(0x00007fffu, 16), 0u);
   EXPECT_EQ(pir::lwe64_switch_answer(0x00008000u, 16), 1u);
   EXPECT_EQ(pir::lwe64_switch_answer(0xffff8000u, 16), 0u);
-}
-
-TEST(ScoringBuild, OverlapCopiesBoundaryDocumentsIntoASecondCluster) {
-  const auto x = clustered(700, 24, 5, 12);
-  auto o = test_options();
-  o.overlap = 0.08;
-  auto a = build_scoring(x, o, nullptr);
-  ASSERT_TRUE(a.ok()) << a.status().message();
-  const auto clusters_of = clusters_of_documents(a->layout);
-  std::size_t copies = 0;
-  for (const auto& c : clusters_of) {
-    ASSERT_NE(c[0], kEmptySlot);
-    if (c[1] != kEmptySlot) {
-      ++copies;
-      EXPECT_NE(c[0], c[1]);
-    }
-  }
-  EXPECT_GT(copies, 0u);
-  EXPECT_LE(copies, 56u);  // 0.08 x 700
-  ASSERT_TRUE(parse_layout(serialize_layout(a->layout)).ok());
-  // A third copy is refused.
-  auto third = a->layout;
-  std::uint32_t doc = 0;
-  while (clusters_of[doc][1] == kEmptySlot) ++doc;
-  for (std::size_t c = 0; c < third.shape.clusters; ++c) {
-    if (c == clusters_of[doc][0] || c == clusters_of[doc][1]) continue;
-    const auto it =
-        std::find(third.slot_doc.begin() + c * third.shape.cluster_rows,
-                  third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows, kEmptySlot);
-    if (it != third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows) {
-      *it = doc;
-      break;
-    }
-  }
-  EXPECT_FALSE(parse_layout(serialize_layout(third)).ok());
-  // Decoding returns each document once, with its exact score.
-  expect_exact(x, o, 13);
 }
 
 TEST(ScoringBuild, RefusesUndecodableOrBadParameters) {

@@ -306,5 +306,42 @@ TEST(ScoringClient, ChoosesTheBestCandidatesClustersThenVotesThenCentroids) {
   EXPECT_EQ(choose_clusters(a->layout, table, z, {}, 1000).size(), a->layout.shape.clusters);
 }
 
+TEST(ScoringBuild, OverlapCopiesBoundaryDocumentsIntoASecondCluster) {
+  const auto x = clustered(700, 24, 5, 12);
+  auto o = test_options();
+  o.overlap = 0.08;
+  auto a = build_scoring(x, o, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const auto clusters_of = clusters_of_documents(a->layout);
+  std::size_t copies = 0;
+  for (const auto& c : clusters_of) {
+    ASSERT_NE(c[0], kEmptySlot);
+    if (c[1] != kEmptySlot) {
+      ++copies;
+      EXPECT_NE(c[0], c[1]);
+    }
+  }
+  EXPECT_GT(copies, 0u);
+  EXPECT_LE(copies, 56u);  // 0.08 x 700
+  ASSERT_TRUE(parse_layout(serialize_layout(a->layout)).ok());
+  // A third copy is refused.
+  auto third = a->layout;
+  std::uint32_t doc = 0;
+  while (clusters_of[doc][1] == kEmptySlot) ++doc;
+  for (std::size_t c = 0; c < third.shape.clusters; ++c) {
+    if (c == clusters_of[doc][0] || c == clusters_of[doc][1]) continue;
+    const auto it =
+        std::find(third.slot_doc.begin() + c * third.shape.cluster_rows,
+                  third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows, kEmptySlot);
+    if (it != third.slot_doc.begin() + (c + 1) * third.shape.cluster_rows) {
+      *it = doc;
+      break;
+    }
+  }
+  EXPECT_FALSE(parse_layout(serialize_layout(third)).ok());
+  // Decoding returns each document once, with its exact score.
+  expect_exact(x, o, 13);
+}
+
 }  // namespace
 }  // namespace privsearch::scoring

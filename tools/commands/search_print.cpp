@@ -26,6 +26,8 @@
 
 namespace privsearch::tools::search_command {
 
+using client::Stage;
+
 void print_result(const Args& a, const nlohmann::json& query, const client::SearchResult& r) {
   const auto& t = r.timing;
   if (a.json) {

@@ -24,6 +24,14 @@ Result<std::pair<std::uint64_t, std::uint64_t>> ZipPirServer::query_ids(
   std::pair<std::uint64_t, std::uint64_t> ids;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ids.first));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(ids.second));
+  // The body's size depends on the parameters only: a malformed query is told as such before
+  // anyone looks its client up.
+  const std::size_t nbytes = static_cast<std::size_t>(info_.params.paillier_bits) / 8;
+  const std::size_t expected = info_.params.lwe.n * nbytes + info_.shape.columns * 4;
+  if (r.remaining() != expected) {
+    return data_loss_error("ZipPIR query has " + std::to_string(r.remaining()) +
+                           " payload bytes, expected " + std::to_string(expected));
+  }
   return ids;
 }
 

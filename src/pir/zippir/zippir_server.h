@@ -110,7 +110,7 @@ class ZipPirServer {
   Status check_query(std::span<const std::uint8_t> query_message) const {
     return parse_query(query_message).status();
   }
-  // The client id and query index a query message names (framing checked, nothing else).
+  // The client id and query index a query message names (framing and size checked).
   Result<std::pair<std::uint64_t, std::uint64_t>> query_ids(
       std::span<const std::uint8_t> query_message) const;
 

@@ -1,14 +1,17 @@
-// PirService in shared mode: registrations, hints and the hint work queue in a store shared by
-// every replica (protocol/pir_shared_state.h). The in-process mode is pir_service.cpp.
+// PirService's calls and its hint worker, over the one registration and hint store
+// (protocol/pir_shared_state.h: Redis shared by the replicas, or pir_memory_state.h in this
+// process). The local ZipPirServer's registrations are only a cache of the store's.
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "core/bytes.h"
+#include "pir/zippir/zippir_common.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 
@@ -22,9 +25,23 @@ Response refused(v1::ErrorCode code, const std::string& message) {
   return out;
 }
 
-}  // namespace
+template <typename Response>
+Response refused(v1::Error error) {
+  Response out;
+  *out.mutable_error() = std::move(error);
+  return out;
+}
 
-namespace {
+// A message made for another ZipPIR version or database: PIR_VERSION_MISMATCH; bad framing:
+// MALFORMED_REQUEST. Null when the framing fits this server.
+std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
+                                       pir::ZipPirMessageKind kind, std::uint64_t params_id) {
+  const Status s = pir::check_message_framing(message, kind, params_id);
+  if (s.ok()) return std::nullopt;
+  return make_error(s.code() == StatusCode::kFailedPrecondition ? v1::PIR_VERSION_MISMATCH
+                                                                : v1::MALFORMED_REQUEST,
+                    s.message());
+}
 
 // Registers a setup in this process's server; local registrations are only a cache of the
 // store's, so a full server forgets one to make room.
@@ -48,7 +65,7 @@ Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t cli
   if (known_setup != nullptr) {
     setup = *known_setup;
   } else {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto stored, shared_->setup_of(client));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto stored, store_->setup_of(client));
     if (!stored) return Status(StatusCode::kNotFound, "unknown PIR client");
     setup = std::move(*stored);
   }
@@ -67,34 +84,43 @@ Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t cli
   return Status();
 }
 
-v1::PirSetupResponse PirService::setup_shared(const v1::PirSetupRequest& request,
-                                              const std::shared_ptr<pir::ZipPirServer>& server) {
-  // Registering locally checks the Paillier modulus (size, odd, no small factor) before the
-  // store or any worker sees the setup.
+v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
+                                       const std::string& client_key) {
+  // Cheap checks first: the rate, the version, the framing; then registering locally checks
+  // the Paillier modulus (size, odd, no small factor) before the store or any worker sees it.
+  if (const double wait_s = setup_limiter_.take(client_key); wait_s > 0) {
+    return refused<v1::PirSetupResponse>(setup_rate_refusal(config_.setups, wait_s));
+  }
+  v1::Error wrong_version;
+  const auto server = server_for(request.artifact_version(), &wrong_version);
+  if (!server) return refused<v1::PirSetupResponse>(std::move(wrong_version));
+  if (auto e = framing_error(byte_view(request.setup()), pir::ZipPirMessageKind::kSetup,
+                             server->info().params_id())) {
+    return refused<v1::PirSetupResponse>(std::move(*e));
+  }
   const auto id = register_with_room(*server, byte_view(request.setup()));
   if (!id.ok()) {
     return refused<v1::PirSetupResponse>(pir_error_code(id.status()), id.status().message());
   }
-  std::string version;
-  {
-    std::lock_guard lock(mu_);
-    version = artifact_version_;
+  const Status s =
+      store_->register_client(*id, request.setup(), request.artifact_version(), client_key);
+  if (!s.ok()) {
+    server->unregister_client(*id);  // refused by the store (retired, full): not cached either
+    return refused<v1::PirSetupResponse>(pir_error_code(s), s.message());
   }
-  const Status s = shared_->register_client(*id, request.setup(), version);
-  if (!s.ok()) return refused<v1::PirSetupResponse>(pir_error_code(s), s.message());
   v1::PirSetupResponse out;
   out.set_client_id(*id);
   return out;
 }
 
-v1::PirStatusResponse PirService::status_shared(const v1::PirStatusRequest& request) {
+v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) {
   v1::Error wrong_version;
   if (!server_for(request.artifact_version(), &wrong_version)) {
     v1::PirStatusResponse out;
     *out.mutable_error() = wrong_version;
     return out;
   }
-  auto ready = shared_->ready(request.client_id(), request.artifact_version());
+  auto ready = store_->ready(request.client_id(), request.artifact_version());
   if (!ready.ok()) {
     return refused<v1::PirStatusResponse>(v1::STATE_UNAVAILABLE, ready.status().message());
   }
@@ -106,8 +132,14 @@ v1::PirStatusResponse PirService::status_shared(const v1::PirStatusRequest& requ
   return out;
 }
 
-v1::PirQueryResponse PirService::query_shared(const v1::PirQueryRequest& request,
-                                              const std::shared_ptr<pir::ZipPirServer>& server) {
+v1::PirQueryResponse PirService::query(const v1::PirQueryRequest& request) {
+  v1::Error wrong_version;
+  const auto server = server_for(request.artifact_version(), &wrong_version);
+  if (!server) return refused<v1::PirQueryResponse>(std::move(wrong_version));
+  if (auto e = framing_error(byte_view(request.query()), pir::ZipPirMessageKind::kQuery,
+                             server->info().params_id())) {
+    return refused<v1::PirQueryResponse>(std::move(*e));
+  }
   const auto message = byte_view(request.query());
   auto ids = server->query_ids(message);
   if (!ids.ok()) {
@@ -121,7 +153,7 @@ v1::PirQueryResponse PirService::query_shared(const v1::PirQueryRequest& request
   if (const Status s = server->check_query(message); !s.ok()) {
     return refused<v1::PirQueryResponse>(pir_error_code(s), s.message());
   }
-  auto hint = shared_->take_hint(client, request.artifact_version(), index);
+  auto hint = store_->take_hint(client, request.artifact_version(), index);
   if (!hint.ok()) {
     return refused<v1::PirQueryResponse>(pir_error_code(hint.status()), hint.status().message());
   }
@@ -131,7 +163,7 @@ v1::PirQueryResponse PirService::query_shared(const v1::PirQueryRequest& request
   out.set_provider_ms(
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   // The index is spent whatever happens next; queue its replacement.
-  (void)shared_->ready(client, request.artifact_version());
+  (void)store_->ready(client, request.artifact_version());
   if (!answer.ok()) {
     // The query passed its check, so a failure here is the stored hint's (damaged or foreign).
     *out.mutable_error() = make_error(v1::NO_PRECOMPUTED_QUERY,
@@ -143,7 +175,7 @@ v1::PirQueryResponse PirService::query_shared(const v1::PirQueryRequest& request
   return out;
 }
 
-void PirService::shared_worker_loop() {
+void PirService::worker_loop() {
   // Lowest priority for this thread only (Linux applies setpriority to a thread id).
   setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
   for (;;) {
@@ -155,7 +187,7 @@ void PirService::shared_worker_loop() {
       version = artifact_version_;
       server = server_;
     }
-    auto work = shared_->next_work(version, 1);
+    auto work = store_->next_work(version, 1);
     if (!work.ok()) {
       // The store is down: wait (bounded, and woken by a stop) and try again.
       std::unique_lock lock(mu_);
@@ -172,12 +204,12 @@ void PirService::shared_worker_loop() {
                                 : Result<std::vector<std::uint8_t>>(registered);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     if (!hint.ok()) {
-      (void)shared_->abandon(w, version);
+      (void)store_->abandon(w, version);
       continue;
     }
     // Delivery failures (the store went down) lose this index's hint; it is never reused and
     // the client's pending count expires, after which it is topped up again.
-    if (shared_->deliver(w, version, std::string(hint->begin(), hint->end())).ok()) {
+    if (store_->deliver(w, version, std::string(hint->begin(), hint->end())).ok()) {
       std::lock_guard lock(mu_);
       last_offline_s_ =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
