@@ -13,8 +13,8 @@ namespace privsearch::client {
 
 Status no_scoring_database() {
   return Status(StatusCode::kFailedPrecondition,
-                "this index has no access-private scoring database (rebuild without "
-                "--no-access-private)");
+                "this index has no access-private scoring database (rebuild it with one: "
+                "scoring::build_scoring, which `privsearch build` runs by default)");
 }
 
 namespace {

@@ -21,11 +21,12 @@ Result<std::shared_ptr<const HintlessPirService::Database>> HintlessPirService::
   PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessShape shape,
                               choose_hintless_shape(params, records.records, records.record_bytes));
   if (config.shards == 0 || config.shard >= config.shards || config.shards > shape.outputs) {
-    return invalid_argument_error(fmt::format(
-        "--pir-shard {}/{}: the hintless database has {} output block(s) ({} records of {} B), "
-        "so at most {} shard(s)",
-        config.shard, config.shards, shape.outputs, shape.records, shape.record_bytes,
-        shape.outputs));
+    return invalid_argument_error(
+        fmt::format("PIR shard {}/{} (shard/shards): the hintless database has {} output block(s) "
+                    "({} records of {} B), "
+                    "so at most {} shard(s)",
+                    config.shard, config.shards, shape.outputs, shape.records, shape.record_bytes,
+                    shape.outputs));
   }
   const OutputRange range{config.shard * shape.outputs / config.shards,
                           (config.shard + 1) * shape.outputs / config.shards -

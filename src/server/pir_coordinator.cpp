@@ -117,9 +117,10 @@ v1::PirInfo PirCoordinator::info() const {
       if (r.backend() != v1::PIR_BACKEND_HINTLESS || r.shard_first_output() != next ||
           r.shard_outputs() == 0) {
         *out.mutable_error() = protocol::make_error(
-            v1::INTERNAL, "PIR shard " + std::to_string(i) +
-                              " does not hold the next output block (start every shard with "
-                              "--pir-shard I/S of one S, in address order)");
+            v1::INTERNAL,
+            "PIR shard " + std::to_string(i) +
+                " does not hold the next output block (every shard must serve shard I "
+                "of one count S, listed in address order)");
         return out;
       }
       next += r.shard_outputs();
@@ -256,7 +257,7 @@ v1::PirQueryResponse PirCoordinator::join_hintless(const std::string& public_inf
       *out.mutable_error() =
           protocol::make_error(v1::INTERNAL,
                                "a PIR shard's answer holds another output block than its place in "
-                               "--pir-shards (shards restarted or reordered)");
+                               "the shard list (shards restarted or reordered)");
       return out;
     }
     expected_first += part_outputs(r.response.answers(0));

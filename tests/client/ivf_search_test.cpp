@@ -319,18 +319,15 @@ TEST_F(IvfSearchTest, ADamagedPrivateListDoesNotStopTheBatch) {
   pc.allow_insecure = true;
   pc.ready_per_client = kLists;
   auto lists_pir = *protocol::PirService::create(table.view(), manifest.version_id, pc);
-  tls.stop();
   std::mutex mu;
   std::size_t pir_queries = 0;
-  server::ServeOptions so;
-  so.identity = tls.identity.get();
-  so.threads = 2;
-  so.pir_lists = lists_pir.get();
-  so.request_log = [&](const std::string& line) {
-    std::lock_guard lock(mu);
-    if (line.find("\"rpc\":\"PirQuery\"") != std::string::npos) ++pir_queries;
-  };
-  tls.server = *server::ProviderServer::start(*core, so);
+  tls.start(*core, [&](server::ServeOptions& so) {
+    so.pir_lists = lists_pir.get();
+    so.request_log = [&](const std::string& line) {
+      std::lock_guard lock(mu);
+      if (line.find("\"rpc\":\"PirQuery\"") != std::string::npos) ++pir_queries;
+    };
+  });
   OpenOptions oo;
   oo.candidates = CandidateIndex::kIvf;
   oo.disk_cache = false;

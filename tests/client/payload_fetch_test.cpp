@@ -17,6 +17,7 @@
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
 #include "testing/tiny_collection.h"
+#include "testing/tls_test_server.h"
 
 namespace privsearch::client {
 namespace {
@@ -33,10 +34,9 @@ class PayloadFetchTest : public ::testing::Test {
     store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
     payloads =
         std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
-    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   }
   void start(const std::string& version) {
-    if (server) server->shutdown(1000);
+    tls.stop();
     protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
     config.artifact_version = version;
     core = *protocol::ProviderCore::create(std::move(config), store.get());
@@ -46,21 +46,10 @@ class PayloadFetchTest : public ::testing::Test {
     pc.allow_insecure = true;
     pc.ready_per_client = 2;
     pir = *protocol::PirService::create(*payloads, version, pc);
-    server::ServeOptions so;
-    so.identity = identity.get();
-    so.threads = 2;
-    so.pir = pir.get();
-    server = *server::ProviderServer::start(*core, so);
+    tls.start(*core, [&](server::ServeOptions& so) { so.pir = pir.get(); });
   }
-  void TearDown() override {
-    if (server) server->shutdown(1000);
-  }
-  std::unique_ptr<ProviderClient> transport() {
-    ConnectOptions co;
-    co.port = static_cast<std::uint16_t>(server->port());
-    co.ca_pem = identity->certificate_pem();
-    return *ProviderClient::connect(co);
-  }
+  void TearDown() override { tls.stop(); }
+  std::unique_ptr<ProviderClient> transport() { return tls.transport(); }
   FetchOptions options() {
     FetchOptions fo;
     fo.allow_insecure = true;
@@ -73,10 +62,9 @@ class PayloadFetchTest : public ::testing::Test {
   index::Manifest manifest;
   std::unique_ptr<index::ExactStore> store;
   std::unique_ptr<index::PayloadStore> payloads;
-  std::unique_ptr<net::TlsIdentity> identity;
   std::unique_ptr<protocol::ProviderCore> core;
   std::unique_ptr<protocol::PirService> pir;
-  std::unique_ptr<server::ProviderServer> server;
+  testing::TlsTestServer tls;  // after what it serves: stopped first
 };
 
 TEST_F(PayloadFetchTest, FetchedPayloadsEqualStoredDocuments) {
@@ -232,9 +220,7 @@ TEST_F(PayloadFetchTest, ProviderWithoutPirAnswersUnavailable) {
   protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
   config.artifact_version = manifest.version_id;
   core = *protocol::ProviderCore::create(std::move(config), store.get());
-  server::ServeOptions so;
-  so.identity = identity.get();
-  server = *server::ProviderServer::start(*core, so);
+  tls.start(*core);
   auto t = transport();
   EXPECT_EQ(PayloadFetcher::create(*t, manifest.version_id, options()).status().code(),
             StatusCode::kUnavailable);

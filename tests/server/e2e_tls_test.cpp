@@ -12,6 +12,7 @@
 #include "net/tls.h"
 #include "protocol/provider_fixture.h"
 #include "server/provider_server.h"
+#include "testing/tls_test_server.h"
 
 namespace privsearch {
 namespace {
@@ -21,18 +22,17 @@ using protocol::testing_support::ProviderCoreTest;
 class E2eTlsTest : public ProviderCoreTest {
  protected:
   void SetUp() override {
-    identity = std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
     protocol::ProviderLimits limits;
     limits.max_message_bytes = 1 << 20;
     core = make_core(limits);
-    server::ServeOptions so;
-    so.identity = identity.get();
-    so.threads = 2;
-    so.request_log = [this](const std::string& line) {
-      std::lock_guard lock(log_mu);
-      log_lines.push_back(line);
-    };
-    server = *server::ProviderServer::start(*core, so);
+    tls.start(*core, [this](server::ServeOptions& so) {
+      so.request_log = [this](const std::string& line) {
+        std::lock_guard lock(log_mu);
+        log_lines.push_back(line);
+      };
+    });
+    identity = tls.identity.get();
+    server = tls.server.get();
   }
   std::vector<std::string> logs() {
     std::lock_guard lock(log_mu);
@@ -40,7 +40,7 @@ class E2eTlsTest : public ProviderCoreTest {
   }
   std::mutex log_mu;
   std::vector<std::string> log_lines;
-  void TearDown() override { server->shutdown(1000); }
+  void TearDown() override { tls.stop(); }
 
   client::ConnectOptions pinned() {
     client::ConnectOptions o;
@@ -55,9 +55,10 @@ class E2eTlsTest : public ProviderCoreTest {
     return resp.key_id();
   }
 
-  std::unique_ptr<net::TlsIdentity> identity;
   std::unique_ptr<protocol::ProviderCore> core;
-  std::unique_ptr<server::ProviderServer> server;
+  testing::TlsTestServer tls;                  // after the core it serves: stopped first
+  const net::TlsIdentity* identity = nullptr;  // tls's
+  server::ProviderServer* server = nullptr;    // tls's
 };
 
 TEST_F(E2eTlsTest, PinnedCertificateRerankMatchesPlaintext) {

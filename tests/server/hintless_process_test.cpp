@@ -127,19 +127,25 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   client::SearchOptions so;
   so.candidates = 20;
   so.nprobe = 3;
-  const auto fetch_lists_before = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
+  std::vector<client::SearchResult> wanted;
   for (const std::size_t row : {17u, 250u}) {
-    const auto want =
+    auto want =
         plain->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
+    ASSERT_TRUE(want.ok()) << want.status().to_string();
+    wanted.push_back(std::move(*want));
+  }
+  // Counted after the plain client's searches (whose calls a loaded machine may retry).
+  const auto fetch_lists_before = count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\"");
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    const std::size_t row = i == 0 ? 17u : 250u;
     const auto got =
         hidden->search(client::Query::vector(std::span(c.vectors.row(row), c.vectors.cols)), so);
-    ASSERT_TRUE(want.ok() && got.ok()) << got.status().to_string();
-    EXPECT_EQ(got->candidates, want->candidates) << row;
-    EXPECT_EQ(got->probed_lists, want->probed_lists) << row;
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(got->candidates, wanted[i].candidates) << row;
+    EXPECT_EQ(got->probed_lists, wanted[i].probed_lists) << row;
   }
   // The private searches made no FetchLists call, and each sent its lists in one PirQuery.
-  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\""),
-            fetch_lists_before + 2);  // the plain client's two searches only
+  EXPECT_EQ(count_in(c.dir / "provider.log", "\"rpc\":\"FetchLists\""), fetch_lists_before);
   EXPECT_LE(count_in(c.dir / "provider.log", "\"rpc\":\"PirQuery\""), 2u);
 
   // An update and SIGHUP: both PIR databases are rebuilt under the new version.

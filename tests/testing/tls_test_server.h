@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 
 #include "client/provider_client.h"
@@ -19,8 +20,14 @@ struct TlsTestServer {
       std::make_unique<net::TlsIdentity>(*net::make_self_signed("localhost", 1));
   std::unique_ptr<server::ProviderServer> server;
 
-  void start(protocol::ProviderCore& core) {
-    server = *server::ProviderServer::start(core, options());
+  // `customize` adds what a test serves beside the core (PIR backends, a request log, ...) to
+  // the options every test shares (this identity, 2 threads); a running server is replaced.
+  void start(protocol::ProviderCore& core,
+             const std::function<void(server::ServeOptions&)>& customize = {}) {
+    stop();
+    auto so = options();
+    if (customize) customize(so);
+    server = *server::ProviderServer::start(core, so);
   }
   // A shared core (replaceable with server->replace_core), keeping `keep_versions` versions.
   void start(std::shared_ptr<protocol::ProviderCore> core, unsigned keep_versions) {
@@ -33,11 +40,16 @@ struct TlsTestServer {
     server.reset();
   }
   std::unique_ptr<client::ProviderClient> transport() const {
+    return *client::ProviderClient::connect(connect_options());
+  }
+  // Options that trust this server's certificate (for tests that change some of them).
+  client::ConnectOptions connect_options() const {
     client::ConnectOptions co;
     co.port = static_cast<std::uint16_t>(server->port());
     co.ca_pem = identity->certificate_pem();
-    return *client::ProviderClient::connect(co);
+    return co;
   }
+  int port() const { return server->port(); }
   ~TlsTestServer() { stop(); }
 
  private:
