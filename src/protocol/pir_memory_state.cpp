@@ -45,7 +45,7 @@ class MemoryPirState final : public PirSharedState {
       r.setup = setup;
       r.owner = owner;
     }
-    r.last_used = Clock::now();
+    r.last_used = now();
     switch_version_locked(version);
     lock.unlock();
     cv_.notify_all();
@@ -56,7 +56,7 @@ class MemoryPirState final : public PirSharedState {
     std::lock_guard lock(mu_);
     const auto it = registrations_.find(client);
     if (it == registrations_.end()) return std::optional<std::string>();
-    it->second.last_used = Clock::now();
+    it->second.last_used = now();
     return std::optional<std::string>(it->second.setup);
   }
 
@@ -67,7 +67,7 @@ class MemoryPirState final : public PirSharedState {
     switch_version_locked(version);
     const auto it = registrations_.find(client);
     if (it == registrations_.end()) return std::optional<std::vector<std::uint64_t>>();
-    it->second.last_used = Clock::now();
+    it->second.last_used = now();
     std::vector<std::uint64_t> out;
     for (const auto& [index, hint] : it->second.hints) out.push_back(index);
     lock.unlock();
@@ -92,7 +92,7 @@ class MemoryPirState final : public PirSharedState {
     std::string out = std::move(hint->second);
     // A client's indices only move forward: lower ones could never be used.
     hints.erase(hints.begin(), std::next(hint));
-    it->second.last_used = Clock::now();
+    it->second.last_used = now();
     lock.unlock();
     cv_.notify_all();  // one hint fewer: the workers refill
     return out;
@@ -192,6 +192,8 @@ class MemoryPirState final : public PirSharedState {
   void expire_idle_locked();
   bool evict_one_idle_locked();
 
+  Clock::time_point now() const { return limits_.clock ? limits_.clock() : Clock::now(); }
+
   const PirSharedLimits limits_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -259,7 +261,7 @@ void MemoryPirState::forget_locked(std::uint64_t client) {
 }
 
 void MemoryPirState::expire_idle_locked() {
-  const auto cutoff = Clock::now() - std::chrono::seconds(limits_.idle_expiry_s);
+  const auto cutoff = now() - std::chrono::seconds(limits_.idle_expiry_s);
   std::vector<std::uint64_t> idle;
   for (const auto& [id, r] : registrations_) {
     if (r.last_used < cutoff) idle.push_back(id);
@@ -268,7 +270,7 @@ void MemoryPirState::expire_idle_locked() {
 }
 
 bool MemoryPirState::evict_one_idle_locked() {
-  const auto cutoff = Clock::now() - std::chrono::seconds(limits_.evict_idle_after_s);
+  const auto cutoff = now() - std::chrono::seconds(limits_.evict_idle_after_s);
   auto oldest = registrations_.end();
   for (auto it = registrations_.begin(); it != registrations_.end(); ++it) {
     if (it->second.last_used <= cutoff &&

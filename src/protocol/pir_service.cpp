@@ -114,6 +114,7 @@ Result<std::unique_ptr<PirService>> PirService::create(const PirRecords& payload
     limits.max_clients = config.max_clients;
     limits.idle_expiry_s = config.idle_expiry_s;
     limits.evict_idle_after_s = config.evict_idle_after_s;
+    limits.clock = config.clock;
     shared = make_memory_pir_state(limits);
   }
   // Every replica must use one matrix A: a client's query is made against the public info of

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,6 +60,8 @@ struct PirConfig {
   // When `max_clients` are registered, a new setup evicts the least recently used registration
   // idle at least this long (PIR_LIMIT only when every registration is busier).
   int evict_idle_after_s = 60;
+  // The clock registrations idle by (PirSharedLimits::clock; tests only).
+  std::function<std::chrono::steady_clock::time_point()> clock;
   // This process answers for row shard `shard` of `shards` (pir/zippir/zippir_shard.h); a
   // coordinator (server/pir_coordinator.h) joins the shards' parts into the single server's
   // response. The shards of one database need one matrix A: with shards > 1 its seed is derived

@@ -32,7 +32,9 @@
 // Thread safety: all members may be called concurrently.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +46,9 @@
 namespace privsearch::protocol {
 
 struct PirSharedLimits {
+  // The clock registrations idle by, in the in-process store (tests advance it instead of
+  // sleeping out an expiry; empty: steady_clock). Redis keeps its own time.
+  std::function<std::chrono::steady_clock::time_point()> clock;
   std::size_t ready_per_client = 2;
   std::size_t max_clients = 256;
   int idle_expiry_s = 3600;

@@ -18,6 +18,8 @@
 #include "core/bytes.h"
 #include "core/linkage.h"
 #include "core/sha256.h"
+#include "protocol/list_fetch_handler.h"
+#include "protocol/private_score_handler.h"
 #include "protocol/provider_flooding.h"
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
@@ -98,7 +100,22 @@ ProviderCore::ProviderCore(ProviderConfig config, std::shared_ptr<const index::E
       store_(std::move(store)),
       encoder_(std::move(encoder)),
       evaluator_(config_.params),
-      state_(std::move(state)) {}
+      state_(std::move(state)),
+      private_scores_(std::make_unique<PrivateScoreHandler>(
+          config_.limits, config_.artifact_version, config_.scoring_matrix, state_)),
+      lists_(std::make_unique<ListFetchHandler>(config_.limits, config_.artifact_version,
+                                                config_.ivf_lists)) {}
+
+ProviderCore::~ProviderCore() = default;
+
+v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreRequest& request,
+                                                     const Caller& caller) {
+  return private_scores_->answer(request, caller);
+}
+
+v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& request) const {
+  return lists_->answer(request);
+}
 
 std::vector<BudgetAccount> ProviderCore::accounts_for(const KeyId& id, const Caller& caller) const {
   const auto& l = config_.limits;
@@ -126,22 +143,6 @@ std::optional<BudgetAccount> ProviderCore::identity_account(const Caller& caller
   }
   return BudgetAccount{"identity:" + caller.identity, l.scores_per_identity,
                        std::numeric_limits<std::int64_t>::max(), group, BudgetKind::kIdentity};
-}
-
-std::optional<BudgetAccount> ProviderCore::private_query_account(const Caller& caller) const {
-  const auto& l = config_.limits;
-  if (l.private_queries_per_window == 0) return std::nullopt;
-  // Anonymous callers are counted by address (rate_key: "peer:ADDR"), identities by name; an
-  // in-process caller (tests, benches) is "local".
-  std::string name = "private:" + caller.rate_key();
-  std::int64_t expires = std::numeric_limits<std::int64_t>::max();
-  if (l.private_query_window_s > 0) {
-    const std::int64_t window = unix_now_s() / l.private_query_window_s;
-    name += ":" + std::to_string(window);
-    expires = (window + 1) * l.private_query_window_s;
-  }
-  return BudgetAccount{name, l.private_queries_per_window, expires, name,
-                       BudgetKind::kPrivateQueries};
 }
 
 std::optional<v1::Error> ProviderCore::charge_scores(const KeyId& id, const Caller& caller,
@@ -258,7 +259,7 @@ std::optional<ProviderCore::DecodedKeys> ProviderCore::decode_keys(
 }
 
 std::shared_ptr<const EvaluationKeys> ProviderCore::find_keys(const KeyId& id, v1::Error* refusal) {
-  const std::int64_t now = unix_now_s();
+  const std::int64_t now = state_->key_clock_s();
   if (auto cached = state_->keys.find(id); cached.ok()) {
     if ((*cached)->expires_s == 0 || (*cached)->expires_s > now) return *cached;
   }
@@ -318,7 +319,8 @@ v1::UploadKeysResponse ProviderCore::upload_keys(const v1::UploadKeysRequest& re
                                     config_.limits.key_uploads.per_minute, wait_s));
   }
   v1::Error refused;
-  auto decoded = decode_keys(request, unix_now_s() + config_.limits.key_set_ttl_s, &refused);
+  auto decoded =
+      decode_keys(request, state_->key_clock_s() + config_.limits.key_set_ttl_s, &refused);
   if (!decoded) return upload_error(refused.code(), refused.message());
   const KeyId id = decoded->id;
   if (state_->shared_keys) {

@@ -103,6 +103,9 @@ struct ProviderConfig {
   std::shared_ptr<const index::IvfListStore> ivf_lists;
 };
 
+class PrivateScoreHandler;
+class ListFetchHandler;
+
 class ProviderCore {
  public:
   // `rows`: the exact rows of every generation of the index version served (index/exact_rows.h).
@@ -125,15 +128,17 @@ class ProviderCore {
   v1::UploadKeysResponse upload_keys(const v1::UploadKeysRequest& request,
                                      const Caller& caller = {});
   v1::RerankResponse rerank(const v1::RerankRequest& request, const Caller& caller = {});
-  // provider_private_score.cpp: checks (version, m, exact size), charges m queries to the
-  // caller's window account (identity, else address), multiplies the scoring matrix by the m
-  // queries in one pass.
+  // Handed to this version's PrivateScoreHandler (private_score_handler.h): checks (version, m,
+  // exact size), charges m queries to the caller's window account (identity, else address),
+  // multiplies the scoring matrix by the m queries in one pass.
   v1::PrivateScoreResponse private_score(const v1::PrivateScoreRequest& request,
                                          const Caller& caller = {});
 
-  // provider_fetch_lists.cpp: the public list segments a client probes (version, count, range,
-  // repeats, response size checked; each segment verified against its hash before it is sent).
+  // Handed to this version's ListFetchHandler (list_fetch_handler.h): the public list segments
+  // a client probes (version, count, range, repeats, response size checked; each segment
+  // verified against its hash before it is sent).
   v1::FetchListsResponse fetch_lists(const v1::FetchListsRequest& request) const;
+  ~ProviderCore();
   const ProviderConfig& config() const { return config_; }
   std::size_t cached_key_sets() const { return state_->keys.size(); }
   const ProviderState& state() const { return *state_; }
@@ -161,17 +166,15 @@ class ProviderCore {
   // exhausted, quota exhausted, ledger unavailable) or nullopt with `remaining` set.
   std::optional<v1::Error> charge_scores(const KeyId& id, const Caller& caller,
                                          std::uint64_t scores, std::uint64_t* remaining);
-  // Charges `queries` access-private queries to the caller's window account; the refusal or
-  // nullopt (provider_private_score.cpp).
-  std::optional<v1::Error> charge_private_queries(const Caller& caller, std::uint64_t queries);
-  // The caller's access-private window account (none when unmetered).
-  std::optional<BudgetAccount> private_query_account(const Caller& caller) const;
 
   ProviderConfig config_;
   std::shared_ptr<const index::ExactRows> store_;
   ckks::Encoder encoder_;
   ckks::Evaluator evaluator_;
   std::shared_ptr<ProviderState> state_;
+  // The other requests a version answers, over the same config and state.
+  std::unique_ptr<PrivateScoreHandler> private_scores_;
+  std::unique_ptr<ListFetchHandler> lists_;
 };
 
 // Builds an Error message.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,9 @@ struct ProviderState {
   RateLimiter key_uploads;
   // Key sets shared with the other replicas (Redis); null: this process's uploads only.
   std::shared_ptr<SharedKeyStore> shared_keys;
+  // The wall clock (Unix seconds) key sets are stamped and expire by
+  // (ProviderLimits::key_set_ttl_s); tests advance it instead of sleeping out a TTL.
+  std::function<std::int64_t()> key_clock_s = unix_now_s;
 };
 
 }  // namespace privsearch::protocol

@@ -168,10 +168,12 @@ TEST_F(PirLimitsTest, IdleRegistrationsExpireAndAreNotRevived) {
   PirConfig pc;
   pc.setups = {0, 1};
   pc.idle_expiry_s = 1;
+  auto now = std::chrono::steady_clock::now();
+  pc.clock = [&now] { return now; };  // advanced below instead of slept through
   auto service = make_service(pc);
   const auto old_setup = setup_request(*service);
   const auto old_id = service->setup(old_setup).client_id();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  now += std::chrono::milliseconds(1100);
   // Expiry runs when a setup arrives.
   ASSERT_FALSE(service->setup(setup_request(*service)).has_error());
   EXPECT_EQ(status_of(*service, old_id).error().code(), v1::UNKNOWN_PIR_CLIENT);
@@ -194,9 +196,11 @@ TEST_F(PirLimitsTest, AFullServiceEvictsAnIdleRegistrationNotEveryone) {
   // Both registrations are fresh: nothing idle enough to evict.
   EXPECT_EQ(busy->setup(setup_request(*busy)).error().code(), v1::PIR_LIMIT);
   pc.evict_idle_after_s = 0;
+  auto now = std::chrono::steady_clock::now();
+  pc.clock = [&now] { return now; };
   auto idle = make_service(pc);
   const auto first = idle->setup(setup_request(*idle)).client_id();
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  now += std::chrono::milliseconds(5);
   ASSERT_FALSE(idle->setup(setup_request(*idle)).has_error());
   const auto third = idle->setup(setup_request(*idle));
   ASSERT_FALSE(third.has_error()) << third.error().message();

@@ -67,9 +67,11 @@ TEST(PirMemoryState, ForgottenRegistrationsAreRetiredAndAFullStoreEvictsOnlyIdle
   PirSharedLimits limits;
   limits.max_clients = 2;
   limits.evict_idle_after_s = 0;
+  auto now = std::chrono::steady_clock::now();
+  limits.clock = [&now] { return now; };
   auto state = make_memory_pir_state(limits);
   ASSERT_TRUE(state->register_client(1, "s1", "v1", "a").ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  now += std::chrono::milliseconds(5);
   ASSERT_TRUE(state->register_client(2, "s2", "v1", "a").ok());
   ASSERT_TRUE(state->register_client(3, "s3", "v1", "a").ok());  // evicts 1, the oldest
   EXPECT_FALSE(state->ready(1, "v1")->has_value());

@@ -1,8 +1,10 @@
-// ProviderCore::fetch_lists: the IVF index's public posting lists, served as stored. Everything
-// here is public; what a request reveals is which lists the client probes (docs/SECURITY.md).
+// ListFetchHandler (list_fetch_handler.h): the IVF index's public posting lists, served as stored.
+#include "protocol/list_fetch_handler.h"
+
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "protocol/provider_core.h"
 
@@ -57,21 +59,25 @@ std::optional<v1::Error> check_lists(const v1::FetchListsRequest& request,
 
 }  // namespace
 
-v1::FetchListsResponse ProviderCore::fetch_lists(const v1::FetchListsRequest& request) const try {
-  const auto& limits = config_.limits;
+ListFetchHandler::ListFetchHandler(const ProviderLimits& limits, std::string artifact_version,
+                                   std::shared_ptr<const index::IvfListStore> store)
+    : limits_(limits), artifact_version_(std::move(artifact_version)), store_(std::move(store)) {}
+
+v1::FetchListsResponse ListFetchHandler::answer(const v1::FetchListsRequest& request) const try {
+  const auto& limits = limits_;
   if (request.ByteSizeLong() > limits.max_message_bytes) {
     return lists_error(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
   }
-  if (request.artifact_version() != config_.artifact_version) {
-    return lists_error(v1::WRONG_ARTIFACT_VERSION, "the provider serves artifact version " +
-                                                       config_.artifact_version +
-                                                       "; fetch the current index");
+  if (request.artifact_version() != artifact_version_) {
+    return lists_error(
+        v1::WRONG_ARTIFACT_VERSION,
+        "the provider serves artifact version " + artifact_version_ + "; fetch the current index");
   }
-  const auto& store = config_.ivf_lists;
+  const auto& store = store_;
   if (!store) {
     return lists_error(v1::IVF_UNAVAILABLE,
-                       "this provider's index has no IVF lists (built with --ivf off, or below "
-                       "the size where the build makes them): use the flat PQ artifact");
+                       "this provider's index has no IVF lists (built without, or below the size "
+                       "where the build makes them): use the flat PQ artifact");
   }
   const auto& ivf = store->index();
   const auto count = static_cast<std::size_t>(request.lists_size());

@@ -1,6 +1,8 @@
-// ProviderCore::private_score: the provider half of access-private scoring. Everything it
-// checks is public (sizes, m, version); it never sees a cluster id, a score or the query.
+// PrivateScoreHandler (private_score_handler.h): the provider half of access-private scoring.
+#include "protocol/private_score_handler.h"
+
 #include <chrono>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -24,9 +26,32 @@ v1::PrivateScoreResponse score_error(v1::ErrorCode code, std::string message) {
 // columns a query reads, so the count of queries is the only bound on how fast the matrix is
 // read. A query may pack up to 3 columns (15-bit answers over 4-bit entries), which the stated
 // rate includes.
-std::optional<v1::Error> ProviderCore::charge_private_queries(const Caller& caller,
-                                                              std::uint64_t queries) {
-  const auto account = private_query_account(caller);
+PrivateScoreHandler::PrivateScoreHandler(const ProviderLimits& limits, std::string artifact_version,
+                                         std::shared_ptr<const scoring::ScoringMatrix> matrix,
+                                         std::shared_ptr<ProviderState> state)
+    : limits_(limits),
+      artifact_version_(std::move(artifact_version)),
+      matrix_(std::move(matrix)),
+      state_(std::move(state)) {}
+
+std::optional<BudgetAccount> PrivateScoreHandler::account(const Caller& caller) const {
+  const auto& l = limits_;
+  if (l.private_queries_per_window == 0) return std::nullopt;
+  // Anonymous callers are counted by address (rate_key: "peer:ADDR"), identities by name; an
+  // in-process caller (tests, benches) is "local".
+  std::string name = "private:" + caller.rate_key();
+  std::int64_t expires = std::numeric_limits<std::int64_t>::max();
+  if (l.private_query_window_s > 0) {
+    const std::int64_t window = unix_now_s() / l.private_query_window_s;
+    name += ":" + std::to_string(window);
+    expires = (window + 1) * l.private_query_window_s;
+  }
+  return BudgetAccount{name, l.private_queries_per_window, expires, name,
+                       BudgetKind::kPrivateQueries};
+}
+
+std::optional<v1::Error> PrivateScoreHandler::charge(const Caller& caller, std::uint64_t queries) {
+  const auto account = this->account(caller);
   if (!account) return std::nullopt;
   auto charged = state_->budgets->charge(std::span(&*account, 1), queries);
   if (!charged.ok()) {
@@ -34,7 +59,7 @@ std::optional<v1::Error> ProviderCore::charge_private_queries(const Caller& call
                       "request budgets unavailable: " + charged.status().message());
   }
   if (charged->charged()) return std::nullopt;
-  const auto& l = config_.limits;
+  const auto& l = limits_;
   const std::string who =
       caller.identity.empty() ? "this address" : "identity `" + caller.identity + "`";
   return make_error(v1::QUOTA_EXHAUSTED,
@@ -43,23 +68,23 @@ std::optional<v1::Error> ProviderCore::charge_private_queries(const Caller& call
                         std::to_string(l.private_query_window_s) + " s; retry in the next");
 }
 
-v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreRequest& request,
+v1::PrivateScoreResponse PrivateScoreHandler::answer(const v1::PrivateScoreRequest& request,
                                                      const Caller& caller) try {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto& limits = config_.limits;
+  const auto& limits = limits_;
   if (request.ByteSizeLong() > limits.max_message_bytes) {
     return score_error(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
   }
-  if (request.artifact_version() != config_.artifact_version) {
-    return score_error(v1::WRONG_ARTIFACT_VERSION, "the provider serves artifact version " +
-                                                       config_.artifact_version +
-                                                       "; fetch the current index");
+  if (request.artifact_version() != artifact_version_) {
+    return score_error(
+        v1::WRONG_ARTIFACT_VERSION,
+        "the provider serves artifact version " + artifact_version_ + "; fetch the current index");
   }
-  const auto& matrix = config_.scoring_matrix;
+  const auto& matrix = matrix_;
   if (!matrix) {
     return score_error(v1::PRIVATE_SCORING_UNAVAILABLE,
-                       "this provider's index has no access-private scoring database (it was "
-                       "built with --no-access-private)");
+                       "this provider's index has no access-private scoring database (built "
+                       "without one)");
   }
   const std::size_t m = request.queries();
   if (m == 0 || m > limits.max_private_queries) {
@@ -75,7 +100,7 @@ v1::PrivateScoreResponse ProviderCore::private_score(const v1::PrivateScoreReque
                            " bytes; " + std::to_string(m) + " queries over this index take " +
                            std::to_string(expected));
   }
-  if (auto refusal = charge_private_queries(caller, m)) {
+  if (auto refusal = charge(caller, m)) {
     v1::PrivateScoreResponse r;
     *r.mutable_error() = std::move(*refusal);
     return r;
