@@ -13,7 +13,7 @@
 #include "ckks/param_sets.h"
 #include "ckks/params.h"
 #include "core/check.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
 
 namespace privsearch::fuzz {
 

@@ -1,11 +1,11 @@
-// Fuzz target: the IVF index files a client decodes (index/ivf.h). The first byte picks the
-// decoder, the rest is the input: 0 ivf.bin (the directory a client downloads), 1 a list segment
-// (what FetchLists returns), decoded against a directory forged to name exactly these bytes, so
-// the segment parser runs past the hash check on every input; 2 an update's delta directory
-// (ivf_delta.g.bin) added to a forged base of 300 documents in 3 lists (spill 2, d' = 4, M = 2:
-// the corpus index's shape); 3 an update's tombstones (index/tombstones.h); 4 a list's PIR
-// record (index/ivf_list_record.h, what a private list fetch decrypts): u16 L, then the record,
-// whose first L bytes a forged directory names as the list's one segment.
+// Fuzz target: the IVF index files a client decodes (index/candidates/ivf.h). The first byte picks
+// the decoder, the rest is the input: 0 ivf.bin (the directory a client downloads), 1 a list
+// segment (what FetchLists returns), decoded against a directory forged to name exactly these
+// bytes, so the segment parser runs past the hash check on every input; 2 an update's delta
+// directory (ivf_delta.g.bin) added to a forged base of 300 documents in 3 lists (spill 2, d' = 4,
+// M = 2: the corpus index's shape); 3 an update's tombstones (index/artifacts/tombstones.h); 4 a
+// list's PIR record (index/candidates/ivf_list_record.h, what a private list fetch decrypts): u16
+// L, then the record, whose first L bytes a forged directory names as the list's one segment.
 // Property for 4: an accepted record is one segment equal to its first L bytes, zeros after.
 // Properties for 2 and 3: an accepted delta is the base's next generation with contiguous
 // segments holding each appended document `spill` times; accepted tombstones are ascending ids
@@ -20,9 +20,9 @@
 #include "core/bytes.h"
 #include "core/check.h"
 #include "core/sha256.h"
-#include "index/ivf.h"
-#include "index/ivf_list_record.h"
-#include "index/tombstones.h"
+#include "index/artifacts/tombstones.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/ivf_list_record.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Fuzz target: the index version files a client reads before trusting an index. The first byte
-// picks the decoder, the rest is the file: 0 manifest.sig (index/manifest_signature.h), 1
-// manifest.json (index/manifest.h, without re-hashing artifacts).
+// picks the decoder, the rest is the file: 0 manifest.sig (index/artifacts/manifest_signature.h), 1
+// manifest.json (index/artifacts/manifest.h, without re-hashing artifacts).
 // Properties: no crash; an accepted signature file re-serializes to one that parses to the same
 // fields and does not verify under a fixed key it was not made with; an accepted manifest's
 // version id matches its contents (load_manifest recomputes it).
@@ -12,9 +12,9 @@
 #include <string_view>
 
 #include "core/check.h"
-#include "index/manifest.h"
-#include "index/manifest_signature.h"
-#include "index/signing_key.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/artifacts/signing_key.h"
 
 namespace {
 namespace fs = std::filesystem;

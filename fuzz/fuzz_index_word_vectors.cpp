@@ -1,7 +1,8 @@
-// Fuzz target: the word-vector decoders (index/word_vectors.h, index/glove_encoder.h). The first
-// byte picks the decoder, the rest is the file: 0 the wink-embeddings JSON importer, 1 the
-// binary word-vector file, 2 the glove encoder artifact (against a fixed 3-word vector file).
-// Properties: no crash; an accepted binary file re-saves byte-identically.
+// Fuzz target: the word-vector decoders (index/encoders/word_vectors.h,
+// index/encoders/glove_encoder.h). The first byte picks the decoder, the rest is the file: 0 the
+// wink-embeddings JSON importer, 1 the binary word-vector file, 2 the glove encoder artifact
+// (against a fixed 3-word vector file). Properties: no crash; an accepted binary file re-saves
+// byte-identically.
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,9 +11,9 @@
 #include <string>
 
 #include "core/check.h"
-#include "index/glove_encoder.h"
-#include "index/text_encoder.h"
-#include "index/word_vectors.h"
+#include "index/encoders/glove_encoder.h"
+#include "index/encoders/text_encoder.h"
+#include "index/encoders/word_vectors.h"
 
 namespace {
 namespace fs = std::filesystem;

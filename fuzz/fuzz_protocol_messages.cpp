@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz_common.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
 #include "protocol/provider_core.h"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "core/check.h"
 #include "fuzz_common.h"
 #include "fuzz_scoring_common.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
 #include "protocol/provider_core.h"
 #include "scoring/client/private_query.h"
 #include "scoring/layout.h"

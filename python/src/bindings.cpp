@@ -27,9 +27,10 @@
 #include "client/provider_client.h"
 #include "client/search_client.h"
 #include "harness/spawned_provider.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
 #include "scoring/build.h"
 
 namespace py = pybind11;
@@ -355,7 +356,7 @@ class Client {
 // against exact inner products in numpy. Evaluation only: a client never has them.
 py::array projected_documents(const std::filesystem::path& index_dir) {
   const auto man = value_or_raise(index::load_manifest(index_dir, /*verify=*/true));
-  const auto* entry = man.find("exact_store");
+  const auto* entry = man.find(index::kExactStoreArtifact);
   if (entry == nullptr) raise(Status(StatusCode::kNotFound, "the index has no exact store"));
   auto store = value_or_raise(index::ExactStore::open(index_dir / entry->file));
   py::array_t<float> out(

@@ -10,7 +10,7 @@
 #include "client/rerank_session.h"
 #include "core/bytes.h"
 #include "core/elapsed.h"
-#include "index/ivf_list_record.h"
+#include "index/candidates/ivf_list_record.h"
 
 namespace privsearch::client {
 

@@ -1,15 +1,14 @@
-// Where an IVF search's posting lists come from (index/ivf.h): memory first (a bounded LRU of
-// decoded lists), then the on-disk segment cache (client/segment_cache.h; best effort: a write
-// that fails costs a later refetch, not the search), then the provider
-// (FetchLists, ascending list order, split to the provider's per-request and message limits).
-// Every segment is checked against the SHA-256 of the (signed) directory before it is decoded or
-// cached: a tampered or truncated one is kDataLoss and is not kept.
-// What the provider learns: the lists fetched, i.e. the probed lists not already cached
-// (docs/SECURITY.md, "IVF lists"). In private mode (fetch_privately: the provider's --pir-lists)
-// each missing list is instead one ZipPIR fetch of its record (index/ivf_list_record.h: every
-// generation's segments of the list, padded to one size), and the provider learns only how many
-// lists were not cached, at the cost of one provider hint per list (docs/SCALE.md).
-// Thread safety: one search at a time (like SearchClient).
+// Where an IVF search's posting lists come from (index/candidates/ivf.h): memory first (a bounded
+// LRU of decoded lists), then the on-disk segment cache (client/segment_cache.h; best effort: a
+// write that fails costs a later refetch, not the search), then the provider (FetchLists, ascending
+// list order, split to the provider's per-request and message limits). Every segment is checked
+// against the SHA-256 of the (signed) directory before it is decoded or cached: a tampered or
+// truncated one is kDataLoss and is not kept. What the provider learns: the lists fetched, i.e. the
+// probed lists not already cached (docs/SECURITY.md, "IVF lists"). In private mode
+// (fetch_privately: the provider's --pir-lists) each missing list is instead one ZipPIR fetch of
+// its record (index/candidates/ivf_list_record.h: every generation's segments of the list, padded
+// to one size), and the provider learns only how many lists were not cached, at the cost of one
+// provider hint per list (docs/SCALE.md). Thread safety: one search at a time (like SearchClient).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +26,7 @@
 #include "client/provider_client.h"
 #include "client/segment_cache.h"
 #include "core/status.h"
-#include "index/ivf.h"
+#include "index/candidates/ivf.h"
 
 namespace privsearch::client {
 

@@ -6,7 +6,7 @@
 #include "client/payload_fetcher_state.h"
 #include "core/bytes.h"
 #include "core/elapsed.h"
-#include "index/payload_store.h"
+#include "index/artifacts/payload_store.h"
 
 namespace privsearch::client {
 

@@ -29,7 +29,7 @@
 #include "core/csprng.h"
 #include "core/owner_lock.h"
 #include "core/status.h"
-#include "index/payload_store.h"
+#include "index/artifacts/payload_store.h"
 
 namespace privsearch::pir {
 struct DatabaseShape;

@@ -22,7 +22,7 @@
 #include "client/provider_client.h"
 #include "client/trusted_index.h"
 #include "core/status.h"
-#include "index/payload_store.h"
+#include "index/artifacts/payload_store.h"
 #include "scoring/layout.h"
 #include "version/index_version.h"
 
@@ -33,8 +33,8 @@ namespace privsearch::client {
 inline constexpr std::size_t kDefaultNprobe = 32;
 
 // Which candidate index the client scans: the flat PQ artifact (every code, part of the index
-// download) or the IVF index (index/ivf.h: the centroids kept, the probed lists fetched from the
-// provider and cached). Resolved by version::IndexVersion::open.
+// download) or the IVF index (index/candidates/ivf.h: the centroids kept, the probed lists fetched
+// from the provider and cached). Resolved by version::IndexVersion::open.
 using CandidateIndex = version::CandidateIndex;
 
 struct OpenOptions {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/bytes.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 
 namespace privsearch::client {
 namespace fs = std::filesystem;

@@ -1,9 +1,9 @@
-// The client's on-disk cache of IVF list segments (index/ivf.h), content-addressed: a segment is
-// kept as <dir>/<sha256 hex>.seg, so a list unchanged between index versions is fetched once,
-// and a name says what its bytes must hash to. Bounded in bytes; the least recently used
+// The client's on-disk cache of IVF list segments (index/candidates/ivf.h), content-addressed: a
+// segment is kept as <dir>/<sha256 hex>.seg, so a list unchanged between index versions is fetched
+// once, and a name says what its bytes must hash to. Bounded in bytes; the least recently used
 // segments are evicted first (recency survives restarts as the files' modification times).
-// Files are written atomically (index/atomic_file.h). The cache does not trust its own files:
-// get() returns bytes only when they hash to their name, and removes a file that does not.
+// Files are written atomically (index/artifacts/atomic_file.h). The cache does not trust its own
+// files: get() returns bytes only when they hash to their name, and removes a file that does not.
 // Thread safety: one SegmentCache per thread; processes sharing a directory are safe (same
 // name, same content; a segment evicted under a reader is a miss).
 #pragma once

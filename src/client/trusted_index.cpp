@@ -10,9 +10,9 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "index/atomic_file.h"
-#include "index/manifest_signature.h"
-#include "index/signing_key.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/artifacts/signing_key.h"
 
 namespace privsearch::client {
 namespace {

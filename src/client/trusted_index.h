@@ -3,8 +3,8 @@
 //
 // With a pinned key (`privsearch search --trust-key FILE`), opening an index checks, in order:
 //   1. manifest.sig verifies under the pinned key for this exact version id and sequence
-//      (index/manifest_signature.h: kNotFound unsigned, kDataLoss damaged, kUnauthenticated
-//      wrong key / version / signature);
+//      (index/artifacts/manifest_signature.h: kNotFound unsigned, kDataLoss damaged,
+//      kUnauthenticated wrong key / version / signature);
 //   2. the sequence is in a chain (>= 1) and not older than the newest this client has seen
 //      for that key (kFailedPrecondition "rollback"); the same sequence with another version id
 //      is refused too (kFailedPrecondition "fork": the key signed two different indexes as one
@@ -23,7 +23,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "index/manifest.h"
+#include "index/artifacts/manifest.h"
 
 namespace privsearch::client {
 

@@ -12,10 +12,10 @@
 #include "core/csprng.h"
 #include "eval/leakage.h"
 #include "eval/metrics.h"
-#include "index/lexical_encoder.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
-#include "index/projection.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/projection.h"
+#include "index/encoders/lexical_encoder.h"
 
 namespace privsearch::eval {
 namespace {

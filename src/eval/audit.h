@@ -22,7 +22,7 @@
 
 #include "core/status.h"
 #include "eval/statistics.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 
 namespace privsearch::eval {
 

@@ -9,12 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "index/glove_encoder.h"
-#include "index/lexical_encoder.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
-#include "index/projection.h"
-#include "index/word_vectors.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/projection.h"
+#include "index/encoders/glove_encoder.h"
+#include "index/encoders/lexical_encoder.h"
+#include "index/encoders/word_vectors.h"
 
 namespace privsearch::eval {
 

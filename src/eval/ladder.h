@@ -19,7 +19,7 @@
 
 #include "core/status.h"
 #include "eval/metrics.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 
 namespace privsearch::eval {
 

@@ -8,14 +8,15 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "index/artifacts.h"
-#include "index/beir.h"
-#include "index/exact_store.h"
-#include "index/glove_encoder.h"
-#include "index/ivf.h"
-#include "index/lexical_encoder.h"
-#include "index/payload_store.h"
-#include "index/pq.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq.h"
+#include "index/encoders/beir.h"
+#include "index/encoders/glove_encoder.h"
+#include "index/encoders/lexical_encoder.h"
 #include "index/vectors_io.h"
 
 namespace privsearch::index {
@@ -115,11 +116,11 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
   man.dim = dim;
   man.pq_m = m;
   man.seed = o.seed;
-  man.artifacts = {{"projection", "projection.bin", 0, ""},
-                   {"exact_store", "exact.store", 0, ""},
-                   {"pq", "pq.bin", 0, ""},
-                   {"payloads", "payloads.bin", 0, ""}};
-  if (v.has_encoder()) man.artifacts.push_back({"encoder", "encoder.bin", 0, ""});
+  man.artifacts = {{kProjectionArtifact, "projection.bin", 0, ""},
+                   {kExactStoreArtifact, "exact.store", 0, ""},
+                   {kPqArtifact, "pq.bin", 0, ""},
+                   {kPayloadsArtifact, "payloads.bin", 0, ""}};
+  if (v.has_encoder()) man.artifacts.push_back({kEncoderArtifact, "encoder.bin", 0, ""});
   return man;
 }
 

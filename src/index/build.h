@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/beir.h"
-#include "index/exact_store.h"
-#include "index/ivf.h"
-#include "index/manifest.h"
-#include "index/projection.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/projection.h"
+#include "index/encoders/beir.h"
 #include "index/vectors_io.h"
 
 namespace privsearch::index {
@@ -57,8 +57,8 @@ struct BuildOptions {
   std::size_t sample = 200000;
   std::size_t record_bytes = 2048;  // payload record size
   std::uint64_t seed = 1;
-  // The IVF-partitioned public index (index/ivf.h) next to the flat PQ artifact: nlist lists
-  // (0: default_ivf_lists(N) = N / 250), built when `ivf` is set; unset: built from
+  // The IVF-partitioned public index (index/candidates/ivf.h) next to the flat PQ artifact: nlist
+  // lists (0: default_ivf_lists(N) = N / 250), built when `ivf` is set; unset: built from
   // kIvfDefaultMinDocuments documents on (the flat download is small below).
   std::optional<bool> ivf;
   std::size_t ivf_lists = 0;

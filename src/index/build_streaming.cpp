@@ -8,12 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/bytes.h"
-#include "index/artifacts.h"
-#include "index/atomic_file.h"
-#include "index/ivf.h"
-#include "index/payload_store.h"
-#include "index/pq.h"
-#include "index/projection.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/projection.h"
 
 namespace privsearch::index {
 namespace {
@@ -262,10 +263,10 @@ Manifest make_manifest(const StreamingBuildOptions& o, const Shape& sh) {
   man.dim = sh.dim;
   man.pq_m = sh.m;
   man.seed = o.seed;
-  man.artifacts = {{"projection", "projection.bin", 0, ""},
-                   {"exact_store", "exact.store", 0, ""},
-                   {"pq", "pq.bin", 0, ""},
-                   {"payloads", "payloads.bin", 0, ""}};
+  man.artifacts = {{kProjectionArtifact, "projection.bin", 0, ""},
+                   {kExactStoreArtifact, "exact.store", 0, ""},
+                   {kPqArtifact, "pq.bin", 0, ""},
+                   {kPayloadsArtifact, "payloads.bin", 0, ""}};
   return man;
 }
 

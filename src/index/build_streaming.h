@@ -25,10 +25,10 @@
 #include <string>
 
 #include "core/status.h"
-#include "index/beir.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
+#include "index/encoders/beir.h"
 
 namespace privsearch::index {
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "core/bytes.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 
 namespace privsearch::index {
 

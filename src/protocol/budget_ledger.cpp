@@ -14,7 +14,7 @@
 #include <mutex>
 
 #include "core/bytes.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 #include "protocol/redis_connection.h"
 #include "protocol/redis_ledger.h"
 

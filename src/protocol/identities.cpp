@@ -4,7 +4,7 @@
 
 #include "core/bytes.h"
 #include "core/csprng.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 
 namespace privsearch::protocol {
 namespace {

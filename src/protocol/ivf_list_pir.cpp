@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "index/ivf_list_record.h"
+#include "index/candidates/ivf_list_record.h"
 #include "pir/lwe/database.h"
 
 namespace privsearch::protocol {

@@ -1,16 +1,15 @@
 // The PIR database of the IVF lists (provider `--pir-lists`; docs/SECURITY.md, "IVF lists"):
-// one record per list, laid out as index/ivf_list_record.h says, read from the provider's list
-// store (every segment checked as segment() checks it). A client then fetches the lists it
-// probes by ZipPIR (client/ivf_lists.h with a list fetcher) and the provider no longer learns
-// which lists a search probed, only how many were fetched.
-// Thread safety: pure function.
+// one record per list, laid out as index/candidates/ivf_list_record.h says, read from the
+// provider's list store (every segment checked as segment() checks it). A client then fetches the
+// lists it probes by ZipPIR (client/ivf_lists.h with a list fetcher) and the provider no longer
+// learns which lists a search probed, only how many were fetched. Thread safety: pure function.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/status.h"
-#include "index/ivf.h"
+#include "index/candidates/ivf.h"
 #include "protocol/pir_service.h"
 
 namespace privsearch::protocol {

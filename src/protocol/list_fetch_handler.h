@@ -1,14 +1,14 @@
-// The IVF index's public posting lists for one index version, served as stored (index/ivf.h):
-// version, count, range, repeats and the response size checked, each segment verified against
-// its hash before it is sent. Everything here is public; what a request reveals is which lists
-// the client probes (docs/SECURITY.md). ProviderCore hands FetchLists requests to it.
-// Thread safety: answer() may run concurrently.
+// The IVF index's public posting lists for one index version, served as stored
+// (index/candidates/ivf.h): version, count, range, repeats and the response size checked, each
+// segment verified against its hash before it is sent. Everything here is public; what a request
+// reveals is which lists the client probes (docs/SECURITY.md). ProviderCore hands FetchLists
+// requests to it. Thread safety: answer() may run concurrently.
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "index/ivf.h"
+#include "index/candidates/ivf.h"
 #include "protocol/privsearch.pb.h"
 
 namespace privsearch::protocol {

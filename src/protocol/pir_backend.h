@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "index/payload_store.h"
+#include "index/artifacts/payload_store.h"
 #include "protocol/privsearch.pb.h"
 #include "protocol/rate_limiter.h"
 

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/payload_store.h"
+#include "index/artifacts/payload_store.h"
 #include "pir/zippir/zippir_server.h"
 #include "protocol/pir_backend.h"
 #include "protocol/pir_shared_state.h"
@@ -106,8 +106,8 @@ class PirService : public PirBackend {
   // valid when the shape is unchanged), re-registers every client from its stored setup and lets
   // the worker recompute their hints, continuing each client's query indices (an index is never
   // reused). Clients then only switch their artifact version. Shape changes need a new setup.
-  // When the new payloads extend the old ones (an update: index/append.h; more records of the
-  // same size, some zeroed), the database keeps its rows and grows by columns, and H = D A is
+  // When the new payloads extend the old ones (an update: index/artifacts/append.h; more records of
+  // the same size, some zeroed), the database keeps its rows and grows by columns, and H = D A is
   // updated over the changed columns only (ZipPirServer::update: a 1% append recomputes ~1% of
   // it); else, or when the grown shape would not decode, it is built anew. `summary`, when
   // given, says which and how much.

@@ -28,9 +28,9 @@
 #include "ckks/evaluator.h"
 #include "ckks/params.h"
 #include "core/status.h"
-#include "index/exact_rows.h"
-#include "index/exact_store.h"
-#include "index/ivf.h"
+#include "index/artifacts/exact_rows.h"
+#include "index/artifacts/exact_store.h"
+#include "index/candidates/ivf.h"
 #include "protocol/key_cache.h"
 #include "protocol/privsearch.pb.h"
 #include "protocol/provider_state.h"
@@ -98,8 +98,8 @@ struct ProviderConfig {
   // The access-private scoring matrix (scoring/layout.h) of this index version; null: the index
   // has none and PrivateScore answers PRIVATE_SCORING_UNAVAILABLE.
   std::shared_ptr<const scoring::ScoringMatrix> scoring_matrix;
-  // The IVF index's list segments (index/ivf.h) of this version; null: FetchLists answers
-  // IVF_UNAVAILABLE.
+  // The IVF index's list segments (index/candidates/ivf.h) of this version; null: FetchLists
+  // answers IVF_UNAVAILABLE.
   std::shared_ptr<const index::IvfListStore> ivf_lists;
 };
 
@@ -108,10 +108,10 @@ class ListFetchHandler;
 
 class ProviderCore {
  public:
-  // `rows`: the exact rows of every generation of the index version served (index/exact_rows.h).
-  // `state` (keys, budgets, rate limits) is shared with the cores of later index versions; null:
-  // a fresh in-memory state sized by config.limits. kInvalidArgument when the rows' d' does not
-  // fit the params.
+  // `rows`: the exact rows of every generation of the index version served
+  // (index/artifacts/exact_rows.h). `state` (keys, budgets, rate limits) is shared with the cores
+  // of later index versions; null: a fresh in-memory state sized by config.limits. kInvalidArgument
+  // when the rows' d' does not fit the params.
   static Result<std::unique_ptr<ProviderCore>> create(
       ProviderConfig config, std::shared_ptr<const index::ExactRows> rows,
       std::shared_ptr<ProviderState> state = nullptr);

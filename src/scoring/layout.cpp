@@ -9,7 +9,7 @@
 
 #include "core/bytes.h"
 #include "core/sha256.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 #include "pir/lwe/lwe64.h"
 
 namespace privsearch::scoring {

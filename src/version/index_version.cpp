@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "index/artifact_names.h"
-#include "index/artifacts.h"
-#include "index/atomic_file.h"
-#include "index/tombstones.h"
-#include "index/word_vectors.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/tombstones.h"
+#include "index/encoders/word_vectors.h"
 
 namespace privsearch::version {
 namespace {

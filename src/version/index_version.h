@@ -1,10 +1,11 @@
 // One version of an index, opened once. open() reads the manifest, runs the caller's
 // trust check on it before anything else is read (a client pins the operator's signing key,
 // client/trusted_index.h), verifies the hashes of exactly the artifacts its role reads, and
-// hands out typed views merged over the update generations (index/append.h) with their
+// hands out typed views merged over the update generations (index/artifacts/append.h) with their
 // tombstones applied. It is the one place that knows which artifacts make up a version and how
-// generations stack up; SearchClient, the provider, `update`, `client-files` and the benches go
-// through it instead of reading manifest entries themselves.
+// generations stack up for SearchClient and the provider (ProviderProcess::load); `update` and
+// `client-files` (index/artifacts/append.h, index/artifacts/client_files.h, below this layer) and
+// the offline benches still read the manifest's entries through index/artifacts/artifact_names.h.
 //
 // Roles. kClient reads the public artifacts a client copy holds (the projection, one candidate
 // index, and when present the encoder, the payloads and the access-private layout + hint); a
@@ -22,12 +23,12 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/ivf.h"
-#include "index/manifest.h"
-#include "index/payload_store.h"
-#include "index/pq.h"
-#include "index/projection.h"
-#include "index/text_encoder.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/projection.h"
+#include "index/encoders/text_encoder.h"
 #include "scoring/layout.h"
 
 namespace privsearch::version {
@@ -85,7 +86,7 @@ class IndexVersion {
 
   Result<index::Projection> projection() const;
   Result<FlatCodes> flat_codes() const;  // checked: one codebook, documents as listed
-  Result<IvfWithLists> ivf() const;      // checked against the manifest (index/ivf.h)
+  Result<IvfWithLists> ivf() const;      // checked against the manifest (index/candidates/ivf.h)
   Result<std::unique_ptr<index::TextEncoder>> encoder() const;  // kNotFound when not held
   // Every generation's records, the tombstoned ones erased; kNotFound when not held.
   Result<index::PayloadStore> payloads() const;

@@ -1,7 +1,7 @@
-// Searching through the IVF index (index/ivf.h): an in-process provider over TLS serves the list
-// segments (FetchLists), the client routes, fetches what it has not cached, and scans. Probing
-// every list gives the flat client's results; fewer lists give the flat scan restricted to their
-// documents; the memory and disk caches spare the provider repeated fetches; every refusal of
+// Searching through the IVF index (index/candidates/ivf.h): an in-process provider over TLS serves
+// the list segments (FetchLists), the client routes, fetches what it has not cached, and scans.
+// Probing every list gives the flat client's results; fewer lists give the flat scan restricted to
+// their documents; the memory and disk caches spare the provider repeated fetches; every refusal of
 // FetchLists and of a damaged segment is typed.
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@
 #include "client/search_client.h"
 #include "client/segment_cache.h"
 #include "core/bytes.h"
+#include "index/artifacts/exact_store.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/ivf.h"
+#include "index/candidates/ivf.h"
 #include "protocol/ivf_list_pir.h"
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"

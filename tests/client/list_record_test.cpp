@@ -1,17 +1,18 @@
-// The IVF lists as PIR records (index/ivf_list_record.h, protocol/ivf_list_pir.h): the provider's
-// table holds every list's segments of every generation, padded to one size, and the client's
-// split gives back exactly the segments the directories name; anything else is refused by name.
+// The IVF lists as PIR records (index/candidates/ivf_list_record.h, protocol/ivf_list_pir.h): the
+// provider's table holds every list's segments of every generation, padded to one size, and the
+// client's split gives back exactly the segments the directories name; anything else is refused by
+// name.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/bytes.h"
-#include "index/append.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/append.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/signing_key.h"
 #include "index/build.h"
-#include "index/ivf.h"
-#include "index/ivf_list_record.h"
-#include "index/signing_key.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/ivf_list_record.h"
 #include "protocol/ivf_list_pir.h"
 #include "testing/tiny_collection.h"
 

@@ -7,12 +7,12 @@
 #include <map>
 
 #include "client/search_client.h"
-#include "index/artifacts.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/artifacts/signing_key.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/lexical_encoder.h"
-#include "index/manifest_signature.h"
-#include "index/signing_key.h"
+#include "index/encoders/lexical_encoder.h"
 #include "net/tls.h"
 #include "pir/lwe/lwe64.h"
 #include "protocol/provider_core.h"

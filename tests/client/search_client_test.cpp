@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "ckks/param_sets.h"
-#include "index/artifacts.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/exact_store.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/lexical_encoder.h"
+#include "index/encoders/lexical_encoder.h"
 #include "net/tls.h"
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"

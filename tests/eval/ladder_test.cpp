@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/csprng.h"
-#include "index/glove_encoder.h"
-#include "index/word_vectors.h"
+#include "index/encoders/glove_encoder.h"
+#include "index/encoders/word_vectors.h"
 #include "testing/test_util.h"
 
 namespace privsearch::eval {

@@ -1,8 +1,8 @@
-// Updates without a rebuild (index/append.h): an append writes new segments whose contents are
-// the new rows projected, PQ-encoded and assigned exactly as a build would, leaves every old
-// file byte-identical, deletes by tombstone, and refuses what it cannot do by name. The scan's
-// tombstone filter equals the unfiltered scan with the deleted ids removed.
-#include "index/append.h"
+// Updates without a rebuild (index/artifacts/append.h): an append writes new segments whose
+// contents are the new rows projected, PQ-encoded and assigned exactly as a build would, leaves
+// every old file byte-identical, deletes by tombstone, and refuses what it cannot do by name. The
+// scan's tombstone filter equals the unfiltered scan with the deleted ids removed.
+#include "index/artifacts/append.h"
 
 #include <gtest/gtest.h>
 
@@ -12,13 +12,13 @@
 
 #include "core/bytes.h"
 #include "core/sha256.h"
-#include "index/artifacts.h"
-#include "index/atomic_file.h"
-#include "index/exact_rows.h"
-#include "index/ivf.h"
-#include "index/manifest_signature.h"
-#include "index/payload_store.h"
-#include "index/pq_scan.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/exact_rows.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq_scan.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 

@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "eval/metrics.h"
-#include "index/beir.h"
-#include "index/text.h"
+#include "index/encoders/beir.h"
+#include "index/encoders/text.h"
 
 namespace privsearch::index {
 namespace {
@@ -64,7 +64,7 @@ TEST(Bm25, SciFactMatchesThePublishedBaseline) {
 }  // namespace
 }  // namespace privsearch::index
 
-#include "index/lexical_encoder.h"
+#include "index/encoders/lexical_encoder.h"
 
 namespace privsearch::index {
 namespace {

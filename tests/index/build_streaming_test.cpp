@@ -12,12 +12,12 @@
 #include <stdexcept>
 
 #include "core/csprng.h"
-#include "index/artifacts.h"
-#include "index/atomic_file.h"
-#include "index/exact_store.h"
-#include "index/ivf.h"
-#include "index/payload_store.h"
-#include "index/pq.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq.h"
 #include "testing/test_util.h"
 
 namespace privsearch::index {

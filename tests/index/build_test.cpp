@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "index/artifacts.h"
-#include "index/client_files.h"
-#include "index/exact_store.h"
-#include "index/ivf.h"
-#include "index/lexical_encoder.h"
-#include "index/payload_store.h"
-#include "index/pq_scan.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/client_files.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq_scan.h"
+#include "index/encoders/lexical_encoder.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "index/atomic_file.h"
-#include "index/lexical_encoder.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/encoders/lexical_encoder.h"
 
 namespace privsearch::index {
 namespace {

@@ -1,7 +1,7 @@
-// The IVF-partitioned public index (index/ivf.h) and the segment scan it runs on
-// (index/pq_scan.h): against the flat reference scan, brute-force assignment, and every refusal
-// of its two file formats.
-#include "index/ivf.h"
+// The IVF-partitioned public index (index/candidates/ivf.h) and the segment scan it runs on
+// (index/candidates/pq_scan.h): against the flat reference scan, brute-force assignment, and every
+// refusal of its two file formats.
+#include "index/candidates/ivf.h"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +14,11 @@
 
 #include "core/bytes.h"
 #include "core/csprng.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/route_kernel.h"
 #include "index/ivf_test_util.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
-#include "index/route_kernel.h"
 #include "testing/test_util.h"
 
 namespace privsearch::index {

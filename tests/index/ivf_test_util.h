@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/csprng.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
 #include "index/vectors_io.h"
 #include "testing/test_util.h"
 

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "index/beir.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
+#include "index/encoders/beir.h"
 #include "index/vectors_io.h"
 #include "testing/test_util.h"
 

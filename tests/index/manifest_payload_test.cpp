@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "index/manifest.h"
-#include "index/payload_store.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/payload_store.h"
 
 namespace privsearch::index {
 namespace {

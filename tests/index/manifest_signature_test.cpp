@@ -1,4 +1,4 @@
-#include "index/manifest_signature.h"
+#include "index/artifacts/manifest_signature.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "client/trusted_index.h"
-#include "index/manifest.h"
-#include "index/signing_key.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/signing_key.h"
 
 namespace privsearch::index {
 namespace {

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "core/csprng.h"
-#include "index/pq.h"
-#include "index/projection.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/projection.h"
 #include "testing/test_util.h"
 
 namespace privsearch::index {
@@ -189,7 +189,7 @@ TEST(Pq, InvalidShapesAreRejected) {
 }  // namespace
 }  // namespace privsearch::index
 
-#include "index/pq_scan.h"
+#include "index/candidates/pq_scan.h"
 
 namespace privsearch::index {
 namespace {

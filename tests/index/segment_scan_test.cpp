@@ -1,5 +1,5 @@
-// The segment scan (index/pq_scan.h) against the flat reference, and the routing kernel
-// (index/route_kernel.h) against the product in double.
+// The segment scan (index/candidates/pq_scan.h) against the flat reference, and the routing kernel
+// (index/candidates/route_kernel.h) against the product in double.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,12 +11,12 @@
 
 #include "core/bytes.h"
 #include "core/csprng.h"
-#include "index/atomic_file.h"
-#include "index/ivf.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/route_kernel.h"
 #include "index/ivf_test_util.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
-#include "index/route_kernel.h"
 #include "testing/test_util.h"
 
 namespace privsearch::index {

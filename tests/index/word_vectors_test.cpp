@@ -2,7 +2,7 @@
 // offset), the binary round trip and its checks; the glove encoders on hand-made vectors; and,
 // when scripts/fetch_glove.sh has run, the real GloVe vectors on SciFact against the figures
 // measured for the issue (IDF-weighted mean 0.255).
-#include "index/word_vectors.h"
+#include "index/encoders/word_vectors.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,9 +13,9 @@
 #include <fstream>
 
 #include "eval/ladder.h"
-#include "index/beir.h"
-#include "index/glove_encoder.h"
-#include "index/text_encoder.h"
+#include "index/encoders/beir.h"
+#include "index/encoders/glove_encoder.h"
+#include "index/encoders/text_encoder.h"
 
 namespace privsearch::index {
 namespace {

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "core/bytes.h"
+#include "index/artifacts/payload_store.h"
 #include "index/build.h"
-#include "index/payload_store.h"
 #include "pir/zippir/zippir_client.h"
 #include "protocol/pir_service.h"
 #include "testing/test_util.h"

@@ -14,8 +14,8 @@
 
 #include "core/bytes.h"
 #include "harness/spawned_redis.h"
+#include "index/artifacts/payload_store.h"
 #include "index/build.h"
-#include "index/payload_store.h"
 #include "pir/zippir/zippir_client.h"
 #include "protocol/pir_owners.h"
 #include "protocol/pir_service.h"

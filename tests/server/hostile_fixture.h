@@ -15,8 +15,8 @@
 #include "client/rerank_session.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
+#include "index/artifacts/exact_store.h"
 #include "index/build.h"
-#include "index/exact_store.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 

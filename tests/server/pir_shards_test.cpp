@@ -12,9 +12,9 @@
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
 #include "harness/spawned_provider.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/payload_store.h"
 #include "index/build.h"
-#include "index/payload_store.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 

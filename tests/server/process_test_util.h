@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/spawned_provider.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 #include "index/build.h"
 #include "testing/tiny_collection.h"
 

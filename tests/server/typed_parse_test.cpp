@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ckks/param_sets.h"
+#include "index/artifacts/exact_store.h"
 #include "index/build.h"
-#include "index/exact_store.h"
 #include "protocol/provider_core.h"
 #include "testing/tiny_collection.h"
 #include "testing/tls_test_server.h"

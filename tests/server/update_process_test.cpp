@@ -1,9 +1,9 @@
-// An update through the real provider process (index/append.h): `privsearch update`'s library call
-// appends documents and deletes one in a signed next version; SIGHUP makes the provider serve it
-// (opening only the new segments) while a client still on the old version keeps its answers.
-// The client's directory is brought up to date by copying only the new files; its searches then
-// find the new documents through the new list segments, never the deleted one, which the provider
-// also refuses to score and whose PIR record is empty. FetchLists refusals for update
+// An update through the real provider process (index/artifacts/append.h): `privsearch update`'s
+// library call appends documents and deletes one in a signed next version; SIGHUP makes the
+// provider serve it (opening only the new segments) while a client still on the old version keeps
+// its answers. The client's directory is brought up to date by copying only the new files; its
+// searches then find the new documents through the new list segments, never the deleted one, which
+// the provider also refuses to score and whose PIR record is empty. FetchLists refusals for update
 // generations are typed.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -18,11 +18,11 @@
 #include "client/search_client.h"
 #include "core/bytes.h"
 #include "harness/spawned_provider.h"
-#include "index/append.h"
-#include "index/atomic_file.h"
-#include "index/client_files.h"
-#include "index/ivf.h"
-#include "index/manifest_signature.h"
+#include "index/artifacts/append.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/client_files.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/candidates/ivf.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/csprng.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 #include "testing/test_util.h"
 
 namespace privsearch::testing {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "core/csprng.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 #include "testing/test_util.h"
 
 namespace privsearch::tools {

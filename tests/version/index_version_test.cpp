@@ -9,9 +9,9 @@
 #include <cmath>
 #include <fstream>
 
-#include "index/append.h"
-#include "index/artifact_names.h"
-#include "index/artifacts.h"
+#include "index/artifacts/append.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/artifacts.h"
 #include "index/build.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"

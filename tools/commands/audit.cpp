@@ -12,7 +12,7 @@
 #include "experiments/audit_private.h"
 #include "experiments/report_html.h"
 #include "experiments/reports.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 #include "rerank/layout.h"
 
 namespace privsearch::tools {

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "commands/command.h"
-#include "index/manifest_signature.h"
+#include "index/artifacts/manifest_signature.h"
 #include "scoring/build.h"
 
 namespace privsearch::tools {

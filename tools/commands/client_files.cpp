@@ -1,11 +1,12 @@
 // `privsearch client-files`: the directory a client searches from, copied out of an index.
-#include "index/client_files.h"
+#include "index/artifacts/client_files.h"
 
 #include <fmt/format.h>
 
 #include "commands/command.h"
-#include "index/ivf.h"
-#include "index/manifest.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/manifest.h"
+#include "index/candidates/ivf.h"
 #include "scoring/layout.h"
 
 namespace privsearch::tools {
@@ -40,9 +41,11 @@ Command add_client_files_command(CLI::App& parent) {
             if (!manifest.ok()) return fail(manifest.status(), "client-files");
             const bool has_ivf = manifest->find(index::kIvfArtifact) != nullptr;
             const bool ivf = a->candidates == "ivf" || (a->candidates == "auto" && has_ivf);
-            std::vector<std::string> names{"projection", ivf ? index::kIvfArtifact : "pq"};
-            if (manifest->find("encoder") != nullptr) names.emplace_back("encoder");
-            if (a->payloads) names.emplace_back("payloads");
+            std::vector<std::string> names{index::kProjectionArtifact,
+                                           ivf ? index::kIvfArtifact : index::kPqArtifact};
+            if (manifest->find(index::kEncoderArtifact) != nullptr)
+              names.emplace_back(index::kEncoderArtifact);
+            if (a->payloads) names.emplace_back(index::kPayloadsArtifact);
             if (a->access_private) {
               names.emplace_back(scoring::kLayoutArtifact);
               names.emplace_back(scoring::kHintArtifact);

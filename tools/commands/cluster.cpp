@@ -12,7 +12,7 @@
 #include "core/bytes.h"
 #include "experiments/cluster_demo.h"
 #include "harness/spawned_haproxy.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 
 namespace privsearch::tools {
 namespace {

@@ -13,8 +13,8 @@
 #include "core/status.h"
 #include "experiments/report_html.h"
 #include "harness/progress.h"
-#include "index/manifest.h"
-#include "index/signing_key.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/signing_key.h"
 
 namespace privsearch::tools {
 

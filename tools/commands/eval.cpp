@@ -12,7 +12,7 @@
 #include "experiments/eval_self_retrieval.h"
 #include "experiments/report_html.h"
 #include "experiments/reports.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 
 namespace privsearch::tools {
 namespace {

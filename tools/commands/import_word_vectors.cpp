@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "commands/command.h"
-#include "index/word_vectors.h"
+#include "index/encoders/word_vectors.h"
 
 namespace privsearch::tools {
 namespace {

@@ -19,9 +19,10 @@
 #include "commands/search_args.h"
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
-#include "index/beir.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
+#include "index/encoders/beir.h"
 #include "index/vectors_io.h"
 #include "rerank/layout.h"
 
@@ -78,7 +79,7 @@ int evaluate(const Args& a, client::SearchClient& sc) {
     return failed(Status(StatusCode::kFailedPrecondition,
                          "the collection's corpus does not match the index's documents"));
   }
-  const auto* exact = man->find("exact_store");
+  const auto* exact = man->find(index::kExactStoreArtifact);
   if (exact == nullptr) {
     return failed(Status(StatusCode::kNotFound, "the index has no exact store to evaluate with"));
   }

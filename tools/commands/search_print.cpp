@@ -18,9 +18,9 @@
 #include "commands/search_args.h"
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
-#include "index/beir.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
+#include "index/encoders/beir.h"
 #include "index/vectors_io.h"
 #include "rerank/layout.h"
 

@@ -1,6 +1,7 @@
 // `privsearch keygen-signing` and `privsearch sign`: the operator's Ed25519 key and signed index
-// versions (index/manifest_signature.h). Clients pin the public key (`search --trust-key`) and
-// then refuse unsigned, foreign, tampered and rolled-back indexes (client/trusted_index.h).
+// versions (index/artifacts/manifest_signature.h). Clients pin the public key (`search
+// --trust-key`) and then refuse unsigned, foreign, tampered and rolled-back indexes
+// (client/trusted_index.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,9 +10,9 @@
 #include <string>
 
 #include "commands/command.h"
-#include "index/manifest.h"
-#include "index/manifest_signature.h"
-#include "index/signing_key.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/artifacts/signing_key.h"
 
 namespace privsearch::tools {
 

@@ -10,7 +10,7 @@
 
 #include "commands/command.h"
 #include "core/bytes.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 #include "protocol/identities.h"
 
 namespace privsearch::tools {

@@ -1,14 +1,15 @@
 // `privsearch update`: add documents to an index and delete others without a rebuild
-// (index/append.h): new segments, tombstones, a new (signed) manifest.
+// (index/artifacts/append.h): new segments, tombstones, a new (signed) manifest.
 #include <fmt/format.h>
 
 #include <fstream>
 #include <optional>
 
 #include "commands/command.h"
-#include "index/append.h"
-#include "index/beir.h"
-#include "index/lexical_encoder.h"
+#include "index/artifacts/append.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/encoders/beir.h"
+#include "index/encoders/lexical_encoder.h"
 #include "index/vectors_io.h"
 
 namespace privsearch::tools {
@@ -44,13 +45,13 @@ Result<index::Matrix> new_vectors(const std::filesystem::path& dir,
                                   const std::vector<index::Document>& docs) {
   if (!vectors_file.empty()) return index::load_vectors(vectors_file);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(dir, /*verify=*/false));
-  const auto* enc = manifest.find("encoder");
+  const auto* enc = manifest.find(index::kEncoderArtifact);
   if (enc == nullptr || !manifest.encoder_id.starts_with("lexical")) {
     return invalid_argument_error(
         "this index was not built with the built-in lexical encoder: give the new documents' "
         "embeddings with --doc-vectors (same model as the build)");
   }
-  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(dir, manifest, {"encoder"}));
+  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(dir, manifest, {index::kEncoderArtifact}));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, index::LexicalEncoder::load(dir / enc->file));
   index::Matrix m;
   m.rows = docs.size();

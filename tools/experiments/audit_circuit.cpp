@@ -14,7 +14,7 @@
 #include "core/sha256.h"
 #include "eval/leakage.h"
 #include "harness/random_vectors.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
 #include "protocol/provider_core.h"
 #include "rerank/flooding.h"
 

@@ -9,9 +9,9 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "harness/spawned_provider.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
 #include "protocol/identities.h"
 
 namespace privsearch::tools {

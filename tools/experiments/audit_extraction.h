@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 
 namespace privsearch::tools {
 

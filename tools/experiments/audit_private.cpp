@@ -11,7 +11,7 @@
 
 #include "eval/leakage.h"
 #include "experiments/offline_index.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 #include "scoring/build.h"
 
 namespace privsearch::tools {

@@ -19,7 +19,7 @@
 #include "harness/spawned_haproxy.h"
 #include "harness/spawned_provider.h"
 #include "harness/spawned_redis.h"
-#include "index/beir.h"
+#include "index/encoders/beir.h"
 #include "protocol/redis_connection.h"
 
 namespace privsearch::tools {

@@ -12,8 +12,8 @@
 
 #include "client/search_client.h"
 #include "core/status.h"
-#include "index/beir.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
+#include "index/encoders/beir.h"
 
 namespace privsearch::tools {
 

@@ -11,10 +11,10 @@
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
 #include "harness/spawned_provider.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
 #include "index/build.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
 
 namespace privsearch::tools {
 

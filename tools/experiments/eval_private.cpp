@@ -8,8 +8,8 @@
 
 #include "eval/metrics.h"
 #include "experiments/offline_index.h"
-#include "index/beir.h"
 #include "index/build.h"
+#include "index/encoders/beir.h"
 #include "scoring/answer.h"
 #include "scoring/client/private_query.h"
 

@@ -10,10 +10,10 @@
 #include "eval/statistics.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
-#include "index/artifacts.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
-#include "index/pq_scan.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
+#include "index/candidates/pq_scan.h"
 
 namespace privsearch::tools {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "core/status.h"
 #include "harness/synthetic_index.h"
-#include "index/projection.h"
+#include "index/candidates/projection.h"
 
 namespace privsearch::tools {
 

@@ -4,8 +4,9 @@
 
 #include "ckks/param_sets.h"
 #include "core/check.h"
-#include "index/artifacts.h"
-#include "index/word_vectors.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/artifacts.h"
+#include "index/encoders/word_vectors.h"
 
 namespace privsearch::tools {
 
@@ -17,7 +18,7 @@ Result<std::unique_ptr<OfflineIndex>> OfflineIndex::open(const std::filesystem::
   x->pq = std::make_unique<index::PqArtifact>(std::move(pq));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*x->pq));
   x->scanner.emplace(std::move(scanner));
-  if (x->manifest.find("encoder") != nullptr) {
+  if (x->manifest.find(index::kEncoderArtifact) != nullptr) {
     PRIVSEARCH_ASSIGN_OR_RETURN(
         x->encoder,
         index::load_text_encoder(dir / "encoder.bin", index::default_word_vectors_path()));

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
-#include "index/projection.h"
-#include "index/text_encoder.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/projection.h"
+#include "index/encoders/text_encoder.h"
 #include "protocol/provider_core.h"
 #include "scoring/client/private_query.h"
 

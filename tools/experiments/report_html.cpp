@@ -11,7 +11,7 @@
 
 #include "core/bytes.h"
 #include "harness/measure.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 
 namespace privsearch::tools {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "core/bytes.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/atomic_file.h"
 #include "index/build.h"
 #include "net/tls.h"
 #include "server/child_process.h"

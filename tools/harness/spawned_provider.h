@@ -17,7 +17,7 @@
 #include "client/provider_client.h"
 #include "client/search_client.h"
 #include "core/status.h"
-#include "index/manifest.h"
+#include "index/artifacts/manifest.h"
 
 namespace privsearch::tools {
 

@@ -52,7 +52,7 @@ class Synthetic {
 
 // The index of `docs` synthetic documents under `cache` (built on first use). `private_dim` > 0:
 // with the access-private scoring database on that many coordinates; `ivf`: with the IVF lists
-// (index/ivf.h, default list count); each variant its own cache entry.
+// (index/candidates/ivf.h, default list count); each variant its own cache entry.
 Result<std::filesystem::path> ensure_synthetic_index(
     const std::filesystem::path& cache, std::size_t docs, std::size_t input_dim, std::size_t dim,
     std::size_t pq_m, const Synthetic& gen, std::uint32_t private_dim = 0, bool ivf = false);

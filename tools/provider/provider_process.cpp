@@ -12,11 +12,12 @@
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
 #include "core/elapsed.h"
-#include "index/atomic_file.h"
-#include "index/exact_store.h"
-#include "index/ivf.h"
-#include "index/payload_store.h"
-#include "index/tombstones.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/payload_store.h"
+#include "index/artifacts/tombstones.h"
+#include "index/candidates/ivf.h"
 #include "protocol/ivf_list_pir.h"
 #include "protocol/redis_connection.h"
 #include "protocol/shared_key_store.h"
@@ -122,7 +123,7 @@ Result<std::shared_ptr<const index::IvfListStore>> ProviderProcess::load_ivf_lis
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, version.ivf());
   // Every segment is checked against the directory once here; on a reload, those of the
-  // version served that are unchanged keep their fingerprints (index/ivf.h).
+  // version served that are unchanged keep their fingerprints (index/candidates/ivf.h).
   const index::IvfListStore* served = core_ ? core_->config().ivf_lists.get() : nullptr;
   const auto t_lists = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(
@@ -169,7 +170,7 @@ Result<ProviderProcess::Loaded> ProviderProcess::load_core() const {
 }
 
 Status ProviderProcess::wire_pir() {
-  const auto* entry = manifest_.find("payloads");
+  const auto* entry = manifest_.find(index::kPayloadsArtifact);
   if (settings_.no_pir || entry == nullptr) return Status();
   if (!settings_.pir_shards.empty()) {
     server::PirShardsConfig sc;

@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "index/exact_rows.h"
-#include "index/manifest.h"
-#include "index/payload_store.h"
+#include "index/artifacts/exact_rows.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/payload_store.h"
 #include "net/tls.h"
 #include "protocol/identities.h"
 #include "protocol/pir_hintless_service.h"
@@ -106,7 +106,8 @@ class ProviderProcess {
   };
   explicit ProviderProcess(ProviderSettings settings);
   // The index in the directory, verified; a reload re-verifies only what it reads again (the
-  // exact stores and list files of the version served, unchanged, are reused: index/append.h).
+  // exact stores and list files of the version served, unchanged, are reused:
+  // index/artifacts/append.h).
   Result<Loaded> load_core() const;
   Status open_state();
   // The parts of load_core that are present only in some indexes.

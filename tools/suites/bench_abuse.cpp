@@ -13,7 +13,7 @@
 #include "harness/progress.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
-#include "index/manifest.h"
+#include "index/artifacts/manifest.h"
 #include "protocol/identities.h"
 #include "suites/bench_abuse_classes.h"
 

@@ -19,7 +19,7 @@
 #include "harness/spawned_haproxy.h"
 #include "harness/spawned_provider.h"
 #include "harness/spawned_redis.h"
-#include "index/manifest.h"
+#include "index/artifacts/manifest.h"
 #include "protocol/redis_connection.h"
 #include "protocol/redis_ledger.h"
 

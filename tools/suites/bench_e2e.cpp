@@ -18,9 +18,10 @@
 #include "harness/progress.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/manifest.h"
+#include "index/artifacts/payload_store.h"
 #include "index/build.h"
-#include "index/manifest.h"
-#include "index/payload_store.h"
 
 namespace privsearch::tools {
 
@@ -116,8 +117,9 @@ class E2eBench {
         fmt::format("private payload fetch ({} rounds of {})", o_.fetches, o_.fetch));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect_search_client(index_dir_, provider_));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, /*verify=*/false));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
-                                index::PayloadStore::open(index_dir_ / man.find("payloads")->file));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto payloads,
+        index::PayloadStore::open(index_dir_ / man.find(index::kPayloadsArtifact)->file));
     const double cpu0 = process_cpu_seconds(provider_.pid());
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
                                                   fsc->transport(), fsc->artifact_version(), {}));
@@ -160,8 +162,9 @@ class E2eBench {
                                         o_.fetch));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, open_client());
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, false));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads,
-                                index::PayloadStore::open(index_dir_ / man.find("payloads")->file));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto payloads,
+        index::PayloadStore::open(index_dir_ / man.find(index::kPayloadsArtifact)->file));
     // The fetcher's own connection: the search client is replaced every round in the cold IVF
     // mode, and a PayloadFetcher holds its transport by reference.
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fetch_transport,

@@ -19,10 +19,10 @@
 #include "harness/measure.h"
 #include "harness/progress.h"
 #include "harness/synthetic_index.h"
-#include "index/atomic_file.h"
-#include "index/beir.h"
+#include "index/artifacts/atomic_file.h"
 #include "index/build.h"
-#include "index/ivf.h"
+#include "index/candidates/ivf.h"
+#include "index/encoders/beir.h"
 #include "suites/list_cache_model.h"
 
 namespace privsearch::tools {

@@ -9,9 +9,9 @@
 #include "core/csprng.h"
 #include "core/elapsed.h"
 #include "harness/measure.h"
-#include "index/pq.h"
-#include "index/pq_scan.h"
-#include "index/projection.h"
+#include "index/candidates/pq.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/projection.h"
 
 namespace privsearch::tools {
 

@@ -19,14 +19,14 @@
 #include "harness/progress.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
-#include "index/append.h"
-#include "index/artifacts.h"
-#include "index/atomic_file.h"
+#include "index/artifacts/append.h"
+#include "index/artifacts/artifacts.h"
+#include "index/artifacts/atomic_file.h"
+#include "index/artifacts/client_files.h"
 #include "index/build_streaming.h"
-#include "index/client_files.h"
-#include "index/ivf.h"
-#include "index/ivf_list_record.h"
-#include "index/pq_scan.h"
+#include "index/candidates/ivf.h"
+#include "index/candidates/ivf_list_record.h"
+#include "index/candidates/pq_scan.h"
 #include "suites/list_cache_model.h"
 
 namespace privsearch::tools {
@@ -145,8 +145,8 @@ Result<IvfProbe> probe_lists(const index::IvfIndex& ivf, const index::IvfListSto
 }
 
 // Client bytes, scan times and Hit@10 of IVF (per nprobe) against flat candidates, offline.
-// The lists as PIR records (--pir-lists; index/ivf_list_record.h): one per list, padded to the
-// longest. Its cost per list fetched is `bench pir` at this shape (docs/SCALE.md).
+// The lists as PIR records (--pir-lists; index/candidates/ivf_list_record.h): one per list, padded
+// to the longest. Its cost per list fetched is `bench pir` at this shape (docs/SCALE.md).
 nlohmann::json private_lists_shape(const index::IvfIndex& ivf) {
   const std::uint64_t record = index::list_record_bytes(ivf);
   const double mean = static_cast<double>(ivf.lists_file_bytes) / static_cast<double>(ivf.lists);

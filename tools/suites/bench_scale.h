@@ -11,10 +11,10 @@
 // as `eval --self-retrieval` makes them) for IVF and flat candidates, each reranked by exact
 // scores from the store; and online_ms end to end (encode, route, fetch lists, scan, encrypt,
 // provider rerank over TLS, decrypt) from a thin IVF client to a provider process on loopback;
-// then an update (index/append.h) of the served copy: update_bytes (flat and IVF client) next to
-// the flat artifact, update_apply_s (provider: SIGHUP until it serves it; client: copy the new
-// files and reopen), and whether the appended documents are found.
-// Limits: synthetic vectors (a low-rank latent model), not text; one machine runs both sides.
+// then an update (index/artifacts/append.h) of the served copy: update_bytes (flat and IVF client)
+// next to the flat artifact, update_apply_s (provider: SIGHUP until it serves it; client: copy the
+// new files and reopen), and whether the appended documents are found. Limits: synthetic vectors (a
+// low-rank latent model), not text; one machine runs both sides.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "index/exact_store.h"
+#include "index/artifacts/exact_store.h"
 
 namespace privsearch::tools {
 

@@ -21,8 +21,8 @@
 #include "harness/progress.h"
 #include "harness/random_vectors.h"
 #include "harness/spawned_provider.h"
-#include "index/exact_store.h"
-#include "index/manifest.h"
+#include "index/artifacts/exact_store.h"
+#include "index/artifacts/manifest.h"
 #include "suites/bench_rerank.h"
 
 namespace privsearch::tools {

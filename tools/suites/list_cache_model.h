@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "index/ivf.h"
+#include "index/candidates/ivf.h"
 
 namespace privsearch::tools {
 
