@@ -10,6 +10,8 @@
 #include <map>
 #include <thread>
 
+#include "protocol/pir_store_contract.h"
+
 namespace privsearch::protocol {
 namespace {
 
@@ -21,28 +23,7 @@ PirSharedLimits limits_with(std::size_t ready_per_client) {
 
 TEST(PirMemoryState, HandsOutIndicesOnceAndHintsOnceLikeTheRedisStore) {
   auto state = make_memory_pir_state(limits_with(2));
-  ASSERT_TRUE(state->register_client(42, "setup-42", "v1", "peer:test").ok());
-  const auto w0 = *state->next_work("v1", 0);
-  const auto w1 = *state->next_work("v1", 0);
-  ASSERT_TRUE(w0 && w1);
-  EXPECT_EQ(w0->client, 42u);
-  EXPECT_EQ(w0->setup, "setup-42");
-  EXPECT_EQ(w0->index, 0u);
-  EXPECT_EQ(w1->index, 1u);
-  EXPECT_FALSE(state->next_work("v1", 0)->has_value());  // two owed, two handed out
-  ASSERT_TRUE(state->deliver(*w1, "v1", "hint-1").ok());
-  ASSERT_TRUE(state->deliver(*w0, "v1", "hint-0").ok());
-  EXPECT_EQ(**state->ready(42, "v1"), (std::vector<std::uint64_t>{0, 1}));
-  EXPECT_EQ(*state->take_hint(42, "v1", 1), "hint-1");
-  EXPECT_EQ(state->take_hint(42, "v1", 1).status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(state->take_hint(42, "v1", 0).status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE((*state->ready(42, "v1"))->empty());
-  const auto w2 = *state->next_work("v1", 0);
-  ASSERT_TRUE(w2);
-  EXPECT_EQ(w2->index, 2u);  // the counter continues: never an index handed out before
-  EXPECT_EQ(state->take_hint(7, "v1", 0).status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(state->ready(7, "v1")->has_value());
-  EXPECT_EQ(*state->clients(), (std::vector<std::uint64_t>{42}));
+  testing_contract::expect_indices_once_and_hints_once(*state, 0);
 }
 
 TEST(PirMemoryState, ANewVersionDropsTheOldHintsButNotTheCounter) {

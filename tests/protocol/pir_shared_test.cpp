@@ -20,6 +20,7 @@
 #include "protocol/pir_owners.h"
 #include "protocol/pir_service.h"
 #include "protocol/pir_shared_state.h"
+#include "protocol/pir_store_contract.h"
 #include "protocol/redis_connection.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
@@ -195,29 +196,7 @@ TEST_F(PirSharedTest, TheStoreHandsOutIndicesOnceAndHintsOnce) {
   PirSharedLimits limits;
   limits.ready_per_client = 2;
   auto state = std::move(open_redis_pir_state(redis->url(), limits)).value();
-  ASSERT_TRUE(state->register_client(42, "setup-42", "v1", "peer:test").ok());
-  const auto w0 = *state->next_work("v1", 1);
-  const auto w1 = *state->next_work("v1", 1);
-  ASSERT_TRUE(w0 && w1);
-  EXPECT_EQ(w0->client, 42u);
-  EXPECT_EQ(w0->setup, "setup-42");
-  EXPECT_EQ(w0->index, 0u);
-  EXPECT_EQ(w1->index, 1u);
-  EXPECT_FALSE(state->next_work("v1", 1)->has_value());  // two owed, two handed out
-  ASSERT_TRUE(state->deliver(*w1, "v1", "hint-1").ok());
-  ASSERT_TRUE(state->deliver(*w0, "v1", "hint-0").ok());
-  EXPECT_EQ(**state->ready(42, "v1"), (std::vector<std::uint64_t>{0, 1}));
-  EXPECT_EQ(*state->take_hint(42, "v1", 1), "hint-1");
-  EXPECT_EQ(state->take_hint(42, "v1", 1).status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(state->take_hint(42, "v1", 0).status().code(), StatusCode::kFailedPrecondition);
-  // Index 0 was dropped with the take of 1 (the client is past it); the top-up queues two
-  // refills, which continue the counter: never an index handed out before.
-  EXPECT_TRUE((*state->ready(42, "v1"))->empty());
-  const auto w2 = *state->next_work("v1", 1);
-  ASSERT_TRUE(w2);
-  EXPECT_EQ(w2->index, 2u);
-  EXPECT_EQ(state->take_hint(7, "v1", 0).status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(state->ready(7, "v1")->has_value());
+  testing_contract::expect_indices_once_and_hints_once(*state, 1);
 }
 
 TEST_F(PirSharedTest, DamagedStoreValuesAreTypedRefusals) {
