@@ -55,7 +55,9 @@ Result<std::unique_ptr<pir::ZipPirServer>> PirService::build_server(const PirRec
   const double fill_s = ms_since(t0) / 1000;
   t0 = std::chrono::steady_clock::now();
   pir::ZipPirServerLimits limits;
-  limits.max_clients = config.max_clients;
+  // The store caps registrations; this server only caches them, with room for the ones the
+  // workers hold while the store replaces them (register_with_room evicts past that).
+  limits.max_clients = config.max_clients + std::max(1u, config.offline_threads);
   limits.max_queued_queries = std::max<std::size_t>(config.ready_per_client, 1);
   const unsigned threads = std::max(1u, config.preprocess_threads);
   std::unique_ptr<pir::ZipPirServer> server;
@@ -166,7 +168,7 @@ Status PirService::rebuild(const PirRecords& payloads, std::string artifact_vers
       PRIVSEARCH_ASSIGN_OR_RETURN(auto db, fill_database(payloads, *shape));
       const double fill_s = ms_since(t0) / 1000;
       pir::ZipPirServerLimits limits;
-      limits.max_clients = config_.max_clients;
+      limits.max_clients = config_.max_clients + std::max(1u, config_.offline_threads);
       limits.max_queued_queries = std::max<std::size_t>(config_.ready_per_client, 1);
       auto updated = pir::ZipPirServer::update(
           *previous, std::move(db), std::max(1u, config_.preprocess_threads), limits, &changed);

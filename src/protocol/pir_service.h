@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,6 +137,9 @@ class PirService : public PirBackend {
   // the store has none.
   Status register_locally(pir::ZipPirServer& server, std::uint64_t client,
                           const std::string* known_setup = nullptr);
+  // Registers `setup` in the local cache `server`, forgetting another registration when full.
+  Result<std::uint64_t> register_with_room(pir::ZipPirServer& server,
+                                           std::span<const std::uint8_t> setup);
   // The current server for a request of `version`; null with PIR_VERSION_MISMATCH in `error`
   // when the database has been rebuilt since.
   std::shared_ptr<pir::ZipPirServer> server_for(const std::string& version, v1::Error* error) const;
@@ -155,6 +159,7 @@ class PirService : public PirBackend {
   std::shared_ptr<pir::ZipPirServer> server_;
   Seed a_seed_{};
   mutable std::mutex mu_;
+  std::mutex cache_mu_;         // the local registration cache's evict-and-register, one at a time
   std::condition_variable cv_;  // wakes a worker waiting out a store outage when stopping
   bool stop_ = false;
   std::atomic<bool> cancel_{false};  // set when stopping: ends hint work in progress

@@ -43,10 +43,15 @@ std::optional<v1::Error> framing_error(std::span<const std::uint8_t> message,
                     s.message());
 }
 
-// Registers a setup in this process's server; local registrations are only a cache of the
-// store's, so a full server forgets one to make room.
-Result<std::uint64_t> register_with_room(pir::ZipPirServer& server,
-                                         std::span<const std::uint8_t> setup) {
+}  // namespace
+
+// Local registrations are only a cache of the store's, so a full server forgets one to make
+// room. One at a time (cache_mu_): a worker re-registering the forgotten client between the
+// eviction and this registration would otherwise fill the room again and refuse a setup the
+// store has room for.
+Result<std::uint64_t> PirService::register_with_room(pir::ZipPirServer& server,
+                                                     std::span<const std::uint8_t> setup) {
+  std::lock_guard lock(cache_mu_);
   auto id = server.register_client(setup);
   if (!id.ok() && id.status().code() == StatusCode::kResourceExhausted) {
     const auto ids = server.client_ids();
@@ -55,8 +60,6 @@ Result<std::uint64_t> register_with_room(pir::ZipPirServer& server,
   }
   return id;
 }
-
-}  // namespace
 
 Status PirService::register_locally(pir::ZipPirServer& server, std::uint64_t client,
                                     const std::string* known_setup) {
