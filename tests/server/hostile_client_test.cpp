@@ -332,16 +332,21 @@ TEST_F(HostileClientTest, BalancerCapsConnectionsPerSourceAndRoutesAroundADeadRe
   // may fail.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   Status first = legit_search(co);
-  while (!first.ok() && std::chrono::steady_clock::now() < until) first = legit_search(co);
+  while (!first.ok() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // paced, as a client retries
+    first = legit_search(co);
+  }
   ASSERT_TRUE(first.ok()) << "no search served 10 s after the kill: " << first.to_string();
+  // Four more: every legitimate search here uploads a key set (a new client each time), and the
+  // surviving replica's upload limit for this one address is a burst of 10 in all.
   int served = 0;
   std::string failures;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 4; ++i) {
     const Status s = legit_search(co);
     served += s.ok() ? 1 : 0;
     if (!s.ok()) failures += s.to_string() + "\n";
   }
-  EXPECT_EQ(served, 6) << failures;
+  EXPECT_EQ(served, 4) << failures;
 }
 
 }  // namespace
