@@ -26,8 +26,8 @@ def ctags_functions(paths):
     if ctags is None:
         sys.exit("check_function_length: universal-ctags is not installed (scripts/setup.sh)")
     out = subprocess.run(
-        [ctags, "--output-format=json", "--fields=+ne", "--kinds-c++=f", "--languages=C++",
-         "--language-force=C++", "-f", "-"] + [str(p) for p in paths],
+        [ctags, "--output-format=json", "--fields=+ne", "--kinds-c++=f", "--language-force=C++",
+         "-f", "-"] + [str(p) for p in paths],
         check=True, capture_output=True, text=True).stdout
     for line in out.splitlines():
         tag = json.loads(line)

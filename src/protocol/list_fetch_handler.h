@@ -10,10 +10,9 @@
 
 #include "index/candidates/ivf.h"
 #include "protocol/privsearch.pb.h"
+#include "protocol/provider_core.h"
 
 namespace privsearch::protocol {
-
-struct ProviderLimits;
 
 class ListFetchHandler {
  public:
@@ -24,7 +23,7 @@ class ListFetchHandler {
   v1::FetchListsResponse answer(const v1::FetchListsRequest& request) const;
 
  private:
-  const ProviderLimits& limits_;  // the owning core's
+  const ProviderLimits limits_;
   const std::string artifact_version_;
   const std::shared_ptr<const index::IvfListStore> store_;
 };

@@ -1,14 +1,11 @@
 #include "protocol/pir_service.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include "core/bytes.h"
 #include "core/elapsed.h"

@@ -119,9 +119,7 @@ v1::PirSetupResponse PirService::setup(const v1::PirSetupRequest& request,
 v1::PirStatusResponse PirService::status(const v1::PirStatusRequest& request) {
   v1::Error wrong_version;
   if (!server_for(request.artifact_version(), &wrong_version)) {
-    v1::PirStatusResponse out;
-    *out.mutable_error() = wrong_version;
-    return out;
+    return refused<v1::PirStatusResponse>(std::move(wrong_version));
   }
   auto ready = store_->ready(request.client_id(), request.artifact_version());
   if (!ready.ok()) {

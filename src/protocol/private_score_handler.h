@@ -12,12 +12,11 @@
 
 #include "protocol/budget_ledger.h"
 #include "protocol/privsearch.pb.h"
+#include "protocol/provider_core.h"
 #include "protocol/provider_state.h"
 #include "scoring/layout.h"
 
 namespace privsearch::protocol {
-
-struct ProviderLimits;
 
 class PrivateScoreHandler {
  public:
@@ -34,7 +33,7 @@ class PrivateScoreHandler {
   // The caller's window account (none when unmetered).
   std::optional<BudgetAccount> account(const Caller& caller) const;
 
-  const ProviderLimits& limits_;  // the owning core's
+  const ProviderLimits limits_;
   const std::string artifact_version_;
   const std::shared_ptr<const scoring::ScoringMatrix> matrix_;
   const std::shared_ptr<ProviderState> state_;
