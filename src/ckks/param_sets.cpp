@@ -36,6 +36,16 @@ ParamsLiteral rerank_n8192_literal() {
   return l;
 }
 
+ParamsLiteral packed_n4096_literal() {
+  ParamsLiteral l;
+  l.name = std::string(kPackedPresetName);
+  l.n = 4096;
+  l.q_bits = {45};
+  l.p_bits = {49};
+  l.log_scale = 24;
+  return l;
+}
+
 ParamsLiteral insecure_test_literal(std::size_t n) {
   ParamsLiteral l;
   l.name = fmt::format("insecure-test-n{}", n);
@@ -49,13 +59,14 @@ ParamsLiteral insecure_test_literal(std::size_t n) {
 
 std::vector<std::string> preset_names() {
   return {std::string(kPaperPresetName), std::string(kIfmaPresetName),
-          std::string(kRerankPresetName)};
+          std::string(kRerankPresetName), std::string(kPackedPresetName)};
 }
 
 Result<ParamsLiteral> preset_literal(std::string_view name) {
   if (name == kPaperPresetName) return paper_n8192_literal();
   if (name == kIfmaPresetName) return ifma_n8192_literal();
   if (name == kRerankPresetName) return rerank_n8192_literal();
+  if (name == kPackedPresetName) return packed_n4096_literal();
   return not_found_error(fmt::format("unknown CKKS preset `{}`; known presets: {}", name,
                                      fmt::join(preset_names(), ", ")));
 }

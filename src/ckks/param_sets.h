@@ -14,6 +14,11 @@
 //   log2(QP) = 199 <= 218. Rescaling and ModDown each round c1 by +-1/2, which times s is
 //   ~2^11 slot units (std): the kernel keeps rotations at scale delta^2 where possible so that
 //   only the two rescales' rounding reaches the scores (~2^-20 of delta).
+// - "packed-n4096": the packed rerank kernel's preset (rerank/packed.h): coefficient-encoded
+//   query, no rotation of the query, the K scores gathered into one ciphertext by CDKS packing
+//   (log2 of the block length key switchings keys). One data prime q = 45 bits (a seeded query is
+//   23 kB), P = 49 bits >= q (one digit), log2(QP) = 94 <= 109 (HE standard, n = 4096); delta =
+//   2^24 is the query's coefficient scale, the rows are encoded at 2^18 (rerank/packed.h).
 // - "insecure-test-n64" etc.: tiny rings for unit tests only; marked insecure, never accepted
 //   by the service.
 #pragma once
@@ -30,10 +35,12 @@ namespace privsearch::ckks {
 inline constexpr std::string_view kPaperPresetName = "paper-n8192";
 inline constexpr std::string_view kIfmaPresetName = "ifma-n8192";
 inline constexpr std::string_view kRerankPresetName = "rerank-n8192";
+inline constexpr std::string_view kPackedPresetName = "packed-n4096";
 
 ParamsLiteral paper_n8192_literal();
 ParamsLiteral ifma_n8192_literal();
 ParamsLiteral rerank_n8192_literal();
+ParamsLiteral packed_n4096_literal();
 // Insecure: n in [16, 1024], q = [50, 40, 40], P = [50]; for tests and fuzzing only.
 ParamsLiteral insecure_test_literal(std::size_t n);
 

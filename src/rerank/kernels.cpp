@@ -7,6 +7,7 @@
 
 #include "core/elapsed.h"
 #include "core/parallel.h"
+#include "rerank/packed.h"
 
 namespace privsearch::rerank {
 
@@ -405,11 +406,30 @@ Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
   return Status();
 }
 
+namespace {
+Result<KernelResult> packed_kernel(const KernelLayout& layout, const ckks::Evaluator& evaluator,
+                                   const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
+                                   std::span<const float> rows, std::size_t threads) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto packed, evaluate_packed_kernel(layout, evaluator, keys, query, rows, threads));
+  KernelResult out;
+  out.outputs = std::move(packed.outputs);
+  out.counts.multiply_plain = packed.plaintext_products;
+  out.counts.encodes = packed.plaintext_products;
+  out.counts.rotations = packed.key_switches;
+  out.he_ms = ms_since(t0);
+  return out;
+}
+}  // namespace
+
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
                                      const ckks::Evaluator& evaluator, const ckks::GaloisKeys& keys,
                                      const ckks::Ciphertext& query, std::span<const float> rows,
                                      std::size_t threads) {
   const ckks::Params& params = evaluator.params();
+  if (layout.kernel() == Kernel::kPacked)
+    return packed_kernel(layout, evaluator, keys, query, rows, threads);
   PRIVSEARCH_RETURN_IF_ERROR(validate_kernel_inputs(layout, params, keys, query, rows));
   KernelResult out;
   Counted op(encoder, evaluator, keys, out);

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <set>
 
+#include "ckks/param_sets.h"
+#include "ring/automorphism.h"
+
 namespace privsearch::rerank {
 
 std::string_view kernel_name(Kernel kernel) {
@@ -19,16 +22,19 @@ std::string_view kernel_name(Kernel kernel) {
       return "one_response";
     case Kernel::kFast:
       return "fast";
+    case Kernel::kPacked:
+      return "packed";
   }
   return "unknown";
 }
 
 Result<Kernel> kernel_from_name(std::string_view name) {
-  for (Kernel k : {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast}) {
+  for (Kernel k :
+       {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast, Kernel::kPacked}) {
     if (kernel_name(k) == name) return k;
   }
-  return invalid_argument_error(
-      fmt::format("unknown kernel `{}`; known kernels: naive, grouped, one_response, fast", name));
+  return invalid_argument_error(fmt::format(
+      "unknown kernel `{}`; known kernels: naive, grouped, one_response, fast, packed", name));
 }
 
 std::vector<double> KernelLayout::replicate_query(std::span<const double> z) const {
@@ -43,6 +49,12 @@ std::vector<double> KernelLayout::replicate_query(std::span<const double> z) con
 namespace {
 
 std::size_t next_pow2(std::size_t x) { return std::bit_ceil(x); }
+
+std::size_t reverse_bits(std::size_t x, int bits) {
+  std::size_t r = 0;
+  for (int i = 0; i < bits; ++i) r |= ((x >> i) & 1u) << (bits - 1 - i);
+  return r;
+}
 
 Result<LayoutFields> paper_layout(std::size_t slots, Kernel kernel, std::size_t dim,
                                   std::size_t k) {
@@ -165,7 +177,44 @@ Result<LayoutFields> fast_layout(std::size_t slots, std::size_t dim, std::size_t
   return l;
 }
 
+// See layout.h, "Packed kernel".
+Result<LayoutFields> packed_layout(std::size_t slots, std::size_t dim, std::size_t k) {
+  const std::size_t n = 2 * slots;
+  LayoutFields l;
+  l.kernel = Kernel::kPacked;
+  l.dim = dim;
+  l.k = k;
+  l.slots = slots;
+  l.period = next_pow2(dim);  // B
+  l.blocks = n / l.period;    // r rows per leaf
+  const std::size_t per_output = std::min(k, n);
+  const std::size_t leaves = (per_output + l.blocks - 1) / l.blocks;
+  l.tree_levels = static_cast<std::size_t>(std::bit_width(leaves - 1));  // ceil(log2(leaves))
+  l.capacity = l.blocks << l.tree_levels;
+  l.outputs = (k + l.capacity - 1) / l.capacity;
+  const int log_n = std::countr_zero(n), log_2r = std::countr_zero(2 * l.blocks);
+  for (int j = log_2r; j <= log_n; ++j) {
+    const std::uint64_t g = (std::uint64_t{1} << j) + 1;
+    const auto step = ring::step_for_galois_elt(g % (2 * n), n);
+    if (!step.ok()) return internal_error(fmt::format("2^{} + 1 is not a power of 5", j));
+    l.rotation_steps.push_back(*step);
+  }
+  std::sort(l.rotation_steps.begin(), l.rotation_steps.end());
+  const std::size_t spacing = l.period >> l.tree_levels;
+  for (std::size_t c = 0; c < k; ++c) {
+    const std::size_t ct = c / l.capacity, local = c % l.capacity;
+    const std::size_t leaf = local / l.blocks, row = local % l.blocks;
+    const std::size_t tree_index = reverse_bits(leaf, static_cast<int>(l.tree_levels));
+    l.slot_map.push_back({ct, row * l.period + tree_index * spacing});
+  }
+  return l;
+}
+
 }  // namespace
+
+Kernel kernel_for_params(const ckks::Params& params) {
+  return params.name() == ckks::kPackedPresetName ? Kernel::kPacked : Kernel::kFast;
+}
 
 Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std::size_t dim,
                                  std::size_t k) {
@@ -178,10 +227,20 @@ Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std:
     return invalid_argument_error(
         fmt::format("candidate count `K` = {} outside [1, {}]", k, kMaxCandidates));
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto fields, kernel == Kernel::kFast
-                                               ? fast_layout(slots, dim, k)
-                                               : paper_layout(slots, kernel, dim, k));
-  return KernelLayout(std::move(fields));
+  Result<LayoutFields> fields = internal_error("no layout");
+  switch (kernel) {
+    case Kernel::kFast:
+      fields = fast_layout(slots, dim, k);
+      break;
+    case Kernel::kPacked:
+      fields = packed_layout(slots, dim, k);
+      break;
+    default:
+      fields = paper_layout(slots, kernel, dim, k);
+      break;
+  }
+  PRIVSEARCH_RETURN_IF_ERROR(fields.status());
+  return KernelLayout(std::move(fields).value());
 }
 
 }  // namespace privsearch::rerank

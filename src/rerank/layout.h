@@ -24,7 +24,19 @@
 // slots. One ciphertext holds up to B * b candidates; larger K uses more ciphertexts with the same
 // layout. make_layout picks (w, b) minimizing a cost model of plaintext products and rotations
 // among the layouts whose single ciphertext holds all K candidates (several ciphertexts only when
-// none can, roughly K > S - d'). Thread safety: value types and pure functions.
+// none can, roughly K > S - d').
+//
+// Packed kernel (rerank/packed.h; coefficient encoding, no slots): n = 2S coefficients, block
+// length B = next_pow2(d') <= S, r = n / B rows per leaf plaintext. The query is the polynomial
+// sum_a z_a X^-a, so the product with a leaf holding row k at coefficients B k + a has the score
+// of row k at coefficient B k. CDKS packing (Chen-Dai-Kim-Song 2021, Algorithm 2, run from the
+// subgroup {g = 1 mod 2r} that fixes Z[X^B]) over 2^l leaves puts leaf i's row k at coefficient
+// B k + brv_l(i) B / 2^l of one ciphertext (l = tree_levels, the smallest with 2^l r >= min(K, n);
+// leaf i sits at tree index brv_l(i), l-bit reversal, so that the missing leaves past the last
+// one share subtrees and cost no key switching);
+// K > n uses ceil(K / n) such outputs. Keys: sigma_g for g = 2^j + 1, j = log2(2r) .. log2(n),
+// i.e. log2(B) of them, named by their rotation steps (every such g is a power of 5).
+// Thread safety: value types and pure functions.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +50,7 @@
 
 namespace privsearch::rerank {
 
-enum class Kernel { kNaive = 1, kGrouped = 2, kOneResponse = 3, kFast = 4 };
+enum class Kernel { kNaive = 1, kGrouped = 2, kOneResponse = 3, kFast = 4, kPacked = 5 };
 
 std::string_view kernel_name(Kernel kernel);
 Result<Kernel> kernel_from_name(std::string_view name);
@@ -64,6 +76,7 @@ struct LayoutFields {
   std::size_t giant = 0;            // b2
   std::size_t sum_baby = 0;         // w1: the window sum over k < w = w1 * w2 is done as
   std::size_t sum_giant = 0;        // w2:   sum_k2 rot( sum_k1 rot(W, k1*b), k2*w1*b )
+  std::size_t tree_levels = 0;      // packed only: l, the CDKS tree's depth
   std::size_t capacity = 0;         // candidates per output ciphertext
   std::size_t outputs = 0;          // output ciphertexts
   std::vector<int> rotation_steps;  // exactly the Galois keys the kernel uses, sorted
@@ -90,12 +103,14 @@ class KernelLayout {
   std::size_t giant() const { return f_.giant; }
   std::size_t sum_baby() const { return f_.sum_baby; }
   std::size_t sum_giant() const { return f_.sum_giant; }
+  std::size_t tree_levels() const { return f_.tree_levels; }
   std::size_t capacity() const { return f_.capacity; }
   std::size_t outputs() const { return f_.outputs; }
   const std::vector<int>& rotation_steps() const { return f_.rotation_steps; }
   const std::vector<SlotRef>& slot_map() const { return f_.slot_map; }
 
-  // Query slot vector: z (dim values) replicated with `period` over all S slots.
+  // Query slot vector: z (dim values) replicated with `period` over all S slots (the slot
+  // kernels; the packed kernel encodes coefficients, rerank/client/packed_scores.h).
   std::vector<double> replicate_query(std::span<const double> z) const;
 
  private:
@@ -109,6 +124,10 @@ class KernelLayout {
 // every command-line option that takes K enforce it. A provider's operator sets a smaller one
 // (ProviderLimits::max_candidates, default 1024), which it publishes in ServerInfo.limits.
 inline constexpr std::size_t kMaxCandidates = 65536;
+
+// The kernel a preset is made for: kPacked for "packed-n4096" (one data prime: no level for the
+// slot kernels' rescales), kFast for every other preset.
+Kernel kernel_for_params(const ckks::Params& params);
 
 // Errors: kInvalidArgument for dim outside [1, S] or k outside [1, kMaxCandidates], and for the
 // one_response kernel when K > S or more groups than L (the paper's own limits).

@@ -51,7 +51,7 @@ Status read_header(ByteReader& r, std::uint16_t type, const MessageLimits& limit
   std::uint8_t kernel = 0;
   std::uint32_t dim = 0, period = 0, k = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(kernel));
-  if (kernel < 1 || kernel > 4) return data_loss_error(fmt::format("unknown kernel {}", kernel));
+  if (kernel < 1 || kernel > 5) return data_loss_error(fmt::format("unknown kernel {}", kernel));
   h.kernel = static_cast<Kernel>(kernel);
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(dim));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(period));
@@ -114,9 +114,12 @@ Result<RerankRequest> deserialize_request(std::span<const std::uint8_t> bytes,
 std::vector<std::uint8_t> serialize_response(const RerankResponse& p) {
   ByteWriter w;
   write_header(w, kTypeResponse, {p.params_id, p.kernel, p.dim, p.period, p.k});
-  for (const auto& ref : p.slot_map) {
-    w.put_u32(static_cast<std::uint32_t>(ref.ciphertext));
-    w.put_u32(static_cast<std::uint32_t>(ref.slot));
+  // The packed kernel's positions follow from the header (layout.h): not sent (K x 8 bytes).
+  if (p.kernel != Kernel::kPacked) {
+    for (const auto& ref : p.slot_map) {
+      w.put_u32(static_cast<std::uint32_t>(ref.ciphertext));
+      w.put_u32(static_cast<std::uint32_t>(ref.slot));
+    }
   }
   w.put_u8(p.compact ? 1 : 0);
   w.put_u32(static_cast<std::uint32_t>(p.outputs.size()));
@@ -138,8 +141,9 @@ Result<RerankResponse> deserialize_response(std::span<const std::uint8_t> bytes,
   p.dim = h.dim;
   p.period = h.period;
   p.k = h.k;
-  if (r.remaining() < h.k * 8) return data_loss_error("truncated slot map");
-  p.slot_map.resize(h.k);
+  const std::size_t map_entries = h.kernel == Kernel::kPacked ? 0 : h.k;
+  if (r.remaining() < map_entries * 8) return data_loss_error("truncated slot map");
+  p.slot_map.resize(map_entries);
   for (auto& ref : p.slot_map) {
     std::uint32_t ct = 0, slot = 0;
     PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(ct));
@@ -207,11 +211,16 @@ Status check_response(const ckks::Params& params, const KernelLayout& layout,
         kernel_name(p.kernel), p.dim, p.k, p.period, kernel_name(layout.kernel()), layout.dim(),
         layout.k(), layout.period()));
   }
+  const std::size_t map_entries = layout.kernel() == Kernel::kPacked ? 0 : layout.k();
+  if (p.slot_map.size() != map_entries) {
+    return failed_precondition_error(fmt::format("response has {} slot map entries, expected {}",
+                                                 p.slot_map.size(), map_entries));
+  }
   if (p.outputs.size() != layout.outputs()) {
     return failed_precondition_error(fmt::format("response has {} ciphertexts, expected {}",
                                                  p.outputs.size(), layout.outputs()));
   }
-  for (std::size_t c = 0; c < layout.k(); ++c) {
+  for (std::size_t c = 0; c < p.slot_map.size(); ++c) {
     if (p.slot_map[c].ciphertext != layout.slot_map()[c].ciphertext ||
         p.slot_map[c].slot != layout.slot_map()[c].slot) {
       return failed_precondition_error(fmt::format("slot map differs at candidate {}", c));

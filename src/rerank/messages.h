@@ -4,8 +4,10 @@
 // Request (client -> provider): params id, kernel, d', the query's replication period (the
 // "padded length"), K, and the seeded query ciphertext. The provider re-derives the layout from
 // (params, kernel, d', K) and rejects the request if anything disagrees.
-// Response (provider -> client): the same header, the slot map (candidate -> ciphertext, slot)
-// and the output ciphertexts, compact for the fast kernel and full for the paper's kernels.
+// Response (provider -> client): the same header, the slot map (candidate -> ciphertext, slot;
+// empty for the packed kernel, whose positions the header fixes) and the output ciphertexts,
+// compact for the fast kernel, packed (rerank/packed_response.h) for the packed kernel and
+// full for the paper's kernels.
 // The client re-derives the layout and rejects a response whose header or slot map differs.
 //
 // Format: magic "PSRR" | u16 version 1 | u16 type (1 request, 2 response) | params id (32) |
