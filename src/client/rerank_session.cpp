@@ -10,6 +10,7 @@
 #include "ckks/serialization.h"
 #include "core/bytes.h"
 #include "core/owner_lock.h"
+#include "rerank/client/packed_scores.h"
 #include "rerank/client/scores.h"
 #include "rerank/messages.h"
 
@@ -37,7 +38,7 @@ struct RerankSession::State {
         secret_key(keygen.create_secret_key(prng)) {}
 
   Result<rerank::KernelLayout> layout_for(std::size_t k) const {
-    return rerank::make_layout(params, rerank::Kernel::kFast, dim, k);
+    return rerank::make_layout(params, rerank::kernel_for_params(params), dim, k);
   }
 };
 
@@ -126,7 +127,10 @@ Result<EncryptedQuery> RerankSession::encrypt_query(std::span<const double> unit
   out.k = k;
   PRIVSEARCH_ASSIGN_OR_RETURN(out.layout, s.layout_for(k));
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto ct, rerank::encrypt_query(out.layout, s.params, s.secret_key, unit_query, s.prng));
+      const auto ct,
+      out.layout.kernel() == rerank::Kernel::kPacked
+          ? rerank::encrypt_packed_query(out.layout, s.params, s.secret_key, unit_query, s.prng)
+          : rerank::encrypt_query(out.layout, s.params, s.secret_key, unit_query, s.prng));
   PRIVSEARCH_ASSIGN_OR_RETURN(
       auto ct_bytes, ckks::serialize_ciphertext(s.params, ct, ckks::CiphertextForm::kSeeded));
   const auto message = rerank::request_for_layout(s.params, out.layout, std::move(ct_bytes));
@@ -165,6 +169,16 @@ Result<std::vector<double>> RerankSession::decode_response(
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto answer,
                               rerank::deserialize_response(byte_view(response.payload())));
   PRIVSEARCH_RETURN_IF_ERROR(rerank::check_response(s.params, pending.layout, answer));
+  if (pending.layout.kernel() == rerank::Kernel::kPacked) {
+    std::vector<rerank::PackedCiphertext> packed;
+    for (std::size_t w = 0; w < answer.outputs.size(); ++w) {
+      PRIVSEARCH_ASSIGN_OR_RETURN(
+          auto c, rerank::deserialize_packed(s.params, answer.outputs[w],
+                                             rerank::packed_positions(pending.layout, w).size()));
+      packed.push_back(std::move(c));
+    }
+    return rerank::decrypt_packed_scores(pending.layout, s.params, s.secret_key, packed);
+  }
   std::vector<ckks::CompactCiphertext> cts;
   cts.reserve(answer.outputs.size());
   for (const auto& b : answer.outputs) {

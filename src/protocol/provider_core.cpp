@@ -24,6 +24,7 @@
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
 #include "rerank/messages.h"
+#include "rerank/packed.h"
 
 namespace privsearch::protocol {
 namespace {
@@ -73,16 +74,26 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(
     return Status(StatusCode::kInvalidArgument, "provider: no kernel offered");
   }
   if (config.score_bound <= 0) config.score_bound = std::max(1e-3, store->max_row_norm());
+  if (rerank::kernel_for_params(config.params) == rerank::Kernel::kPacked &&
+      store->max_row_norm() > rerank::kPackedMaxRowNorm) {
+    return Status(
+        StatusCode::kInvalidArgument,
+        fmt::format("provider: the store's largest row norm {:.3f} is above the packed "
+                    "kernel's bound {} (preset {})",
+                    store->max_row_norm(), rerank::kPackedMaxRowNorm, config.params.name()));
+  }
   if (config.flood_security_bits != 0) {
-    if (config.kernels != std::vector<rerank::Kernel>{rerank::Kernel::kFast}) {
+    const auto kernel = rerank::kernel_for_params(config.params);
+    if (config.kernels != std::vector<rerank::Kernel>{kernel}) {
       return Status(StatusCode::kInvalidArgument,
-                    "provider: response flooding is implemented for the fast kernel only");
+                    "provider: response flooding is implemented for the fast and packed kernels "
+                    "only, each at its own preset");
     }
     // Worst case: the most candidates per ciphertext, the kernel's output at level 0 and the
     // preset's scale (the fast kernel's rescales keep it).
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto layout, rerank::make_layout(config.params, rerank::Kernel::kFast, store->cols(),
-                                               config.limits.max_candidates));
+        const auto layout,
+        rerank::make_layout(config.params, kernel, store->cols(), config.limits.max_candidates));
     const auto plan = detail::flooding_plan(config, layout, 0, config.params.default_scale(), 0.0);
     if (!plan.ok()) {
       return Status(plan.status().code(), "provider: " + plan.status().message());

@@ -80,11 +80,12 @@ struct ProviderLimits {
 };
 
 struct ProviderConfig {
-  explicit ProviderConfig(ckks::Params p) : params(std::move(p)) {}
+  explicit ProviderConfig(ckks::Params p)
+      : params(std::move(p)), kernels{rerank::kernel_for_params(params)} {}
   ckks::Params params;
   std::string params_name;
   std::string artifact_version;
-  std::vector<rerank::Kernel> kernels{rerank::Kernel::kFast};
+  std::vector<rerank::Kernel> kernels;  // the preset's kernel (rerank::kernel_for_params)
   ProviderLimits limits;
   double score_bound = 0;               // 0: largest row norm of the store
   double response_precision_bits = 18;  // compact-response precision

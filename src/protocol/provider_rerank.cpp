@@ -11,6 +11,7 @@
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
 #include "rerank/messages.h"
+#include "rerank/packed_response.h"
 
 // ProviderCore::rerank: the envelope and the query checked before any work, the exact rows of
 // the candidates gathered, the kernel run under the key set, every output flooded and compacted.
@@ -21,6 +22,10 @@ namespace detail {
 Result<ckks::FloodingPlan> flooding_plan(const ProviderConfig& config,
                                          const rerank::KernelLayout& layout, std::size_t level,
                                          double scale, double message_coeff_bound) {
+  if (layout.kernel() == rerank::Kernel::kPacked) {
+    return rerank::plan_packed_flooding(config.params, layout, config.flood_security_bits,
+                                        config.score_bound, config.score_bound);
+  }
   PRIVSEARCH_ASSIGN_OR_RETURN(const double bound,
                               rerank::fast_kernel_noise_l2_log2(layout, config.params));
   return ckks::plan_flooding(config.params, level, scale, config.score_bound,
@@ -138,6 +143,7 @@ Result<std::vector<std::vector<std::uint8_t>>> encode_outputs(
     const ProviderConfig& config, const rerank::KernelLayout& layout, const EvaluationKeys& keys,
     std::span<const float> rows, std::vector<ckks::Ciphertext>& outputs) {
   const bool compact = layout.kernel() == rerank::Kernel::kFast;
+  const bool packed = layout.kernel() == rerank::Kernel::kPacked;
   const auto coeff_bounds = config.flood_security_bits > 0
                                 ? message_coeff_bounds(layout, rows, config.params.n())
                                 : std::vector<double>();
@@ -149,7 +155,12 @@ Result<std::vector<std::vector<std::uint8_t>>> encode_outputs(
       PRIVSEARCH_ASSIGN_OR_RETURN(
           options, flood_output(config, layout, *keys.public_key, coeff_bounds.at(w), ct));
     }
-    if (compact) {
+    if (packed) {
+      const auto positions = rerank::packed_positions(layout, w);
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pc,
+                                  rerank::compact_packed(config.params, ct, positions, options));
+      out.push_back(rerank::serialize_packed(pc));
+    } else if (compact) {
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto cc, ckks::compact(config.params, ct, options));
       out.push_back(ckks::serialize_compact(cc));
     } else {
@@ -228,7 +239,7 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
   out.period = rr.period;
   out.k = rr.k;
   out.slot_map = layout.slot_map();
-  out.compact = rr.kernel == rerank::Kernel::kFast;
+  out.compact = rr.kernel == rerank::Kernel::kFast || rr.kernel == rerank::Kernel::kPacked;
   auto outputs = encode_outputs(config_, layout, uploaded, rows, result.value().outputs);
   if (!outputs.ok()) return rerank_error(v1::INTERNAL, outputs.status().to_string());
   out.outputs = std::move(outputs).value();

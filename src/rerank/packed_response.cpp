@@ -37,6 +37,15 @@ std::uint64_t switch_modulus(std::uint64_t x, std::uint64_t q, int bits) {
 }
 }  // namespace
 
+std::vector<std::size_t> packed_positions(const KernelLayout& layout, std::size_t output) {
+  std::vector<std::size_t> out;
+  const std::size_t first = output * layout.capacity();
+  for (std::size_t c = first; c < layout.k() && c < first + layout.capacity(); ++c) {
+    out.push_back(layout.slot_map()[c].slot);
+  }
+  return out;
+}
+
 Result<PackedBits> choose_packed_bits(const ckks::Params& params, double scale,
                                       const ckks::CompactOptions& options) {
   if (!(std::isfinite(options.value_bound) && options.value_bound > 0 &&

@@ -30,6 +30,7 @@
 #include "ckks/compact.h"
 #include "ckks/params.h"
 #include "core/status.h"
+#include "rerank/layout.h"
 
 namespace privsearch::rerank {
 
@@ -43,6 +44,9 @@ struct PackedCiphertext {
   int log_modulus() const { return c0_bits > c1_bits ? c0_bits : c1_bits; }
   bool operator==(const PackedCiphertext&) const = default;
 };
+
+// The coefficients of output `output` that carry scores, in candidate order (layout.h).
+std::vector<std::size_t> packed_positions(const KernelLayout& layout, std::size_t output);
 
 struct PackedBits {
   int c0_bits = 0;

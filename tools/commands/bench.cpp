@@ -80,8 +80,11 @@ Result<nlohmann::json> run_ckks(Args& a) {
 
 void add_rerank_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--kernel", a.rerank.kernels,
-                  "Kernel(s) naive, grouped, one_response, fast (default: all four at d'=672, "
-                  "K=100 plus the fast kernel at K=20, 200 and d'=192, 384, 768)");
+                  "Kernel(s), comma-separated: naive, grouped, one_response, fast, packed "
+                  "(default: all five at d'=672, K=100, the fast kernel at K=20, 200 and "
+                  "d'=192, 384, 768, the packed kernel at K=20, 200, 1024, both fast ones on two "
+                  "threads)")
+      ->delimiter(',');
   cmd->add_option("--dim", a.rerank.dims, "Projected dimension(s) d'")->check(CLI::Range(1, 4096));
   cmd->add_option("--k", a.rerank.ks, "Candidate count(s) K")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));

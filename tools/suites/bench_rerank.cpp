@@ -18,8 +18,11 @@
 #include "core/elapsed.h"
 #include "harness/measure.h"
 #include "harness/random_vectors.h"
+#include "rerank/client/packed_scores.h"
 #include "rerank/client/scores.h"
 #include "rerank/kernels.h"
+#include "rerank/messages.h"
+#include "rerank/packed_response.h"
 
 namespace privsearch::tools {
 
@@ -49,8 +52,14 @@ std::vector<std::size_t> top10(const std::vector<double>& scores) {
 }
 
 ckks::Params params_for(Kernel kernel) {
-  return kernel == Kernel::kFast ? *ckks::Params::create(ckks::rerank_n8192_literal())
-                                 : *ckks::Params::create(ckks::paper_n8192_literal());
+  switch (kernel) {
+    case Kernel::kFast:
+      return *ckks::Params::create(ckks::rerank_n8192_literal());
+    case Kernel::kPacked:
+      return *ckks::Params::create(ckks::packed_n4096_literal());
+    default:
+      return *ckks::Params::create(ckks::paper_n8192_literal());
+  }
 }
 
 // One case as the provider and the client see it: the provider's bytes-in/bytes-out step, the
@@ -86,7 +95,9 @@ class RerankCaseBench {
   // A fresh random unit query, encrypted and serialized (seeded) as the client sends it.
   Result<std::vector<std::uint8_t>> request(std::vector<double>& z) {
     z = random_unit_vector(c_.dim, prng_);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, encrypt_query(layout_, params_, sk_, z, prng_));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto query,
+                                packed() ? encrypt_packed_query(layout_, params_, sk_, z, prng_)
+                                         : encrypt_query(layout_, params_, sk_, z, prng_));
     return ckks::serialize_ciphertext(params_, query, ckks::CiphertextForm::kSeeded);
   }
 
@@ -97,8 +108,14 @@ class RerankCaseBench {
     PRIVSEARCH_ASSIGN_OR_RETURN(
         result, evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_, c_.threads));
     std::vector<std::vector<std::uint8_t>> response;
-    for (const auto& ct : result.outputs) {
-      if (compact()) {
+    for (std::size_t w = 0; w < result.outputs.size(); ++w) {
+      const auto& ct = result.outputs[w];
+      if (packed()) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(
+            const auto pc,
+            compact_packed(params_, ct, packed_positions(layout_, w), kResponseCompaction));
+        response.push_back(serialize_packed(pc));
+      } else if (compact()) {
         PRIVSEARCH_ASSIGN_OR_RETURN(const auto cc, ckks::compact(params_, ct, kResponseCompaction));
         response.push_back(ckks::serialize_compact(cc));
       } else {
@@ -112,6 +129,15 @@ class RerankCaseBench {
 
   Result<std::vector<double>> client_decrypt(
       const std::vector<std::vector<std::uint8_t>>& response) const {
+    if (packed()) {
+      std::vector<PackedCiphertext> cts;
+      for (std::size_t w = 0; w < response.size(); ++w) {
+        PRIVSEARCH_ASSIGN_OR_RETURN(
+            auto pc, deserialize_packed(params_, response[w], packed_positions(layout_, w).size()));
+        cts.push_back(std::move(pc));
+      }
+      return decrypt_packed_scores(layout_, params_, sk_, cts);
+    }
     if (compact()) {
       std::vector<ckks::CompactCiphertext> cts;
       for (const auto& b : response) {
@@ -143,6 +169,23 @@ class RerankCaseBench {
   }
 
   bool compact() const { return c_.kernel == Kernel::kFast; }
+  bool packed() const { return c_.kernel == Kernel::kPacked; }
+  // The rerank request and response messages as they travel (rerank/messages.h: header, slot
+  // map where the kernel sends one, ciphertexts).
+  std::size_t request_message_bytes(std::vector<std::uint8_t> query) const {
+    return serialize_request(request_for_layout(params_, layout_, std::move(query))).size();
+  }
+  std::size_t response_message_bytes(std::vector<std::vector<std::uint8_t>> outputs) const {
+    RerankResponse r;
+    r.params_id = params_.id();
+    r.kernel = layout_.kernel();
+    r.dim = layout_.dim();
+    r.period = layout_.period();
+    r.k = layout_.k();
+    if (!packed()) r.slot_map = layout_.slot_map();
+    r.outputs = std::move(outputs);
+    return serialize_response(r).size();
+  }
   const ckks::Params& params() const { return params_; }
   const KernelLayout& layout() const { return layout_; }
   const ckks::GaloisKeys& keys() const { return keys_; }
@@ -173,8 +216,8 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
   std::vector<double> z;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto request, bench->request(z));
   // Paper kernels are slow: fewer repetitions (still after a warm-up).
-  const std::size_t runs =
-      c.kernel == Kernel::kFast ? o.runs : std::max<std::size_t>(3, o.runs / 5);
+  const bool fast_class = c.kernel == Kernel::kFast || c.kernel == Kernel::kPacked;
+  const std::size_t runs = fast_class ? o.runs : std::max<std::size_t>(3, o.runs / 5);
   std::vector<double> server_ms, encode_ms, he_ms;
   KernelResult last;
   std::vector<std::vector<std::uint8_t>> response;
@@ -203,16 +246,20 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
   out.request_bytes = request.size();
   out.galois_keys = bench->keys().size();
   out.galois_key_bytes = ckks::serialize_galois_keys(bench->params(), bench->keys()).size();
+  out.request_message_bytes = bench->request_message_bytes(request);
+  out.response_message_bytes = bench->response_message_bytes(response);
   out.client_decrypt_ms =
       time_runs(1, 20, [&] { (void)bench->client_decrypt(response).value(); }).median_us / 1000.0;
+  std::vector<double> z_scratch;
+  out.client_encrypt_ms =
+      time_runs(1, 20, [&] { (void)bench->request(z_scratch).value(); }).median_us / 1000.0;
   // Correctness after timing.
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, bench->client_decrypt(response));
   const auto expected = bench->plain_scores(z);
   for (std::size_t i = 0; i < c.k; ++i) {
     out.max_abs_error = std::fmax(out.max_abs_error, std::fabs(scores[i] - expected[i]));
   }
-  out.top10_queries =
-      c.kernel == Kernel::kFast ? o.order_queries : std::min<std::size_t>(o.order_queries, 10);
+  out.top10_queries = fast_class ? o.order_queries : std::min<std::size_t>(o.order_queries, 10);
   PRIVSEARCH_ASSIGN_OR_RETURN(const std::size_t matches, bench->order_matches(out.top10_queries));
   out.top10_order_match = static_cast<double>(matches) / static_cast<double>(out.top10_queries);
   if (c.kernel == Kernel::kFast) {
@@ -226,15 +273,20 @@ Result<RerankCaseResult> bench_case(const Case& c, const RerankBenchOptions& o) 
 std::vector<Case> cases_for(const RerankBenchOptions& o) {
   std::vector<Case> cases;
   if (o.kernels.empty() && o.dims.empty() && o.ks.empty()) {
-    for (Kernel k : {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast}) {
+    for (Kernel k :
+         {Kernel::kNaive, Kernel::kGrouped, Kernel::kOneResponse, Kernel::kFast, Kernel::kPacked}) {
       cases.push_back({k, 672, 100});
     }
     for (std::size_t k : {20, 200}) cases.push_back({Kernel::kFast, 672, k});
     for (std::size_t d : {192, 384, 768}) cases.push_back({Kernel::kFast, d, 100});
     // The provider's default: the fast kernel on two threads.
-    if (o.threads.empty()) cases.push_back({Kernel::kFast, 672, 100, 2});
-    for (std::size_t t : o.threads) {
-      if (t != 1) cases.push_back({Kernel::kFast, 672, 100, t});
+    for (std::size_t k : {20, 200, 1024}) cases.push_back({Kernel::kPacked, 672, k});
+    // The provider's default: two kernel threads.
+    for (Kernel k : {Kernel::kFast, Kernel::kPacked}) {
+      if (o.threads.empty()) cases.push_back({k, 672, 100, 2});
+      for (std::size_t t : o.threads) {
+        if (t != 1) cases.push_back({k, 672, 100, t});
+      }
     }
     return cases;
   }
@@ -248,7 +300,7 @@ std::vector<Case> cases_for(const RerankBenchOptions& o) {
     for (std::size_t d : dims) {
       for (std::size_t kk : ks) {
         for (std::size_t t : threads) {
-          if (k == Kernel::kFast || t == 1) cases.push_back({k, d, kk, t});
+          if (k == Kernel::kFast || k == Kernel::kPacked || t == 1) cases.push_back({k, d, kk, t});
         }
       }
     }
@@ -279,7 +331,12 @@ nlohmann::json RerankCaseResult::to_json() const {
   j["request_bytes"] = request_bytes;
   j["galois_keys"] = galois_keys;
   j["galois_key_bytes"] = galois_key_bytes;
+  j["key_bytes"] = galois_key_bytes;  // per key epoch (the public key only with --flood-bits)
+  j["request_message_bytes"] = request_message_bytes;
+  j["response_message_bytes"] = response_message_bytes;
   j["client_decrypt_ms"] = std::round(client_decrypt_ms * 1000) / 1000.0;
+  j["client_encrypt_ms"] = std::round(client_encrypt_ms * 1000) / 1000.0;
+  j["client_ms"] = std::round((client_encrypt_ms + client_decrypt_ms) * 1000) / 1000.0;
   j["max_abs_error"] = max_abs_error;
   j["precision_bits"] = std::round(-std::log2(max_abs_error) * 100) / 100;
   j["top10_order_match"] = top10_order_match;
@@ -299,7 +356,10 @@ nlohmann::json RerankBenchResult::to_json() const {
   out["note"] =
       "server_ms = query deserialize + plaintext encode + evaluation + response serialize; "
       "paper kernels on paper-n8192 with full ciphertexts, fast kernel on rerank-n8192 with a "
-      "compact response; `threads`: the fast kernel's (the provider's --kernel-threads)";
+      "compact response, packed kernel on packed-n4096 with c1 and the score coefficients of c0; "
+      "request/response_bytes: the ciphertexts, *_message_bytes: the rerank messages around "
+      "them; client_ms = client_encrypt_ms + client_decrypt_ms; `threads`: the kernel's (the "
+      "provider's --kernel-threads)";
   out["results"] = nlohmann::json::array();
   for (const auto& r : results) out["results"].push_back(r.to_json());
   return out;

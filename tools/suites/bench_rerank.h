@@ -34,8 +34,9 @@ struct RerankCaseResult {
   double encode_ms = 0, he_ms = 0;  // medians inside the kernel
   rerank::OpCounts counts;
   std::size_t response_ciphertexts = 0, response_bytes = 0, request_bytes = 0;
+  std::size_t request_message_bytes = 0, response_message_bytes = 0;
   std::size_t galois_keys = 0, galois_key_bytes = 0;
-  double client_decrypt_ms = 0;
+  double client_decrypt_ms = 0, client_encrypt_ms = 0;
   double max_abs_error = 0;
   double top10_order_match = 0;
   std::size_t top10_queries = 0;

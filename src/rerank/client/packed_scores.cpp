@@ -109,15 +109,6 @@ Result<ckks::Ciphertext> encrypt_packed_query(const KernelLayout& layout,
   return ct;
 }
 
-std::vector<std::size_t> packed_positions(const KernelLayout& layout, std::size_t output) {
-  std::vector<std::size_t> out;
-  const std::size_t first = output * layout.capacity();
-  for (std::size_t c = first; c < layout.k() && c < first + layout.capacity(); ++c) {
-    out.push_back(layout.slot_map()[c].slot);
-  }
-  return out;
-}
-
 Result<std::vector<double>> decrypt_packed_scores(const KernelLayout& layout,
                                                   const ckks::Params& params,
                                                   const ckks::SecretKey& sk,

@@ -30,9 +30,6 @@ Result<ckks::Ciphertext> encrypt_packed_query(const KernelLayout& layout,
                                               const ckks::Params& params, const ckks::SecretKey& sk,
                                               std::span<const double> z, Prng& prng);
 
-// The coefficients of output `output` that carry scores, in candidate order.
-std::vector<std::size_t> packed_positions(const KernelLayout& layout, std::size_t output);
-
 // outputs.size() must equal layout.outputs(); output w must carry the scores of its candidates.
 Result<std::vector<double>> decrypt_packed_scores(const KernelLayout& layout,
                                                   const ckks::Params& params,
