@@ -7,8 +7,8 @@
 #include <cmath>
 #include <set>
 
+#include "ckks/galois_elements.h"
 #include "ckks/param_sets.h"
-#include "ring/automorphism.h"
 
 namespace privsearch::rerank {
 
@@ -195,7 +195,7 @@ Result<LayoutFields> packed_layout(std::size_t slots, std::size_t dim, std::size
   const int log_n = std::countr_zero(n), log_2r = std::countr_zero(2 * l.blocks);
   for (int j = log_2r; j <= log_n; ++j) {
     const std::uint64_t g = (std::uint64_t{1} << j) + 1;
-    const auto step = ring::step_for_galois_elt(g % (2 * n), n);
+    const auto step = ckks::step_for_galois_elt(g % (2 * n), n);
     if (!step.ok()) return internal_error(fmt::format("2^{} + 1 is not a power of 5", j));
     l.rotation_steps.push_back(*step);
   }

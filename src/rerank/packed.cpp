@@ -6,10 +6,10 @@
 #include <cmath>
 #include <optional>
 
+#include "ckks/galois_elements.h"
 #include "ckks/param_sets.h"
 #include "core/parallel.h"
 #include "rerank/kernels.h"
-#include "ring/automorphism.h"
 
 namespace privsearch::rerank {
 
@@ -81,7 +81,7 @@ struct Tree {
   Result<ckks::Ciphertext> sigma(const ckks::Ciphertext& ct, int exponent) {
     const std::size_t n = evaluator.params().n();
     const std::uint64_t g = ((std::uint64_t{1} << exponent) + 1) % (2 * n);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const int step, ring::step_for_galois_elt(g, n));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const int step, ckks::step_for_galois_elt(g, n));
     ++key_switches;
     return evaluator.rotate(ct, step, keys);
   }
@@ -148,7 +148,7 @@ Result<ckks::Ciphertext> packed_trace_tail(const ckks::Evaluator& evaluator,
   const int log_n = std::countr_zero(n);
   for (int j = first_exponent; j <= log_n; ++j) {
     const std::uint64_t g = ((std::uint64_t{1} << j) + 1) % (2 * n);
-    PRIVSEARCH_ASSIGN_OR_RETURN(const int step, ring::step_for_galois_elt(g, n));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const int step, ckks::step_for_galois_elt(g, n));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto rotated, evaluator.rotate(ct, step, keys));
     PRIVSEARCH_RETURN_IF_ERROR(evaluator.add_inplace(ct, rotated));
     if (key_switches) ++*key_switches;
