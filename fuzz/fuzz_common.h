@@ -39,4 +39,17 @@ inline const ckks::Params& fuzz_params() {
   return params;
 }
 
+// The packed rerank kernel's preset at n = 64 (insecure), and the layout of its fuzz inputs.
+inline const ckks::Params& fuzz_packed_params() {
+  static const ckks::Params params = [] {
+    auto l = ckks::packed_n4096_literal();
+    l.name = "insecure-fuzz-packed";
+    l.n = 64;
+    l.insecure_for_tests = true;
+    return ckks::Params::create(l).value();
+  }();
+  return params;
+}
+inline constexpr std::size_t kFuzzPackedDim = 5, kFuzzPackedK = 3;
+
 }  // namespace privsearch::fuzz

@@ -29,8 +29,11 @@
 #include "pir/hintless/server.h"
 #include "pir/lwe/lwe64.h"
 #include "protocol/privsearch.pb.h"
+#include "rerank/client/packed_scores.h"
 #include "rerank/client/scores.h"
 #include "rerank/messages.h"
+#include "rerank/packed.h"
+#include "rerank/packed_response.h"
 #include "scoring/layout.h"
 
 namespace {
@@ -112,6 +115,30 @@ int main(int argc, char** argv) {
         3,           layout.slot_map(),
         true,        {serialize_compact(*compact(params, ct0, CompactOptions{1.0, 8.0}))}};
     write(root / "rerank_messages", "response", serialize_response(resp));
+
+    // rerank_packed: a real packed-kernel response at the fuzz preset, and its truncation.
+    const Params& pp = fuzz::fuzz_packed_params();
+    const auto playout =
+        *make_layout(pp, Kernel::kPacked, fuzz::kFuzzPackedDim, fuzz::kFuzzPackedK);
+    const KeyGenerator pkg(pp);
+    const SecretKey psk = pkg.create_secret_key(prng);
+    const auto pkeys = *make_rotation_keys(playout, pkg, psk, prng);
+    const auto pq = *encrypt_packed_query(playout, pp, psk, z, prng);
+    const std::vector<float> prows(fuzz::kFuzzPackedDim * fuzz::kFuzzPackedK, 0.25f);
+    const auto pout = *evaluate_packed_kernel(playout, Evaluator(pp), pkeys, pq, prows);
+    const auto packed = serialize_packed(
+        *compact_packed(pp, pout.outputs[0], packed_positions(playout, 0), {1.0, 12.0}));
+    write(root / "rerank_packed", "valid", packed);
+    write(root / "rerank_packed", "truncated", truncated(packed, 60));
+    write(root / "rerank_messages", "packed_response",
+          serialize_response(RerankResponse{pp.id(),
+                                            Kernel::kPacked,
+                                            fuzz::kFuzzPackedDim,
+                                            playout.period(),
+                                            fuzz::kFuzzPackedK,
+                                            {},
+                                            true,
+                                            {packed}}));
 
     // protocol_messages: selector byte + protobuf request (see fuzz_protocol_messages.cpp).
     auto as_string = [](const std::vector<std::uint8_t>& b) {
