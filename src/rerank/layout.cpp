@@ -213,7 +213,8 @@ Result<LayoutFields> packed_layout(std::size_t slots, std::size_t dim, std::size
 }  // namespace
 
 Kernel kernel_for_params(const ckks::Params& params) {
-  return params.name() == ckks::kPackedPresetName ? Kernel::kPacked : Kernel::kFast;
+  // The slot kernels rescale at least once, so one data prime leaves only the packed kernel.
+  return params.num_q() == 1 ? Kernel::kPacked : Kernel::kFast;
 }
 
 Result<KernelLayout> make_layout(const ckks::Params& params, Kernel kernel, std::size_t dim,

@@ -125,8 +125,8 @@ class KernelLayout {
 // (ProviderLimits::max_candidates, default 1024), which it publishes in ServerInfo.limits.
 inline constexpr std::size_t kMaxCandidates = 65536;
 
-// The kernel a preset is made for: kPacked for "packed-n4096" (one data prime: no level for the
-// slot kernels' rescales), kFast for every other preset.
+// The kernel a preset is made for: kPacked for params with one data prime ("packed-n4096": no
+// level for the slot kernels' rescales), kFast for every other preset.
 Kernel kernel_for_params(const ckks::Params& params);
 
 // Errors: kInvalidArgument for dim outside [1, S] or k outside [1, kMaxCandidates], and for the

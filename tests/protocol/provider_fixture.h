@@ -26,8 +26,10 @@ constexpr std::size_t kK = 6;
 
 class ProviderCoreTest : public ::testing::Test {
  protected:
-  ProviderCoreTest()
-      : params(*ckks::Params::create(ckks::insecure_test_literal(64))),
+  ProviderCoreTest() : ProviderCoreTest(*ckks::Params::create(ckks::insecure_test_literal(64))) {}
+  // The same fixture under other params (the packed kernel's tests pass its preset at n = 64).
+  explicit ProviderCoreTest(const ckks::Params& p)
+      : params(p),
         prng(::privsearch::testing::test_prng(1701)),
         session(
             *client::RerankSession::create(params, kDim, ::privsearch::testing::test_prng(1702))),
@@ -46,7 +48,7 @@ class ProviderCoreTest : public ::testing::Test {
   std::unique_ptr<ProviderCore> make_core(ProviderLimits limits = {}, int flood_bits = 0,
                                           std::shared_ptr<ProviderState> state = nullptr) {
     ProviderConfig c(params);
-    c.params_name = "insecure-test-64";
+    c.params_name = params.name();
     c.artifact_version = "artifact-v1";
     c.limits = limits;
     c.flood_security_bits = flood_bits;
@@ -82,7 +84,8 @@ class ProviderCoreTest : public ::testing::Test {
   void expect_scores(const v1::RerankResponse& resp, const std::vector<std::uint64_t>& ids) {
     ASSERT_EQ(resp.result_case(), v1::RerankResponse::kPayload) << resp.error().message();
     client::PendingRerank pending;
-    pending.layout = *rerank::make_layout(params, rerank::Kernel::kFast, kDim, ids.size());
+    pending.layout =
+        *rerank::make_layout(params, rerank::kernel_for_params(params), kDim, ids.size());
     const auto scores = session.decode_response(pending, resp);
     ASSERT_TRUE(scores.ok()) << scores.status().message();
     ASSERT_EQ(scores->size(), ids.size());
