@@ -74,13 +74,16 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(
     return Status(StatusCode::kInvalidArgument, "provider: no kernel offered");
   }
   if (config.score_bound <= 0) config.score_bound = std::max(1e-3, store->max_row_norm());
-  if (rerank::kernel_for_params(config.params) == rerank::Kernel::kPacked &&
-      store->max_row_norm() > rerank::kPackedMaxRowNorm) {
-    return Status(
-        StatusCode::kInvalidArgument,
-        fmt::format("provider: the store's largest row norm {:.3f} is above the packed "
-                    "kernel's bound {} (preset {})",
-                    store->max_row_norm(), rerank::kPackedMaxRowNorm, config.params.name()));
+  if (rerank::kernel_for_params(config.params) == rerank::Kernel::kPacked) {
+    // The packed kernel's row scale follows from the bound (rerank/packed.h); refuse here a
+    // bound below the store's rows or one that leaves no scale, not on the first request.
+    if (config.score_bound < store->max_row_norm()) {
+      return Status(StatusCode::kInvalidArgument,
+                    fmt::format("provider: score bound {} below the store's largest row norm {}",
+                                config.score_bound, store->max_row_norm()));
+    }
+    const auto rho = rerank::packed_row_log_scale(config.params, config.score_bound);
+    if (!rho.ok()) return Status(rho.status().code(), "provider: " + rho.status().message());
   }
   if (config.flood_security_bits != 0) {
     const auto kernel = rerank::kernel_for_params(config.params);

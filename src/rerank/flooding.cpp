@@ -27,11 +27,13 @@ Result<double> fast_kernel_noise_l2_log2(const KernelLayout& layout, const ckks:
   return 1.0 + 0.5 * std::log2(rounding_sq + mask_sq);
 }
 
-Result<double> packed_kernel_noise_l2_log2(const KernelLayout& layout, double max_row_norm) {
+Result<double> packed_kernel_noise_l2_log2(const KernelLayout& layout, const ckks::Params& params,
+                                           double max_row_norm) {
   if (layout.kernel() != Kernel::kPacked) {
     return failed_precondition_error("packed_kernel_noise_l2_log2 needs a packed layout");
   }
-  const double per_score = 6.0 * 3.24 * std::ldexp(max_row_norm, kPackedRowLogScale) + 8192.0;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const int rho, packed_row_log_scale(params, max_row_norm));
+  const double per_score = 6.0 * 3.24 * std::ldexp(max_row_norm, rho) + 8192.0;
   const double scores = static_cast<double>(std::min(layout.k(), layout.capacity()));
   return std::log2(per_score * std::sqrt(scores));
 }
@@ -42,8 +44,10 @@ Result<ckks::FloodingPlan> plan_packed_flooding(const ckks::Params& params,
   if (security_bits < 1 || security_bits > 128 || !(value_bound > 0) || !(max_row_norm > 0)) {
     return invalid_argument_error("flooding: lambda in [1, 128] and positive bounds required");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const double b2, packed_kernel_noise_l2_log2(layout, max_row_norm));
-  const double scale_log2 = params.log_scale() + kPackedRowLogScale;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const double b2,
+                              packed_kernel_noise_l2_log2(layout, params, max_row_norm));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const int rho, packed_row_log_scale(params, max_row_norm));
+  const double scale_log2 = params.log_scale() + rho;
   const double half_q_log2 = std::log2(static_cast<double>(params.q_moduli()[0].value())) - 1;
   const double sigma_log2 = b2 + security_bits - 0.5 * std::log2(2.0 * M_PI);
   // value_bound 2^scale + 8 sigma <= q / 2, and at least one bit: 5 sigma <= value_bound 2^scale.

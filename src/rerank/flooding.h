@@ -22,11 +22,13 @@ namespace privsearch::rerank {
 
 // Packed kernel (rerank/packed.h): the client reads only the K score coefficients of c0 (the
 // others are not sent), so the bound is over those: per score coefficient, the query's CBD
-// noise times the integer row, 6 x 3.24 x 2^18 x ||x|| (the rounding of the query and rows is
-// part of the integer message <round(2^24 z), round(2^18 x)>), plus the packing's key-switching
+// noise times the integer row, 6 x 3.24 x 2^rho x ||x|| (rho of packed.h for the row-norm
+// bound; the rounding of the query and rows is part of the integer message
+// <round(2^24 z), round(2^rho x)>), plus the packing's key-switching
 // noise, at most 2^13 (32 switchings of ~19 units, doubled by each later level's 1 + sigma);
 // B_2 = sqrt(K per output) times their sum. tests/rerank/flooding_test.cpp measures it.
-Result<double> packed_kernel_noise_l2_log2(const KernelLayout& layout, double max_row_norm);
+Result<double> packed_kernel_noise_l2_log2(const KernelLayout& layout, const ckks::Params& params,
+                                           double max_row_norm);
 
 // The packed kernel's flooding plan: sigma_f = B_2 2^lambda / sqrt(2 pi) on every coefficient;
 // a score's error is then sigma_f / scale (no spreading over slots: coefficients are read

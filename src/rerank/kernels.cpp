@@ -409,10 +409,13 @@ Status validate_kernel_inputs(const KernelLayout& l, const ckks::Params& params,
 namespace {
 Result<KernelResult> packed_kernel(const KernelLayout& layout, const ckks::Evaluator& evaluator,
                                    const ckks::GaloisKeys& keys, const ckks::Ciphertext& query,
-                                   std::span<const float> rows, std::size_t threads) {
+                                   std::span<const float> rows, std::size_t threads,
+                                   double row_norm_bound) {
   const auto t0 = std::chrono::steady_clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(
-      auto packed, evaluate_packed_kernel(layout, evaluator, keys, query, rows, threads));
+      auto packed,
+      evaluate_packed_kernel(layout, evaluator, keys, query, rows, threads,
+                             row_norm_bound > 0 ? row_norm_bound : kPackedDefaultRowNormBound));
   KernelResult out;
   out.outputs = std::move(packed.outputs);
   out.counts.multiply_plain = packed.plaintext_products;
@@ -426,10 +429,11 @@ Result<KernelResult> packed_kernel(const KernelLayout& layout, const ckks::Evalu
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
                                      const ckks::Evaluator& evaluator, const ckks::GaloisKeys& keys,
                                      const ckks::Ciphertext& query, std::span<const float> rows,
-                                     std::size_t threads) {
+                                     std::size_t threads, double row_norm_bound) {
   const ckks::Params& params = evaluator.params();
-  if (layout.kernel() == Kernel::kPacked)
-    return packed_kernel(layout, evaluator, keys, query, rows, threads);
+  if (layout.kernel() == Kernel::kPacked) {
+    return packed_kernel(layout, evaluator, keys, query, rows, threads, row_norm_bound);
+  }
   PRIVSEARCH_RETURN_IF_ERROR(validate_kernel_inputs(layout, params, keys, query, rows));
   KernelResult out;
   Counted op(encoder, evaluator, keys, out);

@@ -19,6 +19,8 @@
 // over `threads` (the caller's and short-lived helpers; exact modular sums in a fixed order, so
 // the output bytes do not depend on the count). The rest, and the paper kernels, run on the
 // caller's thread.
+// row_norm_bound: the packed kernel's (rerank/packed.h; 0 takes kPackedDefaultRowNormBound);
+// the slot kernels ignore it.
 // Thread safety: stateless; the evaluator and keys are shared read-only.
 #pragma once
 
@@ -60,6 +62,6 @@ Status validate_kernel_inputs(const KernelLayout& layout, const ckks::Params& pa
 Result<KernelResult> evaluate_kernel(const KernelLayout& layout, const ckks::Encoder& encoder,
                                      const ckks::Evaluator& evaluator, const ckks::GaloisKeys& keys,
                                      const ckks::Ciphertext& query, std::span<const float> rows,
-                                     std::size_t threads = 1);
+                                     std::size_t threads = 1, double row_norm_bound = 0);
 
 }  // namespace privsearch::rerank

@@ -43,26 +43,28 @@ ckks::Plaintext monomial(const ckks::Params& params, std::size_t t) {
 }
 
 Status check_packed_inputs(const KernelLayout& layout, const ckks::Params& params,
-                           std::span<const float> rows) {
+                           std::span<const float> rows, double row_norm_bound) {
   if (layout.kernel() != Kernel::kPacked) {
     return failed_precondition_error("the packed kernel needs a packed layout");
   }
-  if (params.max_level() != 0 || params.log_scale() + kPackedRowLogScale + 2 >
-                                     static_cast<int>(params.q_moduli()[0].bit_count())) {
+  if (params.max_level() != 0) {
     return failed_precondition_error(
-        fmt::format("the packed kernel needs one data prime of at least {} bits (preset {})",
-                    params.log_scale() + kPackedRowLogScale + 2, ckks::kPackedPresetName));
+        fmt::format("the packed kernel needs params with one data prime (preset {}); these have {}",
+                    ckks::kPackedPresetName, params.num_q()));
   }
+  // float rows: their norm computed in double may exceed a bound equal to the largest norm
+  // by rounding only.
+  const double tolerance = 1.0 + 1e-6;
   for (std::size_t c = 0; c < layout.k(); ++c) {
     double sq = 0;
     for (std::size_t a = 0; a < layout.dim(); ++a) {
       const double v = rows[c * layout.dim() + a];
       sq += v * v;
     }
-    if (!(std::sqrt(sq) <= kPackedMaxRowNorm)) {
+    if (!(std::sqrt(sq) <= row_norm_bound * tolerance)) {
       return invalid_argument_error(
-          fmt::format("row of candidate {} has norm {:.3f}, above the packed kernel's bound {}", c,
-                      std::sqrt(sq), kPackedMaxRowNorm));
+          fmt::format("row of candidate {} has norm {:.3f}, above the row-norm bound {}", c,
+                      std::sqrt(sq), row_norm_bound));
     }
   }
   return Status();
@@ -118,14 +120,26 @@ struct Tree {
 
 }  // namespace
 
+Result<int> packed_row_log_scale(const ckks::Params& params, double row_norm_bound) {
+  const double quarter_q_log2 = std::log2(static_cast<double>(params.q_moduli()[0].value())) - 2;
+  const double rho = std::floor(quarter_q_log2 - params.log_scale() - std::log2(row_norm_bound));
+  if (!std::isfinite(row_norm_bound) || !(row_norm_bound > 0) || !(rho >= 1) || rho > 40) {
+    return invalid_argument_error(fmt::format(
+        "row-norm bound {} leaves the packed kernel no row scale (q / 4 = 2^{:.1f}, query scale "
+        "2^{})",
+        row_norm_bound, quarter_q_log2, params.log_scale()));
+  }
+  return static_cast<int>(rho);
+}
+
 Result<ckks::Plaintext> packed_leaf_plaintext(const KernelLayout& layout,
                                               const ckks::Params& params,
                                               std::span<const float> rows, std::size_t output,
-                                              std::size_t leaf) {
+                                              std::size_t leaf, int row_log_scale) {
   const ring::Modulus& q = params.q_moduli()[0];
   const std::size_t n = params.n(), r = layout.blocks(), B = layout.period(), d = layout.dim();
   const std::uint64_t b_inv = inverse_power_of_two(q, std::countr_zero(B));
-  const double scale = std::ldexp(1.0, kPackedRowLogScale);
+  const double scale = std::ldexp(1.0, row_log_scale);
   ring::RnsPoly p(n, 1, false);
   std::uint64_t* coeffs = p.row(0);
   for (std::size_t k = 0; k < r; ++k) {
@@ -160,10 +174,12 @@ Result<PackedResult> evaluate_packed_kernel(const KernelLayout& layout,
                                             const ckks::Evaluator& evaluator,
                                             const ckks::GaloisKeys& keys,
                                             const ckks::Ciphertext& query,
-                                            std::span<const float> rows, std::size_t threads) {
+                                            std::span<const float> rows, std::size_t threads,
+                                            double row_norm_bound) {
   const ckks::Params& params = evaluator.params();
   PRIVSEARCH_RETURN_IF_ERROR(validate_kernel_inputs(layout, params, keys, query, rows));
-  PRIVSEARCH_RETURN_IF_ERROR(check_packed_inputs(layout, params, rows));
+  PRIVSEARCH_RETURN_IF_ERROR(check_packed_inputs(layout, params, rows, row_norm_bound));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const int rho, packed_row_log_scale(params, row_norm_bound));
   const std::size_t levels = layout.tree_levels(), width = std::size_t{1} << levels;
   std::vector<ckks::Plaintext> shifts(levels + 1);
   for (std::size_t h = 1; h <= levels; ++h) shifts[h] = monomial(params, layout.period() >> h);
@@ -174,7 +190,8 @@ Result<PackedResult> evaluate_packed_kernel(const KernelLayout& layout,
         std::min(width, (layout.k() - first + layout.blocks() - 1) / layout.blocks());
     std::vector<MaybeCt> leaves(width);
     PRIVSEARCH_RETURN_IF_ERROR(run_tasks(threads, real, [&](std::size_t i, std::size_t) -> Status {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pt, packed_leaf_plaintext(layout, params, rows, w, i));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto pt,
+                                  packed_leaf_plaintext(layout, params, rows, w, i, rho));
       PRIVSEARCH_ASSIGN_OR_RETURN(leaves[tree_index(i, levels)],
                                   evaluator.multiply_plain(query, pt));
       return Status();

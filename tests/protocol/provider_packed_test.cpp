@@ -74,11 +74,40 @@ TEST_F(PackedProviderTest, RefusesStoresAndFloodingItCannotServe) {
   ASSERT_EQ(refused.status().code(), StatusCode::kOutOfRange);
   EXPECT_NE(refused.status().message().find("largest that fits"), std::string::npos);
   index::Matrix wide = docs;
-  for (auto& v : wide.data) v *= 10.0f;  // norms far above 2
+  for (auto& v : wide.data) v *= 1e6f;  // norms ~5e5: no row scale is left below q / 4
   ASSERT_TRUE(index::ExactStore::write(dir / "wide.bin", wide).ok());
   const auto wide_store = *index::ExactStore::open(dir / "wide.bin");
   const auto bad = ProviderCore::create(ProviderConfig(params), &wide_store, nullptr);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  // An operator's score bound below the store's rows would let scores wrap: refused.
+  ProviderConfig low(params);
+  low.score_bound = store->max_row_norm() / 2;
+  EXPECT_EQ(ProviderCore::create(std::move(low), store.get(), nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// Rows far from unit norm (the real indexes' projected rows reach norm ~20): the row scale
+// follows the store's bound and the scores stay exact relative to it.
+TEST_F(PackedProviderTest, LargeRowNormsScoreWithinTheirRelativeError) {
+  index::Matrix big = docs;
+  for (auto& v : big.data) v *= 40.0f;
+  ASSERT_TRUE(index::ExactStore::write(dir / "big.bin", big).ok());
+  const auto big_store = *index::ExactStore::open(dir / "big.bin");
+  ProviderConfig c(params);
+  c.params_name = params.name();
+  c.artifact_version = "artifact-v1";
+  const auto core = *ProviderCore::create(std::move(c), &big_store, nullptr);
+  const auto key_id = upload(*core);
+  const auto resp = core->rerank(request(key_id, ids_));
+  ASSERT_EQ(resp.result_case(), v1::RerankResponse::kPayload) << resp.error().message();
+  client::PendingRerank pending;
+  pending.layout = *rerank::make_layout(params, rerank::Kernel::kPacked, kDim, ids_.size());
+  const auto scores = *session.decode_response(pending, resp);
+  for (std::size_t c2 = 0; c2 < ids_.size(); ++c2) {
+    double want = 0;
+    for (std::size_t j = 0; j < kDim; ++j) want += z[j] * big.row(ids_[c2])[j];
+    EXPECT_NEAR(scores[c2], want, 1e-4 * big_store.max_row_norm()) << c2;
+  }
 }
 
 }  // namespace

@@ -17,7 +17,9 @@ using namespace testing_packed;
 
 // The noise a client could read at the score coefficients: phase - <round(2^24 z), round(2^18 x)>.
 double score_noise_l2_log2(Kit& kit, const KernelLayout& layout, const ckks::Ciphertext& out,
-                           const std::vector<double>& z, const std::vector<float>& rows) {
+                           const std::vector<double>& z, const std::vector<float>& rows,
+                           double row_norm_bound) {
+  const double row_scale = std::ldexp(1.0, *packed_row_log_scale(kit.params, row_norm_bound));
   const ckks::Decryptor dec(kit.params);
   auto pt = *dec.decrypt(kit.sk, out);
   Poly phase(pt.poly().row(0), pt.poly().row(0) + kit.params.n());
@@ -28,7 +30,7 @@ double score_noise_l2_log2(Kit& kit, const KernelLayout& layout, const ckks::Cip
     __int128 m = 0;
     for (std::size_t a = 0; a < layout.dim(); ++a) {
       m += static_cast<__int128>(std::llround(16777216.0 * z[a])) *
-           std::llround(262144.0 * rows[c * layout.dim() + a]);
+           std::llround(row_scale * rows[c * layout.dim() + a]);
     }
     const auto e = static_cast<double>(centred(phase[layout.slot_map()[c].slot], q) -
                                        static_cast<std::int64_t>(m));
@@ -50,8 +52,10 @@ TEST(PackedFlooding, KernelNoiseStaysUnderTheModelBound) {
     const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
     const auto ct = *encrypt_packed_query(layout, kit.params, kit.sk, z, kit.prng);
     const auto result = *evaluate_packed_kernel(layout, kit.evaluator, keys, ct, rows, 2);
-    const double measured = score_noise_l2_log2(kit, layout, result.outputs[0], z, rows);
-    const double bound = *packed_kernel_noise_l2_log2(layout, 1.0);
+    const double measured =
+        score_noise_l2_log2(kit, layout, result.outputs[0], z, rows, kPackedDefaultRowNormBound);
+    const double bound =
+        *packed_kernel_noise_l2_log2(layout, kit.params, kPackedDefaultRowNormBound);
     EXPECT_LT(measured, bound) << "K = " << k;
     EXPECT_GT(measured, bound - 6) << "K = " << k << ": the model is too loose to price flooding";
   }
@@ -70,7 +74,7 @@ TEST(PackedFlooding, FloodedResponsesDecryptWithinThePredictedPrecision) {
   const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
   const auto pk = *kit.keygen.create_public_key(kit.sk, kit.prng);
   const auto ct = *encrypt_packed_query(layout, kit.params, kit.sk, z, kit.prng);
-  const auto result = *evaluate_packed_kernel(layout, kit.evaluator, keys, ct, rows);
+  const auto result = *evaluate_packed_kernel(layout, kit.evaluator, keys, ct, rows, 1, 1.0);
   const auto plan = *plan_packed_flooding(kit.params, layout, 4, 1.0, 1.0);
   EXPECT_GT(plan.precision_bits, 8.0);
   const auto flooded = *ckks::rerandomize(kit.params, result.outputs[0], pk, plan, kit.prng);

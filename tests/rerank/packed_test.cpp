@@ -68,14 +68,17 @@ TEST(PackedKernel, LeafPlaintextMatchesTheDefinition) {
     }
   }();
   ASSERT_EQ(kit.q().mul(b_inv, 16), 1u);
+  const int rho = *packed_row_log_scale(kit.params, kPackedDefaultRowNormBound);
+  EXPECT_EQ(rho, static_cast<int>(std::floor(std::log2(static_cast<double>(kit.q().value())))) - 2 -
+                     24 - 1);
   for (std::size_t leaf = 0; leaf < 3; ++leaf) {
-    auto pt = *packed_leaf_plaintext(layout, kit.params, rows, 0, leaf);
+    auto pt = *packed_leaf_plaintext(layout, kit.params, rows, 0, leaf, rho);
     Poly got(pt.poly().row(0), pt.poly().row(0) + 64);
     kit.params.ntt(0).inverse(got.data());
     Poly want(64, 0);
     for (std::size_t row = 0; row < 4 && leaf * 4 + row < k; ++row) {
       for (std::size_t a = 0; a < d; ++a) {
-        const double v = std::round(262144.0 * rows[(leaf * 4 + row) * d + a]);
+        const double v = std::round(std::ldexp(rows[(leaf * 4 + row) * d + a], rho));
         want[16 * row + a] = kit.q().mul(kit.q().from_signed(static_cast<std::int64_t>(v)), b_inv);
       }
     }
@@ -123,7 +126,8 @@ TEST(PackedKernel, HomomorphicTreeIsTheReferenceUpToKeySwitchNoise) {
   const ckks::Decryptor dec(kit.params);
   std::vector<Poly> leaf_phases(8, Poly(64, 0));  // by tree index brv_3(i)
   for (std::size_t i = 0; i < 5; ++i) {
-    const auto pt = *packed_leaf_plaintext(layout, kit.params, rows, 0, i);
+    const int rho = *packed_row_log_scale(kit.params, kPackedDefaultRowNormBound);
+    const auto pt = *packed_leaf_plaintext(layout, kit.params, rows, 0, i, rho);
     const auto prod = *kit.evaluator.multiply_plain(ct, pt);
     auto phase = *dec.decrypt(kit.sk, prod);
     Poly p(phase.poly().row(0), phase.poly().row(0) + 64);
@@ -192,7 +196,7 @@ TEST(PackedKernel, ScoresWithinErrorAtTheSecurePreset) {
       row[d - 1] = 1.0;
     } else if (c == 3) {  // norm at the kernel's bound
       row = query;
-      for (auto& v : row) v *= kPackedMaxRowNorm * 0.999;
+      for (auto& v : row) v *= kPackedDefaultRowNormBound * 0.999;
     } else {
       row = unit_vector(d, prng);
     }

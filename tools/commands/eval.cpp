@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "ckks/param_sets.h"
 #include "commands/command.h"
 #include "eval/ladder.h"
 #include "eval/sweep.h"
@@ -140,6 +141,10 @@ Command add_eval_command(CLI::App& parent) {
                   "With --access-private and no --index: plaintext modulus bits log p (default "
                   "14; answers take log p + 1 bits)")
       ->check(CLI::Range(8u, 20u));
+  cmd->add_option("--preset", a->encrypted_options.preset,
+                  "With --encrypted: the provider's CKKS preset, which picks the rerank kernel "
+                  "(rerank-n8192: fast, packed-n4096: packed; default: the provider's)")
+      ->check(CLI::IsMember(ckks::preset_names()));
   cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
                   "With --encrypted: write one JSON line per query to this file");
   return {cmd, [a] { return run(*a); }};

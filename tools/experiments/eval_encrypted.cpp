@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "ckks/param_sets.h"
 #include "eval/metrics.h"
 #include "eval/statistics.h"
 #include "experiments/encrypted_queries.h"
@@ -15,6 +16,7 @@
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest.h"
 #include "index/build.h"
+#include "rerank/layout.h"
 
 namespace privsearch::tools {
 
@@ -31,9 +33,13 @@ Result<EncryptedEvalResult> run_encrypted_eval(
   const auto& manifest = built.manifest;
   say("starting the provider process (TLS, loopback)");
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto provider,
-      SpawnedProvider::start({index_dir, o.work_dir, {"--no-pir", "--max-candidates", maxk}}));
+  std::vector<std::string> args{"--no-pir", "--max-candidates", maxk};
+  if (!o.preset.empty()) {
+    args.push_back("--preset");
+    args.push_back(o.preset);
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
+                              SpawnedProvider::start({index_dir, o.work_dir, args}));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto store, index::ExactStore::open(index_dir / manifest.find("exact_store")->file));
@@ -71,6 +77,10 @@ Result<EncryptedEvalResult> run_encrypted_eval(
   r.queries = totals.judged_queries;
   r.k = o.k;
   r.artifact_version = manifest.version_id;
+  r.preset = o.preset.empty() ? std::string(ckks::kRerankPresetName) : o.preset;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, ckks::preset_literal(r.preset));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto served, ckks::Params::create(lit));
+  r.kernel = std::string(rerank::kernel_name(rerank::kernel_for_params(served)));
   r.ndcg10_ckks = eval::describe(totals.ndcg_encrypted).mean;
   r.ndcg10_plaintext_rerank = eval::describe(totals.ndcg_plaintext).mean;
   r.diff_mean = diff.mean;
@@ -94,6 +104,8 @@ nlohmann::json EncryptedEvalResult::to_json() const {
   j["k"] = k;
   j["transport"] = "provider process, gRPC over TLS 1.3 on 127.0.0.1";
   j["artifact_version"] = artifact_version;
+  j["preset"] = preset;
+  j["kernel"] = kernel;
   j["ndcg@10_ckks"] = ndcg10_ckks;
   j["ndcg@10_plaintext_rerank"] = ndcg10_plaintext_rerank;
   j["ckks_minus_plain_ndcg10"] = {

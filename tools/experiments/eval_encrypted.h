@@ -30,11 +30,13 @@ struct EncryptedEvalOptions {
   double margin = 0.002;
   std::filesystem::path work_dir = "build/eval-encrypted";
   std::filesystem::path per_query_jsonl;  // empty: none
+  std::string preset;                     // the provider's --preset (empty: its default)
 };
 
 struct EncryptedEvalResult {
   std::size_t queries = 0, k = 0;
   std::string artifact_version;
+  std::string preset, kernel;  // what the provider served (ServerInfo)
   double ndcg10_ckks = 0, ndcg10_plaintext_rerank = 0;
   // Paired bootstrap of nDCG@10(CKKS) - nDCG@10(plaintext rerank).
   double diff_mean = 0, diff_low = 0, diff_high = 0;

@@ -287,6 +287,14 @@ Result<CkksBenchResult> run_ckks_bench(const CkksBenchOptions& options) {
   for (const auto& name : names) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto lit, preset_literal(name));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto params, Params::create(lit));
+    // The suite times rescaling and slot rotations: one data prime has neither.
+    if (params.max_level() == 0) {
+      if (options.presets.empty()) continue;
+      return failed_precondition_error(fmt::format(
+          "bench ckks times rescaling and needs two data primes; {} is the packed rerank "
+          "kernel's preset (one prime): see `privsearch bench rerank --kernel packed`",
+          name));
+    }
     PRIVSEARCH_ASSIGN_OR_RETURN(out.presets[name], bench_preset(params, options));
   }
   return out;
