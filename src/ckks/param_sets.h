@@ -36,6 +36,8 @@ inline constexpr std::string_view kPaperPresetName = "paper-n8192";
 inline constexpr std::string_view kIfmaPresetName = "ifma-n8192";
 inline constexpr std::string_view kRerankPresetName = "rerank-n8192";
 inline constexpr std::string_view kPackedPresetName = "packed-n4096";
+// What a provider serves unless told otherwise (privsearch-provider --preset).
+inline constexpr std::string_view kDefaultServicePreset = kPackedPresetName;
 
 ParamsLiteral paper_n8192_literal();
 ParamsLiteral ifma_n8192_literal();

@@ -79,7 +79,7 @@ class BudgetAttackTest : public ::testing::Test {
   // One key epoch of K-candidate requests sent by `threads` threads until the provider
   // refuses; the exact scores the epoch yielded.
   std::uint64_t drain_key_epoch(std::size_t k, int threads) {
-    const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+    const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
     auto session = *client::RerankSession::create(params, 16, Prng::create());
     auto cl = connect();
     const auto up = *cl->upload_keys(*session.make_key_upload(k, false));
@@ -135,7 +135,7 @@ TEST_F(BudgetAttackTest, LargeRequestsBuyNoMoreScoresThanSmallOnes) {
   EXPECT_EQ(big, budget / k_max * k_max);  // every request that fits was served, no more
   // K = 1 against the same budget: each request spends exactly one unit, so the epoch's total
   // is the same `budget` scores (the remaining count after n requests is budget - n).
-  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
   auto session = *client::RerankSession::create(params, 16, Prng::create());
   const auto up = *cl->upload_keys(*session.make_key_upload(1, false));
   ASSERT_FALSE(up.has_error());

@@ -102,7 +102,7 @@ TEST_F(ClusterTest, AnonymousSourcesBehindTheBalancerAreLimitedApart) {
   // nor is a gRPC client on 127.0.0.1: its key upload is served.
   auto cl = client::ProviderClient::connect(co);
   ASSERT_TRUE(cl.ok()) << cl.status().to_string();
-  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
   auto session = *client::RerankSession::create(params, 16, testing::test_prng(99));
   const auto up = (*cl)->upload_keys(*session.make_key_upload(4, false));
   ASSERT_TRUE(up.ok()) << up.status().to_string();
@@ -134,7 +134,7 @@ TEST_F(ClusterTest, NoSearchFailsWhenAReplicaIsKilledMidBurstAndRestarted) {
   const auto first = fetcher->fetch(7);
   ASSERT_TRUE(first.ok()) << first.status().to_string();
 
-  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
   constexpr int kClients = 8, kSearches = 50;
   std::atomic<int> done{0}, failed{0};
   std::vector<std::string> failures(kClients);

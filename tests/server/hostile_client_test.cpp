@@ -111,7 +111,7 @@ TEST_F(HostileClientTest, ManyKeySetsStayWithinTheKeyCacheBytes) {
   ASSERT_TRUE(legit_search(*provider).ok());
   const std::uint64_t baseline = tools::process_rss_bytes(provider->pid());
   auto cl = *client::ProviderClient::connect(provider->connect_options());
-  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
   std::uint64_t peak = baseline;
   int accepted = 0;
   for (int i = 0; i < 24; ++i) {  // 24 x K = 100 sets: ~550 MB if all were kept

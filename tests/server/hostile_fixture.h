@@ -75,8 +75,9 @@ class HostileClientTest : public ::testing::Test {
   Result<LegitClient> legit_client(const tools::SpawnedProvider& p) {
     LegitClient out;
     PRIVSEARCH_ASSIGN_OR_RETURN(out.cl, client::ProviderClient::connect(p.connect_options()));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto params,
-                                ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
+    PRIVSEARCH_ASSIGN_OR_RETURN(
+        const auto params,
+        ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset)));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto session,
                                 client::RerankSession::create(params, 16, Prng::create()));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto up_req, session.make_key_upload(4, false));
@@ -101,7 +102,7 @@ class HostileClientTest : public ::testing::Test {
                                const std::vector<std::uint64_t>& ids,
                                const index::ExactStore& original) {
     auto cl = *client::ProviderClient::connect(p.connect_options());
-    const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+    const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
     auto session = *client::RerankSession::create(params, 16, Prng::create());
     const auto up = *cl->upload_keys(*session.make_key_upload(ids.size(), false));
     session.set_key_id(ids.size(), up.key_id());

@@ -160,7 +160,7 @@ TEST_F(ProviderIdentityTest, ReplicasShareOneBudgetInRedisAndFailClosedWithoutIt
   ASSERT_TRUE(a && b);
   auto ca = connect(*a, token), cb = connect(*b, token);
   EXPECT_EQ((*ca->server_info()).budget_store(), url);
-  const auto params = *ckks::Params::create(*ckks::preset_literal("rerank-n8192"));
+  const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
   auto session = *client::RerankSession::create(params, 16, testing::test_prng(9092));
   EXPECT_EQ(rerank_once(*ca, session), v1::ERROR_CODE_UNSPECIFIED);
   EXPECT_EQ(rerank_once(*cb, session), v1::ERROR_CODE_UNSPECIFIED);

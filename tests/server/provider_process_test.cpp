@@ -1,7 +1,7 @@
 // The provider as its own process: build a tiny index, start privsearch-provider with a
 // self-signed certificate on 127.0.0.1 (port 0), pin its fingerprint, upload keys, rerank under
-// the real rerank-n8192 parameters, compare with the plaintext scores of the exact store, then
-// stop it with SIGTERM and expect a clean exit.
+// the default preset's parameters (ckks::kDefaultServicePreset), compare with the plaintext
+// scores of the exact store, then stop it with SIGTERM and expect a clean exit.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "ckks/param_sets.h"
 #include "provider/provider_process.h"
 #include "rerank/layout.h"
 
@@ -31,7 +32,12 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
       ->check(CLI::ExistingDirectory);
   app.add_option("--listen", s.listen,
                  "Address to listen on (default 127.0.0.1:50051; port 0 picks one)");
-  app.add_option("--preset", s.preset, "CKKS parameter preset (default rerank-n8192)");
+  app.add_option("--preset", s.preset,
+                 "CKKS parameter preset, which picks the rerank kernel: packed-n4096 (default; "
+                 "the packed kernel: 23 KB queries, 15 KB responses, 482 KB keys per epoch) or "
+                 "rerank-n8192 (the fast slot kernel: 101 / 66 / 3,669 KB); paper-n8192, "
+                 "ifma-n8192 for the paper's kernels")
+      ->check(CLI::IsMember(privsearch::ckks::preset_names()));
   auto* cert =
       app.add_option("--cert", s.cert_file, "PEM certificate (chain)")->check(CLI::ExistingFile);
   auto* key = app.add_option("--key", s.key_file, "PEM private key of the certificate")
@@ -133,8 +139,8 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--flood-bits", s.flood_bits,
                  "Re-randomize every rerank response by noise flooding at this statistical "
                  "security (bits; default 0 = off). Costs about bits + 7 of the response "
-                 "precision; refused with the largest affordable value when the preset cannot "
-                 "afford it (docs/SECURITY.md, circuit privacy)")
+                 "precision (packed-n4096: bits + 4); refused with the largest affordable value "
+                 "when the preset cannot afford it (docs/SECURITY.md, circuit privacy)")
       ->check(CLI::Range(0, 128));
 }
 

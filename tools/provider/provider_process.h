@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "ckks/param_sets.h"
 #include "index/artifacts/exact_rows.h"
 #include "index/artifacts/manifest.h"
 #include "index/artifacts/payload_store.h"
@@ -31,7 +32,7 @@ namespace privsearch::provider {
 struct ProviderSettings {
   std::filesystem::path index_dir, cert_file, key_file, port_file, fingerprint_file;
   std::string listen = "127.0.0.1:50051";
-  std::string preset = "rerank-n8192";
+  std::string preset = std::string(ckks::kDefaultServicePreset);
   bool self_signed = false, insecure_loopback = false, quiet = false;
   unsigned threads = 0;
   unsigned kernel_threads = 2;  // ProviderConfig::kernel_threads (capped at the cores)
