@@ -225,9 +225,9 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
     return rerank_error(std::move(*e));
   }
   const auto& layout = accepted.layout;
-  auto result = rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois,
-                                        accepted.query, rows, config_.kernel_threads,
-                                        config_.score_bound);
+  auto result =
+      rerank::evaluate_kernel(layout, encoder_, evaluator_, uploaded.galois, accepted.query, rows,
+                              config_.kernel_threads, config_.score_bound);
   if (!result.ok()) {
     return rerank_error(
         result.status().code() == StatusCode::kNotFound ? v1::MISSING_ROTATION_KEY : v1::INTERNAL,
