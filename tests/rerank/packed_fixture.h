@@ -118,14 +118,7 @@ struct Kit {
 };
 
 inline std::vector<double> unit_vector(std::size_t d, Prng& prng) {
-  std::vector<double> v(d);
-  double norm = 0;
-  for (auto& x : v) {
-    x = testing::uniform_pm1(prng);
-    norm += x * x;
-  }
-  for (auto& x : v) x /= std::sqrt(norm);
-  return v;
+  return ::privsearch::testing::random_unit_vector(prng, d);
 }
 
 struct Scored {

@@ -36,6 +36,15 @@ inline std::vector<double> random_values(Prng& p, std::size_t count) {
   return v;
 }
 
+// A random unit vector of dimension d (uniform coordinates in [-1, 1), normalized).
+inline std::vector<double> random_unit_vector(Prng& p, std::size_t d) {
+  auto v = random_values(p, d);
+  double norm = 0;
+  for (const double x : v) norm += x * x;
+  for (auto& x : v) x /= std::sqrt(norm);
+  return v;
+}
+
 // log2(1 / max |a_i - b_i|): bits of precision.
 inline double precision_bits(std::span<const double> a, std::span<const double> b) {
   double m = 0;
