@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "ckks/param_sets.h"
 #include "core/bytes.h"
 #include "protocol/provider_core.h"
 #include "protocol/provider_fixture.h"
@@ -24,6 +25,10 @@ std::size_t mutation_count(std::size_t fallback) {
 
 class MutationTest : public ProviderCoreTest {
  protected:
+  MutationTest() = default;
+  explicit MutationTest(const ckks::Params& p) : ProviderCoreTest(p) {}
+  void run_mutations();
+
   // One mutation of `bytes`: flip 1-8 bits, truncate, extend, overwrite a run, or splice.
   std::string mutate(std::string bytes) {
     if (bytes.empty()) return std::string(1, static_cast<char>(prng.next_u64()));
@@ -68,7 +73,24 @@ class MutationTest : public ProviderCoreTest {
   std::map<int, std::size_t> codes;
 };
 
-TEST_F(MutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) {
+// The same under the packed kernel's preset (at n = 64): its query is one level-0 ciphertext at
+// the coefficient scale, its keys ten automorphisms.
+class PackedMutationTest : public MutationTest {
+ protected:
+  PackedMutationTest() : MutationTest(small_packed()) {}
+  static ckks::Params small_packed() {
+    auto l = ckks::packed_n4096_literal();
+    l.name = "insecure-test-packed-n64";
+    l.n = 64;
+    l.insecure_for_tests = true;
+    return *ckks::Params::create(l);
+  }
+};
+
+TEST_F(MutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) { run_mutations(); }
+TEST_F(PackedMutationTest, EveryMutatedRequestGetsAPayloadOrATypedRefusal) { run_mutations(); }
+
+void MutationTest::run_mutations() {
   ProviderLimits limits;
   limits.key_uploads = {0, 1};
   limits.scores_per_key_id = std::uint64_t{1} << 40;
