@@ -25,6 +25,7 @@
 #include "rerank/kernels.h"
 #include "rerank/messages.h"
 #include "rerank/packed.h"
+#include "rerank/packed_response.h"
 
 namespace privsearch::protocol {
 namespace {
@@ -60,6 +61,28 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(ProviderConfig config
                 std::move(state));
 }
 
+namespace {
+// The packed kernel's row scale and response widths follow from the score bound
+// (rerank/packed.h, packed_response.h): refuse at start-up a bound below the store's rows, one
+// that leaves no row scale, or a response precision the widths cannot reach, rather than on
+// every request after its budget was charged.
+Status check_packed_config(const ProviderConfig& config, double max_row_norm) {
+  if (config.score_bound < max_row_norm) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("provider: score bound {} below the store's largest row norm {}",
+                              config.score_bound, max_row_norm));
+  }
+  const auto rho = rerank::packed_row_log_scale(config.params, config.score_bound);
+  if (!rho.ok()) return Status(rho.status().code(), "provider: " + rho.status().message());
+  const double scale = std::ldexp(1.0, config.params.log_scale() + *rho);
+  const auto bits = rerank::choose_packed_bits(
+      config.params, scale, {config.score_bound, config.response_precision_bits});
+  if (!bits.ok()) return Status(bits.status().code(), "provider: " + bits.status().message());
+  return Status();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ProviderCore>> ProviderCore::create(
     ProviderConfig config, std::shared_ptr<const index::ExactRows> store,
     std::shared_ptr<ProviderState> state) {
@@ -75,15 +98,7 @@ Result<std::unique_ptr<ProviderCore>> ProviderCore::create(
   }
   if (config.score_bound <= 0) config.score_bound = std::max(1e-3, store->max_row_norm());
   if (rerank::kernel_for_params(config.params) == rerank::Kernel::kPacked) {
-    // The packed kernel's row scale follows from the bound (rerank/packed.h); refuse here a
-    // bound below the store's rows or one that leaves no scale, not on the first request.
-    if (config.score_bound < store->max_row_norm()) {
-      return Status(StatusCode::kInvalidArgument,
-                    fmt::format("provider: score bound {} below the store's largest row norm {}",
-                                config.score_bound, store->max_row_norm()));
-    }
-    const auto rho = rerank::packed_row_log_scale(config.params, config.score_bound);
-    if (!rho.ok()) return Status(rho.status().code(), "provider: " + rho.status().message());
+    PRIVSEARCH_RETURN_IF_ERROR(check_packed_config(config, store->max_row_norm()));
   }
   if (config.flood_security_bits != 0) {
     const auto kernel = rerank::kernel_for_params(config.params);

@@ -33,7 +33,10 @@ Result<double> packed_kernel_noise_l2_log2(const KernelLayout& layout, const ckk
     return failed_precondition_error("packed_kernel_noise_l2_log2 needs a packed layout");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const int rho, packed_row_log_scale(params, max_row_norm));
-  const double per_score = 6.0 * 3.24 * std::ldexp(max_row_norm, rho) + 8192.0;
+  const double rows = std::ldexp(max_row_norm, rho);         // 2^rho ||x||
+  const double query = std::ldexp(1.0, params.log_scale());  // 2^24 |z|
+  const double uniform_sd = 1.0 / std::sqrt(12.0);           // rounding to integers
+  const double per_score = 6.0 * (3.24 * rows + uniform_sd * query + uniform_sd * rows) + 8192.0;
   const double scores = static_cast<double>(std::min(layout.k(), layout.capacity()));
   return std::log2(per_score * std::sqrt(scores));
 }
@@ -60,7 +63,7 @@ Result<ckks::FloodingPlan> plan_packed_flooding(const ckks::Params& params,
     return out_of_range_error(fmt::format(
         "flooding at lambda = {} does not fit the packed kernel's modulus next to the scores; "
         "the largest that fits is {}",
-        security_bits, std::max(0, static_cast<int>(std::floor(fit)))));
+        security_bits, std::isfinite(fit) ? std::max(0, static_cast<int>(std::floor(fit))) : 0));
   }
   ckks::FloodingPlan plan;
   plan.security_bits = security_bits;

@@ -21,12 +21,15 @@
 namespace privsearch::rerank {
 
 // Packed kernel (rerank/packed.h): the client reads only the K score coefficients of c0 (the
-// others are not sent), so the bound is over those: per score coefficient, the query's CBD
-// noise times the integer row, 6 x 3.24 x 2^rho x ||x|| (rho of packed.h for the row-norm
-// bound; the rounding of the query and rows is part of the integer message
-// <round(2^24 z), round(2^rho x)>), plus the packing's key-switching
-// noise, at most 2^13 (32 switchings of ~19 units, doubled by each later level's 1 + sigma);
-// B_2 = sqrt(K per output) times their sum. tests/rerank/flooding_test.cpp measures it.
+// others are not sent), so the bound is over those. Per score coefficient, against the real
+// score 2^(24 + rho) <z, x> (so that two databases with the same scores are compared, not their
+// rounded rows), 6 deviations of each of: the query's CBD noise times the integer row,
+// 3.24 x 2^rho x ||x||; the rows' rounding times the query, 0.29 x 2^24 (|z| = 1); the query's
+// rounding times the row, 0.29 x 2^rho x ||x|| (rounding errors modelled as independent uniform,
+// as for the fast kernel's rescales); plus the packing's key switchings, at most 2^13 (32 of ~19
+// units, doubled by each later level's 1 + sigma). B_2 = sqrt(K per output) times their sum. With
+// W > 1 outputs (K above n) each is flooded on its own: the distance per response is W 2^-lambda.
+// tests/rerank/packed_flooding_test.cpp measures it.
 Result<double> packed_kernel_noise_l2_log2(const KernelLayout& layout, const ckks::Params& params,
                                            double max_row_norm);
 

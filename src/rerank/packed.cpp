@@ -62,9 +62,9 @@ Status check_packed_inputs(const KernelLayout& layout, const ckks::Params& param
       sq += v * v;
     }
     if (!(std::sqrt(sq) <= row_norm_bound * tolerance)) {
-      return invalid_argument_error(
-          fmt::format("row of candidate {} has norm {:.3f}, above the row-norm bound {}", c,
-                      std::sqrt(sq), row_norm_bound));
+      // No index or norm in the message: it can reach a client.
+      return invalid_argument_error(fmt::format(
+          "a candidate row is not finite or above the row-norm bound {}", row_norm_bound));
     }
   }
   return Status();

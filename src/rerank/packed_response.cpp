@@ -108,6 +108,18 @@ Result<PackedCiphertext> compact_packed(const ckks::Params& params, const ckks::
   return out;
 }
 
+Status check_packed_scale(const ckks::Params& params, int log_modulus, double scale) {
+  const double q_log2 = std::log2(static_cast<double>(params.q_moduli()[0].value()));
+  const double rho = std::log2(scale) + q_log2 - log_modulus - params.log_scale();
+  if (!std::isfinite(rho) || std::abs(rho - std::round(rho)) > 1e-6 || std::round(rho) < 1 ||
+      std::round(rho) > 40) {
+    return data_loss_error(fmt::format(
+        "packed ciphertext scale {} is not 2^(delta + rho) 2^k / q for a row scale rho in [1, 40]",
+        scale));
+  }
+  return Status();
+}
+
 std::vector<std::uint8_t> serialize_packed(const PackedCiphertext& ct) {
   ByteWriter w;
   w.put_bytes(kMagic);
@@ -153,7 +165,7 @@ Result<PackedCiphertext> deserialize_packed(const ckks::Params& params,
   ct.c0_bits = b0;
   ct.c1_bits = b1;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_f64(ct.scale));
-  if (!(ct.scale > 0)) return data_loss_error("packed ciphertext scale is not positive");
+  PRIVSEARCH_RETURN_IF_ERROR(check_packed_scale(params, ct.log_modulus(), ct.scale));
   std::uint32_t count = 0, n = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(n));

@@ -18,7 +18,8 @@
 // computes it modulo q with two NTTs.
 // Format: magic "PSPK" | u16 version 1 | params id (32) | u8 b0 | u8 b1 | f64 scale |
 // u32 count | u32 n | count values of b0 bits | n values of b1 bits; exact length, values below
-// their moduli, count and n checked against the caller's expectation before allocating.
+// their moduli, count and n checked against the caller's expectation before allocating, the
+// scale of the shape check_packed_scale describes.
 // Thread safety: pure functions. Constant time: public data only (the provider's ciphertext).
 #pragma once
 
@@ -66,6 +67,11 @@ double predicted_packed_precision_bits(const ckks::Params& params, const PackedB
 Result<PackedCiphertext> compact_packed(const ckks::Params& params, const ckks::Ciphertext& ct,
                                         std::span<const std::size_t> positions,
                                         const ckks::CompactOptions& options);
+
+// A packed response's scale is 2^(delta_bits + rho) 2^k / q with rho an integer row scale in
+// [1, 40] (rerank/packed.h): anything else (a tiny or subnormal scale would turn every score into
+// an infinity) is kDataLoss.
+Status check_packed_scale(const ckks::Params& params, int log_modulus, double scale);
 
 std::vector<std::uint8_t> serialize_packed(const PackedCiphertext& ct);
 // `expected_count`: the number of score coefficients the client's layout puts in this output.

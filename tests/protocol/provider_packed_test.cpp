@@ -1,8 +1,8 @@
 // The provider core under the packed kernel's preset (rerank/packed.h, at n = 64 for speed): a
 // session's round trip equals the plaintext scores with and without flooding, and what a packed
 // provider must refuse gets its named error — a slot-kernel client (other params id), a packed
-// query that claims the fast kernel, a truncated query, rows above the kernel's norm, a lambda
-// the preset cannot afford.
+// query that claims the fast kernel, a truncated query, a store or score bound that leaves no row
+// scale, a response precision the widths cannot reach, a lambda the preset cannot afford.
 #include <gtest/gtest.h>
 
 #include "ckks/param_sets.h"
@@ -79,6 +79,11 @@ TEST_F(PackedProviderTest, RefusesStoresAndFloodingItCannotServe) {
   const auto wide_store = *index::ExactStore::open(dir / "wide.bin");
   const auto bad = ProviderCore::create(ProviderConfig(params), &wide_store, nullptr);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  // A response precision the packed widths cannot reach: refused at start-up, not per request.
+  ProviderConfig precise(params);
+  precise.response_precision_bits = 40;
+  EXPECT_EQ(ProviderCore::create(std::move(precise), store.get(), nullptr).status().code(),
+            StatusCode::kOutOfRange);
   // An operator's score bound below the store's rows would let scores wrap: refused.
   ProviderConfig low(params);
   low.score_bound = store->max_row_norm() / 2;

@@ -15,7 +15,7 @@ namespace {
 
 using namespace testing_packed;
 
-// The noise a client could read at the score coefficients: phase - <round(2^24 z), round(2^18 x)>.
+// The noise a client could read at the score coefficients: phase - 2^(24 + rho) <z, x>.
 double score_noise_l2_log2(Kit& kit, const KernelLayout& layout, const ckks::Ciphertext& out,
                            const std::vector<double>& z, const std::vector<float>& rows,
                            double row_norm_bound) {
@@ -25,15 +25,14 @@ double score_noise_l2_log2(Kit& kit, const KernelLayout& layout, const ckks::Cip
   Poly phase(pt.poly().row(0), pt.poly().row(0) + kit.params.n());
   kit.params.ntt(0).inverse(phase.data());
   const std::uint64_t q = kit.q().value();
+  // Against the real score at the output scale: the rounding of rows and query is noise too.
+  const double scale = std::ldexp(row_scale, kit.params.log_scale());
   double sq = 0;
   for (std::size_t c = 0; c < layout.k(); ++c) {
-    __int128 m = 0;
-    for (std::size_t a = 0; a < layout.dim(); ++a) {
-      m += static_cast<__int128>(std::llround(16777216.0 * z[a])) *
-           std::llround(row_scale * rows[c * layout.dim() + a]);
-    }
-    const auto e = static_cast<double>(centred(phase[layout.slot_map()[c].slot], q) -
-                                       static_cast<std::int64_t>(m));
+    double dot = 0;
+    for (std::size_t a = 0; a < layout.dim(); ++a) dot += z[a] * rows[c * layout.dim() + a];
+    const double e =
+        static_cast<double>(centred(phase[layout.slot_map()[c].slot], q)) - scale * dot;
     sq += e * e;
   }
   return 0.5 * std::log2(sq);

@@ -212,8 +212,16 @@ TEST(PackedKernel, EdgeShapes) {
   Kit kit(*ckks::Params::create(small_packed_literal(64)));
   Prng prng = testing::test_prng(12);
   // (d', K): one coefficient, one candidate, exactly one leaf, a full output, two outputs.
-  for (const auto& [d, k] : std::vector<std::pair<std::size_t, std::size_t>>{
-           {1, 1}, {1, 64}, {16, 4}, {32, 1}, {17, 2}, {12, 64}, {12, 65}, {5, 200}}) {
+  for (const auto& [d, k] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 1},
+                                                                             {1, 64},
+                                                                             {16, 4},
+                                                                             {32, 1},
+                                                                             {17, 2},
+                                                                             {12, 64},
+                                                                             {12, 65},
+                                                                             {5, 200},
+                                                                             {32, 64},
+                                                                             {32, 128}}) {
     const auto query = unit_vector(d, prng);
     std::vector<float> rows;
     for (std::size_t c = 0; c < k; ++c) {
@@ -223,6 +231,25 @@ TEST(PackedKernel, EdgeShapes) {
     // n = 64: less rounding noise than at n = 4096, the same bound applies.
     EXPECT_LT(max_error(s), std::exp2(-16)) << "d' = " << d << ", K = " << k;
   }
+}
+
+TEST(PackedKernel, OutputDoesNotDependOnTheThreadCount) {
+  Kit kit(*ckks::Params::create(ckks::packed_n4096_literal()));
+  Prng prng = testing::test_prng(16);
+  const std::size_t d = 672, k = 100;
+  std::vector<float> rows;
+  for (std::size_t c = 0; c < k; ++c) {
+    for (const double v : unit_vector(d, prng)) rows.push_back(static_cast<float>(v));
+  }
+  const auto layout = *make_layout(kit.params, Kernel::kPacked, d, k);
+  const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
+  const auto ct = *encrypt_packed_query(layout, kit.params, kit.sk, unit_vector(d, prng), kit.prng);
+  const auto one = *evaluate_packed_kernel(layout, kit.evaluator, keys, ct, rows, 1);
+  const auto two = *evaluate_packed_kernel(layout, kit.evaluator, keys, ct, rows, 2);
+  ASSERT_EQ(one.outputs.size(), 1u);
+  EXPECT_EQ(one.outputs[0].c0(), two.outputs[0].c0());
+  EXPECT_EQ(one.outputs[0].c1(), two.outputs[0].c1());
+  EXPECT_EQ(one.key_switches, two.key_switches);
 }
 
 TEST(PackedKernel, RefusesWhatItCannotScore) {
@@ -268,7 +295,8 @@ TEST(PackedResponse, DecoderRejectsMalformedBytes) {
   ct.params_id = params.id();
   ct.c0_bits = 20;
   ct.c1_bits = 17;
-  ct.scale = 1024.0;
+  // 2^(24 + rho) 2^k / q with rho = 17, k = 20 (the decoder checks this shape).
+  ct.scale = std::ldexp(1.0, 24 + 17 + 20) / static_cast<double>(params.q_moduli()[0].value());
   ct.c0 = {1, 2, 3};
   ct.c1.assign(64, 5);
   const auto bytes = serialize_packed(ct);
@@ -286,6 +314,23 @@ TEST(PackedResponse, DecoderRejectsMalformedBytes) {
   auto width = bytes;
   width[4 + 2 + 32 + 1] = 60;  // b1 above the exact-product bound
   EXPECT_EQ(deserialize_packed(params, width, 3).status().code(), StatusCode::kDataLoss);
+  for (const int b0 : {0, 46}) {  // b0 outside [1, bits(q)]
+    auto w0 = bytes;
+    w0[4 + 2 + 32] = static_cast<std::uint8_t>(b0);
+    EXPECT_EQ(deserialize_packed(params, w0, 3).status().code(), StatusCode::kDataLoss);
+  }
+  // Scales that are not 2^(24 + rho) 2^k / q: a subnormal one would make every score infinite.
+  for (const double bad : {1e-320, 1e-300, 3.0, ct.scale * 1.5, ct.scale * 0.5 * 1.0001}) {
+    PackedCiphertext other = ct;
+    other.scale = bad;
+    EXPECT_EQ(deserialize_packed(params, serialize_packed(other), 3).status().code(),
+              StatusCode::kDataLoss)
+        << bad;
+  }
+  PackedCiphertext wrong_n = ct;
+  wrong_n.c1.assign(32, 5);
+  EXPECT_EQ(deserialize_packed(params, serialize_packed(wrong_n), 3).status().code(),
+            StatusCode::kDataLoss);
   const auto other = *ckks::Params::create(ckks::packed_n4096_literal());
   EXPECT_FALSE(deserialize_packed(other, bytes, 3).ok());
 }

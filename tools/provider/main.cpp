@@ -35,8 +35,8 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--preset", s.preset,
                  "CKKS parameter preset, which picks the rerank kernel: packed-n4096 (default; "
                  "the packed kernel: 23 KB queries, 15 KB responses, 482 KB keys per epoch) or "
-                 "rerank-n8192 (the fast slot kernel: 101 / 66 / 3,669 KB); paper-n8192, "
-                 "ifma-n8192 for the paper's kernels")
+                 "rerank-n8192 (the fast slot kernel: 101 / 66 / 3,669 KB); paper-n8192 and "
+                 "ifma-n8192 serve the fast kernel at those parameters")
       ->check(CLI::IsMember(privsearch::ckks::preset_names()));
   auto* cert =
       app.add_option("--cert", s.cert_file, "PEM certificate (chain)")->check(CLI::ExistingFile);
@@ -136,11 +136,12 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
                  "Key uploads per identity (or peer address) per minute (default 30, burst 10; "
                  "0: unlimited)")
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--flood-bits", s.flood_bits,
-                 "Re-randomize every rerank response by noise flooding at this statistical "
-                 "security (bits; default 0 = off). Costs about bits + 7 of the response "
-                 "precision (packed-n4096: bits + 4); refused with the largest affordable value "
-                 "when the preset cannot afford it (docs/SECURITY.md, circuit privacy)")
+  app.add_option(
+         "--flood-bits", s.flood_bits,
+         "Re-randomize every rerank response by noise flooding at this statistical "
+         "security (bits; default 0 = off). Costs about bits + 7 of the response "
+         "precision (packed-n4096: 4 keeps 8 bits); refused with the largest affordable value "
+         "when the preset cannot afford it (docs/SECURITY.md, circuit privacy)")
       ->check(CLI::Range(0, 128));
 }
 

@@ -59,11 +59,18 @@ Result<std::vector<double>> gather(const KernelLayout& layout,
   std::vector<double> scores(layout.k());
   for (std::size_t c = 0; c < layout.k(); ++c) {
     const SlotRef& ref = layout.slot_map()[c];
+    if (ref.ciphertext >= decoded.size() || ref.slot >= decoded[ref.ciphertext].size()) {
+      return invalid_argument_error(fmt::format("candidate {}'s slot is outside the outputs", c));
+    }
     scores[c] = decoded[ref.ciphertext][ref.slot];
   }
   return scores;
 }
 Status check_count(const KernelLayout& layout, std::size_t count) {
+  if (layout.kernel() == Kernel::kPacked) {
+    return invalid_argument_error(
+        "a packed layout's scores are coefficients: decrypt them with decrypt_packed_scores");
+  }
   if (count != layout.outputs()) {
     return invalid_argument_error(
         fmt::format("{} response ciphertexts, the layout has {}", count, layout.outputs()));
