@@ -164,7 +164,8 @@ TEST(PackedResponse, ModulusSwitchMatchesWideIntegerReference) {
   const ckks::Ciphertext ct(params.id(), 0, std::ldexp(1.0, 42), std::move(c0), std::move(c1));
   const std::vector<std::size_t> positions{0, 5, 63};
   const auto packed = *compact_packed(params, ct, positions, {1.0, 14});
-  // Reference: floor((2 x 2^b + q) / (2 q)) mod 2^b with long double checks of the rounding.
+  // Reference: round-half-up written as one floor division, floor((2 x 2^b + q) / (2 q)) mod 2^b,
+  // and the edge values q - 1 (rounds up to 2^b, i.e. 0) and q / 2 below.
   auto reference = [&](std::uint64_t x, int b) {
     const unsigned __int128 num = (static_cast<unsigned __int128>(x) << (b + 1)) + q;
     const auto y = static_cast<std::uint64_t>(num / (2 * static_cast<unsigned __int128>(q)));
