@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "ckks/galois_elements.h"
@@ -74,7 +75,9 @@ struct Tree {
   const KernelLayout& layout;
   const ckks::Evaluator& evaluator;
   const ckks::GaloisKeys& keys;
-  const std::vector<MaybeCt>& leaves;   // 2^l entries by tree index, empty where no leaf is
+  // The leaf product at a tree index (empty where no leaf is), made when the tree reaches it:
+  // the tree holds at most two ciphertexts per level, not all 2^l leaves (64 KB each).
+  std::function<Result<MaybeCt>(std::size_t)> leaf;
   std::vector<ckks::Plaintext> shifts;  // shifts[h] = X^(B / 2^h), h = 1..l
   std::size_t key_switches = 0;
 
@@ -90,7 +93,7 @@ struct Tree {
 
   // Node at level h over leaves i0, i0 + stride, ... (2^h of them).
   Result<MaybeCt> node(std::size_t i0, std::size_t stride, std::size_t h) {
-    if (h == 0) return leaves[i0];
+    if (h == 0) return leaf(i0);
     PRIVSEARCH_ASSIGN_OR_RETURN(MaybeCt even, node(i0, 2 * stride, h - 1));
     PRIVSEARCH_ASSIGN_OR_RETURN(MaybeCt odd, node(i0 + stride, 2 * stride, h - 1));
     return merge(std::move(even), std::move(odd), h);
@@ -188,22 +191,22 @@ Result<PackedResult> evaluate_packed_kernel(const KernelLayout& layout,
     const std::size_t first = w * layout.capacity();
     const std::size_t real =
         std::min(width, (layout.k() - first + layout.blocks() - 1) / layout.blocks());
-    std::vector<MaybeCt> leaves(width);
-    PRIVSEARCH_RETURN_IF_ERROR(run_tasks(threads, real, [&](std::size_t i, std::size_t) -> Status {
+    auto leaf = [&](std::size_t index) -> Result<MaybeCt> {
+      const std::size_t i = tree_index(index, levels);  // the bit reversal is its own inverse
+      if (i >= real) return MaybeCt();
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto pt,
                                   packed_leaf_plaintext(layout, params, rows, w, i, rho));
-      PRIVSEARCH_ASSIGN_OR_RETURN(leaves[tree_index(i, levels)],
-                                  evaluator.multiply_plain(query, pt));
-      return Status();
-    }));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto product, evaluator.multiply_plain(query, pt));
+      return MaybeCt(std::move(product));
+    };
     out.plaintext_products += real;
-    Tree tree{layout, evaluator, keys, leaves, shifts};
+    Tree tree{layout, evaluator, keys, leaf, shifts};
     Result<MaybeCt> root = MaybeCt();
     if (levels == 0 || threads < 2) {
       root = tree.node(0, 1, levels);
     } else {
       // The root's two subtrees are independent: one each on two threads.
-      Tree other{layout, evaluator, keys, leaves, shifts};
+      Tree other{layout, evaluator, keys, leaf, shifts};
       std::vector<MaybeCt> halves(2);
       PRIVSEARCH_RETURN_IF_ERROR(run_tasks(2, 2, [&](std::size_t t, std::size_t) -> Status {
         PRIVSEARCH_ASSIGN_OR_RETURN(halves[t], (t == 0 ? tree : other).node(t, 2, levels - 1));

@@ -30,8 +30,10 @@
 // Errors: those of validate_kernel_inputs (kernels.h), kInvalidArgument for a row of norm above
 // the bound (its score could wrap modulo q) or a bound that leaves no row scale,
 // kFailedPrecondition for other params.
-// Thread safety: stateless; `threads` > 1 builds the leaf products on helper threads (exact
-// modular arithmetic: the output does not depend on the count).
+// Memory: the leaf products are made as the tree reaches them, so a request holds about two
+// ciphertexts per tree level (64 KB each at n = 4096), not all of its leaves.
+// Thread safety: stateless; `threads` > 1 runs the root's two subtrees (leaf products
+// included) on two threads (exact modular arithmetic: the output does not depend on the count).
 #pragma once
 
 #include <cstddef>

@@ -32,6 +32,9 @@ using namespace privsearch::rerank;
 
 // Cosine scores of unit vectors lie in [-1, 1]; 18 bits keep the response under 66,000 bytes.
 constexpr ckks::CompactOptions kResponseCompaction{1.0, 18.0};
+// The rows are unit vectors: the bound a provider would pass for them (its store's largest norm;
+// the packed kernel's row scale follows from it, rerank/packed.h).
+constexpr double kUnitRowNormBound = 1.0;
 
 struct Case {
   Kernel kernel;
@@ -106,7 +109,8 @@ class RerankCaseBench {
                                                        KernelResult& result) const {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto query, ckks::deserialize_ciphertext(params_, request));
     PRIVSEARCH_ASSIGN_OR_RETURN(
-        result, evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_, c_.threads));
+        result, evaluate_kernel(layout_, *encoder_, evaluator_, keys_, query, rows_, c_.threads,
+                                kUnitRowNormBound));
     std::vector<std::vector<std::uint8_t>> response;
     for (std::size_t w = 0; w < result.outputs.size(); ++w) {
       const auto& ct = result.outputs[w];
