@@ -17,7 +17,13 @@ void ByteWriter::put_u32(std::uint32_t v) {
 void ByteWriter::put_u64(std::uint64_t v) {
   for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
-void ByteWriter::put_f64(double v) { put_u64(std::bit_cast<std::uint64_t>(v)); }
+// memcpy rather than std::bit_cast: the same bits, and emscripten 3.1.6's libc++ (the browser
+// client's toolchain) has no bit_cast yet.
+void ByteWriter::put_f64(double v) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  put_u64(bits);
+}
 
 void ByteWriter::put_bytes(std::span<const std::uint8_t> data) {
   bytes_.insert(bytes_.end(), data.begin(), data.end());
@@ -103,7 +109,8 @@ Status ByteReader::get_u64(std::uint64_t& out) {
 Status ByteReader::get_f64(double& out) {
   std::uint64_t bits = 0;
   PRIVSEARCH_RETURN_IF_ERROR(get_u64(bits));
-  const double v = std::bit_cast<double>(bits);
+  double v = 0;
+  std::memcpy(&v, &bits, sizeof v);
   if (!std::isfinite(v)) {
     return data_loss_error(fmt::format("non-finite double at offset {}", offset_ - 8));
   }

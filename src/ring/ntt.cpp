@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "ring/primes.h"
 #include "ring/shoup_kernels.h"
@@ -21,6 +22,8 @@ std::string_view ntt_path_name(NttPath path) {
   return "unknown";
 }
 
+// CPUID only exists on x86-64; elsewhere (WebAssembly, issue 36) the scalar paths run.
+#if defined(__x86_64__)
 bool cpu_has_ifma() {
   static const bool has = detail::ifma_compiled() && __builtin_cpu_supports("avx512f") &&
                           __builtin_cpu_supports("avx512ifma");
@@ -32,6 +35,10 @@ bool cpu_has_avx512dq() {
                           __builtin_cpu_supports("avx512dq");
   return has;
 }
+#else
+bool cpu_has_ifma() { return false; }
+bool cpu_has_avx512dq() { return false; }
+#endif
 
 Result<NttTables> NttTables::create(std::size_t n, const Modulus& q) {
   if (n < 2 || n > (std::size_t{1} << 17) || (n & (n - 1)) != 0) {
