@@ -7,14 +7,13 @@
 #include <utility>
 
 #include "protocol/provider_core.h"
+#include "protocol/refusal.h"
 
 namespace privsearch::protocol {
 namespace {
 
 v1::FetchListsResponse lists_error(v1::ErrorCode code, std::string message) {
-  v1::FetchListsResponse r;
-  *r.mutable_error() = make_error(code, std::move(message));
-  return r;
+  return refusal_response<v1::FetchListsResponse>(code, std::move(message));
 }
 
 v1::FetchListsResponse lists_error(v1::Error error) {
@@ -65,13 +64,9 @@ ListFetchHandler::ListFetchHandler(const ProviderLimits& limits, std::string art
 
 v1::FetchListsResponse ListFetchHandler::answer(const v1::FetchListsRequest& request) const try {
   const auto& limits = limits_;
-  if (request.ByteSizeLong() > limits.max_message_bytes) {
-    return lists_error(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
-  }
-  if (request.artifact_version() != artifact_version_) {
-    return lists_error(
-        v1::WRONG_ARTIFACT_VERSION,
-        "the provider serves artifact version " + artifact_version_ + "; fetch the current index");
+  if (auto e = check_size_and_version(request.ByteSizeLong(), request.artifact_version(),
+                                      limits.max_message_bytes, artifact_version_)) {
+    return refusal_response<v1::FetchListsResponse>(std::move(*e));
   }
   const auto& store = store_;
   if (!store) {

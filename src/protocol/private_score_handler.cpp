@@ -9,15 +9,14 @@
 #include "core/bytes.h"
 #include "pir/lwe/lwe64.h"
 #include "protocol/provider_core.h"
+#include "protocol/refusal.h"
 #include "scoring/answer.h"
 
 namespace privsearch::protocol {
 namespace {
 
 v1::PrivateScoreResponse score_error(v1::ErrorCode code, std::string message) {
-  v1::PrivateScoreResponse r;
-  *r.mutable_error() = make_error(code, std::move(message));
-  return r;
+  return refusal_response<v1::PrivateScoreResponse>(code, std::move(message));
 }
 
 }  // namespace
@@ -72,13 +71,9 @@ v1::PrivateScoreResponse PrivateScoreHandler::answer(const v1::PrivateScoreReque
                                                      const Caller& caller) try {
   const auto t0 = std::chrono::steady_clock::now();
   const auto& limits = limits_;
-  if (request.ByteSizeLong() > limits.max_message_bytes) {
-    return score_error(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
-  }
-  if (request.artifact_version() != artifact_version_) {
-    return score_error(
-        v1::WRONG_ARTIFACT_VERSION,
-        "the provider serves artifact version " + artifact_version_ + "; fetch the current index");
+  if (auto e = check_size_and_version(request.ByteSizeLong(), request.artifact_version(),
+                                      limits.max_message_bytes, artifact_version_)) {
+    return refusal_response<v1::PrivateScoreResponse>(std::move(*e));
   }
   const auto& matrix = matrix_;
   if (!matrix) {

@@ -21,6 +21,7 @@
 #include "protocol/list_fetch_handler.h"
 #include "protocol/private_score_handler.h"
 #include "protocol/provider_flooding.h"
+#include "protocol/refusal.h"
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
 #include "rerank/messages.h"
@@ -31,9 +32,7 @@ namespace privsearch::protocol {
 namespace {
 
 v1::UploadKeysResponse upload_error(v1::ErrorCode code, std::string message) {
-  v1::UploadKeysResponse r;
-  *r.mutable_error() = make_error(code, std::move(message));
-  return r;
+  return refusal_response<v1::UploadKeysResponse>(code, std::move(message));
 }
 
 }  // namespace

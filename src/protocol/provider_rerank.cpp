@@ -8,6 +8,7 @@
 #include "core/bytes.h"
 #include "protocol/provider_core.h"
 #include "protocol/provider_flooding.h"
+#include "protocol/refusal.h"
 #include "rerank/flooding.h"
 #include "rerank/kernels.h"
 #include "rerank/messages.h"
@@ -37,9 +38,7 @@ Result<ckks::FloodingPlan> flooding_plan(const ProviderConfig& config,
 namespace {
 
 v1::RerankResponse rerank_error(v1::ErrorCode code, std::string message) {
-  v1::RerankResponse r;
-  *r.mutable_error() = make_error(code, std::move(message));
-  return r;
+  return refusal_response<v1::RerankResponse>(code, std::move(message));
 }
 
 // Per output ciphertext: (2 / n) * sum of ||x_c|| over its candidates, a bound on the message's
@@ -78,30 +77,22 @@ Result<ckks::CompactOptions> flood_output(const ProviderConfig& config,
   return options;
 }
 
-v1::Error refusal(v1::ErrorCode code, std::string message) {
-  return make_error(code, std::move(message));
-}
-
 // What can be refused before decoding anything: size, artifact version, K, key id length.
 std::optional<v1::Error> check_envelope(const ProviderConfig& config,
                                         const v1::RerankRequest& request) {
   const auto& limits = config.limits;
-  if (request.ByteSizeLong() > limits.max_message_bytes) {
-    return refusal(v1::MESSAGE_TOO_LARGE, "request above the message-size limit");
-  }
-  if (request.artifact_version() != config.artifact_version) {
-    return refusal(v1::WRONG_ARTIFACT_VERSION, "the provider serves artifact version " +
-                                                   config.artifact_version +
-                                                   "; fetch the current index");
+  if (auto e = check_size_and_version(request.ByteSizeLong(), request.artifact_version(),
+                                      limits.max_message_bytes, config.artifact_version)) {
+    return e;
   }
   const auto k = static_cast<std::size_t>(request.candidate_ids_size());
   if (k > limits.max_candidates) {
-    return refusal(v1::TOO_MANY_CANDIDATES, std::to_string(k) + " candidates; the limit is " +
-                                                std::to_string(limits.max_candidates));
+    return make_error(v1::TOO_MANY_CANDIDATES, std::to_string(k) + " candidates; the limit is " +
+                                                   std::to_string(limits.max_candidates));
   }
-  if (k == 0) return refusal(v1::MALFORMED_REQUEST, "no candidate IDs");
+  if (k == 0) return make_error(v1::MALFORMED_REQUEST, "no candidate IDs");
   if (request.key_id().size() != 32) {
-    return refusal(v1::MALFORMED_REQUEST, "key id must be 32 bytes");
+    return make_error(v1::MALFORMED_REQUEST, "key id must be 32 bytes");
   }
   return std::nullopt;
 }
@@ -114,25 +105,25 @@ std::optional<v1::Error> accept_query(const ProviderConfig& config, std::size_t 
   ml.max_candidates = config.limits.max_candidates;
   auto decoded = rerank::deserialize_request(byte_view(request.query()), ml);
   if (!decoded.ok()) {
-    return refusal(v1::MALFORMED_REQUEST, "query: " + decoded.status().to_string());
+    return make_error(v1::MALFORMED_REQUEST, "query: " + decoded.status().to_string());
   }
   rr = std::move(decoded).value();
   if (rr.params_id != config.params.id()) {
-    return refusal(v1::PARAMS_MISMATCH,
-                   "query encrypted under other CKKS parameters than " + config.params_name);
+    return make_error(v1::PARAMS_MISMATCH,
+                      "query encrypted under other CKKS parameters than " + config.params_name);
   }
   if (std::find(config.kernels.begin(), config.kernels.end(), rr.kernel) == config.kernels.end()) {
-    return refusal(v1::MALFORMED_REQUEST, "kernel not offered by this provider");
+    return make_error(v1::MALFORMED_REQUEST, "kernel not offered by this provider");
   }
   if (rr.k != static_cast<std::size_t>(request.candidate_ids_size())) {
-    return refusal(v1::MALFORMED_REQUEST, "the query's K differs from the candidate count");
+    return make_error(v1::MALFORMED_REQUEST, "the query's K differs from the candidate count");
   }
   if (rr.dim != dim) {
-    return refusal(v1::MALFORMED_REQUEST, "query dimension " + std::to_string(rr.dim) +
-                                              "; the provider's is " + std::to_string(dim));
+    return make_error(v1::MALFORMED_REQUEST, "query dimension " + std::to_string(rr.dim) +
+                                                 "; the provider's is " + std::to_string(dim));
   }
   auto accepted = rerank::accept_request(config.params, rr, ml);
-  if (!accepted.ok()) return refusal(v1::MALFORMED_REQUEST, accepted.status().to_string());
+  if (!accepted.ok()) return make_error(v1::MALFORMED_REQUEST, accepted.status().to_string());
   out = std::move(accepted).value();
   return std::nullopt;
 }
@@ -178,9 +169,7 @@ bool has_duplicates(std::vector<std::uint64_t> ids) {
 }
 
 v1::RerankResponse rerank_error(v1::Error error) {
-  v1::RerankResponse r;
-  *r.mutable_error() = std::move(error);
-  return r;
+  return refusal_response<v1::RerankResponse>(std::move(error));
 }
 
 }  // namespace
@@ -233,17 +222,10 @@ v1::RerankResponse ProviderCore::rerank(const v1::RerankRequest& request,
         result.status().code() == StatusCode::kNotFound ? v1::MISSING_ROTATION_KEY : v1::INTERNAL,
         result.status().message());
   }
-  rerank::RerankResponse out;
-  out.params_id = rr.params_id;
-  out.kernel = rr.kernel;
-  out.dim = rr.dim;
-  out.period = rr.period;
-  out.k = rr.k;
-  out.slot_map = layout.slot_map();
-  out.compact = rr.kernel == rerank::Kernel::kFast || rr.kernel == rerank::Kernel::kPacked;
   auto outputs = encode_outputs(config_, layout, uploaded, rows, result.value().outputs);
   if (!outputs.ok()) return rerank_error(v1::INTERNAL, outputs.status().to_string());
-  out.outputs = std::move(outputs).value();
+  // accept_request re-derived `layout` from the request's header: the response's header is its.
+  const auto out = rerank::response_for_layout(config_.params, layout, std::move(outputs).value());
   v1::RerankResponse response;
   response.set_payload(to_byte_string(rerank::serialize_response(out)));
   response.set_scores_remaining(remaining);

@@ -92,6 +92,20 @@ RerankRequest request_for_layout(const ckks::Params& params, const KernelLayout&
   return r;
 }
 
+RerankResponse response_for_layout(const ckks::Params& params, const KernelLayout& layout,
+                                   std::vector<std::vector<std::uint8_t>> outputs) {
+  RerankResponse r;
+  r.params_id = params.id();
+  r.kernel = layout.kernel();
+  r.dim = layout.dim();
+  r.period = layout.period();
+  r.k = layout.k();
+  if (layout.kernel() != Kernel::kPacked) r.slot_map = layout.slot_map();
+  r.compact = layout.kernel() == Kernel::kFast || layout.kernel() == Kernel::kPacked;
+  r.outputs = std::move(outputs);
+  return r;
+}
+
 std::vector<std::uint8_t> serialize_request(const RerankRequest& q) {
   ByteWriter w;
   write_header(w, kTypeRequest, {q.params_id, q.kernel, q.dim, q.period, q.k});

@@ -60,6 +60,11 @@ struct RerankResponse {
 RerankRequest request_for_layout(const ckks::Params& params, const KernelLayout& layout,
                                  std::vector<std::uint8_t> query);
 
+// The response header that `layout` implies, its slot map where the kernel sends one (not the
+// packed kernel's) and the compact flag of its kernel, carrying the serialized outputs.
+RerankResponse response_for_layout(const ckks::Params& params, const KernelLayout& layout,
+                                   std::vector<std::vector<std::uint8_t>> outputs);
+
 std::vector<std::uint8_t> serialize_request(const RerankRequest& r);
 Result<RerankRequest> deserialize_request(std::span<const std::uint8_t> bytes,
                                           const MessageLimits& limits = {});

@@ -121,6 +121,15 @@ inline std::vector<double> unit_vector(std::size_t d, Prng& prng) {
   return ::privsearch::testing::random_unit_vector(prng, d);
 }
 
+// k random unit rows of dimension d, row-major float32 as the exact store holds them.
+inline std::vector<float> unit_rows(std::size_t k, std::size_t d, Prng& prng) {
+  std::vector<float> rows;
+  for (std::size_t c = 0; c < k; ++c) {
+    for (const double v : unit_vector(d, prng)) rows.push_back(static_cast<float>(v));
+  }
+  return rows;
+}
+
 struct Scored {
   std::vector<double> scores, expected;
   std::size_t response_bytes = 0, key_switches = 0;

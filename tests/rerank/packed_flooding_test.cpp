@@ -43,10 +43,7 @@ TEST(PackedFlooding, KernelNoiseStaysUnderTheModelBound) {
   Prng prng = testing::test_prng(14);
   for (const std::size_t k : {1u, 100u, 1024u}) {
     const auto z = unit_vector(672, prng);
-    std::vector<float> rows;
-    for (std::size_t c = 0; c < k; ++c) {
-      for (const double v : unit_vector(672, prng)) rows.push_back(static_cast<float>(v));
-    }
+    const auto rows = unit_rows(k, 672, prng);
     const auto layout = *make_layout(kit.params, Kernel::kPacked, 672, k);
     const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
     const auto ct = *encrypt_packed_query(layout, kit.params, kit.sk, z, kit.prng);
@@ -65,10 +62,7 @@ TEST(PackedFlooding, FloodedResponsesDecryptWithinThePredictedPrecision) {
   Prng prng = testing::test_prng(15);
   const std::size_t d = 672, k = 100;
   const auto z = unit_vector(d, prng);
-  std::vector<float> rows;
-  for (std::size_t c = 0; c < k; ++c) {
-    for (const double v : unit_vector(d, prng)) rows.push_back(static_cast<float>(v));
-  }
+  const auto rows = unit_rows(k, d, prng);
   const auto layout = *make_layout(kit.params, Kernel::kPacked, d, k);
   const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
   const auto pk = *kit.keygen.create_public_key(kit.sk, kit.prng);

@@ -224,10 +224,7 @@ TEST(PackedKernel, EdgeShapes) {
                                                                              {32, 64},
                                                                              {32, 128}}) {
     const auto query = unit_vector(d, prng);
-    std::vector<float> rows;
-    for (std::size_t c = 0; c < k; ++c) {
-      for (const double v : unit_vector(d, prng)) rows.push_back(static_cast<float>(v));
-    }
+    const auto rows = unit_rows(k, d, prng);
     const auto s = score(kit, d, query, rows);
     // n = 64: less rounding noise than at n = 4096, the same bound applies.
     EXPECT_LT(max_error(s), std::exp2(-16)) << "d' = " << d << ", K = " << k;
@@ -238,10 +235,7 @@ TEST(PackedKernel, OutputDoesNotDependOnTheThreadCount) {
   Kit kit(*ckks::Params::create(ckks::packed_n4096_literal()));
   Prng prng = testing::test_prng(16);
   const std::size_t d = 672, k = 100;
-  std::vector<float> rows;
-  for (std::size_t c = 0; c < k; ++c) {
-    for (const double v : unit_vector(d, prng)) rows.push_back(static_cast<float>(v));
-  }
+  const auto rows = unit_rows(k, d, prng);
   const auto layout = *make_layout(kit.params, Kernel::kPacked, d, k);
   const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
   const auto ct = *encrypt_packed_query(layout, kit.params, kit.sk, unit_vector(d, prng), kit.prng);

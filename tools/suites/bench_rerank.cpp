@@ -180,15 +180,7 @@ class RerankCaseBench {
     return serialize_request(request_for_layout(params_, layout_, std::move(query))).size();
   }
   std::size_t response_message_bytes(std::vector<std::vector<std::uint8_t>> outputs) const {
-    RerankResponse r;
-    r.params_id = params_.id();
-    r.kernel = layout_.kernel();
-    r.dim = layout_.dim();
-    r.period = layout_.period();
-    r.k = layout_.k();
-    if (!packed()) r.slot_map = layout_.slot_map();
-    r.outputs = std::move(outputs);
-    return serialize_response(r).size();
+    return serialize_response(response_for_layout(params_, layout_, std::move(outputs))).size();
   }
   const ckks::Params& params() const { return params_; }
   const KernelLayout& layout() const { return layout_; }
