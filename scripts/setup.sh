@@ -8,7 +8,7 @@ packages=(
   libgtest-dev libgmock-dev
   libssl-dev libgmp-dev libfaiss-dev liblapacke-dev libopenblas-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler python3 zlib1g-dev
-  chromium fonts-dejavu-core
+  chromium fonts-dejavu-core emscripten nodejs libcpp-httplib-dev
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libhiredis-dev redis-server haproxy
   python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-venv

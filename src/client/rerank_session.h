@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ckks/params.h"
+#include "client/rerank_crypto.h"
 #include "core/csprng.h"
 #include "core/status.h"
 #include "protocol/privsearch.pb.h"
@@ -39,14 +40,6 @@ struct RerankQuery {
   std::span<const double> unit_query;
   std::span<const std::uint64_t> candidates;
   std::string_view artifact_version;
-};
-
-// The query's half of a request, made before the candidates are known (it depends only on the
-// query and K): a search encrypts while its candidates are being fetched and scanned.
-struct EncryptedQuery {
-  std::size_t k = 0;
-  rerank::KernelLayout layout;
-  std::string query;  // the serialized rerank request message (seeded ciphertext)
 };
 
 // A request ready to send, and the layout its response must answer (callers may alter the

@@ -1,7 +1,5 @@
 #include "core/csprng.h"
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -10,12 +8,12 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/csprng_backend.h"
 #include "core/secure_buffer.h"
 
 namespace privsearch {
 
 namespace {
-constexpr std::array<std::uint8_t, 1024> kZeros{};
 
 // Incremented in every child process fork() makes (pthread_atfork), registered once before the
 // first OS-seeded generator exists.
@@ -41,7 +39,8 @@ std::uint64_t Prng::current_fork_generation() {
 
 void Prng::reseed_after_fork() {
   Seed seed = random_seed();
-  Prng fresh = from_seed(seed, 0);
+  Prng fresh;
+  fresh.ctx_ = detail::open_keystream(seed, 0, detail::KeystreamUse::kSecret);
   secure_zero(seed.data(), seed.size());
   fresh.os_seeded_ = true;
   fresh.fork_generation_ = current_fork_generation();
@@ -50,15 +49,15 @@ void Prng::reseed_after_fork() {
 
 Seed Prng::random_seed() {
   Seed seed{};
-  PRIVSEARCH_CHECK(RAND_bytes(seed.data(), static_cast<int>(seed.size())) == 1,
-                   "OpenSSL RAND_bytes failed");
+  detail::os_entropy(seed);
   return seed;
 }
 
 Prng Prng::create() {
   register_fork_counter();
   Seed seed = random_seed();
-  Prng p = from_seed(seed, 0);
+  Prng p;
+  p.ctx_ = detail::open_keystream(seed, 0, detail::KeystreamUse::kSecret);
   secure_zero(seed.data(), seed.size());
   p.os_seeded_ = true;
   p.fork_generation_ = current_fork_generation();
@@ -67,20 +66,12 @@ Prng Prng::create() {
 
 Prng Prng::from_seed(const Seed& seed, std::uint64_t stream) {
   Prng p;
-  auto* ctx = EVP_CIPHER_CTX_new();
-  PRIVSEARCH_CHECK(ctx != nullptr, "EVP_CIPHER_CTX_new failed");
-  // Initial counter block: stream number (big endian) || 64-bit block counter starting at 0.
-  std::array<std::uint8_t, 16> iv{};
-  for (int i = 0; i < 8; ++i)
-    iv[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(stream >> (56 - 8 * i));
-  PRIVSEARCH_CHECK(EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), nullptr, seed.data(), iv.data()) == 1,
-                   "EVP_EncryptInit_ex failed");
-  p.ctx_ = ctx;
+  p.ctx_ = detail::open_keystream(seed, stream, detail::KeystreamUse::kReproducible);
   return p;
 }
 
 Prng::~Prng() {
-  if (ctx_ != nullptr) EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_));
+  if (ctx_ != nullptr) detail::close_keystream(ctx_);
   secure_zero(buffer_.data(), buffer_.size());
 }
 
@@ -96,7 +87,7 @@ Prng::Prng(Prng&& other) noexcept
 
 Prng& Prng::operator=(Prng&& other) noexcept {
   if (this != &other) {
-    if (ctx_ != nullptr) EVP_CIPHER_CTX_free(static_cast<EVP_CIPHER_CTX*>(ctx_));
+    if (ctx_ != nullptr) detail::close_keystream(ctx_);
     ctx_ = std::exchange(other.ctx_, nullptr);
     os_seeded_ = std::exchange(other.os_seeded_, false);
     fork_generation_ = other.fork_generation_;
@@ -110,11 +101,7 @@ Prng& Prng::operator=(Prng&& other) noexcept {
 
 void Prng::refill() {
   PRIVSEARCH_CHECK(ctx_ != nullptr, "use of a moved-from Prng");
-  int len = 0;
-  PRIVSEARCH_CHECK(EVP_EncryptUpdate(static_cast<EVP_CIPHER_CTX*>(ctx_), buffer_.data(), &len,
-                                     kZeros.data(), static_cast<int>(kBufferBytes)) == 1 &&
-                       len == static_cast<int>(kBufferBytes),
-                   "EVP_EncryptUpdate failed");
+  detail::next_keystream(ctx_, buffer_);
   used_ = 0;
 }
 

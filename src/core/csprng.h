@@ -1,4 +1,6 @@
-// The one CSPRNG of privsearch: AES-256-CTR keystream (OpenSSL EVP) keyed by a 32-byte seed.
+// The one CSPRNG of privsearch: AES-256-CTR keystream (OpenSSL EVP) keyed by a 32-byte seed; in the
+// OpenSSL-free WebAssembly build, the same AES-256-CTR streams for seeds and ChaCha20 for the OS-seeded
+// (secret) ones (core/csprng_backend.h).
 //
 // Prng::create() seeds from the operating system (OpenSSL RAND_bytes). Prng::from_seed(seed,
 // stream) re-derives the same stream anywhere, which is how seeded objects (the uniform `a` of a
@@ -60,7 +62,7 @@ class Prng {
   }
   void reseed_after_fork();
 
-  void* ctx_ = nullptr;  // EVP_CIPHER_CTX*
+  void* ctx_ = nullptr;  // the backend's keystream (core/csprng_backend.h)
   bool os_seeded_ = false;
   std::uint64_t fork_generation_ = 0;  // the process's fork count when this key was drawn
   static constexpr std::size_t kBufferBytes = 1024;

@@ -42,6 +42,12 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(protocol::Provider
                options);
 }
 
+std::shared_ptr<grpc::Channel> ProviderServer::in_process_channel() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // the server's own cap applies to requests
+  return impl_->server->InProcessChannel(args);
+}
+
 void ProviderServer::replace_core(std::shared_ptr<protocol::ProviderCore> core) {
   impl_->service->replace_core(std::move(core));
 }

@@ -17,6 +17,10 @@
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 
+namespace grpc {
+class Channel;
+}
+
 namespace privsearch::server {
 
 // What the transport enforces before a request reaches the service (all reported in ServerInfo).
@@ -90,6 +94,9 @@ class ProviderServer {
   ProviderServer& operator=(const ProviderServer&) = delete;
 
   int port() const;
+  // A channel to this server inside the process (the browser endpoint's, server/web_gateway.h):
+  // its calls meet the same service, limits and log; the service believes their peer header.
+  std::shared_ptr<grpc::Channel> in_process_channel();
   // Stops accepting, lets in-flight requests finish for up to `grace_ms`, then cancels them.
   void shutdown(int grace_ms = 5000);
   void wait();

@@ -307,9 +307,12 @@ class ProviderService final : public v1::Provider::Service {
   // Without the front: the connection's peer. Behind it: the front's header on the unix
   // socket; a request there without one (not from the front) shares the address "unix", so it
   // can only ever be limited more, never less.
+  // The browser endpoint's in-process calls (server/web_gateway.h) carry the browser's address
+  // in the same header; nothing outside this process can make such a call.
   std::string caller_address(const grpc::ServerContext* context) const {
     const std::string peer = context->peer();
-    if (!behind_front_ || peer.rfind("unix:", 0) != 0) return peer_address(peer);
+    const bool in_process = peer.rfind("inproc", 0) == 0;
+    if (!in_process && (!behind_front_ || peer.rfind("unix:", 0) != 0)) return peer_address(peer);
     const auto& md = context->client_metadata();
     const auto it = md.find(kFrontPeerHeader);
     if (it == md.end() || it->second.empty() || it->second.size() > 64) return "unix";

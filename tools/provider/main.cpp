@@ -199,6 +199,32 @@ void add_front_options(CLI::App& app, ProviderSettings& s) {
 }
 
 // ZipPIR's row shards: serve one shard, or answer through shards.
+void add_web_options(CLI::App& app, ProviderSettings& s) {
+  auto& w = s.web;
+  app.add_option_function<std::string>(
+      "--web-listen",
+      [&s](const std::string& v) {
+        s.web_listen = true;
+        s.web.listen = v;
+      },
+      "Also serve browsers: the Provider RPCs as HTTP POST + protobuf over TLS and the "
+      "index's public files on this host:port (port 0: any), with the same limits, tokens "
+      "and budgets as gRPC (docs/SECURITY.md \"The browser endpoint\"); off by default");
+  app.add_option("--web-root", w.web_root,
+                 "The page to serve at / (the web/ directory of a `make web` build)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--web-origin", w.allowed_origins,
+                 "An origin (scheme://host:port) allowed to call the endpoint from another site "
+                 "(CORS; repeatable); default: the endpoint's own pages only");
+  app.add_flag("--web-payloads", w.serve_payloads,
+               "Also let the page download the payload store (result titles; it is the "
+               "documents themselves)");
+  app.add_option("--web-threads", w.threads, "Browser connections served at once (default 8)")
+      ->check(CLI::Range(1u, 256u));
+  app.add_option("--web-port-file", s.web_port_file,
+                 "Write the browser endpoint's port to this file when ready");
+}
+
 void add_pir_shard_options(CLI::App& app, ProviderSettings& s) {
   auto* shard =
       app.add_option_function<std::string>(
@@ -368,6 +394,7 @@ int main(int argc, char** argv) {
   add_limit_options(app, settings);
   add_connection_options(app, settings);
   add_front_options(app, settings);
+  add_web_options(app, settings);
   add_pir_options(app, settings);
   CLI11_PARSE(app, argc, argv);
   if (settings.cert_file.empty() && !settings.self_signed && !settings.insecure_loopback) {

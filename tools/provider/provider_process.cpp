@@ -314,7 +314,24 @@ Status ProviderProcess::start() {
   if (fronted()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(port, start_front());
   }
+  if (s.web_listen) PRIVSEARCH_RETURN_IF_ERROR(start_web());
   return announce(port);
+}
+
+Status ProviderProcess::start_web() {
+  auto web = settings_.web;
+  web.identity = identity_ ? &*identity_ : nullptr;
+  web.index_dir = settings_.index_dir;
+  web.max_body_bytes = settings_.limits.max_message_bytes;
+  PRIVSEARCH_ASSIGN_OR_RETURN(web_, server::WebGateway::start(*server_, web));
+  if (!settings_.web_port_file.empty()) {
+    PRIVSEARCH_RETURN_IF_ERROR(
+        write_text(settings_.web_port_file, std::to_string(web_->port()) + "\n"));
+  }
+  log(fmt::format("browser endpoint on https://{}:{}/ (HTTP + protobuf, the same admission){}",
+                  web.listen.substr(0, web.listen.rfind(':')), web_->port(),
+                  web.web_root.empty() ? "" : ", page from " + web.web_root.string()));
+  return Status();
 }
 
 Status ProviderProcess::announce(int port) const {
@@ -392,6 +409,7 @@ void ProviderProcess::maintain() {
 
 void ProviderProcess::stop(int grace_ms) {
   if (front_) front_->drain();  // no new connections; open streams go on to finish
+  if (web_) web_->stop();
   if (server_) {
     server_->shutdown(grace_ms);
     server_->wait();

@@ -24,6 +24,7 @@
 #include "server/http2_front.h"
 #include "server/pir_coordinator.h"
 #include "server/provider_server.h"
+#include "server/web_gateway.h"
 #include "version/index_version.h"
 
 namespace privsearch::provider {
@@ -66,6 +67,11 @@ struct ProviderSettings {
   // serves plaintext directly.
   std::string front = "haproxy";
   server::FrontLimits front_limits;
+  // The browser endpoint (server/web_gateway.h): HTTP + protobuf over TLS on web.listen when
+  // web_listen is set, the page from web.web_root; its port in web_port_file.
+  bool web_listen = false;
+  server::WebOptions web;
+  std::filesystem::path web_port_file;
   // Key sets no request used since their upload are evicted this long after it (0: never); past
   // kKeyCacheWorkingSetBytes, sets idle for 10 minutes too (KeyCache::evict_idle).
   unsigned key_unused_s = 30;
@@ -130,6 +136,7 @@ class ProviderProcess {
   // The front (provider_front.cpp): whether it is used; the private directory, the public socket
   // and `so` pointed at the unix socket behind it; then haproxy started on that socket.
   bool fronted() const;
+  Status start_web();  // the browser endpoint, after the server
   Status prepare_front(server::ServeOptions& so);
   Result<std::uint16_t> start_front();
   // The port and fingerprint files and the "listening on" line, once clients can connect.
@@ -154,6 +161,7 @@ class ProviderProcess {
   std::filesystem::path front_dir_;  // private: the front's configuration and the unix socket
   server::TcpListener listener_;     // the public socket, until haproxy holds it
   std::unique_ptr<server::Http2Front> front_;
+  std::unique_ptr<server::WebGateway> web_;  // with ProviderSettings::web_listen
 };
 
 // One line on stderr, prefixed "privsearch-provider: " (never keys, queries or scores).

@@ -13,18 +13,6 @@
 
 namespace privsearch::index {
 
-std::string_view projection_kind_name(ProjectionKind kind) {
-  switch (kind) {
-    case ProjectionKind::kSvd:
-      return "svd";
-    case ProjectionKind::kFirstCoordinates:
-      return "first-coordinates";
-    case ProjectionKind::kGaussian:
-      return "gaussian";
-  }
-  return "unknown";
-}
-
 namespace {
 
 Prng seeded(std::uint64_t seed, std::uint64_t stream) {
@@ -110,15 +98,6 @@ Matrix Projection::project_documents(const Matrix& docs, std::size_t dims) const
                 static_cast<int>(k));
   }
   return out;
-}
-
-std::vector<float> Projection::project_query(std::span<const float> q, std::size_t dims) const {
-  const std::size_t k = dims == 0 ? output_dim : std::min(dims, output_dim);
-  std::vector<float> z(k, 0.0f);
-  for (std::size_t c = 0; c < input_dim && c < q.size(); ++c) {
-    for (std::size_t j = 0; j < k; ++j) z[j] += q[c] * basis[c * output_dim + j];
-  }
-  return z;
 }
 
 Result<Projection> fit_svd(const Matrix& docs, std::size_t output_dim, const SvdOptions& o) {

@@ -1,0 +1,23 @@
+// secure_zero and the constant-time comparison for builds without OpenSSL: volatile stores the
+// compiler may not drop, and an or of every byte's difference (no early exit).
+#include "core/constant_time.h"
+#include "core/secure_buffer.h"
+
+namespace privsearch {
+
+void secure_zero(void* data, std::size_t size) {
+  volatile auto* p = static_cast<volatile unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) p[i] = 0;
+}
+
+namespace ct {
+bool memory_equal(const void* a, const void* b, std::size_t size) {
+  const auto* x = static_cast<const unsigned char*>(a);
+  const auto* y = static_cast<const unsigned char*>(b);
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < size; ++i) diff = static_cast<unsigned char>(diff | (x[i] ^ y[i]));
+  return diff == 0;
+}
+}  // namespace ct
+
+}  // namespace privsearch

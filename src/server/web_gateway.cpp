@@ -1,0 +1,309 @@
+#include "server/web_gateway.h"
+
+#include <fmt/format.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "index/artifacts/artifact_names.h"
+#include "index/artifacts/manifest.h"
+#include "index/candidates/ivf.h"
+#include "scoring/layout.h"
+#include "server/http2_front.h"
+
+namespace privsearch::server {
+
+const std::vector<std::string>& web_rpc_methods() {
+  static const std::vector<std::string> kMethods = {"GetServerInfo", "UploadKeys", "Rerank",
+                                                    "PrivateScore",  "FetchLists", "GetPirInfo",
+                                                    "PirSetup",      "PirStatus",  "PirQuery"};
+  return kMethods;
+}
+
+bool is_public_artifact(const std::string& artifact_name, bool serve_payloads) {
+  static const std::vector<std::string> kPublic = {index::kProjectionArtifact,
+                                                   index::kPqArtifact,
+                                                   index::kEncoderArtifact,
+                                                   index::kIvfArtifact,
+                                                   scoring::kLayoutArtifact,
+                                                   scoring::kHintArtifact,
+                                                   "tombstones"};
+  // An update generation "name.g" is as public as its base artifact.
+  std::string name = artifact_name;
+  if (const auto dot = name.rfind('.');
+      dot != std::string::npos && dot + 1 < name.size() &&
+      name.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
+    name.resize(dot);
+  }
+  if (name == index::kPayloadsArtifact) return serve_payloads;
+  return std::find(kPublic.begin(), kPublic.end(), name) != kPublic.end();
+}
+
+namespace {
+
+bool is_manifest_file(const std::string& name) {
+  return name == "manifest.json" || name == "manifest.sig";
+}
+
+// A fixed pool of connection threads over a bounded queue: when every thread is busy and the
+// queue is full, the accept loop waits (the kernel's backlog, then the clients, wait) instead of
+// opening more file descriptors or threads.
+class BoundedPool final : public httplib::TaskQueue {
+ public:
+  BoundedPool(unsigned threads, unsigned queued) : capacity_(queued) {
+    for (unsigned i = 0; i < std::max(1u, threads); ++i) workers_.emplace_back([this] { run(); });
+  }
+  void enqueue(std::function<void()> fn) override {
+    std::unique_lock lock(mu_);
+    space_.wait(lock, [&] { return jobs_.size() < capacity_ || stopping_; });
+    if (stopping_) return;
+    jobs_.push_back(std::move(fn));
+    ready_.notify_one();
+  }
+  void shutdown() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    space_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mu_);
+        ready_.wait(lock, [&] { return !jobs_.empty() || stopping_; });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      space_.notify_one();
+      job();
+    }
+  }
+  const std::size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+};
+
+void json_error(httplib::Response& res, int http_status, const std::string& code,
+                const std::string& message) {
+  res.status = http_status;
+  res.set_content(fmt::format(R"({{"code":"{}","message":"{}"}})", code, message),
+                  "application/json");
+}
+
+// Loads the identity's PEM strings into the server's TLS context.
+bool use_identity(SSL_CTX& ctx, const net::TlsIdentity& identity) {
+  BIO* cert_bio = BIO_new_mem_buf(identity.certificate_pem().data(),
+                                  static_cast<int>(identity.certificate_pem().size()));
+  BIO* key_bio = BIO_new_mem_buf(identity.private_key_pem().data(),
+                                 static_cast<int>(identity.private_key_pem().size()));
+  X509* cert = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
+  const bool ok = cert != nullptr && key != nullptr && SSL_CTX_use_certificate(&ctx, cert) == 1 &&
+                  SSL_CTX_use_PrivateKey(&ctx, key) == 1 &&
+                  SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) == 1;
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  BIO_free(cert_bio);
+  BIO_free(key_bio);
+  return ok;
+}
+
+}  // namespace
+
+struct WebGateway::Impl {
+  WebOptions options;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<grpc::GenericStub> stub;
+  std::unique_ptr<httplib::SSLServer> http;
+  std::thread listener;
+  int port = 0;
+  bool stopped = false;
+
+  void allow_origin(const httplib::Request& req, httplib::Response& res) const;
+  void forward(const std::string& method, const httplib::Request& req,
+               httplib::Response& res) const;
+  void serve_index_file(const std::string& file, httplib::Response& res) const;
+  void route();
+};
+
+void WebGateway::Impl::allow_origin(const httplib::Request& req, httplib::Response& res) const {
+  const std::string origin = req.get_header_value("Origin");
+  const auto& allowed = options.allowed_origins;
+  if (origin.empty() || std::find(allowed.begin(), allowed.end(), origin) == allowed.end()) return;
+  res.set_header("Access-Control-Allow-Origin", origin);
+  res.set_header("Vary", "Origin");
+  res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+  res.set_header("Access-Control-Allow-Methods", "GET, POST");
+  res.set_header("Access-Control-Max-Age", "600");
+}
+
+// The request body to the in-process channel, unchanged; the answer's bytes back. The service
+// answers refusals inside the message (always gRPC OK); a gRPC error here is the transport's
+// own (message too large, deadline): a JSON error with its name.
+void WebGateway::Impl::forward(const std::string& method, const httplib::Request& req,
+                               httplib::Response& res) const {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(options.rpc_deadline_s));
+  ctx.AddMetadata(kFrontPeerHeader, req.remote_addr);
+  if (const auto auth = req.get_header_value("Authorization"); !auth.empty()) {
+    ctx.AddMetadata("authorization", auth);
+  }
+  grpc::Slice slice(req.body);
+  grpc::ByteBuffer request(&slice, 1), response;
+  grpc::CompletionQueue cq;
+  auto call = stub->PrepareUnaryCall(&ctx, "/privsearch.v1.Provider/" + method, request, &cq);
+  call->StartCall();
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  cq.Next(&tag, &ok);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  if (!status.ok()) {
+    const int code = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ? 413 : 502;
+    json_error(res, code, fmt::format("GRPC_{}", static_cast<int>(status.error_code())),
+               "the provider refused the call: " + status.error_message());
+    return;
+  }
+  std::vector<grpc::Slice> slices;
+  (void)response.Dump(&slices);
+  std::string body;
+  for (const auto& s : slices) body.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  res.set_content(body, "application/x-protobuf");
+}
+
+// A public file of the served index: the manifest (and signature), or an artifact the manifest
+// lists under a public name; anything else is 404, whatever the directory holds.
+void WebGateway::Impl::serve_index_file(const std::string& file, httplib::Response& res) const {
+  bool allowed = is_manifest_file(file);
+  if (!allowed) {
+    auto manifest = index::load_manifest(options.index_dir, /*verify=*/false);
+    if (!manifest.ok()) {
+      json_error(res, 503, "INDEX_UNAVAILABLE", "the served index's manifest cannot be read");
+      return;
+    }
+    for (const auto& a : manifest.value().artifacts) {
+      if (a.file == file && is_public_artifact(a.name, options.serve_payloads)) allowed = true;
+    }
+  }
+  std::ifstream in(options.index_dir / file, std::ios::binary);
+  if (!allowed || !in) {
+    json_error(res, 404, "NOT_FOUND", "no public index file of that name");
+    return;
+  }
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The page names each artifact by its manifest hash (?sha256=...), so a cached copy is valid
+  // for as long as that URL exists; the manifest itself is always revalidated.
+  res.set_header("Cache-Control", is_manifest_file(file) ? "no-cache" : "max-age=86400");
+  res.set_content(std::move(body), "application/octet-stream");
+}
+
+void WebGateway::Impl::route() {
+  auto& s = *http;
+  s.set_payload_max_length(options.max_body_bytes);
+  s.set_read_timeout(options.read_timeout_s, 0);
+  s.set_write_timeout(options.write_timeout_s, 0);
+  s.set_keep_alive_timeout(options.keep_alive_s);
+  s.set_keep_alive_max_count(100);
+  s.new_task_queue = [o = options] { return new BoundedPool(o.threads, o.queued); };
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    allow_origin(req, res);
+    res.set_header("X-Content-Type-Options", "nosniff");
+    if (req.method == "OPTIONS") {  // a CORS preflight: the headers above, no body
+      res.status = res.has_header("Access-Control-Allow-Origin") ? 204 : 403;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.Post(R"(/privsearch\.v1\.Provider/([A-Za-z]+))",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           const std::string method = req.matches[1];
+           const auto& known = web_rpc_methods();
+           if (std::find(known.begin(), known.end(), method) == known.end()) {
+             json_error(res, 404, "UNKNOWN_METHOD", "no Provider method " + method);
+             return;
+           }
+           forward(method, req, res);
+         });
+  s.Get(R"(/index/([A-Za-z0-9_.\-]+))",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          serve_index_file(req.matches[1], res);
+        });
+  if (!options.web_root.empty()) {
+    s.set_mount_point("/", options.web_root.string());
+    s.set_file_extension_and_mimetype_mapping("wasm", "application/wasm");
+    s.set_file_extension_and_mimetype_mapping("mjs", "text/javascript");
+    s.set_file_extension_and_mimetype_mapping("proto", "text/plain");
+  }
+}
+
+WebGateway::WebGateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WebGateway::~WebGateway() { stop(); }
+int WebGateway::port() const { return impl_->port; }
+
+void WebGateway::stop() {
+  if (!impl_ || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->http->stop();
+  if (impl_->listener.joinable()) impl_->listener.join();
+}
+
+Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
+                                                      const WebOptions& options) {
+  if (options.identity == nullptr) {
+    return invalid_argument_error("the browser endpoint needs the provider's TLS identity");
+  }
+  const auto colon = options.listen.rfind(':');
+  if (colon == std::string::npos) {
+    return invalid_argument_error("--web-listen wants host:port, not " + options.listen);
+  }
+  std::string host = options.listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  int wanted = 0;
+  try {
+    wanted = std::stoi(options.listen.substr(colon + 1));
+  } catch (...) {
+    return invalid_argument_error("--web-listen: bad port in " + options.listen);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->channel = server.in_process_channel();
+  impl->stub = std::make_unique<grpc::GenericStub>(impl->channel);
+  // The callback runs inside the constructor: the identity is only read there.
+  const net::TlsIdentity* identity = options.identity;
+  impl->http = std::make_unique<httplib::SSLServer>(
+      [identity](SSL_CTX& ctx) { return use_identity(ctx, *identity); });
+  if (!impl->http->is_valid()) return internal_error("the browser endpoint's TLS setup failed");
+  impl->route();
+  impl->port = wanted == 0 ? impl->http->bind_to_any_port(host)
+                           : (impl->http->bind_to_port(host, wanted) ? wanted : -1);
+  if (impl->port <= 0) {
+    return Status(StatusCode::kUnavailable,
+                  "the browser endpoint cannot listen on " + options.listen);
+  }
+  impl->listener = std::thread([s = impl->http.get()] { s->listen_after_bind(); });
+  return std::unique_ptr<WebGateway>(new WebGateway(std::move(impl)));
+}
+
+}  // namespace privsearch::server

@@ -1,0 +1,75 @@
+// The provider's browser endpoint (HTTP/1.1 over TLS, beside the gRPC port): browsers cannot
+// speak gRPC's HTTP/2 trailers, so each Provider RPC is also served as
+//   POST /privsearch.v1.Provider/<Method>   body: the request message (protobuf, binary)
+//                                            answer: 200 + the response message, or a JSON
+//                                            {"code", "message"} for a transport refusal
+// (Apple's PIR service speaks the same HTTP + protobuf). Every call is forwarded, bytes
+// unchanged, through an in-process gRPC channel to the same service, so it meets the same
+// admission path: message-size cap, bearer token (the Authorization header), in-flight and
+// per-client limits, budgets, typed errors and the one request-log line (the browser's address
+// is the caller's, passed as the front's peer header, which the service believes only on the
+// in-process channel). Also served, for the page: GET /index/<file> — the index's PUBLIC client
+// files only (manifest, signature, projection, PQ codes, encoder, payload titles; never the
+// exact store, the scoring matrix or the lists), and GET / — the page (web_root).
+// CORS: only the configured origins get Access-Control-Allow-Origin (the page's own origin needs
+// none). Limits of its own: the body cap, read/write timeouts, keep-alive bounds and a fixed
+// pool of connection threads with a bounded accept queue (docs/SECURITY.md "The browser
+// endpoint").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "net/tls.h"
+#include "server/provider_server.h"
+
+namespace privsearch::server {
+
+struct WebOptions {
+  std::string listen = "127.0.0.1:0";          // host:port; port 0 picks a free one
+  const net::TlsIdentity* identity = nullptr;  // required: the page runs in a secure context
+  std::filesystem::path index_dir;             // the served index (its public files)
+  std::filesystem::path web_root;              // the page (index.html, privsearch.js, wasm)
+  std::vector<std::string> allowed_origins;    // CORS; empty: same-origin only
+  // The payload store (the page's result titles) among the downloads: the documents themselves,
+  // which an operator may want read only by private fetch.
+  bool serve_payloads = false;
+  std::uint64_t max_body_bytes = std::uint64_t{64} << 20;  // the provider's message cap
+  unsigned threads = 8;     // connections served at once (each one thread)
+  unsigned queued = 64;     // accepted connections waiting for a thread; beyond: accept waits
+  int read_timeout_s = 10;  // the longest wait for one read of a request
+  int write_timeout_s = 10;
+  int keep_alive_s = 5;      // an idle kept-alive connection is closed after this
+  int rpc_deadline_s = 120;  // one forwarded call
+};
+
+class WebGateway {
+ public:
+  // kInvalidArgument: no identity, a bad listen address; kUnavailable: cannot bind.
+  static Result<std::unique_ptr<WebGateway>> start(ProviderServer& server,
+                                                   const WebOptions& options);
+  ~WebGateway();
+  WebGateway(const WebGateway&) = delete;
+  WebGateway& operator=(const WebGateway&) = delete;
+
+  int port() const;
+  void stop();
+
+  struct Impl;
+
+ private:
+  explicit WebGateway(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The RPCs the endpoint forwards (every Provider method).
+const std::vector<std::string>& web_rpc_methods();
+// The artifacts GET /index/ serves beside the manifest and its signature: the public ones a
+// client copies (client-files), the payloads only when `serve_payloads`.
+bool is_public_artifact(const std::string& artifact_name, bool serve_payloads);
+
+}  // namespace privsearch::server

@@ -1,0 +1,287 @@
+// privsearch in the browser: the typed API around the WebAssembly client core
+// (web/wasm/browser_client.h). The page downloads the index's public artifacts once (the HTTP
+// cache keeps them, keyed by their SHA-256), checks the manifest's signature when it pins the
+// operator's key, and searches through the provider's browser endpoint (HTTP POST + protobuf,
+// server/web_gateway.h). The CKKS secret key lives in the WebAssembly memory of this page only:
+// it is never stored (a reload makes a new one and uploads new rotation keys, ~0.5 MB), so
+// nothing secret outlives the tab.
+//
+//   const client = await privsearch.open(indexUrl, {pinnedKey, token});
+//   const result = await client.search("vitamin D deficiency", 10);
+//   result.hits: [{doc, score, title}], result.timing, result.bytes
+//
+// Errors are PrivsearchError with a `code`: the provider's ErrorCode name (BUDGET_EXHAUSTED,
+// UNAUTHENTICATED, ...), the client core's Status name (DATA_LOSS for a tampered artifact,
+// FAILED_PRECONDITION, ...), or UNTRUSTED_INDEX / NETWORK for what this module checks itself.
+
+export class PrivsearchError extends Error {
+  constructor(code, message) {
+    super(`${code}: ${message}`);
+    this.name = "PrivsearchError";
+    this.code = code;
+  }
+}
+
+// The artifacts a search needs (and their update generations "name.g"): the projection, the
+// flat PQ codes, the encoder, every update's tombstones; the payloads for titles when served.
+const NEEDED = ["projection", "pq", "encoder", "tombstones"];
+const OPTIONAL = ["payloads"];
+const SIGNATURE_DOMAIN = "privsearch manifest signature v1\n";
+const DEFAULT_CANDIDATES = 100;
+
+function baseName(name) {
+  const m = /^(.*)\.(\d+)$/.exec(name);
+  return m ? m[1] : name;
+}
+
+function hex(bytes) {
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function unhex(text) {
+  if (!/^([0-9a-f]{2})*$/.test(text)) throw new PrivsearchError("UNTRUSTED_INDEX", "bad hex");
+  const out = new Uint8Array(text.length / 2);
+  for (let i = 0; i < out.length; ++i) out[i] = parseInt(text.substr(2 * i, 2), 16);
+  return out;
+}
+
+async function fetchBytes(url, what, allowMissing = false) {
+  let res;
+  try {
+    res = await fetch(url, { cache: "default" });
+  } catch (e) {
+    throw new PrivsearchError("NETWORK", `cannot fetch ${what}: ${e.message}`);
+  }
+  if (allowMissing && res.status === 404) return null;
+  if (!res.ok) throw new PrivsearchError("NETWORK", `${what}: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+// The operator's Ed25519 public key from its PEM (SPKI) text, as `privsearch keygen` writes it.
+async function importPinnedKey(pem) {
+  const body = pem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "");
+  const der = Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
+  let key;
+  try {
+    key = await crypto.subtle.importKey("spki", der, { name: "Ed25519" }, false, ["verify"]);
+  } catch (e) {
+    throw new PrivsearchError("UNTRUSTED_INDEX", `the pinned key is not an Ed25519 key (${e.message})`);
+  }
+  const raw = der.slice(der.length - 32);
+  const keyId = hex(await crypto.subtle.digest("SHA-256", raw)).slice(0, 16);
+  return { key, keyId };
+}
+
+// manifest.sig against the manifest's version id (computed by the core from the canonical
+// manifest) and the pinned key; a sequence older than one this browser has seen is a rollback.
+async function checkSignature(sigBytes, manifest, pinnedPem, storage) {
+  if (!sigBytes) throw new PrivsearchError("UNTRUSTED_INDEX", "the index is not signed (no manifest.sig)");
+  let sig;
+  try {
+    sig = JSON.parse(new TextDecoder().decode(sigBytes));
+  } catch (e) {
+    throw new PrivsearchError("UNTRUSTED_INDEX", "manifest.sig is not JSON");
+  }
+  const { key, keyId } = await importPinnedKey(pinnedPem);
+  if (sig.format !== 1 || sig.algorithm !== "ed25519") {
+    throw new PrivsearchError("UNTRUSTED_INDEX", "manifest.sig: unknown format or algorithm");
+  }
+  if (sig.key_id !== keyId) {
+    throw new PrivsearchError("UNTRUSTED_INDEX", `signed by key ${sig.key_id}, not the pinned key ${keyId}`);
+  }
+  if (sig.version_id !== manifest.version || sig.sequence !== manifest.sequence) {
+    throw new PrivsearchError("UNTRUSTED_INDEX", "the signature is for another index version");
+  }
+  const message = new TextEncoder().encode(SIGNATURE_DOMAIN + manifest.version);
+  const ok = await crypto.subtle.verify({ name: "Ed25519" }, key, unhex(sig.signature), message);
+  if (!ok) throw new PrivsearchError("UNTRUSTED_INDEX", "the manifest signature does not verify");
+  if (storage) {
+    const slot = `privsearch-seen-${keyId}`;
+    const seen = JSON.parse(storage.getItem(slot) || "null");
+    if (seen && manifest.sequence < seen.sequence) {
+      throw new PrivsearchError("UNTRUSTED_INDEX",
+        `rollback: sequence ${manifest.sequence} is older than ${seen.sequence}, seen before`);
+    }
+    if (seen && manifest.sequence === seen.sequence && seen.version !== manifest.version) {
+      throw new PrivsearchError("UNTRUSTED_INDEX", `fork: two indexes signed as sequence ${seen.sequence}`);
+    }
+    storage.setItem(slot, JSON.stringify({ sequence: manifest.sequence, version: manifest.version }));
+  }
+}
+
+// The Provider RPCs over the browser endpoint.
+class Endpoint {
+  constructor(base, proto, token) {
+    this.base = base.replace(/\/$/, "");
+    this.token = token;
+    this.types = {};
+    for (const name of ["ServerInfoRequest", "ServerInfo", "UploadKeysRequest", "UploadKeysResponse",
+                        "RerankRequest", "RerankResponse"]) {
+      this.types[name] = proto.lookupType(`privsearch.v1.${name}`);
+    }
+    this.errorCode = proto.lookupEnum("privsearch.v1.ErrorCode");
+  }
+
+  async call(method, requestType, responseType, fields, bytes) {
+    const type = this.types[requestType];
+    const body = type.encode(type.create(fields)).finish();
+    const headers = { "Content-Type": "application/x-protobuf" };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    let res;
+    try {
+      res = await fetch(`${this.base}/privsearch.v1.Provider/${method}`, { method: "POST", headers, body });
+    } catch (e) {
+      throw new PrivsearchError("NETWORK", `${method}: ${e.message}`);
+    }
+    const answer = new Uint8Array(await res.arrayBuffer());
+    if (bytes) {
+      bytes.sent += body.length;
+      bytes.received += answer.length;
+    }
+    if (!res.ok) {
+      let error = { code: `HTTP_${res.status}`, message: method };
+      try {
+        error = JSON.parse(new TextDecoder().decode(answer));
+      } catch (e) { /* not JSON: keep the status */ }
+      throw new PrivsearchError(error.code, error.message);
+    }
+    const out = this.types[responseType];
+    const message = out.toObject(out.decode(answer), { longs: Number, defaults: true, oneofs: true });
+    if (message.error && message.error.code) {
+      const name = this.errorCode.valuesById[message.error.code] || String(message.error.code);
+      throw new PrivsearchError(name, message.error.message);
+    }
+    return message;
+  }
+}
+
+function check(result) {
+  if (!result.ok) throw new PrivsearchError(result.code, result.message);
+  return result;
+}
+
+export class Client {
+  constructor(core, endpoint, info, opened) {
+    this.core = core;
+    this.endpoint = endpoint;
+    this.info = info;
+    this.opened = opened;
+    this.keyIds = new Map();  // K -> the provider's key id of K's current key epoch
+    this.busy = Promise.resolve();  // one search at a time: the core has one owner
+  }
+
+  get version() { return this.opened.version; }
+  get documents() { return this.opened.documents; }
+  get hasTitles() { return this.opened.titles; }
+
+  // A new key epoch for K: fresh rotation keys (and the public key when the provider floods).
+  async uploadKeys(k, bytes) {
+    const keys = check(this.core.keySet(k));
+    const req = { paramsId: keys.paramsId, galoisKeys: keys.galoisKeys };
+    if (this.info.floodSecurityBits > 0) req.publicKey = keys.publicKey;
+    const answer = await this.endpoint.call("UploadKeys", "UploadKeysRequest", "UploadKeysResponse", req, bytes);
+    this.keyIds.set(k, answer.keyId);
+  }
+
+  // The top `top` documents for `text` among K candidates: encoded, projected and scanned here,
+  // the K candidates' scores computed by the provider under CKKS and decrypted here.
+  search(text, top = 10, k = DEFAULT_CANDIDATES) {
+    const run = this.busy.then(() => this.searchNow(text, top, k));
+    this.busy = run.catch(() => {});
+    return run;
+  }
+
+  async searchNow(text, top, k) {
+    const t0 = performance.now();
+    k = Math.min(k, this.documents);
+    const bytes = { sent: 0, received: 0 };
+    const timing = { keyUploadMs: 0 };
+    for (let attempt = 0; ; ++attempt) {
+      if (!this.keyIds.has(k)) {
+        const tk = performance.now();
+        await this.uploadKeys(k, bytes);
+        timing.keyUploadMs += performance.now() - tk;
+      }
+      const prepared = check(this.core.prepare(text, k));
+      Object.assign(timing, { encodeMs: prepared.encodeMs, scanMs: prepared.scanMs, encryptMs: prepared.encryptMs });
+      const tr = performance.now();
+      let answer;
+      try {
+        answer = await this.endpoint.call("Rerank", "RerankRequest", "RerankResponse", {
+          keyId: this.keyIds.get(k), artifactVersion: this.version,
+          candidateIds: prepared.candidates, query: prepared.query,
+        }, bytes);
+      } catch (e) {
+        this.core.finish(prepared.id, new Uint8Array(0), 0);  // forget the pending search
+        // A spent score budget or an evicted key set: one new key epoch, then once more.
+        if (attempt === 0 && (e.code === "BUDGET_EXHAUSTED" || e.code === "UNKNOWN_KEY_ID")) {
+          this.keyIds.delete(k);
+          continue;
+        }
+        throw e;
+      }
+      timing.rpcMs = performance.now() - tr;
+      timing.providerMs = answer.providerMs;
+      const finished = check(this.core.finish(prepared.id, answer.payload, top));
+      timing.decryptMs = finished.decryptMs;
+      timing.totalMs = performance.now() - t0;
+      return { hits: finished.hits, candidates: k, timing, bytes, scoresRemaining: answer.scoresRemaining };
+    }
+  }
+}
+
+// Opens the index at `indexUrl` (a directory URL holding manifest.json; the provider's
+// /index/) against the provider at options.endpoint (default: the index URL's origin).
+//   options.pinnedKey   the operator's Ed25519 public key (PEM): the manifest must be signed by it
+//   options.token       a bearer token, when the provider requires one
+//   options.protobuf    the protobufjs library (default: the page's global `protobuf`)
+//   options.createCore  the WebAssembly module's factory (default: import ./privsearch_web.js)
+//   options.storage     where seen signed versions are remembered (default: localStorage)
+//   options.onProgress  called with a line of text for each step of a first load
+export async function open(indexUrl, options = {}) {
+  const progress = options.onProgress || (() => {});
+  const base = indexUrl.endsWith("/") ? indexUrl : `${indexUrl}/`;
+  const protobuf = options.protobuf || globalThis.protobuf;
+  if (!protobuf) throw new PrivsearchError("FAILED_PRECONDITION", "no protobuf runtime (load protobuf.min.js)");
+  const createCore = options.createCore || (await import("./privsearch_web.js")).default;
+  const t0 = performance.now();
+  const [module, protoText] = await Promise.all([
+    createCore(options.moduleOptions || {}),
+    fetchBytes(options.protoUrl || new URL("privsearch.proto", import.meta.url).href, "privsearch.proto"),
+  ]);
+  const proto = protobuf.parse(new TextDecoder().decode(protoText)).root;
+  const core = new module.BrowserClient();
+  module.FS.mkdir("/index");
+  progress("manifest");
+  module.FS.writeFile("/index/manifest.json", await fetchBytes(`${base}manifest.json`, "manifest.json"));
+  const manifest = check(core.readManifest("/index"));
+  if (options.pinnedKey) {
+    const sig = await fetchBytes(`${base}manifest.sig`, "manifest.sig", true);
+    await checkSignature(sig, manifest, options.pinnedKey,
+      options.storage !== undefined ? options.storage : globalThis.localStorage);
+    module.FS.writeFile("/index/manifest.sig", sig);
+  }
+  const wanted = manifest.artifacts.filter((a) => NEEDED.includes(baseName(a.name)) ||
+                                                  OPTIONAL.includes(baseName(a.name)));
+  let downloaded = 0;
+  await Promise.all(wanted.map(async (a) => {
+    const optional = OPTIONAL.includes(baseName(a.name));
+    const bytes = await fetchBytes(`${base}${a.file}?sha256=${a.sha256}`, a.file, optional);
+    if (bytes === null) return;  // the provider does not serve it (titles off)
+    downloaded += bytes.length;
+    progress(`${a.name} (${(bytes.length / 1e6).toFixed(1)} MB)`);
+    module.FS.writeFile(`/index/${a.file}`, bytes);
+  }));
+  // The core re-hashes every artifact against the manifest: a changed byte is DATA_LOSS.
+  const opened = check(core.open("/index"));
+  const endpoint = new Endpoint(options.endpoint || new URL(base).origin, proto, options.token);
+  const info = await endpoint.call("GetServerInfo", "ServerInfoRequest", "ServerInfo", {});
+  if (info.artifactVersion !== opened.version && !info.retainedVersions.includes(opened.version)) {
+    throw new PrivsearchError("WRONG_ARTIFACT_VERSION",
+      `the provider serves ${info.artifactVersion.slice(0, 16)}; this index is ${opened.version.slice(0, 16)}`);
+  }
+  check(core.agree(info.paramsName, info.paramsId, info.floodSecurityBits > 0));
+  opened.openMs = performance.now() - t0;
+  opened.downloadedBytes = downloaded;
+  return new Client(core, endpoint, info, opened);
+}

@@ -1,0 +1,159 @@
+// The JavaScript face of BrowserClient (embind): every call returns a plain object, {ok: true,
+// ...} or {ok: false, code, message} with the Status code's name, so the page shows a named
+// error instead of catching exceptions (the JSON parser's own are caught inside). Byte strings
+// cross as Uint8Array copies; the secret key never crosses.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <memory>
+#include <string>
+
+#include "browser_client.h"
+#include "index/artifacts/manifest.h"
+
+namespace privsearch::web {
+namespace {
+
+using emscripten::val;
+
+std::string from_bytes(const val& bytes) {
+  const auto v = emscripten::convertJSArrayToNumberVector<std::uint8_t>(bytes);
+  return std::string(v.begin(), v.end());
+}
+
+val to_bytes(const std::string& s) {
+  return val::global("Uint8Array")
+      .new_(
+          emscripten::typed_memory_view(s.size(), reinterpret_cast<const std::uint8_t*>(s.data())));
+}
+
+val failure(const Status& status) {
+  val out = val::object();
+  out.set("ok", false);
+  out.set("code", std::string(status_code_name(status.code())));
+  out.set("message", status.message());
+  return out;
+}
+
+val success() {
+  val out = val::object();
+  out.set("ok", true);
+  return out;
+}
+
+// The page's handle: BrowserClient once opened.
+class Handle {
+ public:
+  // The manifest alone, not verified against any artifact (none is there yet): its version id
+  // (the canonical hash the signature covers) and the artifacts it lists, so the page checks
+  // the signature before downloading anything.
+  val read_manifest(const std::string& dir) const {
+    auto m = index::load_manifest(dir, /*verify=*/false);
+    if (!m.ok()) return failure(m.status());
+    val out = success();
+    out.set("version", m.value().version_id);
+    out.set("sequence", static_cast<double>(m.value().sequence));
+    out.set("documents", static_cast<double>(m.value().documents));
+    val list = val::array();
+    for (const auto& a : m.value().artifacts) {
+      val e = val::object();
+      e.set("name", a.name);
+      e.set("file", a.file);
+      e.set("bytes", static_cast<double>(a.bytes));
+      e.set("sha256", a.sha256);
+      list.call<void>("push", e);
+    }
+    out.set("artifacts", list);
+    return out;
+  }
+
+  val open(const std::string& dir) {
+    auto c = BrowserClient::open(dir);
+    if (!c.ok()) return failure(c.status());
+    client_ = std::move(c).value();
+    val out = success();
+    out.set("version", client_->version_id());
+    out.set("dim", static_cast<double>(client_->dim()));
+    out.set("documents", static_cast<double>(client_->documents()));
+    out.set("titles", client_->has_titles());
+    return out;
+  }
+
+  val agree(const std::string& params_name, const val& params_id, bool floods) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    const Status s = client_->agree(params_name, from_bytes(params_id), floods);
+    return s.ok() ? success() : failure(s);
+  }
+
+  val key_set(double k) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto keys = client_->key_set(static_cast<std::size_t>(k));
+    if (!keys.ok()) return failure(keys.status());
+    val out = success();
+    out.set("paramsId", to_bytes(keys.value().params_id));
+    out.set("galoisKeys", to_bytes(keys.value().galois_keys));
+    out.set("publicKey", to_bytes(keys.value().public_key));
+    return out;
+  }
+
+  val prepare(const std::string& text, double k) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto p = client_->prepare(text, static_cast<std::size_t>(k));
+    if (!p.ok()) return failure(p.status());
+    const auto& v = p.value();
+    val out = success();
+    out.set("id", v.id);
+    val ids = val::array();
+    for (const auto id : v.candidates) ids.call<void>("push", static_cast<double>(id));
+    out.set("candidates", ids);
+    out.set("query", to_bytes(v.query));
+    out.set("encodeMs", v.encode_ms);
+    out.set("scanMs", v.scan_ms);
+    out.set("encryptMs", v.encrypt_ms);
+    return out;
+  }
+
+  val finish(double id, const val& payload, double top) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto f = client_->finish(static_cast<std::uint32_t>(id), from_bytes(payload),
+                             static_cast<std::size_t>(top));
+    if (!f.ok()) return failure(f.status());
+    val hits = val::array();
+    for (const auto& h : f.value().hits) {
+      val hit = val::object();
+      hit.set("doc", static_cast<double>(h.doc));
+      hit.set("score", h.score);
+      hit.set("title", h.title);
+      hits.call<void>("push", hit);
+    }
+    val out = success();
+    out.set("hits", hits);
+    out.set("decryptMs", f.value().decrypt_ms);
+    return out;
+  }
+
+  val project_text(const std::string& text) const {
+    if (!client_) return val::null();
+    const auto z = client_->project_text(text);
+    return val::global("Float32Array").new_(emscripten::typed_memory_view(z.size(), z.data()));
+  }
+
+ private:
+  std::unique_ptr<BrowserClient> client_;
+};
+
+}  // namespace
+}  // namespace privsearch::web
+
+EMSCRIPTEN_BINDINGS(privsearch_web) {
+  using privsearch::web::Handle;
+  emscripten::class_<Handle>("BrowserClient")
+      .constructor<>()
+      .function("readManifest", &Handle::read_manifest)
+      .function("open", &Handle::open)
+      .function("agree", &Handle::agree)
+      .function("keySet", &Handle::key_set)
+      .function("prepare", &Handle::prepare)
+      .function("finish", &Handle::finish)
+      .function("projectText", &Handle::project_text);
+}

@@ -1,0 +1,103 @@
+// The client core the web page runs (compiled to WebAssembly by web/wasm/CMakeLists.txt): the
+// index's public artifacts opened once (version::IndexVersion over the files the page wrote into
+// emscripten's in-memory file system, after checking them against the manifest itself), the
+// built-in text encoder and the projection, the flat PQ candidate scan, and the CKKS rerank
+// crypto (client::RerankCrypto: the secret key never leaves this object, so never the page).
+// Protobuf and the network are the page's JavaScript (web/static/privsearch.js); this core sees
+// only our own byte codecs.
+//
+//   client = BrowserClient::open(dir)                       manifest, projection, PQ, encoder
+//   client.agree(params_name, params_id, flood_bits)        the provider's ServerInfo
+//   keys   = client.key_set(K)                              one upload per key epoch
+//   p      = client.prepare(text, K)                        candidates (sent order) + Enc(z)
+//   hits   = client.finish(p.id, response payload, top)     decrypted, ranked, titled
+//
+// The same stages, in the same order and with the same arithmetic, as SearchClient's flat
+// rerank search (client/search_client_scoring.cpp), so the page's top 10 equal the native
+// client's. Thread safety: one user at a time (an OwnerLock in every method); a browser runs it
+// on one thread anyway.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/rerank_crypto.h"
+#include "core/csprng.h"
+#include "core/owner_lock.h"
+#include "core/status.h"
+#include "index/artifacts/payload_store.h"
+#include "index/candidates/pq_scan.h"
+#include "index/candidates/projection.h"
+#include "index/encoders/text_encoder.h"
+
+namespace privsearch::web {
+
+struct PreparedSearch {
+  std::uint32_t id = 0;                   // names the search in finish()
+  std::vector<std::uint64_t> candidates;  // in the order sent (a random permutation)
+  std::string query;                      // the serialized rerank request (RerankRequest.query)
+  double encode_ms = 0, scan_ms = 0, encrypt_ms = 0;
+};
+
+struct Hit {
+  std::uint64_t doc = 0;
+  double score = 0;
+  std::string title;
+};
+
+struct FinishedSearch {
+  std::vector<Hit> hits;  // best first
+  double decrypt_ms = 0;
+};
+
+class BrowserClient {
+ public:
+  static Result<std::unique_ptr<BrowserClient>> open(const std::string& dir);
+
+  const std::string& version_id() const { return version_id_; }
+  std::size_t dim() const { return projection_.output_dim; }
+  std::size_t documents() const { return documents_; }
+  bool has_titles() const { return payloads_.has_value(); }
+
+  // The provider's parameters (ServerInfo.params_name and params_id): a fresh secret key for
+  // them; kFailedPrecondition when the name is not a preset or its id differs.
+  Status agree(const std::string& params_name, const std::string& params_id, bool floods);
+  bool provider_floods() const { return floods_; }
+  // A new key epoch for K: the UploadKeysRequest fields.
+  Result<client::KeySet> key_set(std::size_t k);
+  // Text -> vector -> projected query; the top K of the PQ scan, permuted; Enc(z / |z|).
+  Result<PreparedSearch> prepare(const std::string& text, std::size_t k);
+  // The decrypted scores of prepared search `id` (forgotten after), the top `top` by score.
+  Result<FinishedSearch> finish(std::uint32_t id, const std::string& payload, std::size_t top);
+  // The projected query of `text`, unnormalized (tests compare it with the native client's).
+  std::vector<float> project_text(const std::string& text) const;
+
+ private:
+  BrowserClient() = default;
+  struct Pending {
+    rerank::KernelLayout layout;
+    std::vector<std::uint64_t> candidates;  // PQ order
+    std::vector<std::size_t> order;         // sent[s] = candidates[order[s]]
+  };
+  std::string version_id_;
+  std::size_t documents_ = 0;
+  index::Projection projection_;
+  index::PqCodebook codebook_;
+  std::vector<std::vector<std::uint8_t>> blocked_;
+  std::vector<index::CodeSegment> segments_;
+  std::vector<std::uint32_t> deleted_;
+  std::unique_ptr<index::TextEncoder> encoder_;
+  std::optional<index::PayloadStore> payloads_;
+  std::optional<client::RerankCrypto> crypto_;
+  bool floods_ = false;
+  Prng prng_ = Prng::create();  // the candidate permutation
+  std::map<std::uint32_t, Pending> pending_;
+  std::uint32_t next_id_ = 1;
+  OwnerLock owner_;
+};
+
+}  // namespace privsearch::web
