@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
 
-.PHONY: all setup configure build glove test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo python examples format clean
+.PHONY: all setup configure build glove web web-demo web-bench test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo python examples format clean
 
 all: build
 
@@ -22,14 +22,30 @@ build: configure
 glove: build
 	@scripts/fetch_glove.sh $(BUILD_DIR)/tools/privsearch
 
-# Unit, known-answer and fuzz-corpus tests (everything not labelled slow).
-test: build glove
+# The browser client: the WebAssembly core (emscripten), the page's npm packages, the page in
+# $(BUILD_DIR)/web (scripts/build_web.sh).
+web: setup
+	@scripts/build_web.sh $(BUILD_DIR)
+
+# The page served by a provider on https://127.0.0.1:8443/ over the demo's index (scripts/web_demo.sh).
+web-demo: build web
+	@BUILD_DIR=$(BUILD_DIR) scripts/web_demo.sh $(DEMO_DATA)
+
+# The browser client's module in node over every judged SciFact query, beside the native client:
+# nDCG@10 of both and per-stage times (one JSON object).
+web-bench: build web
+	@cd $(BUILD_DIR) && ctest -R browser_index > /dev/null
+	@node tests/browser/node_eval.mjs --build $(BUILD_DIR) --source . \
+	  --index $(BUILD_DIR)/tests/browser-index --data ../shared/data/scifact | head -1
+
+# Unit, known-answer and fuzz-corpus tests (everything not labelled slow), the browser's too.
+test: build glove web
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) -LE slow --output-on-failure
 
-test-slow: build glove
+test-slow: build glove web
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) -L slow --output-on-failure
 
-test-all: build glove
+test-all: build glove web
 	@cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
 
 # Address + undefined-behaviour sanitizers over the unit tests and the fuzz corpus.

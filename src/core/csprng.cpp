@@ -109,6 +109,16 @@ void Prng::fill(std::span<std::uint8_t> out) {
   reseed_if_forked();
   std::size_t done = 0;
   while (done < out.size()) {
+    // Whole blocks straight into `out` when the buffer is spent: the same stream, in the same
+    // order, without buffering (and wiping) keystream nobody asked for.
+    if (used_ == kBufferBytes && out.size() - done >= 16) {
+      PRIVSEARCH_CHECK(ctx_ != nullptr, "use of a moved-from Prng");
+      const std::size_t take =
+          std::min<std::size_t>((out.size() - done) & ~std::size_t{15}, kBufferBytes);
+      detail::next_keystream(ctx_, out.subspan(done, take));
+      done += take;
+      continue;
+    }
     if (used_ == kBufferBytes) refill();
     const std::size_t take = std::min(out.size() - done, kBufferBytes - used_);
     std::memcpy(out.data() + done, buffer_.data() + used_, take);

@@ -1,6 +1,6 @@
 // The one CSPRNG of privsearch: AES-256-CTR keystream (OpenSSL EVP) keyed by a 32-byte seed; in the
-// OpenSSL-free WebAssembly build, the same AES-256-CTR streams for seeds and ChaCha20 for the OS-seeded
-// (secret) ones (core/csprng_backend.h).
+// OpenSSL-free WebAssembly build, the same AES-256-CTR streams for seeds and ChaCha20 for the
+// OS-seeded (secret) ones (core/csprng_backend.h).
 //
 // Prng::create() seeds from the operating system (OpenSSL RAND_bytes). Prng::from_seed(seed,
 // stream) re-derives the same stream anywhere, which is how seeded objects (the uniform `a` of a

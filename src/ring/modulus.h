@@ -19,7 +19,28 @@ namespace privsearch::ring {
 using u64 = std::uint64_t;
 using u128 = unsigned __int128;
 
-inline u64 mul_hi(u64 a, u64 b) { return static_cast<u64>((static_cast<u128>(a) * b) >> 64); }
+// The 128-bit product of two words from four 32 x 32 -> 64-bit products (schoolbook on 32-bit
+// halves: a b = a1 b1 2^64 + (a1 b0 + a0 b1) 2^32 + a0 b0, the middle sum carried exactly).
+// WebAssembly multiplies 64-bit words but has no high half, and clang lowers a u128 product
+// there to a libcall (__multi3): the browser client uses this. Tests compare it with u128.
+inline u128 mul_wide_limbs(u64 a, u64 b) {
+  const u64 a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const u64 mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  const u64 lo = (mid << 32) | (p00 & 0xffffffffu);
+  const u64 hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+  return (static_cast<u128>(hi) << 64) | lo;
+}
+
+inline u128 mul_wide(u64 a, u64 b) {
+#if defined(__wasm__)
+  return mul_wide_limbs(a, b);
+#else
+  return static_cast<u128>(a) * b;  // one MULX natively
+#endif
+}
+
+inline u64 mul_hi(u64 a, u64 b) { return static_cast<u64>(mul_wide(a, b) >> 64); }
 
 // x >= q ? x - q : x, branch-free. Precondition: x < 2q.
 inline u64 reduce_once(u64 x, u64 q) {
@@ -43,13 +64,12 @@ class Modulus {
     const u64 x0 = static_cast<u64>(x);
     const u64 x1 = static_cast<u64>(x >> 64);
     // high 64 bits of the middle sum; exact floor as argued in the header comment
-    const u128 mid = static_cast<u128>(x1) * ratio_lo_ + static_cast<u128>(x0) * ratio_hi_ +
-                     mul_hi(x0, ratio_lo_);
+    const u128 mid = mul_wide(x1, ratio_lo_) + mul_wide(x0, ratio_hi_) + mul_hi(x0, ratio_lo_);
     const u64 qhat = x1 * ratio_hi_ + static_cast<u64>(mid >> 64);
     return reduce_once(x0 - qhat * value_, value_);
   }
   // a*b mod q, a, b < q.
-  u64 mul(u64 a, u64 b) const { return reduce_u128(static_cast<u128>(a) * b); }
+  u64 mul(u64 a, u64 b) const { return reduce_u128(mul_wide(a, b)); }
   // a+b mod q, a, b < q.
   u64 add(u64 a, u64 b) const { return reduce_once(a + b, value_); }
   // a-b mod q, a, b < q.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 
 #include "ring/primes.h"
 #include "ring/shoup_kernels.h"
@@ -22,17 +23,25 @@ std::string_view ntt_path_name(NttPath path) {
   return "unknown";
 }
 
-// CPUID only exists on x86-64; elsewhere (WebAssembly, issue 36) the scalar paths run.
+// CPUID only exists on x86-64; elsewhere (WebAssembly) the scalar paths run. PRIVSEARCH_SCALAR=1
+// forces them here too: the native scalar figures the browser client is compared with.
 #if defined(__x86_64__)
+namespace {
+bool scalar_forced() {
+  const char* v = std::getenv("PRIVSEARCH_SCALAR");
+  return v != nullptr && *v != '\0' && *v != '0';
+}
+}  // namespace
+
 bool cpu_has_ifma() {
-  static const bool has = detail::ifma_compiled() && __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512ifma");
+  static const bool has = !scalar_forced() && detail::ifma_compiled() &&
+                          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
   return has;
 }
 
 bool cpu_has_avx512dq() {
-  static const bool has = detail::avx512_compiled() && __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512dq");
+  static const bool has = !scalar_forced() && detail::avx512_compiled() &&
+                          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   return has;
 }
 #else

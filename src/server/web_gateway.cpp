@@ -12,12 +12,9 @@
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include "index/artifacts/artifact_names.h"
-#include "index/artifacts/manifest.h"
-#include "index/candidates/ivf.h"
-#include "scoring/layout.h"
 #include "server/http2_front.h"
 
 namespace privsearch::server {
@@ -27,25 +24,6 @@ const std::vector<std::string>& web_rpc_methods() {
                                                     "PrivateScore",  "FetchLists", "GetPirInfo",
                                                     "PirSetup",      "PirStatus",  "PirQuery"};
   return kMethods;
-}
-
-bool is_public_artifact(const std::string& artifact_name, bool serve_payloads) {
-  static const std::vector<std::string> kPublic = {index::kProjectionArtifact,
-                                                   index::kPqArtifact,
-                                                   index::kEncoderArtifact,
-                                                   index::kIvfArtifact,
-                                                   scoring::kLayoutArtifact,
-                                                   scoring::kHintArtifact,
-                                                   "tombstones"};
-  // An update generation "name.g" is as public as its base artifact.
-  std::string name = artifact_name;
-  if (const auto dot = name.rfind('.');
-      dot != std::string::npos && dot + 1 < name.size() &&
-      name.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
-    name.resize(dot);
-  }
-  if (name == index::kPayloadsArtifact) return serve_payloads;
-  return std::find(kPublic.begin(), kPublic.end(), name) != kPublic.end();
 }
 
 namespace {
@@ -102,11 +80,27 @@ class BoundedPool final : public httplib::TaskQueue {
   bool stopping_ = false;
 };
 
+// A transport refusal as HTTP: a body the service could not parse (typed_parse.h) is the
+// caller's error, a message over the cap too large, a missed deadline a timeout.
+std::pair<int, const char*> http_status_for(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return {400, "MALFORMED_REQUEST"};
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return {413, "MESSAGE_TOO_LARGE"};
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return {504, "DEADLINE_EXCEEDED"};
+    case grpc::StatusCode::UNAVAILABLE:
+      return {503, "UNAVAILABLE"};
+    default:
+      return {502, "INTERNAL"};
+  }
+}
+
 void json_error(httplib::Response& res, int http_status, const std::string& code,
                 const std::string& message) {
   res.status = http_status;
-  res.set_content(fmt::format(R"({{"code":"{}","message":"{}"}})", code, message),
-                  "application/json");
+  res.set_content(nlohmann::json{{"code", code}, {"message", message}}.dump(), "application/json");
 }
 
 // Loads the identity's PEM strings into the server's TLS context.
@@ -181,9 +175,8 @@ void WebGateway::Impl::forward(const std::string& method, const httplib::Request
   while (cq.Next(&tag, &ok)) {
   }
   if (!status.ok()) {
-    const int code = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ? 413 : 502;
-    json_error(res, code, fmt::format("GRPC_{}", static_cast<int>(status.error_code())),
-               "the provider refused the call: " + status.error_message());
+    const auto [http_status, name] = http_status_for(status.error_code());
+    json_error(res, http_status, name, "the provider refused the call: " + status.error_message());
     return;
   }
   std::vector<grpc::Slice> slices;
@@ -193,22 +186,14 @@ void WebGateway::Impl::forward(const std::string& method, const httplib::Request
   res.set_content(body, "application/x-protobuf");
 }
 
-// A public file of the served index: the manifest (and signature), or an artifact the manifest
-// lists under a public name; anything else is 404, whatever the directory holds.
+// A public file of the served index (WebOptions::public_file decides which); anything else is
+// 404, whatever the directory holds.
 void WebGateway::Impl::serve_index_file(const std::string& file, httplib::Response& res) const {
-  bool allowed = is_manifest_file(file);
-  if (!allowed) {
-    auto manifest = index::load_manifest(options.index_dir, /*verify=*/false);
-    if (!manifest.ok()) {
-      json_error(res, 503, "INDEX_UNAVAILABLE", "the served index's manifest cannot be read");
-      return;
-    }
-    for (const auto& a : manifest.value().artifacts) {
-      if (a.file == file && is_public_artifact(a.name, options.serve_payloads)) allowed = true;
-    }
-  }
-  std::ifstream in(options.index_dir / file, std::ios::binary);
-  if (!allowed || !in) {
+  const auto path = options.public_file ? options.public_file(file)
+                                        : Result<std::filesystem::path>(not_found_error(file));
+  std::ifstream in;
+  if (path.ok()) in.open(path.value(), std::ios::binary);
+  if (!path.ok() || !in) {
     json_error(res, 404, "NOT_FOUND", "no public index file of that name");
     return;
   }
@@ -226,6 +211,7 @@ void WebGateway::Impl::route() {
   s.set_write_timeout(options.write_timeout_s, 0);
   s.set_keep_alive_timeout(options.keep_alive_s);
   s.set_keep_alive_max_count(100);
+  s.set_tcp_nodelay(true);  // a response's header and body writes must not wait for an ACK
   s.new_task_queue = [o = options] { return new BoundedPool(o.threads, o.queued); };
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     allow_origin(req, res);

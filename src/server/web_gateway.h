@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,12 +33,11 @@ namespace privsearch::server {
 struct WebOptions {
   std::string listen = "127.0.0.1:0";          // host:port; port 0 picks a free one
   const net::TlsIdentity* identity = nullptr;  // required: the page runs in a secure context
-  std::filesystem::path index_dir;             // the served index (its public files)
-  std::filesystem::path web_root;              // the page (index.html, privsearch.js, wasm)
-  std::vector<std::string> allowed_origins;    // CORS; empty: same-origin only
-  // The payload store (the page's result titles) among the downloads: the documents themselves,
-  // which an operator may want read only by private fetch.
-  bool serve_payloads = false;
+  // The served index's public file of a name (index::public_index_file bound to the index
+  // and the public artifact names); kNotFound for any other name. Null: no /index/.
+  std::function<Result<std::filesystem::path>(const std::string& file)> public_file;
+  std::filesystem::path web_root;            // the page (index.html, privsearch.js, wasm)
+  std::vector<std::string> allowed_origins;  // CORS; empty: same-origin only
   std::uint64_t max_body_bytes = std::uint64_t{64} << 20;  // the provider's message cap
   unsigned threads = 8;     // connections served at once (each one thread)
   unsigned queued = 64;     // accepted connections waiting for a thread; beyond: accept waits
@@ -68,8 +68,5 @@ class WebGateway {
 
 // The RPCs the endpoint forwards (every Provider method).
 const std::vector<std::string>& web_rpc_methods();
-// The artifacts GET /index/ serves beside the manifest and its signature: the public ones a
-// client copies (client-files), the payloads only when `serve_payloads`.
-bool is_public_artifact(const std::string& artifact_name, bool serve_payloads);
 
 }  // namespace privsearch::server

@@ -216,7 +216,7 @@ void add_web_options(CLI::App& app, ProviderSettings& s) {
   app.add_option("--web-origin", w.allowed_origins,
                  "An origin (scheme://host:port) allowed to call the endpoint from another site "
                  "(CORS; repeatable); default: the endpoint's own pages only");
-  app.add_flag("--web-payloads", w.serve_payloads,
+  app.add_flag("--web-payloads", s.web_payloads,
                "Also let the page download the payload store (result titles; it is the "
                "documents themselves)");
   app.add_option("--web-threads", w.threads, "Browser connections served at once (default 8)")

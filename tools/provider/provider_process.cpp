@@ -14,6 +14,7 @@
 #include "core/elapsed.h"
 #include "index/artifacts/artifact_names.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/client_files.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/payload_store.h"
 #include "index/artifacts/tombstones.h"
@@ -321,7 +322,16 @@ Status ProviderProcess::start() {
 Status ProviderProcess::start_web() {
   auto web = settings_.web;
   web.identity = identity_ ? &*identity_ : nullptr;
-  web.index_dir = settings_.index_dir;
+  // What a client may download (what `privsearch client-files` copies), the payloads (the
+  // documents themselves) only when the operator says so.
+  std::vector<std::string> names{index::kProjectionArtifact, index::kPqArtifact,
+                                 index::kEncoderArtifact,    index::kIvfArtifact,
+                                 scoring::kLayoutArtifact,   scoring::kHintArtifact,
+                                 index::kTombstonesArtifact};
+  if (settings_.web_payloads) names.emplace_back(index::kPayloadsArtifact);
+  web.public_file = [dir = settings_.index_dir, names](const std::string& file) {
+    return index::public_index_file(dir, file, names);
+  };
   web.max_body_bytes = settings_.limits.max_message_bytes;
   PRIVSEARCH_ASSIGN_OR_RETURN(web_, server::WebGateway::start(*server_, web));
   if (!settings_.web_port_file.empty()) {

@@ -72,6 +72,7 @@ struct ProviderSettings {
   bool web_listen = false;
   server::WebOptions web;
   std::filesystem::path web_port_file;
+  bool web_payloads = false;  // the payload store among the page's downloads (result titles)
   // Key sets no request used since their upload are evicted this long after it (0: never); past
   // kKeyCacheWorkingSetBytes, sets idle for 10 minutes too (KeyCache::evict_idle).
   unsigned key_unused_s = 30;

@@ -52,15 +52,20 @@ std::uint32_t sub_word(std::uint32_t w) {
          (std::uint32_t{kSbox[(w >> 8) & 0xff]} << 8) | kSbox[w & 0xff];
 }
 
-// MixColumns on one column (section 5.1.3).
-void mix_column(std::uint8_t* c) {
-  const std::uint8_t a0 = c[0], a1 = c[1], a2 = c[2], a3 = c[3];
-  const std::uint8_t all = a0 ^ a1 ^ a2 ^ a3;
-  c[0] = static_cast<std::uint8_t>(a0 ^ all ^ xtime(a0 ^ a1));
-  c[1] = static_cast<std::uint8_t>(a1 ^ all ^ xtime(a1 ^ a2));
-  c[2] = static_cast<std::uint8_t>(a2 ^ all ^ xtime(a2 ^ a3));
-  c[3] = static_cast<std::uint8_t>(a3 ^ all ^ xtime(a3 ^ a0));
+// The round tables (FIPS 197 section 5.1 fused, the classic 32-bit form): T0[x] is the column
+// (2 S(x), S(x), S(x), 3 S(x)) that SubBytes + MixColumns make of byte x in row 0; rows 1-3 are
+// byte rotations of it. One round of a column is four lookups and four xors.
+constexpr std::array<std::uint32_t, 256> make_round_table() {
+  std::array<std::uint32_t, 256> t{};
+  for (std::size_t x = 0; x < 256; ++x) {
+    const std::uint8_t v = kSbox[x];
+    t[x] = (std::uint32_t{xtime(v)} << 24) | (std::uint32_t{v} << 16) | (std::uint32_t{v} << 8) |
+           std::uint32_t{static_cast<std::uint8_t>(xtime(v) ^ v)};
+  }
+  return t;
 }
+constexpr auto kT0 = make_round_table();
+constexpr std::uint32_t rotr8(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 }  // namespace
 
@@ -90,33 +95,36 @@ Aes256Ctr::~Aes256Ctr() {
   secure_zero(block_.data(), block_.size());
 }
 
+// The state as four big-endian column words w[c] (bytes 4c..4c+3, row 0 the high byte);
+// ShiftRows makes column c of the next round read row r from column c + r.
 void Aes256Ctr::encrypt_block(const std::uint8_t in[16], std::uint8_t out[16]) const {
-  // The state in column-major order: s[4c + r] (section 3.4), so bytes stay in input order.
-  std::uint8_t s[16];
-  auto add_round_key = [&](std::size_t round) {
-    for (std::size_t c = 0; c < 4; ++c) {
-      const std::uint32_t k = round_keys_[4 * round + c];
-      for (std::size_t r = 0; r < 4; ++r)
-        s[4 * c + r] ^= static_cast<std::uint8_t>(k >> (24 - 8 * r));
-    }
-  };
-  std::memcpy(s, in, 16);
-  add_round_key(0);
-  for (std::size_t round = 1; round <= 14; ++round) {
-    for (auto& b : s) b = kSbox[b];
-    // ShiftRows: row r rotates left by r columns.
-    std::uint8_t t[16];
-    for (std::size_t c = 0; c < 4; ++c) {
-      for (std::size_t r = 0; r < 4; ++r) t[4 * c + r] = s[4 * ((c + r) % 4) + r];
-    }
-    std::memcpy(s, t, 16);
-    if (round != 14) {
-      for (std::size_t c = 0; c < 4; ++c) mix_column(s + 4 * c);
-    }
-    add_round_key(round);
+  std::uint32_t w[4], e[4];
+  for (std::size_t c = 0; c < 4; ++c) {
+    w[c] = ((std::uint32_t{in[4 * c]} << 24) | (std::uint32_t{in[4 * c + 1]} << 16) |
+            (std::uint32_t{in[4 * c + 2]} << 8) | in[4 * c + 3]) ^
+           round_keys_[c];
   }
-  std::memcpy(out, s, 16);
-  secure_zero(s, sizeof(s));
+  for (std::size_t round = 1; round < 14; ++round) {
+    for (std::size_t c = 0; c < 4; ++c) {
+      e[c] = kT0[w[c] >> 24] ^ rotr8(kT0[(w[(c + 1) % 4] >> 16) & 0xff], 8) ^
+             rotr8(kT0[(w[(c + 2) % 4] >> 8) & 0xff], 16) ^ rotr8(kT0[w[(c + 3) % 4] & 0xff], 24) ^
+             round_keys_[4 * round + c];
+    }
+    std::memcpy(w, e, sizeof(w));
+  }
+  for (std::size_t c = 0; c < 4; ++c) {  // the last round: no MixColumns
+    const std::uint32_t v = (std::uint32_t{kSbox[w[c] >> 24]} << 24) |
+                            (std::uint32_t{kSbox[(w[(c + 1) % 4] >> 16) & 0xff]} << 16) |
+                            (std::uint32_t{kSbox[(w[(c + 2) % 4] >> 8) & 0xff]} << 8) |
+                            kSbox[w[(c + 3) % 4] & 0xff];
+    e[c] = v ^ round_keys_[56 + c];
+  }
+  for (std::size_t c = 0; c < 4; ++c) {
+    for (std::size_t r = 0; r < 4; ++r)
+      out[4 * c + r] = static_cast<std::uint8_t>(e[c] >> (24 - 8 * r));
+  }
+  secure_zero(w, sizeof(w));
+  secure_zero(e, sizeof(e));
 }
 
 void Aes256Ctr::generate(std::uint8_t* out, std::size_t n) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "index/artifacts/atomic_file.h"
 #include "index/artifacts/manifest.h"
 #include "index/artifacts/manifest_signature.h"
@@ -69,6 +71,35 @@ Result<std::uint64_t> copy_client_files(const std::filesystem::path& index_dir,
   }
   PRIVSEARCH_RETURN_IF_ERROR(copy("manifest.json"));
   return written;
+}
+
+namespace {
+
+// "pq.3" -> "pq": an update generation is as public as its base artifact.
+std::string base_artifact_name(std::string name) {
+  if (const auto dot = name.rfind('.');
+      dot != std::string::npos && dot + 1 < name.size() &&
+      name.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
+    name.resize(dot);
+  }
+  return name;
+}
+
+}  // namespace
+
+Result<std::filesystem::path> public_index_file(const std::filesystem::path& dir,
+                                                const std::string& file,
+                                                const std::vector<std::string>& public_names) {
+  if (file == "manifest.json" || file == kManifestSignatureFile) return dir / file;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, load_manifest(dir, /*verify=*/false));
+  for (const auto& a : manifest.artifacts) {
+    if (a.file != file) continue;
+    const auto base = base_artifact_name(a.name);
+    if (std::find(public_names.begin(), public_names.end(), base) != public_names.end()) {
+      return dir / file;
+    }
+  }
+  return Status(StatusCode::kNotFound, "no public index file " + file);
 }
 
 }  // namespace privsearch::index

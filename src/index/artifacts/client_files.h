@@ -23,4 +23,13 @@ Result<std::uint64_t> copy_client_files(const std::filesystem::path& index_dir,
                                         const std::filesystem::path& out,
                                         const std::vector<std::string>& names);
 
+// The file `file` (a bare name) of index `dir` when a client may download it: manifest.json,
+// manifest.sig, or the file of an artifact the manifest lists under one of `public_names` (or
+// an update generation "name.g" of one). kNotFound for anything else, whatever the directory
+// holds; kDataLoss when the manifest cannot be read. What the provider's browser endpoint
+// serves under /index/ (server/web_gateway.h).
+Result<std::filesystem::path> public_index_file(const std::filesystem::path& dir,
+                                                const std::string& file,
+                                                const std::vector<std::string>& public_names);
+
 }  // namespace privsearch::index

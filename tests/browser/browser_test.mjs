@@ -1,0 +1,168 @@
+// The browser client in headless Chromium against a real provider process (ctest label
+// `browser`). Cases:
+//   search     the page's top 10 for SciFact queries equal the native client's for the same
+//              index and provider; the provider's request log holds for the page exactly what it
+//              holds for the native client (sizes, counts, outcome, time; never the query); a
+//              screenshot of the result page is kept (--artifacts)
+//   tampered   one byte of a public artifact changed on its way to the page: DATA_LOSS naming
+//              it on the page, no results
+//   signature  a signed index: the page pinning the signer's key opens it; pinning another key
+//              shows UNTRUSTED_INDEX, no results
+// Usage: node browser_test.mjs --build BUILD --source SRC --index INDEX --data BEIR --case C
+//        [--artifacts DIR]
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  check, killAll, launchBrowser, makeCertificate, nativeAnswers, openPage, parseArgs, Provider,
+  rankingDifference, searchInPage,
+  tempDir, webRoot,
+} from "./harness.mjs";
+
+const LOG_FIELDS = ["bytes_in", "bytes_out", "k", "ms", "outcome", "rpc", "ts_ms"].join(",");
+
+function judgedQueries(data, count) {
+  const judged = new Set(fs.readFileSync(path.join(data, "qrels", "test.tsv"), "utf8").split("\n")
+    .slice(1).map((l) => l.split("\t")[0]));
+  return fs.readFileSync(path.join(data, "queries.jsonl"), "utf8").split("\n").filter(Boolean)
+    .map((l) => JSON.parse(l)).filter((q) => judged.has(q._id)).slice(0, count).map((q) => q.text);
+}
+
+// A copy of the index whose files are hard links (the test may replace some without touching
+// the original).
+function linkedCopy(index, dir) {
+  const out = path.join(dir, "index");
+  fs.mkdirSync(out);
+  for (const f of fs.readdirSync(index)) fs.linkSync(path.join(index, f), path.join(out, f));
+  return out;
+}
+
+async function withSetup(args, name, body) {
+  const dir = tempDir(name);
+  const cert = makeCertificate(dir);
+  const root = webRoot(args, dir);
+  let provider, browser;
+  try {
+    const ctx = { dir, cert, root, index: args.index };
+    ctx.startProvider = async (index) => {
+      provider = await Provider.start(args, { index, dir, cert, webRootDir: root });
+      return provider;
+    };
+    ctx.browser = async () => {
+      browser = await launchBrowser(args, cert, path.join(dir, "profile"));
+      return browser;
+    };
+    await body(ctx);
+  } finally {
+    if (browser) await browser.close();
+    if (provider) await provider.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function searchCase(args) {
+  await withSetup(args, "browser-search", async (ctx) => {
+    const provider = await ctx.startProvider(args.index);
+    const browser = await ctx.browser();
+    const cold = await openPage(browser, provider.url);
+    check(cold.error === null, `the page did not open: ${JSON.stringify(cold.error)}`);
+    const queries = judgedQueries(args.data, 3);
+    const figures = { cold_load_ms: cold.loadMs, searches: [] };
+    const page = [];
+    for (const q of queries) page.push(await searchInPage(cold.page, q));
+    const native = nativeAnswers(args, provider, args.index, ctx.cert, queries);
+    for (let i = 0; i < queries.length; ++i) {
+      const got = page[i];
+      check(got.ids.length === 10, `query ${i}: ${got.ids.length} results`);
+      const d = rankingDifference(got.ids, got.scores, native[i].ids, native[i].scores);
+      check(d === null, `query ${i} "${queries[i]}": page and native client differ at ${d}`);
+      figures.searches.push(got.figures);
+    }
+    if (args.artifacts) {
+      fs.mkdirSync(args.artifacts, { recursive: true });
+      await cold.page.screenshot({ path: path.join(args.artifacts, "browser-search.png"), fullPage: true });
+    }
+    // The artifacts are now in the browser's cache: a second page load.
+    const cached = await openPage(browser, provider.url);
+    check(cached.error === null, "the second load failed");
+    figures.cached_load_ms = cached.loadMs;
+    // What the provider logged: the same fields for the page's calls as for the native ones,
+    // and nothing of the queries.
+    const log = provider.requestLog();
+    const reranks = log.filter((l) => l.rpc === "Rerank");
+    check(reranks.length === 2 * queries.length, `${reranks.length} Rerank log lines`);
+    for (const line of log) {
+      check(Object.keys(line).sort().join(",") === LOG_FIELDS, `log line ${JSON.stringify(line)}`);
+      check(line.outcome === "OK", `a refused call: ${JSON.stringify(line)}`);
+    }
+    const text = fs.readFileSync(provider.log, "utf8");
+    for (const q of queries) check(!text.includes(q), `the query "${q}" in the provider's log`);
+    const web = reranks.slice(0, queries.length), cli = reranks.slice(queries.length);
+    for (let i = 0; i < queries.length; ++i) {
+      check(web[i].k === cli[i].k && Math.abs(web[i].bytes_in - cli[i].bytes_in) < 16 &&
+            web[i].bytes_out === cli[i].bytes_out, `page vs native sizes ${JSON.stringify([web[i], cli[i]])}`);
+    }
+    if (args.artifacts) {
+      fs.writeFileSync(path.join(args.artifacts, "browser-search.json"), JSON.stringify(figures, null, 2));
+    }
+    console.log(JSON.stringify(figures));
+  });
+}
+
+async function tamperedCase(args) {
+  await withSetup(args, "browser-tampered", async (ctx) => {
+    // Changed after the provider verified its index at start: what a page gets from a damaged
+    // disk, cache or proxy between it and the operator.
+    const index = linkedCopy(args.index, ctx.dir);
+    const provider = await ctx.startProvider(index);
+    const pq = path.join(index, "pq.bin");
+    const bytes = fs.readFileSync(pq);
+    bytes[bytes.length >> 1] ^= 0x01;
+    fs.unlinkSync(pq);
+    fs.writeFileSync(pq, bytes);
+    const browser = await ctx.browser();
+    const opened = await openPage(browser, provider.url);
+    check(opened.error !== null, "a tampered artifact was accepted");
+    check(opened.error.code === "DATA_LOSS", `error ${JSON.stringify(opened.error)}`);
+    check(/pq/.test(opened.error.text), `the error does not name the artifact: ${opened.error.text}`);
+    const results = await opened.page.$$eval("#results li", (ls) => ls.length);
+    check(results === 0, "results shown");
+    if (args.artifacts) {
+      fs.mkdirSync(args.artifacts, { recursive: true });
+      await opened.page.screenshot({ path: path.join(args.artifacts, "browser-tampered.png") });
+    }
+    console.log(JSON.stringify(opened.error));
+  });
+}
+
+async function signatureCase(args) {
+  await withSetup(args, "browser-signature", async (ctx) => {
+    const index = linkedCopy(args.index, ctx.dir);
+    const bin = path.join(args.build, "tools", "privsearch");
+    for (const who of ["operator", "other"]) {
+      execFileSync(bin, ["keygen-signing", "--out", path.join(ctx.dir, who)], { stdio: "ignore" });
+      fs.copyFileSync(path.join(ctx.dir, `${who}.pub`), path.join(ctx.root, `${who}.pub`));
+    }
+    execFileSync(bin, ["sign", "--index", index, "--key", path.join(ctx.dir, "operator")], { stdio: "ignore" });
+    const provider = await ctx.startProvider(index);
+    const browser = await ctx.browser();
+    const good = await openPage(browser, `${provider.url}?key=operator.pub`);
+    check(good.error === null, `the signed index did not open: ${JSON.stringify(good.error)}`);
+    const info = await good.page.$eval("#index-info", (e) => e.textContent);
+    check(info.includes("signature verified"), info);
+    const wrong = await openPage(browser, `${provider.url}?key=other.pub`);
+    check(wrong.error !== null && wrong.error.code === "UNTRUSTED_INDEX",
+      `another key's pin: ${JSON.stringify(wrong.error)}`);
+    const results = await wrong.page.$$eval("#results li", (ls) => ls.length);
+    check(results === 0, "results shown");
+    console.log(JSON.stringify(wrong.error));
+  });
+}
+
+const args = parseArgs(process.argv);
+const cases = { search: searchCase, tampered: tamperedCase, signature: signatureCase };
+const run = cases[args.case];
+if (!run) throw new Error(`unknown --case ${args.case}`);
+const watchdog = setTimeout(() => { console.error("browser test: 240 s watchdog"); killAll(); process.exit(2); }, 240000);
+run(args).then(() => { clearTimeout(watchdog); console.log("PASSED"); })
+  .catch((e) => { console.error(e.stack || e); process.exitCode = 1; clearTimeout(watchdog); });

@@ -1,0 +1,91 @@
+// The search page: opens the provider's index through privsearch.js, then searches as the user
+// types and submits. URL parameters: key=<URL of the operator's Ed25519 public key (PEM)> pins
+// the manifest's signer; token=<bearer token> for a provider that requires one.
+import { open } from "./privsearch.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+function showError(e) {
+  $("error").hidden = false;
+  $("error").dataset.code = e.code || "ERROR";
+  $("error").textContent = e.code ? `${e.code}: ${e.message.replace(`${e.code}: `, "")}` : String(e);
+  $("status").textContent = "failed";
+}
+
+function render(result) {
+  const list = $("results");
+  list.replaceChildren();
+  for (const hit of result.hits) {
+    const li = document.createElement("li");
+    li.dataset.doc = hit.doc;
+    li.dataset.score = hit.score;
+    const title = document.createElement("span");
+    title.className = "title";
+    title.textContent = hit.title || `document ${hit.doc}`;
+    const doc = document.createElement("span");
+    doc.className = "doc";
+    doc.textContent = `#${hit.doc}`;
+    const score = document.createElement("span");
+    score.className = "score";
+    score.textContent = hit.score.toFixed(4);
+    const fetchButton = document.createElement("button");
+    fetchButton.textContent = "fetch privately";
+    fetchButton.disabled = true;
+    fetchButton.title = "private payload fetch (hintless PIR) is not in the browser client yet";
+    li.append(title, doc, score, fetchButton);
+    list.append(li);
+  }
+  const t = result.timing;
+  $("figures").hidden = false;
+  $("figures").textContent =
+    `${result.hits.length} of ${result.candidates} candidates · ${t.totalMs.toFixed(1)} ms ` +
+    `(encode ${t.encodeMs.toFixed(1)}, scan ${t.scanMs.toFixed(1)}, encrypt ${t.encryptMs.toFixed(1)}, ` +
+    `provider ${t.providerMs.toFixed(1)}, round trip ${t.rpcMs.toFixed(1)}, decrypt ${t.decryptMs.toFixed(1)}` +
+    `${t.keyUploadMs ? `, key upload ${t.keyUploadMs.toFixed(0)}` : ""}) · ` +
+    `${result.bytes.sent.toLocaleString("en")} B sent, ${result.bytes.received.toLocaleString("en")} B received`;
+  $("figures").dataset.totalMs = t.totalMs;
+  $("figures").dataset.sent = result.bytes.sent;
+  $("figures").dataset.received = result.bytes.received;
+}
+
+async function main() {
+  const t0 = performance.now();
+  let pinnedKey;
+  if (params.get("key")) {
+    const res = await fetch(params.get("key"));
+    if (!res.ok) throw Object.assign(new Error(`cannot load the pinned key (HTTP ${res.status})`), { code: "UNTRUSTED_INDEX" });
+    pinnedKey = await res.text();
+  }
+  const client = await open(new URL("index/", location.href).href, {
+    pinnedKey, token: params.get("token") || undefined,
+    onProgress: (step) => { $("status").textContent = `loading ${step}…`; },
+  });
+  const info = client.opened;
+  $("index-info").textContent = `index ${info.version.slice(0, 16)} · ${info.documents} documents · ` +
+    `d' = ${info.dim} · ${(info.downloadedBytes / 1e6).toFixed(1)} MB of public artifacts` +
+    (pinnedKey ? " · signature verified" : "");
+  $("status").textContent = `ready in ${((performance.now() - t0) / 1000).toFixed(2)} s`;
+  document.body.dataset.readyMs = performance.now() - t0;
+  $("query").disabled = false;
+  $("go").disabled = false;
+  $("query").placeholder = "search the collection privately";
+  $("query").focus();
+  $("search-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const text = $("query").value.trim();
+    if (!text) return;
+    $("error").hidden = true;
+    $("status").textContent = "searching…";
+    try {
+      const result = await client.search(text, 10);
+      render(result);
+      $("status").textContent = "done";
+      document.body.dataset.searches = Number(document.body.dataset.searches || 0) + 1;
+    } catch (e) {
+      showError(e);
+    }
+  });
+}
+
+main().catch(showError);
