@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 
 #include "ckks/client/keygen.h"
 #include "ckks/compact.h"
@@ -18,6 +19,8 @@ namespace privsearch::client {
 // |z|^2 may differ from 1 by rounding only: a query normalized in double precision is within a
 // few ulps; anything further is a caller that forgot to normalize (scores would leave [-1, 1]).
 constexpr double kUnitNormTolerance = 1e-9;
+// Layouts kept for distinct K (a caller cycling through K values must not grow memory).
+constexpr std::size_t kMaxCachedLayouts = 16;
 
 struct RerankCrypto::State {
   ckks::Params params;
@@ -26,7 +29,9 @@ struct RerankCrypto::State {
   ckks::KeyGenerator keygen;
   ckks::SecretKey secret_key;
   std::string public_key_bytes;  // made on first need, once per secret key
-  OwnerLock owner;               // every method that touches the key or the CSPRNG holds it
+  // K -> its layout, made once (its Galois elements cost as much as a tenth of an encryption).
+  mutable std::map<std::size_t, rerank::KernelLayout> layouts;
+  OwnerLock owner;  // every method that touches the key, the CSPRNG or the layouts holds it
 
   State(const ckks::Params& p, std::size_t d, Prng rng)
       : params(p),

@@ -1,14 +1,14 @@
-// secure_zero and the constant-time comparison for builds without OpenSSL: volatile stores the
-// compiler may not drop, and an or of every byte's difference (no early exit).
+// secure_zero and the constant-time comparison for builds without OpenSSL: libc's
+// explicit_bzero (a memset the compiler may not drop), and an or of every byte's difference
+// (no early exit).
+#include <string.h>
+
 #include "core/constant_time.h"
 #include "core/secure_buffer.h"
 
 namespace privsearch {
 
-void secure_zero(void* data, std::size_t size) {
-  volatile auto* p = static_cast<volatile unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) p[i] = 0;
-}
+void secure_zero(void* data, std::size_t size) { ::explicit_bzero(data, size); }
 
 namespace ct {
 bool memory_equal(const void* a, const void* b, std::size_t size) {

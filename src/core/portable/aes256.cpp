@@ -64,8 +64,20 @@ constexpr std::array<std::uint32_t, 256> make_round_table() {
   }
   return t;
 }
-constexpr auto kT0 = make_round_table();
 constexpr std::uint32_t rotr8(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+constexpr std::array<std::uint32_t, 256> rotated(const std::array<std::uint32_t, 256>& t, int n) {
+  std::array<std::uint32_t, 256> out{};
+  for (std::size_t x = 0; x < 256; ++x) out[x] = rotr8(t[x], n);
+  return out;
+}
+constexpr auto kT0 = make_round_table();
+constexpr auto kT1 = rotated(kT0, 8), kT2 = rotated(kT0, 16), kT3 = rotated(kT0, 24);
+
+// Column c of the next round: row r read from column c + r (ShiftRows), through T_r.
+inline std::uint32_t round_column(const std::uint32_t* w, std::size_t c, std::uint32_t key) {
+  return kT0[w[c] >> 24] ^ kT1[(w[(c + 1) & 3] >> 16) & 0xff] ^ kT2[(w[(c + 2) & 3] >> 8) & 0xff] ^
+         kT3[w[(c + 3) & 3] & 0xff] ^ key;
+}
 
 }  // namespace
 
@@ -105,11 +117,11 @@ void Aes256Ctr::encrypt_block(const std::uint8_t in[16], std::uint8_t out[16]) c
            round_keys_[c];
   }
   for (std::size_t round = 1; round < 14; ++round) {
-    for (std::size_t c = 0; c < 4; ++c) {
-      e[c] = kT0[w[c] >> 24] ^ rotr8(kT0[(w[(c + 1) % 4] >> 16) & 0xff], 8) ^
-             rotr8(kT0[(w[(c + 2) % 4] >> 8) & 0xff], 16) ^ rotr8(kT0[w[(c + 3) % 4] & 0xff], 24) ^
-             round_keys_[4 * round + c];
-    }
+    const std::uint32_t* k = round_keys_.data() + 4 * round;
+    e[0] = round_column(w, 0, k[0]);
+    e[1] = round_column(w, 1, k[1]);
+    e[2] = round_column(w, 2, k[2]);
+    e[3] = round_column(w, 3, k[3]);
     std::memcpy(w, e, sizeof(w));
   }
   for (std::size_t c = 0; c < 4; ++c) {  // the last round: no MixColumns
