@@ -122,7 +122,21 @@ class Endpoint {
     this.errorCode = proto.lookupEnum("privsearch.v1.ErrorCode");
   }
 
+  // OVERLOADED (the in-flight or per-client share is taken, e.g. by the previous call's admission
+  // until the provider has finished it) is retried a few times with backoff, as the native
+  // transport does; every other refusal is the caller's.
   async call(method, requestType, responseType, fields, bytes) {
+    for (let attempt = 0; ; ++attempt) {
+      try {
+        return await this.callOnce(method, requestType, responseType, fields, bytes);
+      } catch (e) {
+        if (e.code !== "OVERLOADED" || attempt >= 6) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
+      }
+    }
+  }
+
+  async callOnce(method, requestType, responseType, fields, bytes) {
     const type = this.types[requestType];
     const body = type.encode(type.create(fields)).finish();
     const headers = { "Content-Type": "application/x-protobuf" };
