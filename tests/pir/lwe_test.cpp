@@ -21,6 +21,10 @@ TEST(LweParams, TableHasProvenanceAndRefusesInsecureRows) {
   EXPECT_TRUE(find_lwe_params("zippir-n1400-binary").ok());
   EXPECT_EQ(find_lwe_params("insecure-test-n64-binary").status().code(),
             StatusCode::kInvalidArgument);
+  // Below the HE-standard row for n = 1024 by scripts/lwe_estimate.py (docs/PARAMETERS.md).
+  EXPECT_EQ(find_lwe_params("simplepir-n1024-uniform").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(find_lwe_params("simplepir-n1024-uniform", true).ok());
   EXPECT_EQ(find_lwe_params("nope").status().code(), StatusCode::kNotFound);
 }
 
