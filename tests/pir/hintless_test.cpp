@@ -15,6 +15,7 @@
 #include "pir/hintless_reference.h"
 #include "pir/hintless_test_util.h"
 #include "pir/lwe/lwe.h"
+#include "ring/automorphism.h"
 
 namespace privsearch::pir::hintless {
 namespace {
@@ -186,9 +187,11 @@ TEST(HintlessKatTest, KernelPathsMatchTheScalarReference) {
   const std::size_t d = 256;
   std::vector<std::uint64_t> even(d), odd(d), w(d), p1(d), m1(d), p2(d), m2(d);
   std::vector<std::uint32_t> dig(3 * d), key(3 * d);
+  // The packing tree carries lazily reduced values in [0, 2q) (kernels.h): inputs up to 2q - 1,
+  // the worst case in lane 0.
   for (std::size_t i = 0; i < d; ++i) {
-    even[i] = prng.uniform_below(m.q);
-    odd[i] = i == 0 ? m.q - 1 : prng.uniform_below(m.q);
+    even[i] = i == 0 ? 2 * m.q - 1 : prng.uniform_below(2 * m.q);
+    odd[i] = i == 0 ? 2 * m.q - 1 : prng.uniform_below(2 * m.q);
     w[i] = i == 0 ? m.q - 1 : prng.uniform_below(m.q);
   }
   for (auto& v : dig) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
@@ -198,6 +201,13 @@ TEST(HintlessKatTest, KernelPathsMatchTheScalarReference) {
   reference_kernels::pack_butterfly(even.data(), odd.data(), w.data(), m, d, p2.data(), m2.data());
   EXPECT_EQ(p1, p2);
   EXPECT_EQ(m1, m2);
+  for (std::size_t i = 0; i < d; ++i) {
+    const unsigned __int128 wo = static_cast<unsigned __int128>(odd[i]) * w[i];
+    ASSERT_LT(p1[i], 4 * m.q) << i;
+    ASSERT_LT(m1[i], 4 * m.q) << i;
+    ASSERT_EQ(p1[i] % m.q, static_cast<std::uint64_t>((even[i] + wo) % m.q)) << i;
+    ASSERT_EQ((m1[i] + wo) % m.q, even[i] % m.q) << i;
+  }
   std::vector<std::uint64_t> o1(d), o2(d);
   pack_accumulate(p1.data(), m1.data(), dig.data(), key.data(), d, 3, m, d, o1.data());
   reference_kernels::pack_accumulate(p1.data(), m1.data(), dig.data(), key.data(), d, 3, m, d,
@@ -206,7 +216,40 @@ TEST(HintlessKatTest, KernelPathsMatchTheScalarReference) {
   for (std::size_t i = 0; i < d; ++i) {
     unsigned __int128 want = p1[i] + m1[i];
     for (int j = 0; j < 3; ++j) want += static_cast<std::uint64_t>(dig[j * d + i]) * key[j * d + i];
-    ASSERT_EQ(o1[i], static_cast<std::uint64_t>(want % m.q)) << i;
+    ASSERT_LT(o1[i], 2 * m.q) << i;
+    ASSERT_EQ(o1[i] % m.q, static_cast<std::uint64_t>(want % m.q)) << i;
+  }
+}
+
+// The fused node kernel reads tau(minus) through the permutation's block form: the same words as
+// permuting first and accumulating after, on both paths, for every level's Galois element.
+TEST(HintlessKatTest, PermutedAccumulateEqualsPermuteThenAccumulate) {
+  Prng prng = Prng::from_seed(Seed{11});
+  const ReduceConstants m{249561089, (std::uint64_t{1} << 58) / 249561089};
+  const std::size_t d = 256;
+  for (std::uint64_t g : {3, 5, 9, 17, 33, 65, 129, 257}) {
+    const auto perm = ring::GaloisPermutation::create(g, d);
+    ASSERT_TRUE(perm.ok()) << g;
+    ASSERT_FALSE(perm->block_source().empty());
+    std::vector<std::uint64_t> plus(d), minus(d), minus_perm(d);
+    for (auto& v : plus) v = prng.uniform_below(4 * m.q);
+    for (auto& v : minus) v = prng.uniform_below(4 * m.q);
+    plus[0] = minus[0] = 4 * m.q - 1;
+    std::vector<std::uint32_t> dig(3 * d), key(3 * d);
+    for (auto& v : dig) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+    for (auto& v : key) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+    perm->apply(minus.data(), minus_perm.data());
+    std::vector<std::uint64_t> want(d), fused(d), fused_ref(d);
+    reference_kernels::pack_accumulate(plus.data(), minus_perm.data(), dig.data(), key.data(), d, 3,
+                                       m, d, want.data());
+    pack_accumulate_permuted(plus.data(), minus.data(), perm->block_source().data(),
+                             perm->block_lanes().data(), dig.data(), key.data(), d, 3, m, d,
+                             fused.data());
+    reference_kernels::pack_accumulate_permuted(
+        plus.data(), minus.data(), perm->block_source().data(), perm->block_lanes().data(),
+        dig.data(), key.data(), d, 3, m, d, fused_ref.data());
+    EXPECT_EQ(fused, want) << "g = " << g;
+    EXPECT_EQ(fused_ref, want) << "g = " << g;
   }
 }
 

@@ -168,6 +168,10 @@ void add_pir_options(CLI::App* cmd, Args& a) {
   cmd->add_flag("--passes-only", a.pir.passes_only,
                 "Only compare the database pass (D . qu) of one server with each --shards "
                 "count's shards, interleaved round by round (no hint: seconds even at 1 GiB)");
+  cmd->add_option("--batch", a.pir.batch,
+                  "Hintless: queries answered in one timed batch (default 3; a private-lists "
+                  "search sends up to 32)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--hint-bits", a.pir.hint_bits, "Bits of ZipPIR's rescaled hint (default 17)")
       ->check(CLI::Range(9, 32));
   add_runs(cmd, a, "default 20");

@@ -342,6 +342,7 @@ Result<nlohmann::json> run_pir_backends(const PirBenchOptions& options,
           h.record_bytes = bytes;
           h.runs = options.runs;
           h.threads = threads;
+          h.batch = options.batch;
           PRIVSEARCH_ASSIGN_OR_RETURN(auto j, run_hintless_pir_bench(h));
           hintless_cpu = j["server_cpu_s_per_fetch"].get<double>();
           out["results"].push_back(std::move(j));

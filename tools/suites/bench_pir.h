@@ -24,6 +24,8 @@ struct PirBenchOptions {
   unsigned threads = 0;  // offline; 0 = all cores
   int paillier_bits = 3072;
   int hint_bits = 0;  // 0 = default
+  // Hintless only: queries per timed batch (one search's fetches or probed lists in one pass).
+  std::size_t batch = 3;
   // Row shard counts to measure besides the single server (pir/zippir/zippir_shard.h): each
   // shard's answer is timed alone (shards run on their own machines), fetch_ms is the slowest
   // shard plus the coordinator's assembly, and the assembled bytes are compared with the single

@@ -18,11 +18,10 @@ bool use_vnni() {
   return has;
 }
 
+// x mod q into [0, 2q) for x < 2^58 (kernels.h): the lanes' arithmetic, word for word.
 inline std::uint64_t reduce58(std::uint64_t x, ReduceConstants m) {
   const std::uint64_t qhat = ((x >> 26) * m.ratio) >> 32;
-  std::uint64_t r = x - qhat * m.q;
-  for (int i = 0; i < 3; ++i) r = ring::reduce_once(r, m.q);
-  return r;
+  return ring::reduce_once(x - qhat * m.q, m.q);
 }
 
 }  // namespace
@@ -49,7 +48,7 @@ void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const s
   for (std::size_t i = 0; i < d; ++i) {
     const std::uint64_t t = reduce58(odd[i] * w[i], m);
     plus[i] = even[i] + t;
-    minus[i] = even[i] + m.q - t;
+    minus[i] = even[i] + 2 * m.q - t;
   }
 }
 
@@ -77,6 +76,17 @@ void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
                            const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
                            std::size_t count, std::uint64_t* out) {
   digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t) { return base; });
+}
+
+void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* minus,
+                              const std::uint32_t* block_source, const std::uint64_t* block_lanes,
+                              const std::uint32_t* digits, const std::uint32_t* keys,
+                              std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                              std::uint64_t* out) {
+  digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t i) {
+    const std::size_t h = i / 8, lane = (block_lanes[h] >> (8 * (i % 8))) & 0xff;
+    return plus[i] + minus[8 * std::size_t{block_source[h]} + lane];
+  });
 }
 
 }  // namespace reference_kernels
@@ -111,6 +121,19 @@ void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
     return detail::pack_accumulate_const_avx512(base, digits, keys, stride, t, m, count, out);
   }
   reference_kernels::pack_accumulate_const(base, digits, keys, stride, t, m, count, out);
+}
+
+void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* minus,
+                              const std::uint32_t* block_source, const std::uint64_t* block_lanes,
+                              const std::uint32_t* digits, const std::uint32_t* keys,
+                              std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                              std::uint64_t* out) {
+  if (use_avx512() && count % 8 == 0 && t <= 4) {
+    return detail::pack_accumulate_permuted_avx512(plus, minus, block_source, block_lanes, digits,
+                                                   keys, stride, t, m, count, out);
+  }
+  reference_kernels::pack_accumulate_permuted(plus, minus, block_source, block_lanes, digits, keys,
+                                              stride, t, m, count, out);
 }
 
 SplitQuery split_query(const std::uint32_t* c1a, const std::uint32_t* c1b, std::size_t columns) {

@@ -8,10 +8,17 @@
 //   every c1 load (8 bytes per column, both primes) serves that many rows: with one row per
 //   pass the 256 KB query vector, not the database, was the bottleneck (measured: 4.6 GB/s of D).
 //   Exact in 64 bits (entries < 2^14, residues < 2^28, at most 2^22 columns).
-// - pack_butterfly: plus = even + w odd, minus = even - w odd (both < 2q), w < q.
+// - pack_butterfly: plus = even + w odd, minus = even + 2q - w odd, from even, odd < 2q and
+//   w < q: both in [0, 4q).
 // - pack_accumulate: out = reduce(plus + minus' + sum_j digit_j key_j) for t <= 4 digit rows,
-//   digits and keys u32 residues; all terms fit below 2^58 before the one reduction.
-// Reduction: HintlessRing::reduce (x < 2^58, 28-bit primes), vectorised with 32-bit multiplies.
+//   digits and keys u32 residues < q; all terms sum below 8q + t q^2 < 2^58 (checked with the
+//   params) before the one reduction.
+// Reduction (lazy): x < 2^58 -> r = x mod q in [0, 2q), 28-bit primes: the Barrett quotient
+// floor(floor(x / 2^26) floor(2^58 / q) / 2^32) is at most 2 below floor(x / q), so x - qhat q
+// < 3q and one conditional subtraction leaves r < 2q. The packing tree carries values in [0, 2q)
+// (inputs below 2^32, as the 32-bit multiplies need) and reduces fully only at the root
+// (packing.cpp): two conditional subtractions per coefficient and node fewer than full
+// reductions.
 // Thread safety: pure functions.
 #pragma once
 
@@ -57,6 +64,16 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
                      const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
                      int t, ReduceConstants m, std::size_t count, std::uint64_t* out);
 
+// The same with minus' = tau(minus) read through the Galois permutation's block form
+// (ring/automorphism.h: output block h is source block block_source[h], lane l taking source lane
+// byte l of block_lanes[h]) instead of from a permuted copy: one pass over the node and one
+// 8d-byte array fewer. count: a multiple of 8 (whole blocks from block 0).
+void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* minus,
+                              const std::uint32_t* block_source, const std::uint64_t* block_lanes,
+                              const std::uint32_t* digits, const std::uint32_t* keys,
+                              std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                              std::uint64_t* out);
+
 // The same with plus + minus' replaced by one constant `base` < 2q (the nodes over two leaves,
 // packing.cpp).
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
@@ -76,6 +93,11 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
                            const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
                            std::size_t count, std::uint64_t* out);
+void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* minus,
+                              const std::uint32_t* block_source, const std::uint64_t* block_lanes,
+                              const std::uint32_t* digits, const std::uint32_t* keys,
+                              std::size_t stride, int t, ReduceConstants m, std::size_t count,
+                              std::uint64_t* out);
 }  // namespace reference_kernels
 
 namespace detail {
@@ -93,6 +115,11 @@ void pack_accumulate_avx512(const std::uint64_t* plus, const std::uint64_t* minu
                             const std::uint32_t* digits, const std::uint32_t* keys,
                             std::size_t stride, int t, ReduceConstants m, std::size_t count,
                             std::uint64_t* out);
+void pack_accumulate_permuted_avx512(const std::uint64_t* plus, const std::uint64_t* minus,
+                                     const std::uint32_t* block_source,
+                                     const std::uint64_t* block_lanes, const std::uint32_t* digits,
+                                     const std::uint32_t* keys, std::size_t stride, int t,
+                                     ReduceConstants m, std::size_t count, std::uint64_t* out);
 void pack_accumulate_const_avx512(std::uint64_t base, const std::uint32_t* digits,
                                   const std::uint32_t* keys, std::size_t stride, int t,
                                   ReduceConstants m, std::size_t count, std::uint64_t* out);

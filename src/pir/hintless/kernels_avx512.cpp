@@ -2,16 +2,17 @@
 #include <immintrin.h>
 
 #include "pir/hintless/kernels.h"
+#include "ring/avx512_blocks.h"
 
 namespace privsearch::pir::hintless::detail {
 namespace {
 
-// x mod q for 64-bit lanes x < 2^58 (kernels.h): 32-bit multiplies only.
+// x mod q into [0, 2q) for 64-bit lanes x < 2^58 (kernels.h): 32-bit multiplies only; the
+// quotient estimate is at most 2 short, so one conditional subtraction leaves r < 2q.
 inline __m512i reduce58(__m512i x, __m512i q, __m512i ratio) {
   const __m512i qhat = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(x, 26), ratio), 32);
-  __m512i r = _mm512_sub_epi64(x, _mm512_mul_epu32(qhat, q));
-  for (int i = 0; i < 3; ++i) r = _mm512_min_epu64(r, _mm512_sub_epi64(r, q));
-  return r;
+  const __m512i r = _mm512_sub_epi64(x, _mm512_mul_epu32(qhat, q));
+  return _mm512_min_epu64(r, _mm512_sub_epi64(r, q));
 }
 
 // GCC 12's _mm512_reduce_add_epi64 trips -Wuninitialized on its own pass-through operand.
@@ -95,12 +96,13 @@ void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,
                            std::uint64_t* plus, std::uint64_t* minus) {
   const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
   const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
+  const __m512i q2 = _mm512_add_epi64(q, q);
   for (std::size_t i = 0; i < d; i += 8) {
     const __m512i e = _mm512_loadu_si512(even + i);
     const __m512i t = reduce58(
         _mm512_mul_epu32(_mm512_loadu_si512(odd + i), _mm512_loadu_si512(w + i)), q, ratio);
     _mm512_storeu_si512(plus + i, _mm512_add_epi64(e, t));
-    _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q), t));
+    _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q2), t));
   }
 }
 
@@ -110,6 +112,17 @@ void pack_accumulate_avx512(const std::uint64_t* plus, const std::uint64_t* minu
                             std::uint64_t* out) {
   digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t i) {
     return _mm512_add_epi64(_mm512_loadu_si512(plus + i), _mm512_loadu_si512(minus_perm + i));
+  });
+}
+
+void pack_accumulate_permuted_avx512(const std::uint64_t* plus, const std::uint64_t* minus,
+                                     const std::uint32_t* block_source,
+                                     const std::uint64_t* block_lanes, const std::uint32_t* digits,
+                                     const std::uint32_t* keys, std::size_t stride, int t,
+                                     ReduceConstants m, std::size_t count, std::uint64_t* out) {
+  digit_products(digits, keys, stride, t, m, count, out, [&](std::size_t i) {
+    return _mm512_add_epi64(_mm512_loadu_si512(plus + i),
+                            ring::detail::permuted_block(minus, block_source, block_lanes, i / 8));
   });
 }
 

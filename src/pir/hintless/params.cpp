@@ -81,10 +81,17 @@ Status check_hintless_params(const HintlessParams& p) {
         "hintless `" + name + "`: log2 q = " + std::to_string(p.log2_q()) +
         " is outside the HE standard's 128-bit row for d = " + std::to_string(p.d));
   }
-  // 3 <= t <= 4: the packing's digit products sum 4q + t q^2 below 2^58 (kernels.h).
+  // 3 <= t <= 4, and the packing's lazy sums 8q + t (q - 1)^2 below 2^58 (kernels.h).
   if (p.gadget_digits * p.gadget_log_base < 56 || p.gadget_log_base > 20 || p.gadget_digits < 3 ||
       p.gadget_digits > 4) {
     return invalid_argument_error("hintless `" + name + "`: z^t does not cover q within t <= 4");
+  }
+  for (std::uint64_t q : {p.q_a, p.q_b}) {
+    const unsigned __int128 sum =
+        static_cast<unsigned __int128>(p.gadget_digits) * (q - 1) * (q - 1) + 8 * q;
+    if (sum >= (static_cast<unsigned __int128>(1) << 58)) {
+      return invalid_argument_error("hintless `" + name + "`: t q^2 + 8q reaches 2^58");
+    }
   }
   // 14-bit entries: the VNNI pass reads them as int16, kMaxColumns assumes 14 bits.
   if (p.response_b_bits <= p.p_bits || p.response_b_bits >= 28 || p.p_bits != 14) {
