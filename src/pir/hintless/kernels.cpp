@@ -108,7 +108,7 @@ void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const s
 void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
                      const std::uint32_t* digits, const std::uint32_t* keys, std::size_t stride,
                      int t, ReduceConstants m, std::size_t count, std::uint64_t* out) {
-  if (use_avx512() && count % 8 == 0 && t <= 4) {
+  if (use_avx512() && count % 8 == 0 && (t == 3 || t == 4)) {
     return detail::pack_accumulate_avx512(plus, minus_perm, digits, keys, stride, t, m, count, out);
   }
   reference_kernels::pack_accumulate(plus, minus_perm, digits, keys, stride, t, m, count, out);
@@ -117,7 +117,7 @@ void pack_accumulate(const std::uint64_t* plus, const std::uint64_t* minus_perm,
 void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
                            const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
                            std::size_t count, std::uint64_t* out) {
-  if (use_avx512() && count % 8 == 0 && t <= 4) {
+  if (use_avx512() && count % 8 == 0 && (t == 3 || t == 4)) {
     return detail::pack_accumulate_const_avx512(base, digits, keys, stride, t, m, count, out);
   }
   reference_kernels::pack_accumulate_const(base, digits, keys, stride, t, m, count, out);
@@ -128,7 +128,7 @@ void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* mi
                               const std::uint32_t* digits, const std::uint32_t* keys,
                               std::size_t stride, int t, ReduceConstants m, std::size_t count,
                               std::uint64_t* out) {
-  if (use_avx512() && count % 8 == 0 && t <= 4) {
+  if (use_avx512() && count % 8 == 0 && (t == 3 || t == 4)) {
     return detail::pack_accumulate_permuted_avx512(plus, minus, block_source, block_lanes, digits,
                                                    keys, stride, t, m, count, out);
   }
