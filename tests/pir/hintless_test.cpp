@@ -253,6 +253,39 @@ TEST(HintlessKatTest, PermutedAccumulateEqualsPermuteThenAccumulate) {
   }
 }
 
+// The fused level-2 pass gives the words of its three steps apart: two leaf-pair accumulations
+// over one key and the parent's butterfly, at the largest lazy inputs.
+TEST(HintlessKatTest, LeafPairsButterflyEqualsItsSteps) {
+  Prng prng = Prng::from_seed(Seed{12});
+  for (std::uint64_t prime : {268369921u, 249561089u}) {
+    const ReduceConstants m{prime, (std::uint64_t{1} << 58) / prime};
+    const std::size_t d = 256;
+    for (int t : {3, 4}) {
+      std::vector<std::uint32_t> de(t * d), dodd(t * d), key(t * d);
+      for (auto* v : {&de, &dodd, &key}) {
+        for (auto& x : *v) x = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+        (*v)[0] = static_cast<std::uint32_t>(m.q - 1);
+      }
+      std::vector<std::uint64_t> w(d);
+      for (auto& x : w) x = prng.uniform_below(m.q);
+      w[0] = m.q - 1;
+      const std::uint64_t be = 2 * m.q - 1, bo = prng.uniform_below(2 * m.q);
+      std::vector<std::uint64_t> e(d), o(d), p1(d), m1(d), p2(d), m2(d), p3(d), m3(d);
+      reference_kernels::pack_accumulate_const(be, de.data(), key.data(), d, t, m, d, e.data());
+      reference_kernels::pack_accumulate_const(bo, dodd.data(), key.data(), d, t, m, d, o.data());
+      reference_kernels::pack_butterfly(e.data(), o.data(), w.data(), m, d, p1.data(), m1.data());
+      pack_leaf_pairs_butterfly(be, bo, de.data(), dodd.data(), key.data(), d, t, w.data(), m, d,
+                                p2.data(), m2.data());
+      reference_kernels::pack_leaf_pairs_butterfly(be, bo, de.data(), dodd.data(), key.data(), d, t,
+                                                   w.data(), m, d, p3.data(), m3.data());
+      EXPECT_EQ(p2, p1) << "t = " << t;
+      EXPECT_EQ(m2, m1) << "t = " << t;
+      EXPECT_EQ(p3, p1) << "t = " << t;
+      EXPECT_EQ(m3, m1) << "t = " << t;
+    }
+  }
+}
+
 // H = D A from its definition: entry j of H_r is sum_c D[r][c] A_c[j], A_c[j] = a_k[i - j]
 // (negated when j > i), with a_k read from the CRS in coefficient form.
 TEST(HintlessKatTest, HintMatchesSchoolbookProduct) {

@@ -89,6 +89,23 @@ void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* mi
   });
 }
 
+void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
+                               const std::uint32_t* digits_e, const std::uint32_t* digits_o,
+                               const std::uint32_t* keys, std::size_t stride, int t,
+                               const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                               std::uint64_t* plus, std::uint64_t* minus) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t e = base_e, o = base_o;
+    for (int j = 0; j < t; ++j) {
+      e += static_cast<std::uint64_t>(digits_e[j * stride + i]) * keys[j * stride + i];
+      o += static_cast<std::uint64_t>(digits_o[j * stride + i]) * keys[j * stride + i];
+    }
+    const std::uint64_t tw = reduce58(reduce58(o, m) * w[i], m);
+    plus[i] = reduce58(e, m) + tw;
+    minus[i] = reduce58(e, m) + 2 * m.q - tw;
+  }
+}
+
 }  // namespace reference_kernels
 
 void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
@@ -134,6 +151,19 @@ void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* mi
   }
   reference_kernels::pack_accumulate_permuted(plus, minus, block_source, block_lanes, digits, keys,
                                               stride, t, m, count, out);
+}
+
+void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
+                               const std::uint32_t* digits_e, const std::uint32_t* digits_o,
+                               const std::uint32_t* keys, std::size_t stride, int t,
+                               const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                               std::uint64_t* plus, std::uint64_t* minus) {
+  if (use_avx512() && count % 8 == 0 && (t == 3 || t == 4)) {
+    return detail::pack_leaf_pairs_butterfly_avx512(base_e, base_o, digits_e, digits_o, keys,
+                                                    stride, t, w, m, count, plus, minus);
+  }
+  reference_kernels::pack_leaf_pairs_butterfly(base_e, base_o, digits_e, digits_o, keys, stride, t,
+                                               w, m, count, plus, minus);
 }
 
 SplitQuery split_query(const std::uint32_t* c1a, const std::uint32_t* c1b, std::size_t columns) {

@@ -80,6 +80,16 @@ void pack_accumulate_const(std::uint64_t base, const std::uint32_t* digits,
                            const std::uint32_t* keys, std::size_t stride, int t, ReduceConstants m,
                            std::size_t count, std::uint64_t* out);
 
+// Two sibling nodes over two leaves each and their parent's butterfly in one pass (packing.cpp):
+//   E = reduce(base_e + sum_j de_j key_j), O = reduce(base_o + sum_j do_j key_j) (both children
+//   use the same level-1 key rows), T = reduce(O w), plus = E + T, minus = E + 2q - T:
+// the words pack_accumulate_const twice and pack_butterfly give, without storing E and O.
+void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
+                               const std::uint32_t* digits_e, const std::uint32_t* digits_o,
+                               const std::uint32_t* keys, std::size_t stride, int t,
+                               const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                               std::uint64_t* plus, std::uint64_t* minus);
+
 // The scalar paths, for the tests of the dispatched ones.
 namespace reference_kernels {
 void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
@@ -98,6 +108,11 @@ void pack_accumulate_permuted(const std::uint64_t* plus, const std::uint64_t* mi
                               const std::uint32_t* digits, const std::uint32_t* keys,
                               std::size_t stride, int t, ReduceConstants m, std::size_t count,
                               std::uint64_t* out);
+void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
+                               const std::uint32_t* digits_e, const std::uint32_t* digits_o,
+                               const std::uint32_t* keys, std::size_t stride, int t,
+                               const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                               std::uint64_t* plus, std::uint64_t* minus);
 }  // namespace reference_kernels
 
 namespace detail {
@@ -120,6 +135,11 @@ void pack_accumulate_permuted_avx512(const std::uint64_t* plus, const std::uint6
                                      const std::uint64_t* block_lanes, const std::uint32_t* digits,
                                      const std::uint32_t* keys, std::size_t stride, int t,
                                      ReduceConstants m, std::size_t count, std::uint64_t* out);
+void pack_leaf_pairs_butterfly_avx512(std::uint64_t base_e, std::uint64_t base_o,
+                                      const std::uint32_t* digits_e, const std::uint32_t* digits_o,
+                                      const std::uint32_t* keys, std::size_t stride, int t,
+                                      const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                                      std::uint64_t* plus, std::uint64_t* minus);
 void pack_accumulate_const_avx512(std::uint64_t base, const std::uint32_t* digits,
                                   const std::uint32_t* keys, std::size_t stride, int t,
                                   ReduceConstants m, std::size_t count, std::uint64_t* out);

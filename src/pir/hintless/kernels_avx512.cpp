@@ -15,6 +15,11 @@ inline __m512i reduce58(__m512i x, __m512i q, __m512i ratio) {
   return _mm512_min_epu64(r, _mm512_sub_epi64(r, q));
 }
 
+// Eight u32 widened to 64-bit lanes.
+inline __m512i load_u32x8(const std::uint32_t* p) {
+  return _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
 // GCC 12's _mm512_reduce_add_epi64 trips -Wuninitialized on its own pass-through operand.
 inline std::uint64_t horizontal_sum(__m512i v) {
   alignas(64) std::uint64_t lanes[8];
@@ -136,6 +141,47 @@ void pack_accumulate_permuted_avx512(const std::uint64_t* plus, const std::uint6
     return _mm512_add_epi64(_mm512_loadu_si512(plus + i),
                             ring::detail::permuted_block(minus, block_source, block_lanes, i / 8));
   });
+}
+
+namespace {
+template <int kT>
+void leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o, const std::uint32_t* de,
+                          const std::uint32_t* dodd, const std::uint32_t* keys, std::size_t stride,
+                          const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                          std::uint64_t* plus, std::uint64_t* minus) {
+  const __m512i q = _mm512_set1_epi64(static_cast<long long>(m.q));
+  const __m512i q2 = _mm512_add_epi64(q, q);
+  const __m512i ratio = _mm512_set1_epi64(static_cast<long long>(m.ratio));
+  const __m512i be = _mm512_set1_epi64(static_cast<long long>(base_e));
+  const __m512i bo = _mm512_set1_epi64(static_cast<long long>(base_o));
+  for (std::size_t i = 0; i < count; i += 8) {
+    __m512i e = be, o = bo;
+#pragma GCC unroll 4
+    for (int j = 0; j < kT; ++j) {
+      const __m512i kj = load_u32x8(keys + j * stride + i);
+      e = _mm512_add_epi64(e, _mm512_mul_epu32(load_u32x8(de + j * stride + i), kj));
+      o = _mm512_add_epi64(o, _mm512_mul_epu32(load_u32x8(dodd + j * stride + i), kj));
+    }
+    e = reduce58(e, q, ratio);
+    const __m512i t =
+        reduce58(_mm512_mul_epu32(reduce58(o, q, ratio), _mm512_loadu_si512(w + i)), q, ratio);
+    _mm512_storeu_si512(plus + i, _mm512_add_epi64(e, t));
+    _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q2), t));
+  }
+}
+}  // namespace
+
+void pack_leaf_pairs_butterfly_avx512(std::uint64_t base_e, std::uint64_t base_o,
+                                      const std::uint32_t* digits_e, const std::uint32_t* digits_o,
+                                      const std::uint32_t* keys, std::size_t stride, int t,
+                                      const std::uint64_t* w, ReduceConstants m, std::size_t count,
+                                      std::uint64_t* plus, std::uint64_t* minus) {
+  if (t == 4) {
+    return leaf_pairs_butterfly<4>(base_e, base_o, digits_e, digits_o, keys, stride, w, m, count,
+                                   plus, minus);
+  }
+  leaf_pairs_butterfly<3>(base_e, base_o, digits_e, digits_o, keys, stride, w, m, count, plus,
+                          minus);
 }
 
 void pack_accumulate_const_avx512(std::uint64_t base, const std::uint32_t* digits,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "pir/hintless/kernels.h"
 
@@ -115,22 +116,34 @@ class OnlinePacker {
  public:
   static constexpr int kQueryMajorLevels = 4;
 
+  // Scratch layout (words): per level and query an even and an odd Poly2 (2d; half p_ used) for
+  // the node-by-node levels above kQueryMajorLevels, the same per level for one query's walk, and
+  // per query plus, minus and tau(minus) (d each).
   OnlinePacker(const HintlessRing& ring, const PackPrecomp& pre, std::span<const u64* const> leaf_b,
-               std::span<const PackingKeyView> keys, int prime)
+               std::span<const PackingKeyView> keys, int prime, PackScratch& scratch)
       : ring_(ring),
         pre_(pre),
         leaf_b_(leaf_b),
         keys_(keys),
         p_(prime),
         off_(static_cast<std::size_t>(prime) * ring.d()) {
-    const std::size_t d = ring.d(), k = leaf_b.size();
-    even_.assign((ring.log_d() + 1) * k, std::vector<u64>(2 * d));  // a Poly2; half p_ used
-    odd_ = even_;
-    sub_even_.assign(ring.log_d() + 1, std::vector<u64>(2 * d));
-    sub_odd_ = sub_even_;
-    plus_.assign(k, std::vector<u64>(d));
-    minus_ = plus_;
-    minus_perm_ = plus_;
+    const std::size_t d = ring.d(), k = leaf_b.size(), levels = ring.log_d() + 1;
+    const std::size_t major = levels > kQueryMajorLevels + 1 ? levels - kQueryMajorLevels - 1 : 0;
+    u64* at = scratch.words((2 * major * k + 2 * levels) * 2 * d + 3 * k * d);
+    auto take = [&](std::size_t words) { return std::exchange(at, at + words); };
+    for (std::size_t i = 0; i < major * k; ++i) {
+      even_.push_back(take(2 * d));
+      odd_.push_back(take(2 * d));
+    }
+    for (std::size_t i = 0; i < levels; ++i) {
+      sub_even_.push_back(take(2 * d));
+      sub_odd_.push_back(take(2 * d));
+    }
+    for (std::size_t q = 0; q < k; ++q) {
+      plus_.push_back(take(d));
+      minus_.push_back(take(d));
+      minus_perm_.push_back(take(d));
+    }
   }
 
   void node(int level, std::size_t r0, std::span<u64* const> out) {
@@ -145,8 +158,8 @@ class OnlinePacker {
     }
     std::vector<u64*> even(k), odd(k);
     for (std::size_t q = 0; q < k; ++q) {
-      even[q] = even_[level * k + q].data();
-      odd[q] = odd_[level * k + q].data();
+      even[q] = even_[(level - kQueryMajorLevels - 1) * k + q];
+      odd[q] = odd_[(level - kQueryMajorLevels - 1) * k + q];
     }
     node(level - 1, r0, even);
     node(level - 1, r0 + (d >> level), odd);
@@ -158,8 +171,9 @@ class OnlinePacker {
   void subtree(int level, std::size_t r0, std::size_t q, u64* out) {
     const std::size_t d = ring_.d();
     if (level == 1) return combine_leaves(r0, q, pre_.node_digits(node_++), out);
-    u64* even = sub_even_[level].data();
-    u64* odd = sub_odd_[level].data();
+    if (level == 2) return combine_level2(r0, q, out);
+    u64* even = sub_even_[level];
+    u64* odd = sub_odd_[level];
     subtree(level - 1, r0, q, even);
     subtree(level - 1, r0 + (d >> level), q, odd);
     combine_one(level, q, pre_.node_digits(node_++), even, odd, out);
@@ -174,35 +188,66 @@ class OnlinePacker {
   void combine_leaves(std::size_t r0, std::size_t q, const u32* digits, u64* out) {
     const std::size_t d = ring_.d(), n = 2 * d, half = d / 2;
     const int t = ring_.params().gadget_digits;
-    const ring::Modulus& mod = ring_.modulus(p_);
-    const ReduceConstants m{mod.value(), ring_.ratio(p_)};
-    const u64* w = ring_.level_monomial(1) + off_;
-    const u64 ce = leaf_b_[q][off_ + r0], co = leaf_b_[q][off_ + r0 + half];
+    const ReduceConstants m{ring_.prime(p_), ring_.ratio(p_)};
     for (std::size_t c = 0; c < d; c += half) {
-      const u64 base = mod.add(mod.add(ce, mod.mul(co, w[c])), mod.add(ce, mod.mul(co, w[c])));
-      pack_accumulate_const(base, digits + off_ + c, keys_[q].b + off_ + c, n, t, m, half,
-                            out + off_ + c);
+      pack_accumulate_const(leaf_pair_base(r0, q, c), digits + off_ + c, keys_[q].b + off_ + c, n,
+                            t, m, half, out + off_ + c);
     }
+  }
+
+  // The constant b-part of the node over leaves r0 and r0 + d/2 on the half starting at c.
+  u64 leaf_pair_base(std::size_t r0, std::size_t q, std::size_t c) const {
+    const ring::Modulus& mod = ring_.modulus(p_);
+    const u64 w = ring_.level_monomial(1)[off_ + c];
+    const u64 ce = leaf_b_[q][off_ + r0], co = leaf_b_[q][off_ + r0 + ring_.d() / 2];
+    return mod.add(mod.add(ce, mod.mul(co, w)), mod.add(ce, mod.mul(co, w)));
+  }
+
+  // A level-2 node with its two leaf-pair children in one pass for their products and the
+  // butterfly (pack_leaf_pairs_butterfly: the children's outputs are never stored), then the
+  // node's own digit products: the same words as the three steps apart.
+  void combine_level2(std::size_t r0, std::size_t q, u64* out) {
+    const std::size_t d = ring_.d(), n = 2 * d, half = d / 2;
+    const int t = ring_.params().gadget_digits;
+    const ReduceConstants m{ring_.prime(p_), ring_.ratio(p_)};
+    const u32* digits_even = pre_.node_digits(node_);
+    const u32* digits_odd = pre_.node_digits(node_ + 1);
+    const u32* digits = pre_.node_digits(node_ + 2);
+    node_ += 3;
+    const u64* w = ring_.level_monomial(2) + off_;
+    for (std::size_t c = 0; c < d; c += half) {
+      pack_leaf_pairs_butterfly(leaf_pair_base(r0, q, c), leaf_pair_base(r0 + d / 4, q, c),
+                                digits_even + off_ + c, digits_odd + off_ + c,
+                                keys_[q].b + off_ + c, n, t, w + c, m, half, plus_[0] + c,
+                                minus_[0] + c);
+    }
+    finish_node(2, q, digits, out);
   }
 
   // One node for one query: butterfly, permutation, digit products over the whole half.
   void combine_one(int level, std::size_t q, const u32* digits, const u64* even, const u64* odd,
                    u64* out) {
+    const ReduceConstants m{ring_.prime(p_), ring_.ratio(p_)};
+    pack_butterfly(even + off_, odd + off_, ring_.level_monomial(level) + off_, m, ring_.d(),
+                   plus_[0], minus_[0]);
+    finish_node(level, q, digits, out);
+  }
+
+  // out = plus + tau(minus) + sum_j digit_j key_{level, j} from plus_[0], minus_[0].
+  void finish_node(int level, std::size_t q, const u32* digits, u64* out) {
     const std::size_t d = ring_.d(), n = 2 * d;
     const int t = ring_.params().gadget_digits;
     const ReduceConstants m{ring_.prime(p_), ring_.ratio(p_)};
     const ring::GaloisPermutation& perm = ring_.level_automorphism(level);
-    pack_butterfly(even + off_, odd + off_, ring_.level_monomial(level) + off_, m, d,
-                   plus_[0].data(), minus_[0].data());
     const std::size_t key_at = static_cast<std::size_t>(level - 1) * t * n + off_;
     if (!perm.block_source().empty()) {
-      return pack_accumulate_permuted(plus_[0].data(), minus_[0].data(), perm.block_source().data(),
+      return pack_accumulate_permuted(plus_[0], minus_[0], perm.block_source().data(),
                                       perm.block_lanes().data(), digits + off_, keys_[q].b + key_at,
                                       n, t, m, d, out + off_);
     }
-    perm.apply(minus_[0].data(), minus_perm_[0].data());
-    pack_accumulate(plus_[0].data(), minus_perm_[0].data(), digits + off_, keys_[q].b + key_at, n,
-                    t, m, d, out + off_);
+    perm.apply(minus_[0], minus_perm_[0]);
+    pack_accumulate(plus_[0], minus_perm_[0], digits + off_, keys_[q].b + key_at, n, t, m, d,
+                    out + off_);
   }
 
   // One node for every query: the butterflies and permutations first, then the digit products
@@ -216,14 +261,14 @@ class OnlinePacker {
     const ring::GaloisPermutation& perm = ring_.level_automorphism(level);
     for (std::size_t q = 0; q < k; ++q) {
       pack_butterfly(even[q] + off_, odd[q] + off_, ring_.level_monomial(level) + off_, m, d,
-                     plus_[q].data(), minus_[q].data());
-      perm.apply(minus_[q].data(), minus_perm_[q].data());
+                     plus_[q], minus_[q]);
+      perm.apply(minus_[q], minus_perm_[q]);
     }
     const std::size_t key_at = static_cast<std::size_t>(level - 1) * t * n + off_;
     for (std::size_t c = 0; c < d; c += kChunk) {
       const std::size_t count = std::min(kChunk, d - c);
       for (std::size_t q = 0; q < k; ++q) {
-        pack_accumulate(plus_[q].data() + c, minus_perm_[q].data() + c, digits + off_ + c,
+        pack_accumulate(plus_[q] + c, minus_perm_[q] + c, digits + off_ + c,
                         keys_[q].b + key_at + c, n, t, m, count, out[q] + off_ + c);
       }
     }
@@ -235,9 +280,9 @@ class OnlinePacker {
   std::span<const PackingKeyView> keys_;
   int p_;
   std::size_t off_;
-  std::vector<std::vector<u64>> even_, odd_;                 // per level and query (node by node)
-  std::vector<std::vector<u64>> sub_even_, sub_odd_;         // per level (one query's walk)
-  std::vector<std::vector<u64>> plus_, minus_, minus_perm_;  // per query
+  std::vector<u64*> even_, odd_;                 // per level and query (node by node)
+  std::vector<u64*> sub_even_, sub_odd_;         // per level (one query's walk)
+  std::vector<u64*> plus_, minus_, minus_perm_;  // per query
   std::size_t node_ = 0;
 };
 
@@ -270,10 +315,11 @@ PackPrecomp PackPrecomp::build(const HintlessRing& ring, std::span<const u64> le
 
 void pack_online(const HintlessRing& ring, const PackPrecomp& pre,
                  std::span<const u64* const> leaf_b, std::span<const PackingKeyView> keys,
-                 std::span<u64* const> out, int prime) {
+                 std::span<u64* const> out, int prime, PackScratch* scratch) {
+  PackScratch own;
   for (int p = 0; p < 2; ++p) {
     if (prime >= 0 && p != prime) continue;
-    OnlinePacker packer(ring, pre, leaf_b, keys, p);
+    OnlinePacker packer(ring, pre, leaf_b, keys, p, scratch != nullptr ? *scratch : own);
     packer.node(ring.log_d(), 0, out);
     // The tree carries values in [0, 2q) (kernels.h); the root leaves fully reduced.
     const u64 q = ring.prime(p);

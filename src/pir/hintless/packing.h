@@ -61,12 +61,28 @@ class PackPrecomp {
 // digits[j] in [-z/2, z/2) with sum_j digits[j] z^j = x - q [x > q/2].
 void gadget_decompose(u64 x, u64 q, int log_z, int t, std::int64_t* digits);
 
+// Working memory of pack_online, reused across calls by one thread at a time (the server keeps
+// one per worker for a whole batch). Allocating and zero-filling it per (output, prime) task cost
+// more than a fifth of a 32-query batch (page faults and memset in the profile).
+class PackScratch {
+ public:
+  // At least `words` words; grows, never shrinks; contents unspecified.
+  u64* words(std::size_t words) {
+    if (buffer_.size() < words) buffer_.resize(words);
+    return buffer_.data();
+  }
+
+ private:
+  std::vector<u64> buffer_;
+};
+
 // The online pass for `leaf_b.size()` queries of one output: leaf_b[k] holds the d leaf b-values
 // of query k (residues mod q_a, then mod q_b: 2d words); out[k] receives the root's b-part
 // (a Poly2, NTT form). `prime`: which half to compute (0, 1), or -1 for both, so that callers
 // can split one output over two threads.
+// `scratch`: reused working memory (null: a fresh one for this call).
 void pack_online(const HintlessRing& ring, const PackPrecomp& pre,
                  std::span<const u64* const> leaf_b, std::span<const PackingKeyView> keys,
-                 std::span<u64* const> out, int prime = -1);
+                 std::span<u64* const> out, int prime = -1, PackScratch* scratch = nullptr);
 
 }  // namespace privsearch::pir::hintless

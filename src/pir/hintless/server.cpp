@@ -136,8 +136,9 @@ Result<std::vector<HintlessResponse>> HintlessServer::answer(
   std::vector<PackingKeyView> keys(k);
   for (std::size_t q = 0; q < k; ++q) keys[q].b = queries[q].key_b.data();
   std::vector<u64> packed(k * outputs * 2 * d);
+  std::vector<PackScratch> scratch(std::max<std::size_t>(1, options_.threads));
   PRIVSEARCH_RETURN_IF_ERROR(
-      run_tasks(options_.threads, outputs * 2, [&](std::size_t t, std::size_t) {
+      run_tasks(options_.threads, outputs * 2, [&](std::size_t t, std::size_t worker) {
         const std::size_t o = t / 2;
         std::vector<const u64*> leaf(k);
         std::vector<u64*> out(k);
@@ -145,7 +146,7 @@ Result<std::vector<HintlessResponse>> HintlessServer::answer(
           leaf[q] = ans.data() + (q * outputs + o) * 2 * d;
           out[q] = packed.data() + (q * outputs + o) * 2 * d;
         }
-        pack_online(ring_, precomp_[o], leaf, keys, out, static_cast<int>(t % 2));
+        pack_online(ring_, precomp_[o], leaf, keys, out, static_cast<int>(t % 2), &scratch[worker]);
         return Status();
       }));
   std::vector<HintlessResponse> responses(k);
