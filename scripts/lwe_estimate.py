@@ -273,6 +273,13 @@ def reference_row(row):
                 secret=secret)
 
 
+def verdict(ref):
+    """The check's word for one row: ok, BELOW (fails the check), or below for an insecure row."""
+    if ref["pass"]:
+        return "ok"
+    return "BELOW" if ref["served"] else "below (insecure row, not served)"
+
+
 def check_rows(margin=0.0):
     """(our estimates with their reference and verdict, failing row names)."""
     out, failed = [], []
@@ -368,7 +375,7 @@ def main():
             print(f"{r['name']}: {r['bits'][HEADLINE]} bits core-SVP classical "
                   f"({r['best_attack']}, beta {r['beta']}); reference {ref['row']} "
                   f"(log2 q {ref['log2_q']}): {ref['bits']} bits: "
-                  f"{'ok' if ref['pass'] else ('BELOW' if ref['served'] else 'below (insecure row, not served)')}", file=out)
+                  f"{verdict(ref)}", file=out)
         for r in failed:
             print(f"lwe_estimate check FAILED: {r['name']} is below its HE-standard reference",
                   file=sys.stderr)

@@ -227,29 +227,61 @@ TEST(HintlessKatTest, PermutedAccumulateEqualsPermuteThenAccumulate) {
   Prng prng = Prng::from_seed(Seed{11});
   const ReduceConstants m{249561089, (std::uint64_t{1} << 58) / 249561089};
   const std::size_t d = 256;
-  for (std::uint64_t g : {3, 5, 9, 17, 33, 65, 129, 257}) {
-    const auto perm = ring::GaloisPermutation::create(g, d);
-    ASSERT_TRUE(perm.ok()) << g;
-    ASSERT_FALSE(perm->block_source().empty());
-    std::vector<std::uint64_t> plus(d), minus(d), minus_perm(d);
-    for (auto& v : plus) v = prng.uniform_below(4 * m.q);
-    for (auto& v : minus) v = prng.uniform_below(4 * m.q);
-    plus[0] = minus[0] = 4 * m.q - 1;
-    std::vector<std::uint32_t> dig(3 * d), key(3 * d);
+  for (int t : {3, 4}) {
+    for (std::uint64_t g : {3, 5, 9, 17, 33, 65, 129, 257}) {
+      const auto perm = ring::GaloisPermutation::create(g, d);
+      ASSERT_TRUE(perm.ok()) << g;
+      ASSERT_FALSE(perm->block_source().empty());
+      std::vector<std::uint64_t> plus(d), minus(d), minus_perm(d);
+      for (auto& v : plus) v = prng.uniform_below(4 * m.q);
+      for (auto& v : minus) v = prng.uniform_below(4 * m.q);
+      plus[0] = minus[0] = 4 * m.q - 1;
+      std::vector<std::uint32_t> dig(t * d), key(t * d);
+      for (auto& v : dig) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+      for (auto& v : key) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
+      dig[0] = key[0] = static_cast<std::uint32_t>(m.q - 1);
+      perm->apply(minus.data(), minus_perm.data());
+      std::vector<std::uint64_t> want(d), fused(d), fused_ref(d), unfused(d);
+      reference_kernels::pack_accumulate(plus.data(), minus_perm.data(), dig.data(), key.data(), d,
+                                         t, m, d, want.data());
+      pack_accumulate(plus.data(), minus_perm.data(), dig.data(), key.data(), d, t, m, d,
+                      unfused.data());
+      pack_accumulate_permuted(plus.data(), minus.data(), perm->block_source().data(),
+                               perm->block_lanes().data(), dig.data(), key.data(), d, t, m, d,
+                               fused.data());
+      reference_kernels::pack_accumulate_permuted(
+          plus.data(), minus.data(), perm->block_source().data(), perm->block_lanes().data(),
+          dig.data(), key.data(), d, t, m, d, fused_ref.data());
+      EXPECT_EQ(unfused, want) << "t = " << t << ", g = " << g;
+      EXPECT_EQ(fused, want) << "t = " << t << ", g = " << g;
+      EXPECT_EQ(fused_ref, want) << "t = " << t << ", g = " << g;
+    }
+    std::vector<std::uint32_t> dig(t * d), key(t * d);
     for (auto& v : dig) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
     for (auto& v : key) v = static_cast<std::uint32_t>(prng.uniform_below(m.q));
-    perm->apply(minus.data(), minus_perm.data());
-    std::vector<std::uint64_t> want(d), fused(d), fused_ref(d);
-    reference_kernels::pack_accumulate(plus.data(), minus_perm.data(), dig.data(), key.data(), d, 3,
-                                       m, d, want.data());
-    pack_accumulate_permuted(plus.data(), minus.data(), perm->block_source().data(),
-                             perm->block_lanes().data(), dig.data(), key.data(), d, 3, m, d,
-                             fused.data());
-    reference_kernels::pack_accumulate_permuted(
-        plus.data(), minus.data(), perm->block_source().data(), perm->block_lanes().data(),
-        dig.data(), key.data(), d, 3, m, d, fused_ref.data());
-    EXPECT_EQ(fused, want) << "g = " << g;
-    EXPECT_EQ(fused_ref, want) << "g = " << g;
+    std::vector<std::uint64_t> c1(d), c2(d);
+    pack_accumulate_const(2 * m.q - 1, dig.data(), key.data(), d, t, m, d, c1.data());
+    reference_kernels::pack_accumulate_const(2 * m.q - 1, dig.data(), key.data(), d, t, m, d,
+                                             c2.data());
+    EXPECT_EQ(c1, c2) << "t = " << t;
+  }
+}
+
+// The lazy reduction's worst case (kernels.h): for q = 134246401 and this x the quotient estimate
+// is 2 short, so one conditional subtraction leaves a value in [q, 2q), on both paths alike.
+TEST(HintlessKatTest, LazyReductionWorstCaseStaysBelowTwoQ) {
+  const std::uint64_t q = 134246401, x = 288230367159123967;
+  const ReduceConstants m{q, (std::uint64_t{1} << 58) / q};
+  const std::size_t d = 16;
+  const std::vector<std::uint32_t> zero(3 * d, 0);
+  std::vector<std::uint64_t> fast(d), slow(d);
+  pack_accumulate_const(x, zero.data(), zero.data(), d, 3, m, d, fast.data());
+  reference_kernels::pack_accumulate_const(x, zero.data(), zero.data(), d, 3, m, d, slow.data());
+  EXPECT_EQ(fast, slow);
+  for (const std::uint64_t r : fast) {
+    EXPECT_EQ(r % q, x % q);
+    EXPECT_GE(r, q);      // the 2-short case is real ...
+    EXPECT_LT(r, 2 * q);  // ... and stays within the tree's bound
   }
 }
 
@@ -324,31 +356,23 @@ TEST(HintlessKatTest, HintMatchesSchoolbookProduct) {
 
 // The precomputed + online packing equals CDKS on full ciphertexts bit for bit, and decrypts to
 // d sum_r phase_r X^r plus small noise (the X^r order pinned here).
-TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
-  const HintlessParams p = test_params();
+// Packs `batch` queries (the same key, their own leaf b-values) with pack_online through one
+// reused working area, and checks each against CDKS on full ciphertexts bit for bit.
+void check_packing_against_reference(const HintlessParams& p, std::size_t batch,
+                                     PackScratch& scratch) {
   const HintlessRing ring = *HintlessRing::create(p);
   const std::size_t d = p.d;
   const std::uint64_t q = ring.q();
   const int t = p.gadget_digits;
-  Prng prng = Prng::from_seed(Seed{5});
+  Prng prng = Prng::from_seed(Seed{5}, d + batch);
   const ref::Poly s = ref::from_signed(small_poly(d, prng), q);
-  // Inputs: random a-parts, b = <s, a> + small phase offsets.
   std::vector<u64> leaf_a(d * 2 * d);
-  std::vector<ref::Ciphertext> inputs(d);
-  std::vector<u64> leaf_b(2 * d);
-  std::vector<std::int64_t> phases(d);
+  std::vector<ref::Poly> a_rows(d);
   for (std::size_t r = 0; r < d; ++r) {
-    ref::Poly a(d);
-    for (auto& v : a) v = prng.uniform_below(q);
-    const std::vector<u64> a2 = ref::to_poly2_ntt(ring, a);
+    a_rows[r].resize(d);
+    for (auto& v : a_rows[r]) v = prng.uniform_below(q);
+    const std::vector<u64> a2 = ref::to_poly2_ntt(ring, a_rows[r]);
     std::copy(a2.begin(), a2.end(), leaf_a.begin() + r * 2 * d);
-    phases[r] = static_cast<std::int64_t>(prng.uniform_below(1000)) - 500;
-    const u64 b =
-        (ref::mul(s, a, q)[0] + static_cast<u64>(phases[r] + static_cast<std::int64_t>(q))) % q;
-    inputs[r] = {a, ref::Poly(d, 0)};
-    inputs[r].b[0] = b;
-    leaf_b[r] = b % ring.prime(0);
-    leaf_b[d + r] = b % ring.prime(1);
   }
   // Keys with the CRS a-rows and fresh errors.
   const std::vector<u64> key_a = crs_key_polys(ring);
@@ -368,29 +392,73 @@ TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
         key_b[(l * t + j) * 2 * d + i] = static_cast<u32>(b2[i]);
     }
   }
-  const ref::Ciphertext want = ref::pack(ring, inputs, keys);
-
+  // Per query: b = <s, a> + small phase offsets.
+  std::vector<std::vector<u64>> leaf_b(batch, std::vector<u64>(2 * d)), out = leaf_b;
+  std::vector<ref::Ciphertext> want(batch);
+  std::vector<std::vector<std::int64_t>> phases(batch, std::vector<std::int64_t>(d));
+  for (std::size_t k = 0; k < batch; ++k) {
+    std::vector<ref::Ciphertext> inputs(d);
+    for (std::size_t r = 0; r < d; ++r) {
+      phases[k][r] = static_cast<std::int64_t>(prng.uniform_below(1000)) - 500;
+      const u64 b = (ref::mul(s, a_rows[r], q)[0] +
+                     static_cast<u64>(phases[k][r] + static_cast<std::int64_t>(q))) %
+                    q;
+      inputs[r] = {a_rows[r], ref::Poly(d, 0)};
+      inputs[r].b[0] = b;
+      leaf_b[k][r] = b % ring.prime(0);
+      leaf_b[k][d + r] = b % ring.prime(1);
+    }
+    want[k] = ref::pack(ring, inputs, keys);
+  }
   const PackPrecomp pre = PackPrecomp::build(ring, leaf_a, key_a);
   EXPECT_EQ(pre.nodes(), d - 1);
-  std::vector<u64> out(2 * d);
-  const u64* leaf_ptr = leaf_b.data();
-  u64* out_ptr = out.data();
-  const PackingKeyView view{key_b.data()};
-  pack_online(ring, pre, std::span<const u64* const>(&leaf_ptr, 1),
-              std::span<const PackingKeyView>(&view, 1), std::span<u64* const>(&out_ptr, 1));
-  EXPECT_EQ(ref::from_poly2_ntt(ring, pre.output_a().data()), want.a);
-  EXPECT_EQ(ref::from_poly2_ntt(ring, out.data()), want.b);
-
+  std::vector<const u64*> leaf_ptr;
+  std::vector<u64*> out_ptr;
+  const std::vector<PackingKeyView> views(batch, PackingKeyView{key_b.data()});
+  for (std::size_t k = 0; k < batch; ++k) {
+    leaf_ptr.push_back(leaf_b[k].data());
+    out_ptr.push_back(out[k].data());
+  }
+  for (int prime : {1, 0}) pack_online(ring, pre, leaf_ptr, views, out_ptr, prime, &scratch);
+  for (std::size_t k = 0; k < batch; ++k) {
+    EXPECT_EQ(ref::from_poly2_ntt(ring, pre.output_a().data()), want[k].a) << "query " << k;
+    EXPECT_EQ(ref::from_poly2_ntt(ring, out[k].data()), want[k].b) << "query " << k;
+    // The words themselves, fully reduced (the tree's lazy [0, 2q) values must not leak out).
+    EXPECT_EQ(out[k], ref::to_poly2_ntt(ring, want[k].b)) << "query " << k;
+  }
   // Decrypt: coefficient r is d phase_r + e with |e| far below the scale of the messages.
-  const ref::Poly phase = ref::sub(want.b, ref::mul(s, want.a, q), q);
+  const ref::Poly phase = ref::sub(want[0].b, ref::mul(s, want[0].a, q), q);
   double max_noise = 0;
   for (std::size_t r = 0; r < d; ++r) {
-    const __int128 want_r = static_cast<__int128>(d) * phases[r];
+    const __int128 want_r = static_cast<__int128>(d) * phases[0][r];
     __int128 got = phase[r] > q / 2 ? static_cast<__int128>(phase[r]) - q : phase[r];
     max_noise = std::max(max_noise, std::fabs(static_cast<double>(got - want_r)));
   }
   EXPECT_GT(max_noise, 0.0);              // the key errors are there ...
   EXPECT_LT(max_noise, std::exp2(45.0));  // ... and far below q / p = 2^41.9 times d
+}
+
+TEST(HintlessKatTest, PackingMatchesReferenceBitForBit) {
+  PackScratch scratch;  // reused across batch sizes and primes, as a server worker does
+  check_packing_against_reference(test_params(), 1, scratch);
+  check_packing_against_reference(test_params(), 3, scratch);
+}
+
+// Another allowed prime (q_a = 134246401, just above 2^27, where the Barrett quotient can fall 2
+// short for x near 2^58), and rings of 2^4 and 2^3 coefficients, whose root lies inside the
+// query-by-query walk (no node-by-node level).
+TEST(HintlessKatTest, PackingMatchesReferenceOnOtherPrimesAndSmallRings) {
+  PackScratch scratch;
+  HintlessParams low = test_params();
+  low.q_a = 134246401;
+  ASSERT_TRUE(check_hintless_params(low).ok());
+  check_packing_against_reference(low, 2, scratch);
+  for (std::size_t d : {16u, 8u}) {
+    HintlessParams small = test_params();
+    small.d = d;
+    ASSERT_TRUE(check_hintless_params(small).ok()) << d;
+    check_packing_against_reference(small, 2, scratch);
+  }
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // online_server_ms (decode the query, answer, encode the response), the provider CPU of one
 // fetch, offline_server_cpu_s_per_query (per-client work: none here), preprocess_s (once per
 // database version), query/response/key bytes, client_ms and first_fetch_ms (a new client from
-// nothing to its record, without the network), and a batch of three queries in one pass.
+// nothing to its record, without the network), and a batch of queries in one pass (`--batch`,
+// three by default: one search's top documents).
 #pragma once
 
 #include <cstddef>

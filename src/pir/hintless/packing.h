@@ -15,10 +15,11 @@
 //
 // Every a-part in the tree depends on the hint and the key a-rows only (both public and fixed per
 // database version), so PackPrecomp keeps, per internal node in post-order, the digits u_j of
-// tau_g(a_minus) in NTT form, and the root's a-part. Online, one step per node reads those
-// digits once for a whole batch and, per query, does
+// tau_g(a_minus) in NTT form, and the root's a-part. Online, one step per node and query does
 //   b_out = b_even + w b_odd + tau_g(b_even - w b_odd) + sum_j u_j . keyb_{l,j}
-// (4 products per coefficient and prime; the tau_g is a permutation in NTT form).
+// (4 products per coefficient and prime; the tau_g is a permutation in NTT form). The digits are
+// read from memory once per batch: the bottom 4 levels' subtrees are walked query by query while
+// their digits sit in L2, the levels above node by node for the whole batch (packing.cpp).
 // Memory: (d - 1) t 2 d 4 bytes per output, 96 MiB at d = 2048.
 // Thread safety: PackPrecomp is immutable after build; pack_online may run concurrently.
 #pragma once

@@ -81,7 +81,9 @@ Status check_hintless_params(const HintlessParams& p) {
         "hintless `" + name + "`: log2 q = " + std::to_string(p.log2_q()) +
         " is outside the HE standard's 128-bit row for d = " + std::to_string(p.d));
   }
-  // 3 <= t <= 4, and the packing's lazy sums 8q + t (q - 1)^2 below 2^58 (kernels.h).
+  // 3 <= t <= 4, and the packing's lazy sums 8q + t (q - 1)^2 below 2^58 (kernels.h). The second
+  // check is implied by q < 2^28 and t <= 4 today; it is spelled out so that widening either
+  // bound cannot silently overflow the kernels' 64-bit lanes.
   if (p.gadget_digits * p.gadget_log_base < 56 || p.gadget_log_base > 20 || p.gadget_digits < 3 ||
       p.gadget_digits > 4) {
     return invalid_argument_error("hintless `" + name + "`: z^t does not cover q within t <= 4");

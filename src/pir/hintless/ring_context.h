@@ -57,11 +57,12 @@ class HintlessRing {
   u64 crt(u64 r_a, u64 r_b) const;
 
   // x mod q_i for x < 2^58 (products of residues and their short sums), branch-free:
-  // qhat = floor(floor(x / 2^26) * floor(2^58 / q_i) / 2^32) is at most 3 below floor(x / q_i).
+  // qhat = floor(floor(x / 2^26) * floor(2^58 / q_i) / 2^32) is at most 2 below floor(x / q_i)
+  // for 2^27 < q_i < 2^28 (kernels.h), so two conditional subtractions reach [0, q_i).
   static u64 reduce(u64 x, u64 q, u64 ratio) {
     const u64 qhat = ((x >> 26) * ratio) >> 32;
     u64 r = x - qhat * q;
-    for (int i = 0; i < 3; ++i) r = ring::reduce_once(r, q);
+    for (int i = 0; i < 2; ++i) r = ring::reduce_once(r, q);
     return r;
   }
   u64 ratio(int prime) const { return ratio_[prime]; }
