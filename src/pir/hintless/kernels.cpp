@@ -100,9 +100,9 @@ void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
       e += static_cast<std::uint64_t>(digits_e[j * stride + i]) * keys[j * stride + i];
       o += static_cast<std::uint64_t>(digits_o[j * stride + i]) * keys[j * stride + i];
     }
-    const std::uint64_t tw = reduce58(reduce58(o, m) * w[i], m);
-    plus[i] = reduce58(e, m) + tw;
-    minus[i] = reduce58(e, m) + 2 * m.q - tw;
+    const std::uint64_t even = reduce58(e, m), tw = reduce58(reduce58(o, m) * w[i], m);
+    plus[i] = even + tw;
+    minus[i] = even + 2 * m.q - tw;
   }
 }
 

@@ -15,6 +15,14 @@ inline __m512i reduce58(__m512i x, __m512i q, __m512i ratio) {
   return _mm512_min_epu64(r, _mm512_sub_epi64(r, q));
 }
 
+// The butterfly's outputs from even e < 2q and t = reduce(odd w) < 2q: plus = e + t and
+// minus = e + 2q - t, both in [0, 4q) (kernels.h).
+inline void store_butterfly(__m512i e, __m512i t, __m512i q2, std::uint64_t* plus,
+                            std::uint64_t* minus) {
+  _mm512_storeu_si512(plus, _mm512_add_epi64(e, t));
+  _mm512_storeu_si512(minus, _mm512_sub_epi64(_mm512_add_epi64(e, q2), t));
+}
+
 // Eight u32 widened to 64-bit lanes.
 inline __m512i load_u32x8(const std::uint32_t* p) {
   return _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -73,11 +81,8 @@ inline void digit_rows(const std::uint32_t* digits, const std::uint32_t* keys, s
     __m512i acc = start(i);
 #pragma GCC unroll 4
     for (int j = 0; j < kT; ++j) {
-      const __m512i dj = _mm512_cvtepu32_epi64(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(digits + j * stride + i)));
-      const __m512i kj = _mm512_cvtepu32_epi64(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + j * stride + i)));
-      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(dj, kj));
+      acc = _mm512_add_epi64(acc, _mm512_mul_epu32(load_u32x8(digits + j * stride + i),
+                                                   load_u32x8(keys + j * stride + i)));
     }
     _mm512_storeu_si512(out + i, reduce58(acc, q, ratio));
   }
@@ -118,8 +123,7 @@ void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,
     const __m512i e = _mm512_loadu_si512(even + i);
     const __m512i t = reduce58(
         _mm512_mul_epu32(_mm512_loadu_si512(odd + i), _mm512_loadu_si512(w + i)), q, ratio);
-    _mm512_storeu_si512(plus + i, _mm512_add_epi64(e, t));
-    _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q2), t));
+    store_butterfly(e, t, q2, plus + i, minus + i);
   }
 }
 
@@ -165,8 +169,7 @@ void leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o, const std:
     e = reduce58(e, q, ratio);
     const __m512i t =
         reduce58(_mm512_mul_epu32(reduce58(o, q, ratio), _mm512_loadu_si512(w + i)), q, ratio);
-    _mm512_storeu_si512(plus + i, _mm512_add_epi64(e, t));
-    _mm512_storeu_si512(minus + i, _mm512_sub_epi64(_mm512_add_epi64(e, q2), t));
+    store_butterfly(e, t, q2, plus + i, minus + i);
   }
 }
 }  // namespace

@@ -117,7 +117,7 @@ class OnlinePacker {
   static constexpr int kQueryMajorLevels = 4;
 
   // Scratch layout (words): per level and query an even and an odd Poly2 (2d; half p_ used) for
-  // the node-by-node levels above kQueryMajorLevels, the same per level for one query's walk, and
+  // the node-by-node levels above kQueryMajorLevels, the same per level of one query's walk, and
   // per query plus, minus and tau(minus) (d each).
   OnlinePacker(const HintlessRing& ring, const PackPrecomp& pre, std::span<const u64* const> leaf_b,
                std::span<const PackingKeyView> keys, int prime, PackScratch& scratch)
@@ -128,14 +128,15 @@ class OnlinePacker {
         p_(prime),
         off_(static_cast<std::size_t>(prime) * ring.d()) {
     const std::size_t d = ring.d(), k = leaf_b.size(), levels = ring.log_d() + 1;
-    const std::size_t major = levels > kQueryMajorLevels + 1 ? levels - kQueryMajorLevels - 1 : 0;
-    u64* at = scratch.words((2 * major * k + 2 * levels) * 2 * d + 3 * k * d);
+    const std::size_t walk = std::min<std::size_t>(levels, kQueryMajorLevels + 1);
+    const std::size_t major = levels - walk;
+    u64* at = scratch.words((2 * major * k + 2 * walk) * 2 * d + 3 * k * d);
     auto take = [&](std::size_t words) { return std::exchange(at, at + words); };
     for (std::size_t i = 0; i < major * k; ++i) {
       even_.push_back(take(2 * d));
       odd_.push_back(take(2 * d));
     }
-    for (std::size_t i = 0; i < levels; ++i) {
+    for (std::size_t i = 0; i < walk; ++i) {
       sub_even_.push_back(take(2 * d));
       sub_odd_.push_back(take(2 * d));
     }
