@@ -156,32 +156,40 @@ TEST(HintlessKatTest, KernelPathsMatchTheScalarReference) {
   for (auto& e : xa) e = static_cast<std::uint32_t>(prng.uniform_below(268369921));
   for (auto& e : xb) e = static_cast<std::uint32_t>(prng.uniform_below(249561089));
   xa[0] = 268369920;
-  const SplitQuery split = split_query(xa.data(), xb.data(), cols);
+  // Every path this CPU runs, on blocks of 8, 4 and 1 rows and a column tail (1237 = 154 x 8 + 5).
+  const MatvecPaths paths = matvec_paths();
   for (std::size_t nrows : {std::size_t{1}, std::size_t{5}, std::size_t{8}, std::size_t{13}}) {
-    std::vector<std::uint64_t> fast(2 * nrows), slow(2 * nrows), vnni(2 * nrows);
-    if (nrows <= kMatvecRows) {
-      matvec_rows(rows.data(), stride, nrows, cols, xa.data(), xb.data(), fast.data());
-    }
-    matvec_rows_split(rows.data(), stride, nrows, cols, split, xa.data(), xb.data(), vnni.data());
+    std::vector<std::uint64_t> slow(2 * nrows);
     reference_kernels::matvec_rows(rows.data(), stride, nrows, cols, xa.data(), xb.data(),
                                    slow.data());
     if (nrows <= kMatvecRows) {
-      EXPECT_EQ(fast, slow) << nrows << " rows";
+      std::vector<std::uint64_t> fast(2 * nrows);
+      matvec_rows(rows.data(), stride, nrows, cols, xa.data(), xb.data(), fast.data());
+      EXPECT_EQ(fast, slow) << nrows << " rows (dispatched)";
     }
-    EXPECT_EQ(vnni, slow) << nrows << " rows (split path, VNNI: " << matvec_split_available()
-                          << ")";
+    if (paths.avx512) {
+      std::vector<std::uint64_t> got(2 * nrows);
+      detail::matvec_rows_avx512(rows.data(), stride, nrows, cols, xa.data(), xb.data(),
+                                 got.data());
+      EXPECT_EQ(got, slow) << nrows << " rows (AVX-512 F)";
+    }
+    if (paths.ifma) {
+      std::vector<std::uint64_t> got(2 * nrows);
+      detail::matvec_rows_ifma(rows.data(), stride, nrows, cols, xa.data(), xb.data(), got.data());
+      EXPECT_EQ(got, slow) << nrows << " rows (AVX-512 IFMA)";
+    }
   }
-  // The worst case of the split path's 32-bit lanes: every entry and residue at its maximum
-  // over more than one fold of the lanes (kSpill x 32 columns).
+  // The 64-bit lanes' worst case: every entry and residue at its maximum over many columns
+  // (a lane's sum reaches 2^50 here; 52-bit products must not be truncated by IFMA).
   {
-    const std::size_t wide = 2100;  // > 60 x 32: two folds
+    const std::size_t wide = 65536;
     std::vector<std::uint16_t> top(2 * wide, (1 << 14) - 1);
     std::vector<std::uint32_t> ya(wide, 268369920), yb(wide, 249561088);
-    const SplitQuery ysplit = split_query(ya.data(), yb.data(), wide);
     std::vector<std::uint64_t> got(4), want(4);
-    matvec_rows_split(top.data(), wide, 2, wide, ysplit, ya.data(), yb.data(), got.data());
+    matvec_rows(top.data(), wide, 2, wide, ya.data(), yb.data(), got.data());
     reference_kernels::matvec_rows(top.data(), wide, 2, wide, ya.data(), yb.data(), want.data());
     EXPECT_EQ(got, want);
+    EXPECT_EQ(want[0], std::uint64_t{wide} * ((1 << 14) - 1) * 268369920);
   }
   const ReduceConstants m{268369921, (std::uint64_t{1} << 58) / 268369921};
   const std::size_t d = 256;

@@ -11,10 +11,9 @@ bool use_avx512() {
   return has;
 }
 
-bool use_vnni() {
-  static const bool has = detail::hintless_vnni_compiled() && __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vnni");
+bool use_ifma() {
+  static const bool has =
+      use_avx512() && detail::hintless_ifma_compiled() && __builtin_cpu_supports("avx512ifma");
   return has;
 }
 
@@ -111,6 +110,7 @@ void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
 void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
                  std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
                  std::uint64_t* sums) {
+  if (use_ifma()) return detail::matvec_rows_ifma(rows, stride, nrows, columns, c1a, c1b, sums);
   if (use_avx512()) return detail::matvec_rows_avx512(rows, stride, nrows, columns, c1a, c1b, sums);
   reference_kernels::matvec_rows(rows, stride, nrows, columns, c1a, c1b, sums);
 }
@@ -166,35 +166,6 @@ void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
                                                w, m, count, plus, minus);
 }
 
-SplitQuery split_query(const std::uint32_t* c1a, const std::uint32_t* c1b, std::size_t columns) {
-  SplitQuery q;
-  q.columns = columns;
-  q.padded = (columns + 31) / 32 * 32;
-  q.chunks.assign(6 * q.padded, 0);
-  const std::uint32_t* c1[2] = {c1a, c1b};
-  for (int p = 0; p < 2; ++p) {
-    std::int16_t* lo = q.chunks.data() + static_cast<std::size_t>(3 * p) * q.padded;
-    for (std::size_t c = 0; c < columns; ++c) {
-      const std::uint32_t v = c1[p][c];
-      lo[c] = static_cast<std::int16_t>(v & 0x3ff);
-      lo[q.padded + c] = static_cast<std::int16_t>((v >> 10) & 0x3ff);
-      lo[2 * q.padded + c] = static_cast<std::int16_t>(v >> 20);  // < 2^8
-    }
-  }
-  return q;
-}
-
-bool matvec_split_available() { return use_vnni(); }
-
-void matvec_rows_split(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
-                       std::size_t columns, const SplitQuery& query, const std::uint32_t* c1a,
-                       const std::uint32_t* c1b, std::uint64_t* sums) {
-  if (!use_vnni()) return matvec_rows(rows, stride, nrows, columns, c1a, c1b, sums);
-  const std::int16_t* chunk[6];
-  for (int p = 0; p < 2; ++p) {
-    for (int j = 0; j < 3; ++j) chunk[3 * p + j] = query.chunk(p, j);
-  }
-  detail::matvec_rows_vnni(rows, stride, nrows, columns, chunk, sums);
-}
+MatvecPaths matvec_paths() { return MatvecPaths{use_avx512(), use_ifma()}; }
 
 }  // namespace privsearch::pir::hintless

@@ -1,13 +1,12 @@
 // The online hot loops of the hintless backend, each with a scalar reference and an AVX-512
 // path (kernels_avx512.cpp) that gives the same words; the path is chosen once from CPUID.
 //
-// - matvec_rows_split: the same sums by AVX-512 VNNI (kernels_vnni.cpp) from the query split into
-//   10/10/8-bit chunks: 32 multiply-adds per instruction, 1.8x the 64-bit path in cache; from
-//   DRAM both are near this machine's single-core bandwidth (~8-11 GB/s of D measured).
 // - matvec_rows: sums[r][p] = sum_c D[row r][c] c1_p[c] for up to kMatvecRows rows at once, so
 //   every c1 load (8 bytes per column, both primes) serves that many rows: with one row per
 //   pass the 256 KB query vector, not the database, was the bottleneck (measured: 4.6 GB/s of D).
-//   Exact in 64 bits (entries < 2^14, residues < 2^28, at most 2^22 columns).
+//   Exact in 64 bits (entries < 2^14, residues < 2^28, at most 2^22 columns). Paths: AVX-512
+//   IFMA (kernels_ifma.cpp), AVX-512 F (kernels_avx512.cpp), scalar; the vector block and why it
+//   runs near this machine's streaming bandwidth are in matvec_block.h.
 // - pack_butterfly: plus = even + w odd, minus = even + 2q - w odd, from even, odd < 2q and
 //   w < q: both in [0, 4q).
 // - pack_accumulate: out = reduce(plus + minus' + sum_j digit_j key_j) for t <= 4 digit rows,
@@ -35,28 +34,16 @@ struct ReduceConstants {
   std::uint64_t ratio = 0;  // floor(2^58 / q)
 };
 
-// A query's residues split for the VNNI pass: per prime, chunks of 10, 10 and 8 bits
-// (c = c0 + 2^10 c1 + 2^20 c2) as int16, each array zero-padded to a multiple of 32 columns.
-struct SplitQuery {
-  std::size_t columns = 0, padded = 0;
-  std::vector<std::int16_t> chunks;  // 6 arrays of `padded`: prime a chunks 0-2, prime b 0-2
-  const std::int16_t* chunk(int prime, int j) const {
-    return chunks.data() + static_cast<std::size_t>(3 * prime + j) * padded;
-  }
-};
-SplitQuery split_query(const std::uint32_t* c1a, const std::uint32_t* c1b, std::size_t columns);
-// Whether matvec_rows_split runs the VNNI path (else it falls back to matvec_rows).
-bool matvec_split_available();
-// The same sums as matvec_rows from a split query (any nrows).
-void matvec_rows_split(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
-                       std::size_t columns, const SplitQuery& query, const std::uint32_t* c1a,
-                       const std::uint32_t* c1b, std::uint64_t* sums);
-
 // rows: `nrows` (<= kMatvecRows) rows of `columns` entries, `stride` apart; c1a/c1b: one query's
 // residues; sums: 2 nrows words, row-major (row r: mod q_a, mod q_b).
 void matvec_rows(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
                  std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
                  std::uint64_t* sums);
+// Which vector paths this CPU runs (the tests check each against the scalar reference).
+struct MatvecPaths {
+  bool avx512 = false, ifma = false;
+};
+MatvecPaths matvec_paths();
 void pack_butterfly(const std::uint64_t* even, const std::uint64_t* odd, const std::uint64_t* w,
                     ReduceConstants m, std::size_t d, std::uint64_t* plus, std::uint64_t* minus);
 // digit j of coefficient i is digits[j * stride + i], likewise keys.
@@ -117,9 +104,10 @@ void pack_leaf_pairs_butterfly(std::uint64_t base_e, std::uint64_t base_o,
 
 namespace detail {
 bool hintless_avx512_compiled();
-bool hintless_vnni_compiled();
-void matvec_rows_vnni(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
-                      std::size_t columns, const std::int16_t* const* chunk, std::uint64_t* sums);
+bool hintless_ifma_compiled();
+void matvec_rows_ifma(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
+                      std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
+                      std::uint64_t* sums);
 void matvec_rows_avx512(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
                         std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
                         std::uint64_t* sums);

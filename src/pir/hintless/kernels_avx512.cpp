@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include "pir/hintless/kernels.h"
+#include "pir/hintless/matvec_block.h"
 #include "ring/avx512_blocks.h"
 
 namespace privsearch::pir::hintless::detail {
@@ -26,45 +27,6 @@ inline void store_butterfly(__m512i e, __m512i t, __m512i q2, std::uint64_t* plu
 // Eight u32 widened to 64-bit lanes.
 inline __m512i load_u32x8(const std::uint32_t* p) {
   return _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-// GCC 12's _mm512_reduce_add_epi64 trips -Wuninitialized on its own pass-through operand.
-inline std::uint64_t horizontal_sum(__m512i v) {
-  alignas(64) std::uint64_t lanes[8];
-  _mm512_store_si512(lanes, v);
-  std::uint64_t s = 0;
-  for (std::uint64_t x : lanes) s += x;
-  return s;
-}
-
-template <std::size_t kRows>
-void matvec_block(const std::uint16_t* rows, std::size_t stride, std::size_t columns,
-                  const std::uint32_t* c1a, const std::uint32_t* c1b, std::uint64_t* sums) {
-  __m512i acc_a[kRows], acc_b[kRows];
-  for (std::size_t r = 0; r < kRows; ++r) acc_a[r] = acc_b[r] = _mm512_setzero_si512();
-  std::size_t c = 0;
-  for (; c + 8 <= columns; c += 8) {
-    const __m512i xa =
-        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1a + c)));
-    const __m512i xb =
-        _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c1b + c)));
-    for (std::size_t r = 0; r < kRows; ++r) {
-      const __m512i e = _mm512_cvtepu16_epi64(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + r * stride + c)));
-      acc_a[r] = _mm512_add_epi64(acc_a[r], _mm512_mul_epu32(e, xa));
-      acc_b[r] = _mm512_add_epi64(acc_b[r], _mm512_mul_epu32(e, xb));
-    }
-  }
-  for (std::size_t r = 0; r < kRows; ++r) {
-    std::uint64_t sa = horizontal_sum(acc_a[r]), sb = horizontal_sum(acc_b[r]);
-    for (std::size_t k = c; k < columns; ++k) {
-      const std::uint64_t e = rows[r * stride + k];
-      sa += e * c1a[k];
-      sb += e * c1b[k];
-    }
-    sums[2 * r] = sa;
-    sums[2 * r + 1] = sb;
-  }
 }
 
 // out = reduce(start(i) + sum_j digit_j . key_j), 8 lanes at a time: the one loop of every
@@ -104,13 +66,10 @@ bool hintless_avx512_compiled() { return true; }
 void matvec_rows_avx512(const std::uint16_t* rows, std::size_t stride, std::size_t nrows,
                         std::size_t columns, const std::uint32_t* c1a, const std::uint32_t* c1b,
                         std::uint64_t* sums) {
-  std::size_t r = 0;
-  for (; r + 8 <= nrows; r += 8)
-    matvec_block<8>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
-  for (; r + 4 <= nrows; r += 4)
-    matvec_block<4>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
-  for (; r < nrows; ++r)
-    matvec_block<1>(rows + r * stride, stride, columns, c1a, c1b, sums + 2 * r);
+  matvec_rows_blocked(rows, stride, nrows, columns, c1a, c1b, sums,
+                      [](__m512i acc, __m512i e, __m512i x) {
+                        return _mm512_add_epi64(acc, _mm512_mul_epu32(e, x));
+                      });
 }
 
 void pack_butterfly_avx512(const std::uint64_t* even, const std::uint64_t* odd,

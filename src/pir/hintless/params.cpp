@@ -95,7 +95,7 @@ Status check_hintless_params(const HintlessParams& p) {
       return invalid_argument_error("hintless `" + name + "`: t q^2 + 8q reaches 2^58");
     }
   }
-  // 14-bit entries: the VNNI pass reads them as int16, kMaxColumns assumes 14 bits.
+  // 14-bit entries: the first-layer sums (kernels.h) and kMaxColumns assume 14 bits.
   if (p.response_b_bits <= p.p_bits || p.response_b_bits >= 28 || p.p_bits != 14) {
     return invalid_argument_error("hintless `" + name + "`: need p = 2^14 < q~b < q~a");
   }

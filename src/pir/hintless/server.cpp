@@ -91,12 +91,6 @@ std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery
     c1[2 * q + 1] = queries[q].c1.data() + db_.columns();
   }
   std::vector<u64> ans(k * rows * 2);
-  // The VNNI pass reads each query split into 10/10/8-bit chunks (kernels.h), made once here.
-  std::vector<SplitQuery> split;
-  if (matvec_split_available()) {
-    for (std::size_t q = 0; q < k; ++q)
-      split.push_back(split_query(c1[2 * q], c1[2 * q + 1], db_.columns()));
-  }
   // Blocks of kMatvecRows rows: each c1 load serves the whole block (kernels.h).
   const std::size_t blocks = (rows + kMatvecRows - 1) / kMatvecRows;
   (void)run_tasks(options_.threads, blocks, [&](std::size_t b, std::size_t) {
@@ -104,12 +98,7 @@ std::vector<u64> HintlessServer::first_layer_batch(std::span<const HintlessQuery
     u64 sums[2 * kMatvecRows];
     for (std::size_t q = 0; q < k; ++q) {
       const std::uint16_t* block = db_.row(db_.first_row() + first);
-      if (!split.empty()) {
-        matvec_rows_split(block, db_.columns(), count, db_.columns(), split[q], c1[2 * q],
-                          c1[2 * q + 1], sums);
-      } else {
-        matvec_rows(block, db_.columns(), count, db_.columns(), c1[2 * q], c1[2 * q + 1], sums);
-      }
+      matvec_rows(block, db_.columns(), count, db_.columns(), c1[2 * q], c1[2 * q + 1], sums);
       for (std::size_t r = first; r < first + count; ++r) {
         const std::size_t o = r / d, i = r % d;
         for (int p = 0; p < 2; ++p) {
