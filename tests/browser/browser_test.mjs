@@ -8,14 +8,17 @@
 //              it on the page, no results
 //   signature  a signed index: the page pinning the signer's key opens it; pinning another key
 //              shows UNTRUSTED_INDEX, no results
+//   fetch      "fetch privately" on the top result: the page's text equals the native client's
+//              PIR fetch of the same document, and the provider logged the same PirQuery sizes
+//              for both; a fetch against a provider without PIR shows a named error
 // Usage: node browser_test.mjs --build BUILD --source SRC --index INDEX --data BEIR --case C
 //        [--artifacts DIR]
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import {
-  check, killAll, launchBrowser, makeCertificate, nativeAnswers, openPage, parseArgs, Provider,
-  rankingDifference, searchInPage,
+  check, fetchInPage, killAll, launchBrowser, makeCertificate, nativeAnswers, nativeFetch, openPage,
+  parseArgs, Provider, rankingDifference, searchInPage,
   tempDir, webRoot,
 } from "./harness.mjs";
 
@@ -159,8 +162,61 @@ async function signatureCase(args) {
   });
 }
 
+async function fetchCase(args) {
+  await withSetup(args, "browser-fetch", async (ctx) => {
+    const provider = await ctx.startProvider(args.index);
+    const browser = await ctx.browser();
+    const opened = await openPage(browser, provider.url);
+    check(opened.error === null, `the page did not open: ${JSON.stringify(opened.error)}`);
+    const [query] = judgedQueries(args.data, 1);
+    const searched = await searchInPage(opened.page, query);
+    const got = await fetchInPage(opened.page, 0);
+    check(got.error === null, `the private fetch failed: ${JSON.stringify(got.error)}`);
+    check(got.doc === searched.ids[0], `fetched ${got.doc}, the top result is ${searched.ids[0]}`);
+    check(got.text.length > 0, "an empty payload");
+    const native = nativeFetch(args, provider, args.index, ctx.cert, query);
+    check(native.fetched_doc === got.doc, `native fetched ${native.fetched_doc}, the page ${got.doc}`);
+    check(native.text === got.text, `the page's text differs from the native client's:\n${got.text}\n${native.text}`);
+    // A second fetch (PirInfo read once): another document, its own fresh secret.
+    const second = await fetchInPage(opened.page, 1);
+    check(second.error === null && second.doc === searched.ids[1], `second fetch ${JSON.stringify(second)}`);
+    const log = provider.requestLog().filter((l) => l.rpc === "PirQuery");
+    check(log.length === 3, `${log.length} PirQuery log lines`);
+    for (const line of log) check(line.outcome === "OK", `a refused PirQuery: ${JSON.stringify(line)}`);
+    // One query per call from both clients: the same request and answer sizes (the page's
+    // protobuf framing may differ by a few bytes).
+    // In order: the page's first fetch, the native client's, the page's second.
+    check(Math.abs(log[0].bytes_in - log[1].bytes_in) < 16 && log[0].bytes_out === log[1].bytes_out,
+      `page vs native PirQuery sizes ${JSON.stringify([log[0], log[1]])}`);
+    const text = fs.readFileSync(provider.log, "utf8");
+    check(!text.includes(got.text.slice(0, 40)), "the fetched text in the provider's log");
+    if (args.artifacts) {
+      fs.mkdirSync(args.artifacts, { recursive: true });
+      await opened.page.screenshot({ path: path.join(args.artifacts, "browser-fetch.png"), fullPage: true });
+    }
+    console.log(JSON.stringify({ doc: got.doc, chars: got.text.length, first: got.figures, second: second.figures }));
+  });
+  // A provider that serves no PIR: the button shows the provider's refusal, named.
+  await withSetup(args, "browser-fetch-off", async (ctx) => {
+    const provider = await Provider.start(args, { index: args.index, dir: ctx.dir, cert: ctx.cert,
+      webRootDir: ctx.root, extra: ["--no-pir"] });
+    try {
+      const browser = await ctx.browser();
+      const opened = await openPage(browser, provider.url);
+      check(opened.error === null, `the page did not open: ${JSON.stringify(opened.error)}`);
+      const [query] = judgedQueries(args.data, 1);
+      await searchInPage(opened.page, query);
+      const got = await fetchInPage(opened.page, 0);
+      check(got.error !== null && /^[A-Z_]+$/.test(got.error.code), `no named error: ${JSON.stringify(got)}`);
+      console.log(JSON.stringify(got.error));
+    } finally {
+      await provider.stop();
+    }
+  });
+}
+
 const args = parseArgs(process.argv);
-const cases = { search: searchCase, tampered: tamperedCase, signature: signatureCase };
+const cases = { search: searchCase, tampered: tamperedCase, signature: signatureCase, fetch: fetchCase };
 const run = cases[args.case];
 if (!run) throw new Error(`unknown --case ${args.case}`);
 const watchdog = setTimeout(() => { console.error("browser test: 240 s watchdog"); killAll(); process.exit(2); }, 240000);

@@ -171,3 +171,35 @@ export async function searchInPage(page, text) {
   const figures = await page.$eval("#figures", (e) => ({ ...e.dataset }));
   return { ids, scores, figures };
 }
+
+// Clicks "fetch privately" on result `position` of the page's last search and waits (bounded)
+// for its text or an error.
+export async function fetchInPage(page, position) {
+  await page.$eval("#error", (e) => { e.hidden = true; });
+  const items = await page.$$("#results li");
+  check(items.length > position, `no result ${position} to fetch`);
+  const button = await items[position].$("button.fetch");
+  check(button !== null, "no fetch button");
+  await button.click();
+  await page.waitForFunction((i) => document.querySelectorAll("#results li")[i].querySelector(".payload") ||
+    !document.getElementById("error").hidden, {}, position);
+  const error = await page.$eval("#error", (e) => (e.hidden ? null : { code: e.dataset.code, text: e.textContent }));
+  if (error) return { error };
+  return page.$$eval("#results li", (ls, i) => {
+    const p = ls[i].querySelector(".payload");
+    return { error: null, doc: Number(ls[i].dataset.doc), text: p.textContent, figures: { ...p.dataset } };
+  }, position);
+}
+
+// The native client's top result for `query` and that document's payload by PIR (privsearch
+// search --fetch 1 --json).
+export function nativeFetch(args, provider, index, cert, query) {
+  const bin = path.join(args.build, "tools", "privsearch");
+  const out = execFileSync(bin, ["search", "--index", index, "--port", String(provider.port),
+    "--ca", cert.cert, "--json", "--top", "10", "--fetch", "1", query],
+  { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "ignore"], timeout: 300000 });
+  const lines = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+  const fetched = lines.find((l) => l.fetched_doc !== undefined);
+  check(fetched !== undefined, `the native client fetched nothing: ${out}`);
+  return fetched;
+}

@@ -13,7 +13,34 @@ function showError(e) {
   $("status").textContent = "failed";
 }
 
-function render(result) {
+// Fetches document `doc` by hintless PIR and shows its text under its result.
+async function fetchPrivately(client, li, doc) {
+  const button = li.querySelector("button");
+  button.disabled = true;
+  $("error").hidden = true;
+  $("status").textContent = `fetching document ${doc} privately…`;
+  try {
+    const got = await client.fetchPrivately(doc);
+    const text = li.querySelector(".payload") || document.createElement("p");
+    text.className = "payload";
+    text.textContent = got.text;
+    const t = got.timing;
+    text.title = `${t.totalMs.toFixed(1)} ms (query ${t.queryMs.toFixed(1)}, provider ` +
+      `${t.providerMs.toFixed(1)}, round trip ${t.rpcMs.toFixed(1)}, decode ${t.decodeMs.toFixed(1)}) · ` +
+      `${got.bytes.sent.toLocaleString("en")} B sent, ${got.bytes.received.toLocaleString("en")} B received`;
+    text.dataset.totalMs = t.totalMs;
+    text.dataset.sent = got.bytes.sent;
+    text.dataset.received = got.bytes.received;
+    li.append(text);
+    $("status").textContent = `fetched privately: ${text.title}`;
+  } catch (e) {
+    showError(e);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function render(client, result) {
   const list = $("results");
   list.replaceChildren();
   for (const hit of result.hits) {
@@ -30,9 +57,11 @@ function render(result) {
     score.className = "score";
     score.textContent = hit.score.toFixed(4);
     const fetchButton = document.createElement("button");
+    fetchButton.type = "button";
+    fetchButton.className = "fetch";
     fetchButton.textContent = "fetch privately";
-    fetchButton.disabled = true;
-    fetchButton.title = "private payload fetch (hintless PIR) is not in the browser client yet";
+    fetchButton.title = "the document's text by hintless PIR: the provider does not learn which";
+    fetchButton.addEventListener("click", () => fetchPrivately(client, li, hit.doc));
     li.append(title, doc, score, fetchButton);
     list.append(li);
   }
@@ -79,7 +108,7 @@ async function main() {
     $("status").textContent = "searching…";
     try {
       const result = await client.search(text, 10);
-      render(result);
+      render(client, result);
       $("status").textContent = "done";
       document.body.dataset.searches = Number(document.body.dataset.searches || 0) + 1;
     } catch (e) {

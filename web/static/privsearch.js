@@ -9,6 +9,8 @@
 //   const client = await privsearch.open(indexUrl, {pinnedKey, token});
 //   const result = await client.search("vitamin D deficiency", 10);
 //   result.hits: [{doc, score, title}], result.timing, result.bytes
+//   const doc = await client.fetchPrivately(result.hits[0].doc);   // hintless PIR
+//   doc.text, doc.timing, doc.bytes
 //
 // Errors are PrivsearchError with a `code`: the provider's ErrorCode name (BUDGET_EXHAUSTED,
 // UNAUTHENTICATED, ...), the client core's Status name (DATA_LOSS for a tampered artifact,
@@ -28,6 +30,7 @@ const NEEDED = ["projection", "pq", "encoder", "tombstones"];
 const OPTIONAL = ["payloads"];
 const SIGNATURE_DOMAIN = "privsearch manifest signature v1\n";
 const DEFAULT_CANDIDATES = 100;
+const PIR_DATABASE_PAYLOADS = 0;  // privsearch.v1.PirDatabase
 
 function baseName(name) {
   const m = /^(.*)\.(\d+)$/.exec(name);
@@ -116,7 +119,8 @@ class Endpoint {
     this.token = token;
     this.types = {};
     for (const name of ["ServerInfoRequest", "ServerInfo", "UploadKeysRequest", "UploadKeysResponse",
-                        "RerankRequest", "RerankResponse"]) {
+                        "RerankRequest", "RerankResponse", "PirInfoRequest", "PirInfo",
+                        "PirQueryRequest", "PirQueryResponse"]) {
       this.types[name] = proto.lookupType(`privsearch.v1.${name}`);
     }
     this.errorCode = proto.lookupEnum("privsearch.v1.ErrorCode");
@@ -241,6 +245,47 @@ export class Client {
       timing.totalMs = performance.now() - t0;
       return { hits: finished.hits, candidates: k, timing, bytes, scoresRemaining: answer.scoresRemaining };
     }
+  }
+
+  // Document `doc`'s payload by hintless PIR: the provider answers a query over every payload
+  // and learns neither the document nor the text. The first call reads the provider's PirInfo.
+  fetchPrivately(doc) {
+    const run = this.busy.then(() => this.fetchNow(doc));
+    this.busy = run.catch(() => {});
+    return run;
+  }
+
+  async fetchNow(doc) {
+    const t0 = performance.now();
+    const bytes = { sent: 0, received: 0 };
+    const timing = {};
+    if (!this.core.pirReady()) {
+      const info = await this.endpoint.call("GetPirInfo", "PirInfoRequest", "PirInfo",
+        { database: PIR_DATABASE_PAYLOADS }, bytes);
+      check(this.core.pirAgree(info.backend, info.info));
+    }
+    const prepared = check(this.core.prepareFetch(doc));
+    timing.queryMs = prepared.queryMs;
+    const tr = performance.now();
+    let answer;
+    try {
+      answer = await this.endpoint.call("PirQuery", "PirQueryRequest", "PirQueryResponse", {
+        artifactVersion: this.version, database: PIR_DATABASE_PAYLOADS, queries: [prepared.query],
+      }, bytes);
+    } catch (e) {
+      this.core.finishFetch(prepared.id, new Uint8Array(0));  // forget the secret
+      throw e;
+    }
+    timing.rpcMs = performance.now() - tr;
+    timing.providerMs = answer.providerMs;
+    if (answer.answers.length !== 1) {
+      this.core.finishFetch(prepared.id, new Uint8Array(0));
+      throw new PrivsearchError("DATA_LOSS", `the provider answered ${answer.answers.length} of 1 PIR queries`);
+    }
+    const finished = check(this.core.finishFetch(prepared.id, answer.answers[0]));
+    timing.decodeMs = finished.decodeMs;
+    timing.totalMs = performance.now() - t0;
+    return { doc, text: finished.text, timing, bytes };
   }
 }
 

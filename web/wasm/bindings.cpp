@@ -132,6 +132,35 @@ class Handle {
     return out;
   }
 
+  val pir_agree(double backend, const val& info) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    const Status s = client_->pir_agree(static_cast<int>(backend), from_bytes(info));
+    return s.ok() ? success() : failure(s);
+  }
+
+  bool pir_ready() const { return client_ && client_->pir_ready(); }
+
+  val prepare_fetch(double doc) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto p = client_->prepare_fetch(static_cast<std::uint64_t>(doc));
+    if (!p.ok()) return failure(p.status());
+    val out = success();
+    out.set("id", p.value().id);
+    out.set("query", to_bytes(p.value().query));
+    out.set("queryMs", p.value().query_ms);
+    return out;
+  }
+
+  val finish_fetch(double id, const val& answer) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto f = client_->finish_fetch(static_cast<std::uint32_t>(id), from_bytes(answer));
+    if (!f.ok()) return failure(f.status());
+    val out = success();
+    out.set("text", f.value().text);
+    out.set("decodeMs", f.value().decode_ms);
+    return out;
+  }
+
   val project_text(const std::string& text) const {
     if (!client_) return val::null();
     const auto z = client_->project_text(text);
@@ -155,5 +184,9 @@ EMSCRIPTEN_BINDINGS(privsearch_web) {
       .function("keySet", &Handle::key_set)
       .function("prepare", &Handle::prepare)
       .function("finish", &Handle::finish)
+      .function("pirAgree", &Handle::pir_agree)
+      .function("pirReady", &Handle::pir_ready)
+      .function("prepareFetch", &Handle::prepare_fetch)
+      .function("finishFetch", &Handle::finish_fetch)
       .function("projectText", &Handle::project_text);
 }

@@ -49,6 +49,9 @@ Result<std::unique_ptr<BrowserClient>> BrowserClient::open(const std::string& di
         "searches text only");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(c->encoder_, version.encoder());
+  if (auto shape = index::payload_shape(version.manifest()); shape.ok()) {
+    c->payload_shape_ = *shape;
+  }
   if (version.holds(index::kPayloadsArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version.payloads());
     c->payloads_.emplace(std::move(payloads));

@@ -11,6 +11,9 @@
 //   keys   = client.key_set(K)                              one upload per key epoch
 //   p      = client.prepare(text, K)                        candidates (sent order) + Enc(z)
 //   hits   = client.finish(p.id, response payload, top)     decrypted, ranked, titled
+//   client.pir_agree(backend, info)                         the provider's PirInfo (payloads)
+//   f      = client.prepare_fetch(doc)                      a hintless PIR query, fresh secret
+//   text   = client.finish_fetch(f.id, answer)              the document's payload
 //
 // The same stages, in the same order and with the same arithmetic, as SearchClient's flat
 // rerank search (client/search_client_scoring.cpp), so the page's top 10 equal the native
@@ -33,6 +36,7 @@
 #include "index/candidates/pq_scan.h"
 #include "index/candidates/projection.h"
 #include "index/encoders/text_encoder.h"
+#include "pir/hintless/client/client.h"
 
 namespace privsearch::web {
 
@@ -54,6 +58,17 @@ struct FinishedSearch {
   double decrypt_ms = 0;
 };
 
+struct PreparedFetch {
+  std::uint32_t id = 0;  // names the fetch in finish_fetch()
+  std::string query;     // one PirQueryRequest.queries entry
+  double query_ms = 0;
+};
+
+struct FinishedFetch {
+  std::string text;  // the payload (empty for a deleted document)
+  double decode_ms = 0;
+};
+
 class BrowserClient {
  public:
   static Result<std::unique_ptr<BrowserClient>> open(const std::string& dir);
@@ -73,6 +88,15 @@ class BrowserClient {
   Result<PreparedSearch> prepare(const std::string& text, std::size_t k);
   // The decrypted scores of prepared search `id` (forgotten after), the top `top` by score.
   Result<FinishedSearch> finish(std::uint32_t id, const std::string& payload, std::size_t top);
+  // Private fetch over the payloads' PIR database (browser_fetch.cpp). The provider's PirInfo:
+  // `backend` (PirBackendKind) and its `info` bytes; kFailedPrecondition unless hintless (the
+  // page has no ZipPIR client) and of the shape the checked manifest implies.
+  Status pir_agree(int backend, const std::string& info);
+  bool pir_ready() const { return pir_.has_value(); }
+  // A query for document `doc` under a fresh secret (kept here until finish_fetch).
+  Result<PreparedFetch> prepare_fetch(std::uint64_t doc);
+  // The answer to fetch `id` (forgotten after, whatever the outcome) decoded to its payload.
+  Result<FinishedFetch> finish_fetch(std::uint32_t id, const std::string& answer);
   // The projected query of `text`, unnormalized (tests compare it with the native client's).
   std::vector<float> project_text(const std::string& text) const;
 
@@ -94,8 +118,11 @@ class BrowserClient {
   std::optional<index::PayloadStore> payloads_;
   std::optional<client::RerankCrypto> crypto_;
   bool floods_ = false;
-  Prng prng_ = Prng::create();  // the candidate permutation
+  Prng prng_ = Prng::create();  // the candidate permutation and the PIR secrets
   std::map<std::uint32_t, Pending> pending_;
+  std::optional<index::PayloadShape> payload_shape_;
+  std::optional<pir::hintless::HintlessClient> pir_;
+  std::map<std::uint32_t, pir::hintless::HintlessSecret> fetches_;
   std::uint32_t next_id_ = 1;
   OwnerLock owner_;
 };

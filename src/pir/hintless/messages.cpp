@@ -1,5 +1,6 @@
 #include "pir/hintless/messages.h"
 
+#include <limits>
 #include <string>
 
 #include "core/bytes.h"
@@ -233,7 +234,15 @@ Result<HintlessPublicInfo> decode_public_info(std::span<const std::uint8_t> byte
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(columns));
   PRIVSEARCH_RETURN_IF_ERROR(r.expect_end());
   PRIVSEARCH_ASSIGN_OR_RETURN(info.params, hintless_params_by_id(id, allow_insecure));
-  info.shape = {records, record_bytes, outputs, per_column, columns};
+  // A 32-bit client (the WebAssembly one) must not truncate a hostile shape into a valid one.
+  for (const std::uint64_t v : {records, record_bytes, per_column, columns}) {
+    if (v > std::numeric_limits<std::size_t>::max()) {
+      return data_loss_error(
+          "hintless PIR public info: a shape field exceeds this client's size_t");
+    }
+  }
+  info.shape = {static_cast<std::size_t>(records), static_cast<std::size_t>(record_bytes), outputs,
+                static_cast<std::size_t>(per_column), static_cast<std::size_t>(columns)};
   PRIVSEARCH_RETURN_IF_ERROR(check_shape(info.params, info.shape));
   return info;
 }

@@ -7,6 +7,8 @@
 
 namespace privsearch::pir {
 
+// CPUID only exists on x86-64; elsewhere (WebAssembly) the scalar paths run.
+#if defined(__x86_64__)
 bool lwe_kernels_use_avx512() {
   static const bool has = detail::lwe_avx512_compiled() && __builtin_cpu_supports("avx512f") &&
                           __builtin_cpu_supports("avx512bw");
@@ -18,6 +20,10 @@ bool lwe_kernels_use_vnni() {
                           __builtin_cpu_supports("avx512vnni");
   return has;
 }
+#else
+bool lwe_kernels_use_avx512() { return false; }
+bool lwe_kernels_use_vnni() { return false; }
+#endif
 
 void matvec_u8_u32_avx512_only(const std::uint8_t* d, std::size_t rows, std::size_t stride,
                                const std::uint32_t* v, std::uint32_t* out) {

@@ -1,10 +1,12 @@
 // AVX-512 LWE kernels (compiled with -mavx512f -mavx512bw, called after a CPUID check).
+#include "pir/lwe/kernels.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 
 #include <algorithm>
 
 #include "pir/lwe/avx512_hsum.h"
-#include "pir/lwe/kernels.h"
 
 namespace privsearch::pir::detail {
 
@@ -122,3 +124,20 @@ void matmul_u8_u32_avx512(const std::uint8_t* d, std::size_t row_begin, std::siz
 }
 
 }  // namespace privsearch::pir::detail
+
+#else
+// Built without AVX-512 (the WebAssembly client core): never dispatched to (kernels.cpp).
+namespace privsearch::pir::detail {
+bool lwe_avx512_compiled() { return false; }
+void matvec_u8_u32_avx512(const std::uint8_t* d, std::size_t rows, std::size_t stride,
+                          const std::uint32_t* v, std::uint32_t* out) {
+  matvec_u8_u32_scalar(d, rows, stride, v, out);
+}
+void matmul_u8_u32_avx512(const std::uint8_t* d, std::size_t row_begin, std::size_t row_end,
+                          std::size_t cols, std::size_t stride, const std::uint32_t* a,
+                          std::size_t ld, std::uint32_t* h) {
+  matmul_u8_u32_scalar(d + row_begin * stride, row_end - row_begin, cols, stride, a, ld, ld,
+                       h + row_begin * ld);
+}
+}  // namespace privsearch::pir::detail
+#endif

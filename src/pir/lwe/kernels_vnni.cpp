@@ -6,12 +6,14 @@
 //   D v = sum_k 2^(8k) (D d_k)  mod 2^32,
 // four vpdpbusd per 64 database bytes against four vpmovzxbd + vpmulld + vpaddd. Wrap-around of
 // the int32 lanes is harmless: everything is mod 2^32.
+#include "pir/lwe/kernels.h"
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 
 #include <vector>
 
 #include "pir/lwe/avx512_hsum.h"
-#include "pir/lwe/kernels.h"
 
 namespace privsearch::pir::detail {
 
@@ -151,3 +153,18 @@ void matvec_u8_u32_madd(const std::uint8_t* d, std::size_t rows, std::size_t str
 }
 
 }  // namespace privsearch::pir::detail
+
+#else
+// Built without AVX-512 (the WebAssembly client core): never dispatched to (kernels.cpp).
+namespace privsearch::pir::detail {
+bool lwe_vnni_compiled() { return false; }
+void matvec_u8_u32_vnni(const std::uint8_t* d, std::size_t rows, std::size_t stride,
+                        const std::uint32_t* v, std::uint32_t* out) {
+  matvec_u8_u32_scalar(d, rows, stride, v, out);
+}
+void matvec_u8_u32_madd(const std::uint8_t* d, std::size_t rows, std::size_t stride,
+                        const std::uint32_t* v, std::uint32_t* out) {
+  matvec_u8_u32_scalar(d, rows, stride, v, out);
+}
+}  // namespace privsearch::pir::detail
+#endif
