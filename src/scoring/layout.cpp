@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -146,7 +145,12 @@ std::vector<std::uint8_t> serialize_layout(const ScoringLayout& l) {
   w.put_u32(l.query_drop_bits);
   w.put_u64(l.max_norm_sq);
   w.reserve(w.size() + l.centroids.size() * 4 + l.slot_doc.size() * 4);
-  for (float f : l.centroids) w.put_u32(std::bit_cast<std::uint32_t>(f));
+  // memcpy rather than std::bit_cast: emscripten 3.1.6's libc++ (the browser client) has none.
+  for (float f : l.centroids) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    w.put_u32(bits);
+  }
   for (std::uint32_t d : l.slot_doc) w.put_u32(d);
   return w.take();
 }
@@ -192,7 +196,7 @@ Result<ScoringLayout> parse_layout(std::span<const std::uint8_t> bytes) {
   for (auto& f : l.centroids) {
     std::uint32_t u = 0;
     PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(u));
-    f = std::bit_cast<float>(u);
+    std::memcpy(&f, &u, sizeof f);
     if (!std::isfinite(f)) return invalid_argument_error("scoring layout: non-finite centroid");
   }
   l.slot_doc.resize(n_slots);

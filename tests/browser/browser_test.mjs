@@ -8,6 +8,9 @@
 //              it on the page, no results
 //   signature  a signed index: the page pinning the signer's key opens it; pinning another key
 //              shows UNTRUSTED_INDEX, no results
+//   private    the access-private toggle: the page's top 10 equal the native client's
+//              access-private search exactly (integer scores), and the provider logged the same
+//              PrivateScore sizes for both; the layout and hint are downloaded on first use
 //   fetch      "fetch privately" on the top result: the page's text equals the native client's
 //              PIR fetch of the same document, and the provider logged the same PirQuery sizes
 //              for both; a fetch against a provider without PIR shows a named error
@@ -162,6 +165,44 @@ async function signatureCase(args) {
   });
 }
 
+async function privateCase(args) {
+  await withSetup(args, "browser-private", async (ctx) => {
+    const provider = await ctx.startProvider(args.index);
+    const browser = await ctx.browser();
+    const opened = await openPage(browser, provider.url);
+    check(opened.error === null, `the page did not open: ${JSON.stringify(opened.error)}`);
+    const queries = judgedQueries(args.data, 3);
+    const page = [];
+    for (const q of queries) page.push(await searchInPage(opened.page, q, true));
+    const native = nativeAnswers(args, provider, args.index, ctx.cert, queries, 10, ["--access-private"]);
+    for (let i = 0; i < queries.length; ++i) {
+      check(page[i].figures.accessPrivate === "1", `query ${i} was not access-private`);
+      check(JSON.stringify(page[i].ids) === JSON.stringify(native[i].ids),
+        `query ${i}: page ${page[i].ids} vs native ${native[i].ids}`);
+      check(JSON.stringify(page[i].scores) === JSON.stringify(native[i].scores),
+        `query ${i}: page scores ${page[i].scores} vs native ${native[i].scores}`);
+    }
+    const log = provider.requestLog();
+    check(!log.some((l) => l.rpc === "Rerank"), "an access-private search sent candidates (Rerank)");
+    const scores = log.filter((l) => l.rpc === "PrivateScore");
+    check(scores.length === 2 * queries.length, `${scores.length} PrivateScore log lines`);
+    for (const line of scores) check(line.outcome === "OK", `a refused call: ${JSON.stringify(line)}`);
+    const web = scores.slice(0, queries.length), cli = scores.slice(queries.length);
+    for (let i = 0; i < queries.length; ++i) {
+      check(Math.abs(web[i].bytes_in - cli[i].bytes_in) < 16 && web[i].bytes_out === cli[i].bytes_out,
+        `page vs native PrivateScore sizes ${JSON.stringify([web[i], cli[i]])}`);
+      check(web[i].bytes_in === web[0].bytes_in, "PrivateScore request sizes differ between queries");
+    }
+    const text = fs.readFileSync(provider.log, "utf8");
+    for (const q of queries) check(!text.includes(q), `the query "${q}" in the provider's log`);
+    if (args.artifacts) {
+      fs.mkdirSync(args.artifacts, { recursive: true });
+      await opened.page.screenshot({ path: path.join(args.artifacts, "browser-private.png"), fullPage: true });
+    }
+    console.log(JSON.stringify(page.map((p) => p.figures)));
+  });
+}
+
 async function fetchCase(args) {
   await withSetup(args, "browser-fetch", async (ctx) => {
     const provider = await ctx.startProvider(args.index);
@@ -216,7 +257,10 @@ async function fetchCase(args) {
 }
 
 const args = parseArgs(process.argv);
-const cases = { search: searchCase, tampered: tamperedCase, signature: signatureCase, fetch: fetchCase };
+const cases = {
+  search: searchCase, tampered: tamperedCase, signature: signatureCase, private: privateCase,
+  fetch: fetchCase,
+};
 const run = cases[args.case];
 if (!run) throw new Error(`unknown --case ${args.case}`);
 const watchdog = setTimeout(() => { console.error("browser test: 240 s watchdog"); killAll(); process.exit(2); }, 240000);

@@ -106,10 +106,10 @@ export class Provider {
 
 // The native client's answers for `queries` (privsearch search --json, one object per query:
 // ids and scores).
-export function nativeAnswers(args, provider, index, cert, queries, top = 10) {
+export function nativeAnswers(args, provider, index, cert, queries, top = 10, extra = []) {
   const bin = path.join(args.build, "tools", "privsearch");
   const out = execFileSync(bin, ["search", "--index", index, "--port", String(provider.port),
-    "--ca", cert.cert, "--json", "--top", String(top), ...queries],
+    "--ca", cert.cert, "--json", "--top", String(top), ...extra, ...queries],
   { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "ignore"], timeout: 300000 });
   return out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
 }
@@ -157,8 +157,9 @@ export async function openPage(browser, url) {
   return { page, error, loadMs: Date.now() - t0 };
 }
 
-export async function searchInPage(page, text) {
+export async function searchInPage(page, text, accessPrivate = false) {
   const before = Number(await page.evaluate(() => document.body.dataset.searches || 0));
+  await page.$eval("#access-private", (e, on) => { e.checked = on; }, accessPrivate);
   await page.$eval("#query", (e) => { e.value = ""; });
   await page.type("#query", text);
   await page.click("#go");

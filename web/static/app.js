@@ -66,14 +66,20 @@ function render(client, result) {
     list.append(li);
   }
   const t = result.timing;
+  const scope = result.accessPrivate
+    ? `access-private: every document of ${result.clusters} clusters scored`
+    : `of ${result.candidates} candidates`;
   $("figures").hidden = false;
   $("figures").textContent =
-    `${result.hits.length} of ${result.candidates} candidates · ${t.totalMs.toFixed(1)} ms ` +
-    `(encode ${t.encodeMs.toFixed(1)}, scan ${t.scanMs.toFixed(1)}, encrypt ${t.encryptMs.toFixed(1)}, ` +
+    `${result.hits.length} ${scope} · ${t.totalMs.toFixed(1)} ms ` +
+    `(encode ${t.encodeMs.toFixed(1)}, scan ${t.scanMs.toFixed(1)}, ` +
+    `${t.masksMs ? `LWE masks ${t.masksMs.toFixed(1)}, ` : ""}encrypt ${t.encryptMs.toFixed(1)}, ` +
     `provider ${t.providerMs.toFixed(1)}, round trip ${t.rpcMs.toFixed(1)}, decrypt ${t.decryptMs.toFixed(1)}` +
-    `${t.keyUploadMs ? `, key upload ${t.keyUploadMs.toFixed(0)}` : ""}) · ` +
+    `${t.keyUploadMs ? `, key upload ${t.keyUploadMs.toFixed(0)}` : ""}` +
+    `${t.artifactsMs ? `, layout and hint ${(t.artifactBytes / 1e6).toFixed(1)} MB in ${t.artifactsMs.toFixed(0)}` : ""}) · ` +
     `${result.bytes.sent.toLocaleString("en")} B sent, ${result.bytes.received.toLocaleString("en")} B received`;
   $("figures").dataset.totalMs = t.totalMs;
+  $("figures").dataset.accessPrivate = result.accessPrivate ? "1" : "0";
   $("figures").dataset.sent = result.bytes.sent;
   $("figures").dataset.received = result.bytes.received;
 }
@@ -98,6 +104,7 @@ async function main() {
   document.body.dataset.readyMs = performance.now() - t0;
   $("query").disabled = false;
   $("go").disabled = false;
+  $("access-private").disabled = false;
   $("query").placeholder = "search the collection privately";
   $("query").focus();
   $("search-form").addEventListener("submit", async (ev) => {
@@ -107,7 +114,9 @@ async function main() {
     $("error").hidden = true;
     $("status").textContent = "searching…";
     try {
-      const result = await client.search(text, 10);
+      const result = $("access-private").checked
+        ? await client.searchPrivately(text, 10)
+        : await client.search(text, 10);
       render(client, result);
       $("status").textContent = "done";
       document.body.dataset.searches = Number(document.body.dataset.searches || 0) + 1;

@@ -9,6 +9,7 @@
 //   const client = await privsearch.open(indexUrl, {pinnedKey, token});
 //   const result = await client.search("vitamin D deficiency", 10);
 //   result.hits: [{doc, score, title}], result.timing, result.bytes
+//   const hidden = await client.searchPrivately("vitamin D deficiency", 10);  // access-private
 //   const doc = await client.fetchPrivately(result.hits[0].doc);   // hintless PIR
 //   doc.text, doc.timing, doc.bytes
 //
@@ -28,6 +29,9 @@ export class PrivsearchError extends Error {
 // flat PQ codes, the encoder, every update's tombstones; the payloads for titles when served.
 const NEEDED = ["projection", "pq", "encoder", "tombstones"];
 const OPTIONAL = ["payloads"];
+// The access-private scoring's public artifacts, fetched the first time the page searches in that
+// mode (a page that never does downloads neither).
+const PRIVATE_SCORING = ["scoring_layout", "scoring_hint"];
 const SIGNATURE_DOMAIN = "privsearch manifest signature v1\n";
 const DEFAULT_CANDIDATES = 100;
 const PIR_DATABASE_PAYLOADS = 0;  // privsearch.v1.PirDatabase
@@ -120,7 +124,8 @@ class Endpoint {
     this.types = {};
     for (const name of ["ServerInfoRequest", "ServerInfo", "UploadKeysRequest", "UploadKeysResponse",
                         "RerankRequest", "RerankResponse", "PirInfoRequest", "PirInfo",
-                        "PirQueryRequest", "PirQueryResponse"]) {
+                        "PirQueryRequest", "PirQueryResponse", "PrivateScoreRequest",
+                        "PrivateScoreResponse"]) {
       this.types[name] = proto.lookupType(`privsearch.v1.${name}`);
     }
     this.errorCode = proto.lookupEnum("privsearch.v1.ErrorCode");
@@ -179,11 +184,12 @@ function check(result) {
 }
 
 export class Client {
-  constructor(core, endpoint, info, opened) {
+  constructor(core, endpoint, info, opened, files) {
     this.core = core;
     this.endpoint = endpoint;
     this.info = info;
     this.opened = opened;
+    this.files = files;  // {module, base, manifest}: where later artifacts come from and go
     this.keyIds = new Map();  // K -> the provider's key id of K's current key epoch
     this.busy = Promise.resolve();  // one search at a time: the core has one owner
   }
@@ -245,6 +251,61 @@ export class Client {
       timing.totalMs = performance.now() - t0;
       return { hits: finished.hits, candidates: k, timing, bytes, scoresRemaining: answer.scoresRemaining };
     }
+  }
+
+  // The top `top` documents for `text` by access-private scoring: K local candidates choose m
+  // clusters, the provider scores every document of those clusters under LWE and sees no
+  // candidate, no cluster and no score. The first call downloads the layout and hint.
+  searchPrivately(text, top = 10, k = DEFAULT_CANDIDATES) {
+    const run = this.busy.then(() => this.searchPrivatelyNow(text, top, k));
+    this.busy = run.catch(() => {});
+    return run;
+  }
+
+  async openPrivate(bytes) {
+    const { module, base, manifest } = this.files;
+    const wanted = manifest.artifacts.filter((a) => PRIVATE_SCORING.includes(baseName(a.name)));
+    if (wanted.length < PRIVATE_SCORING.length) {
+      throw new PrivsearchError("FAILED_PRECONDITION", "this index has no access-private scoring artifacts");
+    }
+    await Promise.all(wanted.map(async (a) => {
+      const data = await fetchBytes(`${base}${a.file}?sha256=${a.sha256}`, a.file);
+      bytes.received += data.length;
+      module.FS.writeFile(`/index/${a.file}`, data);
+    }));
+    check(this.core.openPrivate("/index"));  // hashed against the manifest like the others
+  }
+
+  async searchPrivatelyNow(text, top, k) {
+    const t0 = performance.now();
+    const bytes = { sent: 0, received: 0 };
+    const timing = {};
+    if (!this.core.privateReady()) {
+      const download = { sent: 0, received: 0 };
+      const td = performance.now();
+      await this.openPrivate(download);
+      timing.artifactsMs = performance.now() - td;
+      timing.artifactBytes = download.received;
+    }
+    const prepared = check(this.core.preparePrivate(text, Math.min(k, this.documents), 0));
+    Object.assign(timing, { encodeMs: prepared.encodeMs, scanMs: prepared.scanMs,
+                            masksMs: prepared.masksMs, encryptMs: prepared.encryptMs });
+    const tr = performance.now();
+    let answer;
+    try {
+      answer = await this.endpoint.call("PrivateScore", "PrivateScoreRequest", "PrivateScoreResponse", {
+        artifactVersion: this.version, queries: prepared.queries, ciphertexts: prepared.ciphertexts,
+      }, bytes);
+    } catch (e) {
+      this.core.finishPrivate(prepared.id, new Uint8Array(0), 0);  // forget the masks
+      throw e;
+    }
+    timing.rpcMs = performance.now() - tr;
+    timing.providerMs = answer.providerMs;
+    const finished = check(this.core.finishPrivate(prepared.id, answer.answers, top));
+    timing.decryptMs = finished.decryptMs;
+    timing.totalMs = performance.now() - t0;
+    return { hits: finished.hits, clusters: prepared.queries, timing, bytes, accessPrivate: true };
   }
 
   // Document `doc`'s payload by hintless PIR: the provider answers a query over every payload
@@ -342,5 +403,5 @@ export async function open(indexUrl, options = {}) {
   check(core.agree(info.paramsName, info.paramsId, info.floodSecurityBits > 0));
   opened.openMs = performance.now() - t0;
   opened.downloadedBytes = downloaded;
-  return new Client(core, endpoint, info, opened);
+  return new Client(core, endpoint, info, opened, { module, base, manifest });
 }

@@ -118,8 +118,13 @@ class Handle {
     auto f = client_->finish(static_cast<std::uint32_t>(id), from_bytes(payload),
                              static_cast<std::size_t>(top));
     if (!f.ok()) return failure(f.status());
+    return finished(f.value());
+  }
+
+  // {ok, hits: [{doc, score, title}], decryptMs}
+  static val finished(const FinishedSearch& f) {
     val hits = val::array();
-    for (const auto& h : f.value().hits) {
+    for (const auto& h : f.hits) {
       val hit = val::object();
       hit.set("doc", static_cast<double>(h.doc));
       hit.set("score", h.score);
@@ -128,8 +133,41 @@ class Handle {
     }
     val out = success();
     out.set("hits", hits);
-    out.set("decryptMs", f.value().decrypt_ms);
+    out.set("decryptMs", f.decrypt_ms);
     return out;
+  }
+
+  val open_private(const std::string& dir) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    const Status s = client_->open_private(dir);
+    return s.ok() ? success() : failure(s);
+  }
+
+  bool private_ready() const { return client_ && client_->private_ready(); }
+
+  val prepare_private(const std::string& text, double k, double clusters) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto p = client_->prepare_private(text, static_cast<std::size_t>(k),
+                                      static_cast<std::size_t>(clusters));
+    if (!p.ok()) return failure(p.status());
+    const auto& v = p.value();
+    val out = success();
+    out.set("id", v.id);
+    out.set("queries", v.queries);
+    out.set("ciphertexts", to_bytes(v.ciphertexts));
+    out.set("encodeMs", v.encode_ms);
+    out.set("scanMs", v.scan_ms);
+    out.set("masksMs", v.masks_ms);
+    out.set("encryptMs", v.encrypt_ms);
+    return out;
+  }
+
+  val finish_private(double id, const val& answers, double top) {
+    if (!client_) return failure(failed_precondition_error("open an index first"));
+    auto f = client_->finish_private(static_cast<std::uint32_t>(id), from_bytes(answers),
+                                     static_cast<std::size_t>(top));
+    if (!f.ok()) return failure(f.status());
+    return finished(f.value());
   }
 
   val pir_agree(double backend, const val& info) {
@@ -184,6 +222,10 @@ EMSCRIPTEN_BINDINGS(privsearch_web) {
       .function("keySet", &Handle::key_set)
       .function("prepare", &Handle::prepare)
       .function("finish", &Handle::finish)
+      .function("openPrivate", &Handle::open_private)
+      .function("privateReady", &Handle::private_ready)
+      .function("preparePrivate", &Handle::prepare_private)
+      .function("finishPrivate", &Handle::finish_private)
       .function("pirAgree", &Handle::pir_agree)
       .function("pirReady", &Handle::pir_ready)
       .function("prepareFetch", &Handle::prepare_fetch)

@@ -151,16 +151,20 @@ Result<FinishedSearch> BrowserClient::finish(std::uint32_t id, const std::string
   std::stable_sort(rank.begin(), rank.end(),
                    [&](std::size_t a, std::size_t b) { return by_pq[a] > by_pq[b]; });
   for (std::size_t i = 0; i < std::min(top, rank.size()); ++i) {
-    Hit h;
-    h.doc = pending.candidates[rank[i]];
-    h.score = by_pq[rank[i]];
-    if (payloads_) {
-      auto text = payloads_->text(h.doc);
-      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
-    }
-    out.hits.push_back(std::move(h));
+    out.hits.push_back(hit(pending.candidates[rank[i]], by_pq[rank[i]]));
   }
   return out;
+}
+
+Hit BrowserClient::hit(std::uint64_t doc, double score) const {
+  Hit h;
+  h.doc = doc;
+  h.score = score;
+  if (payloads_) {
+    auto text = payloads_->text(doc);
+    if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
+  }
+  return h;
 }
 
 }  // namespace privsearch::web

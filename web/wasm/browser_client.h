@@ -11,6 +11,9 @@
 //   keys   = client.key_set(K)                              one upload per key epoch
 //   p      = client.prepare(text, K)                        candidates (sent order) + Enc(z)
 //   hits   = client.finish(p.id, response payload, top)     decrypted, ranked, titled
+//   client.open_private(dir)                                access-private layout + hint
+//   p      = client.prepare_private(text, K, m)              m cluster queries (LWE)
+//   hits   = client.finish_private(p.id, answers, top)       decoded, ranked, titled
 //   client.pir_agree(backend, info)                         the provider's PirInfo (payloads)
 //   f      = client.prepare_fetch(doc)                      a hintless PIR query, fresh secret
 //   text   = client.finish_fetch(f.id, answer)              the document's payload
@@ -37,6 +40,7 @@
 #include "index/candidates/projection.h"
 #include "index/encoders/text_encoder.h"
 #include "pir/hintless/client/client.h"
+#include "scoring/client/private_query.h"
 
 namespace privsearch::web {
 
@@ -56,6 +60,13 @@ struct Hit {
 struct FinishedSearch {
   std::vector<Hit> hits;  // best first
   double decrypt_ms = 0;
+};
+
+struct PreparedPrivate {
+  std::uint32_t id = 0;       // names the search in finish_private()
+  std::uint32_t queries = 0;  // m (PrivateScoreRequest.queries)
+  std::string ciphertexts;    // PrivateScoreRequest.ciphertexts
+  double encode_ms = 0, scan_ms = 0, masks_ms = 0, encrypt_ms = 0;
 };
 
 struct PreparedFetch {
@@ -88,6 +99,18 @@ class BrowserClient {
   Result<PreparedSearch> prepare(const std::string& text, std::size_t k);
   // The decrypted scores of prepared search `id` (forgotten after), the top `top` by score.
   Result<FinishedSearch> finish(std::uint32_t id, const std::string& payload, std::size_t top);
+  // Access-private scoring (browser_private.cpp), the native client's steps
+  // (client/search_client_scoring.cpp): the layout and hint the page wrote into `dir` beside the
+  // artifacts open() checked (the version is opened again, so they are hashed like the others).
+  Status open_private(const std::string& dir);
+  bool private_ready() const { return scorer_.has_value(); }
+  // K local PQ candidates choose m clusters (0: scoring::kDefaultClusters); the query is
+  // encrypted once per cluster. The provider sees m same-size queries, no candidate, no cluster.
+  Result<PreparedPrivate> prepare_private(const std::string& text, std::size_t k,
+                                          std::size_t clusters);
+  // The scores of every document in the m clusters, decoded; the top `top` with titles.
+  Result<FinishedSearch> finish_private(std::uint32_t id, const std::string& answers,
+                                        std::size_t top);
   // Private fetch over the payloads' PIR database (browser_fetch.cpp). The provider's PirInfo:
   // `backend` (PirBackendKind) and its `info` bytes; kFailedPrecondition unless hintless (the
   // page has no ZipPIR client) and of the shape the checked manifest implies.
@@ -102,6 +125,8 @@ class BrowserClient {
 
  private:
   BrowserClient() = default;
+  // The page's hit for a document: its score and, when the payloads are here, its title.
+  Hit hit(std::uint64_t doc, double score) const;
   struct Pending {
     rerank::KernelLayout layout;
     std::vector<std::uint64_t> candidates;  // PQ order
@@ -121,6 +146,11 @@ class BrowserClient {
   Prng prng_ = Prng::create();  // the candidate permutation and the PIR secrets
   std::map<std::uint32_t, Pending> pending_;
   std::optional<index::PayloadShape> payload_shape_;
+  // Stable addresses: the scorer keeps pointers to the layout and the hint.
+  std::unique_ptr<scoring::ScoringLayout> scoring_layout_;
+  std::unique_ptr<scoring::ScoringHint> scoring_hint_;
+  std::optional<scoring::PrivateScorer> scorer_;
+  std::map<std::uint32_t, scoring::PendingScore> private_pending_;
   std::optional<pir::hintless::HintlessClient> pir_;
   std::map<std::uint32_t, pir::hintless::HintlessSecret> fetches_;
   std::uint32_t next_id_ = 1;

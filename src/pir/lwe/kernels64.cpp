@@ -9,6 +9,8 @@
 
 namespace privsearch::pir {
 
+// CPUID only exists on x86-64; elsewhere (WebAssembly) the scalar paths run.
+#if defined(__x86_64__)
 bool lwe64_kernels_use_avx512() {
   static const bool has = detail::lwe64_avx512_compiled() && __builtin_cpu_supports("avx512f") &&
                           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
@@ -19,6 +21,10 @@ bool lwe64_kernels_use_vnni() {
   static const bool has = lwe64_kernels_use_avx512() && __builtin_cpu_supports("avx512vnni");
   return has;
 }
+#else
+bool lwe64_kernels_use_avx512() { return false; }
+bool lwe64_kernels_use_vnni() { return false; }
+#endif
 
 void matvec_u8_u64_batch_scalar(const std::uint8_t* d, std::size_t rows, std::size_t stride,
                                 const std::uint64_t* v, std::size_t m, std::uint64_t* out) {

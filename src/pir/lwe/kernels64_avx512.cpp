@@ -1,4 +1,8 @@
 // AVX-512 kernels mod 2^64 (compiled with -mavx512f/bw/dq/vnni, called after a CPUID check).
+#include "pir/lwe/kernels64.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VNNI__)
 #include <immintrin.h>
 
 #include <algorithm>
@@ -6,7 +10,6 @@
 #include <vector>
 
 #include "pir/lwe/avx512_hsum.h"
-#include "pir/lwe/kernels64.h"
 
 namespace privsearch::pir::detail {
 namespace {
@@ -183,3 +186,25 @@ void dot_u32_batch_avx512(const std::uint32_t* h, std::size_t rows, std::size_t 
 }
 
 }  // namespace privsearch::pir::detail
+
+#else
+// Built without AVX-512 (the WebAssembly client core): lwe64_avx512_compiled() is false, so
+// kernels64.cpp never dispatches here.
+#include "core/check.h"
+
+namespace privsearch::pir::detail {
+bool lwe64_avx512_compiled() { return false; }
+void matvec_u8_u64_batch_vnni(const std::uint8_t*, std::size_t, std::size_t, const std::uint64_t*,
+                              std::size_t, std::uint64_t*, std::size_t) {
+  PRIVSEARCH_CHECK(false, "the AVX-512 LWE kernels are not compiled in");
+}
+void matmul_u8_u64_avx512(const std::uint8_t*, std::size_t, std::size_t, std::size_t, std::size_t,
+                          const std::uint64_t*, std::size_t, std::uint64_t*) {
+  PRIVSEARCH_CHECK(false, "the AVX-512 LWE kernels are not compiled in");
+}
+void dot_u32_batch_avx512(const std::uint32_t*, std::size_t, std::size_t, const std::uint32_t*,
+                          std::size_t, std::uint32_t*) {
+  PRIVSEARCH_CHECK(false, "the AVX-512 LWE kernels are not compiled in");
+}
+}  // namespace privsearch::pir::detail
+#endif
