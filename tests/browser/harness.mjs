@@ -106,11 +106,11 @@ export class Provider {
 
 // The native client's answers for `queries` (privsearch search --json, one object per query:
 // ids and scores).
-export function nativeAnswers(args, provider, index, cert, queries, top = 10, extra = []) {
+export function nativeAnswers(args, provider, index, cert, queries, top = 10, extra = [], env = process.env) {
   const bin = path.join(args.build, "tools", "privsearch");
   const out = execFileSync(bin, ["search", "--index", index, "--port", String(provider.port),
     "--ca", cert.cert, "--json", "--top", String(top), ...extra, ...queries],
-  { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "ignore"], timeout: 300000 });
+  { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "ignore"], timeout: 300000, env });
   return out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
 }
 

@@ -100,12 +100,23 @@ async function main() {
       ndcgPage += ndcg10(pageTop[i].map((doc) => corpusIds[doc]), qrels.get(q._id));
       ndcgNative += ndcg10(native[i].ids.map((doc) => corpusIds[doc]), qrels.get(q._id));
     });
+    // The native client's scalar code paths (PRIVSEARCH_SCALAR=1: no AVX-512, as in the page) on
+    // the same searches: what the module's encryption and decryption are compared with.
+    const scalar = nativeAnswers(args, provider, args.index, cert, queries.map((q) => q.text), 10, [],
+      { ...process.env, PRIVSEARCH_SCALAR: "1" });
+    check(scalar.length === queries.length, `${scalar.length} scalar native answers`);
+    const nativeScalar = Object.fromEntries(["encrypt", "decrypt"].map((k) =>
+      [k, stats(scalar.slice(1).map((a) => a.timing_ms[k]))]));
+    const wasm = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, stats(v.slice(1))]));
     const out = {
       collection: path.basename(args.data), queries: queries.length, cpu: os.cpus()[0].model,
       "ndcg@10_wasm": ndcgPage / queries.length, "ndcg@10_native": ndcgNative / queries.length,
       identical_top10_fraction: identical / queries.length,
       open_ms: Number(client.opened.openMs.toFixed(1)), downloaded_bytes: client.opened.downloadedBytes,
-      wasm_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, stats(v.slice(1))])),
+      wasm_ms: wasm,
+      native_scalar_ms: nativeScalar,
+      wasm_over_native_scalar: Object.fromEntries(["encrypt", "decrypt"].map((k) =>
+        [k, Number((wasm[k].median / nativeScalar[k].median).toFixed(2))])),
     };
     console.log(JSON.stringify(out));
     // Equal up to near-ties; nDCG within what one swapped near-tie can move it (1 / queries).
