@@ -29,7 +29,8 @@ constexpr char kTrainMagic[4] = {'P', 'S', 'B', 'T'};
 // The settings a resumed build must share with the run that started it.
 struct Shape {
   std::size_t dim = 0, m = 0, lists = 0, route = 0, spill = 0;
-  std::string settings;  // canonical JSON of everything that determines the artifacts
+  std::size_t choices = 0;  // each row's best lists kept for the balanced assignment
+  std::string settings;     // canonical JSON of everything that determines the artifacts
 };
 
 Result<Shape> shape_of(const StreamingBuildOptions& o) {
@@ -61,6 +62,7 @@ Result<Shape> shape_of(const StreamingBuildOptions& o) {
       return invalid_argument_error(fmt::format(
           "{} IVF lists with each document in {} for {} documents", sh.lists, sh.spill, s.rows));
     }
+    sh.choices = std::min(kListChoices, sh.lists);
   }
   sh.settings = nlohmann::json{{"rows", s.rows},
                                {"cols", s.cols},
@@ -71,6 +73,7 @@ Result<Shape> shape_of(const StreamingBuildOptions& o) {
                                {"lists", sh.lists},
                                {"route", sh.route},
                                {"spill", sh.spill},
+                               {"list_choices", sh.choices},
                                {"dtype", static_cast<int>(o.store_dtype)},
                                {"record_bytes", o.record_bytes}}
                     .dump();
@@ -198,8 +201,27 @@ Status save_rows_done(const fs::path& file, const Shape& sh, std::uint64_t rows)
                                 {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
-std::span<const std::uint8_t> as_bytes(const std::vector<std::uint32_t>& v) {
+template <typename T>
+std::span<const std::uint8_t> as_bytes(const std::vector<T>& v) {
+  static_assert(sizeof(T) == 4);
   return {reinterpret_cast<const std::uint8_t*>(v.data()), v.size() * 4};
+}
+
+// Every row's streamed list choices and scores (stream()), checked complete.
+Result<ListChoices> read_choices(const fs::path& work, const Shape& sh, std::uint64_t rows) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto lists, read_file_bytes(work / "choices.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores, read_file_bytes(work / "choice_scores.bin"));
+  if (lists.size() != rows * sh.choices * 4 || scores.size() != lists.size()) {
+    return data_loss_error("the streamed list choices are incomplete");
+  }
+  ListChoices c;
+  c.rows = rows;
+  c.choices = sh.choices;
+  c.lists.resize(rows * sh.choices);
+  c.scores.resize(rows * sh.choices);
+  std::memcpy(c.lists.data(), lists.data(), lists.size());
+  std::memcpy(c.scores.data(), scores.data(), scores.size());
+  return c;
 }
 
 // Step 2: project, store, encode and assign every row, a block at a time, from the checkpoint on.
@@ -213,8 +235,11 @@ Status stream(const StreamingBuildOptions& o, const Shape& sh, const Trained& t,
       auto store, ResumableFile::open(o.out / "exact.store",
                                       done == 0 ? 0 : header.size() + done * sh.dim * value_bytes));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto codes, ResumableFile::open(work / "codes.bin", done * sh.m));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto assignment,
-                              ResumableFile::open(work / "assign.bin", done * sh.spill * 4));
+  // Each row's best lists and their scores; the balanced assignment needs all rows' (finish).
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto choice_lists,
+                              ResumableFile::open(work / "choices.bin", done * sh.choices * 4));
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto choice_scores, ResumableFile::open(work / "choice_scores.bin", done * sh.choices * 4));
   if (done == 0) PRIVSEARCH_RETURN_IF_ERROR(store.append(header));
   if (done > 0) say(fmt::format("resuming after {} of {} rows", done, s.rows));
   const auto start = Clock::now();
@@ -232,13 +257,14 @@ Status stream(const StreamingBuildOptions& o, const Shape& sh, const Trained& t,
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto block_codes, pq_encode(t.codebook, p));
     PRIVSEARCH_RETURN_IF_ERROR(codes.append(block_codes));
     if (o.ivf) {
-      PRIVSEARCH_ASSIGN_OR_RETURN(const auto lists,
-                                  assign_to_lists(t.centroids, sh.route, sh.spill, p));
-      PRIVSEARCH_RETURN_IF_ERROR(assignment.append(as_bytes(lists)));
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto c, list_choices(t.centroids, sh.route, sh.choices, p));
+      PRIVSEARCH_RETURN_IF_ERROR(choice_lists.append(as_bytes(c.lists)));
+      PRIVSEARCH_RETURN_IF_ERROR(choice_scores.append(as_bytes(c.scores)));
     }
     PRIVSEARCH_RETURN_IF_ERROR(store.sync());
     PRIVSEARCH_RETURN_IF_ERROR(codes.sync());
-    PRIVSEARCH_RETURN_IF_ERROR(assignment.sync());
+    PRIVSEARCH_RETURN_IF_ERROR(choice_lists.sync());
+    PRIVSEARCH_RETURN_IF_ERROR(choice_scores.sync());
     done += raw.rows;
     PRIVSEARCH_RETURN_IF_ERROR(save_rows_done(work / "progress.json", sh, done));
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -248,7 +274,8 @@ Status stream(const StreamingBuildOptions& o, const Shape& sh, const Trained& t,
                     static_cast<double>(s.rows - done) / std::max(rate, 1e-9)));
   }
   PRIVSEARCH_RETURN_IF_ERROR(codes.finish());
-  PRIVSEARCH_RETURN_IF_ERROR(assignment.finish());
+  PRIVSEARCH_RETURN_IF_ERROR(choice_lists.finish());
+  PRIVSEARCH_RETURN_IF_ERROR(choice_scores.finish());
   return store.finish();
 }
 
@@ -302,13 +329,10 @@ Result<Manifest> build_index_streaming(const StreamingBuildOptions& o, const Pro
   PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
   Manifest man = make_manifest(o, sh);
   if (o.ivf) {
-    say(fmt::format("writing {} IVF lists", sh.lists));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(work / "assign.bin"));
-    if (bytes.size() != pq.count * sh.spill * 4) {
-      return data_loss_error("the streamed list assignment is incomplete");
-    }
-    std::vector<std::uint32_t> assignment(bytes.size() / 4);
-    std::memcpy(assignment.data(), bytes.data(), bytes.size());
+    say(fmt::format("balancing and writing {} IVF lists", sh.lists));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto choices, read_choices(work, sh, pq.count));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto assignment,
+                                balanced_assignment(choices, sh.lists, sh.spill));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto entries,
                                 write_ivf(t.centroids, sh.route, sh.spill, assignment, pq, o.out));
     man.artifacts.insert(man.artifacts.end(), entries.begin(), entries.end());

@@ -18,6 +18,7 @@
 #include "index/artifacts/payload_store.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq.h"
+#include "index/ivf_test_util.h"
 #include "testing/test_util.h"
 
 namespace privsearch::index {
@@ -117,22 +118,20 @@ void expect_artifacts_of_the_source(const fs::path& dir, const StreamingBuildOpt
       }
     }
   }
-  // Each document in its two best lists by brute force over the binary16 centroids.
+  // Each document in its best list and its second copy balanced (ivf.h), by brute force over
+  // the binary16 centroids.
+  Matrix prefix;
+  prefix.rows = o.source.rows;
+  prefix.cols = 8;
   for (std::size_t d = 0; d < o.source.rows; ++d) {
-    std::vector<std::pair<float, std::uint32_t>> scores;
-    for (std::uint32_t l = 0; l < ivf.lists; ++l) {
-      float s = 0;
-      for (std::size_t j = 0; j < 8; ++j) s += stored.row(d)[j] * ivf.centroids[l * 8 + j];
-      scores.push_back({s, l});
-    }
-    std::sort(scores.begin(), scores.end(), [](auto a, auto b) { return a.first > b.first; });
-    ASSERT_EQ(lists_of[d].size(), 2u) << "document " << d;
-    for (const auto l : lists_of[d]) {
-      const auto it =
-          std::find_if(scores.begin(), scores.end(), [&](auto s) { return s.second == l; });
-      EXPECT_LE(scores[1].first - it->first, 1e-4f) << "document " << d << " in list " << l;
-    }
+    prefix.data.insert(prefix.data.end(), stored.row(d), stored.row(d) + 8);
   }
+  std::vector<std::vector<std::uint32_t>> in(o.source.rows);
+  for (std::size_t d = 0; d < o.source.rows; ++d)
+    in[d].assign(lists_of[d].begin(), lists_of[d].end());
+  std::vector<std::size_t> counts(ivf.lists);
+  for (std::uint32_t l = 0; l < ivf.lists; ++l) counts[l] = ivf.directory[l].count;
+  test_util::expect_balanced(prefix, 8, ivf.centroids, 2, in, counts);
 }
 
 TEST(StreamingBuild, ArtifactsAreTheRowsProjectedStoredEncodedAndAssigned) {

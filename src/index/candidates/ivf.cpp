@@ -308,7 +308,9 @@ Result<std::vector<ArtifactEntry>> build_ivf(const Matrix& x, const PqArtifact& 
     std::copy_n(x.row(sample[i]), r, train.data.data() + i * r);
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto centroids, train_ivf_centroids(train, lists, r, o));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto of_doc, assign_to_lists(centroids, r, o.spill, x));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto choices,
+                              list_choices(centroids, r, std::min(kListChoices, lists), x));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto of_doc, balanced_assignment(choices, lists, o.spill));
   return write_ivf(centroids, r, o.spill, of_doc, codes, dir);
 }
 

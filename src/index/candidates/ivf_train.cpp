@@ -16,28 +16,28 @@ namespace privsearch::index {
 
 namespace {
 
-// The `spill` lists maximizing <x[:r], c_l>, best first (ties: the smaller l), for every row.
-std::vector<std::uint32_t> assign(const std::vector<float>& centroids, std::size_t lists,
-                                  std::size_t r, std::size_t spill, const Matrix& x) {
-  std::vector<std::uint32_t> out(x.rows * spill);
+// The `k` lists maximizing <x[:r], c_l>, best first (ties: the smaller l), for every row, and
+// their inner products when `scores` is given (both rows x k).
+void search_lists(const std::vector<float>& centroids, std::size_t lists, std::size_t r,
+                  std::size_t k, const Matrix& x, std::uint32_t* out, float* scores) {
   // Faiss's exhaustive inner-product search (BLAS) over blocks of rows; Faiss breaks ties by the
   // smaller index as well.
   faiss::IndexFlatIP flat(static_cast<faiss::Index::idx_t>(r));
   flat.add(static_cast<faiss::Index::idx_t>(lists), centroids.data());
   constexpr std::size_t kBlock = 16384;
   std::vector<float> prefix(kBlock * r);
-  std::vector<float> distances(kBlock * spill);
-  std::vector<faiss::Index::idx_t> labels(kBlock * spill);
+  std::vector<float> distances(kBlock * k);
+  std::vector<faiss::Index::idx_t> labels(kBlock * k);
   for (std::size_t start = 0; start < x.rows; start += kBlock) {
     const std::size_t n = std::min(kBlock, x.rows - start);
     for (std::size_t i = 0; i < n; ++i) std::copy_n(x.row(start + i), r, prefix.data() + i * r);
     flat.search(static_cast<faiss::Index::idx_t>(n), prefix.data(),
-                static_cast<faiss::Index::idx_t>(spill), distances.data(), labels.data());
-    for (std::size_t i = 0; i < n * spill; ++i) {
-      out[start * spill + i] = static_cast<std::uint32_t>(labels[i]);
+                static_cast<faiss::Index::idx_t>(k), distances.data(), labels.data());
+    for (std::size_t i = 0; i < n * k; ++i) {
+      out[start * k + i] = static_cast<std::uint32_t>(labels[i]);
+      if (scores != nullptr) scores[start * k + i] = distances[i];
     }
   }
-  return out;
 }
 
 // Spherical k-means (Faiss) of `k` centroids on `n` points of r values.
@@ -64,7 +64,8 @@ std::vector<float> two_level_kmeans(const Matrix& points, std::size_t lists, con
   const std::vector<float>& train = points.data;
   const auto coarse = static_cast<std::size_t>(std::lround(std::sqrt(static_cast<double>(lists))));
   const auto top = kmeans(train.data(), n, coarse, r, o);
-  const auto of_point = assign(top, coarse, r, 1, points);
+  std::vector<std::uint32_t> of_point(n);
+  search_lists(top, coarse, r, 1, points, of_point.data(), nullptr);
   std::vector<std::vector<std::size_t>> members(coarse);
   for (std::size_t i = 0; i < n; ++i) members[of_point[i]].push_back(i);
   // Lists per coarse cluster: floor of its share, then one more to the largest remainders; at
@@ -154,11 +155,33 @@ Result<std::vector<std::uint32_t>> assign_to_lists(const std::vector<float>& cen
       spill > lists) {
     return invalid_argument_error("list assignment: centroids, r and spill do not fit");
   }
+  std::vector<std::uint32_t> out(rows.rows * spill);
   try {
-    return assign(centroids, lists, r, spill, rows);
+    search_lists(centroids, lists, r, spill, rows, out.data(), nullptr);
   } catch (const faiss::FaissException& e) {
     return internal_error(fmt::format("Faiss list assignment failed: {}", e.what()));
   }
+  return out;
+}
+
+Result<ListChoices> list_choices(const std::vector<float>& centroids, std::size_t r,
+                                 std::size_t choices, const Matrix& rows) {
+  const std::size_t lists = r == 0 ? 0 : centroids.size() / r;
+  if (r == 0 || lists == 0 || lists * r != centroids.size() || r > rows.cols || choices < 1 ||
+      choices > lists) {
+    return invalid_argument_error("list choices: centroids, r and choices do not fit");
+  }
+  ListChoices c;
+  c.rows = rows.rows;
+  c.choices = choices;
+  c.lists.resize(rows.rows * choices);
+  c.scores.resize(rows.rows * choices);
+  try {
+    search_lists(centroids, lists, r, choices, rows, c.lists.data(), c.scores.data());
+  } catch (const faiss::FaissException& e) {
+    return internal_error(fmt::format("Faiss list assignment failed: {}", e.what()));
+  }
+  return c;
 }
 
 }  // namespace privsearch::index
