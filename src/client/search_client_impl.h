@@ -83,10 +83,7 @@ struct SearchClient::Impl {
     SearchHit h;
     h.doc = doc;
     h.score = score;
-    if (payloads) {
-      auto text = payloads->text(doc);
-      if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
-    }
+    if (payloads) h.title = payloads->title(doc);
     return h;
   }
 

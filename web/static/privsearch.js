@@ -253,6 +253,17 @@ export class Client {
     }
   }
 
+  // The RPC of a prepared request; when it fails the core forgets what it prepared (the secrets
+  // and masks are never used again).
+  async callOrForget(method, requestType, responseType, fields, bytes, forget) {
+    try {
+      return await this.endpoint.call(method, requestType, responseType, fields, bytes);
+    } catch (e) {
+      forget();
+      throw e;
+    }
+  }
+
   // The top `top` documents for `text` by access-private scoring: K local candidates choose m
   // clusters, the provider scores every document of those clusters under LWE and sees no
   // candidate, no cluster and no score. The first call downloads the layout and hint.
@@ -291,15 +302,9 @@ export class Client {
     Object.assign(timing, { encodeMs: prepared.encodeMs, scanMs: prepared.scanMs,
                             masksMs: prepared.masksMs, encryptMs: prepared.encryptMs });
     const tr = performance.now();
-    let answer;
-    try {
-      answer = await this.endpoint.call("PrivateScore", "PrivateScoreRequest", "PrivateScoreResponse", {
-        artifactVersion: this.version, queries: prepared.queries, ciphertexts: prepared.ciphertexts,
-      }, bytes);
-    } catch (e) {
-      this.core.finishPrivate(prepared.id, new Uint8Array(0), 0);  // forget the masks
-      throw e;
-    }
+    const answer = await this.callOrForget("PrivateScore", "PrivateScoreRequest", "PrivateScoreResponse", {
+      artifactVersion: this.version, queries: prepared.queries, ciphertexts: prepared.ciphertexts,
+    }, bytes, () => this.core.finishPrivate(prepared.id, new Uint8Array(0), 0));
     timing.rpcMs = performance.now() - tr;
     timing.providerMs = answer.providerMs;
     const finished = check(this.core.finishPrivate(prepared.id, answer.answers, top));
@@ -328,15 +333,9 @@ export class Client {
     const prepared = check(this.core.prepareFetch(doc));
     timing.queryMs = prepared.queryMs;
     const tr = performance.now();
-    let answer;
-    try {
-      answer = await this.endpoint.call("PirQuery", "PirQueryRequest", "PirQueryResponse", {
-        artifactVersion: this.version, database: PIR_DATABASE_PAYLOADS, queries: [prepared.query],
-      }, bytes);
-    } catch (e) {
-      this.core.finishFetch(prepared.id, new Uint8Array(0));  // forget the secret
-      throw e;
-    }
+    const answer = await this.callOrForget("PirQuery", "PirQueryRequest", "PirQueryResponse", {
+      artifactVersion: this.version, database: PIR_DATABASE_PAYLOADS, queries: [prepared.query],
+    }, bytes, () => this.core.finishFetch(prepared.id, new Uint8Array(0)));
     timing.rpcMs = performance.now() - tr;
     timing.providerMs = answer.providerMs;
     if (answer.answers.length !== 1) {

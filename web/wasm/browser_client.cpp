@@ -160,10 +160,7 @@ Hit BrowserClient::hit(std::uint64_t doc, double score) const {
   Hit h;
   h.doc = doc;
   h.score = score;
-  if (payloads_) {
-    auto text = payloads_->text(doc);
-    if (text.ok()) h.title = text.value().substr(0, text.value().find('\n'));
-  }
+  if (payloads_) h.title = payloads_->title(doc);
   return h;
 }
 

@@ -143,6 +143,11 @@ Result<std::string> PayloadStore::text(std::size_t i) const {
   return decode_record(record(i), record_bytes_);
 }
 
+std::string PayloadStore::title(std::size_t i) const {
+  auto t = text(i);
+  return t.ok() ? t.value().substr(0, t.value().find('\n')) : std::string();
+}
+
 Status PayloadStore::append(const PayloadStore& more) {
   if (more.record_bytes_ != record_bytes_) {
     return data_loss_error(fmt::format("payload records of {} bytes cannot follow records of {}",

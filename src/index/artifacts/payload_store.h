@@ -54,6 +54,8 @@ class PayloadStore {
   const std::uint8_t* record(std::size_t i) const { return data_.data() + i * record_bytes_; }
   // Decoded "title\n\ntext" of record i (kOutOfRange / kDataLoss on a bad index or record).
   Result<std::string> text(std::size_t i) const;
+  // Record i's title (its first line); empty when the record cannot be read.
+  std::string title(std::size_t i) const;
   // Decodes a raw record (as a client does after a PIR fetch).
   static Result<std::string> decode_record(const std::uint8_t* record, std::size_t record_bytes);
 

@@ -160,9 +160,10 @@ Result<std::vector<std::uint32_t>> assign_to_lists(const std::vector<float>& cen
 // goes to the list with the most room that does not hold the row (no list ever exceeds the cap).
 // The cap: the mean entries per list (rows x spill / lists) plus 2%, rounded up to a whole block
 // of 64 (the lists' code blocks), and at least the most first choices of any list, rounded up.
-// Measured at 1M (docs/SCALE.md): 512 entries per list, 93.5% of second copies in their second
-// best list, 99.7% within the best 8, the lists' PIR records 73,728 -> 53,248 bytes, and the
-// recall of the exact top 10 within 32 probed lists unchanged (0.795 -> 0.798 over 200 queries).
+// Measured at 1M (docs/FIGURES.md, the cold private-lists search): 512 entries per list, 93.5% of
+// second copies in their second best list, 99.7% within the best 8, the lists' PIR records 73,728
+// -> 53,248 bytes, and the recall of the exact top 10 within 32 probed lists unchanged (0.795 ->
+// 0.798 over 200 queries).
 inline constexpr std::size_t kListChoices = 8;
 struct ListChoices {
   std::size_t rows = 0, choices = 0;
