@@ -32,6 +32,7 @@
 #include "index/artifacts/manifest.h"
 #include "index/build.h"
 #include "scoring/build.h"
+#include "version/index_version.h"
 
 namespace py = pybind11;
 
@@ -355,10 +356,8 @@ class Client {
 // The index's projected document vectors (the provider's exact store): for evaluating results
 // against exact inner products in numpy. Evaluation only: a client never has them.
 py::array projected_documents(const std::filesystem::path& index_dir) {
-  const auto man = value_or_raise(index::load_manifest(index_dir, /*verify=*/true));
-  const auto* entry = man.find(index::kExactStoreArtifact);
-  if (entry == nullptr) raise(Status(StatusCode::kNotFound, "the index has no exact store"));
-  auto store = value_or_raise(index::ExactStore::open(index_dir / entry->file));
+  const auto v = value_or_raise(version::IndexVersion::open(index_dir, version::tool_spec()));
+  auto store = value_or_raise(v.exact_store());
   py::array_t<float> out(
       {static_cast<py::ssize_t>(store.rows()), static_cast<py::ssize_t>(store.cols())});
   float* p = out.mutable_data();

@@ -6,6 +6,7 @@
 #include <httplib.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "server/connection_deadlines.h"
 #include "server/http2_front.h"
 
 namespace privsearch::server {
@@ -59,6 +61,12 @@ class BoundedPool final : public httplib::TaskQueue {
 
  private:
   void run() {
+    // A connection shut down at its deadline fails the worker's next write with EPIPE: the
+    // signal it raises stays pending on this thread instead of ending the process.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     for (;;) {
       std::function<void()> job;
       {
@@ -127,6 +135,8 @@ struct WebGateway::Impl {
   WebOptions options;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<grpc::GenericStub> stub;
+  // Declared before the server: it outlives every connection the server's threads serve.
+  std::unique_ptr<ConnectionDeadlines> deadlines;
   std::unique_ptr<httplib::SSLServer> http;
   std::thread listener;
   int port = 0;
@@ -198,6 +208,12 @@ void WebGateway::Impl::serve_index_file(const std::string& file, httplib::Respon
     return;
   }
   std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A large file may take longer than one transfer phase, but not longer than its size at the
+  // slowest rate we serve (a reader slower than that holds a thread for nothing).
+  deadlines->arm_current(
+      std::chrono::seconds(options.transfer_deadline_s) +
+      std::chrono::seconds(body.size() /
+                           std::max<std::uint64_t>(1, options.min_transfer_bytes_per_s)));
   // The page names each artifact by its manifest hash (?sha256=...), so a cached copy is valid
   // for as long as that URL exists; the manifest itself is always revalidated.
   res.set_header("Cache-Control", is_manifest_file(file) ? "no-cache" : "max-age=86400");
@@ -213,7 +229,10 @@ void WebGateway::Impl::route() {
   s.set_keep_alive_max_count(100);
   s.set_tcp_nodelay(true);  // a response's header and body writes must not wait for an ACK
   s.new_task_queue = [o = options] { return new BoundedPool(o.threads, o.queued); };
+  // The phases of a connection (connection_deadlines.h): the head is in once routing starts, the
+  // answer is written once the logger runs; the keep-alive wait and the next head come after.
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    deadlines->arm_current(std::chrono::seconds(options.transfer_deadline_s));
     allow_origin(req, res);
     res.set_header("X-Content-Type-Options", "nosniff");
     if (req.method == "OPTIONS") {  // a CORS preflight: the headers above, no body
@@ -230,12 +249,17 @@ void WebGateway::Impl::route() {
              json_error(res, 404, "UNKNOWN_METHOD", "no Provider method " + method);
              return;
            }
+           deadlines->arm_current(
+               std::chrono::seconds(options.rpc_deadline_s + options.transfer_deadline_s));
            forward(method, req, res);
          });
   s.Get(R"(/index/([A-Za-z0-9_.\-]+))",
         [this](const httplib::Request& req, httplib::Response& res) {
           serve_index_file(req.matches[1], res);
         });
+  s.set_logger([this](const httplib::Request&, const httplib::Response&) {
+    deadlines->arm_current(std::chrono::seconds(options.keep_alive_s + options.head_deadline_s));
+  });
   if (!options.web_root.empty()) {
     s.set_mount_point("/", options.web_root.string());
     s.set_file_extension_and_mimetype_mapping("wasm", "application/wasm");
@@ -247,6 +271,7 @@ void WebGateway::Impl::route() {
 WebGateway::WebGateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 WebGateway::~WebGateway() { stop(); }
 int WebGateway::port() const { return impl_->port; }
+std::uint64_t WebGateway::connections_cut() const { return impl_->deadlines->cut(); }
 
 void WebGateway::stop() {
   if (!impl_ || impl_->stopped) return;
@@ -259,6 +284,11 @@ Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
                                                       const WebOptions& options) {
   if (options.identity == nullptr) {
     return invalid_argument_error("the browser endpoint needs the provider's TLS identity");
+  }
+  if (options.head_deadline_s < 1 || options.transfer_deadline_s < 1 ||
+      options.connection_lifetime_s < 1) {
+    return invalid_argument_error(
+        "the browser endpoint's head, transfer and lifetime deadlines must be at least 1 s");
   }
   const auto colon = options.listen.rfind(':');
   if (colon == std::string::npos) {
@@ -276,10 +306,15 @@ Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
   impl->options = options;
   impl->channel = server.in_process_channel();
   impl->stub = std::make_unique<grpc::GenericStub>(impl->channel);
+  impl->deadlines =
+      std::make_unique<ConnectionDeadlines>(std::chrono::seconds(options.head_deadline_s),
+                                            std::chrono::seconds(options.connection_lifetime_s));
   // The callback runs inside the constructor: the identity is only read there.
   const net::TlsIdentity* identity = options.identity;
-  impl->http = std::make_unique<httplib::SSLServer>(
-      [identity](SSL_CTX& ctx) { return use_identity(ctx, *identity); });
+  impl->http =
+      std::make_unique<httplib::SSLServer>([identity, d = impl->deadlines.get()](SSL_CTX& ctx) {
+        return use_identity(ctx, *identity) && d->install(ctx);
+      });
   if (!impl->http->is_valid()) return internal_error("the browser endpoint's TLS setup failed");
   impl->route();
   impl->port = wanted == 0 ? impl->http->bind_to_any_port(host)

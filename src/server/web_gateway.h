@@ -12,9 +12,9 @@
 // files only (manifest, signature, projection, PQ codes, encoder, payload titles; never the
 // exact store, the scoring matrix or the lists), and GET / — the page (web_root).
 // CORS: only the configured origins get Access-Control-Allow-Origin (the page's own origin needs
-// none). Limits of its own: the body cap, read/write timeouts, keep-alive bounds and a fixed
-// pool of connection threads with a bounded accept queue (docs/SECURITY.md "The browser
-// endpoint").
+// none). Limits of its own: the body cap, read/write timeouts, deadlines per phase of a
+// connection and on its life, keep-alive bounds and a fixed pool of connection threads with a
+// bounded accept queue (docs/SECURITY.md "The browser endpoint").
 #pragma once
 
 #include <cstdint>
@@ -45,6 +45,13 @@ struct WebOptions {
   int write_timeout_s = 10;
   int keep_alive_s = 5;      // an idle kept-alive connection is closed after this
   int rpc_deadline_s = 120;  // one forwarded call
+  // Whole phases, however the bytes trickle (server/connection_deadlines.h): the TLS handshake
+  // and a request's head; a request's body and its answer (a forwarded call adds
+  // rpc_deadline_s, a file its size at min_transfer_bytes_per_s); any connection's life.
+  int head_deadline_s = 10;
+  int transfer_deadline_s = 60;
+  std::uint64_t min_transfer_bytes_per_s = std::uint64_t{64} << 10;
+  int connection_lifetime_s = 600;
 };
 
 class WebGateway {
@@ -58,6 +65,8 @@ class WebGateway {
 
   int port() const;
   void stop();
+  // Connections shut down at a phase deadline so far.
+  std::uint64_t connections_cut() const;
 
   struct Impl;
 

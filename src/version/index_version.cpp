@@ -84,11 +84,27 @@ std::vector<std::string> provider_artifacts(const index::Manifest& man,
   return verify;
 }
 
+// A tool hashes at open only the tombstones that deleted() reads; the rest when it reads it.
+std::vector<std::string> tool_artifacts(const IndexVersion& v) {
+  std::vector<std::string> tombstones;
+  for (std::uint32_t g = 1; g <= v.generations(); ++g) {
+    tombstones.push_back(generation_artifact(index::kTombstonesArtifact, g));
+  }
+  return tombstones;
+}
+
 }  // namespace
+
+OpenSpec tool_spec() {
+  OpenSpec spec;
+  spec.role = Role::kTool;
+  return spec;
+}
 
 Result<IndexVersion> IndexVersion::open(const std::filesystem::path& dir, const OpenSpec& spec) {
   IndexVersion v;
   v.dir_ = dir;
+  v.role_ = spec.role;
   // Hashes are checked below, for the artifacts this role reads (a client's copy may leave
   // some out, and the exact stores are the provider's alone).
   PRIVSEARCH_ASSIGN_OR_RETURN(v.manifest_, index::load_manifest(dir, /*verify=*/false));
@@ -103,6 +119,11 @@ Status IndexVersion::verify_for(const OpenSpec& spec) {
   if (spec.role == Role::kProvider) {
     const auto verify = provider_artifacts(manifest_, spec.served);
     return verify.empty() ? Status() : index::verify_artifacts(dir_, manifest_, verify);
+  }
+  if (spec.role == Role::kTool) {
+    // verify_artifacts with an empty list hashes every artifact: a base-only index has none.
+    const auto tombstones = tool_artifacts(*this);
+    return tombstones.empty() ? Status() : index::verify_artifacts(dir_, manifest_, tombstones);
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(candidates_, choose_candidates(*this, spec.candidates));
   return index::verify_artifacts(dir_, manifest_,
@@ -123,8 +144,18 @@ Result<std::filesystem::path> IndexVersion::path_of(std::string_view name) const
   return dir_ / e->file;
 }
 
+Result<std::filesystem::path> IndexVersion::verified_path(std::string_view name) const {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto file, path_of(name));
+  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(dir_, manifest_, {std::string(name)}));
+  return file;
+}
+
+Result<std::filesystem::path> IndexVersion::file_of(std::string_view name) const {
+  return role_ == Role::kTool ? verified_path(name) : path_of(name);
+}
+
 Result<index::Projection> IndexVersion::projection() const {
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(index::kProjectionArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(index::kProjectionArtifact));
   return index::load_projection(file);
 }
 
@@ -134,7 +165,7 @@ Result<FlatCodes> IndexVersion::flat_codes() const {
   for (std::uint32_t g = 0; g <= generations_; ++g) {
     const auto name = generation_artifact(index::kPqArtifact, g);
     if (g > 0 && manifest_.find(name) == nullptr) continue;  // deletions only
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(name));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(name));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(file));
     if (g == 0) {
       out.codebook = pq.codebook;
@@ -155,7 +186,7 @@ Result<FlatCodes> IndexVersion::flat_codes() const {
 }
 
 Result<IvfWithLists> IndexVersion::ivf() const {
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto directory, path_of(index::kIvfArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto directory, file_of(index::kIvfArtifact));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto ivf, index::load_ivf(directory));
   IvfWithLists out{std::move(ivf), {}, {}};
   const bool lists = manifest_.find(index::kIvfListsArtifact) != nullptr;
@@ -163,7 +194,7 @@ Result<IvfWithLists> IndexVersion::ivf() const {
   for (std::uint32_t g = 1; g <= generations_; ++g) {
     const auto delta = generation_artifact(index::kIvfDeltaArtifact, g);
     if (manifest_.find(delta) == nullptr) continue;  // deletions only
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(delta));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(delta));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, index::read_file_bytes(file));
     PRIVSEARCH_RETURN_IF_ERROR(index::add_ivf_delta(out.ivf, bytes, file));
     if (!lists) continue;
@@ -180,7 +211,7 @@ Result<IvfWithLists> IndexVersion::ivf() const {
 
 Result<std::unique_ptr<index::TextEncoder>> IndexVersion::encoder() const {
   if (!holds(index::kEncoderArtifact)) return not_found_error("the index holds no text encoder");
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(index::kEncoderArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(index::kEncoderArtifact));
   return index::load_text_encoder(file, index::default_word_vectors_path());
 }
 
@@ -188,12 +219,12 @@ Result<index::PayloadStore> IndexVersion::payloads() const {
   if (!holds(index::kPayloadsArtifact)) {
     return not_found_error("the index lists no payloads (or this copy leaves them out)");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, path_of(index::kPayloadsArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, file_of(index::kPayloadsArtifact));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, index::PayloadStore::open(base));
   for (std::uint32_t g = 1; g <= generations_; ++g) {
     const auto name = generation_artifact(index::kPayloadsArtifact, g);
     if (manifest_.find(name) == nullptr) continue;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, path_of(name));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(name));
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, index::PayloadStore::open(file));
     PRIVSEARCH_RETURN_IF_ERROR(payloads.append(more));
   }
@@ -211,7 +242,7 @@ Result<PrivateScoringArtifacts> IndexVersion::private_scoring() const {
   if (!holds(scoring::kLayoutArtifact) || !holds(scoring::kHintArtifact)) {
     return not_found_error("the index holds no access-private scoring layout and hint");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, path_of(scoring::kLayoutArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, file_of(scoring::kLayoutArtifact));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto layout, scoring::load_layout(layout_file));
   // A's seed is a hash of the layout's salt (derived by parse_layout, never read from the
   // file): a provider cannot have chosen A itself (a trapdoor).
@@ -219,7 +250,7 @@ Result<PrivateScoringArtifacts> IndexVersion::private_scoring() const {
     return Status(StatusCode::kFailedPrecondition,
                   "the scoring layout does not match the manifest's collection");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint_file, path_of(scoring::kHintArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto hint_file, file_of(scoring::kHintArtifact));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto hint, scoring::load_hint(hint_file));
   return PrivateScoringArtifacts{std::move(layout), std::move(hint)};
 }
@@ -228,9 +259,9 @@ Result<scoring::ScoringMatrix> IndexVersion::scoring_matrix() const {
   if (manifest_.find(scoring::kMatrixArtifact) == nullptr) {
     return not_found_error("the index has no access-private scoring matrix");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, path_of(scoring::kLayoutArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout_file, file_of(scoring::kLayoutArtifact));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto layout, scoring::load_layout(layout_file));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto matrix_file, path_of(scoring::kMatrixArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto matrix_file, file_of(scoring::kMatrixArtifact));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto matrix, scoring::load_matrix(matrix_file));
   if (matrix.rows != layout.shape.cluster_rows || matrix.columns != layout.shape.columns() ||
       layout.shape.documents != manifest_.documents) {

@@ -3,15 +3,19 @@
 // client/trusted_index.h), verifies the hashes of exactly the artifacts its role reads, and
 // hands out typed views merged over the update generations (index/artifacts/append.h) with their
 // tombstones applied. It is the one place that knows which artifacts make up a version and how
-// generations stack up for SearchClient and the provider (ProviderProcess::load); `update` and
-// `client-files` (index/artifacts/append.h, index/artifacts/client_files.h, below this layer) and
-// the offline benches still read the manifest's entries through index/artifacts/artifact_names.h.
+// generations stack up for SearchClient, the provider (ProviderProcess::load), the tools (update,
+// client-files, evaluate), the benches, the experiments and Python. Only the writers below this
+// layer (index/artifacts/append.h, index/artifacts/client_files.h) read the manifest themselves.
 //
 // Roles. kClient reads the public artifacts a client copy holds (the projection, one candidate
 // index, and when present the encoder, the payloads and the access-private layout + hint); a
 // client's copy may leave optional ones out (holds()). kProvider reads what the provider serves
 // (payloads, IVF lists, the scoring matrix); the exact rows are opened by index::ExactRows,
-// which checks each row segment against its hash as it serves it.
+// which checks each row segment against its hash as it serves it. kTool is a command, bench or
+// experiment that reads a few artifacts of its own choosing: open() hashes only the tombstones
+// (deleted() holds), and every typed view, verified_path() and exact_store() hash the artifact
+// they read when they read it. The IVF list files ivf() names are not hashed by any role: their
+// reader (index::IvfListStore) checks each list segment against its hash as it serves it.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest.h"
 #include "index/artifacts/payload_store.h"
 #include "index/candidates/ivf.h"
@@ -33,7 +38,7 @@
 
 namespace privsearch::version {
 
-enum class Role { kClient, kProvider };
+enum class Role { kClient, kProvider, kTool };
 // Which candidate index a client scans: the flat PQ artifact or the IVF lists; kAuto takes the
 // flat one when the directory holds it.
 enum class CandidateIndex { kAuto, kFlat, kIvf };
@@ -47,6 +52,9 @@ struct OpenSpec {
   // manifest names with the same file, hash and size are not hashed again (a reload).
   const index::Manifest* served = nullptr;
 };
+
+// A tool's spec (Role::kTool, no trust check: a tool runs on the operator's own directory).
+OpenSpec tool_spec();
 
 // The flat PQ codes of the base and of every update generation, under one codebook.
 struct FlatCodes {
@@ -83,6 +91,9 @@ class IndexVersion {
   bool holds(std::string_view name) const;
   // The file of artifact `name`; kNotFound naming it when the manifest does not list it.
   Result<std::filesystem::path> path_of(std::string_view name) const;
+  // path_of(name) after hashing the file against the manifest (kDataLoss naming it when it
+  // differs): what a kTool reads by name.
+  Result<std::filesystem::path> verified_path(std::string_view name) const;
 
   Result<index::Projection> projection() const;
   Result<FlatCodes> flat_codes() const;  // checked: one codebook, documents as listed
@@ -95,10 +106,17 @@ class IndexVersion {
   Result<PrivateScoringArtifacts> private_scoring() const;
   // kProvider: the scoring matrix checked against its layout; kNotFound when not listed.
   Result<scoring::ScoringMatrix> scoring_matrix() const;
+  // The base's exact store (the projected document rows), hashed whole: for evaluation against
+  // exact inner products (a tool; a client never has it). kNotFound when not listed.
+  Result<index::ExactStore> exact_store() const;
 
  private:
   IndexVersion() = default;
   Status verify_for(const OpenSpec& spec);
+  // The file a typed view reads: verified_path() for a kTool (it hashed nothing at open),
+  // path_of() for the roles that hashed what they read at open.
+  Result<std::filesystem::path> file_of(std::string_view name) const;
+  Role role_ = Role::kClient;
   std::filesystem::path dir_;
   index::Manifest manifest_;
   CandidateIndex candidates_ = CandidateIndex::kAuto;

@@ -1,16 +1,25 @@
 // The browser endpoint (server/web_gateway.h) over real TLS on 127.0.0.1: the Provider RPCs as
 // HTTP POST + protobuf reach the same service (typed errors inside the message, the same
 // request log), transport refusals are named JSON errors, only the public index files are
-// served, CORS answers only the configured origins, and bearer tokens are required as on gRPC.
+// served, CORS answers only the configured origins, bearer tokens are required as on gRPC, and a
+// client that trickles its bytes is cut at the deadline of the phase it is in.
 #include "server/web_gateway.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <openssl/pem.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "core/bytes.h"
 #include "core/sha256.h"
@@ -25,6 +34,104 @@ namespace {
 
 namespace fs = std::filesystem;
 using protocol::testing_support::ProviderCoreTest;
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// A raw client of the endpoint that sends its bytes as slowly as it likes and watches for the
+// server's answer or its close (no certificate check: it only tests the server's clock).
+class SlowClient {
+ public:
+  SlowClient(int port, bool tls) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (connected_ && tls) {
+      ctx_ = SSL_CTX_new(TLS_client_method());
+      ssl_ = SSL_new(ctx_);
+      SSL_set_fd(ssl_, fd_);
+      connected_ = SSL_connect(ssl_) == 1;
+    }
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  }
+  ~SlowClient() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+    if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+    ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+
+  // Sends `bytes` one at a time, `gap` apart (all at once for a zero gap); false as soon as the
+  // server has closed.
+  bool trickle(const std::string& bytes, milliseconds gap) {
+    if (gap.count() == 0) {
+      for (const char b : bytes) {
+        if (!send_byte(b)) return false;
+      }
+      return true;
+    }
+    for (const char b : bytes) {
+      if (!read_for(milliseconds(0)) || !send_byte(b)) return false;
+      std::this_thread::sleep_for(gap);
+    }
+    return true;
+  }
+  // Reads what arrives for up to `limit` (stopping early once `until` has arrived); false when
+  // the server closed the connection.
+  bool read_for(milliseconds limit, const std::string& until = {}) {
+    const auto end = Clock::now() + limit;
+    do {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char buf[4096];
+      const int n = ssl_ != nullptr ? SSL_read(ssl_, buf, sizeof buf)
+                                    : static_cast<int>(::recv(fd_, buf, sizeof buf, 0));
+      if (n > 0) {
+        received_.append(buf, static_cast<std::size_t>(n));
+        if (!until.empty() && received_.find(until) != std::string::npos) return true;
+      } else if (ssl_ == nullptr || SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ) {
+        return false;  // TLS 1.3 session tickets come as records without data: WANT_READ
+      }
+    } while (Clock::now() < end);
+    return true;
+  }
+  const std::string& received() const { return received_; }
+
+ private:
+  bool send_byte(char b) {
+    if (ssl_ == nullptr) return ::send(fd_, &b, 1, MSG_NOSIGNAL) == 1;
+    for (int tries = 0; tries < 100; ++tries) {
+      const int n = SSL_write(ssl_, &b, 1);
+      if (n == 1) return true;
+      if (SSL_get_error(ssl_, n) != SSL_ERROR_WANT_WRITE) return false;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+  int fd_ = -1;
+  bool connected_ = false;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  std::string received_;
+};
+
+// SIGPIPE blocked on the calling thread while it lives (a write to a connection the server cut).
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &saved_);
+  }
+  ~NoSigpipe() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+
+ private:
+  sigset_t saved_;
+};
 
 class WebGatewayTest : public ProviderCoreTest {
  protected:
@@ -226,6 +333,84 @@ TEST_F(WebGatewayTest, BearerTokensAsOnGrpc) {
   for (const auto& line : log_lines) EXPECT_EQ(line.find("s3cr3t"), std::string::npos);
 }
 
+// Each client keeps every single read inside httplib's read timeout (30 s here) and would hold a
+// connection thread for as long as it liked; the phase deadlines cut the ones that overrun, and
+// only those, while an honest call is answered meanwhile.
+TEST_F(WebGatewayTest, SlowClientsAreCutAtPhaseDeadlines) {
+  server::WebOptions o;
+  o.read_timeout_s = 30;
+  o.head_deadline_s = 2;
+  o.transfer_deadline_s = 4;
+  start(o);
+  const int port = web->port();
+  struct Outcome {
+    bool open_at_end = true;
+    milliseconds at{0};
+    std::string received;
+  };
+  Outcome silent, slow_head, slow_body_in_time, slow_body_late;
+  // Connects (with or without TLS), sends the head a byte every head_gap, the body a byte every
+  // body_gap, then reads until `until` arrives or the server closes (8 s at most).
+  const auto watch = [&](Outcome& out, bool use_tls, const std::string& head, milliseconds head_gap,
+                         const std::string& body, milliseconds body_gap, const std::string& until) {
+    const NoSigpipe quiet;
+    const auto t0 = Clock::now();
+    SlowClient c(port, use_tls);
+    ASSERT_TRUE(c.connected());
+    bool open = c.trickle(head, head_gap) && c.trickle(body, body_gap);
+    if (open) open = c.read_for(milliseconds(8000), until);
+    out = {open, std::chrono::duration_cast<milliseconds>(Clock::now() - t0), c.received()};
+  };
+  const std::string post_head =
+      "POST /privsearch.v1.Provider/NoSuchMethod HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: application/x-protobuf\r\nContent-Length: ";
+  const milliseconds none(0), slow(250);
+  std::vector<std::thread> clients;
+  // Connects and never starts TLS: the handshake's deadline (2 s).
+  clients.emplace_back([&] { watch(silent, false, "", none, "", none, ""); });
+  // The head a byte every 250 ms: the head's deadline, long before the head is complete (50 s).
+  clients.emplace_back([&] { watch(slow_head, true, std::string(200, 'G'), slow, "", none, ""); });
+  // The head at once, then 10 body bytes 250 ms apart: 2.5 s overruns the head's deadline but
+  // not the transfer's (4 s), so it is answered.
+  clients.emplace_back([&] {
+    watch(slow_body_in_time, true, post_head + "10\r\n\r\n", none, std::string(10, 'x'), slow,
+          "UNKNOWN_METHOD");
+  });
+  // 40 body bytes 250 ms apart (10 s): the transfer's deadline cuts it.
+  clients.emplace_back([&] {
+    watch(slow_body_late, true, post_head + "40\r\n\r\n", none, std::string(40, 'x'), slow, "");
+  });
+  std::this_thread::sleep_for(milliseconds(500));
+  // An honest call meanwhile is answered.
+  auto honest = client();
+  honest->set_connection_timeout(5, 0);
+  honest->set_read_timeout(5, 0);
+  const auto info =
+      honest->Post("/privsearch.v1.Provider/GetServerInfo",
+                   v1::ServerInfoRequest().SerializeAsString(), "application/x-protobuf");
+  ASSERT_TRUE(info) << httplib::to_string(info.error());
+  EXPECT_EQ(info->status, 200);
+  for (auto& t : clients) t.join();
+
+  EXPECT_FALSE(silent.open_at_end);
+  EXPECT_GE(silent.at, milliseconds(1500));
+  EXPECT_LT(silent.at, milliseconds(7000));
+  EXPECT_FALSE(slow_head.open_at_end);
+  EXPECT_GE(slow_head.at, milliseconds(1500));
+  EXPECT_LT(slow_head.at, milliseconds(7000));  // the whole head would take 50 s
+  EXPECT_NE(slow_body_in_time.received.find("UNKNOWN_METHOD"), std::string::npos)
+      << slow_body_in_time.received;
+  EXPECT_FALSE(slow_body_late.open_at_end);
+  EXPECT_GE(slow_body_late.at, milliseconds(3500));
+  EXPECT_LT(slow_body_late.at, milliseconds(9500));  // the whole body would take 10 s
+  EXPECT_EQ(slow_body_late.received.find("HTTP/1.1"), std::string::npos);
+  // The counter follows the shutdown by a moment: wait for it, boundedly.
+  for (int i = 0; i < 100 && web->connections_cut() < 3; ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_GE(web->connections_cut(), 3u);
+}
+
 TEST_F(WebGatewayTest, RefusesToStartWithoutTls) {
   tls.start(*core);
   server::WebOptions o;
@@ -234,6 +419,10 @@ TEST_F(WebGatewayTest, RefusesToStartWithoutTls) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   o.identity = tls.identity.get();
   o.listen = "no-port";
+  EXPECT_EQ(server::WebGateway::start(*tls.server, o).status().code(),
+            StatusCode::kInvalidArgument);
+  o.listen = "127.0.0.1:0";
+  o.head_deadline_s = 0;
   EXPECT_EQ(server::WebGateway::start(*tls.server, o).status().code(),
             StatusCode::kInvalidArgument);
 }

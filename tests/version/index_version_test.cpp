@@ -37,6 +37,18 @@ index::AppendInput more_documents() {
   return in;
 }
 
+// Flips byte 40 (the last byte of a shorter file).
+void flip_a_byte(const fs::path& file) {
+  const auto at =
+      static_cast<std::streamoff>(std::min<std::uintmax_t>(40, fs::file_size(file) - 1));
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(at);
+  const char b = static_cast<char>(f.get());
+  f.seekp(at);
+  f.put(static_cast<char>(b ^ 1));
+  ASSERT_TRUE(f.good()) << file;
+}
+
 class IndexVersionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -51,13 +63,6 @@ class IndexVersionTest : public ::testing::Test {
     spec.role = role;
     spec.candidates = candidates;
     return IndexVersion::open(o.out, spec);
-  }
-  void flip_a_byte(const fs::path& file) {
-    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(40);
-    const char b = static_cast<char>(f.get());
-    f.seekp(40);
-    f.put(static_cast<char>(b ^ 1));
   }
   testing::Collection c{"index-version"};
   index::BuildOptions o;
@@ -157,6 +162,49 @@ TEST_F(IndexVersionTest, AClientCopyWithoutOptionalArtifactsSaysWhatItLacks) {
   const auto any = open_as(Role::kClient);  // kAuto falls back to the IVF directory
   ASSERT_TRUE(any.ok()) << any.status().to_string();
   EXPECT_EQ(any->candidates(), CandidateIndex::kIvf);
+}
+
+// A tool hashes at open only the tombstones; each view, verified_path() and exact_store() hash
+// the artifact they read when they read it, and nothing else.
+TEST_F(IndexVersionTest, AToolHashesEachArtifactWhenItReadsIt) {
+  flip_a_byte(o.out / "pq.bin");
+  const auto v = IndexVersion::open(o.out, tool_spec());
+  ASSERT_TRUE(v.ok()) << v.status().to_string();
+  EXPECT_EQ(v->deleted(), (std::vector<std::uint32_t>{3, 250}));
+  EXPECT_TRUE(v->projection().ok());
+  EXPECT_TRUE(v->payloads().ok());
+  EXPECT_EQ(v->flat_codes().status().code(), StatusCode::kDataLoss);
+  const auto pq = v->verified_path(index::kPqArtifact);
+  ASSERT_FALSE(pq.ok());
+  EXPECT_EQ(pq.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(pq.status().message().find("pq"), std::string::npos) << pq.status().message();
+  EXPECT_EQ(v->verified_path("no-such-artifact").status().code(), StatusCode::kNotFound);
+
+  const auto store = v->exact_store();
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  EXPECT_EQ(store->rows(), 400u);  // the base's rows
+  const auto store_file = *v->path_of(index::kExactStoreArtifact);
+  flip_a_byte(store_file);
+  EXPECT_EQ(v->exact_store().status().code(), StatusCode::kDataLoss);
+
+  // The tombstones are read at open: a tampered one refuses the open.
+  flip_a_byte(*v->path_of(index::generation_artifact(index::kTombstonesArtifact, 1)));
+  EXPECT_EQ(IndexVersion::open(o.out, tool_spec()).status().code(), StatusCode::kDataLoss);
+}
+
+// A base-only index has no tombstones to hash: opening it as a tool hashes nothing (not every
+// artifact), and the artifact it then reads is still checked.
+TEST(IndexVersionToolTest, ABaseOnlyIndexIsOpenedWithoutHashingAnything) {
+  testing::Collection c{"index-version-base"};
+  auto o = testing::tiny_index_options(c, 128);
+  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  flip_a_byte(o.out / "payloads.bin");
+  const auto v = IndexVersion::open(o.out, tool_spec());
+  ASSERT_TRUE(v.ok()) << v.status().to_string();
+  EXPECT_EQ(v->generations(), 0u);
+  EXPECT_TRUE(v->deleted().empty());
+  EXPECT_TRUE(v->projection().ok());
+  EXPECT_EQ(v->payloads().status().code(), StatusCode::kDataLoss);
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 
 #include "commands/command.h"
 #include "index/artifacts/artifact_names.h"
-#include "index/artifacts/manifest.h"
 #include "index/candidates/ivf.h"
 #include "scoring/layout.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 
@@ -37,13 +37,15 @@ Command add_client_files_command(CLI::App& parent) {
   cmd->add_flag("--access-private", a->access_private,
                 "Also the access-private layout and hint (downloaded once per index version)");
   return {cmd, [a] {
-            auto manifest = index::load_manifest(a->index, /*verify=*/false);
-            if (!manifest.ok()) return fail(manifest.status(), "client-files");
-            const bool has_ivf = manifest->find(index::kIvfArtifact) != nullptr;
+            // The files are hashed as they are copied (index::copy_client_files).
+            const auto v = version::IndexVersion::open(a->index, version::tool_spec());
+            if (!v.ok()) return fail(v.status(), "client-files");
+            const auto& manifest = v->manifest();
+            const bool has_ivf = manifest.find(index::kIvfArtifact) != nullptr;
             const bool ivf = a->candidates == "ivf" || (a->candidates == "auto" && has_ivf);
             std::vector<std::string> names{index::kProjectionArtifact,
                                            ivf ? index::kIvfArtifact : index::kPqArtifact};
-            if (manifest->find(index::kEncoderArtifact) != nullptr)
+            if (manifest.find(index::kEncoderArtifact) != nullptr)
               names.emplace_back(index::kEncoderArtifact);
             if (a->payloads) names.emplace_back(index::kPayloadsArtifact);
             if (a->access_private) {
@@ -53,7 +55,7 @@ Command add_client_files_command(CLI::App& parent) {
             auto written = index::copy_client_files(a->index, a->out, names);
             if (!written.ok()) return fail(written.status(), "client-files");
             fmt::print("{}: {} bytes ({}), version {}\n", a->out.string(), *written,
-                       fmt::join(names, ", "), manifest->version_id.substr(0, 16));
+                       fmt::join(names, ", "), v->version_id().substr(0, 16));
             return 0;
           }};
 }

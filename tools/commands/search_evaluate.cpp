@@ -21,10 +21,10 @@
 #include "experiments/encrypted_queries.h"
 #include "index/artifacts/artifact_names.h"
 #include "index/artifacts/exact_store.h"
-#include "index/artifacts/manifest.h"
 #include "index/encoders/beir.h"
 #include "index/vectors_io.h"
 #include "rerank/layout.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools::search_command {
 
@@ -73,18 +73,19 @@ int evaluate(const Args& a, client::SearchClient& sc) {
   auto col = index::load_collection(a.evaluate);
   if (!col.ok()) return failed(col.status());
   const auto& c = col.value();
-  auto man = index::load_manifest(a.index_dir, /*verify=*/false);
-  if (!man.ok()) return failed(man.status());
-  if (man->documents != c.corpus.size()) {
+  const auto v = version::IndexVersion::open(a.index_dir, version::tool_spec());
+  if (!v.ok()) return failed(v.status());
+  if (v->manifest().documents != c.corpus.size()) {
     return failed(Status(StatusCode::kFailedPrecondition,
                          "the collection's corpus does not match the index's documents"));
   }
-  const auto* exact = man->find(index::kExactStoreArtifact);
-  if (exact == nullptr) {
-    return failed(Status(StatusCode::kNotFound, "the index has no exact store to evaluate with"));
+  auto store = v->exact_store();
+  if (!store.ok()) {
+    return failed(
+        store.status().code() == StatusCode::kNotFound
+            ? Status(StatusCode::kNotFound, "the index has no exact store to evaluate with")
+            : store.status());
   }
-  auto store = index::ExactStore::open(a.index_dir / exact->file);
-  if (!store.ok()) return failed(store.status());
   // With --query-vectors: row i is the i-th query of queries.jsonl (all of them, in file order).
   index::Matrix vectors;
   std::map<std::string, std::size_t> row_of;

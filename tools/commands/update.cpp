@@ -11,6 +11,7 @@
 #include "index/encoders/beir.h"
 #include "index/encoders/lexical_encoder.h"
 #include "index/vectors_io.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 namespace {
@@ -44,15 +45,16 @@ Result<index::Matrix> new_vectors(const std::filesystem::path& dir,
                                   const std::filesystem::path& vectors_file,
                                   const std::vector<index::Document>& docs) {
   if (!vectors_file.empty()) return index::load_vectors(vectors_file);
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(dir, /*verify=*/false));
-  const auto* enc = manifest.find(index::kEncoderArtifact);
-  if (enc == nullptr || !manifest.encoder_id.starts_with("lexical")) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto current,
+                              version::IndexVersion::open(dir, version::tool_spec()));
+  if (current.manifest().find(index::kEncoderArtifact) == nullptr ||
+      !current.manifest().encoder_id.starts_with("lexical")) {
     return invalid_argument_error(
         "this index was not built with the built-in lexical encoder: give the new documents' "
         "embeddings with --doc-vectors (same model as the build)");
   }
-  PRIVSEARCH_RETURN_IF_ERROR(index::verify_artifacts(dir, manifest, {index::kEncoderArtifact}));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, index::LexicalEncoder::load(dir / enc->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, current.verified_path(index::kEncoderArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto encoder, index::LexicalEncoder::load(file));
   index::Matrix m;
   m.rows = docs.size();
   m.cols = encoder.dim();
@@ -105,13 +107,14 @@ int run_update(const UpdateOptions& o) {
   auto input = update_input(o);
   if (!input.ok()) return fail(input.status(), "update");
   if (!key) {
-    const auto current = index::load_manifest(o.index, /*verify=*/false);
-    if (current.ok() && current->sequence > 0) {
+    // An index that does not open is refused by append_to_index below, with its reason.
+    const auto current = version::IndexVersion::open(o.index, version::tool_spec());
+    if (current.ok() && current->manifest().sequence > 0) {
       fmt::print(stderr,
                  "privsearch update: warning: {} is a signed version (sequence {}) and "
                  "no --signing-key was given: the update is unsigned, and clients "
                  "that pin the key will refuse it\n",
-                 o.index.string(), current->sequence);
+                 o.index.string(), current->manifest().sequence);
     }
   }
   const Progress progress;

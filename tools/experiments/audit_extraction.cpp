@@ -13,6 +13,7 @@
 #include "index/artifacts/manifest.h"
 #include "index/build.h"
 #include "protocol/identities.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 
@@ -188,9 +189,9 @@ Result<ExtractionResult> run_extraction_audit(
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
     PRIVSEARCH_ASSIGN_OR_RETURN(rec, recover_rows(*sc, targets, d, so));
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto store,
-      index::ExactStore::open(index_dir / built.manifest.find("exact_store")->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                              version::IndexVersion::open(index_dir, version::tool_spec()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, v.exact_store());
   out.per_target = score_recovery(store, targets, rec);
   out.queries = rec.queries;
   out.bytes = rec.bytes;

@@ -17,6 +17,7 @@
 #include "index/artifacts/manifest.h"
 #include "index/build.h"
 #include "rerank/layout.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 
@@ -41,8 +42,9 @@ Result<EncryptedEvalResult> run_encrypted_eval(
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
                               SpawnedProvider::start({index_dir, o.work_dir, args}));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
-  PRIVSEARCH_ASSIGN_OR_RETURN(
-      const auto store, index::ExactStore::open(index_dir / manifest.find("exact_store")->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                              version::IndexVersion::open(index_dir, version::tool_spec()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, v.exact_store());
   EncryptedRunTotals totals;
   std::ofstream jsonl;
   if (!o.per_query_jsonl.empty()) jsonl.open(o.per_query_jsonl);

@@ -10,10 +10,12 @@
 #include "eval/statistics.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
+#include "index/artifacts/artifact_names.h"
 #include "index/artifacts/artifacts.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest.h"
 #include "index/candidates/pq_scan.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 namespace {
@@ -184,13 +186,13 @@ Result<SelfRetrievalResult> run_self_retrieval(
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto index_dir,
       ensure_synthetic_index(o.cache, o.docs, o.input_dim, o.dim, o.pq_m, gen));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir, false));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj,
-                              index::load_projection(index_dir / man.find("projection")->file));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(index_dir / man.find("pq")->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto index_version,
+                              version::IndexVersion::open(index_dir, version::tool_spec()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto proj, index_version.projection());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, index_version.verified_path(index::kPqArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, index::load_pq(pq_file));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto scanner, index::PqScanner::create(pq));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store,
-                              index::ExactStore::open(index_dir / man.find("exact_store")->file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index_version.exact_store());
   const std::size_t d = store.cols();
   const SelfQueries q = make_self_queries(o, gen, proj, d);
   SelfRetrievalResult out;

@@ -6,24 +6,24 @@
 #include "core/check.h"
 #include "index/artifacts/artifact_names.h"
 #include "index/artifacts/artifacts.h"
-#include "index/encoders/word_vectors.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 
 Result<std::unique_ptr<OfflineIndex>> OfflineIndex::open(const std::filesystem::path& dir) {
   auto x = std::make_unique<OfflineIndex>();
-  PRIVSEARCH_ASSIGN_OR_RETURN(x->manifest, index::load_manifest(dir, /*verify=*/false));
-  PRIVSEARCH_ASSIGN_OR_RETURN(x->projection, index::load_projection(dir / "projection.bin"));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(dir / "pq.bin"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v, version::IndexVersion::open(dir, version::tool_spec()));
+  x->manifest = v.manifest();
+  PRIVSEARCH_ASSIGN_OR_RETURN(x->projection, v.projection());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq_file, v.verified_path(index::kPqArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto pq, index::load_pq(pq_file));
   x->pq = std::make_unique<index::PqArtifact>(std::move(pq));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto scanner, index::PqScanner::create(*x->pq));
   x->scanner.emplace(std::move(scanner));
-  if (x->manifest.find(index::kEncoderArtifact) != nullptr) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        x->encoder,
-        index::load_text_encoder(dir / "encoder.bin", index::default_word_vectors_path()));
+  if (v.holds(index::kEncoderArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(x->encoder, v.encoder());
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto store, index::ExactStore::open(dir / "exact.store"));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto store, v.exact_store());
   x->store.emplace(std::move(store));
   return x;
 }

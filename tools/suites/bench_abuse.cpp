@@ -16,6 +16,7 @@
 #include "index/artifacts/manifest.h"
 #include "protocol/identities.h"
 #include "suites/bench_abuse_classes.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 namespace {
@@ -63,7 +64,9 @@ class AbuseRun {
                                   "--front",          o.front};
     for (auto& a : abuse::provider_args(name)) args.push_back(std::move(a));
     PRIVSEARCH_ASSIGN_OR_RETURN(r->provider_, SpawnedProvider::start({o.index, work, args}));
-    PRIVSEARCH_ASSIGN_OR_RETURN(r->manifest_, index::load_manifest(o.index, false));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                                version::IndexVersion::open(o.index, version::tool_spec()));
+    r->manifest_ = v.manifest();
     PRIVSEARCH_ASSIGN_OR_RETURN(auto transport, r->connect(r->alice_));
     PRIVSEARCH_ASSIGN_OR_RETURN(r->search_,
                                 client::SearchClient::open(o.index, std::move(transport)));

@@ -294,7 +294,9 @@ Status check_cluster_options(const ClusterBenchOptions& o) {
 
 Result<nlohmann::json> run_cluster_bench(const ClusterBenchOptions& o) {
   PRIVSEARCH_RETURN_IF_ERROR(check_cluster_options(o));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(o.index, false));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                              version::IndexVersion::open(o.index, version::tool_spec()));
+  const auto& manifest = v.manifest();
   if (o.k == 0 || o.k > manifest.documents) {
     return invalid_argument_error("bench cluster: K outside [1, N]");
   }

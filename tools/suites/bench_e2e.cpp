@@ -18,10 +18,9 @@
 #include "harness/progress.h"
 #include "harness/spawned_provider.h"
 #include "harness/synthetic_index.h"
-#include "index/artifacts/artifact_names.h"
-#include "index/artifacts/manifest.h"
 #include "index/artifacts/payload_store.h"
 #include "index/build.h"
+#include "version/index_version.h"
 
 namespace privsearch::tools {
 
@@ -107,6 +106,13 @@ class E2eBench {
     return E2eThroughput{static_cast<double>(o_.throughput_requests) / s, fails.load()};
   }
 
+  // The records a private fetch must return, read through the index version (hashed).
+  Result<index::PayloadStore> expected_payloads() const {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                                version::IndexVersion::open(index_dir_, version::tool_spec()));
+    return v.payloads();
+  }
+
   // Private payload fetch after the search timings (no PIR client existed before, so ZipPIR's
   // background hint work did not overlap them). A round reads one search's top `fetch`
   // documents: hintless sends them as one batch (no setup, nothing to wait for), ZipPIR one
@@ -116,10 +122,7 @@ class E2eBench {
     Progress("bench e2e: ")(
         fmt::format("private payload fetch ({} rounds of {})", o_.fetches, o_.fetch));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fsc, connect_search_client(index_dir_, provider_));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, /*verify=*/false));
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto payloads,
-        index::PayloadStore::open(index_dir_ / man.find(index::kPayloadsArtifact)->file));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads, expected_payloads());
     const double cpu0 = process_cpu_seconds(provider_.pid());
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fetcher, client::PayloadFetcher::create(
                                                   fsc->transport(), fsc->artifact_version(), {}));
@@ -161,10 +164,7 @@ class E2eBench {
                                         o_.access_private ? "access-private" : "lists by PIR, cold",
                                         o_.fetch));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, open_client());
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto man, index::load_manifest(index_dir_, false));
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        const auto payloads,
-        index::PayloadStore::open(index_dir_ / man.find(index::kPayloadsArtifact)->file));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto payloads, expected_payloads());
     // The fetcher's own connection: the search client is replaced every round in the cold IVF
     // mode, and a PayloadFetcher holds its transport by reference.
     PRIVSEARCH_ASSIGN_OR_RETURN(auto fetch_transport,

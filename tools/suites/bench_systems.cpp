@@ -230,7 +230,9 @@ Result<SystemsBenchResult> run_systems_bench(const SystemsBenchOptions& o) {
     return not_found_error("bench systems: no index at `" + o.index.string() +
                            "` (run `make demo` first or pass --index DIR)");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto manifest, index::load_manifest(o.index, false));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                              version::IndexVersion::open(o.index, version::tool_spec()));
+  const auto& manifest = v.manifest();
   SystemsBenchResult out;
   out.machine = machine_description();
   out.index = o.index.string();
