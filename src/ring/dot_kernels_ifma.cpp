@@ -15,7 +15,6 @@ namespace privsearch::ring::detail {
 
 namespace {
 using V = __m512i;
-inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
 }  // namespace
 
 bool dot_ifma_compiled() { return true; }

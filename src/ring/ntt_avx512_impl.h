@@ -20,7 +20,6 @@ namespace {
 using V = __m512i;
 
 // x >= b ? x - b : x for x < 2^63 + b: if x < b the difference wraps to a huge value.
-inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
 
 template <typename Mul>
 struct Butterflies {

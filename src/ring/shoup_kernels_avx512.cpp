@@ -14,7 +14,6 @@ namespace privsearch::ring::detail {
 namespace {
 using V = __m512i;
 inline V bcast(u64 v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
-inline V sub_if_ge(V x, V b) { return _mm512_min_epu64(x, _mm512_sub_epi64(x, b)); }
 }  // namespace
 
 bool shoup_avx512_compiled() { return true; }

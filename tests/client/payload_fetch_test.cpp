@@ -16,40 +16,29 @@
 #include "protocol/pir_service.h"
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
-#include "testing/tiny_collection.h"
-#include "testing/tls_test_server.h"
+#include "testing/lexical_index_test.h"
 
 namespace privsearch::client {
 namespace {
 
-class PayloadFetchTest : public ::testing::Test {
+class PayloadFetchTest : public testing::LexicalIndexTest {
  protected:
+  PayloadFetchTest() : LexicalIndexTest("payload-fetch", 128) {}
   void SetUp() override {
-    o.collection = c.dir;
-    o.out = c.dir / "index";
-    o.dim = 16;
-    o.pq_m = 4;
-    o.record_bytes = 128;
-    manifest = *index::build_index(o, nullptr);
-    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+    build();
     payloads =
         std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
   }
   void start(const std::string& version) {
     tls.stop();
-    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
-    config.artifact_version = version;
-    core = *protocol::ProviderCore::create(std::move(config), store.get());
     protocol::PirConfig pc;
     pc.lwe_params = "insecure-test-n64-binary";
     pc.paillier_bits = 512;
     pc.allow_insecure = true;
     pc.ready_per_client = 2;
     pir = *protocol::PirService::create(*payloads, version, pc);
-    tls.start(*core, [&](server::ServeOptions& so) { so.pir = pir.get(); });
+    serve(config_for(version), [&](server::ServeOptions& so) { so.pir = pir.get(); });
   }
-  void TearDown() override { tls.stop(); }
-  std::unique_ptr<ProviderClient> transport() { return tls.transport(); }
   FetchOptions options() {
     FetchOptions fo;
     fo.allow_insecure = true;
@@ -57,14 +46,8 @@ class PayloadFetchTest : public ::testing::Test {
     return fo;
   }
 
-  testing::Collection c{"payload-fetch"};
-  index::BuildOptions o;
-  index::Manifest manifest;
-  std::unique_ptr<index::ExactStore> store;
   std::unique_ptr<index::PayloadStore> payloads;
-  std::unique_ptr<protocol::ProviderCore> core;
-  std::unique_ptr<protocol::PirService> pir;
-  testing::TlsTestServer tls;  // after what it serves: stopped first
+  std::unique_ptr<protocol::PirService> pir;  // stopped with the server in TearDown
 };
 
 TEST_F(PayloadFetchTest, FetchedPayloadsEqualStoredDocuments) {

@@ -19,54 +19,31 @@
 #include "scoring/build.h"
 #include "scoring/client/private_query.h"
 #include "server/provider_server.h"
-#include "testing/tiny_collection.h"
-#include "testing/tls_test_server.h"
+#include "testing/lexical_index_test.h"
 
 namespace privsearch::client {
 namespace {
 
-class PrivateSearchTest : public ::testing::Test {
+class PrivateSearchTest : public testing::LexicalIndexTest {
  protected:
+  PrivateSearchTest() : LexicalIndexTest("private-search", 256) {}
   void SetUp() override {
-    o.collection = c.dir;
-    o.out = c.dir / "index";
-    o.dim = 16;
-    o.pq_m = 4;
-    o.record_bytes = 256;
     scoring::ScoringBuildOptions so;
     so.cluster_rows = 64;  // 400 documents: 7 clusters of 64 slots
     so.cluster_dim = 8;
     o.extra_artifacts = scoring::scoring_artifacts_for_build(so);
-    manifest = *index::build_index(o, nullptr);
-    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
+    build();
   }
   void start(const std::string& artifact_version, bool with_matrix = true,
              protocol::ProviderLimits limits = {}) {
-    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
-    config.params_name = "rerank-n8192";
-    config.artifact_version = artifact_version;
+    auto config = config_for(artifact_version);
     config.limits = limits;
     if (with_matrix) {
       config.scoring_matrix = std::make_shared<const scoring::ScoringMatrix>(
           *scoring::load_matrix(o.out / scoring::kMatrixFile));
     }
-    core = *protocol::ProviderCore::create(std::move(config), store.get());
-    tls.start(*core);
+    serve(std::move(config));
   }
-  void TearDown() override { tls.stop(); }
-  std::unique_ptr<ProviderClient> transport() { return tls.transport(); }
-  std::vector<float> projected(const std::string& text) {
-    const auto enc = *index::LexicalEncoder::load(o.out / "encoder.bin");
-    const auto proj = *index::load_projection(o.out / "projection.bin");
-    return proj.project_query(enc.encode_query(text));
-  }
-
-  testing::Collection c{"private-search"};
-  index::BuildOptions o;
-  index::Manifest manifest;
-  std::unique_ptr<index::ExactStore> store;
-  std::unique_ptr<protocol::ProviderCore> core;
-  testing::TlsTestServer tls;
 };
 
 TEST_F(PrivateSearchTest, ScoresEqualPlaintextIntegersAndSizesDoNotDependOnTheQuery) {

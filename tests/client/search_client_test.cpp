@@ -19,40 +19,25 @@
 #include "net/tls.h"
 #include "protocol/provider_core.h"
 #include "server/provider_server.h"
-#include "testing/tiny_collection.h"
-#include "testing/tls_test_server.h"
+#include "testing/lexical_index_test.h"
 
 namespace privsearch::client {
 namespace {
 
-class SearchClientTest : public ::testing::Test {
+class SearchClientTest : public testing::LexicalIndexTest {
  protected:
-  void SetUp() override {
-    o.collection = c.dir;
-    o.out = c.dir / "index";
-    o.dim = 16;
-    o.pq_m = 4;
-    o.record_bytes = 256;
-    manifest = *index::build_index(o, nullptr);
-    store = std::make_unique<index::ExactStore>(*index::ExactStore::open(o.out / "exact.store"));
-  }
+  SearchClientTest() : LexicalIndexTest("search-client", 256) {}
+  void SetUp() override { build(); }
   void start(const std::string& artifact_version, protocol::ProviderLimits limits = {},
              int flood_bits = 0) {
-    protocol::ProviderConfig config(*ckks::Params::create(*ckks::preset_literal("rerank-n8192")));
-    config.params_name = "rerank-n8192";
-    config.artifact_version = artifact_version;
+    auto config = config_for(artifact_version);
     config.limits = limits;
     config.flood_security_bits = flood_bits;
-    core = *protocol::ProviderCore::create(std::move(config), store.get());
-    tls.start(*core);
+    serve(std::move(config));
   }
-  void TearDown() override { tls.stop(); }
-  std::unique_ptr<ProviderClient> transport() { return tls.transport(); }
   // Plaintext <z, x_doc> with z the normalized projected query, as the client encrypts it.
   double plain_score(const std::string& text, std::uint64_t doc) {
-    const auto enc = *index::LexicalEncoder::load(o.out / "encoder.bin");
-    const auto proj = *index::load_projection(o.out / "projection.bin");
-    const auto z = proj.project_query(enc.encode_query(text));
+    const auto z = projected(text);
     double norm = 0, dot = 0;
     for (std::size_t j = 0; j < z.size(); ++j) {
       norm += static_cast<double>(z[j]) * z[j];
@@ -60,13 +45,6 @@ class SearchClientTest : public ::testing::Test {
     }
     return dot / std::sqrt(norm);
   }
-
-  testing::Collection c{"search-client"};
-  index::BuildOptions o;
-  index::Manifest manifest;
-  std::unique_ptr<index::ExactStore> store;
-  std::unique_ptr<protocol::ProviderCore> core;
-  testing::TlsTestServer tls;
 };
 
 TEST_F(SearchClientTest, DecryptedScoresEqualPlaintextAndAreRanked) {

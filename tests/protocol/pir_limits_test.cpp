@@ -21,10 +21,8 @@ namespace {
 class PirLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto o = testing::tiny_index_options(c, 128);
-    ASSERT_TRUE(index::build_index(o, nullptr).ok());
-    payloads =
-        std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
+    payloads = testing::build_tiny_payloads(c, 128);
+    ASSERT_NE(payloads, nullptr);
   }
   std::unique_ptr<PirService> make_service(PirConfig pc) {
     pc.lwe_params = "insecure-test-n64-binary";

@@ -31,11 +31,9 @@ namespace {
 class PirSharedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto o = testing::tiny_index_options(c, 128);
-    ASSERT_TRUE(index::build_index(o, nullptr).ok());
-    payloads =
-        std::make_unique<index::PayloadStore>(*index::PayloadStore::open(o.out / "payloads.bin"));
-    redis_dir = o.out / "redis";
+    payloads = testing::build_tiny_payloads(c, 128);
+    ASSERT_NE(payloads, nullptr);
+    redis_dir = testing::tiny_index_options(c, 128).out / "redis";
     auto r = tools::SpawnedRedis::start(redis_dir);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     redis = std::move(r).value();

@@ -17,19 +17,15 @@
 #include "ckks/encoder.h"
 #include "ckks/param_sets.h"
 #include "ckks/serialization.h"
+#include "provider_only/file_bytes.h"
 
 using namespace privsearch;
 using namespace privsearch::ckks;
 
+using provider_only::read_file;
+using provider_only::write_file;
+
 namespace {
-std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>& b) {
-  std::ofstream(p, std::ios::binary)
-      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
 std::vector<double> query_values(std::size_t slots) {
   std::vector<double> v(slots);
   for (std::size_t i = 0; i < slots; ++i) v[i] = std::sin(0.37 * static_cast<double>(i));

@@ -13,19 +13,15 @@
 #include "ckks/evaluator.h"
 #include "ckks/galois_keys.h"
 #include "ckks/serialization.h"
+#include "provider_only/file_bytes.h"
 
 using namespace privsearch;
 using namespace privsearch::ckks;
 
+using provider_only::read_file;
+using provider_only::write_file;
+
 namespace {
-std::vector<std::uint8_t> read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-void write_file(const std::filesystem::path& p, const std::vector<std::uint8_t>& b) {
-  std::ofstream(p, std::ios::binary)
-      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
 int fail(const Status& s) {
   std::fprintf(stderr, "provider_side: %s\n", s.to_string().c_str());
   return 1;

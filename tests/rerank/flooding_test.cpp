@@ -32,13 +32,7 @@ struct Output {
 };
 
 Output run_fast(FloodKit& s, std::size_t d, std::size_t k) {
-  std::vector<double> z(d);
-  double norm = 0;
-  for (auto& x : z) {
-    x = testing::uniform_pm1(s.prng);
-    norm += x * x;
-  }
-  for (auto& x : z) x /= std::sqrt(norm);
+  const auto z = testing::random_unit_vector(s.prng, d);
   std::vector<float> rows(k * d);
   Output o;
   for (std::size_t c = 0; c < k; ++c) {

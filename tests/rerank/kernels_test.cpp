@@ -23,16 +23,7 @@ struct Problem {
 
 Problem make_problem(std::size_t d, std::size_t k, std::uint64_t seed) {
   Prng prng = testing::test_prng(seed);
-  auto unit = [&](std::size_t n) {
-    std::vector<double> v(n);
-    double norm = 0;
-    for (auto& x : v) {
-      x = testing::uniform_pm1(prng);
-      norm += x * x;
-    }
-    for (auto& x : v) x /= std::sqrt(norm);
-    return v;
-  };
+  const auto unit = [&](std::size_t n) { return testing::random_unit_vector(prng, n); };
   Problem p;
   p.query = unit(d);
   for (std::size_t c = 0; c < k; ++c) {

@@ -25,17 +25,7 @@ TEST_P(PaperKernelGrid, MatchesPlaintextDotProducts) {
   const auto [kernel, d, k] = GetParam();
   const auto layout = make_layout(params, kernel, d, k);
   ASSERT_TRUE(layout.ok()) << layout.status().to_string();
-  // Random unit vectors.
-  auto unit = [&](std::size_t n) {
-    std::vector<double> v(n);
-    double norm = 0;
-    for (auto& x : v) {
-      x = testing::uniform_pm1(prng);
-      norm += x * x;
-    }
-    for (auto& x : v) x /= std::sqrt(norm);
-    return v;
-  };
+  const auto unit = [&](std::size_t n) { return testing::random_unit_vector(prng, n); };
   const auto z = unit(d);
   std::vector<float> rows;
   std::vector<double> expected;

@@ -20,20 +20,18 @@
 #include "index/artifacts/manifest_signature.h"
 #include "index/candidates/ivf.h"
 #include "server/process_test_util.h"
+#include "testing/provider_wait.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 
 namespace privsearch {
 namespace {
 
-// A PirQuery the provider answered (a loaded machine may add OVERLOADED refusals that the client
-// retries: the provider computed nothing for those).
-constexpr char kAnsweredPirQuery[] = "\"rpc\":\"PirQuery\",\"outcome\":\"OK\"";
-
 namespace fs = std::filesystem;
 
 using testing::count_in;
 using testing::ivf_index;
+using testing::kAnsweredPirQuery;
 
 std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
                                               std::vector<std::string> args) {
@@ -153,26 +151,12 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   EXPECT_LE(count_in(c.dir / "provider.log", kAnsweredPirQuery), 2u);
 
   // An update and SIGHUP: both PIR databases are rebuilt under the new version.
-  index::AppendInput in;
-  in.vectors = {20, c.vectors.cols, {}};
-  Prng noise = testing::test_prng(99);
-  for (std::size_t i = 0; i < 20; ++i) {
-    for (std::size_t j = 0; j < c.vectors.cols; ++j) {
-      in.vectors.data.push_back(
-          static_cast<float>(std::sin(0.1 * double(400 + i) * double(j % 5 + 1)) +
-                             0.05 * testing::uniform_pm1(noise)));
-    }
-    in.documents.push_back({"n" + std::to_string(i), "New " + std::to_string(i), "added text"});
-  }
+  const auto in = testing::appended_documents(400, 20);
   const auto update = index::append_to_index(o.out, in, &key);
   ASSERT_TRUE(update.ok()) << update.status().to_string();
   ASSERT_TRUE(provider->signal(SIGHUP));
   auto cl = connect();
-  for (int i = 0; i < 200 && cl->server_info()->artifact_version() != update->manifest.version_id;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(cl->server_info()->artifact_version(), update->manifest.version_id);
+  ASSERT_TRUE(testing::wait_for_version(*cl, update->manifest.version_id));
   auto fetcher = *client::PayloadFetcher::create(*cl, update->manifest.version_id, fetch_options());
   const auto added = fetcher->fetch(405);
   ASSERT_TRUE(added.ok()) << added.status().to_string();

@@ -16,6 +16,10 @@
 
 namespace privsearch::testing {
 
+// A PirQuery the provider answered (a loaded machine may add OVERLOADED refusals that the client
+// retries: the provider computed nothing for those).
+constexpr char kAnsweredPirQuery[] = "\"rpc\":\"PirQuery\",\"outcome\":\"OK\"";
+
 inline std::size_t count_in(const std::filesystem::path& file, const std::string& needle) {
   const auto bytes = *index::read_file_bytes(file);
   const std::string text(bytes.begin(), bytes.end());

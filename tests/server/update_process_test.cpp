@@ -23,6 +23,7 @@
 #include "index/artifacts/client_files.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/candidates/ivf.h"
+#include "testing/provider_wait.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
 
@@ -32,18 +33,6 @@ using client::Stage;
 namespace {
 
 namespace fs = std::filesystem;
-
-index::Matrix new_vectors(std::size_t first, std::size_t rows) {
-  Prng p = testing::test_prng(1234);
-  index::Matrix m{rows, 32, {}};
-  for (std::size_t i = first; i < first + rows; ++i) {
-    for (std::size_t c = 0; c < 32; ++c) {
-      m.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
-                                          0.05 * testing::uniform_pm1(p)));
-    }
-  }
-  return m;
-}
 
 bool has_doc(const client::SearchResult& r, std::uint64_t doc) {
   for (const auto& h : r.hits) {
@@ -86,12 +75,7 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   so.nprobe = 8;
 
   // The update: 20 documents appended (rows 400..419), document 17 deleted.
-  index::AppendInput in;
-  in.vectors = new_vectors(400, 20);
-  for (std::size_t i = 400; i < 420; ++i) {
-    in.documents.push_back(
-        {"n" + std::to_string(i), "New " + std::to_string(i), "added text " + std::to_string(i)});
-  }
+  auto in = testing::appended_documents(400, 20, 1234);
   in.deleted = {17};
   const auto update = index::append_to_index(o.out, in, &key);
   ASSERT_TRUE(update.ok()) << update.status().to_string();
@@ -99,9 +83,7 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   EXPECT_EQ(v2.parent_version, v1.version_id);
   ASSERT_TRUE(provider->signal(SIGHUP));
   auto cl = connect();
-  for (int i = 0; i < 200 && cl->server_info()->artifact_version() != v2.version_id; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  ASSERT_TRUE(testing::wait_for_version(*cl, v2.version_id));
   const auto info = *cl->server_info();
   ASSERT_EQ(info.artifact_version(), v2.version_id);
   EXPECT_EQ(info.documents(), 420u);

@@ -21,18 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// 30 more documents like the collection's, ids from 400 on.
+// 30 more documents like the collection's, ids from 400 on, and two deletions.
 index::AppendInput more_documents() {
-  index::AppendInput in;
-  Prng p = testing::test_prng(5);
-  in.vectors = index::Matrix{30, 32, {}};
-  for (std::size_t i = 400; i < 430; ++i) {
-    for (std::size_t c = 0; c < 32; ++c) {
-      in.vectors.data.push_back(static_cast<float>(std::sin(0.1 * double(i) * double(c % 5 + 1)) +
-                                                   0.05 * testing::uniform_pm1(p)));
-    }
-    in.documents.push_back({"new" + std::to_string(i), "New " + std::to_string(i), "added"});
-  }
+  auto in = testing::appended_documents(400, 30, 5);
   in.deleted = {3, 250};
   return in;
 }

@@ -174,6 +174,16 @@ Status encrypted_stage(const SelfRetrievalOptions& o, const std::filesystem::pat
 
 }  // namespace
 
+SelfQueries make_bench_queries(std::size_t docs, std::size_t input_dim, std::size_t count,
+                               const Synthetic& gen, const index::Projection& proj, std::size_t d) {
+  SelfRetrievalOptions so;
+  so.docs = docs;
+  so.input_dim = input_dim;
+  so.validation = 0;
+  so.test = count;
+  return make_self_queries(so, gen, proj, d);
+}
+
 Result<SelfRetrievalResult> run_self_retrieval(
     const SelfRetrievalOptions& o, const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {

@@ -43,6 +43,10 @@ struct SelfQueries {
 };
 SelfQueries make_self_queries(const SelfRetrievalOptions& o, const Synthetic& gen,
                               const index::Projection& proj, std::size_t d);
+// A bench's `count` test queries (no validation split) over `docs` synthetic documents of
+// `input_dim` coordinates, the track's default noise and seed.
+SelfQueries make_bench_queries(std::size_t docs, std::size_t input_dim, std::size_t count,
+                               const Synthetic& gen, const index::Projection& proj, std::size_t d);
 
 // Where each query's source document ranked, for one stage and one split: per-query values of
 // Hit@1, Hit@10, MRR@10, nDCG@10 (one relevant document) and, for the PQ stages, whether the

@@ -131,12 +131,8 @@ Result<nlohmann::json> synthetic_part(const IvfBenchOptions& o, const Progress& 
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto ivf_dir, ensure_synthetic_ivf(o, *ix, progress, build_s));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto l, load_all_lists(ivf_dir));
   const auto& store = *ix->store;
-  SelfRetrievalOptions so;
-  so.docs = o.docs;
-  so.input_dim = o.input_dim;
-  so.validation = 0;
-  so.test = o.queries;
-  const auto queries = make_self_queries(so, gen, ix->projection, store.cols());
+  const auto queries =
+      make_bench_queries(o.docs, o.input_dim, o.queries, gen, ix->projection, store.cols());
   auto z_of = [&](std::size_t qi) {
     return std::span<const float>(queries.projected_flat.data() + qi * store.cols(), store.cols());
   };

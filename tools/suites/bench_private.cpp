@@ -159,12 +159,8 @@ Result<nlohmann::json> run_private_bench(const PrivateBenchOptions& o) {
       scoring_core(store, man.version_id,
                    std::make_shared<const scoring::ScoringMatrix>(std::move(art.matrix)), o.m));
 
-  SelfRetrievalOptions so;
-  so.docs = o.docs;
-  so.input_dim = o.input_dim;
-  so.validation = 0;
-  so.test = o.queries;
-  const auto queries = make_self_queries(so, gen, ix->projection, store.cols());
+  const auto queries =
+      make_bench_queries(o.docs, o.input_dim, o.queries, gen, ix->projection, store.cols());
   Prng prng = Prng::create();
   const auto clusters_of = scoring::clusters_of_documents(art.layout);
   PrivateRun run;

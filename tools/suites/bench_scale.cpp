@@ -444,12 +444,8 @@ Result<nlohmann::json> run_scale_bench(const ScaleBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(out["build"], ensure_index(o, dir, gen, progress));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto projection,
                               index::load_projection(dir / "projection.bin"));
-  SelfRetrievalOptions so;
-  so.docs = o.docs;
-  so.input_dim = o.input_dim;
-  so.validation = 0;
-  so.test = std::max(o.queries, o.online_queries);
-  const auto queries = make_self_queries(so, gen, projection, o.dim);
+  const auto queries = make_bench_queries(
+      o.docs, o.input_dim, std::max(o.queries, o.online_queries), gen, projection, o.dim);
   {
     progress("opening the exact store (every row hashed)");
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, index::ExactStore::open(dir / "exact.store"));

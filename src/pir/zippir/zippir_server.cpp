@@ -256,31 +256,38 @@ bool ZipPirServer::unregister_client(std::uint64_t client_id) {
   return clients_.erase(client_id) != 0;
 }
 
+Result<ZipPirServer::HintInputs> ZipPirServer::hint_inputs(std::uint64_t client_id,
+                                                           std::size_t more) const {
+  std::lock_guard lock(mu_);
+  const auto it = clients_.find(client_id);
+  if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
+  if (it->second.hints.size() + more > limits_.max_queued_queries) {
+    return resource_exhausted_error("ZipPIR: at most " +
+                                    std::to_string(limits_.max_queued_queries) +
+                                    " precomputed queries per client");
+  }
+  return HintInputs{it->second.pk, it->second.seed};
+}
+
+Result<std::vector<mpz_class>> ZipPirServer::hint_for(const HintInputs& in, std::uint64_t q,
+                                                      unsigned threads,
+                                                      const std::atomic<bool>* cancel) const {
+  const std::size_t n = info_.params.lwe.n;
+  const auto ck = expand_compression_randomness(in.pk, in.seed, q, n);
+  auto k = compute_compressed_hint(in.pk, ck, exponents_, local_rows_, n, slots_,
+                                   info_.params.hint_bits, threads, nullptr, cancel);
+  if (cancel != nullptr && cancel->load()) {
+    return unavailable_error("ZipPIR: hint work cancelled (the server is stopping)");
+  }
+  return k;
+}
+
 Status ZipPirServer::precompute(std::uint64_t client_id, std::uint64_t first_index,
                                 std::size_t count, unsigned threads,
                                 const std::atomic<bool>* cancel) {
-  std::optional<PaillierPublicKey> pk;
-  std::vector<std::uint8_t> seed;
-  {
-    std::lock_guard lock(mu_);
-    auto it = clients_.find(client_id);
-    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
-    if (it->second.hints.size() + count > limits_.max_queued_queries) {
-      return resource_exhausted_error("ZipPIR: at most " +
-                                      std::to_string(limits_.max_queued_queries) +
-                                      " precomputed queries per client");
-    }
-    pk.emplace(it->second.pk);
-    seed = it->second.seed;
-  }
-  const std::size_t n = info_.params.lwe.n;
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto inputs, hint_inputs(client_id, count));
   for (std::uint64_t q = first_index; q < first_index + count; ++q) {
-    const auto ck = expand_compression_randomness(*pk, seed, q, n);
-    auto hint = compute_compressed_hint(*pk, ck, exponents_, local_rows_, n, slots_,
-                                        info_.params.hint_bits, threads, nullptr, cancel);
-    if (cancel != nullptr && cancel->load()) {
-      return unavailable_error("ZipPIR: hint work cancelled (the server is stopping)");
-    }
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto hint, hint_for(inputs, q, threads, cancel));
     std::lock_guard lock(mu_);
     auto it = clients_.find(client_id);
     if (it == clients_.end()) return not_found_error("ZipPIR: client left during precompute");
@@ -309,23 +316,9 @@ Result<std::vector<std::uint8_t>> ZipPirServer::compute_hint(std::uint64_t clien
                                                              std::uint64_t query_index,
                                                              unsigned threads,
                                                              const std::atomic<bool>* cancel) {
-  std::optional<PaillierPublicKey> pk;
-  std::vector<std::uint8_t> seed;
-  {
-    std::lock_guard lock(mu_);
-    auto it = clients_.find(client_id);
-    if (it == clients_.end()) return not_found_error("ZipPIR: unknown client");
-    pk.emplace(it->second.pk);
-    seed = it->second.seed;
-  }
-  const std::size_t n = info_.params.lwe.n;
-  const auto ck = expand_compression_randomness(*pk, seed, query_index, n);
-  const auto k = compute_compressed_hint(*pk, ck, exponents_, local_rows_, n, slots_,
-                                         info_.params.hint_bits, threads, nullptr, cancel);
-  if (cancel != nullptr && cancel->load()) {
-    return unavailable_error("ZipPIR: hint work cancelled (the server is stopping)");
-  }
-  return serialize_hint(*pk, info_.params_id(), query_index, k);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto inputs, hint_inputs(client_id, 0));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto k, hint_for(inputs, query_index, threads, cancel));
+  return serialize_hint(inputs.pk, info_.params_id(), query_index, k);
 }
 
 }  // namespace privsearch::pir

@@ -144,7 +144,18 @@ class ZipPirServer {
     std::vector<mpz_class> k;
     bool t_only = false;
   };
+  // What a client's hint work reads, copied under the lock (the work itself runs outside it).
+  struct HintInputs {
+    PaillierPublicKey pk;
+    std::vector<std::uint8_t> seed;
+  };
   ZipPirServer() = default;
+  // kNotFound for an unknown client; kResourceExhausted when `more` hints would pass the
+  // per-client cap.
+  Result<HintInputs> hint_inputs(std::uint64_t client_id, std::size_t more) const;
+  // The compressed hint k of query `q` over this server's rows; kUnavailable when cancelled.
+  Result<std::vector<mpz_class>> hint_for(const HintInputs& in, std::uint64_t q, unsigned threads,
+                                          const std::atomic<bool>* cancel) const;
   static Result<std::unique_ptr<ZipPirServer>> create_rows(const ZipPirParams& params,
                                                            const DatabaseShape& shape,
                                                            ZipPirRowRange range,
