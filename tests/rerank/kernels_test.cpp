@@ -38,8 +38,8 @@ Problem make_problem(std::size_t d, std::size_t k, std::uint64_t seed) {
   return p;
 }
 
-struct Kit {
-  explicit Kit(const ckks::Params& p)
+struct KernelKit {
+  explicit KernelKit(const ckks::Params& p)
       : params(p),
         prng(testing::test_prng(900)),
         encoder(*ckks::Encoder::create(p)),
@@ -61,7 +61,7 @@ struct Run {
   double max_error = 0;
 };
 
-Run run(Kit& kit, Kernel kernel, std::size_t d, std::size_t k, std::uint64_t seed = 1) {
+Run run(KernelKit& kit, Kernel kernel, std::size_t d, std::size_t k, std::uint64_t seed = 1) {
   const Problem p = make_problem(d, k, seed);
   Run r;
   r.layout = *make_layout(kit.params, kernel, d, k);
@@ -91,7 +91,7 @@ Run run(Kit& kit, Kernel kernel, std::size_t d, std::size_t k, std::uint64_t see
 }
 
 TEST(PaperKernels, OperationCountsMatchTable4) {
-  Kit kit(*ckks::Params::create(ckks::paper_n8192_literal()));
+  KernelKit kit(*ckks::Params::create(ckks::paper_n8192_literal()));
   const auto naive = run(kit, Kernel::kNaive, 672, 100);
   EXPECT_EQ(naive.result.counts.multiply_plain, 100u);
   EXPECT_EQ(naive.result.counts.rescales, 100u);
@@ -124,7 +124,7 @@ TEST(PaperKernels, OperationCountsMatchTable4) {
 }
 
 TEST(FastKernel, UsesFarFewerRotationsAtThePapersSize) {
-  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  KernelKit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
   const auto r = run(kit, Kernel::kFast, 672, 100);
   EXPECT_EQ(r.result.outputs.size(), 1u);
   // The paper's one-response kernel needs 304 rotations and 50 products here.
@@ -141,7 +141,7 @@ TEST(FastKernel, UsesFarFewerRotationsAtThePapersSize) {
 class FastKernelGrid : public ::testing::TestWithParam<std::tuple<std::size_t, std::size_t>> {};
 
 TEST_P(FastKernelGrid, MatchesPlaintextDotProducts) {
-  static Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  static KernelKit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
   const auto [d, k] = GetParam();
   const auto r = run(kit, Kernel::kFast, d, k, d * 7919 + k);
   EXPECT_LT(r.max_error, 5e-6) << "d' = " << d << " K = " << k;
@@ -159,7 +159,7 @@ INSTANTIATE_TEST_SUITE_P(Grid, FastKernelGrid,
                                             ::testing::Values(1, 3, 4, 100, 128, 129, 1024)));
 
 TEST(FastKernel, MaskedSlotsDecryptToZero) {
-  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  KernelKit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
   const auto r = run(kit, Kernel::kFast, 100, 10);
   const auto pt = *ckks::Decryptor(kit.params).decrypt(kit.sk, r.result.outputs[0]);
   const auto slots = *kit.encoder.decode(pt);
@@ -173,7 +173,7 @@ TEST(FastKernel, MaskedSlotsDecryptToZero) {
 }
 
 TEST(KernelValidation, RejectsBadInputs) {
-  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  KernelKit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
   const auto layout = *make_layout(kit.params, Kernel::kFast, 64, 10);
   const Problem p = make_problem(64, 10, 5);
   const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
@@ -203,7 +203,7 @@ TEST(KernelValidation, RejectsBadInputs) {
   EXPECT_EQ(evaluate_kernel(layout, kit.encoder, kit.evaluator, keys, low, p.rows).status().code(),
             StatusCode::kFailedPrecondition);
   // Wrong params.
-  Kit other(*ckks::Params::create(ckks::ifma_n8192_literal()));
+  KernelKit other(*ckks::Params::create(ckks::ifma_n8192_literal()));
   EXPECT_EQ(
       evaluate_kernel(layout, other.encoder, other.evaluator, keys, query, p.rows).status().code(),
       StatusCode::kFailedPrecondition);
@@ -227,7 +227,7 @@ namespace privsearch::rerank {
 namespace {
 
 TEST(FastKernel, CompactResponseDecryptsToTheScores) {
-  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  KernelKit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
   const Problem p = make_problem(672, 100, 77);
   const auto layout = *make_layout(kit.params, Kernel::kFast, 672, 100);
   const auto keys = *make_rotation_keys(layout, kit.keygen, kit.sk, kit.prng);
@@ -249,7 +249,7 @@ TEST(FastKernel, CompactResponseDecryptsToTheScores) {
 // and the same operation counts (shapes with one output, several outputs, and a partial last
 // giant group).
 TEST(FastKernel, ThreadsGiveTheSameBytesAndCounts) {
-  Kit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
+  KernelKit kit(*ckks::Params::create(ckks::rerank_n8192_literal()));
   for (const auto& [d, k] :
        {std::pair<std::size_t, std::size_t>{672, 100}, {100, 10}, {192, 700}}) {
     const Problem p = make_problem(d, k, d + k);

@@ -33,8 +33,9 @@ using testing::count_in;
 using testing::ivf_index;
 using testing::kAnsweredPirQuery;
 
-std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
-                                              std::vector<std::string> args) {
+std::unique_ptr<tools::SpawnedProvider> spawn_hintless(const testing::Collection& c,
+                                                       const fs::path& index,
+                                                       std::vector<std::string> args) {
   return testing::spawn_logged(c, index, {"--threads", "2", "--pir-test-params"}, args);
 }
 
@@ -47,7 +48,7 @@ client::FetchOptions fetch_options() {
 TEST(HintlessProcess, PayloadsComeBackInOneBatchWithoutSetupAndMalformedQueriesAreTyped) {
   testing::Collection c("hintless-payloads");
   const auto o = ivf_index(c);
-  const auto provider = spawn(c, o.out, {});
+  const auto provider = spawn_hintless(c, o.out, {});
   ASSERT_NE(provider, nullptr);
   auto cl = *client::ProviderClient::connect(provider->connect_options());
   const auto info = *cl->pir_info();
@@ -113,7 +114,7 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   ASSERT_TRUE(index::sign_index(o.out, key).ok());
   const auto thin = c.dir / "thin";
   ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
-  const auto provider = spawn(c, o.out, {"--pir-lists"});
+  const auto provider = spawn_hintless(c, o.out, {"--pir-lists"});
   ASSERT_NE(provider, nullptr);
   const auto connect = [&] {
     return *client::ProviderClient::connect(provider->connect_options());

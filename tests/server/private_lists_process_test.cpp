@@ -37,8 +37,9 @@ using testing::count_in;
 using testing::ivf_index;
 using testing::kAnsweredPirQuery;
 
-std::unique_ptr<tools::SpawnedProvider> spawn(const testing::Collection& c, const fs::path& index,
-                                              std::vector<std::string> args) {
+std::unique_ptr<tools::SpawnedProvider> spawn_with_zippir(const testing::Collection& c,
+                                                          const fs::path& index,
+                                                          std::vector<std::string> args) {
   return testing::spawn_logged(
       c, index, {"--threads", "2", "--pir-test-params", "--pir-backend", "zippir"}, args);
 }
@@ -51,7 +52,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   const auto thin = c.dir / "thin";
   ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
 
-  const auto provider = spawn(c, o.out, {"--pir-lists", "--pir-lists-ready", "8"});
+  const auto provider = spawn_with_zippir(c, o.out, {"--pir-lists", "--pir-lists-ready", "8"});
   ASSERT_NE(provider, nullptr);
   const auto connect = [&] {
     return *client::ProviderClient::connect(provider->connect_options());
@@ -159,7 +160,7 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
 TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
   testing::Collection c("private-lists-off");
   const auto o = ivf_index(c);
-  const auto provider = spawn(c, o.out, {"--no-pir"});
+  const auto provider = spawn_with_zippir(c, o.out, {"--no-pir"});
   ASSERT_NE(provider, nullptr);
   client::OpenOptions oo;
   oo.candidates = client::CandidateIndex::kIvf;
