@@ -22,7 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double mb(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 // Threads that repeat `step` until stopped; `step` returns false to count a refusal.
 struct Loop {
@@ -63,7 +63,7 @@ class StalledStreamsClass : public AbuseClass {
   }
   void stop() override {
     report_ = {{"connections", streams_->connections()},
-               {"body_mb_sent", mb(streams_->body_bytes_sent())},
+               {"body_mb_sent", mib(streams_->body_bytes_sent())},
                {"connections_closed_by_provider", streams_->connections_closed()},
                {"streams_reset_by_provider", streams_->streams_reset()}};
     streams_.reset();
@@ -330,9 +330,9 @@ class ContinuationFloodClass : public AbuseClass {
     return Status();
   }
   void stop() override {
-    report_ = {{"mb_sent", mb(attack_->bytes_sent())},
+    report_ = {{"mb_sent", mib(attack_->bytes_sent())},
                {"connections", attack_->connections_made()},
-               {"longest_block_mb", mb(attack_->longest_block())}};
+               {"longest_block_mb", mib(attack_->longest_block())}};
     attack_.reset();
   }
   nlohmann::json report() const override { return report_; }

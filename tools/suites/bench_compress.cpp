@@ -14,7 +14,7 @@ namespace privsearch::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-const Progress progress("bench compress: ");
+const Progress compress_progress("bench compress: ");
 
 // AEnc of every secret coordinate, split over threads (each with its own generator).
 std::vector<mpz_class> encrypt_key(const pir::PaillierPublicKey& pk,
@@ -142,7 +142,8 @@ class CompressBench {
       const std::size_t cap = ciphertexts_per_plaintext(s, scale, pk().modulus_bits());
       const std::string key =
           set_name(s) + (scale == CompressionScale::kExact ? "_exact" : "_overlap");
-      progress(key + ": batched curve (" + std::to_string(cap) + " per Paillier ciphertext)");
+      compress_progress(key + ": batched curve (" + std::to_string(cap) +
+                        " per Paillier ciphertext)");
       auto& curve = out.batched[key];
       curve.per_paillier_ciphertext = cap;
       for (const std::size_t count : o_.batch_counts) {
@@ -172,7 +173,7 @@ Result<CompressBenchResult> run_compress_bench(const CompressBenchOptions& o) {
   const unsigned threads =
       o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   Prng prng = Prng::create();
-  progress("Paillier key generation (" + std::to_string(o.paillier_bits) + " bits)");
+  compress_progress("Paillier key generation (" + std::to_string(o.paillier_bits) + " bits)");
   PRIVSEARCH_ASSIGN_OR_RETURN(PaillierKeyPair kp, paillier_keygen(o.paillier_bits, prng));
   CompressBench bench(o, std::move(kp), threads);
   CompressBenchResult out;
@@ -184,7 +185,8 @@ Result<CompressBenchResult> run_compress_bench(const CompressBenchOptions& o) {
   const std::vector<LweScheme> sets = {
       {630, 64, 4, false}, {630, 64, 4, true}, {1400, 32, 8, true}, {1400, 32, 8, false}};
   for (const LweScheme& s : sets) {
-    progress(set_name(s) + ": compression key (" + std::to_string(s.n) + " Paillier encryptions)");
+    compress_progress(set_name(s) + ": compression key (" + std::to_string(s.n) +
+                      " Paillier encryptions)");
     const auto sk = lwe_keygen(s, bench.prng());
     const auto t0 = Clock::now();
     const auto ck = encrypt_key(bench.pk(), sk, threads);

@@ -18,7 +18,7 @@ namespace privsearch::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-const Progress progress("bench pir: ");
+const Progress pir_progress("bench pir: ");
 
 Result<PirOnlineFigures> time_online(pir::ZipPirServer& server,
                                      const std::vector<std::uint8_t>& query, std::size_t runs) {
@@ -48,8 +48,8 @@ Result<std::vector<PirPassComparison>> shard_passes(const pir::ZipPirParams& par
                                                     const PirBenchOptions& o) {
   std::vector<PirPassComparison> out;
   for (const std::size_t count : o.shards) {
-    progress(fmt::format("{} row shards: {} interleaved D.qu passes against the whole database",
-                         count, o.runs));
+    pir_progress(fmt::format("{} row shards: {} interleaved D.qu passes against the whole database",
+                             count, o.runs));
     PRIVSEARCH_ASSIGN_OR_RETURN(auto c, compare_shard_passes(params, db, count, o.runs));
     out.push_back(std::move(c));
   }
@@ -78,7 +78,8 @@ struct ShardInputs {
 // their parts, and whether the joined response is the single server's byte for byte.
 Result<PirShardFigures> measure_shards(const ShardInputs& in, std::size_t count) {
   using namespace privsearch::pir;
-  progress(fmt::format("{} row shards: preprocessing, offline hint and answers per shard", count));
+  pir_progress(
+      fmt::format("{} row shards: preprocessing, offline hint and answers per shard", count));
   PirShardFigures f;
   f.shards = count;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto plan, plan_row_shards(in.params, in.shape, count));
@@ -123,8 +124,8 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   p.params.paillier_bits = o.paillier_bits;
   if (o.hint_bits != 0) p.params.hint_bits = o.hint_bits;
   PRIVSEARCH_RETURN_IF_ERROR(p.params.validate());
-  progress(std::to_string(db_mb) + " MiB: " + std::to_string(p.shape.rows) + " x " +
-           std::to_string(p.shape.columns) + " bytes, filling");
+  pir_progress(std::to_string(db_mb) + " MiB: " + std::to_string(p.shape.rows) + " x " +
+               std::to_string(p.shape.columns) + " bytes, filling");
   PRIVSEARCH_ASSIGN_OR_RETURN(LweDatabase db, LweDatabase::create(p.shape));
   db.fill_pseudorandom(db_mb);
   PRIVSEARCH_ASSIGN_OR_RETURN(p.passes, shard_passes(p.params, db, o));
@@ -133,7 +134,7 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   const std::size_t probe = p.records / 3;
   const std::vector<std::uint8_t> expected = db.record(probe);
 
-  progress("server preprocessing (H = D A, rescaled exponents, P in RNS)");
+  pir_progress("server preprocessing (H = D A, rescaled exponents, P in RNS)");
   auto t0 = Clock::now();
   ZipPirServerLimits limits;
   limits.retain_hints_for_retries = true;  // time repeated answers of one query
@@ -144,7 +145,7 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   p.preprocess_s = seconds_since(t0);
   p.packed_rows = server->packed_rows();
   p.state_bytes_per_query = server->state_bytes_per_query();
-  progress("client key generation");
+  pir_progress("client key generation");
   Prng prng = Prng::create();
   t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(ZipPirClient client, ZipPirClient::create(server->info(), prng));
@@ -153,14 +154,14 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   p.setup_bytes = setup.size();
   PRIVSEARCH_ASSIGN_OR_RETURN(std::uint64_t id, server->register_client(setup));
 
-  progress("offline hint for one query (all cores)");
+  pir_progress("offline hint for one query (all cores)");
   t0 = Clock::now();
   const double cpu0 = own_cpu_seconds();
   PRIVSEARCH_RETURN_IF_ERROR(server->precompute(id, 0, 1, threads));
   p.offline_wall = seconds_since(t0);
   p.offline_cpu = own_cpu_seconds() - cpu0;
 
-  progress("client offsets (n Paillier decryptions) and query");
+  pir_progress("client offsets (n Paillier decryptions) and query");
   t0 = Clock::now();
   PRIVSEARCH_RETURN_IF_ERROR(client.precompute_query(0, threads));
   p.offsets_s = seconds_since(t0);
@@ -169,7 +170,7 @@ Result<PirSizeResult> run_one(const PirBenchOptions& o, std::size_t db_mb, unsig
   p.client_query_ms = client.timings().query_ms;
   p.query_bytes = query.size();
 
-  progress("online answers (one thread)");
+  pir_progress("online answers (one thread)");
   PRIVSEARCH_ASSIGN_OR_RETURN(p.online, time_online(*server, query, o.runs));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.extract(*pending, p.online.response, threads));
   p.extract_ms = client.timings().extract_ms;

@@ -17,7 +17,7 @@ namespace {
 using namespace privsearch::pir::hintless;
 using Clock = std::chrono::steady_clock;
 
-const Progress progress("bench pir (hintless): ");
+const Progress hintless_progress("bench pir (hintless): ");
 
 // Record i: record_bytes pseudorandom bytes of its own stream, so the check needs no copy.
 class SyntheticRecords {
@@ -82,7 +82,7 @@ Result<ServerTiming> time_batches(const HintlessServer& server, const HintlessCl
                                 client.make_query((probe + 7 * k) % client.shape().records, prng));
     batch.push_back(encode_query(client.params(), q.first));
   }
-  progress(fmt::format("batches of {} queries", o.batch));
+  hintless_progress(fmt::format("batches of {} queries", o.batch));
   return time_answers(server, batch, std::max<std::size_t>(3, o.runs / 4));
 }
 
@@ -94,12 +94,12 @@ Result<nlohmann::json> run_hintless_pir_bench(const HintlessBenchOptions& o) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessShape shape,
                               choose_hintless_shape(params, records, o.record_bytes));
   SyntheticRecords source(o.record_bytes);
-  progress(fmt::format("{} MiB of {} B records: {} columns x {} outputs, preprocessing", o.db_mb,
-                       o.record_bytes, shape.columns, shape.outputs));
+  hintless_progress(fmt::format("{} MiB of {} B records: {} columns x {} outputs, preprocessing",
+                                o.db_mb, o.record_bytes, shape.columns, shape.outputs));
   HintlessServerOptions so;
   so.threads = o.threads;
   so.progress = [](std::size_t done, std::size_t all) {
-    progress(fmt::format("preprocessed output {} of {}", done, all));
+    hintless_progress(fmt::format("preprocessed output {} of {}", done, all));
   };
   const double cpu0 = own_cpu_seconds();
   PRIVSEARCH_ASSIGN_OR_RETURN(auto server,
@@ -117,7 +117,7 @@ Result<nlohmann::json> run_hintless_pir_bench(const HintlessBenchOptions& o) {
   const std::vector<std::uint8_t> query = encode_query(params, made.first);
   const double query_ms = seconds_since(t0) * 1000;
 
-  progress(fmt::format("online answers ({} runs, {} threads)", o.runs, o.threads));
+  hintless_progress(fmt::format("online answers ({} runs, {} threads)", o.runs, o.threads));
   PRIVSEARCH_ASSIGN_OR_RETURN(const ServerTiming one, time_answers(*server, {query}, o.runs));
   t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessResponse resp,
