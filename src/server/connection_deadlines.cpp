@@ -10,21 +10,20 @@ namespace {
 // The connection the calling worker thread serves (set when its handshake starts).
 thread_local const SSL* current_connection = nullptr;
 
-// Process-wide ex_data slots: the context's points at its ConnectionDeadlines, a connection's at
-// the ConnectionDeadlines that registered it (null for every other SSL object of the process, so
-// the free callback ignores them).
+// Process-wide ex_data slot of the context: it points at its ConnectionDeadlines.
 int context_slot() {
   static const int slot = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return slot;
 }
 
-// Registered once with the free callback; every later call returns the same slot.
-int connection_slot_for(CRYPTO_EX_free* on_free) {
-  static const int slot = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, on_free);
+}  // namespace
+
+// A connection's slot points at the ConnectionDeadlines that registered it (null for every other
+// SSL object of the process, which on_free then ignores).
+int ConnectionDeadlines::connection_slot() {
+  static const int slot = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, &on_free);
   return slot;
 }
-
-}  // namespace
 
 ConnectionDeadlines::ConnectionDeadlines(Clock::duration head, Clock::duration lifetime)
     : head_(head), lifetime_(lifetime), watchdog_([this] { watch(); }) {}
@@ -39,7 +38,7 @@ ConnectionDeadlines::~ConnectionDeadlines() {
 }
 
 bool ConnectionDeadlines::install(SSL_CTX& ctx) {
-  if (context_slot() < 0 || connection_slot_for(&on_free) < 0) return false;
+  if (context_slot() < 0 || connection_slot() < 0) return false;
   if (SSL_CTX_set_ex_data(&ctx, context_slot(), this) != 1) return false;
   SSL_CTX_set_info_callback(&ctx, &on_info);
   SSL_CTX_set_options(&ctx, SSL_OP_NO_RENEGOTIATION);
@@ -66,7 +65,7 @@ void ConnectionDeadlines::begin(SSL* ssl) {
   auto [it, added] = open_.try_emplace(ssl);
   if (!added) return;  // a second handshake start of the same connection keeps its deadline
   it->second = Connection{SSL_get_fd(ssl), now, now + head_, false};
-  SSL_set_ex_data(ssl, connection_slot_for(&on_free), this);
+  SSL_set_ex_data(ssl, connection_slot(), this);
 }
 
 void ConnectionDeadlines::forget(const SSL* ssl) {

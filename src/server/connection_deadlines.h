@@ -61,6 +61,7 @@ class ConnectionDeadlines {
     Clock::time_point start, deadline;
     bool cut = false;
   };
+  static int connection_slot();
   static void on_info(const SSL* ssl, int where, int ret);
   static void on_free(void* parent, void* ptr, CRYPTO_EX_DATA* ad, int idx, long argl, void* argp);
   void begin(SSL* ssl);
