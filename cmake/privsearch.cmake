@@ -24,16 +24,44 @@ if(PRIVSEARCH_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# privsearch_module(<name> SOURCES ... DEPS ...): one static library per module, includes
-# rooted at src/.
+# Unity batches: a module's files compiled a few at a time as one translation unit, so the
+# headers they share (the standard library, fmt, gRPC, protobuf) are parsed once per batch. Files
+# with their own compile options (the AVX-512 / IFMA kernels) are left out of the batches by
+# CMake and keep their flags. Names private to a file must be unique within its module.
+option(PRIVSEARCH_UNITY_SRC "Compile each library's files in unity batches (faster cold builds)" ON)
+
+# privsearch_module(<name> SOURCES ... [SECRET_SOURCES ...] DEPS ...): one static library per
+# module, includes rooted at src/. SECRET_SOURCES hold secret-key code, or code that signs or
+# decrypts with a secret key, which a provider binary linking the module must leave out: a static library is linked one object at a time, so they
+# are compiled on their own, never in a unity batch with public code
+# (tests/provider_only/check_symbols.cmake checks the provider binaries).
 function(privsearch_module name)
-  cmake_parse_arguments(M "" "" "SOURCES;DEPS" ${ARGN})
-  add_library(${name} STATIC ${M_SOURCES})
+  cmake_parse_arguments(M "" "" "SOURCES;SECRET_SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${M_SOURCES} ${M_SECRET_SOURCES})
+  if(M_SECRET_SOURCES)
+    set_source_files_properties(${M_SECRET_SOURCES} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${name} PUBLIC ${M_DEPS} PRIVATE privsearch_warnings)
+  set_target_properties(${name} PROPERTIES UNITY_BUILD ${PRIVSEARCH_UNITY_SRC}
+                                           UNITY_BUILD_BATCH_SIZE 6)
 endfunction()
 if(PRIVSEARCH_BUILD_FUZZ)
   # Instrument every library for coverage and sanitizers; only fuzz targets link libFuzzer.
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# The environment of every test. ctest runs two tests at once on a 2-core machine; a test whose
+# OpenBLAS or OpenMP pool spins waiting for work beside another busy test crawls (the SciFact
+# index build: 14 s alone, 71 s beside two busy processes with the default spinning pools,
+# 20 s with these two settings). The code paths stay the same: OpenMP still runs its threads.
+set(PRIVSEARCH_TEST_ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OMP_WAIT_POLICY=passive")
+
+# Adds PRIVSEARCH_TEST_ENVIRONMENT to the tests add_test() registered in this directory.
+function(privsearch_set_test_environment)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t ${tests})
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT ${PRIVSEARCH_TEST_ENVIRONMENT})
+  endforeach()
+endfunction()

@@ -10,8 +10,8 @@
 namespace privsearch::rerank {
 
 namespace {
-constexpr std::uint8_t kMagic[4] = {'P', 'S', 'R', 'R'};
-constexpr std::uint16_t kVersion = 1;
+constexpr std::uint8_t kMessageMagic[4] = {'P', 'S', 'R', 'R'};
+constexpr std::uint16_t kMessageVersion = 1;
 constexpr std::uint16_t kTypeRequest = 1, kTypeResponse = 2;
 
 struct Header {
@@ -21,8 +21,8 @@ struct Header {
 };
 
 void write_header(ByteWriter& w, std::uint16_t type, const Header& h) {
-  w.put_bytes(kMagic);
-  w.put_u16(kVersion);
+  w.put_bytes(kMessageMagic);
+  w.put_u16(kMessageVersion);
   w.put_u16(type);
   w.put_bytes(h.params_id);
   w.put_u8(static_cast<std::uint8_t>(h.kernel));
@@ -34,12 +34,12 @@ void write_header(ByteWriter& w, std::uint16_t type, const Header& h) {
 Status read_header(ByteReader& r, std::uint16_t type, const MessageLimits& limits, Header& h) {
   std::uint8_t magic[4];
   PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(magic));
-  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMagic))) {
+  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMessageMagic))) {
     return data_loss_error("bad magic: not a privsearch rerank message");
   }
   std::uint16_t version = 0, got_type = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
-  if (version != kVersion) {
+  if (version != kMessageVersion) {
     return data_loss_error(fmt::format("unsupported rerank message version {}", version));
   }
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(got_type));

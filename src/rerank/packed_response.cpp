@@ -11,8 +11,8 @@
 namespace privsearch::rerank {
 
 namespace {
-constexpr std::uint8_t kMagic[4] = {'P', 'S', 'P', 'K'};
-constexpr std::uint16_t kVersion = 1;
+constexpr std::uint8_t kPackedMagic[4] = {'P', 'S', 'P', 'K'};
+constexpr std::uint16_t kPackedVersion = 1;
 constexpr double kDeviations = 5.0;
 
 int max_c1_bits(const ckks::Params& params) {
@@ -122,8 +122,8 @@ Status check_packed_scale(const ckks::Params& params, int log_modulus, double sc
 
 std::vector<std::uint8_t> serialize_packed(const PackedCiphertext& ct) {
   ByteWriter w;
-  w.put_bytes(kMagic);
-  w.put_u16(kVersion);
+  w.put_bytes(kPackedMagic);
+  w.put_u16(kPackedVersion);
   w.put_bytes(ct.params_id);
   w.put_u8(static_cast<std::uint8_t>(ct.c0_bits));
   w.put_u8(static_cast<std::uint8_t>(ct.c1_bits));
@@ -141,12 +141,12 @@ Result<PackedCiphertext> deserialize_packed(const ckks::Params& params,
   ByteReader r(bytes);
   std::uint8_t magic[4];
   PRIVSEARCH_RETURN_IF_ERROR(r.get_bytes(magic));
-  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kMagic))) {
+  if (!std::equal(std::begin(magic), std::end(magic), std::begin(kPackedMagic))) {
     return data_loss_error("bad magic: not a packed rerank ciphertext");
   }
   std::uint16_t version = 0;
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
-  if (version != kVersion) {
+  if (version != kPackedVersion) {
     return data_loss_error(fmt::format("unsupported packed ciphertext version {}", version));
   }
   PackedCiphertext ct;

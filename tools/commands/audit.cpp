@@ -18,7 +18,7 @@
 namespace privsearch::tools {
 namespace {
 
-struct Args {
+struct AuditArgs {
   eval::AuditOptions audit;
   std::filesystem::path dataset, html;
   bool extraction = false;
@@ -28,7 +28,7 @@ struct Args {
   PrivateAuditOptions private_options;
 };
 
-int run(const Args& a) {
+int run_audit(const AuditArgs& a) {
   const Progress progress;
   if (a.access_private) {
     auto po = a.private_options;
@@ -71,7 +71,7 @@ Command add_audit_command(CLI::App& parent) {
       "fidelity and what the candidate IDs reveal (centroid, log-rank, ridge estimators; top-K "
       "overlap; linkability AUC with and without the client's permutation), the circuit-privacy "
       "boundary with and without the provider's noise flooding; one JSON object");
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<AuditArgs>();
   cmd->add_option("--dataset", a->dataset, "BEIR directory")
       ->required()
       ->check(CLI::ExistingDirectory);
@@ -106,7 +106,7 @@ Command add_audit_command(CLI::App& parent) {
                   "Also write a self-contained HTML report (tables and SVG charts) here");
   cmd->add_flag("--json")->description(
       "Print one JSON object (the default and only format; accepted for scripts)");
-  return {cmd, [a] { return run(*a); }};
+  return {cmd, [a] { return run_audit(*a); }};
 }
 
 }  // namespace privsearch::tools

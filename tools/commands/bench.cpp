@@ -23,7 +23,7 @@
 namespace privsearch::tools {
 namespace {
 
-struct Args {
+struct BenchArgs {
   std::string suite;
   std::size_t runs = 0;                // 0: each suite's default
   std::optional<std::size_t> queries;  // --queries when given (suites differ in the default)
@@ -45,31 +45,31 @@ struct Args {
 
 // ---- options shared by several suites ---------------------------------------------------------
 
-void add_runs(CLI::App* cmd, Args& a, const char* defaults) {
+void add_runs(CLI::App* cmd, BenchArgs& a, const char* defaults) {
   cmd->add_option("--runs", a.runs, std::string("Timed runs per figure (") + defaults + ")")
       ->check(CLI::Range(3, 100000));
 }
-void add_index(CLI::App* cmd, Args& a) {
+void add_index(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--index", a.systems.index, "Index directory (default build/demo/index-scifact)");
 }
-void add_candidates(CLI::App* cmd, Args& a) {
+void add_candidates(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--candidates", a.e2e.k, "K, candidates reranked per search (default 100)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
 }
-void add_docs_and_queries(CLI::App* cmd, Args& a, const char* docs, const char* queries) {
+void add_docs_and_queries(CLI::App* cmd, BenchArgs& a, const char* docs, const char* queries) {
   cmd->add_option("--docs", a.e2e.docs, docs)->check(CLI::Range(1000, 100000000));
   cmd->add_option("--queries", a.queries, queries)->check(CLI::Range(1, 1000000));
 }
 
 // ---- one function per suite: its options, then how it runs --------------------------------------
 
-void add_ckks_options(CLI::App* cmd, Args& a) {
+void add_ckks_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--preset", a.ckks.presets, "Preset(s) to run (default: all)")
       ->check(CLI::IsMember(ckks::preset_names()));
   cmd->add_option("--warmup", a.ckks.warmup, "Untimed warm-up runs")->check(CLI::Range(1, 1000));
   add_runs(cmd, a, ">= 20, default 50");
 }
-Result<nlohmann::json> run_ckks(Args& a) {
+Result<nlohmann::json> run_ckks(BenchArgs& a) {
   if (a.runs != 0) {
     if (a.runs < 20) return invalid_argument_error("`--runs` must be >= 20 for the ckks suite");
     a.ckks.runs = a.runs;
@@ -78,7 +78,7 @@ Result<nlohmann::json> run_ckks(Args& a) {
   return r.to_json();
 }
 
-void add_rerank_options(CLI::App* cmd, Args& a) {
+void add_rerank_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--kernel", a.rerank.kernels,
                   "Kernel(s), comma-separated: naive, grouped, one_response, fast, packed "
                   "(default: all five at d'=672, K=100, the fast kernel at K=20, 200 and "
@@ -96,26 +96,26 @@ void add_rerank_options(CLI::App* cmd, Args& a) {
                   "Random queries for top10_order_match (default 200)");
   add_runs(cmd, a, "default 20");
 }
-Result<nlohmann::json> run_rerank(Args& a) {
+Result<nlohmann::json> run_rerank(BenchArgs& a) {
   if (a.runs != 0) a.rerank.runs = a.runs;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_rerank_bench(a.rerank));
   return r.to_json();
 }
 
-void add_pq_options(CLI::App* cmd, Args& a) {
+void add_pq_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--codes", a.pq.codes, "Documents scanned (default 1,000,000)");
   cmd->add_option("--train", a.pq.train, "PQ training vectors (default 200,000; 0 skips train_s)");
   cmd->add_option("--svd-rows", a.pq.svd_rows,
                   "SVD fit rows of dimension 768 (default 200,000; 0 skips svd_fit_s)");
   add_runs(cmd, a, "default 20");
 }
-Result<nlohmann::json> run_pq(Args& a) {
+Result<nlohmann::json> run_pq(BenchArgs& a) {
   if (a.runs != 0) a.pq.runs = a.runs;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_pq_bench(a.pq));
   return r.to_json();
 }
 
-void add_e2e_options(CLI::App* cmd, Args& a) {
+void add_e2e_options(CLI::App* cmd, BenchArgs& a) {
   add_docs_and_queries(cmd, a,
                        "Synthetic documents (default 1,000,000; built once under build/bench-e2e)",
                        "Timed searches (default 200)");
@@ -139,13 +139,13 @@ void add_e2e_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--fetch-rounds", a.e2e.fetches, "Timed fetch rounds (default 5)")
       ->check(CLI::Range(1, 1000));
 }
-Result<nlohmann::json> run_e2e(Args& a) {
+Result<nlohmann::json> run_e2e(BenchArgs& a) {
   if (a.queries) a.e2e.queries = *a.queries;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_e2e_bench(a.e2e));
   return r.to_json();
 }
 
-void add_pir_options(CLI::App* cmd, Args& a) {
+void add_pir_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--db-mb", a.pir.db_mb,
                   "Database size(s) in MiB (default 1024; memory ~1.7x the size)")
       ->check(CLI::Range(std::size_t{1}, rerank::kMaxCandidates));
@@ -178,7 +178,7 @@ void add_pir_options(CLI::App* cmd, Args& a) {
 }
 // Both backends side by side, or ZipPIR's own figures (--backend zippir, --shards,
 // --passes-only).
-Result<nlohmann::json> run_pir(Args& a) {
+Result<nlohmann::json> run_pir(BenchArgs& a) {
   if (a.runs != 0) a.pir.runs = a.runs;
   const bool zippir_only = a.pir_backends == std::vector<std::string>{"zippir"};
   if (zippir_only || !a.pir.shards.empty() || a.pir.passes_only) {
@@ -189,11 +189,11 @@ Result<nlohmann::json> run_pir(Args& a) {
   return run_pir_backends(a.pir, a.pir_backends, a.pir_record_bytes);
 }
 
-void add_compress_options(CLI::App* cmd, Args& a) {
+void add_compress_options(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--threads", a.pir.threads, "Threads for the offline work (default: all cores)");
   add_runs(cmd, a, "default 3");
 }
-Result<nlohmann::json> run_compress(Args& a) {
+Result<nlohmann::json> run_compress(BenchArgs& a) {
   CompressBenchOptions o;
   if (a.runs != 0) o.runs = a.runs;
   o.threads = a.pir.threads;
@@ -201,17 +201,17 @@ Result<nlohmann::json> run_compress(Args& a) {
   return r.to_json();
 }
 
-void add_systems_options(CLI::App* cmd, Args& a) {
+void add_systems_options(CLI::App* cmd, BenchArgs& a) {
   add_index(cmd, a);
   add_candidates(cmd, a);
 }
-Result<nlohmann::json> run_systems(Args& a) {
+Result<nlohmann::json> run_systems(BenchArgs& a) {
   a.systems.k = a.e2e.k;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_systems_bench(a.systems));
   return r.to_json();
 }
 
-void add_abuse_options(CLI::App* cmd, Args& a) {
+void add_abuse_options(CLI::App* cmd, BenchArgs& a) {
   add_index(cmd, a);
   cmd->add_option("--abuse-s", a.abuse.abuse_s,
                   "Seconds of legitimate searches during each abuse class (default 8)")
@@ -224,13 +224,13 @@ void add_abuse_options(CLI::App* cmd, Args& a) {
                   "The provider's --front, haproxy (default) or none (to compare)")
       ->check(CLI::IsMember({"haproxy", "none"}));
 }
-Result<nlohmann::json> run_abuse(Args& a) {
+Result<nlohmann::json> run_abuse(BenchArgs& a) {
   a.abuse.index = a.systems.index;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto r, run_abuse_bench(a.abuse));
   return r.to_json();
 }
 
-void add_cluster_options(CLI::App* cmd, Args& a) {
+void add_cluster_options(CLI::App* cmd, BenchArgs& a) {
   add_index(cmd, a);
   add_candidates(cmd, a);
   cmd->add_option("--replicas", a.cluster.replicas,
@@ -247,19 +247,19 @@ void add_cluster_options(CLI::App* cmd, Args& a) {
                   "Worker threads of each replica (default 1)")
       ->check(CLI::Range(1u, 64u));
 }
-Result<nlohmann::json> run_cluster(Args& a) {
+Result<nlohmann::json> run_cluster(BenchArgs& a) {
   a.cluster.index = a.systems.index;
   a.cluster.k = a.e2e.k;
   return run_cluster_bench(a.cluster);
 }
 
-void add_dataset(CLI::App* cmd, Args& a) {
+void add_dataset(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--dataset", a.private_search.dataset,
                   "BEIR collection for nDCG@10 (and the linkability audit) (default "
                   "../shared/data/scifact; empty to skip)");
 }
 
-void add_private_options(CLI::App* cmd, Args& a) {
+void add_private_options(CLI::App* cmd, BenchArgs& a) {
   add_docs_and_queries(cmd, a, "Synthetic documents (default 1,000,000)",
                        "Timed searches (default 100)");
   add_candidates(cmd, a);
@@ -282,7 +282,7 @@ void add_private_options(CLI::App* cmd, Args& a) {
                   "Documents per cluster (default 4 sqrt(N) within [64, 4096])")
       ->check(CLI::Range(64u, 65536u));
 }
-Result<nlohmann::json> run_private(Args& a) {
+Result<nlohmann::json> run_private(BenchArgs& a) {
   a.private_search.docs = a.e2e.docs;
   a.private_search.k = a.e2e.k;
   if (a.queries) a.private_search.queries = *a.queries;
@@ -290,7 +290,7 @@ Result<nlohmann::json> run_private(Args& a) {
 }
 
 // The IVF shape options ivf and scale share.
-void add_ivf_shape(CLI::App* cmd, Args& a) {
+void add_ivf_shape(CLI::App* cmd, BenchArgs& a) {
   cmd->add_option("--lists", a.ivf.lists, "IVF lists of the synthetic index (default N / 250)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
   cmd->add_option("--route-dim", a.ivf.route_dim,
@@ -304,7 +304,7 @@ void add_ivf_shape(CLI::App* cmd, Args& a) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
 }
 
-void add_ivf_options(CLI::App* cmd, Args& a) {
+void add_bench_ivf_options(CLI::App* cmd, BenchArgs& a) {
   add_docs_and_queries(cmd, a, "Synthetic documents (default 1,000,000)",
                        "Timed searches (default: the suite's)");
   add_candidates(cmd, a);
@@ -324,7 +324,7 @@ void add_ivf_options(CLI::App* cmd, Args& a) {
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 22));
 }
-Result<nlohmann::json> run_ivf(Args& a) {
+Result<nlohmann::json> run_ivf(BenchArgs& a) {
   a.ivf.docs = a.e2e.docs;
   a.ivf.k = a.e2e.k;
   a.ivf.dataset = a.private_search.dataset;
@@ -332,7 +332,7 @@ Result<nlohmann::json> run_ivf(Args& a) {
   return run_ivf_bench(a.ivf);
 }
 
-void add_scale_options(CLI::App* cmd, Args& a) {
+void add_scale_options(CLI::App* cmd, BenchArgs& a) {
   add_docs_and_queries(cmd, a,
                        "Documents of the index (e.g. 10000000; built once, resumably, under "
                        "build/bench-scale)",
@@ -356,7 +356,7 @@ void add_scale_options(CLI::App* cmd, Args& a) {
                   "The exact store's values, float16 (default; 13.4 GB at 10M) or float32")
       ->check(CLI::IsMember({"float16", "float32"}));
 }
-Result<nlohmann::json> run_scale(Args& a) {
+Result<nlohmann::json> run_scale(BenchArgs& a) {
   a.scale.docs = a.e2e.docs;
   a.scale.k = a.e2e.k;
   if (a.queries) a.scale.queries = *a.queries;
@@ -372,8 +372,8 @@ Result<nlohmann::json> run_scale(Args& a) {
 struct Suite {
   const char* name;
   const char* description;
-  void (*add_options)(CLI::App*, Args&);
-  Result<nlohmann::json> (*run)(Args&);
+  void (*add_options)(CLI::App*, BenchArgs&);
+  Result<nlohmann::json> (*run)(BenchArgs&);
 };
 
 // In the order `privsearch bench --help` lists them.
@@ -403,7 +403,7 @@ constexpr Suite kSuites[] = {
     {"ivf",
      "IVF-partitioned public index: client bytes, scan time, quality and probed-list leakage "
      "per nprobe",
-     add_ivf_options, run_ivf},
+     add_bench_ivf_options, run_ivf},
     {"scale",
      "The index at --docs 10000000: streaming resumable build, client bytes, scan, Hit@10 and "
      "end-to-end latency",
@@ -417,7 +417,7 @@ Command add_bench_command(CLI::App& parent) {
   auto* cmd = parent.add_subcommand(
       "bench", "Run a benchmark suite and print one JSON object (privsearch bench <suite> --help)");
   cmd->require_subcommand(1);
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<BenchArgs>();
   auto chosen = std::make_shared<const Suite*>(nullptr);
   for (const Suite& suite : kSuites) {
     auto* sub = cmd->add_subcommand(suite.name, suite.description);

@@ -18,7 +18,7 @@
 namespace privsearch::tools {
 namespace {
 
-struct Args {
+struct EvalArgs {
   std::filesystem::path dataset, html;
   eval::LadderOptions ladder;
   bool encrypted = false, sweep = false;
@@ -30,7 +30,7 @@ struct Args {
   PrivateEvalOptions private_options;
 };
 
-int run(Args& a) {
+int run_eval(EvalArgs& a) {
   const Progress progress;
   if (a.self_docs != 0) {
     a.self.docs = a.self_docs;
@@ -87,7 +87,7 @@ Command add_eval_command(CLI::App& parent) {
       "Retrieval quality ladder on a BEIR collection with a built-in encoder (--encoder): exact "
       "search (raw and projected), PQ-only order, plaintext rerank of the PQ candidates; "
       "nDCG@10, MRR@10, Recall@10/100 with seeded bootstrap 95% intervals");
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<EvalArgs>();
   cmd->add_option("--dataset", a->dataset, "BEIR directory (required unless --self-retrieval)")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--encoder", a->ladder.encoder,
@@ -147,7 +147,7 @@ Command add_eval_command(CLI::App& parent) {
       ->check(CLI::IsMember(ckks::preset_names()));
   cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
                   "With --encrypted: write one JSON line per query to this file");
-  return {cmd, [a] { return run(*a); }};
+  return {cmd, [a] { return run_eval(*a); }};
 }
 
 }  // namespace privsearch::tools

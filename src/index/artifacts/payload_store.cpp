@@ -12,8 +12,8 @@
 namespace privsearch::index {
 
 namespace {
-constexpr std::uint8_t kMagic[4] = {'P', 'S', 'P', 'L'};
-constexpr std::size_t kHeaderBytes = 64;
+constexpr std::uint8_t kPayloadMagic[4] = {'P', 'S', 'P', 'L'};
+constexpr std::size_t kPayloadHeaderBytes = 64;
 
 // Cuts a UTF-8 string to at most `limit` bytes without splitting a character.
 std::string cut_utf8(const std::string& s, std::size_t limit) {
@@ -38,13 +38,13 @@ Status PayloadStore::write(const std::filesystem::path& file, std::size_t count,
         fmt::format("`record_bytes` = {} outside [64, 1048576]", record_bytes));
   }
   ByteWriter h;
-  h.put_bytes(kMagic);
+  h.put_bytes(kPayloadMagic);
   h.put_u16(1);
   h.put_u16(0);
   h.put_u64(count);
   h.put_u32(static_cast<std::uint32_t>(record_bytes));
   std::vector<std::uint8_t> header = h.take();
-  header.resize(kHeaderBytes, 0);
+  header.resize(kPayloadHeaderBytes, 0);
   return write_file_atomically(file, [&](std::FILE* f) {
     if (std::fwrite(header.data(), 1, header.size(), f) != header.size())
       return unavailable_error("short write");
@@ -70,10 +70,10 @@ Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return not_found_error(fmt::format("cannot open payload store `{}`", file.string()));
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
-  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+  if (bytes.size() < kPayloadHeaderBytes || std::memcmp(bytes.data(), kPayloadMagic, 4) != 0) {
     return data_loss_error(fmt::format("{}: not a payload store", file.string()));
   }
-  ByteReader r({bytes.data() + 4, kHeaderBytes - 4});
+  ByteReader r({bytes.data() + 4, kPayloadHeaderBytes - 4});
   std::uint16_t version = 0, zero = 0;
   std::uint64_t records = 0;
   std::uint32_t record_bytes = 0;
@@ -83,7 +83,7 @@ Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
   (void)r.get_u32(record_bytes);
   std::size_t body = 0;
   if (version != 1 || record_bytes < 64 || !checked_mul(records, record_bytes, body) ||
-      kHeaderBytes + body != bytes.size()) {
+      kPayloadHeaderBytes + body != bytes.size()) {
     return data_loss_error(
         fmt::format("{}: header ({} records of {} bytes, version {}) does not "
                     "match the file size {}",
@@ -92,7 +92,7 @@ Result<PayloadStore> PayloadStore::open(const std::filesystem::path& file) {
   PayloadStore s;
   s.records_ = records;
   s.record_bytes_ = record_bytes;
-  s.data_.assign(bytes.begin() + kHeaderBytes, bytes.end());
+  s.data_.assign(bytes.begin() + kPayloadHeaderBytes, bytes.end());
   return s;
 }
 
@@ -102,11 +102,11 @@ Result<PayloadShape> payload_shape(const Manifest& manifest) {
   for (std::uint32_t g = 0; g <= index_generations(manifest); ++g) {
     const ArtifactEntry* e = manifest.find(generation_artifact(kPayloadsArtifact, g));
     if (e == nullptr) continue;
-    if (e->bytes < kHeaderBytes) {
+    if (e->bytes < kPayloadHeaderBytes) {
       return data_loss_error(
           fmt::format("payload file {} of {} bytes has no header", e->file, e->bytes));
     }
-    body += e->bytes - kHeaderBytes;
+    body += e->bytes - kPayloadHeaderBytes;
     ++files;
   }
   if (files == 0) return not_found_error("the manifest lists no payloads");

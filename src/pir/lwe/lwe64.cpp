@@ -12,7 +12,7 @@
 namespace privsearch::pir {
 namespace {
 
-constexpr std::array<Lwe64Params, 2> kTable = {{
+constexpr std::array<Lwe64Params, 2> kLwe64Table = {{
     {"scoring-n2048-ternary", 2048, 81920.0, true,
      "q = 2^64, uniform ternary secret, rounded Gaussian sigma 81,920: q / sigma = 2^47.7 at "
      "n = 2048, below the HE-standard 128-bit row for n = 2048 (log q 54 at sigma 3.2, "
@@ -25,7 +25,7 @@ constexpr std::size_t kHintRowsPerPass = 4096;
 
 }  // namespace
 
-std::span<const Lwe64Params> lwe64_param_table() { return kTable; }
+std::span<const Lwe64Params> lwe64_param_table() { return kLwe64Table; }
 
 Result<Lwe64Params> find_lwe64_params(std::string_view name, bool allow_insecure) {
   return find_param_row(lwe64_param_table(), name, allow_insecure, "LWE (q = 2^64)");

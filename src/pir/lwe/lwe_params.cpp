@@ -7,7 +7,7 @@
 namespace privsearch::pir {
 namespace {
 
-constexpr std::array<LweParams, 4> kTable = {{
+constexpr std::array<LweParams, 4> kLweTable = {{
     {"zippir-n1400-binary", 1400, 32, 6.4, LweSecretKind::kBinary, true,
      "ZipPIR (arXiv 2603.09190) section 5.3: (n, q) = (1400, 2^32), discrete Gaussian sigma 6.4, "
      "> 128-bit by the lattice estimator; binary secret as in its security theorem"},
@@ -24,7 +24,7 @@ constexpr std::array<LweParams, 4> kTable = {{
 
 }  // namespace
 
-std::span<const LweParams> lwe_param_table() { return kTable; }
+std::span<const LweParams> lwe_param_table() { return kLweTable; }
 
 std::string_view secret_kind_name(LweSecretKind kind) {
   switch (kind) {
