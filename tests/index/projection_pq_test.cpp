@@ -1,3 +1,4 @@
+#include <faiss/impl/ProductQuantizer.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -117,6 +118,21 @@ TEST(Controls, FirstCoordinatesAndGaussianAreOrthonormal) {
   const auto g = *gaussian_orthoprojector(m, 7, 9);
   EXPECT_LT(max_gram_error(g), 1e-5);
   EXPECT_NE(g.basis, (*gaussian_orthoprojector(m, 7, 10)).basis);
+}
+
+// The subquantizers trained in parallel give Faiss's own codebook: the reference is
+// faiss::ProductQuantizer::train, which trains them one after another with the same seed.
+TEST(Pq, ParallelTrainingEqualsFaissSequentialTraining) {
+  const auto m = low_rank(1500, 48, 12, 21);
+  const std::uint64_t seed = 0x5eedULL;
+  const auto ours = *train_pq_codebook(m, 12, seed);
+  faiss::ProductQuantizer reference(48, 12, 8);
+  reference.cp.seed = static_cast<int>(seed & 0x7fffffff);
+  reference.train(m.rows, m.data.data());
+  ASSERT_EQ(ours.centroids.size(), reference.centroids.size());
+  EXPECT_EQ(ours.centroids, reference.centroids);
+  EXPECT_EQ(ours.dsub, reference.dsub);
+  EXPECT_EQ(ours.ksub, reference.ksub);
 }
 
 TEST(Pq, CodesDecodeNearTheVectorsAndSearchFindsTheBest) {
