@@ -50,7 +50,8 @@ std::vector<std::size_t> exact_top10(const index::ExactStore& store, std::span<c
 double top10_overlap(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b);
 
 // A provider core (rerank-n8192 params, one thread's worth of work per call) serving `matrix`
-// for `version`, at most `max_queries` cluster queries per request.
+// for `version`, at most `max_queries` cluster queries per request, with no hourly query
+// budget (an offline instrument, not a serving provider).
 Result<std::unique_ptr<protocol::ProviderCore>> scoring_core(
     const index::ExactStore& store, const std::string& version,
     std::shared_ptr<const scoring::ScoringMatrix> matrix, std::size_t max_queries);
