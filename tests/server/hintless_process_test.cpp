@@ -109,23 +109,16 @@ TEST(HintlessProcess, PayloadsComeBackInOneBatchWithoutSetupAndMalformedQueriesA
 
 TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpdate) {
   testing::Collection c("hintless-lists");
-  const auto o = ivf_index(c);
-  const auto key = *index::Ed25519SigningKey::generate();
-  ASSERT_TRUE(index::sign_index(o.out, key).ok());
-  const auto thin = c.dir / "thin";
-  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  const auto ix = testing::signed_ivf_index(c);
+  const auto& o = ix.build;
+  const auto& thin = ix.thin;
   const auto provider = spawn_hintless(c, o.out, {"--pir-lists"});
   ASSERT_NE(provider, nullptr);
   const auto connect = [&] {
     return *client::ProviderClient::connect(provider->connect_options());
   };
-  client::OpenOptions plain_options;
-  plain_options.candidates = client::CandidateIndex::kIvf;
-  plain_options.disk_cache = false;
-  auto private_options = plain_options;
-  private_options.private_lists = true;
-  private_options.allow_insecure_pir = true;
-  auto plain = *client::SearchClient::open(thin, connect(), plain_options);
+  const auto private_options = testing::ivf_open_options(true);
+  auto plain = *client::SearchClient::open(thin, connect(), testing::ivf_open_options(false));
   auto hidden = *client::SearchClient::open(thin, connect(), private_options);
   client::SearchOptions so;
   so.candidates = 20;
@@ -153,7 +146,7 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
 
   // An update and SIGHUP: both PIR databases are rebuilt under the new version.
   const auto in = testing::appended_documents(400, 20);
-  const auto update = index::append_to_index(o.out, in, &key);
+  const auto update = index::append_to_index(o.out, in, &ix.key);
   ASSERT_TRUE(update.ok()) << update.status().to_string();
   ASSERT_TRUE(provider->signal(SIGHUP));
   auto cl = connect();
@@ -162,7 +155,7 @@ TEST(HintlessProcess, PrivateListsInOneBatchGiveThePlainCandidatesAndFollowAnUpd
   const auto added = fetcher->fetch(405);
   ASSERT_TRUE(added.ok()) << added.status().to_string();
   EXPECT_NE(added->find("added text"), std::string::npos) << *added;
-  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  ix.refresh_thin();
   auto fresh = *client::SearchClient::open(thin, connect(), private_options);
   so.nprobe = 8;
   const std::uint64_t first_new = cl->server_info()->documents() - 20;

@@ -46,11 +46,9 @@ std::unique_ptr<tools::SpawnedProvider> spawn_with_zippir(const testing::Collect
 
 TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   testing::Collection c("private-lists");
-  const auto o = ivf_index(c);
-  const auto key = *index::Ed25519SigningKey::generate();
-  ASSERT_TRUE(index::sign_index(o.out, key).ok());
-  const auto thin = c.dir / "thin";
-  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  const auto ix = testing::signed_ivf_index(c);
+  const auto& o = ix.build;
+  const auto& thin = ix.thin;
 
   const auto provider = spawn_with_zippir(c, o.out, {"--pir-lists", "--pir-lists-ready", "8"});
   ASSERT_NE(provider, nullptr);
@@ -58,13 +56,8 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
     return *client::ProviderClient::connect(provider->connect_options());
   };
   EXPECT_TRUE(connect()->server_info()->limits().pir_ivf_lists());
-  client::OpenOptions plain_options;
-  plain_options.candidates = client::CandidateIndex::kIvf;
-  plain_options.disk_cache = false;
-  auto private_options = plain_options;
-  private_options.private_lists = true;
-  private_options.allow_insecure_pir = true;
-  auto plain = *client::SearchClient::open(thin, connect(), plain_options);
+  const auto private_options = testing::ivf_open_options(true);
+  auto plain = *client::SearchClient::open(thin, connect(), testing::ivf_open_options(false));
   auto opened = client::SearchClient::open(thin, connect(), private_options);
   ASSERT_TRUE(opened.ok()) << opened.status().to_string();
   auto hidden = std::move(opened).value();
@@ -126,12 +119,12 @@ TEST(PrivateListsProcess, ListsByPirGiveThePlainCandidatesAndFollowAnUpdate) {
   // An update (20 documents appended), SIGHUP: the lists' PIR database is rebuilt with the new
   // segments; a fresh private client finds an appended document by its own vector.
   const auto in = testing::appended_documents(400, 20);
-  const auto update = index::append_to_index(o.out, in, &key);
+  const auto update = index::append_to_index(o.out, in, &ix.key);
   ASSERT_TRUE(update.ok()) << update.status().to_string();
   ASSERT_TRUE(provider->signal(SIGHUP));
   auto cl = connect();
   ASSERT_TRUE(testing::wait_for_version(*cl, update->manifest.version_id));
-  ASSERT_TRUE(index::copy_client_files(o.out, thin, {"projection", index::kIvfArtifact}).ok());
+  ix.refresh_thin();
   auto fresh = client::SearchClient::open(thin, connect(), private_options);
   ASSERT_TRUE(fresh.ok()) << fresh.status().to_string();
   so.nprobe = 8;

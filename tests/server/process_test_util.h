@@ -1,5 +1,6 @@
 // Helpers shared by the provider-process tests of this directory: counting a needle in a log,
-// the tiny collection's IVF index, and a provider started on it with its request log kept.
+// the tiny collection's IVF index (signed, with a client's thin copy), and a provider started on
+// it with its request log kept.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,9 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "client/search_client.h"
 #include "harness/spawned_provider.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/client_files.h"
+#include "index/artifacts/manifest_signature.h"
+#include "index/artifacts/signing_key.h"
 #include "index/build.h"
+#include "index/candidates/ivf.h"
 #include "testing/tiny_collection.h"
 
 namespace privsearch::testing {
@@ -34,6 +40,38 @@ inline index::BuildOptions ivf_index(const Collection& c) {
   o.ivf = true;
   o.ivf_lists = 8;
   EXPECT_TRUE(index::build_index(o, nullptr).ok());
+  return o;
+}
+
+// The IVF index signed by a fresh key, and the client's thin copy of it (projection and IVF
+// artifact only) in c.dir / "thin".
+struct SignedIvfIndex {
+  index::BuildOptions build;
+  index::Ed25519SigningKey key;
+  std::filesystem::path thin;
+
+  // Copies the client files again (after an update).
+  void refresh_thin() const {
+    ASSERT_TRUE(
+        index::copy_client_files(build.out, thin, {"projection", index::kIvfArtifact}).ok());
+  }
+};
+
+inline SignedIvfIndex signed_ivf_index(const Collection& c) {
+  SignedIvfIndex s{ivf_index(c), *index::Ed25519SigningKey::generate(), c.dir / "thin"};
+  EXPECT_TRUE(index::sign_index(s.build.out, s.key).ok());
+  s.refresh_thin();
+  return s;
+}
+
+// A client opening an IVF index without a disk cache: the lists fetched in the clear, or by
+// PIR (test parameters allowed) when `private_lists`.
+inline client::OpenOptions ivf_open_options(bool private_lists) {
+  client::OpenOptions o;
+  o.candidates = client::CandidateIndex::kIvf;
+  o.disk_cache = false;
+  o.private_lists = private_lists;
+  o.allow_insecure_pir = private_lists;
   return o;
 }
 
