@@ -17,7 +17,7 @@ FUNCTION_LIMIT = 80
 FILE_LIMIT = 500
 FUNCTION_DIRS = ("src", "tools")
 FILE_DIRS = ("src", "tools", "tests", "python", "fuzz")
-# Reviewed exceptions, at most three (issue 33): name -> why. None today.
+# Reviewed exceptions, at most three: name -> why. None today.
 EXCEPTIONS = {}
 
 

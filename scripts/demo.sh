@@ -7,10 +7,7 @@
 # made from this machine's Debian package lists by scripts/debian_corpus.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${BUILD_DIR:-build}
-bin=$build/tools/privsearch
-work=$build/demo
-. scripts/lib/demo_index.sh
+. scripts/lib/demo_index.sh  # $build, $bin, $work, demo_index
 
 step() { printf '\n== %s\n' "$*"; }
 

@@ -1,7 +1,12 @@
-# Sourced by scripts/demo.sh and scripts/cluster_demo.sh: picks the demo's collection and builds
-# its index once. Needs $bin (the privsearch CLI), $work (the demo's directory) and $1 (a BEIR
-# directory, or empty for ../shared/data/scifact, else a collection made from this machine's
-# Debian package lists by scripts/debian_corpus.py). Sets $data and $index.
+# Sourced by scripts/demo.sh and scripts/cluster_demo.sh from the repository root: sets $build
+# ($BUILD_DIR, default build), $bin (the privsearch CLI) and $work (the demo's directory), and
+# defines demo_index, which picks the demo's collection and builds its index once. demo_index
+# takes $1 (a BEIR directory, or empty for ../shared/data/scifact, else a collection made from
+# this machine's Debian package lists by scripts/debian_corpus.py) and sets $data and $index.
+build=${BUILD_DIR:-build}
+bin=$build/tools/privsearch
+work=$build/demo
+
 demo_index() {
   data=${1:-../shared/data/scifact}
   if [ -z "${1:-}" ] && [ ! -f "$data/corpus.jsonl" ]; then
