@@ -12,10 +12,12 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   CLI::App app{
-      "privsearch: privacy-aware semantic search (CKKS-encrypted rerank + ZipPIR).\n"
-      "The client searches a public PQ index locally, sends candidate IDs and an encrypted\n"
-      "query; the provider scores them under encryption and never sees the query, the scores\n"
-      "or the ranking."};
+      "privsearch: privacy-aware semantic search.\n"
+      "The client finds candidates in a public index locally (PQ, or IVF lists fetched in the\n"
+      "clear or by PIR) and has them scored under encryption: CKKS rerank of candidate IDs, or,\n"
+      "with --access-private, LWE scoring of whole clusters that names no document. The\n"
+      "provider never sees the query, the scores or the ranking; documents are read by\n"
+      "hintless PIR (or ZipPIR), so it does not learn which either."};
   app.require_subcommand(1);
   namespace tools = privsearch::tools;
   const tools::AddCommand registry[] = {
