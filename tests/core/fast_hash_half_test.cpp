@@ -10,6 +10,7 @@
 #include "core/csprng.h"
 #include "core/fast_hash.h"
 #include "core/half.h"
+#include "testing/test_util.h"
 
 namespace privsearch {
 namespace {
@@ -60,6 +61,55 @@ TEST(Half, F16cWideningEqualsTheCompilersForEveryHalf) {
   detail::halves_to_floats_f16c(raw.data(), fast.data(), 65531);
   for (std::uint32_t v = 0; v < 65531; ++v) ASSERT_TRUE(same(fast[v], scalar[v])) << v;
 }
+
+#if defined(__FLT16_MAX__)
+// The bit-arithmetic conversions against the compiler's _Float16 (GCC on x86-64): every half
+// widened, and floats rounded at every tie, next to it, and across every exponent.
+bool same_half(std::uint16_t a, std::uint16_t b) {
+  const bool a_nan = (a & 0x7c00) == 0x7c00 && (a & 0x3ff) != 0;
+  const bool b_nan = (b & 0x7c00) == 0x7c00 && (b & 0x3ff) != 0;
+  return a_nan || b_nan ? a_nan && b_nan : a == b;
+}
+
+std::uint16_t compiler_half(float v) {
+  const _Float16 h = static_cast<_Float16>(v);
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+TEST(Half, ConversionsEqualTheCompilersFloat16) {
+  for (std::uint32_t v = 0; v < 65536; ++v) {
+    const auto bits = static_cast<std::uint16_t>(v);
+    _Float16 h;
+    std::memcpy(&h, &bits, 2);
+    const float want = static_cast<float>(h), got = half_bits_to_float(bits);
+    ASSERT_TRUE((std::isnan(want) && std::isnan(got)) || std::memcmp(&want, &got, 4) == 0) << v;
+    ASSERT_TRUE(same_half(float_to_half_bits(got), bits)) << v;
+  }
+  // Ties between neighbouring halves (and one float-ulp either side): round to even.
+  for (std::uint32_t v = 0; v < 0x7c00; ++v) {
+    const float lo = half_bits_to_float(static_cast<std::uint16_t>(v));
+    const float hi =
+        v + 1 == 0x7c00 ? 65520.0f : half_bits_to_float(static_cast<std::uint16_t>(v + 1));
+    const float mid = lo + (hi - lo) / 2;
+    for (const float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f), -mid}) {
+      ASSERT_TRUE(same_half(float_to_half_bits(x), compiler_half(x))) << x;
+    }
+  }
+  Prng prng = testing::test_prng(77);
+  for (int i = 0; i < 1000000; ++i) {
+    std::uint32_t b = static_cast<std::uint32_t>(prng.next_u64());
+    float x;
+    std::memcpy(&x, &b, 4);
+    ASSERT_TRUE(same_half(float_to_half_bits(x), compiler_half(x))) << b;
+  }
+  for (const float x : {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 1e30f, -1e30f, 0x1p-25f,
+                        0x1.000002p-25f, 0x1p-24f, 0x1p-14f, 0x1.ffcp-15f}) {
+    EXPECT_TRUE(same_half(float_to_half_bits(x), compiler_half(x))) << x;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace privsearch
