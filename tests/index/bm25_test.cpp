@@ -33,6 +33,18 @@ TEST(Bm25, RanksTheMatchingDocumentFirst) {
   EXPECT_TRUE(m.query_vector("unknownword").empty());
 }
 
+// nDCG@10 of query `qid` when the documents are ranked by `scores` (one per document).
+double ndcg10_of_scores(const Collection& c, const std::string& qid,
+                        const std::vector<double>& scores) {
+  std::vector<std::size_t> idx(scores.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(),
+                    [&](auto a, auto b) { return scores[a] > scores[b]; });
+  std::vector<std::string> ranking;
+  for (std::size_t i = 0; i < 10; ++i) ranking.push_back(c.corpus[idx[i]].id);
+  return eval::score_ranking(ranking, c.qrels.at(qid)).ndcg_at_10;
+}
+
 TEST(Bm25, SciFactMatchesThePublishedBaseline) {
   const auto dir = std::filesystem::path(PRIVSEARCH_SHARED_DATA) / "scifact";
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "shared data absent: " << dir;
@@ -46,13 +58,7 @@ TEST(Bm25, SciFactMatchesThePublishedBaseline) {
     std::vector<double> s(c.corpus.size());
     for (std::size_t i = 0; i < c.corpus.size(); ++i)
       s[i] = Bm25Model::dot(qv, m.document_vector(i));
-    std::vector<std::size_t> idx(s.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(),
-                      [&](auto a, auto b) { return s[a] > s[b]; });
-    std::vector<std::string> ranking;
-    for (std::size_t i = 0; i < 10; ++i) ranking.push_back(c.corpus[idx[i]].id);
-    total += eval::score_ranking(ranking, c.qrels.at(q.id)).ndcg_at_10;
+    total += ndcg10_of_scores(c, q.id, s);
   }
   const double ndcg = total / static_cast<double>(c.queries.size());
   std::printf("SciFact BM25 nDCG@10 = %.4f over %zu queries\n", ndcg, c.queries.size());
@@ -81,13 +87,7 @@ double search_ndcg(const Collection& c, const LexicalEncoder& enc) {
       for (std::size_t j = 0; j < z.size(); ++j) a += double(z[j]) * docs[i][j];
       s[i] = a;
     }
-    std::vector<std::size_t> idx(s.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + 10, idx.end(),
-                      [&](auto a, auto b) { return s[a] > s[b]; });
-    std::vector<std::string> ranking;
-    for (std::size_t i = 0; i < 10; ++i) ranking.push_back(c.corpus[idx[i]].id);
-    total += eval::score_ranking(ranking, c.qrels.at(q.id)).ndcg_at_10;
+    total += ndcg10_of_scores(c, q.id, s);
   }
   return total / static_cast<double>(c.queries.size());
 }
