@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -20,7 +21,8 @@ namespace privsearch::index {
 
 namespace {
 
-// OpenBLAS single-threaded while in scope, its earlier thread count restored after.
+// OpenBLAS single-threaded while in scope, its earlier thread count restored after (a
+// process-wide setting: the offline build is the only BLAS user while it trains).
 class SingleThreadedBlas {
  public:
   SingleThreadedBlas() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
@@ -52,9 +54,10 @@ void train_subquantizer(const Matrix& sample, std::size_t dsub, std::size_t sub,
 // faiss::ProductQuantizer::train runs the M k-means one after another, each parallel inside
 // (an OpenMP region per iteration, OpenBLAS sgemm for the distances). On a 2-core machine with
 // another busy process the two thread pools spin against each other: SciFact's M = 84 took
-// 4.6 s idle and 22 s beside two busy processes. The subquantizers are independent, so they are
-// trained in parallel here, one k-means per thread (nested OpenMP regions run on one thread),
-// with BLAS single-threaded inside.
+// 12.6 s idle and 22-35 s beside two busy processes. The subquantizers are independent, so they
+// are trained in parallel here, one k-means per thread (nested OpenMP regions run on one
+// thread), with BLAS single-threaded inside: 3.2 s idle, 3.5 s beside the same two processes.
+// No exception may leave an OpenMP region: the first is kept and returned after it.
 Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::uint64_t seed) {
   if (sample.cols == 0 || m == 0 || sample.cols % m != 0) {
     return invalid_argument_error(
@@ -83,10 +86,9 @@ Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::u
     try {
       train_subquantizer(sample, cb.dsub, static_cast<std::size_t>(sub), cp,
                          cb.centroids.data() + static_cast<std::size_t>(sub) * 256 * cb.dsub);
-    } catch (const faiss::FaissException& e) {
+    } catch (const std::exception& e) {  // faiss::FaissException, std::bad_alloc
       const std::lock_guard lock(failure_mu);
-      failure = e.what();
-      failed = true;
+      if (!failed.exchange(true)) failure = e.what();
     }
   }
   if (failed) return internal_error(fmt::format("Faiss PQ training failed: {}", failure));
