@@ -1,9 +1,11 @@
 // The small access-private scoring database the scoring_messages target and its corpus share:
-// 150 documents of 16 coordinates, clusters of 64 slots, the insecure n = 64 LWE row.
+// 150 documents of 16 coordinates, the scoring tests' small build options (clusters of 64
+// slots, the insecure n = 64 LWE row).
 #pragma once
 
 #include "core/check.h"
 #include "scoring/build.h"
+#include "scoring/scoring_test_util.h"
 
 namespace privsearch::fuzz {
 
@@ -14,14 +16,7 @@ inline scoring::ScoringArtifacts small_scoring_artifacts() {
   for (std::size_t i = 0; i < x.rows * x.cols; ++i) {
     x.data.push_back(static_cast<float>((i * 7919) % 23) / 23.0f - 0.5f);
   }
-  scoring::ScoringBuildOptions o;
-  o.dim = 16;
-  o.cluster_dim = 8;
-  o.cluster_rows = 64;
-  o.query_bits = 8;
-  o.lwe_params = "insecure-test-n64-ternary";
-  o.allow_insecure = true;
-  auto a = scoring::build_scoring(x, o, nullptr);
+  auto a = scoring::build_scoring(x, scoring::test_util::test_options(), nullptr);
   PRIVSEARCH_CHECK(a.ok(), "cannot build the fuzz scoring database");
   return std::move(a).value();
 }

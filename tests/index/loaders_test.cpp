@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/half.h"
 #include "index/artifacts/exact_store.h"
 #include "index/encoders/beir.h"
 #include "index/vectors_io.h"
@@ -276,7 +277,7 @@ TEST(ExactStoreTest, Float16StoresKeepHalfTheBytesAndWidenTheRowsTheyServe) {
     for (std::size_t c = 0; c < 6; ++c) {
       // Every value is the binary16 rounding of the original (within half an ulp: 2^-11 relative).
       const float v = s.row(r)[c];
-      const float want = static_cast<float>(static_cast<_Float16>(m.data[r * 6 + c]));
+      const float want = half_bits_to_float(float_to_half_bits(m.data[r * 6 + c]));
       EXPECT_EQ(v, want);
       EXPECT_LE(std::fabs(v - m.data[r * 6 + c]), std::fabs(m.data[r * 6 + c]) * 0x1p-11f);
       norm += double(v) * v;

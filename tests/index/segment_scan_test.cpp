@@ -11,6 +11,7 @@
 
 #include "core/bytes.h"
 #include "core/csprng.h"
+#include "core/half.h"
 #include "index/artifacts/atomic_file.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq.h"
@@ -121,8 +122,7 @@ TEST(RouteKernel, HalfMatvecMatchesTheProductInDouble) {
     std::vector<float> widened(rows * cols), q(cols);
     for (std::size_t i = 0; i < table.size(); ++i) {
       widened[i] = round_to_half(static_cast<float>(testing::uniform_pm1(p)));
-      _Float16 h = static_cast<_Float16>(widened[i]);
-      std::memcpy(&table[i], &h, 2);
+      table[i] = float_to_half_bits(widened[i]);
     }
     for (auto& v : q) v = static_cast<float>(testing::uniform_pm1(p));
     std::vector<float> scalar(rows), dispatched(rows), wide(rows);
