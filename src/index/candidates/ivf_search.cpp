@@ -16,6 +16,7 @@ namespace privsearch::index {
 
 using ivf_format::blocked_bytes;
 using ivf_format::kSegmentMagic;
+using ivf_format::segment_bytes;
 
 std::vector<std::uint32_t> route_query(const IvfIndex& ivf, std::span<const float> q,
                                        std::size_t nprobe) {
@@ -73,8 +74,9 @@ Result<IvfList> decode_list(const IvfIndex& ivf, std::uint32_t list,
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(m));
   PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(zero32));
+  // The size the header implies is checked before anything is allocated by it.
   if (std::memcmp(magic, kSegmentMagic, 4) != 0 || version != 1 || named != list ||
-      count != ref.count || m != ivf.codebook.m) {
+      count != ref.count || m != ivf.codebook.m || segment_bytes(count, m) != segment.size()) {
     return data_loss_error(
         fmt::format("list {}'s segment header is not a version 1 segment of "
                     "this list and codebook",
