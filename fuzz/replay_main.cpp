@@ -12,7 +12,8 @@
 
 // One allocation past 2 GiB aborts the replay, as libFuzzer's -malloc_limit_mb (its default, the
 // 2,048 MB RSS limit) stops a fuzzing run: a decoder that sizes a buffer from a length field it
-// has not checked against its input fails here too, not only on a machine short of memory.
+// has not checked against its input fails here too, not only on a machine short of memory
+// (operator new only: a library's direct malloc is not counted).
 constexpr std::size_t kMallocLimitBytes = std::size_t{2048} << 20;
 
 void* operator new(std::size_t bytes) {

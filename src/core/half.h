@@ -1,8 +1,8 @@
 // IEEE 754 binary16 ("half") values widened to float32, exactly (every half is a float): with
 // F16C's vcvtph2ps, 8 at a time, when the CPU has it (x86-64-v3 does; the project's x86-64-v2
 // baseline does not, so it is chosen at run time), else one value at a time by bit arithmetic.
-// The one-value conversions are our own bit arithmetic, not the compiler's _Float16, which
-// clang before 15 lacks on x86 (the fuzz build) and emscripten's targets differ on.
+// The one-value conversions do not use the compiler's _Float16, which clang before 15 lacks on
+// x86 (the fuzz build).
 // Thread safety: pure.
 #pragma once
 

@@ -30,16 +30,16 @@ std::uint64_t row_hash(const void* row, std::size_t bytes, std::size_t cols) {
 }  // namespace
 
 namespace {
-constexpr std::uint8_t kMagic[4] = {'P', 'S', 'X', 'S'};
-constexpr std::uint16_t kVersion = 1;
+constexpr std::uint8_t kExactMagic[4] = {'P', 'S', 'X', 'S'};
+constexpr std::uint16_t kExactVersion = 1;
 constexpr std::size_t kHeaderBytes = 64;
 }  // namespace
 
 std::vector<std::uint8_t> ExactStore::encode_header(std::uint64_t rows, std::size_t cols,
                                                     StoreDtype dtype) {
   ByteWriter h;
-  h.put_bytes(kMagic);
-  h.put_u16(kVersion);
+  h.put_bytes(kExactMagic);
+  h.put_u16(kExactVersion);
   h.put_u16(0);
   h.put_u64(rows);
   h.put_u32(static_cast<std::uint32_t>(cols));
@@ -114,11 +114,11 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   const std::size_t value_bytes = dtype == 1 ? 2 : 4;
   std::size_t count = 0, bytes = 0;
   Status bad;
-  if (std::memcmp(magic, kMagic, 4) != 0) {
+  if (std::memcmp(magic, kExactMagic, 4) != 0) {
     bad = data_loss_error("not an exact store (bad magic)");
-  } else if (version != kVersion) {
+  } else if (version != kExactVersion) {
     bad = data_loss_error(
-        fmt::format("exact store version {} (this build reads {})", version, kVersion));
+        fmt::format("exact store version {} (this build reads {})", version, kExactVersion));
   } else if (dtype > 1) {
     bad = data_loss_error(fmt::format("exact store value type {} (0 float32, 1 float16)", dtype));
   } else if (rows == 0 || cols == 0 || !checked_mul(rows, cols, count) ||

@@ -6,6 +6,7 @@
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/ProductQuantizer.h>
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -73,14 +74,21 @@ Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::u
   cb.ksub = 256;
   cb.dsub = sample.cols / m;
   cb.centroids.resize(m * cb.ksub * cb.dsub);
-  faiss::ClusteringParameters cp = faiss::ProductQuantizer(sample.cols, m, 8).cp;
+  faiss::ClusteringParameters cp;
+  try {
+    cp = faiss::ProductQuantizer(sample.cols, m, 8).cp;
+  } catch (const faiss::FaissException& e) {
+    return internal_error(fmt::format("Faiss PQ training failed: {}", e.what()));
+  }
   cp.seed = static_cast<int>(seed & 0x7fffffff);
+  // Read before the BLAS guard: OpenBLAS's OpenMP build sets OpenMP's thread count with its own.
+  const int threads = omp_get_max_threads();
   const SingleThreadedBlas blas;
   std::atomic<bool> failed{false};
   std::string failure;
   std::mutex failure_mu;
   const auto subquantizers = static_cast<std::int64_t>(m);
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t sub = 0; sub < subquantizers; ++sub) {
     if (failed.load()) continue;
     try {
@@ -88,7 +96,12 @@ Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::u
                          cb.centroids.data() + static_cast<std::size_t>(sub) * 256 * cb.dsub);
     } catch (const std::exception& e) {  // faiss::FaissException, std::bad_alloc
       const std::lock_guard lock(failure_mu);
-      if (!failed.exchange(true)) failure = e.what();
+      if (!failed.exchange(true)) {
+        try {
+          failure = e.what();
+        } catch (...) {  // no exception may leave the region
+        }
+      }
     }
   }
   if (failed) return internal_error(fmt::format("Faiss PQ training failed: {}", failure));
