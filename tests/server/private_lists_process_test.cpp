@@ -155,11 +155,7 @@ TEST(PrivateListsProcess, AProviderWithoutPirListsRefusesTheModeByName) {
   const auto o = ivf_index(c);
   const auto provider = spawn_with_zippir(c, o.out, {"--no-pir"});
   ASSERT_NE(provider, nullptr);
-  client::OpenOptions oo;
-  oo.candidates = client::CandidateIndex::kIvf;
-  oo.disk_cache = false;
-  oo.private_lists = true;
-  oo.allow_insecure_pir = true;
+  auto oo = testing::ivf_open_options(true);
   const auto refused = client::SearchClient::open(
       o.out, *client::ProviderClient::connect(provider->connect_options()), oo);
   ASSERT_FALSE(refused.ok());

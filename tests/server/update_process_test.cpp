@@ -23,6 +23,7 @@
 #include "index/artifacts/client_files.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/candidates/ivf.h"
+#include "server/process_test_util.h"
 #include "testing/provider_wait.h"
 #include "testing/test_util.h"
 #include "testing/tiny_collection.h"
@@ -43,10 +44,7 @@ bool has_doc(const client::SearchResult& r, std::uint64_t doc) {
 
 TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   testing::Collection c("provider-update");
-  auto o = testing::tiny_index_options(c, 128);
-  o.ivf = true;
-  o.ivf_lists = 8;
-  ASSERT_TRUE(index::build_index(o, nullptr).ok());
+  const auto o = testing::ivf_index(c);
   const auto key = *index::Ed25519SigningKey::generate();
   const auto v1 = *index::sign_index(o.out, key);
   const auto thin = c.dir / "thin";
@@ -66,9 +64,7 @@ TEST(UpdateProcess, AnUpdateIsServedAfterSighupAndClientsCopyOnlyTheNewFiles) {
   const auto connect = [&] {
     return *client::ProviderClient::connect(provider->connect_options());
   };
-  client::OpenOptions oo;
-  oo.candidates = client::CandidateIndex::kIvf;
-  oo.disk_cache = false;
+  const auto oo = testing::ivf_open_options(false);
   auto stale = *client::SearchClient::open(thin, connect(), oo);
   client::SearchOptions so;
   so.candidates = 20;
