@@ -63,7 +63,10 @@ struct ProviderLimits {
   std::int64_t key_budget_ttl_s = 7 * 86400;
   // Authenticated identities (protocol/identities.h): exact scores per identity per window,
   // across all its key epochs; 0: no identity budget. Window 0: the budget never refills.
-  std::uint64_t scores_per_identity = 0;
+  // Without it one identity renews its key epoch at the upload rate (10 at once, 30 a minute)
+  // and gets K scores per epoch request each time: ~1.5 M scores a minute at K = 1024. 2^20 a
+  // day is 1,024 searches of K = 1024 or 10,485 of K = 100.
+  std::uint64_t scores_per_identity = std::uint64_t{1} << 20;
   std::int64_t identity_budget_window_s = 86400;
   RateLimit key_uploads{30, 10};  // per identity (or peer address) per minute, and burst
   // Encrypted cluster queries per PrivateScore request (each costs one pass over the matrix

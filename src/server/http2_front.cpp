@@ -216,6 +216,8 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       "  # the client's address for the provider's per-address limits: set, never appended, so\n"
       "  # a client's own header of this name is replaced\n"
       "  http-request set-header {peer_header} %[src]\n"
+      "  # the provider's in-process marker never comes from outside\n"
+      "  http-request del-header {in_process_header}\n"
       "  default_backend provider\n"
       "\n"
       "backend provider\n"
@@ -226,7 +228,8 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       fmt::arg("header_s", l.request_header_timeout_s), fmt::arg("client_s", l.client_timeout_s),
       fmt::arg("server_s", l.server_timeout_s), fmt::arg("idle_s", l.idle_timeout_s),
       fmt::arg("pem", pem_file.string()), fmt::arg("per_source", l.max_connections_per_source),
-      fmt::arg("peer_header", kFrontPeerHeader), fmt::arg("source_rules", per_source_rules(l)),
+      fmt::arg("peer_header", kFrontPeerHeader), fmt::arg("in_process_header", kInProcessTagHeader),
+      fmt::arg("source_rules", per_source_rules(l)),
       fmt::arg("socket", spec.backend_socket.string()),
       fmt::arg("admin", (spec.run_dir / "front.admin").string()));
 }

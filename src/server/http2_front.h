@@ -35,6 +35,8 @@ namespace privsearch::server {
 
 // The header the front sets to the client's address (lower case: HTTP/2 field names are).
 inline constexpr const char* kFrontPeerHeader = "x-privsearch-peer";
+// The header that marks the provider's own in-process calls (ProviderServer::mark_in_process).
+inline constexpr const char* kInProcessTagHeader = "x-privsearch-in-process";
 
 struct FrontLimits {
   unsigned max_connections = 4096;           // in total (also bounded by the fd limit)

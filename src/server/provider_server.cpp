@@ -48,6 +48,10 @@ std::shared_ptr<grpc::Channel> ProviderServer::in_process_channel() {
   return impl_->server->InProcessChannel(args);
 }
 
+void ProviderServer::mark_in_process(grpc::ClientContext& context) const {
+  context.AddMetadata(kInProcessTagHeader, impl_->service->in_process_tag());
+}
+
 void ProviderServer::replace_core(std::shared_ptr<protocol::ProviderCore> core) {
   impl_->service->replace_core(std::move(core));
 }

@@ -19,7 +19,8 @@
 
 namespace grpc {
 class Channel;
-}
+class ClientContext;
+}  // namespace grpc
 
 namespace privsearch::server {
 
@@ -95,8 +96,10 @@ class ProviderServer {
 
   int port() const;
   // A channel to this server inside the process (the browser endpoint's, server/web_gateway.h):
-  // its calls meet the same service, limits and log; the service believes their peer header.
+  // its calls meet the same service, limits and log. The service believes a call's peer header
+  // (kFrontPeerHeader) only when mark_in_process() has tagged it.
   std::shared_ptr<grpc::Channel> in_process_channel();
+  void mark_in_process(grpc::ClientContext& context) const;
   // Stops accepting, lets in-flight requests finish for up to `grace_ms`, then cancels them.
   void shutdown(int grace_ms = 5000);
   void wait();

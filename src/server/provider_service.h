@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/bytes.h"
+#include "core/constant_time.h"
 #include "core/csprng.h"
 #include "protocol/pir_owners.h"
 #include "protocol/privsearch.grpc.pb.h"
@@ -59,7 +60,8 @@ class ProviderService final : public v1::Provider::Service {
         log_(std::move(log)),
         tokens_(tokens),
         transport_(transport),
-        instance_id_(to_byte_string(Prng::random_seed())) {
+        instance_id_(to_byte_string(Prng::random_seed())),
+        in_process_tag_(to_hex(Prng::random_seed())) {
     replace_core(std::move(core));
   }
 
@@ -212,6 +214,10 @@ class ProviderService final : public v1::Provider::Service {
   // front sets in kFrontPeerHeader, believed only on the provider's unix socket (the front's
   // connections; nothing else can reach it).
   void trust_front_peer_header() { behind_front_ = true; }
+  // What an in-process call carries in kInProcessTagHeader so its peer header is believed: a
+  // random value made at start that never leaves the process. gRPC 1.51 names an in-process
+  // call's peer "unknown", like other transports it cannot name, so the peer cannot tell.
+  const std::string& in_process_tag() const { return in_process_tag_; }
 
   void share_pir_owners(std::shared_ptr<protocol::PirSharedState> shared) {
     owners_.share(std::move(shared));
@@ -311,9 +317,12 @@ class ProviderService final : public v1::Provider::Service {
   // in the same header; nothing outside this process can make such a call.
   std::string caller_address(const grpc::ServerContext* context) const {
     const std::string peer = context->peer();
-    const bool in_process = peer.rfind("inproc", 0) == 0;
-    if (!in_process && (!behind_front_ || peer.rfind("unix:", 0) != 0)) return peer_address(peer);
     const auto& md = context->client_metadata();
+    const auto tag = md.find(kInProcessTagHeader);
+    const bool in_process =
+        tag != md.end() && tag->second.size() == in_process_tag_.size() &&
+        ct::memory_equal(tag->second.data(), in_process_tag_.data(), in_process_tag_.size());
+    if (!in_process && (!behind_front_ || peer.rfind("unix:", 0) != 0)) return peer_address(peer);
     const auto it = md.find(kFrontPeerHeader);
     if (it == md.end() || it->second.empty() || it->second.size() > 64) return "unix";
     return std::string(it->second.data(), it->second.size());
@@ -418,6 +427,8 @@ class ProviderService final : public v1::Provider::Service {
   bool behind_front_ = false;
   const TransportLimits transport_;
   const std::string instance_id_;
+  // Marks this process's own in-process calls (in_process_tag()); never leaves the process.
+  const std::string in_process_tag_;
   std::atomic<unsigned> in_flight_{0};
   CallHolds holds_;  // last member: its holds refer to per_client_ and in_flight_
 };

@@ -12,12 +12,14 @@
 #include <condition_variable>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "server/connection_deadlines.h"
 #include "server/http2_front.h"
+#include "server/web_request_policy.h"
 
 namespace privsearch::server {
 
@@ -27,6 +29,41 @@ const std::vector<std::string>& web_rpc_methods() {
                                                     "PirSetup",      "PirStatus",  "PirQuery"};
   return kMethods;
 }
+
+namespace web_detail {
+
+// Index-file transfers in flight, in total and per client: a reader that drains slowly holds a
+// connection thread for up to its file's transfer deadline, so files may take only part of the
+// threads (the calls always find one) and one client only a few of those.
+class TransferSlots {
+ public:
+  TransferSlots(unsigned total, unsigned per_client)
+      : total_(std::max(1u, total)), per_client_(std::max(1u, per_client)) {}
+  bool take(const std::string& client) {
+    std::lock_guard lock(mu_);
+    auto& mine = by_client_[client];
+    if (in_flight_ >= total_ || mine >= per_client_) {
+      if (mine == 0) by_client_.erase(client);
+      return false;
+    }
+    ++mine;
+    ++in_flight_;
+    return true;
+  }
+  void give_back(const std::string& client) {
+    std::lock_guard lock(mu_);
+    --in_flight_;
+    if (--by_client_[client] == 0) by_client_.erase(client);
+  }
+
+ private:
+  const unsigned total_, per_client_;
+  std::mutex mu_;
+  unsigned in_flight_ = 0;
+  std::map<std::string, unsigned> by_client_;
+};
+
+}  // namespace web_detail
 
 namespace {
 
@@ -88,6 +125,12 @@ class BoundedPool final : public httplib::TaskQueue {
   bool stopping_ = false;
 };
 
+WebRequestHead head_of(const httplib::Request& req) {
+  WebRequestHead head{req.method, req.path, {}, req.remote_addr};
+  head.headers.assign(req.headers.begin(), req.headers.end());
+  return head;
+}
+
 // A transport refusal as HTTP: a body the service could not parse (typed_parse.h) is the
 // caller's error, a message over the cap too large, a missed deadline a timeout.
 std::pair<int, const char*> http_status_for(grpc::StatusCode code) {
@@ -109,6 +152,16 @@ void json_error(httplib::Response& res, int http_status, const std::string& code
                 const std::string& message) {
   res.status = http_status;
   res.set_content(nlohmann::json{{"code", code}, {"message", message}}.dump(), "application/json");
+}
+
+// A refused head: the connection closes after the answer, since an unread body would otherwise
+// be parsed as the next request. Its byte ranges are dropped: the library applies a request's
+// ranges to whatever answer it gets, an error included (500 ranges made 500 copies of it).
+// The Request is the library's own non-const object, handed to the hooks as const.
+void refuse_head(const httplib::Request& req, httplib::Response& res, const WebRefusal& refusal) {
+  const_cast<httplib::Request&>(req).ranges.clear();
+  json_error(res, refusal.http_status, refusal.code, refusal.message);
+  res.set_header("Connection", "close");
 }
 
 // Loads the identity's PEM strings into the server's TLS context.
@@ -133,20 +186,29 @@ bool use_identity(SSL_CTX& ctx, const net::TlsIdentity& identity) {
 
 struct WebGateway::Impl {
   WebOptions options;
+  ProviderServer* server = nullptr;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<grpc::GenericStub> stub;
   // Declared before the server: it outlives every connection the server's threads serve.
   std::unique_ptr<ConnectionDeadlines> deadlines;
   std::unique_ptr<httplib::SSLServer> http;
+  std::unique_ptr<web_detail::TransferSlots> transfers;
   std::thread listener;
   int port = 0;
   bool stopped = false;
 
+  WebRequestPolicy policy() const {
+    return {options.allowed_origins, options.trusted_proxies, options.max_body_bytes};
+  }
   void allow_origin(const httplib::Request& req, httplib::Response& res) const;
-  void forward(const std::string& method, const httplib::Request& req,
-               httplib::Response& res) const;
-  void serve_index_file(const std::string& file, httplib::Response& res) const;
+  void forward(const std::string& method, const AdmittedWebRequest& caller,
+               const httplib::Request& req, httplib::Response& res) const;
+  bool may_read_files(const AdmittedWebRequest& caller) const;
+  void serve_index_file(const std::string& file, const AdmittedWebRequest& caller,
+                        httplib::Response& res) const;
   void route();
+  void route_calls();
+  void route_files();
 };
 
 void WebGateway::Impl::allow_origin(const httplib::Request& req, httplib::Response& res) const {
@@ -163,14 +225,20 @@ void WebGateway::Impl::allow_origin(const httplib::Request& req, httplib::Respon
 // The request body to the in-process channel, unchanged; the answer's bytes back. The service
 // answers refusals inside the message (always gRPC OK); a gRPC error here is the transport's
 // own (message too large, deadline): a JSON error with its name.
-void WebGateway::Impl::forward(const std::string& method, const httplib::Request& req,
-                               httplib::Response& res) const {
+// Only values the head check admitted reach the metadata (gRPC aborts the process on a value
+// outside 0x20-0x7E); checked again here, where they are copied.
+void WebGateway::Impl::forward(const std::string& method, const AdmittedWebRequest& caller,
+                               const httplib::Request& req, httplib::Response& res) const {
+  if (!is_safe_metadata_value(caller.client_address, 64) ||
+      !is_safe_metadata_value(caller.authorization, 1024)) {
+    json_error(res, 400, "MALFORMED_HEADER", "a header gRPC cannot carry");
+    return;
+  }
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(options.rpc_deadline_s));
-  ctx.AddMetadata(kFrontPeerHeader, req.remote_addr);
-  if (const auto auth = req.get_header_value("Authorization"); !auth.empty()) {
-    ctx.AddMetadata("authorization", auth);
-  }
+  server->mark_in_process(ctx);
+  ctx.AddMetadata(kFrontPeerHeader, caller.client_address);
+  if (!caller.authorization.empty()) ctx.AddMetadata("authorization", caller.authorization);
   grpc::Slice slice(req.body);
   grpc::ByteBuffer request(&slice, 1), response;
   grpc::CompletionQueue cq;
@@ -196,28 +264,58 @@ void WebGateway::Impl::forward(const std::string& method, const httplib::Request
   res.set_content(body, "application/x-protobuf");
 }
 
+// With tokens, a file read needs a known bearer token, as a call does.
+bool WebGateway::Impl::may_read_files(const AdmittedWebRequest& caller) const {
+  if (options.tokens == nullptr) return true;
+  constexpr std::string_view kBearer = "Bearer ";
+  const std::string_view auth = caller.authorization;
+  return auth.substr(0, kBearer.size()) == kBearer &&
+         options.tokens->identity_for(auth.substr(kBearer.size())).has_value();
+}
+
 // A public file of the served index (WebOptions::public_file decides which); anything else is
-// 404, whatever the directory holds.
-void WebGateway::Impl::serve_index_file(const std::string& file, httplib::Response& res) const {
+// 404, whatever the directory holds. Streamed from the open file in 64 KiB pieces, under a
+// transfer slot held until the answer is written or abandoned.
+void WebGateway::Impl::serve_index_file(const std::string& file, const AdmittedWebRequest& caller,
+                                        httplib::Response& res) const {
+  if (!may_read_files(caller)) {
+    json_error(res, 401, "UNAUTHENTICATED", "this provider requires a bearer token");
+    return;
+  }
   const auto path = options.public_file ? options.public_file(file)
                                         : Result<std::filesystem::path>(not_found_error(file));
-  std::ifstream in;
-  if (path.ok()) in.open(path.value(), std::ios::binary);
-  if (!path.ok() || !in) {
+  auto in = std::make_shared<std::ifstream>();
+  if (path.ok()) in->open(path.value(), std::ios::binary | std::ios::ate);
+  if (!path.ok() || !*in) {
     json_error(res, 404, "NOT_FOUND", "no public index file of that name");
     return;
   }
-  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!transfers->take(caller.client_address)) {
+    res.set_header("Retry-After", "1");
+    json_error(res, 503, "OVERLOADED", "too many index files in transfer; retry shortly");
+    return;
+  }
+  const auto size = static_cast<std::uint64_t>(in->tellg());
   // A large file may take longer than one transfer phase, but not longer than its size at the
   // slowest rate we serve (a reader slower than that holds a thread for nothing).
   deadlines->arm_current(
       std::chrono::seconds(options.transfer_deadline_s) +
-      std::chrono::seconds(body.size() /
-                           std::max<std::uint64_t>(1, options.min_transfer_bytes_per_s)));
+      std::chrono::seconds(size / std::max<std::uint64_t>(1, options.min_transfer_bytes_per_s)));
   // The page names each artifact by its manifest hash (?sha256=...), so a cached copy is valid
   // for as long as that URL exists; the manifest itself is always revalidated.
   res.set_header("Cache-Control", is_manifest_file(file) ? "no-cache" : "max-age=86400");
-  res.set_content(std::move(body), "application/octet-stream");
+  res.set_content_provider(
+      size, "application/octet-stream",
+      [in](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        char buf[1 << 16];
+        in->seekg(static_cast<std::streamoff>(offset));
+        const auto n = std::min<std::size_t>(length, sizeof buf);
+        if (!in->read(buf, static_cast<std::streamsize>(n))) return false;
+        return sink.write(buf, n);
+      },
+      [slots = transfers.get(), client = caller.client_address](bool) {
+        slots->give_back(client);
+      });
 }
 
 void WebGateway::Impl::route() {
@@ -231,32 +329,24 @@ void WebGateway::Impl::route() {
   s.new_task_queue = [o = options] { return new BoundedPool(o.threads, o.queued); };
   // The phases of a connection (connection_deadlines.h): the head is in once routing starts, the
   // answer is written once the logger runs; the keep-alive wait and the next head come after.
+  // The head is checked here, before the library reads a body (web_request_policy.h).
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     deadlines->arm_current(std::chrono::seconds(options.transfer_deadline_s));
     allow_origin(req, res);
     res.set_header("X-Content-Type-Options", "nosniff");
+    if (const auto admitted = admit_web_request(head_of(req), policy());
+        std::holds_alternative<WebRefusal>(admitted)) {
+      refuse_head(req, res, std::get<WebRefusal>(admitted));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.method == "OPTIONS") {  // a CORS preflight: the headers above, no body
       res.status = res.has_header("Access-Control-Allow-Origin") ? 204 : 403;
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  s.Post(R"(/privsearch\.v1\.Provider/([A-Za-z]+))",
-         [this](const httplib::Request& req, httplib::Response& res) {
-           const std::string method = req.matches[1];
-           const auto& known = web_rpc_methods();
-           if (std::find(known.begin(), known.end(), method) == known.end()) {
-             json_error(res, 404, "UNKNOWN_METHOD", "no Provider method " + method);
-             return;
-           }
-           deadlines->arm_current(
-               std::chrono::seconds(options.rpc_deadline_s + options.transfer_deadline_s));
-           forward(method, req, res);
-         });
-  s.Get(R"(/index/([A-Za-z0-9_.\-]+))",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          serve_index_file(req.matches[1], res);
-        });
+  route_calls();
+  route_files();
   s.set_logger([this](const httplib::Request&, const httplib::Response&) {
     deadlines->arm_current(std::chrono::seconds(options.keep_alive_s + options.head_deadline_s));
   });
@@ -266,6 +356,37 @@ void WebGateway::Impl::route() {
     s.set_file_extension_and_mimetype_mapping("mjs", "text/javascript");
     s.set_file_extension_and_mimetype_mapping("proto", "text/plain");
   }
+}
+
+// The handlers run only for heads the pre-routing check admitted; they ask it again for the
+// caller (a pure function of the head) rather than pass state between the two.
+void WebGateway::Impl::route_calls() {
+  http->Post(R"(/privsearch\.v1\.Provider/([A-Za-z]+))", [this](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    const auto admitted = admit_web_request(head_of(req), policy());
+    const auto* caller = std::get_if<AdmittedWebRequest>(&admitted);
+    const std::string method = req.matches[1];
+    const auto& known = web_rpc_methods();
+    if (caller == nullptr || std::find(known.begin(), known.end(), method) == known.end()) {
+      json_error(res, 404, "UNKNOWN_METHOD", "no Provider method " + method);
+      return;
+    }
+    deadlines->arm_current(
+        std::chrono::seconds(options.rpc_deadline_s + options.transfer_deadline_s));
+    forward(method, *caller, req, res);
+  });
+}
+
+void WebGateway::Impl::route_files() {
+  http->Get(R"(/index/([A-Za-z0-9_.\-]+))",
+            [this](const httplib::Request& req, httplib::Response& res) {
+              const auto admitted = admit_web_request(head_of(req), policy());
+              if (const auto* caller = std::get_if<AdmittedWebRequest>(&admitted)) {
+                serve_index_file(req.matches[1], *caller, res);
+              } else {
+                refuse_head(req, res, std::get<WebRefusal>(admitted));
+              }
+            });
 }
 
 WebGateway::WebGateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -290,6 +411,9 @@ Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
     return invalid_argument_error(
         "the browser endpoint's head, transfer and lifetime deadlines must be at least 1 s");
   }
+  if (std::string bad; !valid_address_entries(options.trusted_proxies, &bad)) {
+    return invalid_argument_error("--web-trust-proxy-from: not an address or CIDR: " + bad);
+  }
   const auto colon = options.listen.rfind(':');
   if (colon == std::string::npos) {
     return invalid_argument_error("--web-listen wants host:port, not " + options.listen);
@@ -304,8 +428,11 @@ Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->server = &server;
   impl->channel = server.in_process_channel();
   impl->stub = std::make_unique<grpc::GenericStub>(impl->channel);
+  impl->transfers = std::make_unique<web_detail::TransferSlots>(std::max(1u, options.threads / 2),
+                                                                options.file_transfers_per_client);
   impl->deadlines =
       std::make_unique<ConnectionDeadlines>(std::chrono::seconds(options.head_deadline_s),
                                             std::chrono::seconds(options.connection_lifetime_s));

@@ -12,9 +12,14 @@
 // files only (manifest, signature, projection, PQ codes, encoder, payload titles; never the
 // exact store, the scoring matrix or the lists), and GET / — the page (web_root).
 // CORS: only the configured origins get Access-Control-Allow-Origin (the page's own origin needs
-// none). Limits of its own: the body cap, read/write timeouts, deadlines per phase of a
-// connection and on its life, keep-alive bounds and a fixed pool of connection threads with a
-// bounded accept queue (docs/SECURITY.md "The browser endpoint").
+// none). Every request's head is checked before its body is read or a header reaches gRPC
+// (server/web_request_policy.h: no transfer or content coding, the body cap, one byte range,
+// printable Authorization, POSTs only from the endpoint's own or a configured origin and only as
+// application/x-protobuf). Limits of its own: read/write timeouts, deadlines per phase of a
+// connection and on its life, keep-alive bounds, a fixed pool of connection threads with a
+// bounded accept queue, and file transfers capped in total (half the threads, so calls always
+// find one) and per client; files are streamed from disk, never held whole in memory
+// (docs/SECURITY.md "The browser endpoint").
 #pragma once
 
 #include <cstdint>
@@ -26,6 +31,7 @@
 
 #include "core/status.h"
 #include "net/tls.h"
+#include "protocol/identities.h"
 #include "server/provider_server.h"
 
 namespace privsearch::server {
@@ -38,10 +44,16 @@ struct WebOptions {
   std::function<Result<std::filesystem::path>(const std::string& file)> public_file;
   std::filesystem::path web_root;            // the page (index.html, privsearch.js, wasm)
   std::vector<std::string> allowed_origins;  // CORS; empty: same-origin only
+  // Proxies (addresses or CIDRs) whose X-Forwarded-For names the client; nobody else's is read.
+  std::vector<std::string> trusted_proxies;
+  // With tokens, the index's files need a known bearer token too (as the calls do); null: the
+  // public files are public.
+  const protocol::TokenRegistry* tokens = nullptr;
   std::uint64_t max_body_bytes = std::uint64_t{64} << 20;  // the provider's message cap
-  unsigned threads = 8;     // connections served at once (each one thread)
-  unsigned queued = 64;     // accepted connections waiting for a thread; beyond: accept waits
-  int read_timeout_s = 10;  // the longest wait for one read of a request
+  unsigned threads = 8;  // connections served at once (each one thread)
+  unsigned queued = 64;  // accepted connections waiting for a thread; beyond: accept waits
+  unsigned file_transfers_per_client = 2;  // index files one client may be reading at once
+  int read_timeout_s = 10;                 // the longest wait for one read of a request
   int write_timeout_s = 10;
   int keep_alive_s = 5;      // an idle kept-alive connection is closed after this
   int rpc_deadline_s = 120;  // one forwarded call

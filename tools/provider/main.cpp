@@ -107,8 +107,9 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
                  "(score-oracle guard; default 51200 = 512 searches of K = 100)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   app.add_option("--scores-per-identity", l.scores_per_identity,
-                 "Score budget of one authenticated identity per window, across all its key "
-                 "epochs (default 0: none; needs --auth-tokens)");
+                 "Score budget of one authenticated identity (--auth-tokens) per window, across "
+                 "all its key epochs, on every replica sharing --state (default 1048576: 1,024 "
+                 "searches of K = 1024 a day; 0: none)");
   app.add_option("--private-queries-per-window", l.private_queries_per_window,
                  "Access-private cluster queries per caller (identity, else address) per "
                  "--private-query-window-s (default 4096: 512 searches at m = 8; 0: unmetered)");
@@ -219,6 +220,11 @@ void add_web_options(CLI::App& app, ProviderSettings& s) {
   app.add_flag("--web-payloads", s.web_payloads,
                "Also let the page download the payload store (result titles; it is the "
                "documents themselves)");
+  app.add_option("--web-trust-proxy-from", w.trusted_proxies,
+                 "An HTTP proxy (address or CIDR; repeatable) in front of the browser endpoint: "
+                 "the last X-Forwarded-For entry of its requests is the browser's address, which "
+                 "every per-address limit then counts; nobody else's X-Forwarded-For is read, and "
+                 "a request from it without one is refused");
   app.add_option("--web-threads", w.threads, "Browser connections served at once (default 8)")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--web-port-file", s.web_port_file,

@@ -333,6 +333,7 @@ Status ProviderProcess::start_web() {
     return index::public_index_file(dir, file, names);
   };
   web.max_body_bytes = settings_.limits.max_message_bytes;
+  web.tokens = tokens_ ? &*tokens_ : nullptr;
   PRIVSEARCH_ASSIGN_OR_RETURN(web_, server::WebGateway::start(*server_, web));
   if (!settings_.web_port_file.empty()) {
     PRIVSEARCH_RETURN_IF_ERROR(
