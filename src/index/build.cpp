@@ -12,6 +12,7 @@
 #include "index/artifacts/artifacts.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/staged_directory.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq.h"
 #include "index/encoders/beir.h"
@@ -126,10 +127,11 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
 
 }  // namespace
 
-Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
-  auto say = [&](const std::string& s) {
-    if (progress) progress(s);
-  };
+namespace {
+
+// The build itself, every file into `out` (a staging directory: build_index below).
+Result<Manifest> build_into(const BuildOptions& o, const std::filesystem::path& out,
+                            const std::function<void(const std::string&)>& say) {
   std::vector<Document> docs;
   if (o.documents != nullptr) {
     // The checks load_corpus makes of a file: ids present and unique.
@@ -164,18 +166,18 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
   say(fmt::format("projecting {} documents", vectors.rows));
   const Matrix projected = proj.project_documents(vectors);
   std::error_code ec;
-  std::filesystem::create_directories(o.out, ec);
+  std::filesystem::create_directories(out, ec);
   if (ec)
-    return unavailable_error(fmt::format("cannot create `{}`: {}", o.out.string(), ec.message()));
-  PRIVSEARCH_RETURN_IF_ERROR(save_projection(o.out / "projection.bin", proj));
-  PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(o.out / "exact.store", projected, o.store_dtype));
+    return unavailable_error(fmt::format("cannot create `{}`: {}", out.string(), ec.message()));
+  PRIVSEARCH_RETURN_IF_ERROR(save_projection(out / "projection.bin", proj));
+  PRIVSEARCH_RETURN_IF_ERROR(ExactStore::write(out / "exact.store", projected, o.store_dtype));
   say(fmt::format("training PQ (M = {}) on up to {} vectors", m, o.sample));
   PqOptions po;
   po.m = m;
   po.train_size = o.sample;
   po.seed = o.seed;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto pq, build_pq(projected, po));
-  PRIVSEARCH_RETURN_IF_ERROR(save_pq(o.out / "pq.bin", pq));
+  PRIVSEARCH_RETURN_IF_ERROR(save_pq(out / "pq.bin", pq));
   std::vector<ArtifactEntry> ivf_entries;
   if (o.ivf.value_or(docs.size() >= kIvfDefaultMinDocuments)) {
     IvfOptions io;
@@ -188,20 +190,33 @@ Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
     say(fmt::format("training {} IVF lists (routed on {} coordinates) and assigning {} documents",
                     io.lists != 0 ? io.lists : default_ivf_lists(docs.size()), io.route_dim,
                     docs.size()));
-    PRIVSEARCH_ASSIGN_OR_RETURN(ivf_entries, build_ivf(projected, pq, io, o.out));
+    PRIVSEARCH_ASSIGN_OR_RETURN(ivf_entries, build_ivf(projected, pq, io, out));
   }
   say("writing payload store");
-  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(o.out / "payloads.bin", docs, o.record_bytes));
-  if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(o.out / "encoder.bin"));
-  if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(o.out / "encoder.bin"));
+  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(out / "payloads.bin", docs, o.record_bytes));
+  if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(out / "encoder.bin"));
+  if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(out / "encoder.bin"));
   Manifest man = make_manifest(o, v, docs.size(), dim, m);
   man.artifacts.insert(man.artifacts.end(), ivf_entries.begin(), ivf_entries.end());
   if (o.extra_artifacts) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto extra, o.extra_artifacts(projected, o.out, say));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto extra, o.extra_artifacts(projected, out, say));
     man.artifacts.insert(man.artifacts.end(), extra.begin(), extra.end());
   }
   say("writing manifest");
-  PRIVSEARCH_RETURN_IF_ERROR(write_manifest(o.out, man));
+  PRIVSEARCH_RETURN_IF_ERROR(write_manifest(out, man));
+  return man;
+}
+
+}  // namespace
+
+Result<Manifest> build_index(const BuildOptions& o, const Progress& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto staged, StagedDirectory::begin(o.out));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto man, build_into(o, staged.path(), say));
+  if (o.before_commit) PRIVSEARCH_RETURN_IF_ERROR(o.before_commit(staged.path()));
+  PRIVSEARCH_RETURN_IF_ERROR(staged.commit());
   return man;
 }
 

@@ -49,7 +49,10 @@ struct BuildOptions {
   // package builds from arrays this way; not owned).
   const std::vector<Document>* documents = nullptr;
   std::filesystem::path doc_ids;  // optional: one id per vector row
-  std::filesystem::path out;      // index directory (created)
+  // The index directory: the build writes a staging directory beside it and swaps it in only
+  // when complete (index/artifacts/staged_directory.h), so a failed or killed build leaves an
+  // existing index as it was. An existing `out` must be empty or an index directory.
+  std::filesystem::path out;
   std::string encoder_id = "external";
   ProjectionKind projection = ProjectionKind::kSvd;
   std::size_t dim = 672;  // d' (capped at the embedding dimension)
@@ -69,6 +72,9 @@ struct BuildOptions {
   // the rerank's quality on it).
   StoreDtype store_dtype = StoreDtype::kFloat32;
   ExtraArtifacts extra_artifacts;  // empty: none
+  // Runs on the complete staging directory before it replaces `out` (signing: a build whose
+  // signature fails replaces nothing); its error is the build's.
+  std::function<Status(const std::filesystem::path& staged)> before_commit;
 };
 
 Result<Manifest> build_index(const BuildOptions& options, const Progress& progress);

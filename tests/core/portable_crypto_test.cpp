@@ -107,6 +107,23 @@ TEST(PortableChaCha, StreamEqualsOpenSslOnRandomKeys) {
   }
 }
 
+// Past 2^32 blocks the counter carries into the nonce, as OpenSSL's does: the stream never
+// comes back to its first block (the CSPRNG's zero-nonce stream in the WebAssembly client).
+TEST(PortableChaCha, CounterCarriesIntoTheNonceInsteadOfWrapping) {
+  std::array<std::uint8_t, 32> key{};
+  key[0] = 7;
+  const std::array<std::uint8_t, 12> zero{};
+  std::array<std::uint8_t, 16> iv{0xfe, 0xff, 0xff, 0xff};
+  portable::ChaCha20 near_wrap(key, 0xfffffffeu, zero);
+  const std::size_t n = 3 * 64 + 5;
+  const auto stream = chunked(near_wrap, n);
+  EXPECT_EQ(stream, openssl_keystream(EVP_chacha20(), key.data(), iv.data(), n));
+  portable::ChaCha20 first(key, 0, zero);
+  const auto block0 = chunked(first, 64);
+  // Bytes 128..191 are block 2^32 (the third from 2^32 - 2): not block 0 again.
+  EXPECT_NE(std::vector<std::uint8_t>(stream.begin() + 128, stream.begin() + 192), block0);
+}
+
 std::string portable_sha256_hex(const std::vector<std::uint8_t>& data, std::size_t piece) {
   portable::Sha256State s;
   for (std::size_t done = 0; done < data.size();) {

@@ -112,15 +112,19 @@ int run_build(index::BuildOptions& o, scoring::ScoringBuildOptions& scoring, boo
     scoring.seed = o.seed;
     o.extra_artifacts = scoring::scoring_artifacts_for_build(scoring);
   }
+  // Signed in the staging directory, before it replaces --out (which may be the --parent).
+  std::optional<index::Manifest> signed_manifest;
+  if (key) {
+    o.before_commit = [&](const std::filesystem::path& staged) -> Status {
+      PRIVSEARCH_ASSIGN_OR_RETURN(signed_manifest, index::sign_index(staged, *key, signing.parent));
+      return Status();
+    };
+  }
   auto result = index::build_index(o, progress.callback());
   if (!result.ok()) return fail(result.status(), "build");
   fmt::print("index written to {}: {} documents, d' = {}, M = {}, version {}\n", o.out.string(),
              result->documents, result->dim, result->pq_m, result->version_id.substr(0, 16));
-  if (key) {
-    auto signed_manifest = index::sign_index(o.out, *key, signing.parent);
-    if (!signed_manifest.ok()) return fail(signed_manifest.status(), "build: signing");
-    fmt::print("{}", signed_summary(o.out, *signed_manifest, *key));
-  }
+  if (signed_manifest) fmt::print("{}", signed_summary(o.out, *signed_manifest, *key));
   return 0;
 }
 

@@ -130,11 +130,13 @@ int run(const Args& a) {
     if (!shape.ok() && shape.status().code() != StatusCode::kNotFound)
       return failed(shape.status());
     if (shape.ok()) fo.expected_shape = *shape;
-    if (!a.json) {
-      fmt::print(stderr, "setting up private payload fetch (PirInfo; ZipPIR: Paillier keys)...\n");
-    }
     auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
     if (!f.ok()) return failed(f.status());
+    if (!a.json) {  // what create() did: the provider's backend decides
+      fmt::print(stderr, "private payload fetch: {}\n",
+                 (*f)->hintless() ? "hintless PIR (no setup; a fresh secret per query)"
+                                  : "ZipPIR (Paillier keys made, offsets precomputing)");
+    }
     fetcher = std::move(f).value();
     fetcher->precompute_async();
   }

@@ -15,6 +15,7 @@
 #include "harness/spawned_provider.h"
 #include "index/artifacts/manifest.h"
 #include "protocol/identities.h"
+#include "suites/bench_abuse_browser.h"
 #include "suites/bench_abuse_classes.h"
 #include "version/index_version.h"
 
@@ -58,12 +59,21 @@ class AbuseRun {
                                    << protocol::token_line("mallory", r->mallory_) << "\n";
     // The default limits, except K = 1024 (the overload class) and a key budget that the
     // overload class does not exhaust within the run.
-    std::vector<std::string> args{"--auth-tokens",    (work / "tokens").string(),
-                                  "--max-candidates", "1024",
-                                  "--scores-per-key", "1000000000",
-                                  "--front",          o.front};
+    std::vector<std::string> args{"--max-candidates", "1024",    "--scores-per-key",
+                                  "1000000000",       "--front", o.front};
+    if (!abuse::anonymous_class(name)) {
+      args.insert(args.end(), {"--auth-tokens", (work / "tokens").string()});
+    }
     for (auto& a : abuse::provider_args(name)) args.push_back(std::move(a));
+    if (abuse::is_browser_class(name)) {
+      args.insert(args.end(), {"--web-port-file", (work / "web.port").string()});
+    }
     PRIVSEARCH_ASSIGN_OR_RETURN(r->provider_, SpawnedProvider::start({o.index, work, args}));
+    if (abuse::is_browser_class(name)) {
+      std::ifstream port_file(work / "web.port");
+      port_file >> r->web_port_;
+      if (r->web_port_ == 0) return internal_error("bench abuse: no browser endpoint port");
+    }
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
                                 version::IndexVersion::open(o.index, version::tool_spec()));
     r->manifest_ = v.manifest();
@@ -99,6 +109,8 @@ class AbuseRun {
     t.mallory = mallory_;
     t.alice = alice_;
     t.port = provider_->port();
+    t.web_port = web_port_;
+    t.largest_public_file = largest_public_file();
     t.version = manifest_.version_id;
     t.legit_search = [this] { (void)legit_search(); };
     return t;
@@ -162,7 +174,24 @@ class AbuseRun {
     out.seconds_to_return = ms_since(t0) / 1000;
   }
 
+  // The largest of the files every browser may read (projection, PQ codes, encoder).
+  std::string largest_public_file() const {
+    std::string best = "manifest.json";
+    std::uintmax_t size = 0;
+    for (const auto& a : manifest_.artifacts) {
+      if (a.name != "projection" && a.name != "pq" && a.name != "encoder") continue;
+      std::error_code ec;
+      const auto n = std::filesystem::file_size(o_.index / a.file, ec);
+      if (!ec && n > size) {
+        size = n;
+        best = a.file;
+      }
+    }
+    return best;
+  }
+
   const AbuseBenchOptions& o_;
+  std::uint16_t web_port_ = 0;
   std::string alice_, mallory_;
   std::unique_ptr<SpawnedProvider> provider_;
   index::Manifest manifest_;

@@ -16,6 +16,7 @@
 #include "harness/stalled_streams.h"
 #include "pir/paillier/paillier.h"
 #include "pir/zippir/zippir_client.h"
+#include "suites/bench_abuse_browser.h"
 
 namespace privsearch::tools::abuse {
 namespace {
@@ -382,11 +383,17 @@ const std::vector<std::string>& class_names() {
   static const std::vector<std::string> names = {
       "stalled_streams", "key_sets",           "pir_setups",      "overload",
       "unread_answers",  "continuation_flood", "connection_flood"};
-  return names;
+  static const std::vector<std::string> all = [] {
+    auto out = names;
+    for (const auto& b : browser_class_names()) out.push_back(b);
+    return out;
+  }();
+  return all;
 }
 
 std::vector<std::string> provider_args(const std::string& name) {
   if (name == "pir_setups") return {"--pir-backend", "zippir"};
+  if (is_browser_class(name)) return {"--web-listen", "127.0.0.1:0"};
   return {};
 }
 
@@ -400,6 +407,7 @@ Result<std::unique_ptr<AbuseClass>> make_class(const std::string& name, const Ta
     return std::unique_ptr<AbuseClass>(new ContinuationFloodClass(t));
   }
   if (name == "connection_flood") return std::unique_ptr<AbuseClass>(new ConnectionFloodClass(t));
+  if (is_browser_class(name)) return make_browser_class(name, t);
   return invalid_argument_error("bench abuse: unknown class `" + name + "`");
 }
 

@@ -19,9 +19,11 @@ namespace privsearch::tools::abuse {
 struct Target {
   // A connection with this bearer token.
   std::function<Result<std::unique_ptr<client::ProviderClient>>(const std::string&)> connect;
-  std::string mallory, alice;  // the attacker's and the legitimate client's tokens
-  std::uint16_t port = 0;      // on 127.0.0.1
-  std::string version;         // the index's artifact version
+  std::string mallory, alice;       // the attacker's and the legitimate client's tokens
+  std::uint16_t port = 0;           // on 127.0.0.1
+  std::uint16_t web_port = 0;       // the browser endpoint's, for the browser classes (0: none)
+  std::string largest_public_file;  // the index file a browser may read that is largest
+  std::string version;              // the index's artifact version
   // One search of the legitimate client (the load the bench keeps up during every attack), for
   // a class that measures a baseline under the same load before its attack.
   std::function<void()> legit_search;

@@ -52,16 +52,28 @@ function unhex(text) {
   return out;
 }
 
-async function fetchBytes(url, what, allowMissing = false) {
-  let res;
-  try {
-    res = await fetch(url, { cache: "default" });
-  } catch (e) {
-    throw new PrivsearchError("NETWORK", `cannot fetch ${what}: ${e.message}`);
+// `token`: the bearer token, for a provider that puts its index files behind tokens too. A 503
+// (the endpoint's file transfers are all taken: at most 2 per client, half its threads in all)
+// is retried after its Retry-After, a few times.
+async function fetchBytes(url, what, allowMissing = false, token = undefined) {
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  for (let attempt = 0; ; ++attempt) {
+    let res;
+    try {
+      res = await fetch(url, { cache: "default", headers });
+    } catch (e) {
+      throw new PrivsearchError("NETWORK", `cannot fetch ${what}: ${e.message}`);
+    }
+    if (res.status === 503 && attempt < 8) {
+      await res.arrayBuffer();
+      const wait = Math.min(5, Number(res.headers.get("Retry-After")) || 1) * 1000;
+      await new Promise((resolve) => setTimeout(resolve, wait * (0.5 + Math.random() / 2)));
+      continue;
+    }
+    if (allowMissing && res.status === 404) return null;
+    if (!res.ok) throw new PrivsearchError("NETWORK", `${what}: HTTP ${res.status}`);
+    return new Uint8Array(await res.arrayBuffer());
   }
-  if (allowMissing && res.status === 404) return null;
-  if (!res.ok) throw new PrivsearchError("NETWORK", `${what}: HTTP ${res.status}`);
-  return new Uint8Array(await res.arrayBuffer());
 }
 
 // The operator's Ed25519 public key from its PEM (SPKI) text, as `privsearch keygen` writes it.
@@ -274,13 +286,13 @@ export class Client {
   }
 
   async openPrivate(bytes) {
-    const { module, base, manifest } = this.files;
+    const { module, base, manifest, token } = this.files;
     const wanted = manifest.artifacts.filter((a) => PRIVATE_SCORING.includes(baseName(a.name)));
     if (wanted.length < PRIVATE_SCORING.length) {
       throw new PrivsearchError("FAILED_PRECONDITION", "this index has no access-private scoring artifacts");
     }
     await Promise.all(wanted.map(async (a) => {
-      const data = await fetchBytes(`${base}${a.file}?sha256=${a.sha256}`, a.file);
+      const data = await fetchBytes(`${base}${a.file}?sha256=${a.sha256}`, a.file, false, token);
       bytes.received += data.length;
       module.FS.writeFile(`/index/${a.file}`, data);
     }));
@@ -372,10 +384,10 @@ export async function open(indexUrl, options = {}) {
   const core = new module.BrowserClient();
   module.FS.mkdir("/index");
   progress("manifest");
-  module.FS.writeFile("/index/manifest.json", await fetchBytes(`${base}manifest.json`, "manifest.json"));
+  module.FS.writeFile("/index/manifest.json", await fetchBytes(`${base}manifest.json`, "manifest.json", false, options.token));
   const manifest = check(core.readManifest("/index"));
   if (options.pinnedKey) {
-    const sig = await fetchBytes(`${base}manifest.sig`, "manifest.sig", true);
+    const sig = await fetchBytes(`${base}manifest.sig`, "manifest.sig", true, options.token);
     await checkSignature(sig, manifest, options.pinnedKey,
       options.storage !== undefined ? options.storage : globalThis.localStorage);
     module.FS.writeFile("/index/manifest.sig", sig);
@@ -385,7 +397,7 @@ export async function open(indexUrl, options = {}) {
   let downloaded = 0;
   await Promise.all(wanted.map(async (a) => {
     const optional = OPTIONAL.includes(baseName(a.name));
-    const bytes = await fetchBytes(`${base}${a.file}?sha256=${a.sha256}`, a.file, optional);
+    const bytes = await fetchBytes(`${base}${a.file}?sha256=${a.sha256}`, a.file, optional, options.token);
     if (bytes === null) return;  // the provider does not serve it (titles off)
     downloaded += bytes.length;
     progress(`${a.name} (${(bytes.length / 1e6).toFixed(1)} MB)`);
@@ -402,5 +414,5 @@ export async function open(indexUrl, options = {}) {
   check(core.agree(info.paramsName, info.paramsId, info.floodSecurityBits > 0));
   opened.openMs = performance.now() - t0;
   opened.downloadedBytes = downloaded;
-  return new Client(core, endpoint, info, opened, { module, base, manifest });
+  return new Client(core, endpoint, info, opened, { module, base, manifest, token: options.token });
 }

@@ -68,7 +68,9 @@ void ChaCha20::next_block() {
     for (std::size_t b = 0; b < 4; ++b) block_[4 * i + b] = static_cast<std::uint8_t>(v >> (8 * b));
   }
   secure_zero(x.data(), sizeof(x));
-  ++state_[12];
+  // The 32-bit block counter carries into the nonce's first word (as OpenSSL's EVP_chacha20
+  // does), so the stream never wraps onto its first block: 2^64 blocks per key and nonce.
+  if (++state_[12] == 0) ++state_[13];
   used_ = 0;
 }
 

@@ -19,8 +19,8 @@ class ChaCha20 {
   ChaCha20(const ChaCha20&) = delete;
   ChaCha20& operator=(const ChaCha20&) = delete;
 
-  // The next `n` bytes of keystream. The 32-bit counter wraps after 256 GiB; a CSPRNG user
-  // rekeys far earlier (it draws megabytes).
+  // The next `n` bytes of keystream. Past 2^32 blocks (256 GiB) the counter carries into the
+  // nonce's first word, as OpenSSL's does: no block of the stream repeats.
   void generate(std::uint8_t* out, std::size_t n);
 
  private:
