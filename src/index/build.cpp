@@ -129,6 +129,23 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
 
 namespace {
 
+// Says how the payload records hold the documents: nothing is cut silently.
+void report_record_fit(const std::vector<Document>& docs, std::size_t record_bytes,
+                       const std::function<void(const std::string&)>& say) {
+  const auto fit = record_fit(docs, record_bytes);
+  const double mb = 1e-6 * static_cast<double>(docs.size());
+  say(fmt::format("writing payload store: {} records of {} bytes ({:.1f} MB)", docs.size(),
+                  record_bytes, mb * static_cast<double>(record_bytes)));
+  if (fit.cut == 0) return;
+  const std::size_t whole = record_bytes_for(docs);
+  say(fmt::format(
+      "warning: {} of {} documents are longer than a {}-byte record and are cut, ending in "
+      "\"{}\" (the longest needs {} bytes); --record-bytes auto keeps every one whole in "
+      "{}-byte records ({:.1f} MB of payloads instead of {:.1f})",
+      fit.cut, docs.size(), record_bytes, kTruncatedMarker, fit.largest_record, whole,
+      mb * static_cast<double>(whole), mb * static_cast<double>(record_bytes)));
+}
+
 // The build itself, every file into `out` (a staging directory: build_index below).
 Result<Manifest> build_into(const BuildOptions& o, const std::filesystem::path& out,
                             const std::function<void(const std::string&)>& say) {
@@ -192,8 +209,9 @@ Result<Manifest> build_into(const BuildOptions& o, const std::filesystem::path& 
                     docs.size()));
     PRIVSEARCH_ASSIGN_OR_RETURN(ivf_entries, build_ivf(projected, pq, io, out));
   }
-  say("writing payload store");
-  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(out / "payloads.bin", docs, o.record_bytes));
+  const std::size_t record_bytes = o.record_bytes != 0 ? o.record_bytes : record_bytes_for(docs);
+  report_record_fit(docs, record_bytes, say);
+  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(out / "payloads.bin", docs, record_bytes));
   if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(out / "encoder.bin"));
   if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(out / "encoder.bin"));
   Manifest man = make_manifest(o, v, docs.size(), dim, m);

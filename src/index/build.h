@@ -58,7 +58,9 @@ struct BuildOptions {
   std::size_t dim = 672;  // d' (capped at the embedding dimension)
   std::size_t pq_m = 0;   // 0 = d'/8 rounded to a divisor of d'
   std::size_t sample = 200000;
-  std::size_t record_bytes = 2048;  // payload record size
+  // Payload record size; 0: chosen from the documents (record_bytes_for: every one whole). A
+  // document longer than a record is cut, and the build says how many were (progress).
+  std::size_t record_bytes = 2048;
   std::uint64_t seed = 1;
   // The IVF-partitioned public index (index/candidates/ivf.h) next to the flat PQ artifact: nlist
   // lists (0: default_ivf_lists(N) = N / 250), built when `ivf` is set; unset: built from

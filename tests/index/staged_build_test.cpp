@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "index/artifacts/manifest.h"
+#include "index/artifacts/payload_store.h"
 #include "index/artifacts/staged_directory.h"
 #include "index/build.h"
 #include "testing/tiny_collection.h"
@@ -119,6 +121,43 @@ TEST(StagedBuild, AKilledBuildsLeftoversGoAtTheNextBuild) {
   ASSERT_TRUE(build_index(o, nullptr).ok());
   EXPECT_EQ(staging_dirs(o.out), 0u);
   EXPECT_TRUE(load_manifest(o.out).ok());
+}
+
+// Nothing is cut silently: the build says how many documents a record cuts and what `auto`
+// costs; record_bytes 0 (`--record-bytes auto`) keeps every one whole.
+TEST(StagedBuild, LongDocumentsAreReportedAndAutoKeepsThemWhole) {
+  Collection c;
+  std::vector<Document> docs;
+  for (std::size_t i = 0; i < 400; ++i) {
+    docs.push_back({"d" + std::to_string(i), "Title " + std::to_string(i),
+                    std::string(i % 100 == 7 ? 3000 : 100, static_cast<char>('a' + i % 26))});
+  }
+  auto o = small_build(c);
+  o.collection.clear();
+  o.doc_vectors.clear();
+  o.documents = &docs;
+  o.vectors = &c.vectors;
+  std::vector<std::string> said;
+  ASSERT_TRUE(build_index(o, [&](const std::string& s) { said.push_back(s); }).ok());
+  const auto warning = std::find_if(said.begin(), said.end(), [](const std::string& s) {
+    return s.rfind("warning: 4 of 400 documents are longer than a 256-byte record", 0) == 0;
+  });
+  ASSERT_NE(warning, said.end());
+  EXPECT_NE(warning->find("--record-bytes auto keeps every one whole in 3072-byte records"),
+            std::string::npos)
+      << *warning;
+  EXPECT_NE(PayloadStore::open(o.out / "payloads.bin")->text(7)->find(kTruncatedMarker),
+            std::string::npos);
+  o.record_bytes = 0;
+  said.clear();
+  ASSERT_TRUE(build_index(o, [&](const std::string& s) { said.push_back(s); }).ok());
+  const auto store = *PayloadStore::open(o.out / "payloads.bin");
+  EXPECT_EQ(store.record_bytes(), 3072u);  // 4 + "Title 307" + 2 + 3000 = 3015, to 64s
+  EXPECT_EQ(*store.text(7), payload_body(docs[7]));
+  for (const auto& s : said) EXPECT_EQ(s.find("warning"), std::string::npos) << s;
+  EXPECT_EQ(record_fit(docs, 3015).largest_record, 3015u);
+  EXPECT_EQ(record_fit(docs, 3015).cut, 0u);
+  EXPECT_EQ(record_fit(docs, 3012).cut, 4u);  // "Title 7" needs 3013
 }
 
 }  // namespace

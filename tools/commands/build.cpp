@@ -67,6 +67,21 @@ void add_ivf_options(CLI::App* cmd, index::BuildOptions& o, std::string& ivf) {
                   "Subquantizers (bytes per document) of the IVF lists' own PQ codes (default: the "
                   "flat artifact's; fewer: fewer bytes per fetched list, coarser candidates)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option_function<std::string>(
+         "--record-bytes",
+         [&o](const std::string& v) { o.record_bytes = v == "auto" ? 0 : std::stoul(v); },
+         "Bytes per payload record, what one private fetch returns (default 2048), or `auto`: "
+         "the smallest size that keeps every document whole. A longer document is cut; the "
+         "build says how many were and what `auto` would cost")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "auto") return {};
+            const bool digits = !v.empty() && v.size() < 8 &&
+                                v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && std::stoul(v) >= 64 && std::stoul(v) <= (1u << 20)) return {};
+            return "--record-bytes wants auto or a size in [64, 1048576]";
+          },
+          "auto|64..1048576"));
   cmd->add_option("--store-dtype", o.store_dtype,
                   "Value type of the provider's exact store: float32 (default) or float16 (half "
                   "the disk and page cache; rerank scores from rows rounded to 11 bits)")

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -23,6 +24,25 @@ std::string cut_utf8(const std::string& s, std::size_t limit) {
   return s.substr(0, end);
 }
 }  // namespace
+
+std::string payload_body(const Document& d) {
+  return d.title.empty() ? d.text : d.title + "\n\n" + d.text;
+}
+
+RecordFit record_fit(const std::vector<Document>& docs, std::size_t record_bytes) {
+  RecordFit fit;
+  for (const auto& d : docs) {
+    const std::size_t need = 4 + d.text.size() + (d.title.empty() ? 0 : d.title.size() + 2);
+    fit.largest_record = std::max(fit.largest_record, need);
+    fit.cut += need > record_bytes ? 1 : 0;
+  }
+  return fit;
+}
+
+std::size_t record_bytes_for(const std::vector<Document>& docs) {
+  const std::size_t largest = record_fit(docs, 0).largest_record;
+  return std::clamp<std::size_t>((largest + 63) / 64 * 64, 64, std::size_t{1} << 20);
+}
 
 Status PayloadStore::write(const std::filesystem::path& file, const std::vector<Document>& docs,
                            std::size_t record_bytes) {
@@ -52,7 +72,7 @@ Status PayloadStore::write(const std::filesystem::path& file, std::size_t count,
     const std::size_t room = record_bytes - 4;
     for (std::size_t i = 0; i < count; ++i) {
       const Document d = document(i);
-      std::string body = d.title.empty() ? d.text : d.title + "\n\n" + d.text;
+      std::string body = payload_body(d);
       if (body.size() > room)
         body = cut_utf8(body, room - kTruncatedMarker.size()) + std::string(kTruncatedMarker);
       std::fill(rec.begin(), rec.end(), 0);

@@ -32,6 +32,20 @@ struct PayloadShape {
 };
 Result<PayloadShape> payload_shape(const Manifest& manifest);
 
+// A document's record body: "title\n\ntext" (the text alone without a title).
+std::string payload_body(const Document& d);
+
+// How documents fit records of `record_bytes`: how many are cut, and the largest record a
+// document needs whole (its body + the 4-byte length).
+struct RecordFit {
+  std::size_t cut = 0;
+  std::size_t largest_record = 0;
+};
+RecordFit record_fit(const std::vector<Document>& docs, std::size_t record_bytes);
+// The record size chosen from the data (`--record-bytes auto`): the smallest multiple of 64 that
+// holds every document whole, within [64, 1 MiB] (a larger document is still cut).
+std::size_t record_bytes_for(const std::vector<Document>& docs);
+
 class PayloadStore {
  public:
   // record_bytes in [64, 1 MiB].
