@@ -10,8 +10,20 @@
 
 namespace privsearch::server {
 
+namespace {
+
+// In the child: `fd` becomes descriptor `target`, inherited across exec (dup2 clears O_CLOEXEC
+// on the copy; when fd already is target, clear it by hand). `fd` must not be a lower target
+// already placed (the caller moves it out of the way first).
+bool inherit_as(int fd, int target) {
+  if (fd == target) return ::fcntl(target, F_SETFD, ::fcntl(target, F_GETFD) & ~FD_CLOEXEC) == 0;
+  return ::dup2(fd, target) == target;
+}
+
+}  // namespace
+
 pid_t spawn_child(const std::vector<std::string>& args, bool quiet, const std::string& stderr_file,
-                  int fd3) {
+                  int fd3, int fd4) {
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());
@@ -34,14 +46,10 @@ pid_t spawn_child(const std::vector<std::string>& args, bool quiet, const std::s
       if (!quiet) ::dup2(fd, STDOUT_FILENO);  // its log in one place
     }
   }
-  if (fd3 >= 0) {
-    // dup2 clears O_CLOEXEC on the copy; when fd3 already is 3, clear it by hand.
-    if (fd3 == 3) {
-      ::fcntl(3, F_SETFD, ::fcntl(3, F_GETFD) & ~FD_CLOEXEC);
-    } else if (::dup2(fd3, 3) != 3) {
-      ::_exit(126);
-    }
-  }
+  // fd4 first out of the way of descriptor 3 (a copy above both), then both into place.
+  if (fd4 == 3) fd4 = ::fcntl(fd4, F_DUPFD_CLOEXEC, 5);
+  if (fd3 >= 0 && !inherit_as(fd3, 3)) ::_exit(126);
+  if (fd4 >= 0 && !inherit_as(fd4, 4)) ::_exit(126);
   ::execvp(argv[0], argv.data());
   ::_exit(127);
 }

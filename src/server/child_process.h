@@ -17,11 +17,11 @@ namespace privsearch::server {
 
 // Starts `args` (args[0] as a path, or looked up in PATH when it has no slash). The child gets
 // SIGTERM when this process dies, so a crashed test leaves nothing behind; `quiet` sends its
-// stdout to /dev/null. `fd3`, when >= 0, is inherited as the child's descriptor 3 (a listening
-// socket handed to haproxy's `bind fd@3`); no other descriptor of this process is inherited
-// unless it lacks O_CLOEXEC. -1 when fork fails.
+// stdout to /dev/null. `fd3` and `fd4`, when >= 0, are inherited as the child's descriptors 3
+// and 4 (listening sockets handed to haproxy's `bind fd@3` / `fd@4`); no other descriptor of
+// this process is inherited unless it lacks O_CLOEXEC. -1 when fork fails.
 pid_t spawn_child(const std::vector<std::string>& args, bool quiet = false,
-                  const std::string& stderr_file = "", int fd3 = -1);
+                  const std::string& stderr_file = "", int fd3 = -1, int fd4 = -1);
 
 // Polls `ready` every `poll` until it holds. kUnavailable naming `what` when the child exits
 // first (pid becomes -1) or `timeout` passes (the child is left to its owner to stop).

@@ -30,11 +30,12 @@
 namespace privsearch::server {
 namespace {
 
-// Runs `args` to completion with stdout and stderr to `log` (and `fd3` as its descriptor 3);
+// Runs `args` to completion with stdout and stderr to `log` (and `fd3`, `fd4` as its
+// descriptors 3 and 4);
 // its exit status (-1: not run).
 int run_to_completion(const std::vector<std::string>& args, const std::filesystem::path& log,
-                      int fd3) {
-  pid_t pid = spawn_child(args, /*quiet=*/false, log.string(), fd3);
+                      int fd3, int fd4) {
+  pid_t pid = spawn_child(args, /*quiet=*/false, log.string(), fd3, fd4);
   int st = 0;
   if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return -1;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -160,6 +161,63 @@ std::string per_source_rules(const FrontLimits& l) {
       l.max_connections_per_source, sources, l.max_connection_rate_per_source);
 }
 
+// The head refusals of server/web_request_policy.h that need no parsing of values, as
+// `http-request return` rules (deny knows only a few statuses) answering the same JSON error.
+std::string browser_refusals(std::uint64_t max_body_bytes) {
+  struct Rule {
+    int status;
+    const char *code, *message, *condition;
+  };
+  const std::string too_large = fmt::format("{{ req.hdr_val(content-length) gt {} }}", max_body_bytes);
+  const Rule rules[] = {
+      {411, "LENGTH_REQUIRED", "no Transfer-Encoding: send the body with a Content-Length",
+       "{ req.hdr_cnt(transfer-encoding) gt 0 }"},
+      {415, "UNSUPPORTED_ENCODING", "request bodies are not compressed here",
+       "{ req.hdr_cnt(content-encoding) gt 0 }"},
+      {413, "MESSAGE_TOO_LARGE", "the body is larger than the message cap",
+       too_large.c_str()},
+      {416, "RANGE_NOT_SATISFIABLE", "one byte range per request", "{ req.hdr(range) -m sub , }"},
+  };
+  std::string out;
+  for (const auto& r : rules) {
+    out += fmt::format(
+        "  http-request return status {} content-type application/json string "
+        "'{{\"code\":\"{}\",\"message\":\"{}\"}}' hdr connection close if {}\n",
+        r.status, r.code, r.message, r.condition);
+  }
+  return out;
+}
+
+// The browser endpoint's frontend and backend (BrowserFrontSpec), after the gRPC ones.
+std::string browser_config(const FrontSpec& spec, const std::filesystem::path& pem_file,
+                           unsigned maxconn) {
+  const BrowserFrontSpec& b = spec.browser;
+  return fmt::format(
+      "\n"
+      "frontend browser\n"
+      "  bind fd@4 ssl crt {pem} alpn http/1.1\n"
+      "  maxconn {maxconn}\n"
+      "  stick-table type ipv6 size 100k expire 60s store conn_cur,conn_rate(10s)\n"
+      "{source_rules}"
+      "  # what the endpoint's head check refuses, refused here before a byte reaches it, with\n"
+      "  # its JSON errors: bodies only with a length within the cap, never coded; one range\n"
+      "{refusals}"
+      "  http-request set-header {peer_header} %[src]\n"
+      "  default_backend web\n"
+      "\n"
+      "backend web\n"
+      "  # a pool of at most {slots} connections (the endpoint's threads), reused across\n"
+      "  # browsers; requests beyond wait in the front's queue, idle browsers hold nothing\n"
+      "  http-reuse safe\n"
+      "  timeout queue 30s\n"
+      "  server web unix@{socket} ssl verify none maxconn {slots} pool-purge-delay 1s\n",
+      fmt::arg("pem", pem_file.string()), fmt::arg("maxconn", maxconn),
+      fmt::arg("source_rules", per_source_rules(spec.limits)),
+      fmt::arg("refusals", browser_refusals(b.max_body_bytes)),
+      fmt::arg("peer_header", kFrontPeerHeader),
+      fmt::arg("slots", b.backend_slots), fmt::arg("socket", b.backend_socket.string()));
+}
+
 }  // namespace
 
 std::filesystem::path find_haproxy() {
@@ -222,7 +280,8 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       "\n"
       "backend provider\n"
       "  http-reuse never                   # a provider connection per client connection\n"
-      "  server provider unix@{socket} proto h2\n",
+      "  server provider unix@{socket} proto h2\n"
+      "{browser}",
       fmt::arg("maxconn", maxconn), fmt::arg("bufsize", l.header_buffer_bytes),
       fmt::arg("streams", l.max_streams_per_connection),
       fmt::arg("header_s", l.request_header_timeout_s), fmt::arg("client_s", l.client_timeout_s),
@@ -231,7 +290,9 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       fmt::arg("peer_header", kFrontPeerHeader), fmt::arg("in_process_header", kInProcessTagHeader),
       fmt::arg("source_rules", per_source_rules(l)),
       fmt::arg("socket", spec.backend_socket.string()),
-      fmt::arg("admin", (spec.run_dir / "front.admin").string()));
+      fmt::arg("admin", (spec.run_dir / "front.admin").string()),
+      fmt::arg("browser",
+               spec.browser.listen_fd >= 0 ? browser_config(spec, pem_file, maxconn) : ""));
 }
 
 Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
@@ -259,14 +320,15 @@ Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,
   std::string cfg_text = front_config(spec, pem);
   PRIVSEARCH_RETURN_IF_ERROR(write_private_file(cfg, cfg_text));
   // The check needs the socket too: haproxy -c verifies that `fd@3` is one.
-  if (run_to_completion({haproxy.string(), "-c", "-f", cfg.string()}, log, spec.listen_fd) != 0) {
+  if (run_to_completion({haproxy.string(), "-c", "-f", cfg.string()}, log, spec.listen_fd,
+                        spec.browser.listen_fd) != 0) {
     return Status(StatusCode::kUnavailable, "haproxy refused the front's configuration " +
                                                 cfg.string() + ": " + tail_of(log));
   }
   std::unique_ptr<Http2Front> front(new Http2Front());
   front->pid_ = spawn_child({haproxy.string(), "-db", "-q", "-m",
                              std::to_string(spec.limits.memory_mb), "-f", cfg.string()},
-                            /*quiet=*/true, log.string(), spec.listen_fd);
+                            /*quiet=*/true, log.string(), spec.listen_fd, spec.browser.listen_fd);
   if (front->pid_ < 0) return Status(StatusCode::kUnavailable, "fork failed for haproxy");
   front->admin_ = spec.run_dir / "front.admin";
   front->certificate_name_ = pem;

@@ -62,11 +62,27 @@ struct FrontLimits {
   std::vector<std::string> trusted_proxies;
 };
 
+// The browser endpoint (server/web_gateway.h) behind the same front: HTTP/1.1 over TLS on its
+// own public socket, each request forwarded to the endpoint on a unix socket in the run
+// directory (over TLS: the endpoint keeps its per-phase connection deadlines), through a pool
+// of at most `backend_slots` connections: idle and slow browsers wait in the front, never in one
+// of the endpoint's threads. The front refuses what the endpoint's head check would
+// (server/web_request_policy.h: transfer and content codings, a length over the cap, several
+// ranges) before a byte reaches the provider, and sets kFrontPeerHeader to the browser's
+// address (the endpoint believes it because only the front can reach that socket).
+struct BrowserFrontSpec {
+  int listen_fd = -1;                    // bound and listening, TCP; inherited as fd@4
+  std::filesystem::path backend_socket;  // the endpoint's unix socket
+  unsigned backend_slots = 8;            // the endpoint's connection threads
+  std::uint64_t max_body_bytes = 8u << 20;
+};
+
 struct FrontSpec {
   int listen_fd = -1;                    // bound and listening, TCP; inherited by haproxy
   std::filesystem::path backend_socket;  // the provider's unix socket
   std::filesystem::path run_dir;         // private (0700): configuration and certificate
   FrontLimits limits;
+  BrowserFrontSpec browser;  // listen_fd -1: no browser endpoint
 };
 
 // The haproxy.cfg text for `spec` with the certificate + key PEM at `pem_file` (every limit

@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -198,7 +199,8 @@ struct WebGateway::Impl {
   bool stopped = false;
 
   WebRequestPolicy policy() const {
-    return {options.allowed_origins, options.trusted_proxies, options.max_body_bytes};
+    return {options.allowed_origins, options.trusted_proxies, options.max_body_bytes,
+            !options.unix_socket.empty()};
   }
   void allow_origin(const httplib::Request& req, httplib::Response& res) const;
   void forward(const std::string& method, const AdmittedWebRequest& caller,
@@ -207,6 +209,7 @@ struct WebGateway::Impl {
   void serve_index_file(const std::string& file, const AdmittedWebRequest& caller,
                         httplib::Response& res) const;
   void route();
+  Status bind();
   void route_calls();
   void route_files();
 };
@@ -389,6 +392,42 @@ void WebGateway::Impl::route_files() {
             });
 }
 
+// The public host:port, or (behind the front) the unix socket, whose stale file of an earlier
+// run is replaced.
+Status WebGateway::Impl::bind() {
+  if (!options.unix_socket.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(options.unix_socket, ec);
+    http->set_address_family(AF_UNIX);
+    // httplib binds the path; the port is unused but must be non-zero (it reports success as
+    // the port it "bound", so 0 reads as a failure).
+    if (!http->bind_to_port(options.unix_socket.string(), 1)) {
+      return Status(StatusCode::kUnavailable,
+                    "the browser endpoint cannot listen on " + options.unix_socket.string());
+    }
+    return Status();
+  }
+  const auto colon = options.listen.rfind(':');
+  if (colon == std::string::npos) {
+    return invalid_argument_error("--web-listen wants host:port, not " + options.listen);
+  }
+  std::string host = options.listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  int wanted = 0;
+  try {
+    wanted = std::stoi(options.listen.substr(colon + 1));
+  } catch (...) {
+    return invalid_argument_error("--web-listen: bad port in " + options.listen);
+  }
+  port =
+      wanted == 0 ? http->bind_to_any_port(host) : (http->bind_to_port(host, wanted) ? wanted : -1);
+  if (port <= 0) {
+    return Status(StatusCode::kUnavailable,
+                  "the browser endpoint cannot listen on " + options.listen);
+  }
+  return Status();
+}
+
 WebGateway::WebGateway(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 WebGateway::~WebGateway() { stop(); }
 int WebGateway::port() const { return impl_->port; }
@@ -414,18 +453,6 @@ Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
   if (std::string bad; !valid_address_entries(options.trusted_proxies, &bad)) {
     return invalid_argument_error("--web-trust-proxy-from: not an address or CIDR: " + bad);
   }
-  const auto colon = options.listen.rfind(':');
-  if (colon == std::string::npos) {
-    return invalid_argument_error("--web-listen wants host:port, not " + options.listen);
-  }
-  std::string host = options.listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  int wanted = 0;
-  try {
-    wanted = std::stoi(options.listen.substr(colon + 1));
-  } catch (...) {
-    return invalid_argument_error("--web-listen: bad port in " + options.listen);
-  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->server = &server;
@@ -444,12 +471,7 @@ Result<std::unique_ptr<WebGateway>> WebGateway::start(ProviderServer& server,
       });
   if (!impl->http->is_valid()) return internal_error("the browser endpoint's TLS setup failed");
   impl->route();
-  impl->port = wanted == 0 ? impl->http->bind_to_any_port(host)
-                           : (impl->http->bind_to_port(host, wanted) ? wanted : -1);
-  if (impl->port <= 0) {
-    return Status(StatusCode::kUnavailable,
-                  "the browser endpoint cannot listen on " + options.listen);
-  }
+  PRIVSEARCH_RETURN_IF_ERROR(impl->bind());
   impl->listener = std::thread([s = impl->http.get()] { s->listen_after_bind(); });
   return std::unique_ptr<WebGateway>(new WebGateway(std::move(impl)));
 }

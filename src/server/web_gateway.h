@@ -37,7 +37,11 @@
 namespace privsearch::server {
 
 struct WebOptions {
-  std::string listen = "127.0.0.1:0";          // host:port; port 0 picks a free one
+  std::string listen = "127.0.0.1:0";  // host:port; port 0 picks a free one
+  // Behind the provider's front (server/http2_front.h BrowserFrontSpec): listen on this unix
+  // socket instead of `listen` (still TLS: the front connects with TLS) and take each
+  // browser's address from the front's kFrontPeerHeader. Empty: face the network on `listen`.
+  std::filesystem::path unix_socket;
   const net::TlsIdentity* identity = nullptr;  // required: the page runs in a secure context
   // The served index's public file of a name (index::public_index_file bound to the index
   // and the public artifact names); kNotFound for any other name. Null: no /index/.

@@ -165,14 +165,28 @@ std::optional<WebRefusal> check_read(const WebRequestHead& head) {
   return std::nullopt;
 }
 
-std::variant<std::string, WebRefusal> client_address(const WebRequestHead& head,
+// The address that sent the request to us: the connection's peer, or the front's header.
+std::variant<std::string, WebRefusal> sender_address(const WebRequestHead& head,
                                                      const WebRequestPolicy& policy) {
-  if (!address_in(head.peer, policy.trusted_proxies)) {
+  if (!policy.behind_front) {
     if (!is_safe_metadata_value(head.peer, kMaxAddressBytes)) {
       return refuse(400, "MALFORMED_REQUEST", "unusable peer address");
     }
     return head.peer;
   }
+  const auto named = values_of(head, "X-Privsearch-Peer");
+  if (named.size() != 1 || named.front().size() > kMaxAddressBytes ||
+      !parse_address(trim(named.front()))) {
+    return refuse(400, "MALFORMED_REQUEST", "a request that did not come through the front");
+  }
+  return std::string(trim(named.front()));
+}
+
+std::variant<std::string, WebRefusal> client_address(const WebRequestHead& head,
+                                                     const WebRequestPolicy& policy) {
+  auto sender = sender_address(head, policy);
+  if (std::holds_alternative<WebRefusal>(sender)) return sender;
+  if (!address_in(std::get<std::string>(sender), policy.trusted_proxies)) return sender;
   const auto forwarded = values_of(head, "X-Forwarded-For");
   if (forwarded.empty()) {
     return refuse(400, "MALFORMED_REQUEST",

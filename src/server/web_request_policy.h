@@ -19,7 +19,8 @@
 //  - an Authorization header that is duplicated, longer than 1 KiB or holds a byte outside
 //    0x20-0x7E once decoded.
 //
-// The caller's address: the connection's peer, or, when that peer is one of the configured
+// The caller's address: the connection's peer (behind the front: the address the front names),
+// or, when that address is one of the configured
 // trusted proxies, the last X-Forwarded-For entry (the one that proxy appended), which must be
 // an IP address; a trusted proxy's request without one is refused (it would make every client
 // one account). Nobody else's X-Forwarded-For is read.
@@ -48,6 +49,10 @@ struct WebRequestPolicy {
   std::vector<std::string> allowed_origins;  // scheme://host[:port], exact
   std::vector<std::string> trusted_proxies;  // addresses or CIDRs (v4 or v6)
   std::uint64_t max_body_bytes = 0;
+  // Behind the provider's front (server/http2_front.h), on a socket only the front reaches: the
+  // connection's peer is the front, the browser's address its kFrontPeerHeader (one IP address,
+  // or the request is refused: it did not come through the front).
+  bool behind_front = false;
 };
 
 // A refusal as the endpoint answers it: status, the JSON error's code and its message.

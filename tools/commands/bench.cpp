@@ -217,8 +217,10 @@ void add_abuse_options(CLI::App* cmd, BenchArgs& a) {
                   "Seconds of legitimate searches during each abuse class (default 8)")
       ->check(CLI::Range(1.0, 600.0));
   cmd->add_option("--class", a.abuse.classes,
-                  "Class(es) stalled_streams, key_sets, pir_setups, overload, unread_answers, "
-                  "continuation_flood, connection_flood (default all)")
+                  "Class(es), repeatable: stalled_streams, key_sets, pir_setups, overload, "
+                  "unread_answers, continuation_flood, connection_flood, and the browser "
+                  "endpoint's browser_bodies, browser_ranges, browser_slow_reads, "
+                  "browser_bad_headers, browser_cross_origin, browser_many_addresses (default all)")
       ->check(CLI::IsMember(abuse::class_names()));
   cmd->add_option("--front", a.abuse.front,
                   "The provider's --front, haproxy (default) or none (to compare)")

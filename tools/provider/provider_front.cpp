@@ -27,6 +27,9 @@ Status ProviderProcess::prepare_front(server::ServeOptions& so) {
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(front_dir_, server::make_private_run_dir());
   PRIVSEARCH_ASSIGN_OR_RETURN(listener_, server::bind_tcp_listener(settings_.listen));
+  if (settings_.web_listen) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(web_listener_, server::bind_tcp_listener(settings_.web.listen));
+  }
   so.listen = "unix:" + (front_dir_ / "provider.sock").string();
   so.identity = nullptr;
   so.behind_front = true;
@@ -40,11 +43,17 @@ Result<std::uint16_t> ProviderProcess::start_front() {
   spec.run_dir = front_dir_;
   spec.limits = settings_.front_limits;
   spec.limits.max_streams_per_connection = settings_.transport.max_streams_per_connection;
+  if (settings_.web_listen) {
+    spec.browser = {web_listener_.fd, web_socket(), settings_.web.threads,
+                    settings_.limits.max_message_bytes};
+  }
   auto front = server::Http2Front::start(spec, *identity_);
-  // haproxy holds its own copy of the socket now; ours would only queue connections nobody
+  // haproxy holds its own copy of the sockets now; ours would only queue connections nobody
   // accepts once haproxy stops listening (drain).
-  ::close(listener_.fd);
-  listener_.fd = -1;
+  for (auto* l : {&listener_, &web_listener_}) {
+    if (l->fd >= 0) ::close(l->fd);
+    l->fd = -1;
+  }
   if (!front.ok()) return front.status();
   front_ = std::move(*front);
   log(
@@ -59,14 +68,18 @@ Result<std::uint16_t> ProviderProcess::start_front() {
 void ProviderProcess::stop_front() {
   if (front_) front_->stop();
   front_.reset();
-  if (listener_.fd >= 0) ::close(listener_.fd);
-  listener_.fd = -1;
+  for (auto* l : {&listener_, &web_listener_}) {
+    if (l->fd >= 0) ::close(l->fd);
+    l->fd = -1;
+  }
   if (!front_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(front_dir_, ec);
     front_dir_.clear();
   }
 }
+
+std::filesystem::path ProviderProcess::web_socket() const { return front_dir_ / "web.sock"; }
 
 bool ProviderProcess::front_alive() { return front_ == nullptr || front_->alive(); }
 

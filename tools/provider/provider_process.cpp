@@ -312,10 +312,12 @@ Status ProviderProcess::start() {
   if (fronted()) PRIVSEARCH_RETURN_IF_ERROR(prepare_front(so));
   PRIVSEARCH_ASSIGN_OR_RETURN(server_, server::ProviderServer::start(core_, so));
   int port = server_->port();
+  // The browser endpoint first: behind the front, its socket must be there for haproxy.
+  if (s.web_listen) PRIVSEARCH_RETURN_IF_ERROR(start_web());
   if (fronted()) {
     PRIVSEARCH_ASSIGN_OR_RETURN(port, start_front());
   }
-  if (s.web_listen) PRIVSEARCH_RETURN_IF_ERROR(start_web());
+  if (s.web_listen) PRIVSEARCH_RETURN_IF_ERROR(announce_web());
   return announce(port);
 }
 
@@ -334,13 +336,21 @@ Status ProviderProcess::start_web() {
   };
   web.max_body_bytes = settings_.limits.max_message_bytes;
   web.tokens = tokens_ ? &*tokens_ : nullptr;
+  if (fronted()) web.unix_socket = web_socket();
   PRIVSEARCH_ASSIGN_OR_RETURN(web_, server::WebGateway::start(*server_, web));
+  return Status();
+}
+
+// The browser endpoint's public port (the front's socket, or the endpoint's own), once served.
+Status ProviderProcess::announce_web() const {
+  const auto& web = settings_.web;
+  const int port = fronted() ? web_listener_.port : web_->port();
   if (!settings_.web_port_file.empty()) {
-    PRIVSEARCH_RETURN_IF_ERROR(
-        write_text(settings_.web_port_file, std::to_string(web_->port()) + "\n"));
+    PRIVSEARCH_RETURN_IF_ERROR(write_text(settings_.web_port_file, std::to_string(port) + "\n"));
   }
-  log(fmt::format("browser endpoint on https://{}:{}/ (HTTP + protobuf, the same admission){}",
-                  web.listen.substr(0, web.listen.rfind(':')), web_->port(),
+  log(fmt::format("browser endpoint on https://{}:{}/ (HTTP + protobuf, the same admission{}){}",
+                  web.listen.substr(0, web.listen.rfind(':')), port,
+                  fronted() ? "; behind the front" : "",
                   web.web_root.empty() ? "" : ", page from " + web.web_root.string()));
   return Status();
 }

@@ -104,6 +104,9 @@ class ProviderProcess {
   void maintain();
   // False once the front has died (the provider then exits: it is unreachable); true without one.
   bool front_alive();
+  Status announce_web() const;
+  // Where the browser endpoint listens behind the front (in its private directory).
+  std::filesystem::path web_socket() const;
 
  private:
   // A verified index and the rerank core serving it.
@@ -159,8 +162,9 @@ class ProviderProcess {
   std::shared_ptr<protocol::PirSharedState> pir_shared_;
   std::optional<net::TlsIdentity> identity_;
   std::unique_ptr<server::ProviderServer> server_;
-  std::filesystem::path front_dir_;  // private: the front's configuration and the unix socket
-  server::TcpListener listener_;     // the public socket, until haproxy holds it
+  std::filesystem::path front_dir_;   // private: the front's configuration and the unix socket
+  server::TcpListener listener_;      // the public socket, until haproxy holds it
+  server::TcpListener web_listener_;  // the browser endpoint's public socket, likewise
   std::unique_ptr<server::Http2Front> front_;
   std::unique_ptr<server::WebGateway> web_;  // with ProviderSettings::web_listen
 };

@@ -11,6 +11,8 @@
 //   unread_answers   connections with window 0 whose GetServerInfo answers are never read
 //   continuation_flood  HEADERS + endless CONTINUATION frames (CVE-2023-33953), 1.5 GB
 //   connection_flood 1,100 idle connections from 20 addresses + 20,000 attempts from one
+//   browser_*        the browser endpoint's classes (suites/bench_abuse_browser.h), against a
+//                    provider with --web-listen
 // The provider runs behind its HTTP/2 front (the default) or, with front = "none", without it,
 // for the comparison in docs/SECURITY.md "Transport".
 // The attacker runs on the same 2 cores as the provider and the legitimate client, so latency

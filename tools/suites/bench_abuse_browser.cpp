@@ -245,8 +245,10 @@ class SlowReadsClass : public BrowserClass {
 
  protected:
   void attack() override {
-    const std::string get =
-        "GET /index/" + t_.largest_public_file + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    // With mallory's token: the files are behind the tokens like the calls.
+    const std::string get = "GET /index/" + t_.largest_public_file +
+                            " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + t_.mallory +
+                            "\r\n\r\n";
     workers_.start(24, [this, get] {
       const auto source = "127.0.0." + std::to_string(30 + next_++ % 12);
       auto c = h2::TlsConnection::open(ctx_, source, t_.web_port, 100);
