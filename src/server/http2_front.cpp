@@ -168,14 +168,14 @@ std::string browser_refusals(std::uint64_t max_body_bytes) {
     int status;
     const char *code, *message, *condition;
   };
-  const std::string too_large = fmt::format("{{ req.hdr_val(content-length) gt {} }}", max_body_bytes);
+  const std::string too_large =
+      fmt::format("{{ req.hdr_val(content-length) gt {} }}", max_body_bytes);
   const Rule rules[] = {
       {411, "LENGTH_REQUIRED", "no Transfer-Encoding: send the body with a Content-Length",
        "{ req.hdr_cnt(transfer-encoding) gt 0 }"},
       {415, "UNSUPPORTED_ENCODING", "request bodies are not compressed here",
        "{ req.hdr_cnt(content-encoding) gt 0 }"},
-      {413, "MESSAGE_TOO_LARGE", "the body is larger than the message cap",
-       too_large.c_str()},
+      {413, "MESSAGE_TOO_LARGE", "the body is larger than the message cap", too_large.c_str()},
       {416, "RANGE_NOT_SATISFIABLE", "one byte range per request", "{ req.hdr(range) -m sub , }"},
   };
   std::string out;
@@ -214,8 +214,8 @@ std::string browser_config(const FrontSpec& spec, const std::filesystem::path& p
       fmt::arg("pem", pem_file.string()), fmt::arg("maxconn", maxconn),
       fmt::arg("source_rules", per_source_rules(spec.limits)),
       fmt::arg("refusals", browser_refusals(b.max_body_bytes)),
-      fmt::arg("peer_header", kFrontPeerHeader),
-      fmt::arg("slots", b.backend_slots), fmt::arg("socket", b.backend_socket.string()));
+      fmt::arg("peer_header", kFrontPeerHeader), fmt::arg("slots", b.backend_slots),
+      fmt::arg("socket", b.backend_socket.string()));
 }
 
 }  // namespace
