@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRIVSEARCH_WERROR=ON
 
-.PHONY: all setup configure build glove web web-demo web-bench test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo python examples format clean
+.PHONY: all setup configure build glove web web-bundle web-demo web-bench test test-all test-slow sanitize fuzz fuzz-run bench demo cluster-demo python examples format clean
 
 all: build
 
@@ -26,6 +26,13 @@ glove: build
 # $(BUILD_DIR)/web (scripts/build_web.sh).
 web: setup
 	@scripts/build_web.sh $(BUILD_DIR)
+
+# The page as a static bundle for an origin of its own, apart from the provider (web/bundle.mjs:
+# SRI, CSP, the operator's key pinned): make web-bundle PROVIDER=https://HOST:PORT
+# [KEY=operator.pub] [OUT=DIR]; then the provider's --web-origin names the bundle's origin.
+web-bundle: web
+	@node web/bundle.mjs --from $(BUILD_DIR)/web --out $(or $(OUT),$(BUILD_DIR)/web-bundle) \
+	  --provider $(PROVIDER) $(if $(KEY),--signing-key $(KEY)) --force
 
 # The page served by a provider on https://127.0.0.1:8443/ over the demo's index (scripts/web_demo.sh).
 web-demo: build web

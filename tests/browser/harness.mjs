@@ -73,9 +73,10 @@ export class Provider {
     const portFile = path.join(dir, "grpc.port"), webPortFile = path.join(dir, "web.port");
     const bin = path.join(args.build, "tools", "privsearch-provider");
     const logFd = fs.openSync(p.log, "w");
+    const root = webRootDir ? ["--web-root", webRootDir] : [];  // null: no page (a bundle's test)
     p.child = spawn(bin, ["--index", index, "--listen", "127.0.0.1:0", "--cert", cert.cert,
-      "--key", cert.key, "--state", "memory", "--web-listen", "127.0.0.1:0", "--web-root",
-      webRootDir, "--web-payloads", "--port-file", portFile, "--web-port-file", webPortFile,
+      "--key", cert.key, "--state", "memory", "--web-listen", "127.0.0.1:0", ...root,
+      "--web-payloads", "--port-file", portFile, "--web-port-file", webPortFile,
       ...extra], { stdio: ["ignore", "ignore", logFd] });
     p.exited = new Promise((resolve) => p.child.on("exit", (code) => resolve(code)));
     started.add(p);
@@ -203,4 +204,34 @@ export function nativeFetch(args, provider, index, cert, query) {
   const fetched = lines.find((l) => l.fetched_doc !== undefined);
   check(fetched !== undefined, `the native client fetched nothing: ${out}`);
   return fetched;
+}
+
+// A static file server on 127.0.0.1 (any free port) for a page bundle: the page's origin apart
+// from the provider's (http://127.0.0.1 is a secure context). GET and HEAD only, no listing.
+export class StaticServer {
+  static async start(dir) {
+    const http = createRequire(import.meta.url)("node:http");
+    const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript",
+      ".css": "text/css", ".wasm": "application/wasm", ".proto": "text/plain", ".pub": "text/plain" };
+    const s = new StaticServer();
+    s.server = http.createServer((req, res) => {
+      const name = decodeURIComponent(new URL(req.url, "http://x").pathname).replace(/^\/+/, "") || "index.html";
+      const file = path.join(dir, name);
+      if (name.includes("..") || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { "Content-Type": types[path.extname(file)] || "application/octet-stream",
+        "Cache-Control": "no-store" });
+      res.end(fs.readFileSync(file));
+    });
+    await new Promise((resolve) => s.server.listen(0, "127.0.0.1", resolve));
+    s.port = s.server.address().port;
+    s.origin = `http://127.0.0.1:${s.port}`;
+    return s;
+  }
+
+  stop() {
+    return new Promise((resolve) => { this.server.closeAllConnections(); this.server.close(resolve); });
+  }
 }

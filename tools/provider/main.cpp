@@ -212,7 +212,10 @@ void add_web_options(CLI::App& app, ProviderSettings& s) {
       "index's public files on this host:port (port 0: any), with the same limits, tokens "
       "and budgets as gRPC (docs/SECURITY.md \"The browser endpoint\"); off by default");
   app.add_option("--web-root", w.web_root,
-                 "The page to serve at / (the web/ directory of a `make web` build)")
+                 "For development: the page to serve at / (the web/ directory of a `make web` "
+                 "build). The page's code then comes from the provider it protects against; "
+                 "deploy the static bundle (node web/bundle.mjs) from another origin instead and "
+                 "name that origin with --web-origin")
       ->check(CLI::ExistingDirectory);
   app.add_option("--web-origin", w.allowed_origins,
                  "An origin (scheme://host:port) allowed to call the endpoint from another site "

@@ -352,6 +352,11 @@ Status ProviderProcess::announce_web() const {
                   web.listen.substr(0, web.listen.rfind(':')), port,
                   fronted() ? "; behind the front" : "",
                   web.web_root.empty() ? "" : ", page from " + web.web_root.string()));
+  if (!web.web_root.empty()) {
+    log("--web-root is for development: the page's code comes from this provider, which its "
+        "users' privacy is protected against; serve the bundle (node web/bundle.mjs) from a "
+        "separate static origin in production (docs/SECURITY.md \"The page's trust root\")");
+  }
   return Status();
 }
 

@@ -1,6 +1,9 @@
 // The search page: opens the provider's index through privsearch.js, then searches as the user
-// types and submits. URL parameters: key=<URL of the operator's Ed25519 public key (PEM)> pins
-// the manifest's signer; token=<bearer token> for a provider that requires one.
+// types and submits. As a static bundle (web/bundle.mjs, from an origin apart from the
+// provider), its configuration names the provider and pins the operator's index-signing key;
+// served by the provider itself (--web-root, for development), the URL parameter key=<URL of the
+// operator's Ed25519 public key (PEM)> pins it. token=<bearer token> for a provider that requires
+// one. Without a pinned key the page says it is unverified.
 import { open } from "./privsearch.js";
 
 const $ = (id) => document.getElementById(id);
@@ -84,18 +87,43 @@ function render(client, result) {
   $("figures").dataset.received = result.bytes.received;
 }
 
+// The static bundle's configuration (web/bundle.mjs), or null when the provider serves the page.
+function bundleConfig() {
+  const node = document.getElementById("privsearch-bundle");
+  return node ? JSON.parse(node.textContent) : null;
+}
+
+// Whether the index's signer is pinned, shown for as long as the page is open.
+function showTrust(pinned, bundled) {
+  const el = $("trust");
+  el.dataset.state = pinned ? "verified" : "unverified";
+  el.textContent = pinned
+    ? `index signature verified against the operator's key${bundled ? " in this bundle" : ""}`
+    : "UNVERIFIED: no index-signing key is pinned, so the provider could serve any index" +
+      (bundled ? "" : " (and this page's code comes from the provider itself)");
+}
+
+async function pinnedKeyOf(config) {
+  if (config) return config.pinnedKey;
+  if (!params.get("key")) return undefined;
+  const res = await fetch(params.get("key"));
+  if (!res.ok) throw Object.assign(new Error(`cannot load the pinned key (HTTP ${res.status})`), { code: "UNTRUSTED_INDEX" });
+  return res.text();
+}
+
 async function main() {
   const t0 = performance.now();
-  let pinnedKey;
-  if (params.get("key")) {
-    const res = await fetch(params.get("key"));
-    if (!res.ok) throw Object.assign(new Error(`cannot load the pinned key (HTTP ${res.status})`), { code: "UNTRUSTED_INDEX" });
-    pinnedKey = await res.text();
-  }
-  const client = await open(new URL("index/", location.href).href, {
+  const config = bundleConfig();
+  const pinnedKey = await pinnedKeyOf(config);
+  const base = config ? `${config.provider}/index/` : new URL("index/", location.href).href;
+  const client = await open(base, {
     pinnedKey, token: params.get("token") || undefined,
+    endpoint: config ? config.provider : undefined,
+    wasmSha256: config ? config.wasmSha256 : undefined,
+    protoSha256: config ? config.protoSha256 : undefined,
     onProgress: (step) => { $("status").textContent = `loading ${step}…`; },
   });
+  showTrust(Boolean(pinnedKey), Boolean(config));
   const info = client.opened;
   $("index-info").textContent = `index ${info.version.slice(0, 16)} · ${info.documents} documents · ` +
     `d' = ${info.dim} · ${(info.downloadedBytes / 1e6).toFixed(1)} MB of public artifacts` +

@@ -76,6 +76,14 @@ async function fetchBytes(url, what, allowMissing = false, token = undefined) {
   }
 }
 
+// The bundle pins the code it loads without a script tag: another byte is UNTRUSTED_CODE.
+async function checkHash(bytes, wantHex, what) {
+  const got = hex(await crypto.subtle.digest("SHA-256", bytes));
+  if (got !== wantHex) {
+    throw new PrivsearchError("UNTRUSTED_CODE", `${what} is not the one this page was bundled with`);
+  }
+}
+
 // The operator's Ed25519 public key from its PEM (SPKI) text, as `privsearch keygen` writes it.
 async function importPinnedKey(pem) {
   const body = pem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "");
@@ -369,6 +377,9 @@ export class Client {
 //   options.createCore  the WebAssembly module's factory (default: import ./privsearch_web.js)
 //   options.storage     where seen signed versions are remembered (default: localStorage)
 //   options.onProgress  called with a line of text for each step of a first load
+//   options.wasmSha256, options.protoSha256  the WebAssembly core's and the protocol file's
+//                       SHA-256 (hex), from a static bundle's configuration (web/bundle.mjs):
+//                       either one changed is UNTRUSTED_CODE before it is instantiated or parsed
 export async function open(indexUrl, options = {}) {
   const progress = options.onProgress || (() => {});
   const base = indexUrl.endsWith("/") ? indexUrl : `${indexUrl}/`;
@@ -376,10 +387,17 @@ export async function open(indexUrl, options = {}) {
   if (!protobuf) throw new PrivsearchError("FAILED_PRECONDITION", "no protobuf runtime (load protobuf.min.js)");
   const createCore = options.createCore || (await import("./privsearch_web.js")).default;
   const t0 = performance.now();
+  const moduleOptions = { ...(options.moduleOptions || {}) };
+  if (options.wasmSha256) {  // the core from bytes checked here, not fetched by the glue
+    const wasm = await fetchBytes(new URL("privsearch_web.wasm", import.meta.url).href, "privsearch_web.wasm");
+    await checkHash(wasm, options.wasmSha256, "privsearch_web.wasm");
+    moduleOptions.wasmBinary = wasm;
+  }
   const [module, protoText] = await Promise.all([
-    createCore(options.moduleOptions || {}),
+    createCore(moduleOptions),
     fetchBytes(options.protoUrl || new URL("privsearch.proto", import.meta.url).href, "privsearch.proto"),
   ]);
+  if (options.protoSha256) await checkHash(protoText, options.protoSha256, "privsearch.proto");
   const proto = protobuf.parse(new TextDecoder().decode(protoText)).root;
   const core = new module.BrowserClient();
   module.FS.mkdir("/index");
