@@ -158,9 +158,36 @@ Status IvfListSource::fetch_private(const std::vector<std::vector<std::uint32_t>
       return records.back().second.status();
     }
   }
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>> fetched;
   for (auto& [list, record] : records) {
     if (!record.ok()) return record.status();
-    PRIVSEARCH_RETURN_IF_ERROR(deliver_record(list, wanted.at(list), *record, stats, use));
+    fetched.emplace_back(list, std::move(record).value());
+  }
+  return deliver_records(fetched, wanted, stats, use);
+}
+
+// Every record is split and checked (each segment against its SHA-256 in the directory) before
+// any is delivered: a damaged record anywhere leaves nothing of the batch cached, so the next
+// search's query count cannot tell the provider where in the batch the damaged list was.
+Status IvfListSource::deliver_records(
+    std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>>& records,
+    const std::map<std::uint32_t, std::vector<std::uint32_t>>& wanted, ListFetchStats& stats,
+    const SegmentUse& use) {
+  std::vector<index::ListRecordPart> parts;
+  for (const auto& [list, record] : records) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto split, index::split_list_record(*ivf_, list, record));
+    const auto& generations = wanted.at(list);
+    for (auto& part : split) {
+      if (std::find(generations.begin(), generations.end(), part.list.generation) !=
+          generations.end()) {
+        parts.push_back(std::move(part));  // else: already used from a cache
+      }
+    }
+  }
+  for (auto& part : parts) {
+    stats.fetched_bytes += part.bytes.size();
+    ++stats.fetched;
+    PRIVSEARCH_RETURN_IF_ERROR(deliver(std::move(part.list), part.bytes, use));
   }
   return Status();
 }
@@ -180,28 +207,11 @@ Status IvfListSource::fetch_private_batch(
   stats.pir_query_bytes += t.query_bytes;
   stats.pir_response_bytes += t.response_bytes;
   PRIVSEARCH_RETURN_IF_ERROR(records.status());
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>> fetched;
   for (std::size_t i = 0; i < lists.size(); ++i) {
-    const auto list = static_cast<std::uint32_t>(lists[i]);
-    PRIVSEARCH_RETURN_IF_ERROR(deliver_record(list, wanted.at(list), (*records)[i], stats, use));
+    fetched.emplace_back(static_cast<std::uint32_t>(lists[i]), std::move((*records)[i]));
   }
-  return Status();
-}
-
-Status IvfListSource::deliver_record(std::uint32_t list,
-                                     const std::vector<std::uint32_t>& generations,
-                                     const std::vector<std::uint8_t>& record, ListFetchStats& stats,
-                                     const SegmentUse& use) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto parts, index::split_list_record(*ivf_, list, record));
-  for (auto& part : parts) {
-    if (std::find(generations.begin(), generations.end(), part.list.generation) ==
-        generations.end()) {
-      continue;  // already used from a cache
-    }
-    stats.fetched_bytes += part.bytes.size();
-    ++stats.fetched;
-    PRIVSEARCH_RETURN_IF_ERROR(deliver(std::move(part.list), part.bytes, use));
-  }
-  return Status();
+  return deliver_records(fetched, wanted, stats, use);
 }
 
 Status IvfListSource::visit(std::span<const std::uint32_t> lists, ListFetchStats& stats,

@@ -95,10 +95,11 @@ class IvfListSource {
   // The hintless path of fetch_private: the wanted lists (list -> missing generations) batched.
   Status fetch_private_batch(const std::map<std::uint32_t, std::vector<std::uint32_t>>& wanted,
                              ListFetchStats& stats, const SegmentUse& use);
-  // Splits one list's PIR record into its segments and delivers the `generations` wanted.
-  Status deliver_record(std::uint32_t list, const std::vector<std::uint32_t>& generations,
-                        const std::vector<std::uint8_t>& record, ListFetchStats& stats,
-                        const SegmentUse& use);
+  // Splits the lists' PIR records into their segments, checks every one, then delivers the
+  // generations `wanted` of each (nothing when any record fails).
+  Status deliver_records(std::vector<std::pair<std::uint32_t, std::vector<std::uint8_t>>>& records,
+                         const std::map<std::uint32_t, std::vector<std::uint32_t>>& wanted,
+                         ListFetchStats& stats, const SegmentUse& use);
   // Keeps a checked, decoded segment (memory; disk best effort) and hands it to `use`.
   Status deliver(index::IvfList decoded, std::span<const std::uint8_t> bytes,
                  const SegmentUse& use);

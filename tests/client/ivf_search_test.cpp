@@ -310,22 +310,40 @@ namespace {
 // the record of the first list fetched; the client still sends every query of the batch (all
 // nprobe lists), then fails with DATA_LOSS. Before, the batch stopped at the damaged list, so
 // the number of queries the provider saw told it which list the client was reading first.
-TEST_F(IvfSearchTest, ADamagedPrivateListDoesNotStopTheBatch) {
-  auto table = *protocol::ivf_list_pir_table(*core->config().ivf_lists);
-  table.bytes[0 * table.record_bytes + 7] ^= 0x40;  // list 0's first segment
+// The provider's list PIR database with list `damaged`'s first segment changed, served beside
+// the core; its PirQuery calls counted in `pir_queries`. Returns a client of it (private lists,
+// no disk cache).
+struct DamagedLists {
+  std::unique_ptr<protocol::PirService> pir;
+  std::mutex mu;
+  std::size_t pir_queries = 0;
+  std::size_t queries() {
+    std::lock_guard lock(mu);
+    return pir_queries;
+  }
+};
+
+class DamagedListsTest : public IvfSearchTest {
+ protected:
+  std::unique_ptr<SearchClient> serve_damaged_lists(std::size_t damaged, DamagedLists& d);
+};
+
+std::unique_ptr<SearchClient> DamagedListsTest::serve_damaged_lists(std::size_t damaged,
+                                                                    DamagedLists& d) {
+  auto& t = *this;
+  auto table = *protocol::ivf_list_pir_table(*t.core->config().ivf_lists);
+  table.bytes[damaged * table.record_bytes + 7] ^= 0x40;
   protocol::PirConfig pc;
   pc.lwe_params = "insecure-test-n64-binary";
   pc.paillier_bits = 512;
   pc.allow_insecure = true;
-  pc.ready_per_client = kLists;
-  auto lists_pir = *protocol::PirService::create(table.view(), manifest.version_id, pc);
-  std::mutex mu;
-  std::size_t pir_queries = 0;
-  tls.start(*core, [&](server::ServeOptions& so) {
-    so.pir_lists = lists_pir.get();
-    so.request_log = [&](const std::string& line) {
-      std::lock_guard lock(mu);
-      if (line.find("\"rpc\":\"PirQuery\"") != std::string::npos) ++pir_queries;
+  pc.ready_per_client = 2 * kLists;
+  d.pir = *protocol::PirService::create(table.view(), t.manifest.version_id, pc);
+  t.tls.start(*t.core, [&](server::ServeOptions& so) {
+    so.pir_lists = d.pir.get();
+    so.request_log = [&d](const std::string& line) {
+      std::lock_guard lock(d.mu);
+      if (line.find("\"rpc\":\"PirQuery\"") != std::string::npos) ++d.pir_queries;
     };
   });
   OpenOptions oo;
@@ -333,15 +351,38 @@ TEST_F(IvfSearchTest, ADamagedPrivateListDoesNotStopTheBatch) {
   oo.disk_cache = false;
   oo.private_lists = true;
   oo.allow_insecure_pir = true;
-  auto sc = SearchClient::open(o.out, tls.transport(), oo);
-  ASSERT_TRUE(sc.ok()) << sc.status().to_string();
+  auto sc = SearchClient::open(t.o.out, t.tls.transport(), oo);
+  EXPECT_TRUE(sc.ok()) << sc.status().to_string();
+  return sc.ok() ? std::move(sc).value() : nullptr;
+}
+
+TEST_F(DamagedListsTest, ADamagedPrivateListDoesNotStopTheBatch) {
+  DamagedLists d;
+  auto sc = serve_damaged_lists(0, d);  // list 0: fetched first
+  ASSERT_NE(sc, nullptr);
   SearchOptions search;
   search.nprobe = kLists;  // every list: list 0 is among them, and is fetched first
-  const auto r = (*sc)->search(client::Query::text("document 5"), search);
+  const auto r = sc->search(client::Query::text("document 5"), search);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().to_string();
-  std::lock_guard lock(mu);
-  EXPECT_EQ(pir_queries, kLists);  // the whole batch, not 1
+  EXPECT_EQ(d.queries(), kLists);  // the whole batch, not 1
+}
+
+// Nothing of a damaged batch is kept: the lists before the damaged one were cached, so the
+// next search's query count (1 instead of all) told the provider the damaged list's rank among
+// the probed ones (issue 52). Every record is checked before any is cached now.
+TEST_F(DamagedListsTest, ADamagedPrivateBatchCachesNothing) {
+  DamagedLists d;
+  auto sc = serve_damaged_lists(kLists - 1, d);  // fetched last
+  ASSERT_NE(sc, nullptr);
+  SearchOptions search;
+  search.nprobe = kLists;
+  for (int round = 1; round <= 2; ++round) {
+    const auto r = sc->search(client::Query::text("document 5"), search);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << r.status().to_string();
+    EXPECT_EQ(d.queries(), round * kLists) << "round " << round;
+  }
 }
 
 }  // namespace
