@@ -171,11 +171,21 @@ Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc
     return out_of_range_error("record " + std::to_string(doc) + " outside the PIR database's " +
                               std::to_string(records()));
   }
+  const std::uint64_t one[1] = {doc};
   if (pir_->hintless) {
-    const std::uint64_t one[1] = {doc};
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto records, fetch_records(one, timing));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto records, fetch_records(one, timing));  // verified there
     return std::move(records.front());
   }
+  std::vector<std::vector<std::uint8_t>> got;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto record, fetch_zippir_record(doc, timing));
+  got.push_back(std::move(record));
+  PRIVSEARCH_RETURN_IF_ERROR(verify(one, got));
+  return std::move(got.front());
+}
+
+// One ZipPIR query and its decoded record, unverified (fetch_record and fetch_records check it).
+Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_zippir_record(std::uint64_t doc,
+                                                                      FetchTiming* timing) {
   const auto t_all = Clock::now();
   FetchTiming t;
   for (int attempt = 0;; ++attempt) {

@@ -30,6 +30,7 @@
 #include "core/owner_lock.h"
 #include "core/status.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/record_digests.h"
 
 namespace privsearch::pir {
 struct DatabaseShape;
@@ -47,6 +48,12 @@ struct FetchOptions {
   // The shape the signed index implies (index::payload_shape; SearchClient::payload_shape):
   // a provider whose PIR database has other records or record sizes is refused at setup.
   std::optional<index::PayloadShape> expected_shape;
+  // The signed index's payload record digests (index/artifacts/record_digests.h;
+  // SearchClient::payload_digests): every payload record fetched is checked after decoding, and
+  // one that differs fails the call with kDataLoss once all of its queries were answered (no
+  // retry: a failed record changes no later request). Null: an index built before digests;
+  // records are then unverified.
+  std::shared_ptr<const index::RecordDigests> record_digests;
 };
 
 struct FetchTiming {
@@ -100,9 +107,13 @@ class PayloadFetcher {
   Status setup();
   Status setup_hintless(const v1::PirInfo& info);
   Status wait_for_ready_index(std::uint64_t& index);
+  Result<std::vector<std::uint8_t>> fetch_zippir_record(std::uint64_t doc, FetchTiming* timing);
   // One PirQuery of hintless queries for `indices`, decoded in order.
   Status fetch_hintless_batch(std::span<const std::uint64_t> indices,
                               std::vector<std::vector<std::uint8_t>>& out, FetchTiming& timing);
+  // Each payload record against the signed index's digest (FetchOptions::record_digests).
+  Status verify(std::span<const std::uint64_t> indices,
+                const std::vector<std::vector<std::uint8_t>>& records) const;
   // The PirInfo shape against the signed index's (FetchOptions::expected_shape).
   Status check_shape(std::uint64_t records, std::uint64_t record_bytes) const;
   static Status from_error(const v1::Error& e);

@@ -97,7 +97,7 @@ Result<std::vector<std::vector<std::uint8_t>>> PayloadFetcher::fetch_records(
   if (!pir_->hintless) {
     for (const std::uint64_t index : indices) {
       FetchTiming one;
-      PRIVSEARCH_ASSIGN_OR_RETURN(auto record, fetch_record(index, &one));
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto record, fetch_zippir_record(index, &one));
       out.push_back(std::move(record));
       t.wait_ms += one.wait_ms;
       t.query_ms += one.query_ms;
@@ -122,7 +122,17 @@ Result<std::vector<std::vector<std::uint8_t>>> PayloadFetcher::fetch_records(
   }
   t.total_ms = ms_since(t_all);
   if (timing != nullptr) *timing = t;
+  PRIVSEARCH_RETURN_IF_ERROR(verify(indices, out));
   return out;
+}
+
+Status PayloadFetcher::verify(std::span<const std::uint64_t> indices,
+                              const std::vector<std::vector<std::uint8_t>>& records) const {
+  if (!options_.record_digests || options_.database != v1::PIR_DATABASE_PAYLOADS) return Status();
+  for (std::size_t i = 0; i < indices.size() && i < records.size(); ++i) {
+    PRIVSEARCH_RETURN_IF_ERROR(options_.record_digests->check(indices[i], records[i]));
+  }
+  return Status();
 }
 
 Result<std::vector<std::string>> PayloadFetcher::fetch_many(std::span<const std::uint64_t> docs,

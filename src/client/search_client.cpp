@@ -70,6 +70,11 @@ Status load_artifacts(const version::IndexVersion& version, SearchClient::Impl& 
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version.payloads());
     impl.payloads.emplace(std::move(payloads));
   }
+  if (const auto shape = index::payload_shape(version.manifest());
+      shape.ok() && version.holds(index::kPayloadDigestsArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, version.payload_digests(shape->record_bytes));
+    impl.payload_digests = std::make_shared<const index::RecordDigests>(std::move(digests));
+  }
   if (version.holds(scoring::kLayoutArtifact) && version.holds(scoring::kHintArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto artifacts, version.private_scoring());
     // Stable addresses: the scorer keeps pointers to both.
@@ -247,6 +252,12 @@ bool SearchClient::uses_ivf() const { return impl_->ivf != nullptr; }
 ProviderClient& SearchClient::transport() { return *impl_->transport; }
 Result<index::PayloadShape> SearchClient::payload_shape() const {
   return index::payload_shape(impl_->manifest);
+}
+Result<std::shared_ptr<const index::RecordDigests>> SearchClient::payload_digests() const {
+  if (!impl_->payload_digests) {
+    return not_found_error("this index copy holds no payload record digests");
+  }
+  return impl_->payload_digests;
 }
 const std::string& SearchClient::artifact_version() const { return impl_->manifest.version_id; }
 

@@ -205,6 +205,9 @@ class SearchClient {
   // The payload PIR database shape the signed manifest implies (FetchOptions::expected_shape);
   // kNotFound for an index without payloads.
   Result<index::PayloadShape> payload_shape() const;
+  // The signed index's payload record digests (FetchOptions::record_digests); kNotFound for an
+  // index built before them or a copy without them.
+  Result<std::shared_ptr<const index::RecordDigests>> payload_digests() const;
   const std::string& artifact_version() const;
 
   struct Impl;

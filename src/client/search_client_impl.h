@@ -58,6 +58,8 @@ struct SearchClient::Impl {
   std::optional<IvfListSource> lists;
   std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
+  // What each privately fetched payload record is checked against (null: not in this index).
+  std::shared_ptr<const index::RecordDigests> payload_digests;
   std::optional<RerankSession> session;  // the secret key and the key epochs
   // Access-private scoring: the public layout and hint (stable addresses: the scorer keeps
   // pointers) and the scorer with its mask pool.

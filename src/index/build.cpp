@@ -12,6 +12,7 @@
 #include "index/artifacts/artifacts.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/record_digests.h"
 #include "index/artifacts/staged_directory.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq.h"
@@ -120,7 +121,8 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
   man.artifacts = {{kProjectionArtifact, "projection.bin", 0, ""},
                    {kExactStoreArtifact, "exact.store", 0, ""},
                    {kPqArtifact, "pq.bin", 0, ""},
-                   {kPayloadsArtifact, "payloads.bin", 0, ""}};
+                   {kPayloadsArtifact, "payloads.bin", 0, ""},
+                   {kPayloadDigestsArtifact, "payload_digests.bin", 0, ""}};
   if (v.has_encoder()) man.artifacts.push_back({kEncoderArtifact, "encoder.bin", 0, ""});
   return man;
 }
@@ -144,6 +146,18 @@ void report_record_fit(const std::vector<Document>& docs, std::size_t record_byt
       "{}-byte records ({:.1f} MB of payloads instead of {:.1f})",
       fit.cut, docs.size(), record_bytes, kTruncatedMarker, fit.largest_record, whole,
       mb * static_cast<double>(whole), mb * static_cast<double>(record_bytes)));
+}
+
+// The payload records (`--record-bytes`, said how they fit) and their digests, which a client
+// checks every record it fetches against (record_digests.h).
+Status write_payloads(const BuildOptions& o, const std::vector<Document>& docs,
+                      const std::filesystem::path& out,
+                      const std::function<void(const std::string&)>& say) {
+  const std::size_t record_bytes = o.record_bytes != 0 ? o.record_bytes : record_bytes_for(docs);
+  report_record_fit(docs, record_bytes, say);
+  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(out / "payloads.bin", docs, record_bytes));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto written, PayloadStore::open(out / "payloads.bin"));
+  return RecordDigests::write(out / "payload_digests.bin", written, /*first=*/0);
 }
 
 // The build itself, every file into `out` (a staging directory: build_index below).
@@ -209,9 +223,7 @@ Result<Manifest> build_into(const BuildOptions& o, const std::filesystem::path& 
                     docs.size()));
     PRIVSEARCH_ASSIGN_OR_RETURN(ivf_entries, build_ivf(projected, pq, io, out));
   }
-  const std::size_t record_bytes = o.record_bytes != 0 ? o.record_bytes : record_bytes_for(docs);
-  report_record_fit(docs, record_bytes, say);
-  PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(out / "payloads.bin", docs, record_bytes));
+  PRIVSEARCH_RETURN_IF_ERROR(write_payloads(o, docs, out, say));
   if (v.lexical) PRIVSEARCH_RETURN_IF_ERROR(v.lexical->save(out / "encoder.bin"));
   if (v.glove) PRIVSEARCH_RETURN_IF_ERROR(v.glove->save(out / "encoder.bin"));
   Manifest man = make_manifest(o, v, docs.size(), dim, m);

@@ -44,8 +44,9 @@ std::vector<std::string> client_artifacts(const IndexVersion& v, bool use_ivf) {
   const auto& man = v.manifest();
   std::vector<std::string> needed{index::kProjectionArtifact,
                                   use_ivf ? index::kIvfArtifact : index::kPqArtifact};
-  for (const char* optional : {index::kEncoderArtifact, index::kPayloadsArtifact,
-                               scoring::kLayoutArtifact, scoring::kHintArtifact}) {
+  for (const char* optional :
+       {index::kEncoderArtifact, index::kPayloadsArtifact, index::kPayloadDigestsArtifact,
+        scoring::kLayoutArtifact, scoring::kHintArtifact}) {
     if (v.holds(optional)) needed.emplace_back(optional);
   }
   for (std::uint32_t g = 1; g <= v.generations(); ++g) {
@@ -53,9 +54,9 @@ std::vector<std::string> client_artifacts(const IndexVersion& v, bool use_ivf) {
     const auto addition =
         generation_artifact(use_ivf ? index::kIvfDeltaArtifact : index::kPqArtifact, g);
     if (man.find(addition) != nullptr) needed.push_back(addition);
-    const auto payloads = generation_artifact(index::kPayloadsArtifact, g);
-    if (v.holds(index::kPayloadsArtifact) && man.find(payloads) != nullptr) {
-      needed.push_back(payloads);
+    for (const char* tier : {index::kPayloadsArtifact, index::kPayloadDigestsArtifact}) {
+      const auto generation = generation_artifact(tier, g);
+      if (v.holds(tier) && man.find(generation) != nullptr) needed.push_back(generation);
     }
   }
   return needed;
@@ -236,6 +237,29 @@ Result<index::PayloadStore> IndexVersion::payloads() const {
   }
   for (const auto id : deleted_) payloads.erase(id);
   return payloads;
+}
+
+Result<index::RecordDigests> IndexVersion::payload_digests(std::size_t record_bytes) const {
+  if (!holds(index::kPayloadDigestsArtifact)) {
+    return not_found_error("the index lists no payload record digests (built before them)");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, file_of(index::kPayloadDigestsArtifact));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, index::RecordDigests::open(base));
+  for (std::uint32_t g = 1; g <= generations_; ++g) {
+    const auto name = generation_artifact(index::kPayloadDigestsArtifact, g);
+    if (manifest_.find(name) == nullptr) continue;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(name));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, index::RecordDigests::open(file));
+    PRIVSEARCH_RETURN_IF_ERROR(digests.append(more));
+  }
+  if (digests.records() != manifest_.documents) {
+    return Status(StatusCode::kDataLoss,
+                  fmt::format("the record digests cover {} records; the manifest lists {} "
+                              "documents",
+                              digests.records(), manifest_.documents));
+  }
+  for (const auto id : deleted_) digests.erase(id, record_bytes);
+  return digests;
 }
 
 Result<PrivateScoringArtifacts> IndexVersion::private_scoring() const {

@@ -30,6 +30,7 @@
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/record_digests.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq.h"
 #include "index/candidates/projection.h"
@@ -101,6 +102,10 @@ class IndexVersion {
   Result<std::unique_ptr<index::TextEncoder>> encoder() const;  // kNotFound when not held
   // Every generation's records, the tombstoned ones erased; kNotFound when not held.
   Result<index::PayloadStore> payloads() const;
+  // The payload records' digests (index/artifacts/record_digests.h) over every generation, a
+  // tombstoned record's the zero record's; `record_bytes` is the payload records' size
+  // (index::payload_shape). kNotFound when not held (an index built before them).
+  Result<index::RecordDigests> payload_digests(std::size_t record_bytes) const;
   // kNotFound when the directory does not hold both; kFailedPrecondition when the layout does
   // not describe this collection.
   Result<PrivateScoringArtifacts> private_scoring() const;

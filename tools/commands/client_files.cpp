@@ -5,6 +5,7 @@
 
 #include "commands/command.h"
 #include "index/artifacts/artifact_names.h"
+#include "index/artifacts/record_digests.h"
 #include "index/candidates/ivf.h"
 #include "scoring/layout.h"
 #include "version/index_version.h"
@@ -47,6 +48,9 @@ Command add_client_files_command(CLI::App& parent) {
                                            ivf ? index::kIvfArtifact : index::kPqArtifact};
             if (manifest.find(index::kEncoderArtifact) != nullptr)
               names.emplace_back(index::kEncoderArtifact);
+            // What a private fetch checks each record against (16 bytes a document).
+            if (manifest.find(index::kPayloadDigestsArtifact) != nullptr)
+              names.emplace_back(index::kPayloadDigestsArtifact);
             if (a->payloads) names.emplace_back(index::kPayloadsArtifact);
             if (a->access_private) {
               names.emplace_back(scoring::kLayoutArtifact);

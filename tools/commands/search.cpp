@@ -130,6 +130,7 @@ int run(const Args& a) {
     if (!shape.ok() && shape.status().code() != StatusCode::kNotFound)
       return failed(shape.status());
     if (shape.ok()) fo.expected_shape = *shape;
+    if (auto digests = (*sc)->payload_digests(); digests.ok()) fo.record_digests = *digests;
     auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
     if (!f.ok()) return failed(f.status());
     if (!a.json) {  // what create() did: the provider's backend decides

@@ -17,6 +17,7 @@
 #include "index/artifacts/client_files.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/record_digests.h"
 #include "index/artifacts/tombstones.h"
 #include "index/candidates/ivf.h"
 #include "protocol/ivf_list_pir.h"
@@ -329,7 +330,7 @@ Status ProviderProcess::start_web() {
   std::vector<std::string> names{index::kProjectionArtifact, index::kPqArtifact,
                                  index::kEncoderArtifact,    index::kIvfArtifact,
                                  scoring::kLayoutArtifact,   scoring::kHintArtifact,
-                                 index::kTombstonesArtifact};
+                                 index::kTombstonesArtifact, index::kPayloadDigestsArtifact};
   if (settings_.web_payloads) names.emplace_back(index::kPayloadsArtifact);
   web.public_file = [dir = settings_.index_dir, names](const std::string& file) {
     return index::public_index_file(dir, file, names);

@@ -28,7 +28,7 @@ export class PrivsearchError extends Error {
 // The artifacts a search needs (and their update generations "name.g"): the projection, the
 // flat PQ codes, the encoder, every update's tombstones; the payloads for titles when served.
 const NEEDED = ["projection", "pq", "encoder", "tombstones"];
-const OPTIONAL = ["payloads"];
+const OPTIONAL = ["payloads", "payload_digests"];
 // The access-private scoring's public artifacts, fetched the first time the page searches in that
 // mode (a page that never does downloads neither).
 const PRIVATE_SCORING = ["scoring_layout", "scoring_hint"];

@@ -51,6 +51,10 @@ Result<std::unique_ptr<BrowserClient>> BrowserClient::open(const std::string& di
   PRIVSEARCH_ASSIGN_OR_RETURN(c->encoder_, version.encoder());
   if (auto shape = index::payload_shape(version.manifest()); shape.ok()) {
     c->payload_shape_ = *shape;
+    if (version.holds(index::kPayloadDigestsArtifact)) {  // every fetched record is checked
+      PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, version.payload_digests(shape->record_bytes));
+      c->payload_digests_.emplace(std::move(digests));
+    }
   }
   if (version.holds(index::kPayloadsArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version.payloads());

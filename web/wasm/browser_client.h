@@ -36,6 +36,7 @@
 #include "core/owner_lock.h"
 #include "core/status.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/record_digests.h"
 #include "index/candidates/pq_scan.h"
 #include "index/candidates/projection.h"
 #include "index/encoders/text_encoder.h"
@@ -146,6 +147,7 @@ class BrowserClient {
   Prng prng_ = Prng::create();  // the candidate permutation and the PIR secrets
   std::map<std::uint32_t, Pending> pending_;
   std::optional<index::PayloadShape> payload_shape_;
+  std::optional<index::RecordDigests> payload_digests_;  // what each fetched record must match
   // Stable addresses: the scorer keeps pointers to the layout and the hint.
   std::unique_ptr<scoring::ScoringLayout> scoring_layout_;
   std::unique_ptr<scoring::ScoringHint> scoring_hint_;
@@ -153,6 +155,7 @@ class BrowserClient {
   std::map<std::uint32_t, scoring::PendingScore> private_pending_;
   std::optional<pir::hintless::HintlessClient> pir_;
   std::map<std::uint32_t, pir::hintless::HintlessSecret> fetches_;
+  std::map<std::uint32_t, std::uint64_t> fetch_docs_;  // the document of each pending fetch
   std::uint32_t next_id_ = 1;
   OwnerLock owner_;
 };

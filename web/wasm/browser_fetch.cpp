@@ -48,6 +48,7 @@ Status BrowserClient::pir_agree(int backend, const std::string& info) {
   PRIVSEARCH_ASSIGN_OR_RETURN(auto c, pir::hintless::HintlessClient::create(pub.params, pub.shape));
   pir_.emplace(std::move(c));
   fetches_.clear();
+  fetch_docs_.clear();
   return Status();
 }
 
@@ -63,8 +64,12 @@ Result<PreparedFetch> BrowserClient::prepare_fetch(std::uint64_t doc) {
   PreparedFetch out;
   out.query = to_byte_string(pir::hintless::encode_query(pir_->params(), made.first));
   out.id = next_id_++;
-  if (fetches_.size() >= kMaxPendingFetches) fetches_.erase(fetches_.begin());  // the oldest
+  if (fetches_.size() >= kMaxPendingFetches) {  // the oldest
+    fetch_docs_.erase(fetches_.begin()->first);
+    fetches_.erase(fetches_.begin());
+  }
   fetches_.emplace(out.id, std::move(made.second));
+  fetch_docs_.emplace(out.id, doc);
   out.query_ms = ms_since(t0);
   return out;
 }
@@ -77,11 +82,15 @@ Result<FinishedFetch> BrowserClient::finish_fetch(std::uint32_t id, const std::s
   }
   const pir::hintless::HintlessSecret secret = std::move(it->second);
   fetches_.erase(it);
+  const std::uint64_t doc = fetch_docs_.at(id);
+  fetch_docs_.erase(id);
   const auto t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(
       const auto response,
       pir::hintless::decode_response(pir_->params(), pir_->shape(), byte_view(answer)));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto record, pir_->decode(secret, response));
+  // The record the signed index holds for `doc`, or DATA_LOSS (record_digests.h).
+  if (payload_digests_) PRIVSEARCH_RETURN_IF_ERROR(payload_digests_->check(doc, record));
   FinishedFetch out;
   PRIVSEARCH_ASSIGN_OR_RETURN(out.text,
                               index::PayloadStore::decode_record(record.data(), record.size()));

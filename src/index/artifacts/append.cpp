@@ -14,6 +14,7 @@
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/record_digests.h"
 #include "index/artifacts/tombstones.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq.h"
@@ -145,10 +146,17 @@ Result<Matrix> write_row_additions(const std::filesystem::path& dir, const Manif
                    generation_file(kExactStoreArtifact, g), 0, ""});
   if (const auto* payloads = old.find(kPayloadsArtifact); payloads != nullptr) {
     PRIVSEARCH_ASSIGN_OR_RETURN(const auto record_bytes, base_record_bytes(dir / payloads->file));
-    PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(dir / generation_file(kPayloadsArtifact, g),
-                                                   input.documents, record_bytes));
+    const auto file = dir / generation_file(kPayloadsArtifact, g);
+    PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(file, input.documents, record_bytes));
     added.push_back(
         {generation_artifact(kPayloadsArtifact, g), generation_file(kPayloadsArtifact, g), 0, ""});
+    if (old.find(kPayloadDigestsArtifact) != nullptr) {  // the new records follow the old ones
+      PRIVSEARCH_ASSIGN_OR_RETURN(const auto written, PayloadStore::open(file));
+      PRIVSEARCH_RETURN_IF_ERROR(RecordDigests::write(
+          dir / generation_file(kPayloadDigestsArtifact, g), written, old.documents));
+      added.push_back({generation_artifact(kPayloadDigestsArtifact, g),
+                       generation_file(kPayloadDigestsArtifact, g), 0, ""});
+    }
   }
   if (const auto* pq = old.find(kPqArtifact); pq != nullptr) {
     say("encoding the flat PQ codes");
