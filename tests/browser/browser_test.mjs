@@ -14,6 +14,9 @@
 //   fetch      "fetch privately" on the top result: the page's text equals the native client's
 //              PIR fetch of the same document, and the provider logged the same PirQuery sizes
 //              for both; a fetch against a provider without PIR shows a named error
+//   tokens     a provider with --auth-tokens: the page given a token in its URL's fragment loads
+//              the index files (behind the tokens too) and searches, and the token leaves the
+//              address bar; without a token the page shows the refusal
 // Usage: node browser_test.mjs --build BUILD --source SRC --index INDEX --data BEIR --case C
 //        [--artifacts DIR]
 import { execFileSync } from "node:child_process";
@@ -257,9 +260,38 @@ async function fetchCase(args) {
 }
 
 const args = parseArgs(process.argv);
+// A provider that requires bearer tokens: the page given one in its URL's fragment loads the
+// index files (behind the tokens too) and searches, and the token is gone from the address bar;
+// without one the page shows the refusal.
+async function tokensCase(args) {
+  await withSetup(args, "browser-tokens", async (ctx) => {
+    const bin = path.join(args.build, "tools", "privsearch");
+    const line = execFileSync(bin, ["token", "new", "--identity", "reader", "--out",
+      path.join(ctx.dir, "reader.token")], { encoding: "utf8" }).trim().split("\n").pop();
+    fs.writeFileSync(path.join(ctx.dir, "tokens"), `${line}\n`);
+    const token = fs.readFileSync(path.join(ctx.dir, "reader.token"), "utf8").trim();
+    const provider = await Provider.start(args, { index: args.index, dir: ctx.dir, cert: ctx.cert,
+      webRootDir: ctx.root, extra: ["--auth-tokens", path.join(ctx.dir, "tokens")] });
+    try {
+      const browser = await ctx.browser();
+      const good = await openPage(browser, `${provider.url}#token=${encodeURIComponent(token)}`);
+      check(good.error === null, `the page with a token did not open: ${JSON.stringify(good.error)}`);
+      const href = await good.page.evaluate(() => location.href);
+      check(!href.includes("token") && !href.includes(token), `the token stayed in the URL: ${href}`);
+      const result = await searchInPage(good.page, "vitamin D deficiency and cancer risk");
+      check(result.ids.length === 10, `results: ${result.ids}`);
+      const none = await openPage(browser, provider.url);
+      check(none.error !== null, "the page opened without a token");
+      console.log(JSON.stringify({ with_token: "searched", without: none.error }));
+    } finally {
+      await provider.stop();
+    }
+  });
+}
+
 const cases = {
   search: searchCase, tampered: tamperedCase, signature: signatureCase, private: privateCase,
-  fetch: fetchCase,
+  fetch: fetchCase, tokens: tokensCase,
 };
 const run = cases[args.case];
 if (!run) throw new Error(`unknown --case ${args.case}`);

@@ -2,12 +2,22 @@
 // types and submits. As a static bundle (web/bundle.mjs, from an origin apart from the
 // provider), its configuration names the provider and pins the operator's index-signing key;
 // served by the provider itself (--web-root, for development), the URL parameter key=<URL of the
-// operator's Ed25519 public key (PEM)> pins it. token=<bearer token> for a provider that requires
-// one. Without a pinned key the page says it is unverified.
+// operator's Ed25519 public key (PEM)> pins it. A bearer token, for a provider that requires one,
+// comes in the URL's fragment (#token=...), which browsers never send to a server, and is
+// removed from the address bar (and so from history and bookmarks) once read. Without a pinned
+// key the page says it is unverified.
 import { open } from "./privsearch.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
+
+// The bearer token from the fragment, then out of the address bar.
+function takeToken() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const token = fragment.get("token") || undefined;
+  if (token) history.replaceState(null, "", location.pathname + location.search);
+  return token;
+}
 
 function showError(e) {
   $("error").hidden = false;
@@ -117,7 +127,7 @@ async function main() {
   const pinnedKey = await pinnedKeyOf(config);
   const base = config ? `${config.provider}/index/` : new URL("index/", location.href).href;
   const client = await open(base, {
-    pinnedKey, token: params.get("token") || undefined,
+    pinnedKey, token: takeToken(),
     endpoint: config ? config.provider : undefined,
     wasmSha256: config ? config.wasmSha256 : undefined,
     protoSha256: config ? config.protoSha256 : undefined,
