@@ -3,7 +3,7 @@
 // encrypts the query, so a curious provider cannot swap in a page that posts the query text.
 //
 //   node web/bundle.mjs --from build/web --out DIR --provider https://HOST:PORT
-//                       [--signing-key OPERATOR.pub] [--force]
+//                       [--signing-key OPERATOR.pub] [--index-url URL/] [--force]
 //
 // DIR gets the page's files and an index.html that pins every one of them:
 //  - Subresource Integrity (SHA-384) on the stylesheet and the scripts, and an import map with
@@ -16,6 +16,10 @@
 //    generated code), connections only to this origin and the provider's;
 //  - the configuration itself (the provider's origin, the operator's index-signing key when
 //    given): the page pins that key, not one named in its URL, and shows "unverified" without.
+// --index-url: where the page downloads the index's public files (default the provider's
+// /index/): a static server or CDN holding a copy (`privsearch client-files`), so that the
+// provider answers calls only and readers of large files never hold its threads; the files are
+// checked against the signed manifest wherever they come from.
 // Serve DIR with any static server (HTTPS in production; http://127.0.0.1 is a secure context
 // for tests) and start the provider with --web-origin set to that server's origin.
 import crypto from "node:crypto";
@@ -31,7 +35,9 @@ function parse(argv) {
   for (let i = 2; i < argv.length; ++i) {
     const a = argv[i];
     if (a === "--force") out.force = true;
-    else if (["--from", "--out", "--provider", "--signing-key"].includes(a)) out[a.slice(2)] = argv[++i];
+    else if (["--from", "--out", "--provider", "--signing-key", "--index-url"].includes(a)) {
+      out[a.slice(2)] = argv[++i];
+    }
     else if (a === "--help" || a === "-h") out.help = true;
     else throw new Error(`unknown argument ${a} (--help)`);
   }
@@ -91,6 +97,11 @@ function main() {
     process.exit(args.help ? 0 : 2);
   }
   const config = { provider: providerOrigin(args.provider) };
+  if (args["index-url"]) {
+    const url = new URL(args["index-url"]);  // throws on a malformed URL
+    config.index = url.href.endsWith("/") ? url.href : `${url.href}/`;
+    if (url.origin !== config.provider) config.indexOrigin = url.origin;
+  }
   if (args["signing-key"]) {
     const pem = fs.readFileSync(args["signing-key"], "utf8");
     if (!pem.includes("BEGIN PUBLIC KEY")) throw new Error(`${args["signing-key"]}: not a PEM public key`);

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "server/browser_front.h"
 #include "server/child_process.h"
 
 namespace privsearch::server {
@@ -161,63 +162,6 @@ std::string per_source_rules(const FrontLimits& l) {
       l.max_connections_per_source, sources, l.max_connection_rate_per_source);
 }
 
-// The head refusals of server/web_request_policy.h that need no parsing of values, as
-// `http-request return` rules (deny knows only a few statuses) answering the same JSON error.
-std::string browser_refusals(std::uint64_t max_body_bytes) {
-  struct Rule {
-    int status;
-    const char *code, *message, *condition;
-  };
-  const std::string too_large =
-      fmt::format("{{ req.hdr_val(content-length) gt {} }}", max_body_bytes);
-  const Rule rules[] = {
-      {411, "LENGTH_REQUIRED", "no Transfer-Encoding: send the body with a Content-Length",
-       "{ req.hdr_cnt(transfer-encoding) gt 0 }"},
-      {415, "UNSUPPORTED_ENCODING", "request bodies are not compressed here",
-       "{ req.hdr_cnt(content-encoding) gt 0 }"},
-      {413, "MESSAGE_TOO_LARGE", "the body is larger than the message cap", too_large.c_str()},
-      {416, "RANGE_NOT_SATISFIABLE", "one byte range per request", "{ req.hdr(range) -m sub , }"},
-  };
-  std::string out;
-  for (const auto& r : rules) {
-    out += fmt::format(
-        "  http-request return status {} content-type application/json string "
-        "'{{\"code\":\"{}\",\"message\":\"{}\"}}' hdr connection close if {}\n",
-        r.status, r.code, r.message, r.condition);
-  }
-  return out;
-}
-
-// The browser endpoint's frontend and backend (BrowserFrontSpec), after the gRPC ones.
-std::string browser_config(const FrontSpec& spec, const std::filesystem::path& pem_file,
-                           unsigned maxconn) {
-  const BrowserFrontSpec& b = spec.browser;
-  return fmt::format(
-      "\n"
-      "frontend browser\n"
-      "  bind fd@4 ssl crt {pem} alpn http/1.1\n"
-      "  maxconn {maxconn}\n"
-      "  stick-table type ipv6 size 100k expire 60s store conn_cur,conn_rate(10s)\n"
-      "{source_rules}"
-      "  # what the endpoint's head check refuses, refused here before a byte reaches it, with\n"
-      "  # its JSON errors: bodies only with a length within the cap, never coded; one range\n"
-      "{refusals}"
-      "  http-request set-header {peer_header} %[src]\n"
-      "  default_backend web\n"
-      "\n"
-      "backend web\n"
-      "  # a pool of at most {slots} connections (the endpoint's threads), reused across\n"
-      "  # browsers; requests beyond wait in the front's queue, idle browsers hold nothing\n"
-      "  http-reuse safe\n"
-      "  timeout queue 30s\n"
-      "  server web unix@{socket} ssl verify none maxconn {slots} pool-purge-delay 1s\n",
-      fmt::arg("pem", pem_file.string()), fmt::arg("maxconn", maxconn),
-      fmt::arg("source_rules", per_source_rules(spec.limits)),
-      fmt::arg("refusals", browser_refusals(b.max_body_bytes)),
-      fmt::arg("peer_header", kFrontPeerHeader), fmt::arg("slots", b.backend_slots),
-      fmt::arg("socket", b.backend_socket.string()));
-}
-
 }  // namespace
 
 std::filesystem::path find_haproxy() {
@@ -291,8 +235,10 @@ std::string front_config(const FrontSpec& spec, const std::filesystem::path& pem
       fmt::arg("source_rules", per_source_rules(l)),
       fmt::arg("socket", spec.backend_socket.string()),
       fmt::arg("admin", (spec.run_dir / "front.admin").string()),
-      fmt::arg("browser",
-               spec.browser.listen_fd >= 0 ? browser_config(spec, pem_file, maxconn) : ""));
+      fmt::arg("browser", spec.browser.listen_fd >= 0
+                              ? detail::browser_config(spec.browser, pem_file, maxconn,
+                                                       per_source_rules(spec.limits))
+                              : ""));
 }
 
 Result<std::unique_ptr<Http2Front>> Http2Front::start(const FrontSpec& spec,

@@ -73,8 +73,15 @@ struct FrontLimits {
 struct BrowserFrontSpec {
   int listen_fd = -1;                    // bound and listening, TCP; inherited as fd@4
   std::filesystem::path backend_socket;  // the endpoint's unix socket
-  unsigned backend_slots = 8;            // the endpoint's connection threads
+  unsigned backend_slots = 16;           // the endpoint's connection threads
+  // Requests of one client address inside the endpoint at once (a body being received counts):
+  // beyond, 429 at once. One address trickling request bodies used to hold every slot.
+  unsigned slots_per_source = 4;
   std::uint64_t max_body_bytes = 8u << 20;
+  // HTTP proxies in front (--web-trust-proxy-from): their requests count for the address their
+  // last X-Forwarded-For entry names, as in the endpoint (server/web_request_policy.h).
+  std::vector<std::string> trusted_http_proxies;
+  std::vector<std::string> allowed_origins;  // --web-origin: the front's own answers carry CORS
 };
 
 struct FrontSpec {

@@ -207,7 +207,7 @@ struct WebGateway::Impl {
                const httplib::Request& req, httplib::Response& res) const;
   bool may_read_files(const AdmittedWebRequest& caller) const;
   void serve_index_file(const std::string& file, const AdmittedWebRequest& caller,
-                        httplib::Response& res) const;
+                        const httplib::Request& req, httplib::Response& res) const;
   void route();
   Status bind();
   void route_calls();
@@ -280,7 +280,7 @@ bool WebGateway::Impl::may_read_files(const AdmittedWebRequest& caller) const {
 // 404, whatever the directory holds. Streamed from the open file in 64 KiB pieces, under a
 // transfer slot held until the answer is written or abandoned.
 void WebGateway::Impl::serve_index_file(const std::string& file, const AdmittedWebRequest& caller,
-                                        httplib::Response& res) const {
+                                        const httplib::Request& req, httplib::Response& res) const {
   if (!may_read_files(caller)) {
     json_error(res, 401, "UNAUTHENTICATED", "this provider requires a bearer token");
     return;
@@ -293,12 +293,24 @@ void WebGateway::Impl::serve_index_file(const std::string& file, const AdmittedW
     json_error(res, 404, "NOT_FOUND", "no public index file of that name");
     return;
   }
+  const auto size = static_cast<std::uint64_t>(in->tellg());
+  // The library answers a range past the file with a 206 claiming the range's length: one
+  // range (the head check allows no more) must lie inside the file.
+  for (const auto& [first, last] : req.ranges) {
+    const bool suffix = first < 0;  // bytes=-N: the last N bytes
+    if ((suffix && (last <= 0 || static_cast<std::uint64_t>(last) > size)) ||
+        (!suffix && (static_cast<std::uint64_t>(first) >= size ||
+                     (last >= 0 && (last < first || static_cast<std::uint64_t>(last) >= size))))) {
+      refuse_head(req, res, {416, "RANGE_NOT_SATISFIABLE", "the range is not inside the file"});
+      res.set_header("Content-Range", "bytes */" + std::to_string(size));
+      return;
+    }
+  }
   if (!transfers->take(caller.client_address)) {
     res.set_header("Retry-After", "1");
     json_error(res, 503, "OVERLOADED", "too many index files in transfer; retry shortly");
     return;
   }
-  const auto size = static_cast<std::uint64_t>(in->tellg());
   // A large file may take longer than one transfer phase, but not longer than its size at the
   // slowest rate we serve (a reader slower than that holds a thread for nothing).
   deadlines->arm_current(
@@ -385,7 +397,7 @@ void WebGateway::Impl::route_files() {
             [this](const httplib::Request& req, httplib::Response& res) {
               const auto admitted = admit_web_request(head_of(req), policy());
               if (const auto* caller = std::get_if<AdmittedWebRequest>(&admitted)) {
-                serve_index_file(req.matches[1], *caller, res);
+                serve_index_file(req.matches[1], *caller, req, res);
               } else {
                 refuse_head(req, res, std::get<WebRefusal>(admitted));
               }

@@ -54,8 +54,8 @@ struct WebOptions {
   // public files are public.
   const protocol::TokenRegistry* tokens = nullptr;
   std::uint64_t max_body_bytes = std::uint64_t{64} << 20;  // the provider's message cap
-  unsigned threads = 8;  // connections served at once (each one thread)
-  unsigned queued = 64;  // accepted connections waiting for a thread; beyond: accept waits
+  unsigned threads = 16;  // connections served at once (each one thread)
+  unsigned queued = 64;   // accepted connections waiting for a thread; beyond: accept waits
   unsigned file_transfers_per_client = 2;  // index files one client may be reading at once
   int read_timeout_s = 10;                 // the longest wait for one read of a request
   int write_timeout_s = 10;

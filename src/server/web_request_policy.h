@@ -10,7 +10,8 @@
 //
 //  - methods other than GET, HEAD, POST and OPTIONS (a PUT's body would be read);
 //  - any Transfer-Encoding (a browser's fetch() always sends a Content-Length) and any
-//    Content-Encoding but identity: 411 / 415, so no body is ever inflated or appended;
+//    Content-Encoding (identity too: a browser sends none): 411 / 415, so no body is ever
+//    inflated or appended;
 //  - a POST without a Content-Length, or with one past the cap (413 before the body is read),
 //    with a Content-Type other than application/x-protobuf (what the page sends; text/plain is
 //    what a cross-site form or a no-preflight fetch sends), or from a foreign Origin: the

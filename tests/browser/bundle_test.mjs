@@ -6,7 +6,8 @@
 //  - one byte changed in a script the page loads (privsearch.js) or in the WebAssembly core: the
 //    browser refuses the script (Subresource Integrity), the page checks the core, and nothing
 //    reaches the provider: no key upload, no search;
-//  - a bundle without a key shows the "unverified" state.
+//  - a bundle without a key shows the "unverified" state; with --index-url the index files come
+//    from the static origin's copy and the provider only answers the calls.
 // Usage: node bundle_test.mjs --build BUILD --source SRC --index INDEX --data BEIR
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -16,9 +17,9 @@ import {
   StaticServer, tempDir,
 } from "./harness.mjs";
 
-function bundle(args, dir, provider, key) {
+function bundle(args, dir, provider, key, indexUrl) {
   const out = path.join(dir, key ? "bundle" : "bundle-unpinned");
-  const extra = key ? ["--signing-key", key] : [];
+  const extra = [...(key ? ["--signing-key", key] : []), ...(indexUrl ? ["--index-url", indexUrl] : [])];
   execFileSync(process.execPath, [path.join(args.source, "web", "bundle.mjs"), "--from",
     path.join(args.build, "web"), "--out", out, "--provider", `https://127.0.0.1:${provider.webPort}`,
     ...extra], { stdio: "ignore" });
@@ -101,9 +102,16 @@ async function run(args) {
       console.log(JSON.stringify({ tampered: file, error: tampered.error, console: tampered.console.slice(0, 2) }));
     }
 
-    fs.cpSync(bundle(args, dir, provider, null), path.join(dir, "site"), { recursive: true });
+    // Unpinned, and the index files from the static origin (a copy): the provider answers calls.
+    fs.cpSync(index, path.join(dir, "site", "index"), { recursive: true });
+    fs.cpSync(bundle(args, dir, provider, null, `${site.origin}/index/`), path.join(dir, "site"),
+      { recursive: true });
+    const filesBefore = fs.readFileSync(provider.log, "utf8").length;
     const unpinned = await load(browser, `${site.origin}/index.html`);
     check(unpinned.ready && unpinned.trust === "unverified", `unpinned: ${unpinned.trust} ${unpinned.trustText}`);
+    const result2 = await searchInPage(unpinned.page, "vitamin D deficiency and cancer risk");
+    check(result2.ids.length === 10, `results from the static index copy: ${result2.ids}`);
+    check(fs.readFileSync(provider.log, "utf8").length > filesBefore, "no call reached the provider");
     console.log(JSON.stringify({ unpinned: unpinned.trustText }));
   } finally {
     if (browser) await browser.close();

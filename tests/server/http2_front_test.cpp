@@ -45,6 +45,20 @@ TEST(Http2FrontConfigTest, EveryLimitIsInTheConfiguration) {
   EXPECT_TRUE(contains(cfg, "bind fd@3 ssl crt /run/x/front.pem alpn h2"));
   EXPECT_TRUE(contains(cfg, "server provider unix@/run/x/provider.sock proto h2"));
   EXPECT_FALSE(contains(cfg, "expect-proxy"));  // nobody may send PROXY unless trusted
+  spec.browser.listen_fd = 4;
+  spec.browser.backend_socket = "/run/x/web.sock";
+  const std::string web = front_config(spec, "/run/x/front.pem");
+  EXPECT_TRUE(contains(web, "bind fd@4 ssl crt /run/x/front.pem alpn http/1.1"));
+  EXPECT_TRUE(contains(web, "return status 416"));
+  EXPECT_TRUE(contains(web, "req.fhdr(range) -m sub ,"));  // hdr() would split the list
+  EXPECT_TRUE(contains(web, "if { sc1_conn_cur gt 4 }"));
+  EXPECT_TRUE(contains(web, "server web unix@/run/x/web.sock ssl verify none maxconn 16"));
+  spec.browser.trusted_http_proxies = {"10.9.0.0/16"};
+  const std::string proxied = front_config(spec, "/run/x/front.pem");
+  EXPECT_TRUE(contains(proxied, "acl from_web_proxy src 10.9.0.0/16"));
+  EXPECT_TRUE(contains(proxied,
+                       "track-sc1 req.hdr_ip(x-forwarded-for,-1),ipmask(32,64) if from_web_proxy"));
+  spec.browser = {};
   spec.limits.trusted_proxies = {"10.0.0.5", "10.0.1.0/24"};
   const std::string behind = front_config(spec, "/run/x/front.pem");
   EXPECT_TRUE(contains(behind, "acl from_balancer src 10.0.0.5 10.0.1.0/24"));

@@ -118,6 +118,34 @@ TEST_F(WebFrontTest, EachBrowserAddressIsItsOwnAccountThroughTheFront) {
   EXPECT_EQ(served, 10);  // one address: the upload burst of one account
 }
 
+// One address trickling request bodies (a head announcing 8 MB, then a byte now and then) held
+// every one of the endpoint's threads through the front; now it gets 4 and 429 beyond, and
+// another address is answered meanwhile.
+TEST_F(WebFrontTest, OneAddressTricklingBodiesHoldsAtMostFourSlots) {
+  std::vector<tools::h2::TlsConnection> trickling;
+  const std::string head =
+      "POST /privsearch.v1.Provider/UploadKeys HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: application/x-protobuf\r\nContent-Length: 8000000\r\n\r\nk";
+  for (int i = 0; i < 10; ++i) {
+    auto conn = tools::h2::TlsConnection::open(ctx, "127.0.0.9", web_port, 100);
+    ASSERT_TRUE(conn.ok());
+    ASSERT_TRUE(conn.write_all(head));
+    trickling.push_back(std::move(conn));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int refused = 0;
+  for (auto& conn : trickling) {
+    std::string in;
+    for (int i = 0; i < 10 && in.find("\r\n\r\n") == std::string::npos; ++i) {
+      if (conn.read_some(in) < 0) break;
+    }
+    refused += in.rfind("HTTP/1.1 429", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(refused, 6);
+  const auto info = send("127.0.0.3", post("GetServerInfo", ""));
+  EXPECT_EQ(info.status, 200);
+}
+
 // 64 idle connections (4 per address, each after a finished request) would hold every one of the
 // endpoint's 8 threads if the endpoint faced them itself; behind the front they wait there, and
 // an honest call is answered.

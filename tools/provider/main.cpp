@@ -228,7 +228,10 @@ void add_web_options(CLI::App& app, ProviderSettings& s) {
                  "the last X-Forwarded-For entry of its requests is the browser's address, which "
                  "every per-address limit then counts; nobody else's X-Forwarded-For is read, and "
                  "a request from it without one is refused");
-  app.add_option("--web-threads", w.threads, "Browser connections served at once (default 8)")
+  app.add_option(
+         "--web-threads", w.threads,
+         "Browser requests served at once (default 16; behind the front, one address may hold 4 "
+         "of them and file transfers half)")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--web-port-file", s.web_port_file,
                  "Write the browser endpoint's port to this file when ready");

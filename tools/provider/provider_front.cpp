@@ -44,8 +44,12 @@ Result<std::uint16_t> ProviderProcess::start_front() {
   spec.limits = settings_.front_limits;
   spec.limits.max_streams_per_connection = settings_.transport.max_streams_per_connection;
   if (settings_.web_listen) {
-    spec.browser = {web_listener_.fd, web_socket(), settings_.web.threads,
-                    settings_.limits.max_message_bytes};
+    spec.browser.listen_fd = web_listener_.fd;
+    spec.browser.backend_socket = web_socket();
+    spec.browser.backend_slots = settings_.web.threads;
+    spec.browser.max_body_bytes = settings_.limits.max_message_bytes;
+    spec.browser.trusted_http_proxies = settings_.web.trusted_proxies;
+    spec.browser.allowed_origins = settings_.web.allowed_origins;
   }
   auto front = server::Http2Front::start(spec, *identity_);
   // haproxy holds its own copy of the sockets now; ours would only queue connections nobody

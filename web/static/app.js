@@ -125,7 +125,9 @@ async function main() {
   const t0 = performance.now();
   const config = bundleConfig();
   const pinnedKey = await pinnedKeyOf(config);
-  const base = config ? `${config.provider}/index/` : new URL("index/", location.href).href;
+  const base = config
+    ? config.index || `${config.provider}/index/`
+    : new URL("index/", location.href).href;
   const client = await open(base, {
     pinnedKey, token: takeToken(),
     endpoint: config ? config.provider : undefined,

@@ -54,7 +54,8 @@ function unhex(text) {
 
 // `token`: the bearer token, for a provider that puts its index files behind tokens too. A 503
 // (the endpoint's file transfers are all taken: at most 2 per client, half its threads in all)
-// is retried after its Retry-After, a few times.
+// or a 429 (this address has 4 requests inside the endpoint already: the front's limit) is
+// retried after its Retry-After, a few times.
 async function fetchBytes(url, what, allowMissing = false, token = undefined) {
   const headers = token ? { Authorization: `Bearer ${token}` } : {};
   for (let attempt = 0; ; ++attempt) {
@@ -64,7 +65,7 @@ async function fetchBytes(url, what, allowMissing = false, token = undefined) {
     } catch (e) {
       throw new PrivsearchError("NETWORK", `cannot fetch ${what}: ${e.message}`);
     }
-    if (res.status === 503 && attempt < 8) {
+    if ((res.status === 503 || res.status === 429) && attempt < 8) {
       await res.arrayBuffer();
       const wait = Math.min(5, Number(res.headers.get("Retry-After")) || 1) * 1000;
       await new Promise((resolve) => setTimeout(resolve, wait * (0.5 + Math.random() / 2)));
