@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "index/artifacts/exact_store.h"
 #include "index/build.h"
 #include "pir/lwe/lwe64.h"
+#include "protocol/identities.h"
 #include "scoring/build.h"
 #include "scoring/layout.h"
 #include "testing/test_util.h"
@@ -197,6 +199,66 @@ TEST_F(BudgetAttackTest, AnonymousPrivateScoringIsMeteredPerAddress) {
   ASSERT_TRUE(refused.has_error());
   EXPECT_NE(refused.error().message().find("this address"), std::string::npos)
       << refused.error().message();
+}
+
+}  // namespace
+}  // namespace privsearch
+
+namespace privsearch {
+namespace {
+
+// Identities bound exact scores at the default settings (issue 52: the identity budget used to
+// default to none, and one identity took 11 key epochs in 12 s). One identity re-keys as fast as
+// it likes (the upload rate taken out of the way: the bound must not rest on it) at K = 1024,
+// the most candidates a request may name: over all its key epochs it gets exactly the default
+// identity budget, 2^20 scores a day, then QUOTA_EXHAUSTED under any new key set.
+TEST_F(BudgetAttackTest, AnIdentityRekeyingAtKMaxGetsTheDefaultBudgetOnly) {
+  const std::string token = protocol::new_token();
+  std::ofstream(dir / "tokens") << protocol::token_line("mallory", token) << "\n";
+  tools::ProviderLaunch launch(o.out, dir / "work-identity",
+                               {"--threads", "2", "--no-pir", "--auth-tokens",
+                                (dir / "tokens").string(), "--key-uploads-per-minute", "0"});
+  launch.binary = PRIVSEARCH_PROVIDER_BIN;
+  launch.start_timeout = std::chrono::seconds(60);
+  auto with_tokens = tools::SpawnedProvider::start(launch);
+  ASSERT_TRUE(with_tokens.ok()) << with_tokens.status().to_string();
+  auto co = (*with_tokens)->connect_options();
+  co.bearer_token = token;
+  auto cl = *client::ProviderClient::connect(co);
+  const auto info = *cl->server_info();
+  const std::uint64_t k = info.limits().max_candidates();
+  ASSERT_EQ(k, 1024u);
+  ASSERT_EQ(info.limits().scores_per_identity(), std::uint64_t{1} << 20);  // the default
+  const auto params = *ckks::Params::create(*ckks::preset_literal(ckks::kDefaultServicePreset));
+  Prng prng = testing::test_prng(52);
+  std::uint64_t scores = 0;
+  int epochs = 0, refused_at_once = 0;
+  while (epochs < 40 && refused_at_once == 0) {
+    ++epochs;
+    auto session = *client::RerankSession::create(params, 16, Prng::create());
+    const auto up = *cl->upload_keys(*session.make_key_upload(k, false));
+    ASSERT_FALSE(up.has_error()) << up.error().message();
+    session.set_key_id(k, up.key_id());
+    for (int served = 0;; ++served) {
+      std::vector<std::uint64_t> ids(k);
+      const std::uint64_t start = prng.uniform_below(kDocs);
+      for (std::size_t i = 0; i < k; ++i) ids[i] = (start + i) % kDocs;
+      const auto z = tools::random_unit_vector(16, prng);
+      const auto resp = *cl->rerank(session.build_request({z, ids, manifest.version_id})->request);
+      if (resp.has_error()) {
+        // The key epoch's budget ends an epoch; the identity's (QUOTA_EXHAUSTED) ends them all.
+        const auto code = resp.error().code();
+        ASSERT_TRUE(code == v1::BUDGET_EXHAUSTED || code == v1::QUOTA_EXHAUSTED)
+            << resp.error().message();
+        refused_at_once = code == v1::QUOTA_EXHAUSTED ? 1 : 0;
+        break;
+      }
+      scores += k;
+    }
+  }
+  EXPECT_EQ(scores, std::uint64_t{1} << 20);  // 1,024 requests of K = 1024
+  EXPECT_EQ(refused_at_once, 1);
+  EXPECT_EQ(epochs, 21);  // 20 whole epochs of 50 requests, then 24 in the 21st
 }
 
 }  // namespace
