@@ -24,11 +24,18 @@ Status wrong_dimension(const char* what, std::size_t got, std::size_t want) {
                 fmt::format("{} of dimension {}; the index expects {}", what, got, want));
 }
 
-// z / |z|; kInvalidArgument for the zero vector (a text without known terms).
-Result<std::vector<double>> unit(std::span<const double> z) {
+// z / |z|; kInvalidArgument for the zero vector, named after what the query was.
+Result<std::vector<double>> unit(std::span<const double> z, Query::Kind kind) {
   double norm = 0;
   for (const double v : z) norm += v * v;
-  if (norm == 0) return Status(StatusCode::kInvalidArgument, "the query has no known terms");
+  if (norm == 0) {
+    return Status(StatusCode::kInvalidArgument,
+                  kind == Query::Kind::kText
+                      ? "the query has no known terms: none of its words is in the index's "
+                        "vocabulary, so there is nothing to search"
+                      : "the query vector is zero in the index's projected space: nothing to "
+                        "search");
+  }
   norm = std::sqrt(norm);
   std::vector<double> out(z.begin(), z.end());
   for (double& v : out) v /= norm;
@@ -45,7 +52,7 @@ Result<ProjectedQuery> SearchClient::Impl::project(const Query& query, SearchTim
       return wrong_dimension("projected query", p.size(), projection.output_dim);
     }
     z.scan.assign(p.begin(), p.end());
-    PRIVSEARCH_ASSIGN_OR_RETURN(z.unit, unit(p));
+    PRIVSEARCH_ASSIGN_OR_RETURN(z.unit, unit(p, query.kind()));
     return z;
   }
   std::vector<float> raw;
@@ -64,7 +71,7 @@ Result<ProjectedQuery> SearchClient::Impl::project(const Query& query, SearchTim
   }
   z.scan = projection.project_query(v);
   const std::vector<double> wide(z.scan.begin(), z.scan.end());
-  PRIVSEARCH_ASSIGN_OR_RETURN(z.unit, unit(wide));
+  PRIVSEARCH_ASSIGN_OR_RETURN(z.unit, unit(wide, query.kind()));
   return z;
 }
 

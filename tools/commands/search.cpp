@@ -150,20 +150,31 @@ int run(const Args& a) {
   const std::size_t count = a.query_vectors.empty() ? a.queries.size() : vectors.rows;
   if (a.access_private) so.scoring = client::Scoring::kAccessPrivate;
   so.clusters = a.clusters;
+  std::size_t skipped = 0;
   for (std::size_t qi = 0; qi < count; ++qi) {
     const auto query = a.query_vectors.empty()
                            ? client::Query::text(a.queries[qi])
                            : client::Query::vector(std::span(vectors.row(qi), vectors.cols));
+    const auto named = a.query_vectors.empty() ? nlohmann::json(a.queries[qi]) : nlohmann::json(qi);
     auto r = (*sc)->search(query, so);
+    // A query with nothing to search (no known word, a zero vector) is this query's problem:
+    // said, and the batch goes on.
+    if (!r.ok() && r.status().code() == StatusCode::kInvalidArgument) {
+      print_skipped(a, named, r.status());
+      ++skipped;
+      continue;
+    }
     if (!r.ok()) return failed(r.status());
-    print_result(a, a.query_vectors.empty() ? nlohmann::json(a.queries[qi]) : nlohmann::json(qi),
-                 *r);
+    print_result(a, named, *r);
     if (fetcher) {
       const int rc = fetch_top(a, *fetcher, *r);
       if (rc != 0) return rc;
     }
   }
-  return 0;
+  if (skipped > 0 && !a.json) {
+    fmt::print(stderr, "{} of {} queries had nothing to search\n", skipped, count);
+  }
+  return skipped > 0 ? 3 : 0;
 }
 
 }  // namespace search_command
@@ -261,7 +272,8 @@ Command add_search_command(CLI::App& parent) {
       "search",
       "Private search against a provider: PQ candidates from the local index, encrypted query, "
       "scores decrypted and ranked here. The provider sees the candidate IDs (in random order) "
-      "and nothing of the query, the scores or the ranking");
+      "and nothing of the query, the scores or the ranking. A query with nothing to search (no "
+      "word the index knows) is reported and skipped; the exit status is then 3");
   auto a = std::make_shared<Args>();
   add_index_and_provider_options(c, *a);
   add_candidate_options(c, *a);

@@ -48,6 +48,8 @@ int evaluate(const Args& a, client::SearchClient& sc);
 
 // One query's ranked hits, as text or one JSON line (--json).
 void print_result(const Args& a, const nlohmann::json& query, const client::SearchResult& r);
+// A query skipped for its own reason (nothing to search): a line, or a JSON object with "error".
+void print_skipped(const Args& a, const nlohmann::json& query, const Status& why);
 
 // One privately fetched document; `batch`: how many documents shared its PirQuery (hintless).
 void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,

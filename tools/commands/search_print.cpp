@@ -28,6 +28,19 @@ namespace privsearch::tools::search_command {
 
 using client::Stage;
 
+void print_skipped(const Args& a, const nlohmann::json& query, const Status& why) {
+  if (a.json) {
+    fmt::print("{}\n", nlohmann::json{{"query", query},
+                                      {"error",
+                                       {{"code", std::string(status_code_name(why.code()))},
+                                        {"message", why.message()}}}}
+                           .dump());
+    return;
+  }
+  fmt::print("query: {}\n  skipped: {}\n",
+             query.is_string() ? query.get<std::string>() : query.dump(), why.message());
+}
+
 void print_result(const Args& a, const nlohmann::json& query, const client::SearchResult& r) {
   const auto& t = r.timing;
   if (a.json) {
