@@ -22,16 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Collection;
 
-BuildOptions small_build(const Collection& c) {
-  BuildOptions o;
-  o.collection = c.dir;
-  o.doc_vectors = c.dir / "vectors.npy";
-  o.out = c.dir / "index";
-  o.dim = 16;
-  o.pq_m = 4;
-  o.record_bytes = 256;
-  return o;
-}
+// The tiny collection's index (its own vectors, d' = 16, 256-byte records).
+BuildOptions small_build(const Collection& c) { return testing::tiny_index_options(c, 256); }
 
 std::string read_all(const fs::path& f) {
   std::ifstream in(f, std::ios::binary);
