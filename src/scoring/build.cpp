@@ -24,6 +24,7 @@ Result<std::vector<float>> kmeans(const std::vector<float>& x, std::size_t n, st
     cp.niter = 20;
     cp.seed = static_cast<int>(seed & 0x7fffffff);
     cp.max_points_per_centroid = 256;
+    cp.min_points_per_centroid = 1;  // only Faiss's "please provide more points" warning
     cp.verbose = false;
     faiss::Clustering clus(static_cast<int>(dim), static_cast<int>(k), cp);
     faiss::IndexFlatL2 index(static_cast<idx_t>(dim));

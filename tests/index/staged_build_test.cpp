@@ -152,5 +152,17 @@ TEST(StagedBuild, LongDocumentsAreReportedAndAutoKeepsThemWhole) {
   EXPECT_EQ(record_fit(docs, 3012).cut, 4u);  // "Title 7" needs 3013
 }
 
+// A collection smaller than one PQ codebook (256 centroids a subquantizer) is indexed: its
+// vectors are the codebook, so each document's code is exact (a build of 100 documents used to
+// fail with "PQ with 8 bits needs at least 256").
+TEST(StagedBuild, ACollectionSmallerThanOneCodebookIsIndexed) {
+  Collection c("small", 100);
+  auto o = small_build(c);
+  const auto built = build_index(o, nullptr);
+  ASSERT_TRUE(built.ok()) << built.status().to_string();
+  EXPECT_EQ(built->documents, 100u);
+  EXPECT_TRUE(load_manifest(o.out).ok());
+}
+
 }  // namespace
 }  // namespace privsearch::index

@@ -64,9 +64,18 @@ Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::u
     return invalid_argument_error(
         fmt::format("`M` = {} subquantizers must divide the dimension d' = {}", m, sample.cols));
   }
+  if (sample.rows == 0) return invalid_argument_error("no training vectors for the PQ codebook");
+  // Fewer vectors than the 256 centroids of a byte code (a small collection): they are cycled
+  // to exactly 256, which k-means takes as its centroids, so each vector's subvectors are
+  // centroids themselves and its code is exact.
   if (sample.rows < 256) {
-    return invalid_argument_error(
-        fmt::format("{} training vectors; PQ with 8 bits needs at least 256", sample.rows));
+    Matrix cycled{256, sample.cols, {}};
+    cycled.data.reserve(256 * sample.cols);
+    for (std::size_t r = 0; r < 256; ++r) {
+      cycled.data.insert(cycled.data.end(), sample.row(r % sample.rows),
+                         sample.row(r % sample.rows) + sample.cols);
+    }
+    return train_pq_codebook(cycled, m, seed);
   }
   PqCodebook cb;
   cb.dim = sample.cols;
@@ -78,6 +87,9 @@ Result<PqCodebook> train_pq_codebook(const Matrix& sample, std::size_t m, std::u
   // Pq.ParallelTrainingEqualsFaissSequentialTraining holds the two trainers equal).
   faiss::ClusteringParameters cp;
   cp.seed = static_cast<int>(seed & 0x7fffffff);
+  // Only Faiss's warning depends on this ("please provide at least 9984 training points", once
+  // per subquantizer: 84 lines a SciFact build): fewer points per centroid train the same.
+  cp.min_points_per_centroid = 1;
   // Read before the BLAS guard: OpenBLAS's OpenMP build sets OpenMP's thread count with its own.
   const int threads = omp_get_max_threads();
   const SingleThreadedBlas blas;
