@@ -194,12 +194,27 @@ TEST(Pq, InvalidShapesAreRejected) {
   PqOptions o;
   o.m = 7;  // does not divide 30
   EXPECT_EQ(build_pq(m, o).status().code(), StatusCode::kInvalidArgument);
-  const auto small = low_rank(100, 16, 4, 8);
-  EXPECT_EQ(build_pq(small, PqOptions{}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(build_pq(Matrix{0, 16, {}}, PqOptions{}).status().code(), StatusCode::kInvalidArgument);
   o.m = 5;
   const auto a = *build_pq(m, o);
   EXPECT_EQ(pq_search(a, std::vector<float>(29, 0.f), 3).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Fewer vectors than a codebook's 256 centroids: they become the codebook (cycled to 256), so
+// every vector's code decodes to the vector itself.
+TEST(Pq, FewerVectorsThanCentroidsGetExactCodes) {
+  const auto small = low_rank(100, 16, 4, 8);
+  const auto a = build_pq(small, PqOptions{});
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  const std::size_t m = a->codebook.m;
+  for (std::size_t i = 0; i < small.rows; ++i) {
+    const auto decoded = pq_decode(a->codebook, a->codes.data() + i * m);
+    ASSERT_EQ(decoded.size(), small.cols);
+    for (std::size_t j = 0; j < small.cols; ++j) {
+      EXPECT_NEAR(decoded[j], small.row(i)[j], 1e-5) << i << "," << j;
+    }
+  }
 }
 
 }  // namespace
