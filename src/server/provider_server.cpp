@@ -85,6 +85,25 @@ Result<std::shared_ptr<grpc::ServerCredentials>> server_credentials(const ServeO
 
 }  // namespace
 
+namespace {
+
+// The per-connection transport limits (TransportLimits) as gRPC channel arguments.
+void add_connection_limits(grpc::ServerBuilder& builder, const TransportLimits& t) {
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(t.max_streams_per_connection));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, t.keepalive_time_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, t.keepalive_timeout_ms);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, t.max_connection_idle_ms);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, t.max_connection_age_ms);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, t.max_connection_age_grace_ms);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, t.handshake_timeout_ms);
+  // Ping floods: at most one ping per 10 s without data; more is a strike (2 strikes: GOAWAY).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
     std::shared_ptr<protocol::ProviderCore> core_ptr, const ServeOptions& options) {
   protocol::ProviderCore& core = *core_ptr;
@@ -130,17 +149,7 @@ Result<std::unique_ptr<ProviderServer>> ProviderServer::start(
   interceptors.push_back(typed_parse_errors());
   interceptors.push_back(impl->service->holds().interceptor());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                             static_cast<int>(t.max_streams_per_connection));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, t.keepalive_time_ms);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, t.keepalive_timeout_ms);
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, t.max_connection_idle_ms);
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, t.max_connection_age_ms);
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, t.max_connection_age_grace_ms);
-  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, t.handshake_timeout_ms);
-  // Ping floods: at most one ping per 10 s without data; more is a strike (2 strikes: GOAWAY).
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  add_connection_limits(builder, t);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                               static_cast<int>(threads));
   impl->server = builder.BuildAndStart();

@@ -216,25 +216,31 @@ Result<std::unique_ptr<index::TextEncoder>> IndexVersion::encoder() const {
   return index::load_text_encoder(file, index::default_word_vectors_path());
 }
 
+template <typename Table>
+Result<Table> IndexVersion::merged_records(const char* name, const char* what) const {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, file_of(name));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto table, Table::open(base));
+  for (std::uint32_t g = 1; g <= generations_; ++g) {
+    const auto generation = generation_artifact(name, g);
+    if (manifest_.find(generation) == nullptr) continue;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(generation));
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, Table::open(file));
+    PRIVSEARCH_RETURN_IF_ERROR(table.append(more));
+  }
+  if (table.records() != manifest_.documents) {
+    return Status(StatusCode::kDataLoss,
+                  fmt::format("the {} hold {} records; the manifest lists {} documents", what,
+                              table.records(), manifest_.documents));
+  }
+  return table;
+}
+
 Result<index::PayloadStore> IndexVersion::payloads() const {
   if (!holds(index::kPayloadsArtifact)) {
     return not_found_error("the index lists no payloads (or this copy leaves them out)");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, file_of(index::kPayloadsArtifact));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, index::PayloadStore::open(base));
-  for (std::uint32_t g = 1; g <= generations_; ++g) {
-    const auto name = generation_artifact(index::kPayloadsArtifact, g);
-    if (manifest_.find(name) == nullptr) continue;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(name));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, index::PayloadStore::open(file));
-    PRIVSEARCH_RETURN_IF_ERROR(payloads.append(more));
-  }
-  if (payloads.records() != manifest_.documents) {
-    return Status(StatusCode::kDataLoss,
-                  fmt::format("the payload stores hold {} records; the manifest lists {} "
-                              "documents",
-                              payloads.records(), manifest_.documents));
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, merged_records<index::PayloadStore>(
+                                                 index::kPayloadsArtifact, "payload stores"));
   for (const auto id : deleted_) payloads.erase(id);
   return payloads;
 }
@@ -243,21 +249,8 @@ Result<index::RecordDigests> IndexVersion::payload_digests(std::size_t record_by
   if (!holds(index::kPayloadDigestsArtifact)) {
     return not_found_error("the index lists no payload record digests (built before them)");
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto base, file_of(index::kPayloadDigestsArtifact));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, index::RecordDigests::open(base));
-  for (std::uint32_t g = 1; g <= generations_; ++g) {
-    const auto name = generation_artifact(index::kPayloadDigestsArtifact, g);
-    if (manifest_.find(name) == nullptr) continue;
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto file, file_of(name));
-    PRIVSEARCH_ASSIGN_OR_RETURN(const auto more, index::RecordDigests::open(file));
-    PRIVSEARCH_RETURN_IF_ERROR(digests.append(more));
-  }
-  if (digests.records() != manifest_.documents) {
-    return Status(StatusCode::kDataLoss,
-                  fmt::format("the record digests cover {} records; the manifest lists {} "
-                              "documents",
-                              digests.records(), manifest_.documents));
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, merged_records<index::RecordDigests>(
+                                                index::kPayloadDigestsArtifact, "record digests"));
   for (const auto id : deleted_) digests.erase(id, record_bytes);
   return digests;
 }

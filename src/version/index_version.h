@@ -121,6 +121,11 @@ class IndexVersion {
   // The file a typed view reads: verified_path() for a kTool (it hashed nothing at open),
   // path_of() for the roles that hashed what they read at open.
   Result<std::filesystem::path> file_of(std::string_view name) const;
+  // A per-record table (the payload store, its digests) over every generation: the base's,
+  // then each generation's that has one, appended and checked against the manifest's
+  // documents (`what` names it in the error).
+  template <typename Table>
+  Result<Table> merged_records(const char* name, const char* what) const;
   Role role_ = Role::kClient;
   std::filesystem::path dir_;
   index::Manifest manifest_;

@@ -41,47 +41,72 @@ void print_skipped(const Args& a, const nlohmann::json& query, const Status& why
              query.is_string() ? query.get<std::string>() : query.dump(), why.message());
 }
 
+namespace {
+
+// One result as the JSON object `--json` prints (field names are what scripts read).
+nlohmann::json result_json(const Args& a, const nlohmann::json& query,
+                           const client::SearchResult& r) {
+  const auto& t = r.timing;
+  nlohmann::json j;
+  j["query"] = query;
+  j["ids"] = nlohmann::json::array();
+  j["scores"] = nlohmann::json::array();
+  for (const auto& h : r.hits) {
+    j["ids"].push_back(h.doc);
+    j["scores"].push_back(h.score);
+  }
+  for (const auto& h : r.hits) {
+    j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
+  }
+  j["timing_ms"] = {{"encode", t[Stage::kEncode].ms},
+                    {"pq_scan", t[Stage::kCandidates].ms},
+                    {"encrypt", t[Stage::kEncrypt].ms},
+                    {"rpc", t[Stage::kRpc].ms},
+                    {"provider", t.provider_ms},
+                    {"decrypt", t[Stage::kDecrypt].ms},
+                    {"total", t.total_ms}};
+  j["request_bytes"] = t[Stage::kRpc].bytes_sent;
+  j["response_bytes"] = t[Stage::kRpc].bytes_received;
+  j["key_upload_bytes"] = t[Stage::kKeyUpload].bytes_sent;
+  if (!r.probed_lists.empty()) {
+    j["ivf"] = {{"lists_probed", t[Stage::kCandidates].items},
+                {"list_segments", t[Stage::kListCheck].items},
+                {"lists_fetched", t[Stage::kListFetch].items},
+                {"list_bytes", t[Stage::kListFetch].bytes_received},
+                {"list_fetch_ms", t[Stage::kListFetch].ms}};
+    if (a.private_lists) {
+      j["ivf"]["pir_fetches"] = t[Stage::kListPir].items;
+      j["ivf"]["pir_bytes"] = t[Stage::kListPir].bytes();
+    }
+  }
+  if (a.access_private) {
+    j["mode"] = "access-private";
+    j["clusters"] = r.private_clusters.size();
+    j["timing_ms"]["masks"] = t[Stage::kMasks].ms;
+  }
+  return j;
+}
+
+// The IVF lines of a text result: lists probed, cached and fetched.
+void print_ivf(const Args& a, const client::SearchTiming& t) {
+  fmt::print(
+      "  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
+      "provider ({} B, {:.1f} ms)\n",
+      t[Stage::kCandidates].items, t[Stage::kListCheck].items,
+      t[Stage::kListCheck].items - t[Stage::kListFetch].items, t[Stage::kListFetch].items,
+      t[Stage::kListFetch].bytes_received, t[Stage::kListFetch].ms);
+  if (a.private_lists) {
+    fmt::print("  private list fetch: {} PIR fetches, {} B sent and received\n",
+               t[Stage::kListPir].items, t[Stage::kListPir].bytes());
+  }
+}
+
+}  // namespace
+
 void print_result(const Args& a, const nlohmann::json& query, const client::SearchResult& r) {
   const auto& t = r.timing;
   if (a.json) {
-    nlohmann::json j;
-    j["query"] = query;
-    j["ids"] = nlohmann::json::array();
-    j["scores"] = nlohmann::json::array();
-    for (const auto& h : r.hits) {
-      j["ids"].push_back(h.doc);
-      j["scores"].push_back(h.score);
-    }
-    for (const auto& h : r.hits) {
-      j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
-    }
-    j["timing_ms"] = {{"encode", t[Stage::kEncode].ms},
-                      {"pq_scan", t[Stage::kCandidates].ms},
-                      {"encrypt", t[Stage::kEncrypt].ms},
-                      {"rpc", t[Stage::kRpc].ms},
-                      {"provider", t.provider_ms},
-                      {"decrypt", t[Stage::kDecrypt].ms},
-                      {"total", t.total_ms}};
-    j["request_bytes"] = t[Stage::kRpc].bytes_sent;
-    j["response_bytes"] = t[Stage::kRpc].bytes_received;
-    j["key_upload_bytes"] = t[Stage::kKeyUpload].bytes_sent;
-    if (!r.probed_lists.empty()) {
-      j["ivf"] = {{"lists_probed", t[Stage::kCandidates].items},
-                  {"list_segments", t[Stage::kListCheck].items},
-                  {"lists_fetched", t[Stage::kListFetch].items},
-                  {"list_bytes", t[Stage::kListFetch].bytes_received},
-                  {"list_fetch_ms", t[Stage::kListFetch].ms}};
-      if (a.private_lists) {
-        j["ivf"]["pir_fetches"] = t[Stage::kListPir].items;
-        j["ivf"]["pir_bytes"] = t[Stage::kListPir].bytes();
-      }
-    }
-    if (a.access_private) {
-      j["mode"] = "access-private";
-      j["clusters"] = r.private_clusters.size();
-      j["timing_ms"]["masks"] = t[Stage::kMasks].ms;
-    }
-    fmt::print("{}\n", j.dump());
+    fmt::print("{}\n", result_json(a, query, r).dump());
     return;
   }
   fmt::print("query: {}\n", query.is_string()
@@ -92,18 +117,7 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
     fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
                h.title.substr(0, 90));
   }
-  if (!r.probed_lists.empty()) {
-    fmt::print(
-        "  IVF: {} lists probed, {} segments: {} from the cache, {} fetched from the "
-        "provider ({} B, {:.1f} ms)\n",
-        t[Stage::kCandidates].items, t[Stage::kListCheck].items,
-        t[Stage::kListCheck].items - t[Stage::kListFetch].items, t[Stage::kListFetch].items,
-        t[Stage::kListFetch].bytes_received, t[Stage::kListFetch].ms);
-    if (a.private_lists) {
-      fmt::print("  private list fetch: {} PIR fetches, {} B sent and received\n",
-                 t[Stage::kListPir].items, t[Stage::kListPir].bytes());
-    }
-  }
+  if (!r.probed_lists.empty()) print_ivf(a, t);
   if (a.access_private) {
     fmt::print(
         "  access-private: {} clusters scored; request {} B, response {} B (the same for every "

@@ -80,6 +80,7 @@ void add_transport_options(CLI::App& app, ProviderSettings& s) {
                "K, bytes, ms; never keys, tokens, queries, candidate IDs or scores)");
 }
 
+// Message size, candidates, key sets, concurrency, retained versions.
 void add_limit_options(CLI::App& app, ProviderSettings& s) {
   auto& l = s.limits;
   app.add_option("--max-message-bytes", l.max_message_bytes, "Largest accepted message")
@@ -102,6 +103,11 @@ void add_limit_options(CLI::App& app, ProviderSettings& s) {
                  "matrix loaded (default 2); a retired version gets ARTIFACT_STALE naming the "
                  "newest")
       ->check(CLI::Range(1, 8));
+}
+
+// The score budgets, the access-private query window, the key cache and key uploads, flooding.
+void add_budget_options(CLI::App& app, ProviderSettings& s) {
+  auto& l = s.limits;
   app.add_option("--scores-per-key", l.scores_per_key_id,
                  "Score budget of one key epoch: exact scores it may get, K per rerank "
                  "(score-oracle guard; default 51200 = 512 searches of K = 100)")
@@ -404,6 +410,7 @@ int main(int argc, char** argv) {
   ProviderSettings settings;
   add_transport_options(app, settings);
   add_limit_options(app, settings);
+  add_budget_options(app, settings);
   add_connection_options(app, settings);
   add_front_options(app, settings);
   add_web_options(app, settings);
