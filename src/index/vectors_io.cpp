@@ -37,26 +37,43 @@ Status check_finite(const std::filesystem::path& file, const Matrix& m) {
 
 }  // namespace
 
-Result<Matrix> load_npy(const std::filesystem::path& file) {
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_all(file));
+namespace {
+
+// Where a .npy file's header text starts and how long it is (format versions 1-3: magic, version,
+// a 2- or 4-byte little-endian length).
+struct NpyPreamble {
+  std::size_t offset = 0, header_len = 0;
+};
+Result<NpyPreamble> npy_preamble(const std::filesystem::path& file,
+                                 const std::vector<char>& bytes) {
   static constexpr char kMagic[] = "\x93NUMPY";
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0) {
     return file_error(file, "not a .npy file (bad magic)");
   }
   const int major = static_cast<unsigned char>(bytes[6]);
-  std::size_t header_len = 0, offset = 0;
+  NpyPreamble p;
   if (major == 1) {
-    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
-    offset = 10;
+    p.header_len =
+        static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    p.offset = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) return file_error(file, "truncated header");
     for (int i = 0; i < 4; ++i)
-      header_len |= std::size_t{static_cast<unsigned char>(bytes[8 + i])} << (8 * i);
-    offset = 12;
+      p.header_len |= std::size_t{static_cast<unsigned char>(bytes[8 + i])} << (8 * i);
+    p.offset = 12;
   } else {
     return file_error(file, fmt::format("unsupported .npy version {}", major));
   }
-  if (offset + header_len > bytes.size()) return file_error(file, "truncated header");
+  if (p.offset + p.header_len > bytes.size()) return file_error(file, "truncated header");
+  return p;
+}
+
+}  // namespace
+
+Result<Matrix> load_npy(const std::filesystem::path& file) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_all(file));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto preamble, npy_preamble(file, bytes));
+  const std::size_t offset = preamble.offset, header_len = preamble.header_len;
   const std::string header(bytes.data() + offset, header_len);
   std::smatch m;
   static const std::regex descr(R"('descr'\s*:\s*'([^']*)')");
