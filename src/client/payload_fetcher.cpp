@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "client/core/refusal.h"
 #include "client/payload_fetcher_state.h"
 #include "core/bytes.h"
 #include "core/elapsed.h"
@@ -23,25 +24,7 @@ std::string to_string(const std::vector<std::uint8_t>& v) { return {v.begin(), v
 }  // namespace
 
 Status PayloadFetcher::from_error(const v1::Error& e) {
-  const std::string msg = v1::ErrorCode_Name(e.code()) + ": " + e.message();
-  switch (e.code()) {
-    case v1::PIR_VERSION_MISMATCH:
-      return failed_precondition_error(msg +
-                                       " (the provider's index was rebuilt: refresh the "
-                                       "local index)");
-    case v1::UNKNOWN_PIR_CLIENT:
-      return not_found_error(msg);
-    case v1::NO_PRECOMPUTED_QUERY:
-      return failed_precondition_error(msg);
-    case v1::PIR_UNAVAILABLE:
-    case v1::STATE_UNAVAILABLE:
-      return unavailable_error(msg);
-    case v1::PIR_LIMIT:
-    case v1::OVERLOADED:
-      return resource_exhausted_error(msg);
-    default:
-      return invalid_argument_error(msg);
-  }
+  return core::refusal_status("the private fetch", e.code(), e.message());
 }
 
 Result<std::unique_ptr<PayloadFetcher>> PayloadFetcher::create(ProviderClient& transport,
@@ -71,8 +54,8 @@ Status PayloadFetcher::setup() {
   if (info.backend() == v1::PIR_BACKEND_HINTLESS) return setup_hintless(info);
   PRIVSEARCH_ASSIGN_OR_RETURN(pir_->info, pir::ZipPirPublicInfo::deserialize(
                                               byte_view(info.info()), options_.allow_insecure));
-  PRIVSEARCH_RETURN_IF_ERROR(
-      check_shape(pir_->info->shape.records, pir_->info->shape.record_bytes));
+  PRIVSEARCH_RETURN_IF_ERROR(core::check_pir_shape(pir_->info->shape.records,
+                                                   pir_->info->shape.record_bytes, pir_options()));
   PRIVSEARCH_ASSIGN_OR_RETURN(pir::ZipPirClient c, pir::ZipPirClient::create(*pir_->info, prng_));
   pir_->client.emplace(std::move(c));
   const auto setup = pir_->client->setup_message();
@@ -85,22 +68,6 @@ Status PayloadFetcher::setup() {
   if (resp.has_error()) return from_error(resp.error());
   client_id_ = resp.client_id();
   ++setups_;
-  return Status();
-}
-
-Status PayloadFetcher::check_shape(std::uint64_t records, std::uint64_t record_bytes) const {
-  if (options_.database == v1::PIR_DATABASE_PAYLOADS && record_bytes < 4) {
-    return data_loss_error("the provider's PIR records of " + std::to_string(record_bytes) +
-                           " bytes cannot hold a payload (4-byte length)");
-  }
-  const auto& want = options_.expected_shape;
-  if (want && (records != want->records || record_bytes != want->record_bytes)) {
-    return failed_precondition_error(
-        "the provider's PIR database holds " + std::to_string(records) + " records of " +
-        std::to_string(record_bytes) + " bytes; the signed index has " +
-        std::to_string(want->records) + " of " + std::to_string(want->record_bytes) +
-        ": refusing a database of another shape");
-  }
   return Status();
 }
 
@@ -141,18 +108,18 @@ Status PayloadFetcher::wait_for_ready_index(std::uint64_t& index) {
 
 std::uint64_t PayloadFetcher::record_bytes() const {
   const auto owner = owner_.hold();  // setup() replaces the info
-  if (pir_->hintless) return pir_->hintless->shape().record_bytes;
+  if (pir_->hintless) return pir_->hintless->record_bytes();
   return pir_->info->shape.record_bytes;
 }
 std::uint64_t PayloadFetcher::records() const {
   const auto owner = owner_.hold();
-  if (pir_->hintless) return pir_->hintless->shape().records;
+  if (pir_->hintless) return pir_->hintless->records();
   return pir_->info->shape.records;
 }
 
 bool PayloadFetcher::hintless() const {
   const auto owner = owner_.hold();
-  return pir_->hintless.has_value();
+  return pir_->hintless != nullptr;
 }
 
 Result<std::string> PayloadFetcher::fetch(std::uint64_t doc, FetchTiming* timing) {
@@ -179,7 +146,7 @@ Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc
   std::vector<std::vector<std::uint8_t>> got;
   PRIVSEARCH_ASSIGN_OR_RETURN(auto record, fetch_zippir_record(doc, timing));
   got.push_back(std::move(record));
-  PRIVSEARCH_RETURN_IF_ERROR(verify(one, got));
+  PRIVSEARCH_RETURN_IF_ERROR(core::verify_records(pir_options(), one, got));
   return std::move(got.front());
 }
 

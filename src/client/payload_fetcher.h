@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "client/core/pir_client.h"
 #include "client/provider_client.h"
 #include "core/csprng.h"
 #include "core/owner_lock.h"
@@ -111,11 +112,8 @@ class PayloadFetcher {
   // One PirQuery of hintless queries for `indices`, decoded in order.
   Status fetch_hintless_batch(std::span<const std::uint64_t> indices,
                               std::vector<std::vector<std::uint8_t>>& out, FetchTiming& timing);
-  // Each payload record against the signed index's digest (FetchOptions::record_digests).
-  Status verify(std::span<const std::uint64_t> indices,
-                const std::vector<std::vector<std::uint8_t>>& records) const;
-  // The PirInfo shape against the signed index's (FetchOptions::expected_shape).
-  Status check_shape(std::uint64_t records, std::uint64_t record_bytes) const;
+  // What the PIR clients check (the shape, the digests), from the FetchOptions.
+  core::PirClientOptions pir_options() const;
   static Status from_error(const v1::Error& e);
 
   ProviderClient& transport_;

@@ -12,30 +12,27 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
+core::PirClientOptions PayloadFetcher::pir_options() const {
+  core::PirClientOptions o;
+  o.allow_insecure = options_.allow_insecure;
+  o.payload_records = options_.database == v1::PIR_DATABASE_PAYLOADS;
+  o.expected_shape = options_.expected_shape;
+  o.record_digests = options_.record_digests;
+  return o;
+}
+
 Status PayloadFetcher::setup_hintless(const v1::PirInfo& info) {
-  using namespace privsearch::pir::hintless;
-  PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessPublicInfo pub,
-                              decode_public_info(byte_view(info.info()), options_.allow_insecure));
-  PRIVSEARCH_RETURN_IF_ERROR(check_shape(pub.shape.records, pub.shape.record_bytes));
-  // One query must fit one request: a provider advertising a shape whose queries exceed the
-  // budget (up to 2^22 columns would be ~29 MB) is refused before anything is sized from it.
+  auto options = pir_options();
   // The request budget: this client's, within the provider's message cap (ServerInfo).
-  std::size_t budget = kMaxRequestBytes;
+  options.request_budget = kMaxRequestBytes;
   if (auto si = transport_.server_info();
       si.ok() && si->limits().max_message_bytes() > (1u << 17)) {
-    budget = std::min<std::size_t>(budget, si->limits().max_message_bytes() - (1u << 16));
+    options.request_budget =
+        std::min<std::size_t>(kMaxRequestBytes, si->limits().max_message_bytes() - (1u << 16));
   }
-  const std::size_t one = hintless_query_bytes(pub.params, pub.shape.columns);
-  if (one > budget) {
-    return failed_precondition_error(
-        "the provider's hintless PIR database needs " + std::to_string(one) +
-        "-byte queries, above the request budget of " + std::to_string(budget) +
-        " bytes (this client's, within the provider's message cap)");
-  }
-  PRIVSEARCH_ASSIGN_OR_RETURN(HintlessClient c, HintlessClient::create(pub.params, pub.shape));
-  const std::size_t by_bytes = std::max<std::size_t>(1, budget / one);
-  pir_->max_batch = std::max<std::size_t>(1, std::min<std::size_t>(info.max_batch(), by_bytes));
-  pir_->hintless.emplace(std::move(c));
+  options.provider_max_batch = info.max_batch();
+  PRIVSEARCH_ASSIGN_OR_RETURN(pir_->hintless,
+                              core::make_hintless_pir_client(byte_view(info.info()), options));
   pir_->client.reset();
   pir_->info.reset();
   setup_bytes_ = 0;
@@ -45,39 +42,26 @@ Status PayloadFetcher::setup_hintless(const v1::PirInfo& info) {
 Status PayloadFetcher::fetch_hintless_batch(std::span<const std::uint64_t> indices,
                                             std::vector<std::vector<std::uint8_t>>& out,
                                             FetchTiming& t) {
-  using namespace privsearch::pir::hintless;
-  const HintlessClient& client = *pir_->hintless;
   auto t0 = Clock::now();
-  std::vector<HintlessSecret> secrets;
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto batch, pir_->hintless->prepare(indices, prng_));
   v1::PirQueryRequest req;
   req.set_artifact_version(version_);
   req.set_database(options_.database);
-  for (const std::uint64_t index : indices) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto made, client.make_query(index, prng_));
-    const auto bytes = encode_query(client.params(), made.first);
-    t.query_bytes += bytes.size();
-    req.add_queries(to_byte_string(bytes));
-    secrets.push_back(std::move(made.second));
+  for (const auto& query : batch.queries) {
+    t.query_bytes += query.size();
+    req.add_queries(query);
   }
   t.query_ms += ms_since(t0);
   t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(v1::PirQueryResponse resp, transport_.pir_query(req));
   t.rpc_ms += ms_since(t0);
   if (resp.has_error()) return from_error(resp.error());
-  if (static_cast<std::size_t>(resp.answers_size()) != indices.size()) {
-    return data_loss_error("the provider answered " + std::to_string(resp.answers_size()) + " of " +
-                           std::to_string(indices.size()) + " PIR queries");
-  }
   t.provider_ms += resp.provider_ms();
   t0 = Clock::now();
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    t.response_bytes += resp.answers(static_cast<int>(k)).size();
-    PRIVSEARCH_ASSIGN_OR_RETURN(const HintlessResponse r,
-                                decode_response(client.params(), client.shape(),
-                                                byte_view(resp.answers(static_cast<int>(k)))));
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto record, client.decode(secrets[k], r));
-    out.push_back(std::move(record));
-  }
+  for (const auto& answer : resp.answers()) t.response_bytes += answer.size();
+  const std::vector<std::string> answers(resp.answers().begin(), resp.answers().end());
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto records, pir_->hintless->finish(std::move(batch), answers));
+  for (auto& record : records) out.push_back(std::move(record));
   t.extract_ms += ms_since(t0);
   return Status();
 }
@@ -108,8 +92,9 @@ Result<std::vector<std::vector<std::uint8_t>>> PayloadFetcher::fetch_records(
       t.response_bytes += one.response_bytes;
     }
   } else {
-    for (std::size_t first = 0; first < indices.size(); first += pir_->max_batch) {
-      const std::size_t count = std::min(pir_->max_batch, indices.size() - first);
+    const std::size_t max_batch = pir_->hintless->max_batch();
+    for (std::size_t first = 0; first < indices.size(); first += max_batch) {
+      const std::size_t count = std::min(max_batch, indices.size() - first);
       const auto batch = indices.subspan(first, count);
       Status s = fetch_hintless_batch(batch, out, t);
       if (s.code() == StatusCode::kUnavailable) {
@@ -122,17 +107,8 @@ Result<std::vector<std::vector<std::uint8_t>>> PayloadFetcher::fetch_records(
   }
   t.total_ms = ms_since(t_all);
   if (timing != nullptr) *timing = t;
-  PRIVSEARCH_RETURN_IF_ERROR(verify(indices, out));
+  PRIVSEARCH_RETURN_IF_ERROR(core::verify_records(pir_options(), indices, out));
   return out;
-}
-
-Status PayloadFetcher::verify(std::span<const std::uint64_t> indices,
-                              const std::vector<std::vector<std::uint8_t>>& records) const {
-  if (!options_.record_digests || options_.database != v1::PIR_DATABASE_PAYLOADS) return Status();
-  for (std::size_t i = 0; i < indices.size() && i < records.size(); ++i) {
-    PRIVSEARCH_RETURN_IF_ERROR(options_.record_digests->check(indices[i], records[i]));
-  }
-  return Status();
 }
 
 Result<std::vector<std::string>> PayloadFetcher::fetch_many(std::span<const std::uint64_t> docs,

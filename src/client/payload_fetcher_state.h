@@ -2,10 +2,11 @@
 // of the public header (GMP types of ZipPIR, the hintless client).
 #pragma once
 
+#include <memory>
 #include <optional>
 
+#include "client/core/pir_client.h"
 #include "client/payload_fetcher.h"
-#include "pir/hintless/client/client.h"
 #include "pir/zippir/zippir_client.h"
 
 namespace privsearch::client {
@@ -13,9 +14,9 @@ namespace privsearch::client {
 struct PayloadFetcher::Pir {
   std::optional<pir::ZipPirPublicInfo> info;
   std::optional<pir::ZipPirClient> client;
-  // The hintless backend's client (no setup, a fresh secret per query).
-  std::optional<pir::hintless::HintlessClient> hintless;
-  std::size_t max_batch = 1;  // queries per PirQuery (PirInfo.max_batch and kMaxRequestBytes)
+  // The hintless backend's client (client/core/pir_client.h: no setup, a fresh secret per query,
+  // records checked against the signed digests).
+  std::unique_ptr<core::PirClient> hintless;
 };
 
 }  // namespace privsearch::client

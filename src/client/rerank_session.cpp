@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "client/core/refusal.h"
 #include "core/bytes.h"
 #include "core/owner_lock.h"
 
@@ -108,30 +109,7 @@ Result<std::vector<double>> RerankSession::decode_response(
 }
 
 Status provider_refusal(std::string_view what, const v1::Error& error) {
-  StatusCode code = StatusCode::kFailedPrecondition;
-  switch (error.code()) {
-    case v1::BUDGET_EXHAUSTED:
-    case v1::QUOTA_EXHAUSTED:
-    case v1::RATE_LIMITED:
-    case v1::OVERLOADED:
-      code = StatusCode::kResourceExhausted;
-      break;
-    case v1::STATE_UNAVAILABLE:
-    case v1::PIR_SHARD_UNAVAILABLE:
-      code = StatusCode::kUnavailable;
-      break;
-    // The provider's files changed under it since it verified them: not the request's fault.
-    case v1::DATA_LOSS:
-      code = StatusCode::kDataLoss;
-      break;
-    case v1::UNAUTHENTICATED:
-      code = StatusCode::kInvalidArgument;
-      break;
-    default:
-      break;
-  }
-  return Status(code, fmt::format("provider refused {}: {}: {}", what,
-                                  v1::ErrorCode_Name(error.code()), error.message()));
+  return core::refusal_status(what, error.code(), error.message());
 }
 
 }  // namespace privsearch::client

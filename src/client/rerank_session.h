@@ -101,10 +101,8 @@ class RerankSession {
   std::unique_ptr<State> state_;
 };
 
-// "provider refused ...: CODE: message" as a Status (BUDGET_EXHAUSTED, QUOTA_EXHAUSTED,
-// RATE_LIMITED, OVERLOADED -> kResourceExhausted; STATE_UNAVAILABLE, PIR_SHARD_UNAVAILABLE ->
-// kUnavailable; DATA_LOSS -> kDataLoss; UNAUTHENTICATED -> kInvalidArgument; everything else
-// kFailedPrecondition), for callers that read a v1::Error themselves.
+// "provider refused ...: CODE: message" as a Status, by the one refusal table
+// (client/core/refusal.h), for callers that read a v1::Error themselves.
 Status provider_refusal(std::string_view what, const v1::Error& error);
 
 }  // namespace privsearch::client

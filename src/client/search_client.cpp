@@ -77,13 +77,8 @@ Status load_artifacts(const version::IndexVersion& version, SearchClient::Impl& 
   }
   if (version.holds(scoring::kLayoutArtifact) && version.holds(scoring::kHintArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto artifacts, version.private_scoring());
-    // Stable addresses: the scorer keeps pointers to both.
-    impl.scoring_layout = std::make_unique<scoring::ScoringLayout>(std::move(artifacts.layout));
-    impl.scoring_hint = std::make_unique<scoring::ScoringHint>(std::move(artifacts.hint));
-    PRIVSEARCH_ASSIGN_OR_RETURN(
-        auto scorer,
-        scoring::PrivateScorer::create(impl.scoring_layout.get(), impl.scoring_hint.get()));
-    impl.scorer.emplace(std::move(scorer));
+    PRIVSEARCH_ASSIGN_OR_RETURN(impl.scoring,
+                                core::AccessPrivateScoring::create(std::move(artifacts)));
   }
   return Status();
 }
@@ -226,12 +221,12 @@ Result<SearchResult> SearchClient::search(const Query& query, const SearchOption
   return out;
 }
 
-bool SearchClient::has_private_scoring() const { return impl_->scorer.has_value(); }
+bool SearchClient::has_private_scoring() const { return impl_->scoring != nullptr; }
 
 Status SearchClient::prepare_private(std::size_t queries) {
   const auto owner = impl_->owner.hold();
-  if (!impl_->scorer) return no_scoring_database();
-  return impl_->scorer->prepare(queries, impl_->prng);
+  if (!impl_->scoring) return no_scoring_database();
+  return impl_->scoring->prepare_masks(queries, impl_->prng);
 }
 
 std::vector<float> SearchClient::project_text(std::string_view text) const {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/core/query_order.h"
 #include "client/ivf_lists.h"
 #include "client/provider_client.h"
 #include "client/trusted_index.h"
@@ -115,11 +116,8 @@ inline SearchOptions access_private_search(std::size_t clusters = scoring::kDefa
   return o;
 }
 
-struct SearchHit {
-  std::uint64_t doc = 0;  // row in corpus order
-  double score = 0;       // decrypted <z, x_doc>
-  std::string title;      // from the local payload store, when present
-};
+// One result row (client/core/query_order.h: the browser's hits are the same type).
+using SearchHit = core::Hit;
 
 // The stages of a search, in the order they run; which ones run depends on the candidate
 // source and the scorer (SearchClient::search).

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "client/core/private_scoring.h"
+#include "client/core/refusal.h"
 #include "client/ivf_lists.h"
 #include "client/payload_fetcher.h"
 #include "client/provider_client.h"
@@ -25,7 +27,6 @@
 #include "index/candidates/pq_scan.h"
 #include "index/candidates/projection.h"
 #include "index/encoders/text_encoder.h"
-#include "scoring/client/private_query.h"
 
 namespace privsearch::client {
 
@@ -61,11 +62,8 @@ struct SearchClient::Impl {
   // What each privately fetched payload record is checked against (null: not in this index).
   std::shared_ptr<const index::RecordDigests> payload_digests;
   std::optional<RerankSession> session;  // the secret key and the key epochs
-  // Access-private scoring: the public layout and hint (stable addresses: the scorer keeps
-  // pointers) and the scorer with its mask pool.
-  std::unique_ptr<scoring::ScoringLayout> scoring_layout;
-  std::unique_ptr<scoring::ScoringHint> scoring_hint;
-  std::optional<scoring::PrivateScorer> scorer;
+  // Access-private scoring: the public layout and hint, the scorer with its mask pool.
+  std::unique_ptr<core::AccessPrivateScoring> scoring;
   Prng prng = Prng::create();  // the candidate permutation
   OwnerLock owner;             // held by every search: one user of the session, masks and CSPRNG
   // The provider re-randomizes responses (ServerInfo.flood_security_bits > 0): upload a
@@ -174,11 +172,11 @@ struct SearchClient::Impl {
       PRIVSEARCH_ASSIGN_OR_RETURN(resp, transport->rerank(pending.request));
       t[Stage::kRpc].ms = ms_since(t0);
       if (!resp.has_error()) break;
-      const auto code = resp.error().code();
       // An evicted key set, or (when allowed) a used-up budget: a new key epoch, once.
-      const bool renew =
-          code == v1::UNKNOWN_KEY_ID || (code == v1::BUDGET_EXHAUSTED && options.renew_key_epoch);
-      if (!renew || key_renewals++ > 0) break;
+      if (!core::renews_key_epoch(resp.error().code(), options.renew_key_epoch) ||
+          key_renewals++ > 0) {
+        break;
+      }
       PRIVSEARCH_RETURN_IF_ERROR(upload_keys(ids.size(), t));
       pending.request.set_key_id(*session->key_id(ids.size()));
     }

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <future>
-#include <numeric>
 
+#include "client/core/query_order.h"
 #include "client/search_client_impl.h"
 
 namespace privsearch::client {
@@ -19,27 +18,20 @@ Status no_scoring_database() {
 
 namespace {
 
+core::QueryKind kind_of(const Query& query) {
+  switch (query.kind()) {
+    case Query::Kind::kText:
+      return core::QueryKind::kText;
+    case Query::Kind::kVector:
+      return core::QueryKind::kVector;
+    default:
+      return core::QueryKind::kProjected;
+  }
+}
+
 Status wrong_dimension(const char* what, std::size_t got, std::size_t want) {
   return Status(StatusCode::kInvalidArgument,
                 fmt::format("{} of dimension {}; the index expects {}", what, got, want));
-}
-
-// z / |z|; kInvalidArgument for the zero vector, named after what the query was.
-Result<std::vector<double>> unit(std::span<const double> z, Query::Kind kind) {
-  double norm = 0;
-  for (const double v : z) norm += v * v;
-  if (norm == 0) {
-    return Status(StatusCode::kInvalidArgument,
-                  kind == Query::Kind::kText
-                      ? "the query has no known terms: none of its words is in the index's "
-                        "vocabulary, so there is nothing to search"
-                      : "the query vector is zero in the index's projected space: nothing to "
-                        "search");
-  }
-  norm = std::sqrt(norm);
-  std::vector<double> out(z.begin(), z.end());
-  for (double& v : out) v /= norm;
-  return out;
 }
 
 }  // namespace
@@ -52,7 +44,8 @@ Result<ProjectedQuery> SearchClient::Impl::project(const Query& query, SearchTim
       return wrong_dimension("projected query", p.size(), projection.output_dim);
     }
     z.scan.assign(p.begin(), p.end());
-    PRIVSEARCH_ASSIGN_OR_RETURN(z.unit, unit(p, query.kind()));
+    PRIVSEARCH_ASSIGN_OR_RETURN(z.unit,
+                                core::unit_query(std::span<const double>(p), kind_of(query)));
     return z;
   }
   std::vector<float> raw;
@@ -70,8 +63,8 @@ Result<ProjectedQuery> SearchClient::Impl::project(const Query& query, SearchTim
     return wrong_dimension("query vector", v.size(), projection.input_dim);
   }
   z.scan = projection.project_query(v);
-  const std::vector<double> wide(z.scan.begin(), z.scan.end());
-  PRIVSEARCH_ASSIGN_OR_RETURN(z.unit, unit(wide, query.kind()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(z.unit,
+                              core::unit_query(std::span<const float>(z.scan), kind_of(query)));
   return z;
 }
 
@@ -108,28 +101,12 @@ Status SearchClient::Impl::rerank(const ProjectedQuery& z, const SearchOptions& 
   PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, std::move(found));
 
   // The order sent to the provider: a uniformly random permutation (CSPRNG) unless disabled.
-  std::vector<std::size_t> order(out.candidates.size());
-  std::iota(order.begin(), order.end(), 0);
-  if (options.permute) {
-    for (std::size_t i = order.size(); i > 1; --i) {
-      const auto j = static_cast<std::size_t>(prng.uniform_below(i));
-      std::swap(order[i - 1], order[j]);
-    }
-  }
-  std::vector<std::uint64_t> sent(order.size());
-  for (std::size_t s = 0; s < order.size(); ++s) sent[s] = out.candidates[order[s]];
+  const auto order = core::SendOrder::make(out.candidates, options.permute ? &prng : nullptr);
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto sent_scores,
-                              score(z.unit, sent, options, t, std::move(encrypted)));
-  out.candidate_scores.assign(out.candidates.size(), 0.0);
-  for (std::size_t s = 0; s < order.size(); ++s) out.candidate_scores[order[s]] = sent_scores[s];
-
-  std::vector<std::size_t> rank(out.candidates.size());
-  std::iota(rank.begin(), rank.end(), 0);
-  std::stable_sort(rank.begin(), rank.end(), [&](std::size_t a, std::size_t b) {
-    return out.candidate_scores[a] > out.candidate_scores[b];
-  });
-  for (std::size_t i = 0; i < std::min(options.top, rank.size()); ++i) {
-    out.hits.push_back(hit(out.candidates[rank[i]], out.candidate_scores[rank[i]]));
+                              score(z.unit, order.sent(), options, t, std::move(encrypted)));
+  PRIVSEARCH_ASSIGN_OR_RETURN(out.candidate_scores, order.restore(sent_scores));
+  for (const std::size_t i : core::rank_by_score(out.candidate_scores, options.top)) {
+    out.hits.push_back(hit(out.candidates[i], out.candidate_scores[i]));
   }
   return Status();
 }
@@ -141,9 +118,6 @@ Status check_private_options(const SearchOptions& options, std::uint32_t max_pri
     return Status(StatusCode::kInvalidArgument,
                   "access-private scoring picks its own clusters: chosen candidate IDs are for "
                   "the rerank");
-  }
-  if (options.clusters == 0) {
-    return Status(StatusCode::kInvalidArgument, "clusters (m) must be at least 1");
   }
   if (max_private_queries != 0 && options.clusters > max_private_queries) {
     return Status(StatusCode::kInvalidArgument,
@@ -159,48 +133,35 @@ Status check_private_options(const SearchOptions& options, std::uint32_t max_pri
 // provider scores under encryption; the scores are decoded here and ranked.
 Status SearchClient::Impl::private_score(const ProjectedQuery& z, const SearchOptions& options,
                                          SearchResult& out) {
-  if (!scorer) return no_scoring_database();
+  if (!scoring) return no_scoring_database();
   PRIVSEARCH_RETURN_IF_ERROR(check_private_options(options, max_private_queries));
-  const auto& layout = *scoring_layout;
   auto& t = out.timing;
   const std::size_t k = std::min<std::size_t>(options.candidates, manifest.documents);
   if (k > 0) {
     PRIVSEARCH_ASSIGN_OR_RETURN(out.candidates, candidates(z.scan, k, options.nprobe, out));
   }
-  out.private_clusters = scorer->choose_clusters(z.scan, out.candidates, options.clusters);
-  auto t0 = Clock::now();
-  if (scorer->prepared() < out.private_clusters.size()) {
-    PRIVSEARCH_RETURN_IF_ERROR(
-        scorer->prepare(out.private_clusters.size() - scorer->prepared(), prng));
-    t[Stage::kMasks].ms = ms_since(t0);
-  }
-  t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto pending, scorer->encrypt(z.scan, out.private_clusters, prng));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto queries,
+                              scoring->encrypt(z.scan, out.candidates, options.clusters, prng));
+  out.private_clusters = queries.clusters;
+  t[Stage::kMasks].ms = queries.masks_ms;
+  t[Stage::kEncrypt].ms = queries.encrypt_ms;
   v1::PrivateScoreRequest request;
   request.set_artifact_version(manifest.version_id);
-  request.set_queries(static_cast<std::uint32_t>(out.private_clusters.size()));
-  request.set_ciphertexts(scoring::pack_queries(pending.queries, layout.query_drop_bits));
-  t[Stage::kEncrypt].ms = ms_since(t0);
+  request.set_queries(static_cast<std::uint32_t>(queries.clusters.size()));
+  request.set_ciphertexts(std::move(queries.ciphertexts));
   t[Stage::kRpc].bytes_sent = request.ByteSizeLong();
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto response, transport->private_score(request));
   t[Stage::kRpc].ms = ms_since(t0);
   if (response.has_error()) return provider_refusal("the private scoring", response.error());
   t[Stage::kRpc].bytes_received = response.ByteSizeLong();
   t.provider_ms = response.provider_ms();
   t0 = Clock::now();
-  const std::size_t expected = scoring::packed_answer_bytes(
-      out.private_clusters.size() * layout.shape.cluster_rows, layout.shape.answer_bits);
-  if (response.answers().size() != expected) {
-    return Status(StatusCode::kDataLoss,
-                  fmt::format("private scoring answer of {} bytes; this index's answers take {}",
-                              response.answers().size(), expected));
-  }
-  auto scored = scorer->decode(std::move(pending), response.answers());
-  if (!scored.ok()) return Status(StatusCode::kDataLoss, scored.status().message());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto scored,
+                              scoring->decode(std::move(queries.pending), response.answers()));
   t[Stage::kDecrypt].ms = ms_since(t0);
-  for (std::size_t i = 0; i < std::min(options.top, scored->size()); ++i) {
-    out.hits.push_back(hit((*scored)[i].doc, static_cast<double>((*scored)[i].score)));
+  for (std::size_t i = 0; i < std::min(options.top, scored.size()); ++i) {
+    out.hits.push_back(hit(scored[i].doc, static_cast<double>(scored[i].score)));
   }
   return Status();
 }

@@ -334,8 +334,9 @@ export class Client {
     return { hits: finished.hits, clusters: prepared.queries, timing, bytes, accessPrivate: true };
   }
 
-  // Document `doc`'s payload by hintless PIR: the provider answers a query over every payload
-  // and learns neither the document nor the text. The first call reads the provider's PirInfo.
+  // Document `doc`'s payload by hintless PIR (or, for an array of documents, theirs, in one
+  // request): the provider answers a query over every payload and learns neither the documents
+  // nor the text. The first call reads the provider's PirInfo.
   fetchPrivately(doc) {
     const run = this.busy.then(() => this.fetchNow(doc));
     this.busy = run.catch(() => {});
@@ -349,24 +350,22 @@ export class Client {
     if (!this.core.pirReady()) {
       const info = await this.endpoint.call("GetPirInfo", "PirInfoRequest", "PirInfo",
         { database: PIR_DATABASE_PAYLOADS }, bytes);
-      check(this.core.pirAgree(info.backend, info.info));
+      check(this.core.pirAgree(info.backend, info.info, info.maxBatch));
     }
-    const prepared = check(this.core.prepareFetch(doc));
+    const prepared = check(this.core.prepareFetch(Array.isArray(doc) ? doc : [doc]));
     timing.queryMs = prepared.queryMs;
     const tr = performance.now();
     const answer = await this.callOrForget("PirQuery", "PirQueryRequest", "PirQueryResponse", {
-      artifactVersion: this.version, database: PIR_DATABASE_PAYLOADS, queries: [prepared.query],
-    }, bytes, () => this.core.finishFetch(prepared.id, new Uint8Array(0)));
+      artifactVersion: this.version, database: PIR_DATABASE_PAYLOADS, queries: prepared.queries,
+    }, bytes, () => this.core.finishFetch(prepared.id, []));
     timing.rpcMs = performance.now() - tr;
     timing.providerMs = answer.providerMs;
-    if (answer.answers.length !== 1) {
-      this.core.finishFetch(prepared.id, new Uint8Array(0));
-      throw new PrivsearchError("DATA_LOSS", `the provider answered ${answer.answers.length} of 1 PIR queries`);
-    }
-    const finished = check(this.core.finishFetch(prepared.id, answer.answers[0]));
+    // The core checks the count, decodes, and verifies every record against the signed index.
+    const finished = check(this.core.finishFetch(prepared.id, answer.answers));
     timing.decodeMs = finished.decodeMs;
     timing.totalMs = performance.now() - t0;
-    return { doc, text: finished.text, timing, bytes };
+    if (Array.isArray(doc)) return { docs: doc, texts: finished.texts, timing, bytes };
+    return { doc, text: finished.texts[0], timing, bytes };
   }
 }
 

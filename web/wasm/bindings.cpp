@@ -170,31 +170,49 @@ class Handle {
     return finished(f.value());
   }
 
-  val pir_agree(double backend, const val& info) {
+  val pir_agree(double backend, const val& info, double max_batch) {
     if (!client_) return failure(failed_precondition_error("open an index first"));
-    const Status s = client_->pir_agree(static_cast<int>(backend), from_bytes(info));
+    const Status s = client_->pir_agree(static_cast<int>(backend), from_bytes(info),
+                                        static_cast<std::size_t>(max_batch));
     return s.ok() ? success() : failure(s);
   }
 
   bool pir_ready() const { return client_ && client_->pir_ready(); }
 
-  val prepare_fetch(double doc) {
+  // `docs`: an array of document rows, fetched in one request.
+  val prepare_fetch(const val& docs) {
     if (!client_) return failure(failed_precondition_error("open an index first"));
-    auto p = client_->prepare_fetch(static_cast<std::uint64_t>(doc));
+    const auto rows = emscripten::convertJSArrayToNumberVector<double>(docs);
+    std::vector<std::uint64_t> wanted;
+    for (const double d : rows) {
+      if (!(d >= 0) || d != static_cast<double>(static_cast<std::uint64_t>(d))) {
+        return failure(invalid_argument_error("a document row is a non-negative integer"));
+      }
+      wanted.push_back(static_cast<std::uint64_t>(d));
+    }
+    auto p = client_->prepare_fetch(wanted);
     if (!p.ok()) return failure(p.status());
     val out = success();
     out.set("id", p.value().id);
-    out.set("query", to_bytes(p.value().query));
+    val queries = val::array();
+    for (const auto& q : p.value().queries) queries.call<void>("push", to_bytes(q));
+    out.set("queries", queries);
     out.set("queryMs", p.value().query_ms);
     return out;
   }
 
-  val finish_fetch(double id, const val& answer) {
+  // `answers`: PirQueryResponse.answers (an array of Uint8Array).
+  val finish_fetch(double id, const val& answers) {
     if (!client_) return failure(failed_precondition_error("open an index first"));
-    auto f = client_->finish_fetch(static_cast<std::uint32_t>(id), from_bytes(answer));
+    std::vector<std::string> bytes;
+    const auto count = answers["length"].as<unsigned>();
+    for (unsigned i = 0; i < count; ++i) bytes.push_back(from_bytes(answers[i]));
+    auto f = client_->finish_fetch(static_cast<std::uint32_t>(id), bytes);
     if (!f.ok()) return failure(f.status());
     val out = success();
-    out.set("text", f.value().text);
+    val texts = val::array();
+    for (const auto& t : f.value().texts) texts.call<void>("push", t);
+    out.set("texts", texts);
     out.set("decodeMs", f.value().decode_ms);
     return out;
   }

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <numeric>
 
 #include "ckks/param_sets.h"
 #include "core/bytes.h"
@@ -53,7 +51,7 @@ Result<std::unique_ptr<BrowserClient>> BrowserClient::open(const std::string& di
     c->payload_shape_ = *shape;
     if (version.holds(index::kPayloadDigestsArtifact)) {  // every fetched record is checked
       PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, version.payload_digests(shape->record_bytes));
-      c->payload_digests_.emplace(std::move(digests));
+      c->payload_digests_ = std::make_shared<const index::RecordDigests>(std::move(digests));
     }
   }
   if (version.holds(index::kPayloadsArtifact)) {
@@ -99,34 +97,24 @@ Result<PreparedSearch> BrowserClient::prepare(const std::string& text, std::size
   PreparedSearch out;
   auto t0 = Clock::now();
   const auto scan_query = project_text(text);
-  double norm = 0;
-  for (const float v : scan_query) norm += double{v} * double{v};
-  if (norm == 0) return invalid_argument_error("the query has no known terms");
-  norm = std::sqrt(norm);
-  std::vector<double> unit(scan_query.begin(), scan_query.end());
-  for (double& v : unit) v /= norm;
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const auto unit,
+      client::core::unit_query(std::span<const float>(scan_query), client::core::QueryKind::kText));
   out.encode_ms = ms_since(t0);
   t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto found,
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto found,
                               index::scan_top_k(codebook_, segments_, scan_query, k, 1, deleted_));
   out.scan_ms = ms_since(t0);
   // The order sent: a uniformly random permutation (CSPRNG), as the native client's default.
-  std::vector<std::size_t> order(found.size());
-  std::iota(order.begin(), order.end(), 0);
-  for (std::size_t i = order.size(); i > 1; --i) {
-    std::swap(order[i - 1], order[static_cast<std::size_t>(prng_.uniform_below(i))]);
-  }
-  std::vector<std::uint64_t> sent(order.size());
-  for (std::size_t s = 0; s < order.size(); ++s) sent[s] = found[order[s]];
+  auto order = client::core::SendOrder::make(found, &prng_);
   t0 = Clock::now();
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto encrypted, crypto_->encrypt_query(unit, sent.size()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto encrypted, crypto_->encrypt_query(unit, found.size()));
   out.encrypt_ms = ms_since(t0);
   out.id = next_id_++;
-  out.candidates = sent;
+  out.candidates = order.sent();
   out.query = std::move(encrypted.query);
-  pending_[out.id] =
-      Pending{std::move(encrypted.layout), std::vector<std::uint64_t>(found.begin(), found.end()),
-              std::move(order)};
+  pending_.emplace(out.id,
+                   Pending{std::move(encrypted.layout), std::move(found), std::move(order)});
   return out;
 }
 
@@ -144,18 +132,10 @@ Result<FinishedSearch> BrowserClient::finish(std::uint32_t id, const std::string
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto scores,
                               crypto_->decrypt_scores(pending.layout, byte_view(payload)));
   out.decrypt_ms = ms_since(t0);
-  if (scores.size() != pending.order.size()) {
-    return data_loss_error("the provider's scores do not match the candidates sent");
-  }
-  // Back in PQ order, then a stable sort by score: the native client's ranking, ties included.
-  std::vector<double> by_pq(scores.size());
-  for (std::size_t s = 0; s < scores.size(); ++s) by_pq[pending.order[s]] = scores[s];
-  std::vector<std::size_t> rank(by_pq.size());
-  std::iota(rank.begin(), rank.end(), 0);
-  std::stable_sort(rank.begin(), rank.end(),
-                   [&](std::size_t a, std::size_t b) { return by_pq[a] > by_pq[b]; });
-  for (std::size_t i = 0; i < std::min(top, rank.size()); ++i) {
-    out.hits.push_back(hit(pending.candidates[rank[i]], by_pq[rank[i]]));
+  // Back in PQ order, then the one ranking (ties in PQ order): the native client's top 10.
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto by_pq, pending.order.restore(scores));
+  for (const std::size_t i : client::core::rank_by_score(by_pq, top)) {
+    out.hits.push_back(hit(pending.candidates[i], by_pq[i]));
   }
   return out;
 }

@@ -14,23 +14,27 @@
 //   client.open_private(dir)                                access-private layout + hint
 //   p      = client.prepare_private(text, K, m)              m cluster queries (LWE)
 //   hits   = client.finish_private(p.id, answers, top)       decoded, ranked, titled
-//   client.pir_agree(backend, info)                         the provider's PirInfo (payloads)
-//   f      = client.prepare_fetch(doc)                      a hintless PIR query, fresh secret
-//   text   = client.finish_fetch(f.id, answer)              the document's payload
+//   client.pir_agree(backend, info, max_batch)              the provider's PirInfo (payloads)
+//   f      = client.prepare_fetch(docs)                     hintless PIR queries, fresh secrets
+//   texts  = client.finish_fetch(f.id, answers)             the documents' payloads, verified
 //
-// The same stages, in the same order and with the same arithmetic, as SearchClient's flat
-// rerank search (client/search_client_scoring.cpp), so the page's top 10 equal the native
-// client's. Thread safety: one user at a time (an OwnerLock in every method); a browser runs it
-// on one thread anyway.
+// The steps are the client core's (src/client/core: the unit query, the send order, the
+// ranking, access-private scoring, the PIR client), the ones SearchClient runs, so the page's
+// top 10 equal the native client's. Thread safety: one user at a time (an OwnerLock in every
+// method); a browser runs it on one thread anyway.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "client/core/pir_client.h"
+#include "client/core/private_scoring.h"
+#include "client/core/query_order.h"
 #include "client/rerank_crypto.h"
 #include "core/csprng.h"
 #include "core/owner_lock.h"
@@ -40,8 +44,6 @@
 #include "index/candidates/pq_scan.h"
 #include "index/candidates/projection.h"
 #include "index/encoders/text_encoder.h"
-#include "pir/hintless/client/client.h"
-#include "scoring/client/private_query.h"
 
 namespace privsearch::web {
 
@@ -52,11 +54,7 @@ struct PreparedSearch {
   double encode_ms = 0, scan_ms = 0, encrypt_ms = 0;
 };
 
-struct Hit {
-  std::uint64_t doc = 0;
-  double score = 0;
-  std::string title;
-};
+using Hit = client::core::Hit;
 
 struct FinishedSearch {
   std::vector<Hit> hits;  // best first
@@ -71,13 +69,13 @@ struct PreparedPrivate {
 };
 
 struct PreparedFetch {
-  std::uint32_t id = 0;  // names the fetch in finish_fetch()
-  std::string query;     // one PirQueryRequest.queries entry
+  std::uint32_t id = 0;              // names the fetch in finish_fetch()
+  std::vector<std::string> queries;  // PirQueryRequest.queries, one per document
   double query_ms = 0;
 };
 
 struct FinishedFetch {
-  std::string text;  // the payload (empty for a deleted document)
+  std::vector<std::string> texts;  // the payloads in the order asked (empty: a deleted document)
   double decode_ms = 0;
 };
 
@@ -104,7 +102,7 @@ class BrowserClient {
   // (client/search_client_scoring.cpp): the layout and hint the page wrote into `dir` beside the
   // artifacts open() checked (the version is opened again, so they are hashed like the others).
   Status open_private(const std::string& dir);
-  bool private_ready() const { return scorer_.has_value(); }
+  bool private_ready() const { return scoring_ != nullptr; }
   // K local PQ candidates choose m clusters (0: scoring::kDefaultClusters); the query is
   // encrypted once per cluster. The provider sees m same-size queries, no candidate, no cluster.
   Result<PreparedPrivate> prepare_private(const std::string& text, std::size_t k,
@@ -113,14 +111,16 @@ class BrowserClient {
   Result<FinishedSearch> finish_private(std::uint32_t id, const std::string& answers,
                                         std::size_t top);
   // Private fetch over the payloads' PIR database (browser_fetch.cpp). The provider's PirInfo:
-  // `backend` (PirBackendKind) and its `info` bytes; kFailedPrecondition unless hintless (the
-  // page has no ZipPIR client) and of the shape the checked manifest implies.
-  Status pir_agree(int backend, const std::string& info);
-  bool pir_ready() const { return pir_.has_value(); }
-  // A query for document `doc` under a fresh secret (kept here until finish_fetch).
-  Result<PreparedFetch> prepare_fetch(std::uint64_t doc);
-  // The answer to fetch `id` (forgotten after, whatever the outcome) decoded to its payload.
-  Result<FinishedFetch> finish_fetch(std::uint32_t id, const std::string& answer);
+  // `backend` (PirBackendKind), its `info` bytes and `max_batch`; kFailedPrecondition unless
+  // hintless (the page has no ZipPIR client) and of the shape the checked manifest implies.
+  Status pir_agree(int backend, const std::string& info, std::size_t max_batch);
+  bool pir_ready() const { return pir_ != nullptr; }
+  // Queries for `docs` (one request: at most the batch limit) under fresh secrets, kept here
+  // until finish_fetch.
+  Result<PreparedFetch> prepare_fetch(std::span<const std::uint64_t> docs);
+  // The answers to fetch `id` (forgotten after, whatever the outcome): the payloads, each
+  // checked against the signed index's digest once all were decoded.
+  Result<FinishedFetch> finish_fetch(std::uint32_t id, const std::vector<std::string>& answers);
   // The projected query of `text`, unnormalized (tests compare it with the native client's).
   std::vector<float> project_text(const std::string& text) const;
 
@@ -130,8 +130,8 @@ class BrowserClient {
   Hit hit(std::uint64_t doc, double score) const;
   struct Pending {
     rerank::KernelLayout layout;
-    std::vector<std::uint64_t> candidates;  // PQ order
-    std::vector<std::size_t> order;         // sent[s] = candidates[order[s]]
+    std::vector<std::uint32_t> candidates;  // PQ order
+    client::core::SendOrder order;
   };
   std::string version_id_;
   std::size_t documents_ = 0;
@@ -147,15 +147,13 @@ class BrowserClient {
   Prng prng_ = Prng::create();  // the candidate permutation and the PIR secrets
   std::map<std::uint32_t, Pending> pending_;
   std::optional<index::PayloadShape> payload_shape_;
-  std::optional<index::RecordDigests> payload_digests_;  // what each fetched record must match
-  // Stable addresses: the scorer keeps pointers to the layout and the hint.
-  std::unique_ptr<scoring::ScoringLayout> scoring_layout_;
-  std::unique_ptr<scoring::ScoringHint> scoring_hint_;
-  std::optional<scoring::PrivateScorer> scorer_;
+  // What each fetched record must match (null: an index built before digests).
+  std::shared_ptr<const index::RecordDigests> payload_digests_;
+  std::unique_ptr<client::core::AccessPrivateScoring> scoring_;
   std::map<std::uint32_t, scoring::PendingScore> private_pending_;
-  std::optional<pir::hintless::HintlessClient> pir_;
-  std::map<std::uint32_t, pir::hintless::HintlessSecret> fetches_;
-  std::map<std::uint32_t, std::uint64_t> fetch_docs_;  // the document of each pending fetch
+  client::core::PirClientOptions pir_options_;
+  std::unique_ptr<client::core::PirClient> pir_;
+  std::map<std::uint32_t, client::core::PirBatch> fetches_;
   std::uint32_t next_id_ = 1;
   OwnerLock owner_;
 };
