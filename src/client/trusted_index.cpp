@@ -10,6 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "client/core/trust_check.h"
 #include "index/artifacts/atomic_file.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/artifacts/signing_key.h"
@@ -60,34 +61,21 @@ Status check_index_trust(const std::filesystem::path& index_dir, const index::Ma
   if (trust.public_key.empty()) return Status();
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto key, index::Ed25519PublicKey::load(trust.public_key));
   PRIVSEARCH_RETURN_IF_ERROR(index::verify_manifest_signature(index_dir, manifest, key));
-  if (manifest.sequence == 0) {
-    return failed_precondition_error(fmt::format(
-        "index `{}` is signed but has no version sequence; sign it with `privsearch sign`",
-        index_dir.string()));
-  }
   const auto file =
       trust.seen_versions.empty() ? default_seen_versions_path() : trust.seen_versions;
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, index::FileLock::acquire(file));
   PRIVSEARCH_ASSIGN_OR_RETURN(auto memory, read_memory(file));
   auto& keys = memory["keys"];
   const std::string key_id = key.key_id();
+  std::optional<core::SeenVersion> seen;
   if (keys.contains(key_id)) {
-    const auto seen = keys[key_id]["sequence"].get<std::uint64_t>();
-    const auto seen_version = keys[key_id]["version_id"].get<std::string>();
-    if (manifest.sequence < seen) {
-      return failed_precondition_error(fmt::format(
-          "rollback: index `{}` is version sequence {} ({}...), older than sequence {} ({}...) "
-          "this client has already seen signed by key {}; fetch the current index",
-          index_dir.string(), manifest.sequence, manifest.version_id.substr(0, 12), seen,
-          seen_version.substr(0, 12), key_id));
-    }
-    if (manifest.sequence == seen) {
-      if (seen_version == manifest.version_id) return Status();
-      return failed_precondition_error(fmt::format(
-          "fork: key {} signed two different indexes as sequence {} ({}... seen, {}... now)",
-          key_id, seen, seen_version.substr(0, 12), manifest.version_id.substr(0, 12)));
-    }
+    seen = core::SeenVersion{keys[key_id]["sequence"].get<std::uint64_t>(),
+                             keys[key_id]["version_id"].get<std::string>()};
   }
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      const bool newer, core::check_seen_version({manifest.sequence, manifest.version_id}, seen,
+                                                 key_id, index_dir.string()));
+  if (!newer) return Status();
   keys[key_id] = {{"sequence", manifest.sequence}, {"version_id", manifest.version_id}};
   const std::string text = memory.dump(2) + "\n";
   return index::write_bytes_atomically(

@@ -10,8 +10,10 @@
 #include "client/core/pir_client.h"
 #include "client/core/query_order.h"
 #include "client/core/refusal.h"
+#include "client/core/trust_check.h"
 #include "core/bytes.h"
 #include "core/sha256.h"
+#include "index/artifacts/manifest_signature.h"
 #include "pir/hintless/server.h"
 #include "pir/hintless_test_util.h"
 #include "protocol/privsearch.pb.h"
@@ -93,6 +95,38 @@ TEST(QueryOrder, RankingIsBestFirstWithTiesInCandidateOrder) {
   EXPECT_EQ(rank_by_score(scores, 10), (std::vector<std::size_t>{1, 3, 2, 5, 0, 4}));
   EXPECT_EQ(rank_by_score(scores, 3), (std::vector<std::size_t>{1, 3, 2}));
   EXPECT_TRUE(rank_by_score({}, 3).empty());
+}
+
+TEST(TrustCheck, RollbackAndForkAreRefusedNewerIsRememberedTheSameIsNot) {
+  const SeenVersion seen{5, std::string(64, 'a')};
+  EXPECT_TRUE(*check_seen_version({6, std::string(64, 'b')}, seen, "k", "idx"));
+  EXPECT_TRUE(*check_seen_version({1, std::string(64, 'b')}, std::nullopt, "k", "idx"));
+  EXPECT_FALSE(*check_seen_version(seen, seen, "k", "idx"));
+  const auto rollback = check_seen_version({4, std::string(64, 'c')}, seen, "k", "idx");
+  EXPECT_EQ(rollback.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(rollback.status().message().find("rollback"), std::string::npos);
+  const auto fork = check_seen_version({5, std::string(64, 'c')}, seen, "k", "idx");
+  EXPECT_NE(fork.status().message().find("fork"), std::string::npos);
+  EXPECT_EQ(check_seen_version({0, "x"}, std::nullopt, "k", "idx").status().code(),
+            StatusCode::kFailedPrecondition);
+}
+
+TEST(TrustCheck, SignatureClaimsNameTheirKeyVersionAndSequence) {
+  index::Manifest m;
+  m.version_id = std::string(64, 'e');
+  m.sequence = 3;
+  index::ManifestSignature s{"0123456789abcdef", m.version_id, 3, {}};
+  EXPECT_TRUE(index::check_signature_claims(s, m, "0123456789abcdef", "i").ok());
+  EXPECT_EQ(index::check_signature_claims(s, m, "fedcba9876543210", "i").code(),
+            StatusCode::kUnauthenticated);
+  s.sequence = 2;
+  EXPECT_EQ(index::check_signature_claims(s, m, "0123456789abcdef", "i").code(),
+            StatusCode::kUnauthenticated);
+  // The key id is the first 16 hex digits of SHA-256 of the raw key (the page computes it here).
+  const std::array<std::uint8_t, 32> raw{};
+  EXPECT_EQ(index::ed25519_key_id(raw), to_hex(sha256(raw)).substr(0, 16));
+  const auto message = index::manifest_signature_message("ab");
+  EXPECT_EQ(std::string(message.begin(), message.end()), "privsearch manifest signature v1\nab");
 }
 
 // A small hintless database (test parameters) and the core's client of it.

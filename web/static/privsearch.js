@@ -32,7 +32,6 @@ const OPTIONAL = ["payloads", "payload_digests"];
 // The access-private scoring's public artifacts, fetched the first time the page searches in that
 // mode (a page that never does downloads neither).
 const PRIVATE_SCORING = ["scoring_layout", "scoring_hint"];
-const SIGNATURE_DOMAIN = "privsearch manifest signature v1\n";
 const DEFAULT_CANDIDATES = 100;
 const PIR_DATABASE_PAYLOADS = 0;  // privsearch.v1.PirDatabase
 
@@ -43,13 +42,6 @@ function baseName(name) {
 
 function hex(bytes) {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function unhex(text) {
-  if (!/^([0-9a-f]{2})*$/.test(text)) throw new PrivsearchError("UNTRUSTED_INDEX", "bad hex");
-  const out = new Uint8Array(text.length / 2);
-  for (let i = 0; i < out.length; ++i) out[i] = parseInt(text.substr(2 * i, 2), 16);
-  return out;
 }
 
 // `token`: the bearer token, for a provider that puts its index files behind tokens too. A 503
@@ -85,7 +77,8 @@ async function checkHash(bytes, wantHex, what) {
   }
 }
 
-// The operator's Ed25519 public key from its PEM (SPKI) text, as `privsearch keygen` writes it.
+// The operator's Ed25519 public key from its PEM (SPKI) text, as `privsearch keygen` writes it:
+// the WebCrypto key and its 32 raw bytes (the last of the SPKI).
 async function importPinnedKey(pem) {
   const body = pem.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "");
   const der = Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
@@ -95,53 +88,29 @@ async function importPinnedKey(pem) {
   } catch (e) {
     throw new PrivsearchError("UNTRUSTED_INDEX", `the pinned key is not an Ed25519 key (${e.message})`);
   }
-  const raw = der.slice(der.length - 32);
-  const keyId = hex(await crypto.subtle.digest("SHA-256", raw)).slice(0, 16);
-  return { key, keyId };
+  return { key, raw: der.slice(der.length - 32) };
 }
 
-// manifest.sig against the manifest's version id (computed by the core from the canonical
-// manifest) and the pinned key; a sequence older than one this browser has seen is a rollback.
-async function checkSignature(sigBytes, manifest, pinnedPem, storage) {
+// manifest.sig against the manifest the core read and the pinned key. The core checks the
+// format, the claims and the rollback / fork memory (client/core/trust_check.h, the native
+// client's check); only the Ed25519 verification is WebCrypto's, here.
+async function checkSignature(core, sigBytes, pinnedPem, storage) {
   if (!sigBytes) throw new PrivsearchError("UNTRUSTED_INDEX", "the index is not signed (no manifest.sig)");
-  let sig;
-  try {
-    sig = JSON.parse(new TextDecoder().decode(sigBytes));
-  } catch (e) {
-    throw new PrivsearchError("UNTRUSTED_INDEX", "manifest.sig is not JSON");
-  }
-  const { key, keyId } = await importPinnedKey(pinnedPem);
-  if (sig.format !== 1 || sig.algorithm !== "ed25519") {
-    throw new PrivsearchError("UNTRUSTED_INDEX", "manifest.sig: unknown format or algorithm");
-  }
-  if (sig.key_id !== keyId) {
-    throw new PrivsearchError("UNTRUSTED_INDEX", `signed by key ${sig.key_id}, not the pinned key ${keyId}`);
-  }
-  if (sig.version_id !== manifest.version || sig.sequence !== manifest.sequence) {
-    throw new PrivsearchError("UNTRUSTED_INDEX", "the signature is for another index version");
-  }
-  const message = new TextEncoder().encode(SIGNATURE_DOMAIN + manifest.version);
-  const ok = await crypto.subtle.verify({ name: "Ed25519" }, key, unhex(sig.signature), message);
+  const { key, raw } = await importPinnedKey(pinnedPem);
+  const slot = `privsearch-seen-${core.keyId(raw)}`;
+  const claims = core.trustCheck(sigBytes, raw, storage ? storage.getItem(slot) : null);
+  if (!claims.ok) throw new PrivsearchError("UNTRUSTED_INDEX", claims.message);
+  const ok = await crypto.subtle.verify({ name: "Ed25519" }, key, claims.signature, claims.message);
   if (!ok) throw new PrivsearchError("UNTRUSTED_INDEX", "the manifest signature does not verify");
-  if (storage) {
-    const slot = `privsearch-seen-${keyId}`;
-    const seen = JSON.parse(storage.getItem(slot) || "null");
-    if (seen && manifest.sequence < seen.sequence) {
-      throw new PrivsearchError("UNTRUSTED_INDEX",
-        `rollback: sequence ${manifest.sequence} is older than ${seen.sequence}, seen before`);
-    }
-    if (seen && manifest.sequence === seen.sequence && seen.version !== manifest.version) {
-      throw new PrivsearchError("UNTRUSTED_INDEX", `fork: two indexes signed as sequence ${seen.sequence}`);
-    }
-    storage.setItem(slot, JSON.stringify({ sequence: manifest.sequence, version: manifest.version }));
-  }
+  if (storage && claims.remember) storage.setItem(slot, claims.seen);
 }
 
 // The Provider RPCs over the browser endpoint.
 class Endpoint {
-  constructor(base, proto, token) {
+  constructor(base, proto, token, core) {
     this.base = base.replace(/\/$/, "");
     this.token = token;
+    this.core = core;  // the retry policy (client/core/refusal.h)
     this.types = {};
     for (const name of ["ServerInfoRequest", "ServerInfo", "UploadKeysRequest", "UploadKeysResponse",
                         "RerankRequest", "RerankResponse", "PirInfoRequest", "PirInfo",
@@ -153,15 +122,16 @@ class Endpoint {
   }
 
   // OVERLOADED (the in-flight or per-client share is taken, e.g. by the previous call's admission
-  // until the provider has finished it) is retried a few times with backoff, as the native
-  // transport does; every other refusal is the caller's.
+  // until the provider has finished it) is retried after the core's jittered, doubling pauses,
+  // the native transport's; every other refusal is the caller's.
   async call(method, requestType, responseType, fields, bytes) {
     for (let attempt = 0; ; ++attempt) {
       try {
         return await this.callOnce(method, requestType, responseType, fields, bytes);
       } catch (e) {
-        if (e.code !== "OVERLOADED" || attempt >= 6) throw e;
-        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** attempt));
+        const pause = this.core.backoffMs(e.code, attempt, 0.5 + Math.random());
+        if (pause === null) throw e;
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
@@ -241,37 +211,40 @@ export class Client {
     k = Math.min(k, this.documents);
     const bytes = { sent: 0, received: 0 };
     const timing = { keyUploadMs: 0 };
-    for (let attempt = 0; ; ++attempt) {
-      if (!this.keyIds.has(k)) {
-        const tk = performance.now();
-        await this.uploadKeys(k, bytes);
-        timing.keyUploadMs += performance.now() - tk;
-      }
-      const prepared = check(this.core.prepare(text, k));
-      Object.assign(timing, { encodeMs: prepared.encodeMs, scanMs: prepared.scanMs, encryptMs: prepared.encryptMs });
-      const tr = performance.now();
-      let answer;
+    const newEpoch = async () => {
+      const tk = performance.now();
+      await this.uploadKeys(k, bytes);
+      timing.keyUploadMs += performance.now() - tk;
+    };
+    if (!this.keyIds.has(k)) await newEpoch();
+    const prepared = check(this.core.prepare(text, k));
+    Object.assign(timing, { encodeMs: prepared.encodeMs, scanMs: prepared.scanMs, encryptMs: prepared.encryptMs });
+    const forget = () => this.core.finish(prepared.id, new Uint8Array(0), 0);
+    const tr = performance.now();
+    let answer;
+    for (let renewals = 0; !answer; ++renewals) {
       try {
         answer = await this.endpoint.call("Rerank", "RerankRequest", "RerankResponse", {
           keyId: this.keyIds.get(k), artifactVersion: this.version,
           candidateIds: prepared.candidates, query: prepared.query,
         }, bytes);
       } catch (e) {
-        this.core.finish(prepared.id, new Uint8Array(0), 0);  // forget the pending search
-        // A spent score budget or an evicted key set: one new key epoch, then once more.
-        if (attempt === 0 && (e.code === "BUDGET_EXHAUSTED" || e.code === "UNKNOWN_KEY_ID")) {
-          this.keyIds.delete(k);
-          continue;
+        // An evicted key set or a spent budget: a new key epoch and the same request, once (the
+        // native client's policy, client/core/refusal.h).
+        if (renewals > 0 || !this.core.renewsKeyEpoch(e.code, true)) {
+          forget();
+          throw e;
         }
-        throw e;
+        this.keyIds.delete(k);
+        await newEpoch().catch((up) => { forget(); throw up; });
       }
-      timing.rpcMs = performance.now() - tr;
-      timing.providerMs = answer.providerMs;
-      const finished = check(this.core.finish(prepared.id, answer.payload, top));
-      timing.decryptMs = finished.decryptMs;
-      timing.totalMs = performance.now() - t0;
-      return { hits: finished.hits, candidates: k, timing, bytes, scoresRemaining: answer.scoresRemaining };
     }
+    timing.rpcMs = performance.now() - tr;
+    timing.providerMs = answer.providerMs;
+    const finished = check(this.core.finish(prepared.id, answer.payload, top));
+    timing.decryptMs = finished.decryptMs;
+    timing.totalMs = performance.now() - t0;
+    return { hits: finished.hits, candidates: k, timing, bytes, scoresRemaining: answer.scoresRemaining };
   }
 
   // The RPC of a prepared request; when it fails the core forgets what it prepared (the secrets
@@ -406,7 +379,7 @@ export async function open(indexUrl, options = {}) {
   const manifest = check(core.readManifest("/index"));
   if (options.pinnedKey) {
     const sig = await fetchBytes(`${base}manifest.sig`, "manifest.sig", true, options.token);
-    await checkSignature(sig, manifest, options.pinnedKey,
+    await checkSignature(core, sig, options.pinnedKey,
       options.storage !== undefined ? options.storage : globalThis.localStorage);
     module.FS.writeFile("/index/manifest.sig", sig);
   }
@@ -423,7 +396,7 @@ export async function open(indexUrl, options = {}) {
   }));
   // The core re-hashes every artifact against the manifest: a changed byte is DATA_LOSS.
   const opened = check(core.open("/index"));
-  const endpoint = new Endpoint(options.endpoint || new URL(base).origin, proto, options.token);
+  const endpoint = new Endpoint(options.endpoint || new URL(base).origin, proto, options.token, core);
   const info = await endpoint.call("GetServerInfo", "ServerInfoRequest", "ServerInfo", {});
   if (info.artifactVersion !== opened.version && !info.retainedVersions.includes(opened.version)) {
     throw new PrivsearchError("WRONG_ARTIFACT_VERSION",

@@ -6,10 +6,16 @@
 #include <emscripten/val.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "browser_client.h"
+#include "client/core/refusal.h"
+#include "client/core/trust_check.h"
+#include "core/bytes.h"
 #include "index/artifacts/manifest.h"
+#include "index/artifacts/manifest_signature.h"
 
 namespace privsearch::web {
 namespace {
@@ -47,9 +53,10 @@ class Handle {
   // The manifest alone, not verified against any artifact (none is there yet): its version id
   // (the canonical hash the signature covers) and the artifacts it lists, so the page checks
   // the signature before downloading anything.
-  val read_manifest(const std::string& dir) const {
+  val read_manifest(const std::string& dir) {
     auto m = index::load_manifest(dir, /*verify=*/false);
     if (!m.ok()) return failure(m.status());
+    manifest_ = m.value();
     val out = success();
     out.set("version", m.value().version_id);
     out.set("sequence", static_cast<double>(m.value().sequence));
@@ -64,6 +71,40 @@ class Handle {
       list.call<void>("push", e);
     }
     out.set("artifacts", list);
+    return out;
+  }
+
+  // The first 16 hex digits of SHA-256 of the pinned raw Ed25519 key: how signatures name it.
+  std::string key_id(const val& raw_key) const {
+    const std::string raw = from_bytes(raw_key);
+    return index::ed25519_key_id(byte_view(raw));
+  }
+
+  // The manifest read by read_manifest against its signature file (manifest.sig's bytes), the
+  // pinned raw key and the newest version this browser remembers for that key (`seen`: the JSON
+  // text trust_check returned before, or null): the format, the claims (key, version, sequence)
+  // and the rollback / fork check, the native client's (client/core/trust_check.h). The page
+  // then verifies `signature` over `message` with WebCrypto and, when `remember`, stores `seen`.
+  val trust_check(const val& signature_file, const val& raw_key, const val& seen_text) const {
+    if (!manifest_) return failure(failed_precondition_error("read the manifest first"));
+    auto sig = index::parse_manifest_signature(from_bytes(signature_file));
+    if (!sig.ok()) return failure(sig.status());
+    const std::string id = key_id(raw_key);
+    const Status claims = index::check_signature_claims(*sig, *manifest_, id, "the index");
+    if (!claims.ok()) return failure(claims);
+    auto seen = parse_seen(seen_text);
+    if (!seen.ok()) return failure(seen.status());
+    auto newer = client::core::check_seen_version({manifest_->sequence, manifest_->version_id},
+                                                  *seen, id, "the index");
+    if (!newer.ok()) return failure(newer.status());
+    val out = success();
+    out.set("keyId", id);
+    out.set("message",
+            to_bytes(to_byte_string(index::manifest_signature_message(manifest_->version_id))));
+    out.set("signature", to_bytes(to_byte_string(sig->signature)));
+    out.set("remember", *newer);
+    nlohmann::json j = {{"sequence", manifest_->sequence}, {"version", manifest_->version_id}};
+    out.set("seen", j.dump());
     return out;
   }
 
@@ -223,7 +264,36 @@ class Handle {
     return val::global("Float32Array").new_(emscripten::typed_memory_view(z.size(), z.data()));
   }
 
+  // The retry policy (client/core/refusal.h) for a refusal the page got by name: whether a
+  // rerank refused so is sent again under a new key epoch, and the pause before retry `attempt`
+  // of an OVERLOADED call (null: give up, or not a refusal to retry).
+  bool renews_key_epoch(const std::string& name, bool budget_renewal_allowed) const {
+    const auto row = client::core::refusal(name);
+    return row && client::core::renews_key_epoch(row->code, budget_renewal_allowed);
+  }
+  val backoff_ms(const std::string& name, double attempt, double jitter) const {
+    const auto row = client::core::refusal(name);
+    if (!row || row->action != client::core::RefusalAction::kBackoff) return val::null();
+    const auto pause = client::core::backoff_ms(static_cast<int>(attempt), jitter);
+    return pause ? val(*pause) : val::null();
+  }
+
  private:
+  // What localStorage held for the key: {"sequence": n, "version": hex}, or nothing. Damaged is
+  // DATA_LOSS: refusing is safer than forgetting what was seen.
+  static Result<std::optional<client::core::SeenVersion>> parse_seen(const val& text) {
+    if (text.isNull() || text.isUndefined()) return std::optional<client::core::SeenVersion>();
+    const auto j = nlohmann::json::parse(text.as<std::string>(), nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("sequence") ||
+        !j["sequence"].is_number_unsigned() || !j.contains("version") ||
+        !j["version"].is_string()) {
+      return data_loss_error("this browser's memory of seen index versions is damaged");
+    }
+    return std::optional<client::core::SeenVersion>(client::core::SeenVersion{
+        j["sequence"].get<std::uint64_t>(), j["version"].get<std::string>()});
+  }
+
+  std::optional<index::Manifest> manifest_;
   std::unique_ptr<BrowserClient> client_;
 };
 
@@ -235,6 +305,10 @@ EMSCRIPTEN_BINDINGS(privsearch_web) {
   emscripten::class_<Handle>("BrowserClient")
       .constructor<>()
       .function("readManifest", &Handle::read_manifest)
+      .function("keyId", &Handle::key_id)
+      .function("trustCheck", &Handle::trust_check)
+      .function("renewsKeyEpoch", &Handle::renews_key_epoch)
+      .function("backoffMs", &Handle::backoff_ms)
       .function("open", &Handle::open)
       .function("agree", &Handle::agree)
       .function("keySet", &Handle::key_set)

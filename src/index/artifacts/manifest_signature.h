@@ -16,8 +16,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "index/artifacts/manifest.h"
@@ -38,6 +40,15 @@ std::string serialize_manifest_signature(const ManifestSignature& s);
 // kDataLoss for anything but the exact shape above (unknown format or algorithm, wrong lengths,
 // non-hex, missing or extra fields).
 Result<ManifestSignature> parse_manifest_signature(std::string_view text);
+
+// What is signed: the domain prefix and the version id's hex text.
+std::vector<std::uint8_t> manifest_signature_message(std::string_view version_id);
+// First 16 hex digits of SHA-256 of a raw Ed25519 public key: how files and messages name it.
+std::string ed25519_key_id(std::span<const std::uint8_t> raw);
+// The signature's claims against `manifest` and the pinned key's id, before any cryptography:
+// kUnauthenticated for another key, version or sequence (`where` names the index in the text).
+Status check_signature_claims(const ManifestSignature& s, const Manifest& manifest,
+                              std::string_view pinned_key_id, std::string_view where);
 
 // The signature of `manifest` (its version id must be set) by `key`.
 ManifestSignature sign_manifest(const Manifest& manifest, const Ed25519SigningKey& key);

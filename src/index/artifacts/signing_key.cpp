@@ -14,6 +14,7 @@
 
 #include "core/sha256.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/manifest_signature.h"
 
 namespace privsearch::index {
 namespace {
@@ -106,7 +107,7 @@ Status Ed25519PublicKey::save(const std::filesystem::path& file) const {
   return write_text(file, std::string_view(data, static_cast<std::size_t>(len)), 0644);
 }
 
-std::string Ed25519PublicKey::key_id() const { return to_hex(sha256(raw_)).substr(0, 16); }
+std::string Ed25519PublicKey::key_id() const { return ed25519_key_id(raw_); }
 
 bool Ed25519PublicKey::verify(std::span<const std::uint8_t> message,
                               const Ed25519Signature& signature) const {
