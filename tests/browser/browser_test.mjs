@@ -6,8 +6,10 @@
 //              screenshot of the result page is kept (--artifacts)
 //   tampered   one byte of a public artifact changed on its way to the page: DATA_LOSS naming
 //              it on the page, no results
-//   signature  a signed index: the page pinning the signer's key opens it; pinning another key
-//              shows UNTRUSTED_INDEX, no results
+//   signature  a signed index: the page pinning the signer's key opens it and remembers its
+//              version; a remembered newer sequence (rollback) or another version of the same
+//              sequence (fork) is UNTRUSTED_INDEX; pinning another key shows UNTRUSTED_INDEX, no
+//              results
 //   private    the access-private toggle: the page's top 10 equal the native client's
 //              access-private search exactly (integer scores), and the provider logged the same
 //              PrivateScore sizes for both; the layout and hint are downloaded on first use
@@ -159,6 +161,26 @@ async function signatureCase(args) {
     check(good.error === null, `the signed index did not open: ${JSON.stringify(good.error)}`);
     const info = await good.page.$eval("#index-info", (e) => e.textContent);
     check(info.includes("signature verified"), info);
+    // The page remembers the newest signed version (the client core's trust check): an older
+    // sequence is a rollback, the same sequence with another version a fork, both refused.
+    const seen = await good.page.evaluate(() => {
+      const slot = Object.keys(localStorage).find((k) => k.startsWith("privsearch-seen-"));
+      return slot ? { slot, value: JSON.parse(localStorage.getItem(slot)) } : null;
+    });
+    check(seen !== null && seen.value.sequence >= 1 && /^[0-9a-f]{64}$/.test(seen.value.version),
+      `remembered: ${JSON.stringify(seen)}`);
+    for (const [kind, remembered] of [
+      ["rollback", { sequence: seen.value.sequence + 1, version: "0".repeat(64) }],
+      ["fork", { sequence: seen.value.sequence, version: "0".repeat(64) }]]) {
+      await good.page.evaluate((slot, v) => localStorage.setItem(slot, v), seen.slot,
+        JSON.stringify(remembered));
+      const refused = await openPage(browser, `${provider.url}?key=operator.pub`);
+      check(refused.error !== null && refused.error.code === "UNTRUSTED_INDEX" &&
+        refused.error.text.includes(kind), `${kind}: ${JSON.stringify(refused.error)}`);
+      await refused.page.close();
+    }
+    await good.page.evaluate((slot, v) => localStorage.setItem(slot, v), seen.slot,
+      JSON.stringify(seen.value));
     const wrong = await openPage(browser, `${provider.url}?key=other.pub`);
     check(wrong.error !== null && wrong.error.code === "UNTRUSTED_INDEX",
       `another key's pin: ${JSON.stringify(wrong.error)}`);

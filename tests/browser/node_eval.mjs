@@ -89,6 +89,15 @@ async function main() {
       times.rpc.push(t.rpcMs); times.provider.push(t.providerMs); times.decrypt.push(t.decryptMs);
       times.total.push(t.totalMs);
     }
+    // The top 3 of the first query fetched privately in one request (the core's PirClient, the
+    // native fetcher's): the same texts as one fetch each.
+    const top3 = pageTop[0].slice(0, 3);
+    const batch = await client.fetchPrivately(top3);
+    check(batch.texts.length === top3.length, `${batch.texts.length} texts for ${top3.length} documents`);
+    for (let i = 0; i < top3.length; ++i) {
+      const one = await client.fetchPrivately(top3[i]);
+      check(one.text.length > 0 && one.text === batch.texts[i], `document ${top3[i]}: batch and single fetch differ`);
+    }
     const native = nativeAnswers(args, provider, args.index, cert, queries.map((q) => q.text));
     check(native.length === queries.length, `${native.length} native answers for ${queries.length} queries`);
     let identical = 0, ndcgPage = 0, ndcgNative = 0;
