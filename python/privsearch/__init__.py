@@ -207,9 +207,9 @@ class Client:
     (rollback). ``candidate_index``: ``"flat"`` (the PQ artifact in ``index_dir``), ``"ivf"`` (its
     IVF directory: the lists a query probes are fetched from the provider and cached in
     ``list_cache``, default ``~/.cache/privsearch/lists``), or ``"auto"`` (flat when
-    ``index_dir`` holds it). ``private_lists``: fetch those lists by ZipPIR instead (a provider
+    ``index_dir`` holds it). ``private_lists``: fetch those lists by PIR instead (a provider
     started with ``--pir-lists``; else ``FailedPreconditionError``): the provider learns how many
-    lists were not cached, not which, at a cost of seconds per list (docs/SCALE.md);
+    lists were not cached, not which, at a cost of one PIR query per list (docs/SCALE.md);
     ``constant_list_fetches``: with it, every probed list every search, cached or not, so the
     provider sees ``nprobe`` queries whatever the cache holds.
     """
@@ -275,9 +275,9 @@ class Client:
         return self._client.project(np.asarray(query_vector))
 
     def fetch(self, doc_id: int) -> bytes:
-        """Reads one document's payload by private information retrieval (ZipPIR): the provider
-        learns not which. Returns the payload's bytes exactly as stored (``fetch_text`` decodes
-        them). The first fetch sets up keys and waits for offline hints. Safe to call from
+        """Reads one document's payload by private information retrieval (hintless PIR, the
+        provider's default backend): the provider learns not which. Returns the payload's bytes
+        exactly as stored (``fetch_text`` decodes them), checked against the signed index. Safe to call from
         several threads (the fetches are served one after the other)."""
         return self._client.fetch(int(doc_id))
 

@@ -5,10 +5,11 @@
 // against the SHA-256 of the (signed) directory before it is decoded or cached: a tampered or
 // truncated one is kDataLoss and is not kept. What the provider learns: the lists fetched, i.e. the
 // probed lists not already cached (docs/SECURITY.md, "IVF lists"). In private mode
-// (fetch_privately: the provider's --pir-lists) each missing list is instead one ZipPIR fetch of
+// (fetch_privately: the provider's --pir-lists) each missing list is instead one PIR fetch of
 // its record (index/candidates/ivf_list_record.h: every generation's segments of the list, padded
 // to one size), and the provider learns only how many lists were not cached, at the cost of one
-// provider hint per list (docs/SCALE.md). Thread safety: one search at a time (like SearchClient).
+// PIR query per list (hintless: batched, one pass over the lists' database; docs/SCALE.md). Thread
+// safety: one search at a time (like SearchClient).
 #pragma once
 
 #include <cstdint>
@@ -58,7 +59,7 @@ class IvfListSource {
   IvfListSource(const index::IvfIndex* ivf, std::string artifact_version, ProviderClient* transport,
                 std::optional<SegmentCache> disk, ListSourceLimits limits);
 
-  // Fetches missing lists by ZipPIR through `fetcher` (a fetcher of PIR_DATABASE_IVF_LISTS,
+  // Fetches missing lists by PIR through `fetcher` (a fetcher of PIR_DATABASE_IVF_LISTS,
   // outliving the source) instead of FetchLists. kFailedPrecondition unless its records are
   // this index's lists (count and size). `constant_count`: fetch every probed list, cached or
   // not, so the provider sees the same number of queries (nprobe) for every search whatever

@@ -1,9 +1,14 @@
-// The search client (search paper, section 3.1, client side): encode the text with the index's
-// encoder, project with the public SVD basis, scan the public PQ codes for K candidates, send
-// them (in random order by default) with the CKKS-encrypted projected query, decrypt the
-// provider's scores and rank. The secret key never leaves this object; evaluation keys are
-// uploaded once per (key epoch, K) and re-uploaded when the provider has evicted them (the
-// transport, ProviderClient, already rides out OVERLOADED and transient failures).
+// The search client: the one entry for the CLI, Python, the benches and the experiments.
+// A search encodes the text with the index's encoder and projects it (public basis); a candidate
+// source gives K candidates (the flat PQ scan, or the IVF lists the query routes to: from the
+// cache, FetchLists or PIR); one scorer ranks them: the CKKS rerank (search paper, section 3.1:
+// the K candidates in random order with the encrypted query, the scores decrypted here) or
+// access-private LWE scoring (no candidate leaves: m clusters scored whole). The steps every
+// client shares (the unit query, the send order, the ranking, access-private scoring, the PIR
+// client, the refusal table, the trust check) are src/client/core's; this object is the
+// transport loop around them. The secret key never leaves it; evaluation keys are uploaded once
+// per (key epoch, K) and re-uploaded when the provider has evicted them (the transport,
+// ProviderClient, already rides out OVERLOADED and transient failures).
 // Thread safety: every search holds the client's OwnerLock (core/owner_lock.h): concurrent
 // callers (Python threads without the GIL) are served one search at a time, so the CKKS
 // session, the LWE mask pool and the CSPRNG always have one user.
@@ -49,7 +54,7 @@ struct OpenOptions {
   bool disk_cache = true;
   std::uint64_t list_cache_bytes = std::uint64_t{1} << 30;
   std::uint64_t list_memory_bytes = std::uint64_t{64} << 20;  // decoded lists kept in memory
-  // IVF: fetch the probed lists not cached by ZipPIR (the provider's --pir-lists) instead of
+  // IVF: fetch the probed lists not cached by PIR (the provider's --pir-lists) instead of
   // FetchLists: the provider learns how many lists were fetched, not which (docs/SECURITY.md).
   // kFailedPrecondition at open when the provider does not offer it.
   bool private_lists = false;

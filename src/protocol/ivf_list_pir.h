@@ -1,7 +1,7 @@
 // The PIR database of the IVF lists (provider `--pir-lists`; docs/SECURITY.md, "IVF lists"):
 // one record per list, laid out as index/candidates/ivf_list_record.h says, read from the
 // provider's list store (every segment checked as segment() checks it). A client then fetches the
-// lists it probes by ZipPIR (client/ivf_lists.h with a list fetcher) and the provider no longer
+// lists it probes by PIR (client/ivf_lists.h with a list fetcher) and the provider no longer
 // learns which lists a search probed, only how many were fetched. Thread safety: pure function.
 #pragma once
 

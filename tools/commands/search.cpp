@@ -237,9 +237,9 @@ void add_candidate_options(CLI::App* c, Args& a) {
                 "~/.cache/privsearch/lists; at most 1 GiB, least recently used evicted)");
   c->add_flag("--no-list-cache", a.no_list_cache, "Keep fetched IVF lists in memory only");
   c->add_flag("--private-lists", a.private_lists,
-              "Fetch the IVF lists by ZipPIR (a provider started with --pir-lists): the provider "
+              "Fetch the IVF lists by PIR (a provider started with --pir-lists): the provider "
               "learns how many lists were not cached, not which. Each list fetched costs a PIR "
-              "query (one provider hint, seconds of client decryptions at real parameters)");
+              "query (hintless: batched; ZipPIR: one provider hint and seconds of client work)");
   c->add_flag("--constant-list-fetches", a.constant_list_fetches,
               "With --private-lists: fetch every probed list by PIR even when cached, so the "
               "provider sees nprobe queries per search whatever the cache holds (costlier)")
@@ -258,8 +258,9 @@ void add_private_mode_options(CLI::App* c, Args& a) {
                 "and a larger request)")
       ->check(CLI::Range(1, 64));
   c->add_option("--fetch", a.fetch,
-                "Fetch the top R documents privately by ZipPIR (the provider learns not which) "
-                "and print them; the first fetch waits for key setup and offline precomputation")
+                "Fetch the top R documents privately by PIR, in one batch (the provider learns not "
+                "which) and print them; against a ZipPIR provider the first fetch waits for key "
+                "setup and offline precomputation")
       ->check(CLI::Range(0, 64));
   c->add_flag("--pir-test-params", a.pir_test_params,
               "Accept the provider's INSECURE test PIR parameters (tests only)");

@@ -5,7 +5,8 @@
 // It verifies the index manifest (re-hashing every artifact), maps the exact store read-only,
 // and serves the Provider service of src/protocol/privsearch.proto over gRPC with TLS:
 // GetServerInfo, UploadKeys and Rerank (encrypted rerank), and, when the index has a payload
-// store, GetPirInfo, PirSetup, PirStatus and PirQuery (private payload fetch, ZipPIR). SIGHUP
+// store, GetPirInfo and PirQuery (private payload fetch: hintless PIR by default; PirSetup and
+// PirStatus too under --pir-backend zippir). SIGHUP
 // reloads a rebuilt index; SIGTERM or SIGINT stop it after in-flight requests finish (up to 5 s).
 #include <fmt/format.h>
 #include <malloc.h>
@@ -403,7 +404,7 @@ int main(int argc, char** argv) {
       "privsearch-provider: serves encrypted reranking of a privsearch index over gRPC + TLS. "
       "It holds no secret key: clients upload evaluation keys and send encrypted queries; the "
       "provider learns the candidate IDs only (docs/SECURITY.md). With the index's payload store "
-      "it also serves private payload fetch (ZipPIR): clients read documents without the "
+      "it also serves private payload fetch (hintless PIR): clients read documents without the "
       "provider learning which. SIGTERM/SIGINT stop it gracefully; SIGHUP reloads a rebuilt "
       "index from the same directory (rerank switches version; PIR hints of registered clients "
       "are recomputed in the background without them)."};
