@@ -1,9 +1,11 @@
 // Fuzz target: the index version files a client reads before trusting an index. The first byte
-// picks the decoder, the rest is the file: 0 manifest.sig (index/artifacts/manifest_signature.h), 1
-// manifest.json (index/artifacts/manifest.h, without re-hashing artifacts).
+// (mod 3) picks the decoder, the rest is the file: 0 manifest.sig
+// (index/artifacts/manifest_signature.h), 1 manifest.json (index/artifacts/manifest.h, without
+// re-hashing artifacts), 2 doc_ids.bin (index/artifacts/doc_ids.h).
 // Properties: no crash; an accepted signature file re-serializes to one that parses to the same
 // fields and does not verify under a fixed key it was not made with; an accepted manifest's
-// version id matches its contents (load_manifest recomputes it).
+// version id matches its contents (load_manifest recomputes it); an accepted id table encodes
+// back to the same bytes.
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <string_view>
 
 #include "core/check.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/manifest.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/artifacts/signing_key.h"
@@ -43,7 +46,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace privsearch;
   if (size == 0) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
-  if (data[0] % 2 == 0) {
+  if (data[0] % 3 == 2) {
+    const auto ids = index::DocIds::decode({data + 1, size - 1});
+    if (ids.ok()) {
+      std::vector<std::string> all;
+      for (std::uint64_t r = ids->first(); r < ids->records(); ++r) all.emplace_back(ids->id(r));
+      const auto again = index::DocIds::encode(all, ids->first());
+      PRIVSEARCH_CHECK(again.ok() && *again == std::vector<std::uint8_t>(data + 1, data + size),
+                       "an accepted document id table does not encode to its bytes");
+    }
+    return 0;
+  }
+  if (data[0] % 3 == 0) {
     const auto s = index::parse_manifest_signature(body);
     if (s.ok()) {
       const auto again = index::parse_manifest_signature(index::serialize_manifest_signature(*s));

@@ -270,6 +270,13 @@ class Client:
         return self._client.search_text(text, k, top,
                                         _private_clusters(access_private, clusters), nprobe)
 
+    def document_ids(self, rows: Sequence[int]) -> List[str]:
+        """The documents' own ids (the corpus ``_id``, or the ``ids`` given to ``build_index``)
+        of result rows, e.g. ``client.document_ids(ids)`` after ``search``. Read from the signed
+        id table the client holds: nothing is sent to the provider. ``""`` for an index built
+        before ids."""
+        return self._client.document_ids([int(r) for r in rows])
+
     def project(self, query_vector: np.ndarray) -> np.ndarray:
         """The projected query (evaluation against ``projected_documents``)."""
         return self._client.project(np.asarray(query_vector))

@@ -294,6 +294,14 @@ class Client {
   }
 
   // The payload's bytes as stored (any bytes: NUL, invalid UTF-8), never decoded here.
+  // Each row's document id (the corpus _id), from the signed table the client holds.
+  std::vector<std::string> document_ids(const std::vector<std::uint64_t>& rows) const {
+    std::vector<std::string> out;
+    out.reserve(rows.size());
+    for (const auto row : rows) out.push_back(sc_->document_id(row));
+    return out;
+  }
+
   py::bytes fetch(std::uint64_t doc) {
     std::string payload;
     {
@@ -408,5 +416,6 @@ PYBIND11_MODULE(_privsearch, m) {
       .def("search_text", &Client::search_text, py::arg("text"), py::arg("k"), py::arg("top"),
            py::arg("clusters"), py::arg("nprobe"))
       .def("project", &Client::project, py::arg("query"))
-      .def("fetch", &Client::fetch, py::arg("doc"));
+      .def("fetch", &Client::fetch, py::arg("doc"))
+      .def("document_ids", &Client::document_ids, py::arg("rows"));
 }

@@ -59,6 +59,13 @@ def test_one_vector_returns_one_pair_and_dtypes_convert_once(client, vectors):
         np.testing.assert_array_equal(batch_ids, client.search(vectors[row], k=50, top=5)[0])
 
 
+def test_results_name_their_documents_by_id(client, vectors):
+    rows, _ = client.search(vectors[3], k=50, top=5)
+    names = client.document_ids(rows)
+    assert names[0] == "d3" and names == [f"d{r}" for r in rows]
+    assert client.document_ids([10**9]) == [""]  # no such row: nothing, not a guess
+
+
 def test_bad_inputs_raise_typed_errors(client, vectors):
     with pytest.raises(privsearch.InvalidArgumentError, match="dimension 47"):
         client.search(vectors[0][:47])

@@ -70,6 +70,10 @@ Status load_artifacts(const version::IndexVersion& version, SearchClient::Impl& 
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version.payloads());
     impl.payloads.emplace(std::move(payloads));
   }
+  if (version.holds(index::kDocIdsArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto ids, version.doc_ids());
+    impl.doc_ids.emplace(std::move(ids));
+  }
   if (const auto shape = index::payload_shape(version.manifest());
       shape.ok() && version.holds(index::kPayloadDigestsArtifact)) {
     PRIVSEARCH_ASSIGN_OR_RETURN(auto digests, version.payload_digests(shape->record_bytes));
@@ -219,6 +223,10 @@ Result<SearchResult> SearchClient::search(const Query& query, const SearchOption
   }
   out.timing.total_ms = ms_since(t_start);
   return out;
+}
+
+std::string SearchClient::document_id(std::uint64_t row) const {
+  return impl_->doc_ids ? std::string(impl_->doc_ids->id(row)) : std::string();
 }
 
 bool SearchClient::has_private_scoring() const { return impl_->scoring != nullptr; }

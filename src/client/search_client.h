@@ -212,6 +212,9 @@ class SearchClient {
   // index built before them or a copy without them.
   Result<std::shared_ptr<const index::RecordDigests>> payload_digests() const;
   const std::string& artifact_version() const;
+  // Row `row`'s document id (the corpus _id) from the signed id table the client holds; "" for
+  // an index built before ids or a row outside it. Local: nothing is sent.
+  std::string document_id(std::uint64_t row) const;
 
   struct Impl;
 

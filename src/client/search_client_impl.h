@@ -59,6 +59,7 @@ struct SearchClient::Impl {
   std::optional<IvfListSource> lists;
   std::unique_ptr<index::TextEncoder> encoder;
   std::optional<index::PayloadStore> payloads;
+  std::optional<index::DocIds> doc_ids;  // every row's document id (the signed table)
   // What each privately fetched payload record is checked against (null: not in this index).
   std::shared_ptr<const index::RecordDigests> payload_digests;
   std::optional<RerankSession> session;  // the secret key and the key epochs
@@ -78,13 +79,10 @@ struct SearchClient::Impl {
   Status rerank(const ProjectedQuery& z, const SearchOptions& options, SearchResult& out);
   Status private_score(const ProjectedQuery& z, const SearchOptions& options, SearchResult& out);
 
-  // A result row, titled from the local payload store when there is one.
+  // A result row, named by its id and titled from the local payload store when they are here.
   SearchHit hit(std::uint64_t doc, double score) const {
-    SearchHit h;
-    h.doc = doc;
-    h.score = score;
-    if (payloads) h.title = payloads->title(doc);
-    return h;
+    return core::make_hit(doc, score, doc_ids ? &*doc_ids : nullptr,
+                          payloads ? &*payloads : nullptr);
   }
 
   // The top k candidates of the projected query z: the flat scan, or the IVF lists the query

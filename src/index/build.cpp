@@ -10,6 +10,7 @@
 
 #include "index/artifacts/artifact_names.h"
 #include "index/artifacts/artifacts.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/payload_store.h"
 #include "index/artifacts/record_digests.h"
@@ -122,7 +123,8 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
                    {kExactStoreArtifact, "exact.store", 0, ""},
                    {kPqArtifact, "pq.bin", 0, ""},
                    {kPayloadsArtifact, "payloads.bin", 0, ""},
-                   {kPayloadDigestsArtifact, "payload_digests.bin", 0, ""}};
+                   {kPayloadDigestsArtifact, "payload_digests.bin", 0, ""},
+                   {kDocIdsArtifact, "doc_ids.bin", 0, ""}};
   if (v.has_encoder()) man.artifacts.push_back({kEncoderArtifact, "encoder.bin", 0, ""});
   return man;
 }
@@ -148,8 +150,8 @@ void report_record_fit(const std::vector<Document>& docs, std::size_t record_byt
       mb * static_cast<double>(whole), mb * static_cast<double>(record_bytes)));
 }
 
-// The payload records (`--record-bytes`, said how they fit) and their digests, which a client
-// checks every record it fetches against (record_digests.h).
+// The payload records (`--record-bytes`, said how they fit), their digests, which a client
+// checks every record it fetches against (record_digests.h), and the documents' ids (doc_ids.h).
 Status write_payloads(const BuildOptions& o, const std::vector<Document>& docs,
                       const std::filesystem::path& out,
                       const std::function<void(const std::string&)>& say) {
@@ -157,7 +159,12 @@ Status write_payloads(const BuildOptions& o, const std::vector<Document>& docs,
   report_record_fit(docs, record_bytes, say);
   PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(out / "payloads.bin", docs, record_bytes));
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto written, PayloadStore::open(out / "payloads.bin"));
-  return RecordDigests::write(out / "payload_digests.bin", written, /*first=*/0);
+  PRIVSEARCH_RETURN_IF_ERROR(
+      RecordDigests::write(out / "payload_digests.bin", written, /*first=*/0));
+  std::vector<std::string> ids;
+  ids.reserve(docs.size());
+  for (const auto& d : docs) ids.push_back(d.id);
+  return DocIds::write(out / "doc_ids.bin", ids, /*first=*/0);
 }
 
 // The build itself, every file into `out` (a staging directory: build_index below).

@@ -46,7 +46,7 @@ std::vector<std::string> client_artifacts(const IndexVersion& v, bool use_ivf) {
                                   use_ivf ? index::kIvfArtifact : index::kPqArtifact};
   for (const char* optional :
        {index::kEncoderArtifact, index::kPayloadsArtifact, index::kPayloadDigestsArtifact,
-        scoring::kLayoutArtifact, scoring::kHintArtifact}) {
+        index::kDocIdsArtifact, scoring::kLayoutArtifact, scoring::kHintArtifact}) {
     if (v.holds(optional)) needed.emplace_back(optional);
   }
   for (std::uint32_t g = 1; g <= v.generations(); ++g) {
@@ -54,7 +54,8 @@ std::vector<std::string> client_artifacts(const IndexVersion& v, bool use_ivf) {
     const auto addition =
         generation_artifact(use_ivf ? index::kIvfDeltaArtifact : index::kPqArtifact, g);
     if (man.find(addition) != nullptr) needed.push_back(addition);
-    for (const char* tier : {index::kPayloadsArtifact, index::kPayloadDigestsArtifact}) {
+    for (const char* tier :
+         {index::kPayloadsArtifact, index::kPayloadDigestsArtifact, index::kDocIdsArtifact}) {
       const auto generation = generation_artifact(tier, g);
       if (v.holds(tier) && man.find(generation) != nullptr) needed.push_back(generation);
     }
@@ -253,6 +254,13 @@ Result<index::RecordDigests> IndexVersion::payload_digests(std::size_t record_by
                                                 index::kPayloadDigestsArtifact, "record digests"));
   for (const auto id : deleted_) digests.erase(id, record_bytes);
   return digests;
+}
+
+Result<index::DocIds> IndexVersion::doc_ids() const {
+  if (!holds(index::kDocIdsArtifact)) {
+    return not_found_error("the index lists no document ids (built before them)");
+  }
+  return merged_records<index::DocIds>(index::kDocIdsArtifact, "document id tables");
 }
 
 Result<PrivateScoringArtifacts> IndexVersion::private_scoring() const {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest.h"
 #include "index/artifacts/payload_store.h"
@@ -106,6 +107,9 @@ class IndexVersion {
   // tombstoned record's the zero record's; `record_bytes` is the payload records' size
   // (index::payload_shape). kNotFound when not held (an index built before them).
   Result<index::RecordDigests> payload_digests(std::size_t record_bytes) const;
+  // Every row's document id (index/artifacts/doc_ids.h), over the generations (deleted rows keep
+  // theirs: they are never results); kNotFound for an index built before ids.
+  Result<index::DocIds> doc_ids() const;
   // kNotFound when the directory does not hold both; kFailedPrecondition when the layout does
   // not describe this collection.
   Result<PrivateScoringArtifacts> private_scoring() const;

@@ -82,6 +82,8 @@ async function main() {
     const pageTop = [], pageScores = [];
     for (const q of queries) {
       const r = await client.search(q.text, 10);
+      // Each hit named by the collection's own id (the signed id table the module holds).
+      for (const h of r.hits) check(h.id === corpusIds[h.doc], `row ${h.doc}: id ${h.id}, not ${corpusIds[h.doc]}`);
       pageTop.push(r.hits.map((h) => h.doc));
       pageScores.push(r.hits.map((h) => h.score));
       const t = r.timing;

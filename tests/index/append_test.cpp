@@ -14,9 +14,11 @@
 #include "core/sha256.h"
 #include "index/artifacts/artifacts.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/exact_rows.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/artifacts/payload_store.h"
+#include "index/artifacts/tombstones.h"
 #include "index/candidates/ivf.h"
 #include "index/candidates/pq_scan.h"
 #include "testing/test_util.h"
@@ -273,6 +275,94 @@ TEST_F(AppendTest, RefusalsAreTypedAndLeaveTheIndexAlone) {
   in.documents = more_documents(400, 2);
   EXPECT_EQ(append_to_index(o.out, in, nullptr).status().code(), StatusCode::kDataLoss);
   EXPECT_FALSE(fs::exists(o.out / "exact_store.1.bin"));
+}
+
+// Every row's id (doc_ids.h) over the generations of the index in `dir`.
+DocIds merged_ids(const fs::path& dir) {
+  const auto m = *load_manifest(dir, false);
+  auto ids = *DocIds::open(dir / m.find(kDocIdsArtifact)->file);
+  for (std::uint32_t g = 1; g <= index_generations(m); ++g) {
+    if (const auto* e = m.find(generation_artifact(kDocIdsArtifact, g)); e != nullptr) {
+      EXPECT_TRUE(ids.append(*DocIds::open(dir / e->file)).ok());
+    }
+  }
+  return ids;
+}
+
+TEST_F(AppendTest, DocumentsAreDeletedAndReplacedByTheirIds) {
+  EXPECT_EQ(merged_ids(o.out).id(7), "doc7");
+  AppendInput in;
+  in.vectors = more_vectors(400, 2);
+  in.documents = more_documents(400, 2);
+  in.documents[0].id = "doc3";  // an id the index holds: the new document replaces row 3
+  in.delete_ids = {"doc7"};
+  const auto r = append_to_index(o.out, in, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->deleted, 2u);
+  EXPECT_EQ(r->replaced, 1u);
+  const auto m = *load_manifest(o.out, true);
+  const auto deleted = *load_tombstones(o.out, m);
+  EXPECT_EQ(deleted, (std::vector<std::uint32_t>{3, 7}));
+  const auto ids = merged_ids(o.out);
+  ASSERT_EQ(ids.records(), 402u);
+  EXPECT_EQ(ids.id(400), "doc3");
+  EXPECT_EQ(ids.id(401), "new401");
+  const auto live = *ids.live_rows(deleted);
+  EXPECT_EQ(live.at("doc3"), 400u);
+  EXPECT_EQ(live.count("doc7"), 0u);
+
+  // Refused by name, nothing written: an unknown or already deleted id, an id added twice.
+  const auto before = file_hashes(o.out);
+  AppendInput gone;
+  gone.delete_ids = {"doc7"};
+  auto s = append_to_index(o.out, gone, nullptr).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("`doc7`"), std::string::npos) << s.to_string();
+  gone.delete_ids = {"no-such-doc"};
+  EXPECT_EQ(append_to_index(o.out, gone, nullptr).status().code(), StatusCode::kInvalidArgument);
+  AppendInput twice;
+  twice.vectors = more_vectors(500, 2);
+  twice.documents = more_documents(500, 2);
+  twice.documents[1].id = twice.documents[0].id;
+  s = append_to_index(o.out, twice, nullptr).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("`new500` is added twice"), std::string::npos) << s.to_string();
+  twice.documents[1].id = "bad\nid";
+  EXPECT_EQ(append_to_index(o.out, twice, nullptr).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(file_hashes(o.out), before);
+}
+
+TEST(DocIdsTest, TheTableRoundTripsAndRefusesDamage) {
+  const std::vector<std::string> ids = {"4983", "doc-\xc3\xbc", std::string(kMaxDocIdBytes, 'x')};
+  const auto bytes = *DocIds::encode(ids, 10);
+  const auto t = *DocIds::decode(bytes);
+  EXPECT_EQ(t.first(), 10u);
+  EXPECT_EQ(t.records(), 13u);
+  EXPECT_EQ(t.id(11), ids[1]);
+  EXPECT_EQ(t.id(9), "");
+  EXPECT_EQ(t.id(13), "");
+  for (std::size_t cut : {std::size_t{3}, std::size_t{20}, bytes.size() - 1}) {
+    EXPECT_EQ(DocIds::decode(std::span(bytes).first(cut)).status().code(), StatusCode::kDataLoss);
+  }
+  auto longer = bytes;
+  longer.push_back(0);
+  EXPECT_EQ(DocIds::decode(longer).status().code(), StatusCode::kDataLoss);
+  auto huge = bytes;
+  huge[8] = 0xff;  // a row count past what the bytes can hold
+  EXPECT_EQ(DocIds::decode(huge).status().code(), StatusCode::kDataLoss);
+  for (const std::string& bad :
+       {std::string(), std::string(kMaxDocIdBytes + 1, 'x'), std::string("tab\there")}) {
+    EXPECT_EQ(DocIds::encode(std::vector<std::string>{bad}, 0).status().code(),
+              StatusCode::kInvalidArgument);
+  }
+  // A generation continues the rows; a gap is damage. Two live rows of one id are refused.
+  auto base = *DocIds::decode(*DocIds::encode(std::vector<std::string>{"a", "b"}, 0));
+  EXPECT_EQ(base.append(*DocIds::decode(*DocIds::encode(std::vector<std::string>{"c"}, 3))).code(),
+            StatusCode::kDataLoss);
+  ASSERT_TRUE(base.append(*DocIds::decode(*DocIds::encode(std::vector<std::string>{"a"}, 2))).ok());
+  EXPECT_EQ(base.live_rows({}).status().code(), StatusCode::kDataLoss);
+  const std::uint32_t first_a[] = {0};
+  EXPECT_EQ(base.live_rows(first_a)->at("a"), 2u);
 }
 
 TEST_F(AppendTest, TruncatedOrMissingSegmentsAndForeignDeltasAreDataLoss) {

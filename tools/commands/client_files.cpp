@@ -5,6 +5,7 @@
 
 #include "commands/command.h"
 #include "index/artifacts/artifact_names.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/record_digests.h"
 #include "index/candidates/ivf.h"
 #include "scoring/layout.h"
@@ -51,6 +52,9 @@ Command add_client_files_command(CLI::App& parent) {
             // What a private fetch checks each record against (16 bytes a document).
             if (manifest.find(index::kPayloadDigestsArtifact) != nullptr)
               names.emplace_back(index::kPayloadDigestsArtifact);
+            // The documents' ids, which name every hit (a few bytes a document).
+            if (manifest.find(index::kDocIdsArtifact) != nullptr)
+              names.emplace_back(index::kDocIdsArtifact);
             if (a->payloads) names.emplace_back(index::kPayloadsArtifact);
             if (a->access_private) {
               names.emplace_back(scoring::kLayoutArtifact);

@@ -49,14 +49,17 @@ nlohmann::json result_json(const Args& a, const nlohmann::json& query,
   const auto& t = r.timing;
   nlohmann::json j;
   j["query"] = query;
+  // "ids": the hits' rows (what scripts have read so far); "doc_ids": their document ids.
   j["ids"] = nlohmann::json::array();
+  j["doc_ids"] = nlohmann::json::array();
   j["scores"] = nlohmann::json::array();
   for (const auto& h : r.hits) {
     j["ids"].push_back(h.doc);
+    j["doc_ids"].push_back(h.id);
     j["scores"].push_back(h.score);
   }
   for (const auto& h : r.hits) {
-    j["results"].push_back({{"doc", h.doc}, {"score", h.score}, {"title", h.title}});
+    j["results"].push_back({{"doc", h.doc}, {"id", h.id}, {"score", h.score}, {"title", h.title}});
   }
   j["timing_ms"] = {{"encode", t[Stage::kEncode].ms},
                     {"pq_scan", t[Stage::kCandidates].ms},
@@ -114,7 +117,9 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
                                 : "row " + query.dump() + " of " + a.query_vectors.string());
   for (std::size_t i = 0; i < r.hits.size(); ++i) {
     const auto& h = r.hits[i];
-    fmt::print("  {:2}. doc {:>7}  score {:+.5f}  {}\n", i + 1, h.doc, h.score,
+    // The document's own id when the index has ids, else its row.
+    fmt::print("  {:2}. {:>10}  score {:+.5f}  {}\n", i + 1,
+               h.id.empty() ? fmt::format("row {}", h.doc) : h.id.substr(0, 40), h.score,
                h.title.substr(0, 90));
   }
   if (!r.probed_lists.empty()) print_ivf(a, t);

@@ -16,8 +16,23 @@
 namespace privsearch::tools {
 namespace {
 
-// One document id (a row of the index) per line; blank lines and #-comments skipped.
-Result<std::vector<std::uint64_t>> read_ids(const std::filesystem::path& file) {
+// The non-blank, non-comment lines of a file, trimmed (an id file: one document id a line).
+Result<std::vector<std::string>> read_id_lines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return not_found_error(fmt::format("cannot read `{}`", file.string()));
+  std::vector<std::string> ids;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const auto end = line.find_last_not_of(" \t\r");
+    ids.push_back(line.substr(start, end - start + 1));
+  }
+  return ids;
+}
+
+// One row number of the index per line; blank lines and #-comments skipped.
+Result<std::vector<std::uint64_t>> read_rows(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) return not_found_error(fmt::format("cannot read `{}`", file.string()));
   std::vector<std::uint64_t> ids;
@@ -33,7 +48,7 @@ Result<std::vector<std::uint64_t>> read_ids(const std::filesystem::path& file) {
     }
     if (used == 0 || line.find_first_not_of(" \t\r", start + used) != std::string::npos) {
       return invalid_argument_error(
-          fmt::format("`{}` line {}: not a document row id", file.string(), n));
+          fmt::format("`{}` line {}: not a row number", file.string(), n));
     }
   }
   return ids;
@@ -71,7 +86,8 @@ Result<index::Matrix> new_vectors(const std::filesystem::path& dir,
 namespace {
 
 struct UpdateOptions {
-  std::filesystem::path index, documents, vectors, delete_file, signing_key;
+  std::filesystem::path index, documents, vectors, delete_file, delete_rows_file, signing_key;
+  std::vector<std::string> delete_ids;
   bool drop_access_private = false;
 };
 
@@ -89,10 +105,16 @@ Result<index::AppendInput> update_input(const UpdateOptions& o) {
   } else if (!o.vectors.empty()) {
     return invalid_argument_error("--doc-vectors needs --documents");
   }
+  input.delete_ids = o.delete_ids;
   if (!o.delete_file.empty()) {
-    auto ids = read_ids(o.delete_file);
+    auto ids = read_id_lines(o.delete_file);
     if (!ids.ok()) return ids.status();
-    input.deleted = std::move(ids).value();
+    input.delete_ids.insert(input.delete_ids.end(), ids->begin(), ids->end());
+  }
+  if (!o.delete_rows_file.empty()) {
+    auto rows = read_rows(o.delete_rows_file);
+    if (!rows.ok()) return rows.status();
+    input.deleted = std::move(rows).value();
   }
   return input;
 }
@@ -121,9 +143,9 @@ int run_update(const UpdateOptions& o) {
   auto result = index::append_to_index(o.index, *input, key ? &*key : nullptr, progress.callback());
   if (!result.ok()) return fail(result.status(), "update");
   fmt::print(
-      "index {} updated to generation {}: {} documents added, {} deleted, {} in "
-      "all; version {}{}\n",
-      o.index.string(), result->generation, result->appended, result->deleted,
+      "index {} updated to generation {}: {} documents added, {} deleted ({} of them replaced "
+      "by a new document of the same id), {} rows in all; version {}{}\n",
+      o.index.string(), result->generation, result->appended, result->deleted, result->replaced,
       result->manifest.documents, result->manifest.version_id.substr(0, 16),
       key ? fmt::format(" (signed, sequence {})", result->manifest.sequence)
           : std::string(" (unsigned)"));
@@ -149,15 +171,23 @@ Command add_update_command(CLI::App& parent) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--documents", o->documents,
                   "New documents, BEIR corpus.jsonl format (_id, title, text); they get the next "
-                  "row ids in file order")
+                  "rows in file order. A document whose _id the index holds replaces it (upsert); "
+                  "an _id twice in the file is refused")
       ->check(CLI::ExistingFile);
   cmd->add_option("--doc-vectors", o->vectors,
                   "Their embeddings (.npy or .fvecs, one row per document, the build's model); "
                   "default: the index's built-in lexical encoder")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--delete", o->delete_file,
-                  "File of document row ids to delete, one per line (they are never returned or "
-                  "scored by the new version; their payload records are emptied)")
+  cmd->add_option("--delete", o->delete_ids,
+                  "Document ids (the corpus _id) to delete: they are never returned or scored by "
+                  "the new version, and their payload records are emptied; an id that names no "
+                  "live document is refused");
+  cmd->add_option("--delete-file", o->delete_file,
+                  "A file of document ids to delete, one per line (# comments)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--delete-rows", o->delete_rows_file,
+                  "A file of row numbers to delete, one per line (an index built before document "
+                  "ids)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--signing-key", o->signing_key,
                   "Sign the new version with this key (keygen-signing): sequence + 1, parent = "

@@ -15,6 +15,7 @@
 #include "index/artifacts/artifact_names.h"
 #include "index/artifacts/atomic_file.h"
 #include "index/artifacts/client_files.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/payload_store.h"
 #include "index/artifacts/record_digests.h"
@@ -330,7 +331,8 @@ Status ProviderProcess::start_web() {
   std::vector<std::string> names{index::kProjectionArtifact, index::kPqArtifact,
                                  index::kEncoderArtifact,    index::kIvfArtifact,
                                  scoring::kLayoutArtifact,   scoring::kHintArtifact,
-                                 index::kTombstonesArtifact, index::kPayloadDigestsArtifact};
+                                 index::kTombstonesArtifact, index::kPayloadDigestsArtifact,
+                                 index::kDocIdsArtifact};
   if (settings_.web_payloads) names.emplace_back(index::kPayloadsArtifact);
   web.public_file = [dir = settings_.index_dir, names](const std::string& file) {
     return index::public_index_file(dir, file, names);

@@ -59,13 +59,14 @@ function render(client, result) {
   for (const hit of result.hits) {
     const li = document.createElement("li");
     li.dataset.doc = hit.doc;
+    li.dataset.id = hit.id;
     li.dataset.score = hit.score;
     const title = document.createElement("span");
     title.className = "title";
     title.textContent = hit.title || `document ${hit.doc}`;
     const doc = document.createElement("span");
     doc.className = "doc";
-    doc.textContent = `#${hit.doc}`;
+    doc.textContent = hit.id ? hit.id : `row ${hit.doc}`;  // the document's own id
     const score = document.createElement("span");
     score.className = "score";
     score.textContent = hit.score.toFixed(4);

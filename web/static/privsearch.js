@@ -8,7 +8,7 @@
 //
 //   const client = await privsearch.open(indexUrl, {pinnedKey, token});
 //   const result = await client.search("vitamin D deficiency", 10);
-//   result.hits: [{doc, score, title}], result.timing, result.bytes
+//   result.hits: [{doc, id, score, title}], result.timing, result.bytes (id: the document's own)
 //   const hidden = await client.searchPrivately("vitamin D deficiency", 10);  // access-private
 //   const doc = await client.fetchPrivately(result.hits[0].doc);   // hintless PIR
 //   doc.text, doc.timing, doc.bytes
@@ -28,7 +28,7 @@ export class PrivsearchError extends Error {
 // The artifacts a search needs (and their update generations "name.g"): the projection, the
 // flat PQ codes, the encoder, every update's tombstones; the payloads for titles when served.
 const NEEDED = ["projection", "pq", "encoder", "tombstones"];
-const OPTIONAL = ["payloads", "payload_digests"];
+const OPTIONAL = ["payloads", "payload_digests", "doc_ids"];
 // The access-private scoring's public artifacts, fetched the first time the page searches in that
 // mode (a page that never does downloads neither).
 const PRIVATE_SCORING = ["scoring_layout", "scoring_hint"];

@@ -169,6 +169,7 @@ class Handle {
       val hit = val::object();
       hit.set("doc", static_cast<double>(h.doc));
       hit.set("score", h.score);
+      hit.set("id", h.id);
       hit.set("title", h.title);
       hits.call<void>("push", hit);
     }

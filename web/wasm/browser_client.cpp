@@ -58,6 +58,10 @@ Result<std::unique_ptr<BrowserClient>> BrowserClient::open(const std::string& di
     PRIVSEARCH_ASSIGN_OR_RETURN(auto payloads, version.payloads());
     c->payloads_.emplace(std::move(payloads));
   }
+  if (version.holds(index::kDocIdsArtifact)) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto ids, version.doc_ids());
+    c->doc_ids_.emplace(std::move(ids));
+  }
   return c;
 }
 
@@ -141,11 +145,8 @@ Result<FinishedSearch> BrowserClient::finish(std::uint32_t id, const std::string
 }
 
 Hit BrowserClient::hit(std::uint64_t doc, double score) const {
-  Hit h;
-  h.doc = doc;
-  h.score = score;
-  if (payloads_) h.title = payloads_->title(doc);
-  return h;
+  return client::core::make_hit(doc, score, doc_ids_ ? &*doc_ids_ : nullptr,
+                                payloads_ ? &*payloads_ : nullptr);
 }
 
 }  // namespace privsearch::web

@@ -142,6 +142,7 @@ class BrowserClient {
   std::vector<std::uint32_t> deleted_;
   std::unique_ptr<index::TextEncoder> encoder_;
   std::optional<index::PayloadStore> payloads_;
+  std::optional<index::DocIds> doc_ids_;  // every row's document id (the signed table)
   std::optional<client::RerankCrypto> crypto_;
   bool floods_ = false;
   Prng prng_ = Prng::create();  // the candidate permutation and the PIR secrets

@@ -53,6 +53,16 @@ Result<std::vector<double>> SendOrder::restore(std::span<const double> sent_scor
   return out;
 }
 
+Hit make_hit(std::uint64_t doc, double score, const index::DocIds* ids,
+             const index::PayloadStore* payloads) {
+  Hit h;
+  h.doc = doc;
+  h.score = score;
+  if (ids != nullptr) h.id = std::string(ids->id(doc));
+  if (payloads != nullptr) h.title = payloads->title(doc);
+  return h;
+}
+
 std::vector<std::size_t> rank_by_score(std::span<const double> scores, std::size_t top) {
   std::vector<std::size_t> rank(scores.size());
   std::iota(rank.begin(), rank.end(), 0);

@@ -16,6 +16,8 @@
 
 #include "core/csprng.h"
 #include "core/status.h"
+#include "index/artifacts/doc_ids.h"
+#include "index/artifacts/payload_store.h"
 
 namespace privsearch::client::core {
 
@@ -31,8 +33,15 @@ Result<std::vector<double>> unit_query(std::span<const float> z, QueryKind kind)
 struct Hit {
   std::uint64_t doc = 0;  // row in corpus order
   double score = 0;       // decrypted <z, x_doc> (rerank) or the exact integer score M u
+  std::string id;         // the document's own id (the corpus _id), when the index has ids
   std::string title;      // from the local payload store, when present
 };
+
+// A hit named from what the client holds: its id from the signed id table, its title from the
+// local payload store (either may be null). Nothing is asked of anyone: a hit's id never leaves
+// the client.
+Hit make_hit(std::uint64_t doc, double score, const index::DocIds* ids,
+             const index::PayloadStore* payloads);
 
 // The order K candidates are sent in: sent()[s] = candidates[order[s]].
 class SendOrder {

@@ -6,11 +6,13 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include "core/bytes.h"
 #include "index/artifacts/artifact_names.h"
 #include "index/artifacts/artifacts.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/doc_ids.h"
 #include "index/artifacts/exact_store.h"
 #include "index/artifacts/manifest_signature.h"
 #include "index/artifacts/payload_store.h"
@@ -110,16 +112,69 @@ Result<std::vector<std::uint32_t>> checked_deletions(const std::filesystem::path
   return deleted;
 }
 
-// Re-hashes what the update reads: the projection, the candidate indexes and earlier IVF deltas.
+// Re-hashes what the update reads: the projection, the candidate indexes, earlier IVF deltas,
+// and the ids and tombstones an update by id resolves against.
 Status verify_what_the_update_reads(const std::filesystem::path& dir, const Manifest& old,
                                     std::uint32_t g) {
-  std::vector<std::string> read_names{kProjectionArtifact};
+  std::vector<std::string> read_names{kProjectionArtifact, kDocIdsArtifact};
   for (const char* n : {kPqArtifact, kIvfArtifact}) read_names.emplace_back(n);
   for (std::uint32_t h = 1; h < g; ++h) {
-    read_names.push_back(generation_artifact(kIvfDeltaArtifact, h));
+    for (const char* n : {kIvfDeltaArtifact, kDocIdsArtifact, kTombstonesArtifact}) {
+      read_names.push_back(generation_artifact(n, h));
+    }
   }
   std::erase_if(read_names, [&](const std::string& n) { return old.find(n) == nullptr; });
   return verify_artifacts(dir, old, read_names);
+}
+
+// The rows an update removes by document id: each id of `delete_ids`, and the live row of every
+// new document whose id the index holds (an upsert). Refuses an id added twice in one update,
+// and an id to delete that names no live document.
+struct IdRows {
+  std::vector<std::uint64_t> rows;
+  std::uint64_t replaced = 0;
+};
+Result<IdRows> rows_of_ids(const std::filesystem::path& dir, const Manifest& old,
+                           const AppendInput& input) {
+  std::set<std::string_view> adding;
+  for (const auto& d : input.documents) {
+    PRIVSEARCH_RETURN_IF_ERROR(check_doc_id(d.id));
+    if (!adding.insert(d.id).second) {
+      return invalid_argument_error(
+          fmt::format("document id `{}` is added twice in this update", d.id));
+    }
+  }
+  IdRows out;
+  const auto* base = old.find(kDocIdsArtifact);
+  if (base == nullptr) {
+    if (input.delete_ids.empty()) return out;
+    return failed_precondition_error(
+        "this index was built before document ids: delete by row number (--delete-rows)");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto ids, DocIds::open(dir / base->file));
+  for (std::uint32_t h = 1; h <= index_generations(old); ++h) {
+    const auto* more = old.find(generation_artifact(kDocIdsArtifact, h));
+    if (more == nullptr) continue;
+    PRIVSEARCH_ASSIGN_OR_RETURN(const auto table, DocIds::open(dir / more->file));
+    PRIVSEARCH_RETURN_IF_ERROR(ids.append(table));
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto tombstones, load_tombstones(dir, old));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto live, ids.live_rows(tombstones));
+  for (const auto& id : input.delete_ids) {
+    const auto it = live.find(id);
+    if (it == live.end()) {
+      return invalid_argument_error(fmt::format(
+          "cannot delete document `{}`: no live document of the index has that id", id));
+    }
+    out.rows.push_back(it->second);
+  }
+  for (const auto& d : input.documents) {
+    if (const auto it = live.find(d.id); it != live.end()) {
+      out.rows.push_back(it->second);
+      ++out.replaced;
+    }
+  }
+  return out;
 }
 
 std::string generation_file(const char* name, std::uint32_t g) {
@@ -150,6 +205,14 @@ Result<Matrix> write_row_additions(const std::filesystem::path& dir, const Manif
     PRIVSEARCH_RETURN_IF_ERROR(PayloadStore::write(file, input.documents, record_bytes));
     added.push_back(
         {generation_artifact(kPayloadsArtifact, g), generation_file(kPayloadsArtifact, g), 0, ""});
+    if (old.find(kDocIdsArtifact) != nullptr) {  // the new ids follow the old ones
+      std::vector<std::string> ids;
+      for (const auto& d : input.documents) ids.push_back(d.id);
+      PRIVSEARCH_RETURN_IF_ERROR(
+          DocIds::write(dir / generation_file(kDocIdsArtifact, g), ids, old.documents));
+      added.push_back(
+          {generation_artifact(kDocIdsArtifact, g), generation_file(kDocIdsArtifact, g), 0, ""});
+    }
     if (old.find(kPayloadDigestsArtifact) != nullptr) {  // the new records follow the old ones
       PRIVSEARCH_ASSIGN_OR_RETURN(const auto written, PayloadStore::open(file));
       PRIVSEARCH_RETURN_IF_ERROR(RecordDigests::write(
@@ -231,9 +294,12 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto lock, FileLock::try_acquire(dir / ".update"));
   // Only what this update reads is re-hashed (the base store alone is gigabytes at scale).
   PRIVSEARCH_ASSIGN_OR_RETURN(Manifest old, load_manifest(dir, /*verify=*/false));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto deleted, checked_deletions(dir, old, input));
   const std::uint32_t g = index_generations(old) + 1;
   PRIVSEARCH_RETURN_IF_ERROR(verify_what_the_update_reads(dir, old, g));
+  AppendInput resolved = input;  // the rows of the ids it deletes or replaces among `deleted`
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto by_id, rows_of_ids(dir, old, input));
+  resolved.deleted.insert(resolved.deleted.end(), by_id.rows.begin(), by_id.rows.end());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto deleted, checked_deletions(dir, old, resolved));
 
   Manifest next = old;
   std::erase_if(next.artifacts, is_scoring);
@@ -254,6 +320,7 @@ Result<AppendResult> append_to_index(const std::filesystem::path& dir, const App
   out.generation = g;
   out.appended = input.vectors.rows;
   out.deleted = deleted.size();
+  out.replaced = by_id.replaced;
   std::uint64_t common = std::filesystem::file_size(dir / "manifest.json") +
                          artifact_bytes(next, generation_artifact(kTombstonesArtifact, g));
   if (signing_key != nullptr) common += std::filesystem::file_size(dir / kManifestSignatureFile);

@@ -5,7 +5,8 @@
 // index/artifacts/manifest.h):
 //   exact_store.g  exact_store.g.bin  the new documents' projected rows (private; the base's
 //                                     value type), ids N_{g-1} .. N_g - 1
-//   payloads.g     payloads.g.bin     their payload records (the base's record size)
+//   payloads.g     payloads.g.bin     their payload records (the base's record size), with
+//                                     payload_digests.g and doc_ids.g (their ids)
 //   pq.g           pq.g.bin           their flat PQ codes (the base codebook), when the index
 //                                     has a flat artifact
 //   ivf_lists.g /  (index/candidates/ivf.h)      their IVF list additions, when the index has IVF
@@ -31,6 +32,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -46,7 +48,10 @@ namespace privsearch::index {
 struct AppendInput {
   Matrix vectors;                      // raw embeddings (input dimension) of the new documents
   std::vector<Document> documents;     // their payloads, in the same order (one per row)
-  std::vector<std::uint64_t> deleted;  // ids of existing documents to delete
+  std::vector<std::uint64_t> deleted;  // rows of existing documents to delete
+  // Document ids (doc_ids.h) of existing documents to delete. A new document whose id the index
+  // holds replaces that document (an upsert: the old row is deleted in the same generation).
+  std::vector<std::string> delete_ids;
   // Access-private scoring's cluster layout covers every document and cannot take an append:
   // without this an index that has it is refused; with it the new version leaves it out (its
   // clients search in candidate mode until a rebuild).
@@ -57,16 +62,18 @@ struct AppendResult {
   Manifest manifest;
   std::uint32_t generation = 0;
   std::uint64_t appended = 0, deleted = 0;
+  std::uint64_t replaced = 0;  // of `deleted`: rows whose id a new document took (upserts)
   // Bytes an updating client downloads: the manifest (and signature), the flat client's pq.g,
   // the IVF client's ivf_delta.g, and tombstones.g.
   std::uint64_t flat_client_bytes = 0, ivf_client_bytes = 0;
 };
 
 // Adds generation index_generations(manifest) + 1 to the index in `dir`. kInvalidArgument for
-// rows of the wrong dimension, a document count that differs from the rows, or a deleted id
-// that is not an existing document; kFailedPrecondition for an index with access-private
-// scoring (unless drop_access_private) or with nothing to do.
-// `signing_key`: sign the new manifest as the next version of the chain.
+// rows of the wrong dimension, a document count that differs from the rows, a deleted row that
+// is not an existing document, a deleted id that names no live document, or an id added twice
+// in one update (each named); kFailedPrecondition for delete_ids on an index built before ids;
+// kFailedPrecondition for an index with access-private scoring (unless drop_access_private) or with
+// nothing to do. `signing_key`: sign the new manifest as the next version of the chain.
 Result<AppendResult> append_to_index(const std::filesystem::path& dir, const AppendInput& input,
                                      const Ed25519SigningKey* signing_key,
                                      const Progress& progress = {});
