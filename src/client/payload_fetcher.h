@@ -86,6 +86,10 @@ class PayloadFetcher {
   Result<std::vector<std::vector<std::uint8_t>>> fetch_records(
       std::span<const std::uint64_t> indices, FetchTiming* timing = nullptr);
   // The payloads of several documents (fetch() for each, batched as fetch_records).
+  // The same with each record's cut flag (index::DecodedPayload: the document was longer than
+  // its record).
+  Result<std::vector<index::DecodedPayload>> fetch_documents(std::span<const std::uint64_t> docs,
+                                                             FetchTiming* timing = nullptr);
   Result<std::vector<std::string>> fetch_many(std::span<const std::uint64_t> docs,
                                               FetchTiming* timing = nullptr);
   bool hintless() const;

@@ -111,18 +111,26 @@ Result<std::vector<std::vector<std::uint8_t>>> PayloadFetcher::fetch_records(
   return out;
 }
 
-Result<std::vector<std::string>> PayloadFetcher::fetch_many(std::span<const std::uint64_t> docs,
-                                                            FetchTiming* timing) {
+Result<std::vector<index::DecodedPayload>> PayloadFetcher::fetch_documents(
+    std::span<const std::uint64_t> docs, FetchTiming* timing) {
   const auto owner = owner_.hold();
   if (options_.database != v1::PIR_DATABASE_PAYLOADS) {
     return failed_precondition_error("fetch_many(): this fetcher reads the IVF lists' database");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto records, fetch_records(docs, timing));
-  std::vector<std::string> out;
+  std::vector<index::DecodedPayload> out;
   for (const auto& r : records) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto text, index::PayloadStore::decode_record(r.data(), r.size()));
-    out.push_back(std::move(text));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto doc, index::PayloadStore::decode_payload(r.data(), r.size()));
+    out.push_back(std::move(doc));
   }
+  return out;
+}
+
+Result<std::vector<std::string>> PayloadFetcher::fetch_many(std::span<const std::uint64_t> docs,
+                                                            FetchTiming* timing) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto documents, fetch_documents(docs, timing));
+  std::vector<std::string> out;
+  for (auto& d : documents) out.push_back(std::move(d.text));
   return out;
 }
 

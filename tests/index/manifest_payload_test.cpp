@@ -104,6 +104,17 @@ TEST(PayloadStoreTest, RoundTripAndTruncationMarker) {
   EXPECT_EQ(long_text.substr(long_text.size() - kTruncatedMarker.size()), kTruncatedMarker);
   EXPECT_EQ(*PayloadStore::decode_record(s.record(0), s.record_bytes()), *s.text(0));
   EXPECT_EQ(s.text(3).status().code(), StatusCode::kOutOfRange);
+  // The cut flag: set for the cut documents only, so a document whose own text ends like the
+  // marker is not taken for a cut one.
+  EXPECT_FALSE(PayloadStore::decode_payload(s.record(0), s.record_bytes())->cut);
+  EXPECT_TRUE(PayloadStore::decode_payload(s.record(1), s.record_bytes())->cut);
+  EXPECT_TRUE(PayloadStore::decode_payload(s.record(2), s.record_bytes())->cut);
+  std::vector<Document> marker = {{"m", "", std::string("ends like a cut") + " [...]"}};
+  ASSERT_TRUE(PayloadStore::write(d.path / "m.bin", marker, 128).ok());
+  const auto m = *PayloadStore::open(d.path / "m.bin");
+  const auto whole = *PayloadStore::decode_payload(m.record(0), m.record_bytes());
+  EXPECT_FALSE(whole.cut);
+  EXPECT_EQ(whole.text, marker[0].text);
 }
 
 TEST(PayloadStoreTest, CorruptFilesAreRejected) {

@@ -88,26 +88,19 @@ Result<index::Matrix> load_query_vectors(const Args& a, const client::SearchClie
   return m;
 }
 
-// The top --fetch documents of one result by PIR: one batch (hintless) or one by one (ZipPIR).
+// The top --fetch documents of one result by PIR: one batch (hintless) or one by one (ZipPIR),
+// each shown with its id and whether it was cut to its record.
 template <typename SearchResult>
 int fetch_top(const Args& a, client::PayloadFetcher& fetcher, const SearchResult& r) {
   std::vector<std::uint64_t> docs;
   for (std::size_t i = 0; i < std::min(a.fetch, r.hits.size()); ++i) docs.push_back(r.hits[i].doc);
   if (docs.empty()) return 0;
-  if (fetcher.hintless()) {
-    client::FetchTiming ft;
-    auto texts = fetcher.fetch_many(docs, &ft);
-    if (!texts.ok()) return failed(texts.status());
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      print_fetched(a, docs[i], (*texts)[i], ft, true, docs.size());
-    }
-    return 0;
-  }
-  for (const std::uint64_t doc : docs) {
-    client::FetchTiming ft;
-    auto text = fetcher.fetch(doc, &ft);
-    if (!text.ok()) return failed(text.status());
-    print_fetched(a, doc, *text, ft, false, 1);
+  client::FetchTiming ft;
+  auto fetched = fetcher.fetch_documents(docs, &ft);
+  if (!fetched.ok()) return failed(fetched.status());
+  const bool batched = fetcher.hintless();
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    print_fetched(a, r.hits[i], (*fetched)[i], ft, batched, batched ? docs.size() : 1);
   }
   return 0;
 }

@@ -51,8 +51,9 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
 // A query skipped for its own reason (nothing to search): a line, or a JSON object with "error".
 void print_skipped(const Args& a, const nlohmann::json& query, const Status& why);
 
-// One privately fetched document; `batch`: how many documents shared its PirQuery (hintless).
-void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
+// One privately fetched document (the hit it was, its payload and cut flag); `batch`: how many
+// documents shared its PirQuery (hintless).
+void print_fetched(const Args& a, const client::SearchHit& hit, const index::DecodedPayload& doc,
                    const client::FetchTiming& ft, bool hintless, std::size_t batch);
 
 }  // namespace privsearch::tools::search_command

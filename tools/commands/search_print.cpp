@@ -140,12 +140,17 @@ void print_result(const Args& a, const nlohmann::json& query, const client::Sear
 }
 
 // `batch`: how many documents shared the PirQuery whose timing `ft` is (hintless batches).
-void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
-                   const client::FetchTiming& ft, bool hintless, std::size_t batch) {
+void print_fetched(const Args& a, const client::SearchHit& hit,
+                   const index::DecodedPayload& payload, const client::FetchTiming& ft,
+                   bool hintless, std::size_t batch) {
+  const std::uint64_t doc = hit.doc;
+  const std::string& text = payload.text;
   if (a.json) {
     nlohmann::json j;
     j["fetched_doc"] = doc;
+    j["fetched_id"] = hit.id;
     j["text"] = text;
+    j["cut"] = payload.cut;
     j["fetch_ms"] = {{"wait", ft.wait_ms},       {"query", ft.query_ms},
                      {"rpc", ft.rpc_ms},         {"provider", ft.provider_ms},
                      {"extract", ft.extract_ms}, {"total", ft.total_ms}};
@@ -170,7 +175,13 @@ void print_fetched(const Args& a, std::uint64_t doc, const std::string& text,
   }
   std::string shown = text.substr(0, 600);
   if (text.size() > 600) shown += " ...";
+  if (!hit.id.empty()) fmt::print("    id {}\n", hit.id);
   fmt::print("    {}\n", shown);
+  if (payload.cut) {
+    fmt::print(
+        "    (cut: the document is longer than the index's payload records; build with "
+        "--record-bytes auto to keep every document whole)\n");
+  }
 }
 
 }  // namespace privsearch::tools::search_command

@@ -37,6 +37,7 @@ async function fetchPrivately(client, li, doc) {
     const text = li.querySelector(".payload") || document.createElement("p");
     text.className = "payload";
     text.textContent = got.text;
+    text.dataset.cut = got.cut;
     const t = got.timing;
     text.title = `${t.totalMs.toFixed(1)} ms (query ${t.queryMs.toFixed(1)}, provider ` +
       `${t.providerMs.toFixed(1)}, round trip ${t.rpcMs.toFixed(1)}, decode ${t.decodeMs.toFixed(1)}) · ` +
@@ -45,6 +46,14 @@ async function fetchPrivately(client, li, doc) {
     text.dataset.sent = got.bytes.sent;
     text.dataset.received = got.bytes.received;
     li.append(text);
+    // A document longer than the index's records arrives cut: said, not hidden.
+    li.querySelector(".cut-note")?.remove();
+    if (got.cut) {
+      const note = document.createElement("small");
+      note.className = "cut-note";
+      note.textContent = "(cut: this document is longer than the index's records)";
+      li.append(note);
+    }
     $("status").textContent = `fetched privately: ${text.title}`;
   } catch (e) {
     showError(e);

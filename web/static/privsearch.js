@@ -11,7 +11,7 @@
 //   result.hits: [{doc, id, score, title}], result.timing, result.bytes (id: the document's own)
 //   const hidden = await client.searchPrivately("vitamin D deficiency", 10);  // access-private
 //   const doc = await client.fetchPrivately(result.hits[0].doc);   // hintless PIR
-//   doc.text, doc.timing, doc.bytes
+//   doc.text, doc.cut (longer than a record: cut), doc.timing, doc.bytes
 //
 // Errors are PrivsearchError with a `code`: the provider's ErrorCode name (BUDGET_EXHAUSTED,
 // UNAUTHENTICATED, ...), the client core's Status name (DATA_LOSS for a tampered artifact,
@@ -337,8 +337,9 @@ export class Client {
     const finished = check(this.core.finishFetch(prepared.id, answer.answers));
     timing.decodeMs = finished.decodeMs;
     timing.totalMs = performance.now() - t0;
-    if (Array.isArray(doc)) return { docs: doc, texts: finished.texts, timing, bytes };
-    return { doc, text: finished.texts[0], timing, bytes };
+    // cut: the document was longer than the index's records and ends cut (" [...]").
+    if (Array.isArray(doc)) return { docs: doc, texts: finished.texts, cut: finished.cut, timing, bytes };
+    return { doc, text: finished.texts[0], cut: finished.cut[0], timing, bytes };
   }
 }
 

@@ -255,6 +255,9 @@ class Handle {
     val texts = val::array();
     for (const auto& t : f.value().texts) texts.call<void>("push", t);
     out.set("texts", texts);
+    val cut = val::array();
+    for (const bool c : f.value().cut) cut.call<void>("push", c);
+    out.set("cut", cut);
     out.set("decodeMs", f.value().decode_ms);
     return out;
   }

@@ -76,6 +76,7 @@ struct PreparedFetch {
 
 struct FinishedFetch {
   std::vector<std::string> texts;  // the payloads in the order asked (empty: a deleted document)
+  std::vector<bool> cut;           // each document longer than its record, and cut
   double decode_ms = 0;
 };
 

@@ -73,9 +73,10 @@ Result<FinishedFetch> BrowserClient::finish_fetch(std::uint32_t id,
   PRIVSEARCH_RETURN_IF_ERROR(client::core::verify_records(pir_options_, docs, records));
   FinishedFetch out;
   for (const auto& record : records) {
-    PRIVSEARCH_ASSIGN_OR_RETURN(auto text,
-                                index::PayloadStore::decode_record(record.data(), record.size()));
-    out.texts.push_back(std::move(text));
+    PRIVSEARCH_ASSIGN_OR_RETURN(auto doc,
+                                index::PayloadStore::decode_payload(record.data(), record.size()));
+    out.texts.push_back(std::move(doc.text));
+    out.cut.push_back(doc.cut);
   }
   out.decode_ms = ms_since(t0);
   return out;

@@ -73,10 +73,11 @@ Status PayloadStore::write(const std::filesystem::path& file, std::size_t count,
     for (std::size_t i = 0; i < count; ++i) {
       const Document d = document(i);
       std::string body = payload_body(d);
-      if (body.size() > room)
+      const bool cut = body.size() > room;
+      if (cut)
         body = cut_utf8(body, room - kTruncatedMarker.size()) + std::string(kTruncatedMarker);
       std::fill(rec.begin(), rec.end(), 0);
-      const auto len = static_cast<std::uint32_t>(body.size());
+      const auto len = static_cast<std::uint32_t>(body.size()) | (cut ? kCutFlag : 0u);
       std::memcpy(rec.data(), &len, 4);
       std::memcpy(rec.data() + 4, body.data(), body.size());
       if (std::fwrite(rec.data(), 1, rec.size(), f) != rec.size())
@@ -141,6 +142,12 @@ Result<PayloadShape> payload_shape(const Manifest& manifest) {
 
 Result<std::string> PayloadStore::decode_record(const std::uint8_t* record,
                                                 std::size_t record_bytes) {
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto decoded, decode_payload(record, record_bytes));
+  return std::move(decoded.text);
+}
+
+Result<DecodedPayload> PayloadStore::decode_payload(const std::uint8_t* record,
+                                                    std::size_t record_bytes) {
   // The record size comes from the PIR database's public info (a provider's word): below the
   // 4-byte length it holds nothing, and record_bytes - 4 would wrap.
   if (record_bytes < 4) {
@@ -149,11 +156,15 @@ Result<std::string> PayloadStore::decode_record(const std::uint8_t* record,
   }
   std::uint32_t len = 0;
   std::memcpy(&len, record, 4);
+  DecodedPayload out;
+  out.cut = (len & kCutFlag) != 0;
+  len &= ~kCutFlag;
   if (len > record_bytes - 4) {
     return data_loss_error(
         fmt::format("record declares {} bytes; it holds {}", len, record_bytes - 4));
   }
-  return std::string(reinterpret_cast<const char*>(record + 4), len);
+  out.text.assign(reinterpret_cast<const char*>(record + 4), len);
+  return out;
 }
 
 Result<std::string> PayloadStore::text(std::size_t i) const {

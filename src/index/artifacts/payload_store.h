@@ -3,7 +3,9 @@
 //
 // Format: 64-byte header — magic "PSPL", u16 version 1, u16 0, u64 records, u32 record_bytes,
 // then `records` records of `record_bytes` bytes: u32 length, then UTF-8 "title\n\ntext"
-// (cut to fit, ending with the marker kTruncatedMarker when cut), zero padding.
+// (cut to fit, ending with the marker kTruncatedMarker when cut), zero padding. The length's top
+// bit (kCutFlag) says the document was cut, so a reader tells a cut document from one that ends
+// in the marker's text; records of stores written before the flag never have it set.
 // Thread safety: an open store is immutable.
 #pragma once
 
@@ -20,6 +22,13 @@
 namespace privsearch::index {
 
 inline constexpr std::string_view kTruncatedMarker = " [...]";
+inline constexpr std::uint32_t kCutFlag = 0x80000000u;
+
+// A decoded record: the body, and whether the document was longer than its record and cut.
+struct DecodedPayload {
+  std::string text;
+  bool cut = false;
+};
 
 // The PIR database shape the signed manifest implies for the payloads: every generation's
 // payload file is a 64-byte header and documents x record_bytes, so record_bytes is the files'
@@ -72,6 +81,9 @@ class PayloadStore {
   std::string title(std::size_t i) const;
   // Decodes a raw record (as a client does after a PIR fetch).
   static Result<std::string> decode_record(const std::uint8_t* record, std::size_t record_bytes);
+  // The same, with the record's cut flag.
+  static Result<DecodedPayload> decode_payload(const std::uint8_t* record,
+                                               std::size_t record_bytes);
 
  private:
   std::size_t records_ = 0, record_bytes_ = 0;
