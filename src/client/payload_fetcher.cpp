@@ -150,6 +150,17 @@ Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_record(std::uint64_t doc
   return std::move(got.front());
 }
 
+Status PayloadFetcher::align_to_ready_index() {
+  std::uint64_t index = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(wait_for_ready_index(index));
+  if (index != pir_->client->next_query_index()) {
+    if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
+    PRIVSEARCH_RETURN_IF_ERROR(pir_->client->skip_to_query_index(index));
+  }
+  if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
+  return Status();
+}
+
 // One ZipPIR query and its decoded record, unverified (fetch_record and fetch_records check it).
 Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_zippir_record(std::uint64_t doc,
                                                                       FetchTiming* timing) {
@@ -157,18 +168,12 @@ Result<std::vector<std::uint8_t>> PayloadFetcher::fetch_zippir_record(std::uint6
   FetchTiming t;
   for (int attempt = 0;; ++attempt) {
     auto t0 = Clock::now();
-    std::uint64_t index = 0;
-    Status ready = wait_for_ready_index(index);
+    const Status ready = align_to_ready_index();
     if (ready.code() == StatusCode::kNotFound && attempt == 0) {
       PRIVSEARCH_RETURN_IF_ERROR(setup());  // provider restarted: register again
       continue;
     }
     PRIVSEARCH_RETURN_IF_ERROR(ready);
-    if (index != pir_->client->next_query_index()) {
-      if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
-      PRIVSEARCH_RETURN_IF_ERROR(pir_->client->skip_to_query_index(index));
-    }
-    if (precompute_.valid()) PRIVSEARCH_RETURN_IF_ERROR(precompute_.get());
     t.wait_ms = ms_since(t0);
     t0 = Clock::now();
     std::optional<pir::ZipPirPendingQuery> pending;

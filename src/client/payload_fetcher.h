@@ -112,6 +112,8 @@ class PayloadFetcher {
   Status setup();
   Status setup_hintless(const v1::PirInfo& info);
   Status wait_for_ready_index(std::uint64_t& index);
+  // The provider's next ready query index with its offsets made (kNotFound: set up again).
+  Status align_to_ready_index();
   Result<std::vector<std::uint8_t>> fetch_zippir_record(std::uint64_t doc, FetchTiming* timing);
   // One PirQuery of hintless queries for `indices`, decoded in order.
   Status fetch_hintless_batch(std::span<const std::uint64_t> indices,

@@ -105,6 +105,27 @@ int fetch_top(const Args& a, client::PayloadFetcher& fetcher, const SearchResult
   return 0;
 }
 
+// The private fetch of --fetch, set up before the first search: key setup and the first offsets
+// (ZipPIR) start now, off the critical path of the search.
+Result<std::unique_ptr<client::PayloadFetcher>> open_fetcher(const Args& a,
+                                                             client::SearchClient& sc) {
+  client::FetchOptions fo;
+  fo.allow_insecure = a.pir_test_params;
+  auto shape = sc.payload_shape();
+  if (!shape.ok() && shape.status().code() != StatusCode::kNotFound) return shape.status();
+  if (shape.ok()) fo.expected_shape = *shape;
+  if (auto digests = sc.payload_digests(); digests.ok()) fo.record_digests = *digests;
+  PRIVSEARCH_ASSIGN_OR_RETURN(
+      auto f, client::PayloadFetcher::create(sc.transport(), sc.artifact_version(), fo));
+  if (!a.json) {  // what create() did: the provider's backend decides
+    fmt::print(stderr, "private payload fetch: {}\n",
+               f->hintless() ? "hintless PIR (no setup; a fresh secret per query)"
+                             : "ZipPIR (Paillier keys made, offsets precomputing)");
+  }
+  f->precompute_async();
+  return f;
+}
+
 int run(const Args& a) {
   auto sc = open_client(a);
   if (!sc.ok()) return failed(sc.status());
@@ -116,23 +137,9 @@ int run(const Args& a) {
   so.nprobe = a.nprobe;
   std::unique_ptr<client::PayloadFetcher> fetcher;
   if (a.fetch > 0) {
-    // Key setup and the first offsets start now, off the critical path of the search.
-    client::FetchOptions fo;
-    fo.allow_insecure = a.pir_test_params;
-    auto shape = (*sc)->payload_shape();
-    if (!shape.ok() && shape.status().code() != StatusCode::kNotFound)
-      return failed(shape.status());
-    if (shape.ok()) fo.expected_shape = *shape;
-    if (auto digests = (*sc)->payload_digests(); digests.ok()) fo.record_digests = *digests;
-    auto f = client::PayloadFetcher::create((*sc)->transport(), (*sc)->artifact_version(), fo);
+    auto f = open_fetcher(a, **sc);
     if (!f.ok()) return failed(f.status());
-    if (!a.json) {  // what create() did: the provider's backend decides
-      fmt::print(stderr, "private payload fetch: {}\n",
-                 (*f)->hintless() ? "hintless PIR (no setup; a fresh secret per query)"
-                                  : "ZipPIR (Paillier keys made, offsets precomputing)");
-    }
     fetcher = std::move(f).value();
-    fetcher->precompute_async();
   }
   index::Matrix vectors;
   if (!a.query_vectors.empty()) {
