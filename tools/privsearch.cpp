@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       "with --access-private, LWE scoring of whole clusters that names no document. The\n"
       "provider never sees the query, the scores or the ranking; documents are read by\n"
       "hintless PIR (or ZipPIR), so it does not learn which either."};
+  app.set_version_flag("--version", "privsearch " PRIVSEARCH_VERSION);
   app.require_subcommand(1);
   namespace tools = privsearch::tools;
   const tools::AddCommand registry[] = {

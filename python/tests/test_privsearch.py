@@ -190,6 +190,11 @@ def test_cli_searches_own_query_vectors(provider, index_dir, vectors, tmp_path):
     assert run.returncode != 0 and "dimension 10" in run.stderr
 
 
+def test_a_provider_that_cannot_start_says_why(tmp_path):
+    with pytest.raises(privsearch.UnavailableError, match="does not exist"):
+        privsearch.Provider(tmp_path / "no-index")
+
+
 def test_closed_provider_raises_unavailable_and_leaves_no_process(index_dir, vectors):
     with privsearch.Provider(index_dir, threads=1) as p:
         pid = p.pid

@@ -90,5 +90,12 @@ TEST(SearchCommand, ResultsCarryDocumentIdsAndUpdateDeletesById) {
   EXPECT_NE(text.find("doc"), std::string::npos) << text;
 }
 
+TEST(SearchCommand, VersionFlagPrintsTheVersionAndExitsZero) {
+  const auto [out, status] = run(std::string(PRIVSEARCH_CLI_BIN) + " --version");
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(out.rfind("privsearch ", 0), 0u) << out;
+  EXPECT_NE(out.find('.'), std::string::npos) << out;  // major.minor.patch
+}
+
 }  // namespace
 }  // namespace privsearch

@@ -33,6 +33,28 @@ std::string first_word(const std::filesystem::path& file) {
 
 }  // namespace
 
+namespace {
+
+// A failed start with the provider's own words: the last lines of its log (where it says why:
+// a missing index, a busy port), so a caller does not have to find the file.
+Status with_log_tail(const Status& failed, const std::filesystem::path& log_file) {
+  if (log_file.empty()) return failed;
+  std::ifstream in(log_file);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  if (lines.empty()) return failed;
+  std::string tail;
+  for (std::size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i) {
+    tail += "\n  " + lines[i].substr(0, 400);
+  }
+  return Status(failed.code(),
+                failed.message() + "; its log (" + log_file.string() + ") ends:" + tail);
+}
+
+}  // namespace
+
 std::filesystem::path provider_beside_this_executable() {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -89,11 +111,12 @@ Result<std::unique_ptr<SpawnedProvider>> SpawnedProvider::start(const ProviderLa
   p->pid_ = server::spawn_child(args, launch.quiet, launch.log_file.string());
   if (p->pid_ < 0) return Status(StatusCode::kInternal, "fork failed");
   // The provider writes each file atomically once it listens.
-  PRIVSEARCH_RETURN_IF_ERROR(server::wait_until_ready(
+  const Status started = server::wait_until_ready(
       p->pid_,
       [&] { return std::filesystem::exists(port_file) && std::filesystem::exists(fp_file); },
       std::chrono::duration_cast<std::chrono::milliseconds>(launch.start_timeout),
-      "the provider process (" + bin.string() + ")"));
+      "the provider process (" + bin.string() + ")");
+  if (!started.ok()) return with_log_tail(started, launch.log_file);
   const auto port = first_word(port_file);
   p->fingerprint_ = first_word(fp_file);
   const long port_value = port.empty() ? 0 : std::strtol(port.c_str(), nullptr, 10);

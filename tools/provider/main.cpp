@@ -408,6 +408,7 @@ int main(int argc, char** argv) {
       "provider learning which. SIGTERM/SIGINT stop it gracefully; SIGHUP reloads a rebuilt "
       "index from the same directory (rerank switches version; PIR hints of registered clients "
       "are recomputed in the background without them)."};
+  app.set_version_flag("--version", "privsearch-provider " PRIVSEARCH_VERSION);
   ProviderSettings settings;
   add_transport_options(app, settings);
   add_limit_options(app, settings);
