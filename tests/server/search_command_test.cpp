@@ -28,14 +28,20 @@ std::pair<std::string, int> run(const std::string& command) {
   return {out, WIFEXITED(st) ? WEXITSTATUS(st) : -1};
 }
 
-TEST(SearchCommand, AQueryWithNoKnownWordDoesNotStopTheBatch) {
-  testing::Collection c;
-  index::BuildOptions o;  // the built-in lexical encoder: text queries
+// The tiny collection's index with the built-in lexical encoder (text queries), in c.dir/index.
+index::BuildOptions tiny_index(const testing::Collection& c) {
+  index::BuildOptions o;
   o.collection = c.dir;
   o.out = c.dir / "index";
   o.dim = 16;
   o.pq_m = 4;
   o.record_bytes = 256;
+  return o;
+}
+
+TEST(SearchCommand, AQueryWithNoKnownWordDoesNotStopTheBatch) {
+  testing::Collection c;
+  const auto o = tiny_index(c);
   ASSERT_TRUE(index::build_index(o, nullptr).ok());
   auto provider = testing::spawn_logged(c, o.out, {"--no-pir"}, {});
   ASSERT_NE(provider, nullptr);
@@ -59,12 +65,7 @@ TEST(SearchCommand, AQueryWithNoKnownWordDoesNotStopTheBatch) {
 // and JSON, and `update --delete ID` removes a document by its id.
 TEST(SearchCommand, ResultsCarryDocumentIdsAndUpdateDeletesById) {
   testing::Collection c;
-  index::BuildOptions o;
-  o.collection = c.dir;
-  o.out = c.dir / "index";
-  o.dim = 16;
-  o.pq_m = 4;
-  o.record_bytes = 256;
+  const auto o = tiny_index(c);
   ASSERT_TRUE(index::build_index(o, nullptr).ok());
   const std::string cli = PRIVSEARCH_CLI_BIN;
   // Deleted by id before serving: the provider serves the updated version.
