@@ -111,7 +111,10 @@ TEST_F(SharedStateTest, DamagedOrForeignStoredKeySetsAreTypedRefusals) {
 
 TEST_F(SharedStateTest, KeySetsExpireWithTheirEpochEverywhere) {
   ProviderLimits limits;
-  limits.key_set_ttl_s = 1;
+  // Redis expires the key set at the epoch's end in real time (EXAT): an epoch of a few seconds,
+  // so a loaded machine does not cross it between the upload and the second replica's read (with
+  // 1 s it sometimes did, and the read found nothing).
+  limits.key_set_ttl_s = 5;
   // One clock for both replicas, advanced past the epoch instead of slept through.
   std::atomic<std::int64_t> now{unix_now_s()};
   const auto clock = [&now] { return now.load(); };
@@ -119,7 +122,7 @@ TEST_F(SharedStateTest, KeySetsExpireWithTheirEpochEverywhere) {
   ASSERT_TRUE(a && b);
   const auto key_id = upload(*a);
   expect_scores(b->rerank(request(key_id, ids_)), ids_);
-  now += 2;
+  now += 6;
   // Cached on both, expired on both; Redis holds it no longer than the epoch (EXAT its end).
   EXPECT_EQ(a->rerank(request(key_id, ids_)).error().code(), v1::UNKNOWN_KEY_ID);
   EXPECT_EQ(b->rerank(request(key_id, ids_)).error().code(), v1::UNKNOWN_KEY_ID);
