@@ -42,7 +42,13 @@ class VerifiedFetchTest : public testing::LexicalIndexTest {
       so.pir = pir.get();
       so.request_log = [this](const std::string& line) {
         std::lock_guard lock(mu);
-        if (line.find("\"rpc\":\"Pir") != std::string::npos) calls.push_back(shape_of(line));
+        // Answered calls only: on a loaded machine the provider may refuse one as OVERLOADED
+        // (the previous call's admission not yet released) and the transport sends it again,
+        // whether or not a record failed; what must not differ is what was answered.
+        if (line.find("\"rpc\":\"Pir") != std::string::npos &&
+            line.find("\"outcome\":\"OK\"") != std::string::npos) {
+          calls.push_back(shape_of(line));
+        }
       };
     });
   }
