@@ -79,6 +79,56 @@ int run_eval(EvalArgs& a) {
   return write_and_print(report, a.html, progress, "eval");
 }
 
+// The other runs than the ladder: encrypted, self-retrieval, the sweeps; the HTML report.
+void add_mode_options(CLI::App* cmd, EvalArgs* a) {
+  cmd->add_flag("--encrypted", a->encrypted,
+                "Add the encrypted rerank through a real provider process (index built under "
+                "build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
+  cmd->add_option("--self-retrieval", a->self_docs,
+                  "Run the self-retrieval scale track on N synthetic 768-d documents instead "
+                  "(1000000 uses the index cached by `bench e2e`; ~7 min to build once)")
+      ->check(CLI::Range(1000, 100000000));
+  cmd->add_option("--self-noise", a->self.noise,
+                  "Self-retrieval: query noise, q = unit(x + noise g), g from three other "
+                  "documents (default 0.7)")
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--html", a->html,
+                  "Also write a self-contained HTML report (tables and SVG charts) here");
+  cmd->add_flag("--sweep", a->sweep,
+                "Run the paper's sweeps instead of the ladder: nested SVD dimensions, the joint PQ "
+                "curve (M = d'/8), K in {20, 50, 100, 200}, M sensitivity and the projection "
+                "controls, on a seeded validation/test split");
+}
+
+// The access-private comparison's options and the encrypted run's.
+void add_private_and_encrypted_options(CLI::App* cmd, EvalArgs* a) {
+  cmd->add_flag("--access-private", a->access_private,
+                "Compare access-private search (m whole clusters scored under LWE) with candidate "
+                "mode on the same judged queries: nDCG@10 of each, the share of relevant documents "
+                "inside the chosen clusters, and every query's scores through the real LWE path "
+                "checked against the plaintext integers");
+  cmd->add_option("--index", a->index_dir,
+                  "With --access-private: an index built with the scoring database (default: one "
+                  "built once under build/eval-private/)")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--clusters", a->private_options.m,
+                  "With --access-private: clusters scored per query (m, default 8)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--private-dim", a->private_options.scoring.dim,
+                  "With --access-private and no --index: coordinates per document in the scoring "
+                  "matrix (default 672)");
+  cmd->add_option("--score-bits", a->private_options.scoring.score_bits,
+                  "With --access-private and no --index: plaintext modulus bits log p (default "
+                  "14; answers take log p + 1 bits)")
+      ->check(CLI::Range(8u, 20u));
+  cmd->add_option("--preset", a->encrypted_options.preset,
+                  "With --encrypted: the provider's CKKS preset, which picks the rerank kernel "
+                  "(rerank-n8192: fast, packed-n4096: packed; default: the provider's)")
+      ->check(CLI::IsMember(ckks::preset_names()));
+  cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
+                  "With --encrypted: write one JSON line per query to this file");
+}
+
 }  // namespace
 
 Command add_eval_command(CLI::App& parent) {
@@ -105,48 +155,8 @@ Command add_eval_command(CLI::App& parent) {
       ->check(CLI::Range(100, 1000000));
   cmd->add_flag("--json")->description(
       "Print one JSON object (the default and only format; accepted for scripts)");
-  cmd->add_flag("--encrypted", a->encrypted,
-                "Add the encrypted rerank through a real provider process (index built under "
-                "build/eval-encrypted) and the CKKS-vs-plaintext decision (+-0.002)");
-  cmd->add_option("--self-retrieval", a->self_docs,
-                  "Run the self-retrieval scale track on N synthetic 768-d documents instead "
-                  "(1000000 uses the index cached by `bench e2e`; ~7 min to build once)")
-      ->check(CLI::Range(1000, 100000000));
-  cmd->add_option("--self-noise", a->self.noise,
-                  "Self-retrieval: query noise, q = unit(x + noise g), g from three other "
-                  "documents (default 0.7)")
-      ->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--html", a->html,
-                  "Also write a self-contained HTML report (tables and SVG charts) here");
-  cmd->add_flag("--sweep", a->sweep,
-                "Run the paper's sweeps instead of the ladder: nested SVD dimensions, the joint PQ "
-                "curve (M = d'/8), K in {20, 50, 100, 200}, M sensitivity and the projection "
-                "controls, on a seeded validation/test split");
-  cmd->add_flag("--access-private", a->access_private,
-                "Compare access-private search (m whole clusters scored under LWE) with candidate "
-                "mode on the same judged queries: nDCG@10 of each, the share of relevant documents "
-                "inside the chosen clusters, and every query's scores through the real LWE path "
-                "checked against the plaintext integers");
-  cmd->add_option("--index", a->index_dir,
-                  "With --access-private: an index built with the scoring database (default: one "
-                  "built once under build/eval-private/)")
-      ->check(CLI::ExistingDirectory);
-  cmd->add_option("--clusters", a->private_options.m,
-                  "With --access-private: clusters scored per query (m, default 8)")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--private-dim", a->private_options.scoring.dim,
-                  "With --access-private and no --index: coordinates per document in the scoring "
-                  "matrix (default 672)");
-  cmd->add_option("--score-bits", a->private_options.scoring.score_bits,
-                  "With --access-private and no --index: plaintext modulus bits log p (default "
-                  "14; answers take log p + 1 bits)")
-      ->check(CLI::Range(8u, 20u));
-  cmd->add_option("--preset", a->encrypted_options.preset,
-                  "With --encrypted: the provider's CKKS preset, which picks the rerank kernel "
-                  "(rerank-n8192: fast, packed-n4096: packed; default: the provider's)")
-      ->check(CLI::IsMember(ckks::preset_names()));
-  cmd->add_option("--per-query", a->encrypted_options.per_query_jsonl,
-                  "With --encrypted: write one JSON line per query to this file");
+  add_mode_options(cmd, a.get());
+  add_private_and_encrypted_options(cmd, a.get());
   return {cmd, [a] { return run_eval(*a); }};
 }
 

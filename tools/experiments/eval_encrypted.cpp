@@ -21,37 +21,32 @@
 
 namespace privsearch::tools {
 
-Result<EncryptedEvalResult> run_encrypted_eval(
-    const index::Collection& c, const std::filesystem::path& dataset_dir,
-    const EncryptedEvalOptions& o, const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& s) {
-    if (progress) progress(s);
-  };
-  say("indexing " + dataset_dir.string() + " for the provider under " + o.work_dir.string());
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto built,
-                              index_collection(dataset_dir, o.work_dir, o.dim, o.seed));
-  const auto& index_dir = built.dir;
-  const auto& manifest = built.manifest;
-  say("starting the provider process (TLS, loopback)");
+namespace {
+
+// The provider of the evaluation: TLS on loopback, no PIR, K up to at least 1,024.
+Result<std::unique_ptr<SpawnedProvider>> start_eval_provider(const std::filesystem::path& index_dir,
+                                                             const EncryptedEvalOptions& o) {
   const std::string maxk = std::to_string(std::max<std::size_t>(1024, o.k));
   std::vector<std::string> args{"--no-pir", "--max-candidates", maxk};
   if (!o.preset.empty()) {
     args.push_back("--preset");
     args.push_back(o.preset);
   }
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider,
-                              SpawnedProvider::start({index_dir, o.work_dir, args}));
-  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(index_dir, *provider));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
-                              version::IndexVersion::open(index_dir, version::tool_spec()));
-  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, v.exact_store());
+  return SpawnedProvider::start({index_dir, o.work_dir, args});
+}
+
+// Every judged query through the encrypted path and the plaintext rerank, one JSON line each
+// into `per_query_jsonl` when given.
+Result<EncryptedRunTotals> run_judged_queries(client::SearchClient& sc,
+                                              const index::ExactStore& store,
+                                              const index::Collection& c,
+                                              const EncryptedEvalOptions& o) {
   EncryptedRunTotals totals;
   std::ofstream jsonl;
   if (!o.per_query_jsonl.empty()) jsonl.open(o.per_query_jsonl);
-  say(fmt::format("{} queries through the encrypted path (K = {})", c.queries.size(), o.k));
   for (const auto& q : c.queries) {
     if (c.qrels.find(q.id) == c.qrels.end()) continue;
-    auto r = run_encrypted_query(*sc, store, c, q, o.k);
+    auto r = run_encrypted_query(sc, store, c, q, o.k);
     if (r.status().code() == StatusCode::kInvalidArgument) {  // no known terms: both rungs fail
       totals.add_no_known_terms();
       continue;
@@ -71,6 +66,14 @@ Result<EncryptedEvalResult> run_encrypted_eval(
   }
   if (totals.ndcg_encrypted.empty())
     return invalid_argument_error("no judged query in the collection");
+  return totals;
+}
+
+// The figures of the runs: nDCG@10 of both rungs and their paired bootstrap difference, the
+// equivalence decision, the score errors and the end-to-end times.
+Result<EncryptedEvalResult> summarize(const EncryptedRunTotals& totals,
+                                      const index::Manifest& manifest,
+                                      const EncryptedEvalOptions& o) {
   const auto diff = eval::paired_bootstrap_difference(totals.ndcg_encrypted, totals.ndcg_plaintext,
                                                       o.resamples, o.seed);
   double sq_sum = 0;
@@ -98,6 +101,28 @@ Result<EncryptedEvalResult> run_encrypted_eval(
   r.rmse = r.scores_compared ? std::sqrt(sq_sum / static_cast<double>(r.scores_compared)) : 0.0;
   if (!totals.end_to_end_ms.empty()) r.end_to_end_ms = eval::describe(totals.end_to_end_ms);
   return r;
+}
+
+}  // namespace
+
+Result<EncryptedEvalResult> run_encrypted_eval(
+    const index::Collection& c, const std::filesystem::path& dataset_dir,
+    const EncryptedEvalOptions& o, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  say("indexing " + dataset_dir.string() + " for the provider under " + o.work_dir.string());
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto built,
+                              index_collection(dataset_dir, o.work_dir, o.dim, o.seed));
+  say("starting the provider process (TLS, loopback)");
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto provider, start_eval_provider(built.dir, o));
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto sc, connect_search_client(built.dir, *provider));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto v,
+                              version::IndexVersion::open(built.dir, version::tool_spec()));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto store, v.exact_store());
+  say(fmt::format("{} queries through the encrypted path (K = {})", c.queries.size(), o.k));
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto totals, run_judged_queries(*sc, store, c, o));
+  return summarize(totals, built.manifest, o);
 }
 
 nlohmann::json EncryptedEvalResult::to_json() const {

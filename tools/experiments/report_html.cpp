@@ -89,50 +89,57 @@ std::vector<double> distinct_x(const std::vector<Series>& series) {
   return xt;
 }
 
-std::string line_chart(const std::string& title, const std::string& xlabel,
-                       const std::string& ylabel, const std::vector<Series>& series,
-                       bool logx = false) {
-  const double W = 720, H = 320, L = 60, R = 170, T = 30, B = 45;
-  double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+// A chart's plot area and scales: the data's range (x on a log2 scale when `logx`), the y axis
+// rounded to nice ticks, and the maps from data to pixels.
+struct ChartFrame {
+  static constexpr double W = 720, H = 320, L = 60, R = 170, T = 30, B = 45;
+  bool logx = false;
+  double x0 = 1e300, x1 = -1e300;
+  YAxis axis;
+  double px(double x) const {
+    return L + ((logx ? std::log2(x) : x) - x0) / (x1 - x0) * (W - L - R);
+  }
+  double py(double y) const { return H - B - (y - axis.y0) / (axis.y1 - axis.y0) * (H - T - B); }
+};
+
+ChartFrame chart_frame(const std::vector<Series>& series, bool logx) {
+  ChartFrame f;
+  f.logx = logx;
+  double y0 = 1e300, y1 = -1e300;
   for (const auto& s : series) {
     for (auto [x, y] : s.points) {
       const double xv = logx ? std::log2(x) : x;
-      x0 = std::min(x0, xv);
-      x1 = std::max(x1, xv);
+      f.x0 = std::min(f.x0, xv);
+      f.x1 = std::max(f.x1, xv);
       y0 = std::min(y0, y);
       y1 = std::max(y1, y);
     }
   }
-  if (x0 >= x1) x1 = x0 + 1;
+  if (f.x0 >= f.x1) f.x1 = f.x0 + 1;
   if (y0 >= y1) y1 = y0 + 1e-3;
-  const YAxis axis = nice_y_axis(y0, y1);
-  y0 = axis.y0;
-  y1 = axis.y1;
-  const double step = axis.step;
-  const int ticks = axis.ticks, digits = axis.digits;
-  auto px = [&](double x) {
-    return L + ((logx ? std::log2(x) : x) - x0) / (x1 - x0) * (W - L - R);
-  };
-  auto py = [&](double y) { return H - B - (y - y0) / (y1 - y0) * (H - T - B); };
-  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
-  std::ostringstream o;
-  o << fmt::format(
-      R"(<figure><svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="{}">)",
-      W, H, esc(title));
+  f.axis = nice_y_axis(y0, y1);
+  return f;
+}
+
+// The title, both axes with their ticks and labels.
+void draw_axes(std::ostringstream& o, const ChartFrame& f, const std::string& title,
+               const std::string& xlabel, const std::string& ylabel,
+               const std::vector<Series>& series) {
+  const double W = f.W, H = f.H, L = f.L, R = f.R, T = f.T, B = f.B;
   o << fmt::format(R"(<text x="{}" y="18" font-size="14" font-weight="bold">{}</text>)", L,
                    esc(title));
   o << fmt::format(
       R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#444"/><line x1="{0}" y1="{3}" x2="{0}" y2="{1}" stroke="#444"/>)",
       L, H - B, W - R, T);
-  for (int i = 0; i <= ticks; ++i) {
-    const double yv = y0 + step * i;
+  for (int i = 0; i <= f.axis.ticks; ++i) {
+    const double yv = f.axis.y0 + f.axis.step * i;
     o << fmt::format(
         R"(<line x1="{0}" y1="{1:.1f}" x2="{2}" y2="{1:.1f}" stroke="#eee"/><text x="{3}" y="{4:.1f}" font-size="11" text-anchor="end">{5:.{6}f}</text>)",
-        L, py(yv), W - R, L - 6, py(yv) + 4, yv, digits);
+        L, f.py(yv), W - R, L - 6, f.py(yv) + 4, yv, f.axis.digits);
   }
   for (double x : distinct_x(series)) {
     o << fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" text-anchor="middle">{}</text>)",
-                     px(x), H - B + 16,
+                     f.px(x), H - B + 16,
                      x == std::floor(x) ? fmt::format("{}", static_cast<long long>(x))
                                         : fmt::format("{:.2f}", x));
   }
@@ -141,21 +148,38 @@ std::string line_chart(const std::string& title, const std::string& xlabel,
   o << fmt::format(
       R"svg(<text x="14" y="{}" font-size="12" transform="rotate(-90 14 {})" text-anchor="middle">{}</text>)svg",
       (T + H - B) / 2, (T + H - B) / 2, esc(ylabel));
+}
+
+// Each series: its line, its points (with their values as tooltips) and its legend entry.
+void draw_series(std::ostringstream& o, const ChartFrame& f, const std::vector<Series>& series) {
+  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* c = colors[i % 6];
     std::string pts;
-    for (auto [x, y] : series[i].points) pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+    for (auto [x, y] : series[i].points) pts += fmt::format("{:.1f},{:.1f} ", f.px(x), f.py(y));
     o << fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)", c, pts);
     for (auto [x, y] : series[i].points) {
       o << fmt::format(
           R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}: {} = {:.4f}</title></circle>)",
-          px(x), py(y), c, esc(series[i].name), x, y);
+          f.px(x), f.py(y), c, esc(series[i].name), x, y);
     }
     o << fmt::format(
         R"(<rect x="{}" y="{}" width="12" height="3" fill="{}"/><text x="{}" y="{}" font-size="12">{}</text>)",
-        W - R + 10, T + 10 + 18.0 * static_cast<double>(i), c, W - R + 28,
-        T + 14 + 18.0 * static_cast<double>(i), esc(series[i].name));
+        f.W - f.R + 10, f.T + 10 + 18.0 * static_cast<double>(i), c, f.W - f.R + 28,
+        f.T + 14 + 18.0 * static_cast<double>(i), esc(series[i].name));
   }
+}
+
+std::string line_chart(const std::string& title, const std::string& xlabel,
+                       const std::string& ylabel, const std::vector<Series>& series,
+                       bool logx = false) {
+  const ChartFrame f = chart_frame(series, logx);
+  std::ostringstream o;
+  o << fmt::format(
+      R"(<figure><svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img" aria-label="{}">)",
+      f.W, f.H, esc(title));
+  draw_axes(o, f, title, xlabel, ylabel, series);
+  draw_series(o, f, series);
   o << "</svg></figure>";
   return o.str();
 }

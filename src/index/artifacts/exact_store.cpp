@@ -85,6 +85,49 @@ Status ExactStore::write(const std::filesystem::path& file, const Matrix& m, Sto
   });
 }
 
+namespace {
+
+struct StoreHeader {
+  std::uint64_t rows = 0;
+  std::uint32_t cols = 0, dtype = 0;
+  std::size_t value_bytes() const { return dtype == 1 ? 2 : 4; }
+};
+
+// The header against the file's size: magic, version, value type and a shape that fills the
+// file exactly (kDataLoss otherwise).
+Result<StoreHeader> parse_store_header(const std::uint8_t* header, std::size_t size) {
+  ByteReader r({header, kHeaderBytes});
+  std::uint8_t magic[4];
+  std::uint16_t version = 0, zero = 0;
+  StoreHeader h;
+  (void)r.get_bytes(magic);
+  (void)r.get_u16(version);
+  (void)r.get_u16(zero);
+  (void)r.get_u64(h.rows);
+  (void)r.get_u32(h.cols);
+  (void)r.get_u32(h.dtype);
+  std::size_t count = 0, bytes = 0;
+  if (std::memcmp(magic, kExactMagic, 4) != 0) {
+    return data_loss_error("not an exact store (bad magic)");
+  }
+  if (version != kExactVersion) {
+    return data_loss_error(
+        fmt::format("exact store version {} (this build reads {})", version, kExactVersion));
+  }
+  if (h.dtype > 1) {
+    return data_loss_error(
+        fmt::format("exact store value type {} (0 float32, 1 float16)", h.dtype));
+  }
+  if (h.rows == 0 || h.cols == 0 || !checked_mul(h.rows, h.cols, count) ||
+      !checked_mul(count, h.value_bytes(), bytes) || kHeaderBytes + bytes != size) {
+    return data_loss_error(
+        fmt::format("shape {} x {} does not match the file size {}", h.rows, h.cols, size));
+  }
+  return h;
+}
+
+}  // namespace
+
 Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return not_found_error(fmt::format("cannot open exact store `{}`", file.string()));
@@ -100,35 +143,10 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
     ::close(fd);
     return data_loss_error(fmt::format("{}: truncated header", file.string()));
   }
-  ByteReader r({header, kHeaderBytes});
-  std::uint8_t magic[4];
-  std::uint16_t version = 0, zero = 0;
-  std::uint64_t rows = 0;
-  std::uint32_t cols = 0, dtype = 0;
-  (void)r.get_bytes(magic);
-  (void)r.get_u16(version);
-  (void)r.get_u16(zero);
-  (void)r.get_u64(rows);
-  (void)r.get_u32(cols);
-  (void)r.get_u32(dtype);
-  const std::size_t value_bytes = dtype == 1 ? 2 : 4;
-  std::size_t count = 0, bytes = 0;
-  Status bad;
-  if (std::memcmp(magic, kExactMagic, 4) != 0) {
-    bad = data_loss_error("not an exact store (bad magic)");
-  } else if (version != kExactVersion) {
-    bad = data_loss_error(
-        fmt::format("exact store version {} (this build reads {})", version, kExactVersion));
-  } else if (dtype > 1) {
-    bad = data_loss_error(fmt::format("exact store value type {} (0 float32, 1 float16)", dtype));
-  } else if (rows == 0 || cols == 0 || !checked_mul(rows, cols, count) ||
-             !checked_mul(count, value_bytes, bytes) || kHeaderBytes + bytes != size) {
-    bad = data_loss_error(
-        fmt::format("shape {} x {} does not match the file size {}", rows, cols, size));
-  }
-  if (!bad.ok()) {
+  const auto h = parse_store_header(header, size);
+  if (!h.ok()) {
     ::close(fd);
-    return bad.with_context(file.string());
+    return h.status().with_context(file.string());
   }
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) {
@@ -140,19 +158,23 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
   s.map_bytes_ = size;
   s.fd_ = fd;
   s.values_ = static_cast<const std::uint8_t*>(map) + kHeaderBytes;
-  s.dtype_ = static_cast<StoreDtype>(dtype);
-  s.rows_ = rows;
-  s.cols_ = cols;
-  // One pass: every value finite, each row's hash and the largest row norm.
-  s.row_hash_.resize(rows);
-  const std::size_t row_bytes = cols * value_bytes;
-  std::vector<float> row(cols);
+  s.dtype_ = static_cast<StoreDtype>(h->dtype);
+  s.rows_ = h->rows;
+  s.cols_ = h->cols;
+  PRIVSEARCH_RETURN_IF_ERROR(s.index_rows(file));
+  return s;
+}
+
+Status ExactStore::index_rows(const std::filesystem::path& file) {
+  row_hash_.resize(rows_);
+  const std::size_t row_bytes = cols_ * (dtype_ == StoreDtype::kFloat16 ? 2 : 4);
+  std::vector<float> row(cols_);
   double best = 0;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const std::uint8_t* raw = s.values_ + i * row_bytes;
-    s.decode_row(raw, row.data());
+  for (std::size_t i = 0; i < rows_; ++i) {
+    const std::uint8_t* raw = values_ + i * row_bytes;
+    decode_row(raw, row.data());
     double norm = 0;
-    for (std::size_t j = 0; j < cols; ++j) {
+    for (std::size_t j = 0; j < cols_; ++j) {
       if (!std::isfinite(row[j])) {
         return data_loss_error(
             fmt::format("{}: non-finite value at row {}, column {}", file.string(), i, j));
@@ -160,10 +182,10 @@ Result<ExactStore> ExactStore::open(const std::filesystem::path& file) {
       norm += static_cast<double>(row[j]) * row[j];
     }
     best = std::max(best, norm);
-    s.row_hash_[i] = row_hash(raw, row_bytes, cols);
+    row_hash_[i] = row_hash(raw, row_bytes, cols_);
   }
-  s.max_row_norm_ = std::sqrt(best);
-  return s;
+  max_row_norm_ = std::sqrt(best);
+  return Status();
 }
 
 ExactStore::ExactStore(ExactStore&& o) noexcept

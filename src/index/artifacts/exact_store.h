@@ -72,6 +72,9 @@ class ExactStore {
  private:
   ExactStore() = default;
   void decode_row(const std::uint8_t* raw, float* out) const;
+  // One pass at open(): every value finite (kDataLoss naming `file`, the row and column), each
+  // row's hash and the largest row norm.
+  Status index_rows(const std::filesystem::path& file);
   // A float16 store's rows widened to float32, made once on the first row() call.
   struct Widened {
     std::once_flag once;

@@ -80,16 +80,13 @@ Status check_ivf_shape(std::size_t rows, std::size_t cols, std::size_t lists, st
 
 }  // namespace
 
-Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids, std::size_t r,
-                                             std::size_t spill,
-                                             std::span<const std::uint32_t> assignment,
-                                             const PqArtifact& codes,
-                                             const std::filesystem::path& dir) {
-  const std::size_t lists = r == 0 ? 0 : centroids.size() / r;
-  PRIVSEARCH_RETURN_IF_ERROR(check_ivf_shape(codes.count, codes.codebook.dim, lists, r, spill));
-  if (assignment.size() != codes.count * spill) {
-    return invalid_argument_error("the list assignment does not cover the PQ codes' rows");
-  }
+namespace {
+
+// Each list's documents, ascending (a document in `spill` lists appears in each); the documents
+// are numbered from `first` (an update generation's first id).
+Result<std::vector<std::vector<std::uint32_t>>> list_members(
+    std::span<const std::uint32_t> assignment, std::size_t lists, std::size_t documents,
+    std::size_t spill, std::uint64_t first = 0) {
   std::vector<std::uint32_t> sizes(lists, 0);
   for (const auto l : assignment) {
     if (l >= lists)
@@ -98,44 +95,45 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
   }
   std::vector<std::vector<std::uint32_t>> members(lists);
   for (std::size_t l = 0; l < lists; ++l) members[l].reserve(sizes[l]);
-  for (std::size_t d = 0; d < codes.count; ++d) {
+  for (std::size_t d = 0; d < documents; ++d) {
     for (std::size_t s = 0; s < spill; ++s) {
-      members[assignment[d * spill + s]].push_back(static_cast<std::uint32_t>(d));
+      members[assignment[d * spill + s]].push_back(static_cast<std::uint32_t>(first + d));
     }
   }
+  return members;
+}
 
-  IvfIndex ivf;
-  ivf.documents = codes.count;
-  ivf.spill = spill;
-  ivf.lists = lists;
-  ivf.route_dim = r;
-  ivf.codebook = codes.codebook;
-  ivf.centroids = centroids;
-  ivf.centroid_halves.reserve(centroids.size());
-  for (const float c : centroids) ivf.centroid_halves.push_back(float_to_half_bits(c));
-  ivf.directory.resize(lists);
+// ivf_lists.bin: one segment per list, each list's directory entry (offset, bytes, count,
+// SHA-256) filled into `ivf`; `members` are released as they are written.
+Status write_list_segments(IvfIndex& ivf, std::vector<std::vector<std::uint32_t>>& members,
+                           const PqArtifact& codes, const std::filesystem::path& dir) {
+  ivf.directory.resize(ivf.lists);
   ByteWriter lw;
-  put_lists_header(lw, lists);
-  for (std::size_t l = 0; l < lists; ++l) {
+  put_lists_header(lw, ivf.lists);
+  for (std::size_t l = 0; l < ivf.lists; ++l) {
     const std::size_t start = lw.size();
+    const std::uint32_t count = static_cast<std::uint32_t>(members[l].size());
     put_segment(lw, static_cast<std::uint32_t>(l), members[l], codes);
     std::vector<std::uint32_t>().swap(members[l]);
     auto& ref = ivf.directory[l];
     ref.offset = start;
     ref.bytes = lw.size() - start;
-    ref.count = sizes[l];
+    ref.count = count;
     ref.sha256 = sha256(std::span(lw.bytes()).subspan(start, ref.bytes));
   }
   ivf.lists_file_bytes = lw.size();
-  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / kIvfListsFile, lw.bytes()));
+  return write_bytes_atomically(dir / kIvfListsFile, lw.bytes());
+}
 
+// ivf.bin: the header, the PQ codebook, the centroids (half precision) and the list directory.
+std::vector<std::uint8_t> encode_ivf_file(const IvfIndex& ivf) {
   ByteWriter w;
   put_header(w, "PSIV");
   w.put_u64(ivf.documents);
-  w.put_u32(static_cast<std::uint32_t>(lists));
-  w.put_u32(static_cast<std::uint32_t>(codes.codebook.dim));
-  w.put_u32(static_cast<std::uint32_t>(r));
-  w.put_u32(static_cast<std::uint32_t>(codes.codebook.m));
+  w.put_u32(static_cast<std::uint32_t>(ivf.lists));
+  w.put_u32(static_cast<std::uint32_t>(ivf.codebook.dim));
+  w.put_u32(static_cast<std::uint32_t>(ivf.route_dim));
+  w.put_u32(static_cast<std::uint32_t>(ivf.codebook.m));
   w.put_u32(static_cast<std::uint32_t>(ivf.spill));
   w.put_u32(0);
   w.put_u64(ivf.lists_file_bytes);
@@ -147,7 +145,33 @@ Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids
     w.put_u32(ref.count);
     w.put_bytes(ref.sha256);
   }
-  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / kIvfFile, w.bytes()));
+  return w.take();
+}
+
+}  // namespace
+
+Result<std::vector<ArtifactEntry>> write_ivf(const std::vector<float>& centroids, std::size_t r,
+                                             std::size_t spill,
+                                             std::span<const std::uint32_t> assignment,
+                                             const PqArtifact& codes,
+                                             const std::filesystem::path& dir) {
+  const std::size_t lists = r == 0 ? 0 : centroids.size() / r;
+  PRIVSEARCH_RETURN_IF_ERROR(check_ivf_shape(codes.count, codes.codebook.dim, lists, r, spill));
+  if (assignment.size() != codes.count * spill) {
+    return invalid_argument_error("the list assignment does not cover the PQ codes' rows");
+  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(auto members, list_members(assignment, lists, codes.count, spill));
+  IvfIndex ivf;
+  ivf.documents = codes.count;
+  ivf.spill = spill;
+  ivf.lists = lists;
+  ivf.route_dim = r;
+  ivf.codebook = codes.codebook;
+  ivf.centroids = centroids;
+  ivf.centroid_halves.reserve(centroids.size());
+  for (const float c : centroids) ivf.centroid_halves.push_back(float_to_half_bits(c));
+  PRIVSEARCH_RETURN_IF_ERROR(write_list_segments(ivf, members, codes, dir));
+  PRIVSEARCH_RETURN_IF_ERROR(write_bytes_atomically(dir / kIvfFile, encode_ivf_file(ivf)));
   return std::vector<ArtifactEntry>{{kIvfListsArtifact, kIvfListsFile, 0, ""},
                                     {kIvfArtifact, kIvfFile, 0, ""}};
 }
@@ -171,15 +195,8 @@ Result<std::vector<ArtifactEntry>> write_ivf_delta(const IvfIndex& base, std::ui
   if (first + codes.count > std::numeric_limits<std::uint32_t>::max()) {
     return invalid_argument_error("document ids above 2^32 - 1");
   }
-  std::vector<std::vector<std::uint32_t>> members(lists);
-  for (std::size_t d = 0; d < codes.count; ++d) {
-    for (std::size_t j = 0; j < spill; ++j) {
-      const auto l = assignment[d * spill + j];
-      if (l >= lists)
-        return invalid_argument_error(fmt::format("assignment to list {} of {}", l, lists));
-      members[l].push_back(static_cast<std::uint32_t>(first + d));  // ascending: d ascends
-    }
-  }
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto members,
+                              list_members(assignment, lists, codes.count, spill, first));
   ByteWriter lw;
   put_lists_header(lw, lists);
   ByteWriter entries;

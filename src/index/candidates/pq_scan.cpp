@@ -85,69 +85,73 @@ void SegmentScan::add(const CodeSegment& segment) {
   approx_.push_back(std::move(approx));
 }
 
-std::vector<std::uint32_t> SegmentScan::top_k(std::size_t k, std::size_t copies,
-                                              std::span<const std::uint32_t> deleted) const {
-  const std::size_t m = m_;
-  k = std::min(k, total_);
-  if (k == 0) return {};
-  const auto& segments = segments_;
-  const auto& approx = approx_;
-  const auto& tables = tables_;
-  const auto& histogram = histogram_;
-  // The K-th largest 16-bit score from the histogram (one pass, no sort of a million values),
-  // then the candidate pool within the error bound: |approx * delta + sum(mins) - exact| <=
-  // m * delta / 2 (+ float rounding), so anything within m * delta of the K-th can be in the top K.
-  // With documents in up to `copies` segments, the (k * copies)-th entry bounds the k-th distinct
-  // document from below.
-  // Deleted documents' entries are skipped below, so the bound reaches that many further down.
-  const auto is_deleted = [&](std::uint32_t id) {
-    return !deleted.empty() && std::binary_search(deleted.begin(), deleted.end(), id);
-  };
-  std::size_t deleted_entries = 0;
+namespace {
+
+bool is_deleted(std::span<const std::uint32_t> deleted, std::uint32_t id) {
+  return !deleted.empty() && std::binary_search(deleted.begin(), deleted.end(), id);
+}
+
+// How many of the scanned entries are deleted documents (skipped when the pool is made, so the
+// bound of top_k reaches that many further down).
+std::size_t deleted_entries(std::span<const CodeSegment> segments,
+                            std::span<const std::uint32_t> deleted) {
+  std::size_t out = 0;
   for (const auto& seg : segments) {
     if (deleted.empty()) break;
     if (seg.ids != nullptr) {
-      for (std::size_t i = 0; i < seg.count; ++i) deleted_entries += is_deleted(seg.ids[i]) ? 1 : 0;
+      for (std::size_t i = 0; i < seg.count; ++i) out += is_deleted(deleted, seg.ids[i]) ? 1 : 0;
     } else {
-      deleted_entries += static_cast<std::size_t>(
+      out += static_cast<std::size_t>(
           std::lower_bound(deleted.begin(), deleted.end(), seg.first_id + seg.count) -
           std::lower_bound(deleted.begin(), deleted.end(), seg.first_id));
     }
   }
-  const std::size_t entries =
-      std::min(k * std::max<std::size_t>(copies, 1) + deleted_entries, total_);
+  return out;
+}
+
+// The `entries`-th largest 16-bit score, from the histogram (one pass, no sort of a million
+// values).
+std::size_t kth_value(std::span<const std::uint32_t> histogram, std::size_t entries) {
   std::size_t seen = 0;
-  std::size_t kth_value = 65535;
   for (std::size_t v = 65536; v-- > 0;) {
     seen += histogram[v];
-    if (seen >= entries) {
-      kth_value = v;
-      break;
-    }
+    if (seen >= entries) return v;
   }
-  const double kth = static_cast<double>(kth_value);
-  const double slack =
-      static_cast<double>(m) + 2.0;  // m * delta (two half-errors) in units of delta
-  struct Scored {
-    float score;
-    std::uint32_t id;
-  };
-  std::vector<Scored> pool;
+  return 65535;
+}
+
+struct ScoredId {
+  float score;
+  std::uint32_t id;
+};
+
+// Every live entry whose approximate score can reach the top (within `slack` of the k-th),
+// rescored exactly from the block layout: code j of document i is at block i / 64, row j.
+std::vector<ScoredId> rescored_pool(std::span<const CodeSegment> segments,
+                                    const std::vector<std::vector<std::uint16_t>>& approx,
+                                    const detail::QueryTables& tables, std::size_t m, double kth,
+                                    double slack, std::span<const std::uint32_t> deleted) {
+  std::vector<ScoredId> pool;
   for (std::size_t s = 0; s < segments.size(); ++s) {
     const CodeSegment& seg = segments[s];
     for (std::size_t i = 0; i < seg.count; ++i) {
       if (static_cast<double>(approx[s][i]) < kth - slack) continue;
-      // Exact rescoring from the block layout: code j of document i is at block i / 64, row j.
       const std::uint8_t* base = seg.blocked + (i / 64) * m * 64 + (i % 64);
       float score = 0;
       for (std::size_t j = 0; j < m; ++j) score += tables.lut[j * 256 + base[j * 64]];
       const std::uint32_t id =
           seg.ids != nullptr ? seg.ids[i] : seg.first_id + static_cast<std::uint32_t>(i);
-      if (is_deleted(id)) continue;
+      if (is_deleted(deleted, id)) continue;
       pool.push_back({score, id});
     }
   }
-  const auto better = [](const Scored& x, const Scored& y) {
+  return pool;
+}
+
+// The k best distinct documents of the pool (best score first, ties by id).
+std::vector<std::uint32_t> best_distinct(std::vector<ScoredId>& pool, std::size_t k,
+                                         std::size_t copies) {
+  const auto better = [](const ScoredId& x, const ScoredId& y) {
     return x.score > y.score || (x.score == y.score && x.id < y.id);
   };
   std::vector<std::uint32_t> out;
@@ -164,6 +168,25 @@ std::vector<std::uint32_t> SegmentScan::top_k(std::size_t k, std::size_t copies,
     if (i == 0 || pool[i].id != pool[i - 1].id) out.push_back(pool[i].id);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> SegmentScan::top_k(std::size_t k, std::size_t copies,
+                                              std::span<const std::uint32_t> deleted) const {
+  k = std::min(k, total_);
+  if (k == 0) return {};
+  // The K-th largest 16-bit score, then the candidate pool within the error bound:
+  // |approx * delta + sum(mins) - exact| <= m * delta / 2 (+ float rounding), so anything within
+  // m * delta of the K-th can be in the top K. With documents in up to `copies` segments, the
+  // (k * copies)-th entry bounds the k-th distinct document from below; deleted entries are
+  // skipped, so the bound reaches that many further down.
+  const std::size_t entries =
+      std::min(k * std::max<std::size_t>(copies, 1) + deleted_entries(segments_, deleted), total_);
+  const double kth = static_cast<double>(kth_value(histogram_, entries));
+  const double slack = static_cast<double>(m_) + 2.0;  // m * delta (two half-errors), in delta
+  auto pool = rescored_pool(segments_, approx_, tables_, m_, kth, slack, deleted);
+  return best_distinct(pool, k, copies);
 }
 
 Result<std::vector<std::uint32_t>> scan_top_k(const PqCodebook& cb,

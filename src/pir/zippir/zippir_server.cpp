@@ -46,6 +46,70 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::create_rows(
   return from_hint(params, shape, range, std::move(rows), std::move(h), a_seed, threads, limits);
 }
 
+namespace {
+
+// C: the old columns where any byte differs between `before` and `after`, and every new column.
+std::vector<std::size_t> columns_changed(const std::uint8_t* before, const DatabaseShape& old,
+                                         const std::uint8_t* after, const DatabaseShape& shape) {
+  std::vector<std::uint8_t> differs(shape.columns, 0);
+  for (std::size_t r = 0; r < shape.rows; ++r) {
+    const std::uint8_t* b = before + r * old.stride;
+    const std::uint8_t* a = after + r * shape.stride;
+    for (std::size_t c = 0; c < old.columns; ++c)
+      differs[c] |= static_cast<std::uint8_t>(b[c] != a[c]);
+  }
+  std::vector<std::size_t> changed;
+  for (std::size_t c = 0; c < shape.columns; ++c) {
+    if (c >= old.columns || differs[c] != 0) changed.push_back(c);
+  }
+  return changed;
+}
+
+// A[C, :] (|C| x ld). A's rows come from one PRG stream per chunk of kLweMatrixChunkRows rows:
+// expand each chunk that holds changed columns once, up to its last changed one, and keep those
+// rows (row by row, every expansion would first skip the part of its chunk before it).
+std::vector<std::uint32_t> rows_of_a(const Seed& a_seed, const std::vector<std::size_t>& changed,
+                                     std::size_t n, std::size_t ld) {
+  const std::size_t k = changed.size();
+  std::vector<std::uint32_t> a(k * ld, 0), chunk;
+  for (std::size_t i = 0; i < k;) {
+    const std::size_t first = changed[i] / kLweMatrixChunkRows * kLweMatrixChunkRows;
+    std::size_t j = i;
+    while (j < k && changed[j] < first + kLweMatrixChunkRows) ++j;
+    const std::size_t count = changed[j - 1] - first + 1;
+    chunk.assign(count * ld, 0);
+    expand_lwe_matrix(a_seed, first, count, n, ld, chunk.data());
+    for (; i < j; ++i) {
+      std::copy_n(chunk.data() + (changed[i] - first) * ld, ld, a.data() + i * ld);
+    }
+  }
+  return a;
+}
+
+// H += D'[:, C] A[C, :] - D[:, C] A[C, :] (mod 2^32): the hint is linear in the database, so
+// only the changed columns are multiplied (gathered rows x |C|, padded to 64).
+void add_hint_change(const std::uint8_t* before, const DatabaseShape& old,
+                     const std::uint8_t* after, const DatabaseShape& shape,
+                     const std::vector<std::size_t>& changed, const std::vector<std::uint32_t>& a,
+                     std::size_t n, unsigned threads, std::vector<std::uint32_t>& h) {
+  const std::size_t k = changed.size(), stride = (k + 63) / 64 * 64, rows = shape.rows;
+  const std::size_t ld = hint_ld(n);
+  std::vector<std::uint8_t> was(rows * stride, 0), now(rows * stride, 0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t c = changed[i];
+      was[r * stride + i] = c < old.columns ? before[r * old.stride + c] : 0;
+      now[r * stride + i] = after[r * shape.stride + c];
+    }
+  }
+  std::vector<std::uint32_t> plus(rows * ld, 0), minus(rows * ld, 0);
+  matmul_u8_u32(now.data(), rows, k, stride, a.data(), n, ld, plus.data(), threads);
+  matmul_u8_u32(was.data(), rows, k, stride, a.data(), n, ld, minus.data(), threads);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] += plus[i] - minus[i];  // mod 2^32
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ZipPirServer>> ZipPirServer::update(const ZipPirServer& previous,
                                                            LweDatabase db, unsigned threads,
                                                            ZipPirServerLimits limits,
@@ -64,55 +128,16 @@ Result<std::unique_ptr<ZipPirServer>> ZipPirServer::update(const ZipPirServer& p
         "column and record size, and does not drop columns");
   }
   const ZipPirParams& params = previous.info_.params;
-  const std::size_t n = params.lwe.n, ld = hint_ld(n), rows = shape.rows;
-  // C: the old columns where any byte differs, and every new column.
-  std::vector<std::uint8_t> differs(shape.columns, 0);
   const std::uint8_t* before = previous.rows_.data();
-  const std::uint8_t* after = db.data();
-  for (std::size_t r = 0; r < rows; ++r) {
-    const std::uint8_t* b = before + r * old.stride;
-    const std::uint8_t* a = after + r * shape.stride;
-    for (std::size_t c = 0; c < old.columns; ++c)
-      differs[c] |= static_cast<std::uint8_t>(b[c] != a[c]);
-  }
-  std::vector<std::size_t> changed;
-  for (std::size_t c = 0; c < shape.columns; ++c) {
-    if (c >= old.columns || differs[c] != 0) changed.push_back(c);
-  }
+  const auto changed = columns_changed(before, old, db.data(), shape);
   if (changed_columns != nullptr) *changed_columns = changed.size();
   std::vector<std::uint32_t> h = previous.hint_;
   if (!changed.empty()) {
-    // D[:, C] and D'[:, C] gathered (rows x |C|, padded to 64) against A[C, :].
-    const std::size_t k = changed.size(), stride = (k + 63) / 64 * 64;
-    // A's rows come from one PRG stream per chunk of kLweMatrixChunkRows rows: expand each
-    // chunk that holds changed columns once, up to its last changed one, and keep those rows
-    // (row by row, every expansion would first skip the part of its chunk before it).
-    std::vector<std::uint32_t> a(k * ld, 0), chunk;
-    for (std::size_t i = 0; i < k;) {
-      const std::size_t first = changed[i] / kLweMatrixChunkRows * kLweMatrixChunkRows;
-      std::size_t j = i;
-      while (j < k && changed[j] < first + kLweMatrixChunkRows) ++j;
-      const std::size_t count = changed[j - 1] - first + 1;
-      chunk.assign(count * ld, 0);
-      expand_lwe_matrix(previous.info_.a_seed, first, count, n, ld, chunk.data());
-      for (; i < j; ++i) {
-        std::copy_n(chunk.data() + (changed[i] - first) * ld, ld, a.data() + i * ld);
-      }
-    }
-    std::vector<std::uint8_t> was(rows * stride, 0), now(rows * stride, 0);
-    for (std::size_t r = 0; r < rows; ++r) {
-      for (std::size_t i = 0; i < k; ++i) {
-        const std::size_t c = changed[i];
-        was[r * stride + i] = c < old.columns ? before[r * old.stride + c] : 0;
-        now[r * stride + i] = after[r * shape.stride + c];
-      }
-    }
-    std::vector<std::uint32_t> plus(rows * ld, 0), minus(rows * ld, 0);
-    matmul_u8_u32(now.data(), rows, k, stride, a.data(), n, ld, plus.data(), threads);
-    matmul_u8_u32(was.data(), rows, k, stride, a.data(), n, ld, minus.data(), threads);
-    for (std::size_t i = 0; i < h.size(); ++i) h[i] += plus[i] - minus[i];  // mod 2^32
+    const std::size_t n = params.lwe.n;
+    const auto a = rows_of_a(previous.info_.a_seed, changed, n, hint_ld(n));
+    add_hint_change(before, old, db.data(), shape, changed, a, n, threads, h);
   }
-  return from_hint(params, shape, {0, rows}, std::move(db).release_matrix(), std::move(h),
+  return from_hint(params, shape, {0, shape.rows}, std::move(db).release_matrix(), std::move(h),
                    previous.info_.a_seed, threads, limits);
 }
 

@@ -44,54 +44,73 @@ Result<std::vector<ZipPirRowRange>> plan_row_shards(const ZipPirParams& params,
   return out;
 }
 
+namespace {
+
+// One shard's part: its header (query index, mode, packed-row range) checked and its items laid
+// into `items` at their packed rows; kDataLoss for another query or mode than `query`'s (set by
+// the first part), a range outside the packed rows, a wrong payload size or an overlap.
+struct PartQuery {
+  bool seen = false;
+  std::uint64_t index = 0;
+  std::uint8_t mode = 0;
+};
+Result<std::size_t> place_response_part(const ZipPirPublicInfo& info,
+                                        std::span<const std::uint8_t> part, PartQuery& query,
+                                        std::vector<std::span<const std::uint8_t>>& items) {
+  const std::size_t packed = items.size();
+  const std::size_t n_bytes = (static_cast<std::size_t>(info.params.paillier_bits) + 7) / 8;
+  ByteReader r(part);
+  PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kResponsePartMagic, "ZipPIR response part"));
+  PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info.params_id(), "ZipPIR response part"));
+  std::uint64_t part_index = 0;
+  std::uint8_t part_mode = 0;
+  std::uint32_t first = 0, count = 0;
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(part_index));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(part_mode));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(first));
+  PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
+  if (part_mode != kModeCombined && part_mode != kModeTOnly) {
+    return data_loss_error("ZipPIR response part: unknown `mode` " + std::to_string(part_mode));
+  }
+  if (!query.seen) {
+    query = {true, part_index, part_mode};
+  } else if (part_index != query.index || part_mode != query.mode) {
+    return data_loss_error("ZipPIR response parts answer different queries");
+  }
+  if (count == 0 || first >= packed || count > packed - first) {
+    return data_loss_error("ZipPIR response part: packed rows [" + std::to_string(first) + ", " +
+                           std::to_string(std::uint64_t{first} + count) + ") outside the " +
+                           std::to_string(packed));
+  }
+  const std::size_t item = query.mode == kModeCombined ? 2 * n_bytes : n_bytes;
+  if (r.remaining() != item * count) {
+    return data_loss_error("ZipPIR response part: " + std::to_string(r.remaining()) +
+                           " payload bytes, expected " + std::to_string(item * count));
+  }
+  const auto body = part.subspan(r.offset());
+  for (std::size_t i = 0; i < count; ++i) {
+    auto& slot = items[first + i];
+    if (!slot.empty()) {
+      return data_loss_error("ZipPIR response parts overlap at packed row " +
+                             std::to_string(first + i));
+    }
+    slot = body.subspan(i * item, item);
+  }
+  return std::size_t{count};
+}
+
+}  // namespace
+
 Result<std::vector<std::uint8_t>> assemble_zippir_response(
     const ZipPirPublicInfo& info, std::span<const std::vector<std::uint8_t>> parts) {
   const std::size_t packed = info.params.packed_rows(info.shape);
-  const std::size_t n_bytes = (static_cast<std::size_t>(info.params.paillier_bits) + 7) / 8;
-  std::uint64_t index = 0;
-  std::uint8_t mode = 0;
   std::vector<std::span<const std::uint8_t>> items(packed);
+  PartQuery query;
   std::size_t covered = 0;
-  for (std::size_t p = 0; p < parts.size(); ++p) {
-    ByteReader r(parts[p]);
-    PRIVSEARCH_RETURN_IF_ERROR(read_header(r, kResponsePartMagic, "ZipPIR response part"));
-    PRIVSEARCH_RETURN_IF_ERROR(check_params_id(r, info.params_id(), "ZipPIR response part"));
-    std::uint64_t part_index = 0;
-    std::uint8_t part_mode = 0;
-    std::uint32_t first = 0, count = 0;
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(part_index));
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_u8(part_mode));
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(first));
-    PRIVSEARCH_RETURN_IF_ERROR(r.get_u32(count));
-    if (part_mode != kModeCombined && part_mode != kModeTOnly) {
-      return data_loss_error("ZipPIR response part: unknown `mode` " + std::to_string(part_mode));
-    }
-    if (p == 0) {
-      index = part_index;
-      mode = part_mode;
-    } else if (part_index != index || part_mode != mode) {
-      return data_loss_error("ZipPIR response parts answer different queries");
-    }
-    if (count == 0 || first >= packed || count > packed - first) {
-      return data_loss_error("ZipPIR response part: packed rows [" + std::to_string(first) + ", " +
-                             std::to_string(std::uint64_t{first} + count) + ") outside the " +
-                             std::to_string(packed));
-    }
-    const std::size_t item = mode == kModeCombined ? 2 * n_bytes : n_bytes;
-    if (r.remaining() != item * count) {
-      return data_loss_error("ZipPIR response part: " + std::to_string(r.remaining()) +
-                             " payload bytes, expected " + std::to_string(item * count));
-    }
-    const auto body = std::span(parts[p]).subspan(r.offset());
-    for (std::size_t i = 0; i < count; ++i) {
-      auto& slot = items[first + i];
-      if (!slot.empty()) {
-        return data_loss_error("ZipPIR response parts overlap at packed row " +
-                               std::to_string(first + i));
-      }
-      slot = body.subspan(i * item, item);
-    }
-    covered += count;
+  for (const auto& part : parts) {
+    PRIVSEARCH_ASSIGN_OR_RETURN(const std::size_t placed,
+                                place_response_part(info, part, query, items));
+    covered += placed;
   }
   if (covered != packed) {
     const auto missing =
@@ -103,8 +122,8 @@ Result<std::vector<std::uint8_t>> assemble_zippir_response(
   ByteWriter w;
   put_header(w, kResponseMagic);
   w.put_u64(info.params_id());
-  w.put_u64(index);
-  w.put_u8(mode);
+  w.put_u64(query.index);
+  w.put_u8(query.mode);
   w.put_u32(static_cast<std::uint32_t>(packed));
   for (const auto& item : items) w.put_bytes(item);
   return w.take();
