@@ -115,7 +115,8 @@ Result<std::vector<index::DecodedPayload>> PayloadFetcher::fetch_documents(
     std::span<const std::uint64_t> docs, FetchTiming* timing) {
   const auto owner = owner_.hold();
   if (options_.database != v1::PIR_DATABASE_PAYLOADS) {
-    return failed_precondition_error("fetch_many(): this fetcher reads the IVF lists' database");
+    return failed_precondition_error(
+        "fetch_documents(): this fetcher reads the IVF lists' database");
   }
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto records, fetch_records(docs, timing));
   std::vector<index::DecodedPayload> out;

@@ -7,6 +7,7 @@
 
 #include "core/bytes.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/row_table.h"
 
 namespace privsearch::index {
 namespace {
@@ -36,11 +37,7 @@ Status check_doc_id(std::string_view id) {
 Result<std::vector<std::uint8_t>> DocIds::encode(std::span<const std::string> ids,
                                                  std::uint64_t first) {
   ByteWriter w;
-  w.put_bytes(kIdsMagic);
-  w.put_u16(1);
-  w.put_u16(0);
-  w.put_u64(ids.size());
-  w.put_u64(first);
+  put_row_table_header(w, kIdsMagic, ids.size(), first);
   for (const auto& id : ids) {
     PRIVSEARCH_RETURN_IF_ERROR(check_doc_id(id));
     w.put_u16(static_cast<std::uint16_t>(id.size()));
@@ -56,20 +53,15 @@ Status DocIds::write(const std::filesystem::path& file, std::span<const std::str
 }
 
 Result<DocIds> DocIds::decode(std::span<const std::uint8_t> bytes) {
-  if (bytes.size() < 4 || std::memcmp(bytes.data(), kIdsMagic, 4) != 0) {
-    return data_loss_error("not a document id table");
-  }
-  ByteReader r(bytes.subspan(4));
-  std::uint16_t version = 0, zero = 0;
-  std::uint64_t rows = 0;
+  ByteReader r(bytes);
+  PRIVSEARCH_ASSIGN_OR_RETURN(const auto header,
+                              read_row_table_header(r, kIdsMagic, "a document id table"));
+  const std::uint64_t rows = header.rows;
   DocIds out;
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(zero));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(rows));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(out.first_));
+  out.first_ = header.first;
   // Every row takes at least 3 bytes: a count past that is damage, before anything is sized.
-  if (version != 1 || zero != 0 || rows > r.remaining() / 3 || out.first_ > (1ull << 40)) {
-    return data_loss_error("a document id table of another version or size");
+  if (rows > r.remaining() / 3 || out.first_ > (1ull << 40)) {
+    return data_loss_error("a document id table of another size");
   }
   out.ends_.reserve(rows);
   std::string id;

@@ -8,12 +8,12 @@
 #include "core/constant_time.h"
 #include "core/sha256.h"
 #include "index/artifacts/atomic_file.h"
+#include "index/artifacts/row_table.h"
 
 namespace privsearch::index {
 namespace {
 
 constexpr std::uint8_t kDigestsMagic[4] = {'P', 'S', 'R', 'D'};
-constexpr std::size_t kDigestsHeaderBytes = 4 + 2 + 2 + 8 + 8;
 constexpr std::string_view kDigestDomain = "privsearch payload record v1\n";
 
 }  // namespace
@@ -34,11 +34,7 @@ RecordDigest record_digest(std::uint64_t index, std::span<const std::uint8_t> re
 Status RecordDigests::write(const std::filesystem::path& file, const PayloadStore& store,
                             std::uint64_t first) {
   ByteWriter w;
-  w.put_bytes(kDigestsMagic);
-  w.put_u16(1);
-  w.put_u16(0);
-  w.put_u64(store.records());
-  w.put_u64(first);
+  put_row_table_header(w, kDigestsMagic, store.records(), first);
   auto bytes = w.take();
   for (std::size_t i = 0; i < store.records(); ++i) {
     const auto d = record_digest(
@@ -50,27 +46,21 @@ Status RecordDigests::write(const std::filesystem::path& file, const PayloadStor
 
 Result<RecordDigests> RecordDigests::open(const std::filesystem::path& file) {
   PRIVSEARCH_ASSIGN_OR_RETURN(const auto bytes, read_file_bytes(file));
-  if (bytes.size() < kDigestsHeaderBytes || std::memcmp(bytes.data(), kDigestsMagic, 4) != 0) {
-    return data_loss_error(fmt::format("`{}` is not a record digest table", file.string()));
-  }
-  ByteReader r({bytes.data() + 4, kDigestsHeaderBytes - 4});
-  std::uint16_t version = 0, zero = 0;
-  std::uint64_t records = 0;
+  ByteReader r(bytes);
+  auto header = read_row_table_header(r, kDigestsMagic, "a record digest table");
+  if (!header.ok()) return header.status().with_context(file.string());
+  const std::uint64_t records = header->rows;
   RecordDigests out;
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(version));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u16(zero));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(records));
-  PRIVSEARCH_RETURN_IF_ERROR(r.get_u64(out.first_));
-  if (version != 1 || zero != 0 ||
-      records > (bytes.size() - kDigestsHeaderBytes) / kRecordDigestBytes ||
-      bytes.size() != kDigestsHeaderBytes + records * kRecordDigestBytes) {
+  out.first_ = header->first;
+  if (records > r.remaining() / kRecordDigestBytes ||
+      r.remaining() != records * kRecordDigestBytes) {
     return data_loss_error(
-        fmt::format("`{}`: a record digest table of another version or size", file.string()));
+        fmt::format("`{}`: a record digest table of another size", file.string()));
   }
   out.digests_.resize(records);
   for (std::uint64_t i = 0; i < records; ++i) {
-    std::memcpy(out.digests_[i].data(), bytes.data() + kDigestsHeaderBytes + i * kRecordDigestBytes,
-                kRecordDigestBytes);
+    std::memcpy(out.digests_[i].data(),
+                bytes.data() + kRowTableHeaderBytes + i * kRecordDigestBytes, kRecordDigestBytes);
   }
   return out;
 }
