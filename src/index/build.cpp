@@ -129,10 +129,6 @@ Manifest make_manifest(const BuildOptions& o, const DocumentVectors& v, std::siz
   return man;
 }
 
-}  // namespace
-
-namespace {
-
 // Says how the payload records hold the documents: nothing is cut silently.
 void report_record_fit(const std::vector<Document>& docs, std::size_t record_bytes,
                        const std::function<void(const std::string&)>& say) {

@@ -376,20 +376,24 @@ void WebGateway::Impl::route() {
 // The handlers run only for heads the pre-routing check admitted; they ask it again for the
 // caller (a pure function of the head) rather than pass state between the two.
 void WebGateway::Impl::route_calls() {
-  http->Post(R"(/privsearch\.v1\.Provider/([A-Za-z]+))", [this](const httplib::Request& req,
-                                                                httplib::Response& res) {
-    const auto admitted = admit_web_request(head_of(req), policy());
-    const auto* caller = std::get_if<AdmittedWebRequest>(&admitted);
-    const std::string method = req.matches[1];
-    const auto& known = web_rpc_methods();
-    if (caller == nullptr || std::find(known.begin(), known.end(), method) == known.end()) {
-      json_error(res, 404, "UNKNOWN_METHOD", "no Provider method " + method);
-      return;
-    }
-    deadlines->arm_current(
-        std::chrono::seconds(options.rpc_deadline_s + options.transfer_deadline_s));
-    forward(method, *caller, req, res);
-  });
+  http->Post(R"(/privsearch\.v1\.Provider/([A-Za-z]+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               const auto admitted = admit_web_request(head_of(req), policy());
+               const auto* caller = std::get_if<AdmittedWebRequest>(&admitted);
+               if (caller == nullptr) {
+                 refuse_head(req, res, std::get<WebRefusal>(admitted));
+                 return;
+               }
+               const std::string method = req.matches[1];
+               const auto& known = web_rpc_methods();
+               if (std::find(known.begin(), known.end(), method) == known.end()) {
+                 json_error(res, 404, "UNKNOWN_METHOD", "no Provider method " + method);
+                 return;
+               }
+               deadlines->arm_current(
+                   std::chrono::seconds(options.rpc_deadline_s + options.transfer_deadline_s));
+               forward(method, *caller, req, res);
+             });
 }
 
 void WebGateway::Impl::route_files() {

@@ -52,10 +52,6 @@ void put_segment(ByteWriter& w, std::uint32_t list, std::span<const std::uint32_
   w.put_bytes(block_codes(codes.data(), ids.size(), m));
 }
 
-}  // namespace
-
-namespace {
-
 Status check_ivf_shape(std::size_t rows, std::size_t cols, std::size_t lists, std::size_t r,
                        std::size_t spill) {
   if (lists == 0 || lists > rows || lists > kMaxLists) {
@@ -77,10 +73,6 @@ Status check_ivf_shape(std::size_t rows, std::size_t cols, std::size_t lists, st
   }
   return Status();
 }
-
-}  // namespace
-
-namespace {
 
 // Each list's documents, ascending (a document in `spill` lists appears in each); the documents
 // are numbered from `first` (an update generation's first id).
