@@ -21,7 +21,11 @@ std::string browser_refusals(std::uint64_t max_body_bytes) {
        "{ req.hdr_cnt(content-encoding) gt 0 }"},
       {413, "MESSAGE_TOO_LARGE", "the body is larger than the message cap", too_large.c_str()},
       // fhdr: the whole value (hdr splits it at commas, so a list never matched)
-      {416, "RANGE_NOT_SATISFIABLE", "one byte range per request", "{ req.fhdr(range) -m sub , }"},
+      {416, "RANGE_NOT_SATISFIABLE", "one byte range per request",
+       "{ req.fhdr(range) -m sub , } || { req.fhdr(range) -m sub -i %2c }"},
+      // A call's answer is one message; the endpoint would answer each range with a copy.
+      {416, "RANGE_NOT_SATISFIABLE", "calls take no Range",
+       "{ req.hdr_cnt(range) gt 0 } !{ method GET HEAD }"},
   };
   std::string out;
   for (const auto& r : rules) {

@@ -392,6 +392,9 @@ void WebGateway::Impl::route_calls() {
                }
                deadlines->arm_current(
                    std::chrono::seconds(options.rpc_deadline_s + options.transfer_deadline_s));
+               // A call is never answered in ranges (the head check refuses them; the library
+               // would otherwise apply any it parsed to the answer).
+               const_cast<httplib::Request&>(req).ranges.clear();
                forward(method, *caller, req, res);
              });
 }

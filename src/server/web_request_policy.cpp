@@ -122,6 +122,11 @@ bool same_origin(const WebRequestHead& head, std::string_view origin) {
 }
 
 std::optional<WebRefusal> check_post(const WebRequestHead& head, const WebRequestPolicy& policy) {
+  // A call's answer is one message: the library would answer each byte range with a copy of it
+  // (a 7.5 KB request with 1,500 ranges drew 600 KB).
+  if (!values_of(head, "Range").empty()) {
+    return refuse(416, "RANGE_NOT_SATISFIABLE", "calls take no Range");
+  }
   const auto length = content_length(head);
   if (const auto* r = std::get_if<WebRefusal>(&length)) return *r;
   const auto& n = std::get<std::optional<std::uint64_t>>(length);

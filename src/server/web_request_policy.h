@@ -16,7 +16,7 @@
 //    with a Content-Type other than application/x-protobuf (what the page sends; text/plain is
 //    what a cross-site form or a no-preflight fetch sends), or from a foreign Origin: the
 //    endpoint's own origin (https:// + Host) and the configured ones only;
-//  - a GET or HEAD with a body, or with more than one byte range;
+//  - a GET or HEAD with a body, or with more than one byte range; a POST with any Range;
 //  - an Authorization header that is duplicated, longer than 1 KiB or holds a byte outside
 //    0x20-0x7E once decoded.
 //

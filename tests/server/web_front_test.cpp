@@ -102,6 +102,15 @@ TEST_F(WebFrontTest, TheFrontRefusesWhatTheEndpointWouldWithItsErrors) {
                          "Range: " +
                              ranges + "\r\n\r\n");
   EXPECT_EQ(many.status, 416);
+  std::string encoded = "bytes=0-";
+  for (int i = 0; i < 1500; ++i) encoded += "%2c0-";
+  const auto on_call = send("127.0.0.2", post("GetServerInfo", "", "Range: " + encoded + "\r\n"));
+  EXPECT_EQ(on_call.status, 416) << on_call.body.substr(0, 200);
+  EXPECT_EQ(send("127.0.0.2",
+                 "GET /index/pq.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: " + encoded +
+                     "\r\n\r\n")
+                .status,
+            416);
   const auto bad = send("127.0.0.2", post("GetServerInfo", "", "Authorization: Bearer %01\r\n"));
   EXPECT_EQ(bad.status, 400);
   EXPECT_NE(bad.body.find("MALFORMED_HEADER"), std::string::npos) << bad.body;

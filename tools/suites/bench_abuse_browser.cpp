@@ -233,9 +233,23 @@ class RangesClass : public BrowserClass {
     const std::string get =
         "GET /index/" + t_.largest_public_file +
         " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nRange: " + ranges + "\r\n\r\n";
-    workers_.start(2,
-                   [this, get] { return exchange(ctx_, "127.0.0.23", t_.web_port, get).status; });
+    // The same list on a call, its commas percent-encoded (each range would be a copy of the
+    // answer).
+    std::string encoded = "bytes=0-";
+    for (int i = 1; i < 1500; ++i) encoded += "%2c0-";
+    const std::string call =
+        "POST /privsearch.v1.Provider/GetServerInfo HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Connection: close\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n"
+        "Range: " +
+        encoded + "\r\n\r\n";
+    workers_.start(2, [this, get, call] {
+      const auto& request = next_++ % 2 == 0 ? get : call;
+      return exchange(ctx_, "127.0.0.23", t_.web_port, request).status;
+    });
   }
+
+ private:
+  std::atomic<std::uint64_t> next_{0};
 };
 
 // Readers that take the head of a large file and never read on; each is re-opened when cut.
